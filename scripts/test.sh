@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Every check the project has, in the order CI runs them (.ci/run calls this script, and so should
+# you):
+#
+#   bash scripts/test.sh        (from any directory)
+#
+# setup (scripts/setup.sh), then formatting, clippy with warnings denied, the workspace's tests (with
+# TILE_PTXAS pointing at the ptxas that setup installed, so PTX is assembled for every kernel), and
+# the docs with rustdoc warnings denied. Stops at the first failure.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+bash scripts/setup.sh
+
+CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
+if [ -x "$CARGO_BIN/cargo" ]; then
+    export PATH="$CARGO_BIN:$PATH"
+fi
+export TILE_PTXAS="${TILE_PTXAS:-$ROOT/.tools/nvcc/nvidia/cuda_nvcc/bin/ptxas}"
+
+START=$SECONDS
+step() {
+    echo
+    echo "==> $*"
+    "$@"
+}
+
+step cargo fmt --all --check
+step cargo clippy --workspace --all-targets -- -D warnings
+
+echo
+echo "==> cargo test --workspace   (TILE_PTXAS=$TILE_PTXAS)"
+LOG="$(mktemp)"
+trap 'rm -f "$LOG"' EXIT
+set +e
+cargo test --workspace 2>&1 | tee "$LOG"
+status=${PIPESTATUS[0]}
+set -e
+# Sum cargo's "test result: ok. N passed; N failed; N ignored; ..." lines.
+read -r passed failed ignored < <(awk '
+    /^test result:/ {
+        for (i = 1; i <= NF; i++) {
+            if ($(i + 1) ~ /^passed;?$/) p += $i
+            if ($(i + 1) ~ /^failed;?$/) f += $i
+            if ($(i + 1) ~ /^ignored;?$/) g += $i
+        }
+    }
+    END { print p + 0, f + 0, g + 0 }' "$LOG")
+if [ "$status" != 0 ]; then
+    echo "tests: $passed passed, $failed failed, $ignored skipped"
+    echo "test.sh: FAILED in cargo test (exit $status)"
+    exit "$status"
+fi
+
+echo
+echo "==> RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+echo
+echo "test.sh: fmt, clippy, test and doc passed in $((SECONDS - START)) s"
+echo "tests: $passed passed, $failed failed, $ignored skipped"

@@ -1,0 +1,55 @@
+//! **tile**: a Triton-style tile language embedded in Rust. Kernels are written as Rust functions
+//! marked `#[tile_kernel]`, compiled to PTX for sm_90a and sm_80 while `cargo build` runs, and
+//! launched through a typed, checked wrapper — on a CUDA GPU through cudarc, or on the CPU
+//! interpreter when there is none. No LLVM, NVRTC or Python at run time.
+//!
+//! ```ignore
+//! use tile::prelude::*;
+//!
+//! #[tile_kernel]
+//! fn add_mul(x: Ptr<f32, n>, y: Ptr<f32, n>, z: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
+//!     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+//!     let mask = offs < n;
+//!     let r = (load(x + offs, mask) + load(y + offs, mask)) * load(z + offs, mask);
+//!     store(out + offs, r, mask);
+//! }
+//!
+//! let (dev, _why_not_cuda) = Device::best_available();
+//! let x = dev.upload(&host_x)?; // ... y, z
+//! let mut out = dev.zeros::<f32>(n as usize)?;
+//! add_mul::launch(&dev, Grid::x(cdiv(n, 1024)), &x, &y, &z, &mut out, n)?;
+//! ```
+//!
+//! # The kernel language
+//!
+//! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `i32` or `i64`; the extent, an
+//! integer expression of the other parameters, is checked against the buffer's length at launch),
+//! `i32`, `i64`, `f32` by value, and `NAME: Const<N>` compile-time constants.
+//!
+//! Body: `let` bindings and assignments; integer, float and bool literals (typed by context);
+//! `+ - * / %`, comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
+//! `ptr + offsets` for tiles of pointers; and the functions
+//!
+//! | function | meaning |
+//! |---|---|
+//! | `program_id(axis)`, `num_programs(axis)` | this program's index / the grid's size along axis 0, 1 or 2 |
+//! | `arange(start, end)` | the tile `start..end` (`i32`; compile-time bounds, a power-of-two length) |
+//! | `load(ptrs)`, `load(ptrs, mask)`, `load(ptrs, mask, other)` | read; masked-off lanes touch no memory and give `other` (default 0) |
+//! | `store(ptrs, values)`, `store(ptrs, values, mask)` | write where the mask is true |
+//! | `select(mask, a, b)` | `a` where the mask is true, else `b` (Triton's `where`) |
+//! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
+//!
+//! Integer arithmetic wraps; integer division by zero gives 0 on every back end.
+
+pub use tile_core::interp;
+pub use tile_core::ir;
+pub use tile_core::runtime::{
+    cdiv, launch, Arg, BufArg, Buffer, Device, Element, Error, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec,
+    TargetPtx, TensorMut, TensorRef, Variant,
+};
+pub use tile_macros::tile_kernel;
+
+/// What a kernel file needs: the attribute, devices, buffers, grids.
+pub mod prelude {
+    pub use crate::{cdiv, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef};
+}

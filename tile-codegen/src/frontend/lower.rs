@@ -1,0 +1,621 @@
+//! Lowers a kernel body (a block of Rust syntax) to tile-level IR: names, typing, broadcasting of
+//! scalars to tiles, literal typing, and the DSL's built-in functions. Every misuse is a
+//! `syn::Error` spanning the offending tokens.
+//!
+//! Typing rules:
+//! - Integer literals take the type the other operand needs (`i32`, `i64` or `f32`), `i32` alone;
+//!   float literals are `f32` and never become integers. Two typed operands must have the same
+//!   element type: there is no implicit conversion.
+//! - A scalar meets a tile by being broadcast (`splat`) to the tile's shape; two tiles must have
+//!   the same shape.
+//! - `ptr + offsets` (and `ptr - offsets`) advance a pointer by integer offsets, giving a tile of
+//!   pointers when the offsets are a tile.
+//! - Arithmetic on compile-time integers (literals, `Const` parameters) is folded, so `arange`
+//!   bounds may be written `arange(0, 2 * BLOCK)`.
+
+use std::collections::HashMap;
+
+use quote::ToTokens;
+use syn::{BinOp as SynBin, Expr, Lit, Stmt, UnOp as SynUn};
+use tile_core::ir::{BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId};
+
+use super::signature::{Param, ParamDecl};
+
+/// A value during lowering: an IR value, or a compile-time literal not yet given a type.
+#[derive(Clone, Copy, Debug)]
+enum Val {
+    V(ValueId),
+    Int(i64),
+    Float(f64),
+}
+
+/// The DSL's functions, for "unknown function" messages.
+const BUILTINS: &str = "program_id, num_programs, arange, load, store, select, min, max";
+
+fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
+    syn::Error::new_spanned(t.to_token_stream(), msg)
+}
+
+/// Lowers `body` of a kernel with `params` to a tile-level function.
+pub fn lower_body(name: &str, params: &[Param], body: &syn::Block, num_warps: u32) -> syn::Result<Function> {
+    let ir_params: Vec<(String, Type)> = params
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ParamDecl::Ptr { dtype, .. } => Some((p.name.clone(), Type::ptr(*dtype))),
+            ParamDecl::Scalar(d) => Some((p.name.clone(), Type::scalar(*d))),
+            ParamDecl::Const(_) => None,
+        })
+        .collect();
+    let f = Function::new(name, ir_params, num_warps);
+    let mut scope = HashMap::new();
+    let mut ir_index = 0;
+    for p in params {
+        match &p.kind {
+            ParamDecl::Const(c) => {
+                scope.insert(p.name.clone(), Val::Int(*c));
+            }
+            ParamDecl::Ptr { .. } | ParamDecl::Scalar(_) => {
+                scope.insert(p.name.clone(), Val::V(f.params()[ir_index]));
+                ir_index += 1;
+            }
+        }
+    }
+    let mut l = Lowering { block: f.entry(), f, scope };
+    for stmt in &body.stmts {
+        l.stmt(stmt)?;
+    }
+    let block = l.block;
+    l.f.push_op(block, OpKind::Return, vec![], vec![]);
+    Ok(l.f)
+}
+
+struct Lowering {
+    f: Function,
+    block: tile_core::ir::BlockId,
+    scope: HashMap<String, Val>,
+}
+
+impl Lowering {
+    fn stmt(&mut self, s: &Stmt) -> syn::Result<()> {
+        match s {
+            Stmt::Local(local) => {
+                let name = match &local.pat {
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.to_string(),
+                    syn::Pat::Type(pt) => {
+                        return Err(err(&pt.ty, "type annotations are not supported in kernels; types are inferred"))
+                    }
+                    other => return Err(err(other, "only `let name = ...;` bindings are supported in kernels")),
+                };
+                let Some(init) = &local.init else {
+                    return Err(err(local, "a `let` in a kernel needs a value: `let name = ...;`"));
+                };
+                if let Some((_, diverge)) = &init.diverge {
+                    return Err(err(diverge, "`let ... else` is not supported in kernels"));
+                }
+                let v = self.expr(&init.expr)?;
+                self.scope.insert(name, v);
+                Ok(())
+            }
+            Stmt::Expr(e, _) => self.expr_stmt(e),
+            Stmt::Item(item) => Err(err(item, "items (fn, struct, use, ...) cannot be declared inside a kernel")),
+            Stmt::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
+        }
+    }
+
+    fn expr_stmt(&mut self, e: &Expr) -> syn::Result<()> {
+        match e {
+            Expr::Assign(a) => {
+                let name = self.assign_target(&a.left)?;
+                let old = self.scope[&name];
+                let v = self.expr(&a.right)?;
+                self.check_same_kind(old, v, e)?;
+                self.scope.insert(name, v);
+                Ok(())
+            }
+            Expr::Binary(b) if compound(&b.op).is_some() => {
+                let name = self.assign_target(&b.left)?;
+                let old = self.scope[&name];
+                let rhs = self.expr(&b.right)?;
+                let v = self.binary(compound(&b.op).unwrap_or(SynBin::Add(Default::default())), old, rhs, e)?;
+                self.check_same_kind(old, v, e)?;
+                self.scope.insert(name, v);
+                Ok(())
+            }
+            _ => {
+                self.expr(e)?;
+                Ok(())
+            }
+        }
+    }
+
+    fn assign_target(&self, left: &Expr) -> syn::Result<String> {
+        let Expr::Path(p) = left else {
+            return Err(err(left, "only a local name can be assigned to"));
+        };
+        let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        if !self.scope.contains_key(&name) {
+            return Err(err(left, format!("cannot find `{name}` in this kernel")));
+        }
+        Ok(name)
+    }
+
+    fn check_same_kind(&self, old: Val, new: Val, at: &Expr) -> syn::Result<()> {
+        match (self.ty(old), self.ty(new)) {
+            (Some(a), Some(b)) if a != b => Err(err(at, format!("assignment changes the type from `{a}` to `{b}`"))),
+            _ => Ok(()),
+        }
+    }
+
+    fn ty(&self, v: Val) -> Option<Type> {
+        match v {
+            Val::V(id) => Some(self.f.ty(id).clone()),
+            Val::Int(_) | Val::Float(_) => None,
+        }
+    }
+
+    fn push(&mut self, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
+        self.f.push1(self.block, kind, operands, ty)
+    }
+
+    fn expr(&mut self, e: &Expr) -> syn::Result<Val> {
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                Lit::Int(i) => {
+                    if !i.suffix().is_empty() {
+                        return Err(err(i, "literals take no suffix in kernels; their type is inferred"));
+                    }
+                    Ok(Val::Int(i.base10_parse::<i64>()?))
+                }
+                Lit::Float(x) => {
+                    if !x.suffix().is_empty() {
+                        return Err(err(x, "literals take no suffix in kernels; their type is inferred"));
+                    }
+                    Ok(Val::Float(x.base10_parse::<f64>()?))
+                }
+                Lit::Bool(b) => Ok(Val::V(self.push(
+                    OpKind::Constant(ConstValue::Int(b.value as i64)),
+                    vec![],
+                    Type::scalar(DType::I1),
+                ))),
+                other => Err(err(other, "only integer, float and bool literals are supported in kernels")),
+            },
+            Expr::Path(p) => {
+                let Some(id) = p.path.get_ident() else {
+                    return Err(err(p, "paths are not supported in kernels; use a local or parameter name"));
+                };
+                self.scope.get(&id.to_string()).copied().ok_or_else(|| {
+                    err(p, format!("cannot find `{id}` in this kernel"))
+                })
+            }
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Binary(b) => {
+                if compound(&b.op).is_some() {
+                    return Err(err(e, "compound assignment is a statement, not a value"));
+                }
+                let l = self.expr(&b.left)?;
+                let r = self.expr(&b.right)?;
+                self.binary(b.op, l, r, e)
+            }
+            Expr::Unary(u) => {
+                let v = self.expr(&u.expr)?;
+                self.unary(&u.op, v, e)
+            }
+            Expr::Call(c) => self.call(c),
+            Expr::Return(_) => Err(err(e, "a kernel cannot return a value; write results with `store`")),
+            Expr::Closure(_) => Err(err(e, "closures are not supported in kernels")),
+            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
+                Err(err(e, "loops are not supported in kernels yet"))
+            }
+            Expr::If(_) | Expr::Match(_) => {
+                Err(err(e, "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`"))
+            }
+            Expr::MethodCall(m) => Err(err(
+                e,
+                format!("method calls are not supported in kernels; write `{}(...)` as a function", m.method),
+            )),
+            Expr::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
+            Expr::Index(_) => Err(err(e, "indexing is not supported; offset a pointer and `load` instead")),
+            other => Err(err(other, "this expression is not supported in kernels")),
+        }
+    }
+
+    /// Gives a literal the element type `d` (and `shape`), or returns the value as it is.
+    fn materialize(&mut self, v: Val, d: DType, shape: &[u32], at: &dyn ToTokens) -> syn::Result<ValueId> {
+        let scalar = match v {
+            Val::V(id) => id,
+            Val::Int(i) => {
+                let c = match d {
+                    DType::F32 => ConstValue::Float(i as f64),
+                    DType::I32 => {
+                        if i32::try_from(i).is_err() {
+                            return Err(err(at, format!("literal {i} does not fit in i32")));
+                        }
+                        ConstValue::Int(i)
+                    }
+                    DType::I64 => ConstValue::Int(i),
+                    DType::I1 => return Err(err(at, "an integer literal is not a bool; write `true` or `false`")),
+                };
+                self.push(OpKind::Constant(c), vec![], Type::scalar(d))
+            }
+            Val::Float(x) => {
+                if d != DType::F32 {
+                    return Err(err(at, format!("a float literal cannot be used as `{d}`")));
+                }
+                self.push(OpKind::Constant(ConstValue::Float(x)), vec![], Type::scalar(d))
+            }
+        };
+        self.broadcast(scalar, shape, at)
+    }
+
+    /// Splats a scalar to `shape`; a tile must already have it.
+    fn broadcast(&mut self, v: ValueId, shape: &[u32], at: &dyn ToTokens) -> syn::Result<ValueId> {
+        let ty = self.f.ty(v).clone();
+        if ty.shape == shape {
+            return Ok(v);
+        }
+        if ty.shape.is_empty() {
+            return Ok(self.push(OpKind::Splat, vec![v], Type::tensor(ty.elem, shape.to_vec())));
+        }
+        Err(err(at, format!("shape mismatch: a tile of shape {:?} where {:?} is needed", ty.shape, shape)))
+    }
+
+    fn fold_int(op: SynBin, a: i64, b: i64) -> Option<Val> {
+        let v = match op {
+            SynBin::Add(_) => a.checked_add(b)?,
+            SynBin::Sub(_) => a.checked_sub(b)?,
+            SynBin::Mul(_) => a.checked_mul(b)?,
+            SynBin::Div(_) => a.checked_div(b)?,
+            SynBin::Rem(_) => a.checked_rem(b)?,
+            _ => return None,
+        };
+        Some(Val::Int(v))
+    }
+
+    fn binary(&mut self, op: SynBin, l: Val, r: Val, at: &Expr) -> syn::Result<Val> {
+        if let (Val::Int(a), Val::Int(b)) = (l, r) {
+            if let Some(v) = Self::fold_int(op, a, b) {
+                return Ok(v);
+            }
+        }
+        let (lt, rt) = (self.ty(l), self.ty(r));
+        let shape: Vec<u32> = match (&lt, &rt) {
+            (Some(a), Some(b)) if a.is_tensor() && b.is_tensor() && a.shape != b.shape => {
+                return Err(err(
+                    at,
+                    format!("shape mismatch: {:?} and {:?} cannot be combined element-wise", a.shape, b.shape),
+                ));
+            }
+            (Some(a), _) if a.is_tensor() => a.shape.clone(),
+            (_, Some(b)) if b.is_tensor() => b.shape.clone(),
+            _ => Vec::new(),
+        };
+        // Pointer arithmetic.
+        let lptr = lt.as_ref().and_then(|t| t.elem.pointee());
+        let rptr = rt.as_ref().and_then(|t| t.elem.pointee());
+        if lptr.is_some() || rptr.is_some() {
+            let (p, off, pty) = match (lptr, rptr, op) {
+                (Some(_), None, SynBin::Add(_) | SynBin::Sub(_)) => (l, r, lt.clone()),
+                (None, Some(_), SynBin::Add(_)) => (r, l, rt.clone()),
+                _ => {
+                    return Err(err(
+                        at,
+                        "pointers support only `ptr + offsets` and `ptr - offsets` with integer offsets",
+                    ))
+                }
+            };
+            let Val::V(p) = p else { unreachable_ptr() };
+            let pty = pty.unwrap_or_else(|| Type::ptr(DType::F32));
+            let off_d = match self.ty(off) {
+                None => DType::I32,
+                Some(t) => match t.elem {
+                    Elem::Scalar(d @ (DType::I32 | DType::I64)) => d,
+                    other => return Err(err(at, format!("a pointer offset must be `i32` or `i64`, found `{other}`"))),
+                },
+            };
+            if matches!(off, Val::Float(_)) {
+                return Err(err(at, "a pointer offset must be an integer"));
+            }
+            let mut off = self.materialize(off, off_d, &shape, at)?;
+            if matches!(op, SynBin::Sub(_)) {
+                let t = self.f.ty(off).clone();
+                off = self.push(OpKind::Unary(UnOp::Neg), vec![off], t);
+            }
+            let p = self.broadcast(p, &shape, at)?;
+            return Ok(Val::V(self.push(OpKind::AddPtr, vec![p, off], Type::tensor(pty.elem, shape))));
+        }
+        // Element type: a typed operand decides; literals adapt.
+        let d = match (&lt, &rt, l, r) {
+            (Some(a), Some(b), _, _) => {
+                if a.elem != b.elem {
+                    return Err(err(
+                        at,
+                        format!("mismatched element types `{}` and `{}`; there are no implicit conversions", a.elem, b.elem),
+                    ));
+                }
+                a.dtype()
+            }
+            (Some(a), None, _, _) => a.dtype(),
+            (None, Some(b), _, _) => b.dtype(),
+            (None, None, Val::Float(_), _) | (None, None, _, Val::Float(_)) => Some(DType::F32),
+            (None, None, _, _) => Some(DType::I32),
+        };
+        let Some(d) = d else { unreachable_ptr() };
+        let a = self.materialize(l, d, &shape, at)?;
+        let b = self.materialize(r, d, &shape, at)?;
+        let ty = Type::tensor(Elem::Scalar(d), shape.clone());
+        let arith = |me: &mut Self, bop: BinOp| -> syn::Result<Val> {
+            if d == DType::I1 && !bop.is_bitwise() {
+                return Err(err(at, format!("`{}` is not defined on bools", bop.name())));
+            }
+            if bop.is_bitwise() && !d.is_int() {
+                return Err(err(at, format!("`{}` is not defined on `{d}`", bop.name())));
+            }
+            Ok(Val::V(me.push(OpKind::Binary(bop), vec![a, b], ty.clone())))
+        };
+        let cmp = |me: &mut Self, p: CmpPred| -> syn::Result<Val> {
+            Ok(Val::V(me.push(OpKind::Cmp(p), vec![a, b], Type::tensor(Elem::Scalar(DType::I1), shape.clone()))))
+        };
+        match op {
+            SynBin::Add(_) => arith(self, BinOp::Add),
+            SynBin::Sub(_) => arith(self, BinOp::Sub),
+            SynBin::Mul(_) => arith(self, BinOp::Mul),
+            SynBin::Div(_) => arith(self, BinOp::Div),
+            SynBin::Rem(_) => arith(self, BinOp::Rem),
+            SynBin::BitAnd(_) => arith(self, BinOp::And),
+            SynBin::BitOr(_) => arith(self, BinOp::Or),
+            SynBin::BitXor(_) => arith(self, BinOp::Xor),
+            SynBin::And(_) | SynBin::Or(_) => {
+                if d != DType::I1 {
+                    return Err(err(at, format!("`&&` and `||` take bools (masks), found `{d}`")));
+                }
+                arith(self, if matches!(op, SynBin::And(_)) { BinOp::And } else { BinOp::Or })
+            }
+            SynBin::Lt(_) => cmp(self, CmpPred::Lt),
+            SynBin::Le(_) => cmp(self, CmpPred::Le),
+            SynBin::Gt(_) => cmp(self, CmpPred::Gt),
+            SynBin::Ge(_) => cmp(self, CmpPred::Ge),
+            SynBin::Eq(_) => cmp(self, CmpPred::Eq),
+            SynBin::Ne(_) => cmp(self, CmpPred::Ne),
+            _ => Err(err(at, "this operator is not supported in kernels")),
+        }
+    }
+
+    fn unary(&mut self, op: &SynUn, v: Val, at: &Expr) -> syn::Result<Val> {
+        match (op, v) {
+            (SynUn::Neg(_), Val::Int(i)) => return Ok(Val::Int(-i)),
+            (SynUn::Neg(_), Val::Float(x)) => return Ok(Val::Float(-x)),
+            (SynUn::Not(_), Val::Int(_) | Val::Float(_)) => {
+                return Err(err(at, "`!` takes a bool or an integer value, not a literal"))
+            }
+            _ => {}
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        let ty = self.f.ty(id).clone();
+        let (kind, ok) = match op {
+            SynUn::Neg(_) => (UnOp::Neg, matches!(ty.elem, Elem::Scalar(DType::I32 | DType::I64 | DType::F32))),
+            SynUn::Not(_) => (UnOp::Not, matches!(ty.elem, Elem::Scalar(d) if d.is_int())),
+            _ => return Err(err(at, "this operator is not supported in kernels")),
+        };
+        if !ok {
+            return Err(err(at, format!("`{}` is not defined on `{}`", kind.name(), ty.elem)));
+        }
+        Ok(Val::V(self.push(OpKind::Unary(kind), vec![id], ty)))
+    }
+
+    fn const_arg(&self, v: Val, at: &Expr, what: &str) -> syn::Result<i64> {
+        match v {
+            Val::Int(i) => Ok(i),
+            _ => Err(err(
+                at,
+                format!("{what} must be a compile-time integer (a literal or a `Const` parameter)"),
+            )),
+        }
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Val> {
+        let Expr::Path(p) = &*c.func else {
+            return Err(err(&c.func, "only the DSL's functions can be called in kernels"));
+        };
+        let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_else(|| p.to_token_stream().to_string());
+        let args: Vec<&Expr> = c.args.iter().collect();
+        let arity = |range: std::ops::RangeInclusive<usize>, sig: &str| -> syn::Result<()> {
+            if range.contains(&args.len()) {
+                Ok(())
+            } else {
+                Err(err(c, format!("`{name}` takes {sig}, found {} argument(s)", args.len())))
+            }
+        };
+        match name.as_str() {
+            "program_id" | "num_programs" => {
+                arity(1..=1, "1 argument (the grid axis)")?;
+                let v = self.expr(args[0])?;
+                let axis = self.const_arg(v, args[0], "the grid axis")?;
+                if !(0..=2).contains(&axis) {
+                    return Err(err(args[0], "the grid axis is 0, 1 or 2"));
+                }
+                let kind = if name == "program_id" {
+                    OpKind::ProgramId { axis: axis as u32 }
+                } else {
+                    OpKind::NumPrograms { axis: axis as u32 }
+                };
+                Ok(Val::V(self.push(kind, vec![], Type::scalar(DType::I32))))
+            }
+            "arange" => {
+                arity(2..=2, "2 arguments (start, end)")?;
+                let s = self.expr(args[0])?;
+                let start = self.const_arg(s, args[0], "the start of `arange`")?;
+                let e = self.expr(args[1])?;
+                let end = self.const_arg(e, args[1], "the end of `arange`")?;
+                let n = end - start;
+                if n <= 0 || !(n as u64).is_power_of_two() || n > (1 << 20) {
+                    return Err(err(c, format!("`arange({start}, {end})` has {n} elements; a tile size is a power of two from 1 to 2^20")));
+                }
+                if i32::try_from(start).is_err() || i32::try_from(end).is_err() {
+                    return Err(err(c, "`arange` bounds must fit in i32"));
+                }
+                Ok(Val::V(self.push(
+                    OpKind::Arange { start, end },
+                    vec![],
+                    Type::tensor(Elem::Scalar(DType::I32), vec![n as u32]),
+                )))
+            }
+            "load" => {
+                arity(1..=3, "1 to 3 arguments (pointers, mask, other)")?;
+                let p = self.expr(args[0])?;
+                let pty = self.ty(p).filter(|t| t.elem.pointee().is_some()).ok_or_else(|| {
+                    err(args[0], "the first argument of `load` must be a pointer or a tile of pointers")
+                })?;
+                let Val::V(pid) = p else { unreachable_ptr() };
+                let d = pty.elem.pointee().unwrap_or(DType::F32);
+                let mut operands = vec![pid];
+                if args.len() >= 2 {
+                    let m = self.mask(args[1], &pty)?;
+                    let other = if args.len() == 3 { self.expr(args[2])? } else { Val::Int(0) };
+                    let other_at: &dyn ToTokens = if args.len() == 3 { args[2] } else { c };
+                    if let Some(t) = self.ty(other) {
+                        if t.elem != Elem::Scalar(d) {
+                            return Err(err(other_at, format!("`other` is `{}`, the loaded elements are `{d}`", t.elem)));
+                        }
+                    }
+                    let o = self.materialize(other, d, &pty.shape, other_at)?;
+                    operands.push(m);
+                    operands.push(o);
+                } else if args.len() == 3 {
+                    return Err(err(c, "`other` needs a mask"));
+                }
+                Ok(Val::V(self.push(OpKind::Load { vec: 1 }, operands, pty.with_elem(Elem::Scalar(d)))))
+            }
+            "store" => {
+                arity(2..=3, "2 or 3 arguments (pointers, values, mask)")?;
+                let p = self.expr(args[0])?;
+                let pty = self.ty(p).filter(|t| t.elem.pointee().is_some()).ok_or_else(|| {
+                    err(args[0], "the first argument of `store` must be a pointer or a tile of pointers")
+                })?;
+                let Val::V(pid) = p else { unreachable_ptr() };
+                let d = pty.elem.pointee().unwrap_or(DType::F32);
+                let v = self.expr(args[1])?;
+                if let Some(t) = self.ty(v) {
+                    if t.elem != Elem::Scalar(d) {
+                        return Err(err(
+                            args[1],
+                            format!("cannot store `{}` values through `Ptr<{d}>`", t.elem),
+                        ));
+                    }
+                    if t.is_tensor() && t.shape != pty.shape {
+                        return Err(err(
+                            args[1],
+                            format!("the values have shape {:?}, the pointers {:?}", t.shape, pty.shape),
+                        ));
+                    }
+                }
+                let val = self.materialize(v, d, &pty.shape, args[1])?;
+                let mut operands = vec![pid, val];
+                if args.len() == 3 {
+                    operands.push(self.mask(args[2], &pty)?);
+                }
+                self.f.push_op(self.block, OpKind::Store { vec: 1 }, operands, vec![]);
+                Ok(Val::Int(0))
+            }
+            "select" => {
+                arity(3..=3, "3 arguments (mask, if true, if false)")?;
+                let cv = self.expr(args[0])?;
+                let a = self.expr(args[1])?;
+                let b = self.expr(args[2])?;
+                let cty = self.ty(cv).filter(|t| t.elem == Elem::Scalar(DType::I1)).ok_or_else(|| {
+                    err(args[0], "the first argument of `select` must be a bool or a mask")
+                })?;
+                // Shape and element type as for a binary op on (a, b), then the mask joins.
+                let probe = self.common(a, b, c)?;
+                let shape = if cty.is_tensor() { cty.shape.clone() } else { probe.1.clone() };
+                if probe.1.len() > 0 && cty.is_tensor() && probe.1 != cty.shape {
+                    return Err(err(c, format!("the mask has shape {:?}, the values {:?}", cty.shape, probe.1)));
+                }
+                let Val::V(cid) = cv else { unreachable_ptr() };
+                let cid = self.broadcast(cid, &shape, args[0])?;
+                let a = self.materialize(a, probe.0, &shape, args[1])?;
+                let b = self.materialize(b, probe.0, &shape, args[2])?;
+                Ok(Val::V(self.push(OpKind::Select, vec![cid, a, b], Type::tensor(Elem::Scalar(probe.0), shape))))
+            }
+            "min" | "max" => {
+                arity(2..=2, "2 arguments")?;
+                let a = self.expr(args[0])?;
+                let b = self.expr(args[1])?;
+                if let (Val::Int(x), Val::Int(y)) = (a, b) {
+                    return Ok(Val::Int(if name == "min" { x.min(y) } else { x.max(y) }));
+                }
+                let (d, shape) = self.common(a, b, c)?;
+                if d == DType::I1 {
+                    return Err(err(c, format!("`{name}` is not defined on bools")));
+                }
+                let x = self.materialize(a, d, &shape, args[0])?;
+                let y = self.materialize(b, d, &shape, args[1])?;
+                let op = if name == "min" { BinOp::Min } else { BinOp::Max };
+                Ok(Val::V(self.push(OpKind::Binary(op), vec![x, y], Type::tensor(Elem::Scalar(d), shape))))
+            }
+            _ => Err(err(&c.func, format!("unknown function `{name}`; the kernel language has: {BUILTINS}"))),
+        }
+    }
+
+    /// The common element type and shape of two operands (no pointers).
+    fn common(&self, a: Val, b: Val, at: &dyn ToTokens) -> syn::Result<(DType, Vec<u32>)> {
+        let (at_, bt) = (self.ty(a), self.ty(b));
+        for t in [&at_, &bt].into_iter().flatten() {
+            if t.elem.pointee().is_some() {
+                return Err(err(at, "pointers cannot be used here"));
+            }
+        }
+        let shape = match (&at_, &bt) {
+            (Some(x), Some(y)) if x.is_tensor() && y.is_tensor() && x.shape != y.shape => {
+                return Err(err(at, format!("shape mismatch: {:?} and {:?}", x.shape, y.shape)))
+            }
+            (Some(x), _) if x.is_tensor() => x.shape.clone(),
+            (_, Some(y)) if y.is_tensor() => y.shape.clone(),
+            _ => Vec::new(),
+        };
+        let d = match (&at_, &bt) {
+            (Some(x), Some(y)) if x.elem != y.elem => {
+                return Err(err(at, format!("mismatched element types `{}` and `{}`", x.elem, y.elem)))
+            }
+            (Some(x), _) => x.dtype(),
+            (_, Some(y)) => y.dtype(),
+            _ if matches!(a, Val::Float(_)) || matches!(b, Val::Float(_)) => Some(DType::F32),
+            _ => Some(DType::I32),
+        };
+        Ok((d.unwrap_or(DType::I32), shape))
+    }
+
+    /// Lowers a mask argument for pointers of type `pty`: a bool or a mask of the same shape.
+    fn mask(&mut self, m: &Expr, pty: &Type) -> syn::Result<ValueId> {
+        let v = self.expr(m)?;
+        let t = self.ty(v).filter(|t| t.elem == Elem::Scalar(DType::I1)).ok_or_else(|| {
+            err(m, "a mask must be a bool or a tile of bools (a comparison such as `offs < n`)")
+        })?;
+        if t.is_tensor() && t.shape != pty.shape {
+            return Err(err(
+                m,
+                format!("the mask has shape {:?} but the pointer tile has shape {:?}", t.shape, pty.shape),
+            ));
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        self.broadcast(id, &pty.shape, m)
+    }
+}
+
+/// The operator of a compound assignment (`+=` → `+`).
+fn compound(op: &SynBin) -> Option<SynBin> {
+    Some(match op {
+        SynBin::AddAssign(_) => SynBin::Add(Default::default()),
+        SynBin::SubAssign(_) => SynBin::Sub(Default::default()),
+        SynBin::MulAssign(_) => SynBin::Mul(Default::default()),
+        SynBin::DivAssign(_) => SynBin::Div(Default::default()),
+        SynBin::RemAssign(_) => SynBin::Rem(Default::default()),
+        _ => return None,
+    })
+}
+
+/// Where a typed value is required and the code above has established it is one.
+#[cold]
+fn unreachable_ptr() -> ! {
+    unreachable!("a typed value was checked just before")
+}

@@ -1,0 +1,263 @@
+//! The kernel's signature: which parameters are pointers (with their declared extents), numbers, or
+//! compile-time constants, and the attribute's options. Every rejected form is a spanned error.
+//!
+//! Accepted parameter types:
+//!
+//! | written                    | meaning                                                        |
+//! |----------------------------|----------------------------------------------------------------|
+//! | `Ptr<f32>`                 | a buffer of `f32` (also `i32`, `i64`), extent not declared      |
+//! | `Ptr<f32, n>`              | a buffer of at least `n` elements, `n` an integer parameter    |
+//! | `Ptr<f32, { 2 * n + 1 }>`  | likewise with an expression of integer parameters and literals |
+//! | `i32`, `i64`, `f32`        | a number passed by value                                        |
+//! | `Const<1024>`              | a compile-time `i32` constant, folded into the kernel           |
+
+use proc_macro2::Span;
+use syn::{Expr, FnArg, GenericArgument, Pat, PathArguments, Type as SynType};
+use tile_core::ir::DType;
+
+/// One parameter of the kernel as declared.
+#[derive(Clone, Debug)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// The name's span, for messages.
+    pub span: Span,
+    /// What it is.
+    pub kind: ParamDecl,
+}
+
+/// The declared kind of a parameter.
+#[derive(Clone, Debug)]
+pub enum ParamDecl {
+    /// A buffer of `dtype`; `extent` is its declared minimum length in elements.
+    Ptr {
+        /// Element type.
+        dtype: DType,
+        /// Declared extent, an integer expression of other parameters.
+        extent: Option<Expr>,
+    },
+    /// A number by value.
+    Scalar(DType),
+    /// A compile-time constant.
+    Const(i64),
+}
+
+/// Options of `#[tile_kernel(...)]`.
+#[derive(Clone, Debug)]
+pub struct KernelOptions {
+    /// Warps per program.
+    pub num_warps: u32,
+}
+
+impl Default for KernelOptions {
+    fn default() -> Self {
+        KernelOptions { num_warps: 4 }
+    }
+}
+
+/// Parses `num_warps = N` options.
+pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOptions> {
+    let mut opts = KernelOptions::default();
+    if args.is_empty() {
+        return Ok(opts);
+    }
+    let parser = syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let metas = syn::parse::Parser::parse2(parser, args)?;
+    for m in metas {
+        if m.path.is_ident("num_warps") {
+            let n = match &m.value {
+                Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>()?,
+                other => return Err(syn::Error::new_spanned(other, "`num_warps` takes an integer literal")),
+            };
+            if !(1..=32).contains(&n) || !n.is_power_of_two() {
+                return Err(syn::Error::new_spanned(&m.value, "`num_warps` must be 1, 2, 4, 8, 16 or 32"));
+            }
+            opts.num_warps = n;
+        } else {
+            return Err(syn::Error::new_spanned(&m.path, "unknown option; the accepted option is `num_warps = N`"));
+        }
+    }
+    Ok(opts)
+}
+
+fn dtype_of(ty: &SynType) -> Option<DType> {
+    let SynType::Path(p) = ty else { return None };
+    let id = p.path.get_ident()?.to_string();
+    match id.as_str() {
+        "f32" => Some(DType::F32),
+        "i32" => Some(DType::I32),
+        "i64" => Some(DType::I64),
+        _ => None,
+    }
+}
+
+const PARAM_HELP: &str =
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32` or `Const<N>` (T is f32, i32 or i64)";
+
+/// Parses and checks the signature.
+pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
+    let mut errors: Option<syn::Error> = None;
+    let mut push = |e: syn::Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    if let Some(c) = &sig.constness {
+        push(syn::Error::new_spanned(c, "a kernel cannot be `const`"));
+    }
+    if let Some(a) = &sig.asyncness {
+        push(syn::Error::new_spanned(a, "a kernel cannot be `async`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        push(syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"));
+    }
+    if !sig.generics.params.is_empty() {
+        push(syn::Error::new_spanned(
+            &sig.generics,
+            "a kernel has no generic parameters; declare compile-time constants as `NAME: Const<N>`",
+        ));
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        push(syn::Error::new_spanned(ty, "a kernel returns nothing; write results through a `Ptr` with `store`"));
+    }
+    let mut params: Vec<Param> = Vec::new();
+    for input in &sig.inputs {
+        let pt = match input {
+            FnArg::Receiver(r) => {
+                push(syn::Error::new_spanned(r, "a kernel takes no `self`"));
+                continue;
+            }
+            FnArg::Typed(pt) => pt,
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            push(syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            continue;
+        };
+        if pi.by_ref.is_some() || pi.mutability.is_some() || pi.subpat.is_some() {
+            push(syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            continue;
+        }
+        let name = pi.ident.to_string();
+        if params.iter().any(|p| p.name == name) {
+            push(syn::Error::new_spanned(&pi.ident, format!("parameter `{name}` is declared twice")));
+            continue;
+        }
+        match parse_param_type(&pt.ty) {
+            Ok(kind) => params.push(Param { name, span: pi.ident.span(), kind }),
+            Err(e) => push(e),
+        }
+    }
+    // Extents may only name integer parameters.
+    for p in &params {
+        if let ParamDecl::Ptr { extent: Some(e), .. } = &p.kind {
+            if let Err(e) = check_extent(e, &params) {
+                push(e);
+            }
+        }
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(params),
+    }
+}
+
+fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
+    if let Some(d) = dtype_of(ty) {
+        return Ok(ParamDecl::Scalar(d));
+    }
+    let SynType::Path(tp) = ty else {
+        return Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}")));
+    };
+    let Some(seg) = tp.path.segments.last().filter(|_| tp.qself.is_none() && tp.path.segments.len() == 1) else {
+        return Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}")));
+    };
+    let args: Vec<&GenericArgument> = match &seg.arguments {
+        PathArguments::AngleBracketed(a) => a.args.iter().collect(),
+        _ => Vec::new(),
+    };
+    match seg.ident.to_string().as_str() {
+        "Ptr" => {
+            if args.is_empty() || args.len() > 2 {
+                return Err(syn::Error::new_spanned(ty, "write `Ptr<T>` or `Ptr<T, extent>`"));
+            }
+            let dtype = match args[0] {
+                GenericArgument::Type(t) => dtype_of(t),
+                _ => None,
+            }
+            .ok_or_else(|| syn::Error::new_spanned(args[0], "the element type of a `Ptr` is `f32`, `i32` or `i64`"))?;
+            let extent = match args.get(1) {
+                None => None,
+                Some(GenericArgument::Const(e)) => Some(unblock(e).clone()),
+                Some(GenericArgument::Type(SynType::Path(p))) if p.qself.is_none() && p.path.get_ident().is_some() => {
+                    Some(Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path: p.path.clone() }))
+                }
+                Some(other) => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "the extent of a `Ptr` is an integer parameter's name or `{ expression }`",
+                    ))
+                }
+            };
+            Ok(ParamDecl::Ptr { dtype, extent })
+        }
+        "Const" => {
+            let value = match args.as_slice() {
+                [GenericArgument::Const(e)] => const_int(unblock(e)),
+                _ => None,
+            };
+            value
+                .map(ParamDecl::Const)
+                .ok_or_else(|| syn::Error::new_spanned(ty, "write `Const<N>` with an integer literal N"))
+        }
+        _ => Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}"))),
+    }
+}
+
+fn unblock(e: &Expr) -> &Expr {
+    match e {
+        Expr::Block(b) if b.block.stmts.len() == 1 => match &b.block.stmts[0] {
+            syn::Stmt::Expr(inner, None) => unblock(inner),
+            _ => e,
+        },
+        Expr::Paren(p) => unblock(&p.expr),
+        _ => e,
+    }
+}
+
+fn const_int(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<i64>().ok(),
+        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => const_int(expr).map(|v| -v),
+        _ => None,
+    }
+}
+
+/// Checks that an extent expression uses only integer literals, integer parameters, constants
+/// and `+ - * /`.
+fn check_extent(e: &Expr, params: &[Param]) -> syn::Result<()> {
+    match e {
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => Ok(()),
+        Expr::Paren(p) => check_extent(&p.expr, params),
+        Expr::Block(_) => check_extent(unblock(e), params),
+        Expr::Binary(b)
+            if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)) =>
+        {
+            check_extent(&b.left, params)?;
+            check_extent(&b.right, params)
+        }
+        Expr::Path(p) => {
+            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
+                Some(ParamDecl::Scalar(DType::I32 | DType::I64)) | Some(ParamDecl::Const(_)) => Ok(()),
+                Some(_) => Err(syn::Error::new_spanned(p, format!("`{name}` is not an integer parameter"))),
+                None => Err(syn::Error::new_spanned(
+                    p,
+                    format!("`{name}` is not a parameter of this kernel (extents may use integer parameters)"),
+                )),
+            }
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "an extent is built from integer parameters, integer literals and `+ - * /`",
+        )),
+    }
+}

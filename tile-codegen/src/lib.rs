@@ -1,0 +1,15 @@
+//! tile's compiler: front end, passes and the LLVM/NVPTX back end. LLVM is confined to this crate.
+//!
+//! The pipeline, as [`pipeline::compile`] runs it for one kernel:
+//!
+//! 1. [`frontend`]: the `#[tile_kernel]` function → tile-level IR (typed, shapes checked).
+//! 2. [`passes`]: canonicalize, CSE, DCE at the tile level; then, per specialization,
+//!    `assign-layouts` (GPU level: a blocked layout on every tensor) and `vectorize`
+//!    (16-byte accesses where axis analysis proves them safe).
+//! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`llvm::GpuTarget`].
+
+pub mod frontend;
+pub mod llvm;
+pub mod passes;
+pub mod pipeline;
+pub mod ptxas;

@@ -1,0 +1,541 @@
+//! Lowering of a GPU-level kernel to one LLVM function: the kernel signature and its NVVM
+//! annotations, the map from IR values to per-thread LLVM scalars, and every op except memory
+//! accesses (see `memory`).
+//!
+//! Representation (kept for every value): a scalar IR value is one LLVM value; a tensor with a
+//! blocked layout is the list of scalars this thread owns, in the order `layout` documents. Element
+//! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f32 → float`, `ptr<T> → ptr
+//! addrspace(1)`. Element-wise ops work slot by slot, which is correct because the verifier makes
+//! operands of one op share one type (layout included); an op whose tensors carry different
+//! layouts is refused ("layout conversion not implemented") rather than miscompiled.
+
+use std::fmt::Display;
+
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::module::Module;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FastMathFlags, FloatValue, FunctionValue,
+    IntValue, PointerValue, ValueKind,
+};
+use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
+use tile_core::ir::{
+    BinOp, BlockedLayout, CmpPred, ConstValue, DType, Elem, Function, Layout, OpData, OpId, OpKind, Type, UnOp,
+    ValueId,
+};
+
+use super::layout::Distribution;
+
+/// LLVM's calling convention number for PTX kernel entry points (`ptx_kernel`).
+const PTX_KERNEL_CC: u32 = 71;
+
+/// The address space of global memory in NVPTX.
+pub(super) const GLOBAL: u16 = 1;
+
+/// Errors inside the lowering: a message, located at an op by [`lower_kernel`].
+pub(super) type Result<T> = std::result::Result<T, String>;
+
+/// Turns inkwell's errors (builder misuse, instruction queries) into lowering errors.
+pub(super) trait OrLlvm<T> {
+    /// The value, or the LLVM error as a message.
+    fn llvm(self) -> Result<T>;
+}
+
+impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
+    fn llvm(self) -> Result<T> {
+        self.map_err(|e| format!("LLVM builder: {e}"))
+    }
+}
+
+/// Builds the kernel `f` into `module`.
+pub(super) fn lower_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, f: &Function) -> Result<()> {
+    let body = &f.regions[f.body.index()];
+    if body.blocks.len() != 1 {
+        return Err(format!("the body has {} blocks; control flow is not implemented", body.blocks.len()));
+    }
+    let function = declare_kernel(context, module, f)?;
+    let builder = context.create_builder();
+    let entry = context.append_basic_block(function, "entry");
+    builder.position_at_end(entry);
+
+    let mut l = Lowerer { f, context, module, builder, values: vec![None; f.values.len()], tid: None };
+    for (i, &p) in f.params().iter().enumerate() {
+        let v = function.get_nth_param(i as u32).ok_or("a kernel parameter is missing")?;
+        l.values[p.index()] = Some(vec![v]);
+    }
+    for (pos, &op) in f.blocks[f.entry().index()].ops.iter().enumerate() {
+        l.op(op).map_err(|e| {
+            let text = tile_core::ir::print(f);
+            let line = text.lines().nth(pos + 1).map(str::trim).unwrap_or("");
+            format!("op #{pos} `{line}`: {e}")
+        })?;
+    }
+    Ok(())
+}
+
+/// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
+/// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program)
+/// so that ptxas knows the block size.
+fn declare_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, f: &Function) -> Result<FunctionValue<'ctx>> {
+    let params: Vec<BasicMetadataTypeEnum> =
+        f.params().iter().map(|&p| register_type(context, f.ty(p).elem).into()).collect();
+    let function = module.add_function(&f.name, context.void_type().fn_type(&params, false), None);
+    function.set_call_conventions(PTX_KERNEL_CC);
+
+    let align_kind = Attribute::get_named_enum_kind_id("align");
+    for (i, &p) in f.params().iter().enumerate() {
+        if let Some(param) = function.get_nth_param(i as u32) {
+            param.set_name(f.param_names.get(i).map(String::as_str).unwrap_or(""));
+        }
+        // Buffers may alias (a read-only input may be passed twice), so no `noalias`.
+        let div = f.param_attrs.get(i).map_or(1, |a| a.divisibility);
+        if matches!(f.ty(p).elem, Elem::Ptr(_)) && div > 1 {
+            let attr = context.create_enum_attribute(align_kind, u64::from(div.min(16)));
+            function.add_attribute(AttributeLoc::Param(i as u32), attr);
+        }
+    }
+
+    let i32_ty = context.i32_type();
+    let fn_ptr = function.as_global_value().as_pointer_value();
+    let annotate = |key: &str, value: u64| {
+        let node = context.metadata_node(&[
+            fn_ptr.into(),
+            context.metadata_string(key).into(),
+            i32_ty.const_int(value, false).into(),
+        ]);
+        module.add_global_metadata("nvvm.annotations", &node).llvm()
+    };
+    annotate("kernel", 1)?;
+    annotate("maxntidx", 32 * u64::from(f.num_warps))?;
+    Ok(function)
+}
+
+/// The LLVM type of one element held in a register.
+pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> {
+    match elem {
+        Elem::Ptr(_) => context.ptr_type(AddressSpace::from(GLOBAL)).as_basic_type_enum(),
+        Elem::Scalar(DType::I1) => context.bool_type().as_basic_type_enum(),
+        Elem::Scalar(DType::I32) => context.i32_type().as_basic_type_enum(),
+        Elem::Scalar(DType::I64) => context.i64_type().as_basic_type_enum(),
+        Elem::Scalar(DType::F32) => context.f32_type().as_basic_type_enum(),
+    }
+}
+
+/// The LLVM type of one element in memory: a boolean is one byte.
+pub(super) fn memory_type(context: &Context, d: DType) -> BasicTypeEnum<'_> {
+    match d {
+        DType::I1 => context.i8_type().as_basic_type_enum(),
+        DType::I32 | DType::I64 | DType::F32 => register_type(context, Elem::Scalar(d)),
+    }
+}
+
+/// A value as an LLVM integer.
+pub(super) fn int(v: BasicValueEnum<'_>) -> Result<IntValue<'_>> {
+    IntValue::try_from(v).map_err(|()| format!("expected an integer, found `{}`", v.get_type()))
+}
+
+/// A value as an LLVM float.
+pub(super) fn float(v: BasicValueEnum<'_>) -> Result<FloatValue<'_>> {
+    FloatValue::try_from(v).map_err(|()| format!("expected a float, found `{}`", v.get_type()))
+}
+
+/// A value as an LLVM pointer.
+pub(super) fn pointer(v: BasicValueEnum<'_>) -> Result<PointerValue<'_>> {
+    PointerValue::try_from(v).map_err(|()| format!("expected a pointer, found `{}`", v.get_type()))
+}
+
+/// The number type of a value's elements.
+pub(super) fn dtype(ty: &Type) -> Result<DType> {
+    ty.dtype().ok_or_else(|| format!("expected numbers, found `{ty}`"))
+}
+
+/// The state of one kernel's lowering.
+pub(super) struct Lowerer<'a, 'ctx> {
+    pub(super) f: &'a Function,
+    pub(super) context: &'ctx Context,
+    pub(super) module: &'a Module<'ctx>,
+    pub(super) builder: Builder<'ctx>,
+    /// Per IR value, the scalars this thread holds (one for a scalar value).
+    pub(super) values: Vec<Option<Vec<BasicValueEnum<'ctx>>>>,
+    /// `tid.x`, read once.
+    tid: Option<IntValue<'ctx>>,
+}
+
+impl<'a, 'ctx> Lowerer<'a, 'ctx> {
+    /// The scalars this thread holds for `v`.
+    pub(super) fn get(&self, v: ValueId) -> Result<&[BasicValueEnum<'ctx>]> {
+        self.values.get(v.index()).and_then(|x| x.as_deref()).ok_or_else(|| format!("value {v} is not lowered"))
+    }
+
+    /// How many scalars a thread holds for a value of type `ty`.
+    pub(super) fn count(&self, ty: &Type) -> Result<usize> {
+        Ok(match self.distribution(ty)? {
+            Some(d) => d.elems_per_thread(),
+            None => 1,
+        })
+    }
+
+    /// The distribution of a tensor type (`None` for a scalar).
+    pub(super) fn distribution<'t>(&self, ty: &'t Type) -> Result<Option<Distribution<'t>>> {
+        if !ty.is_tensor() {
+            return Ok(None);
+        }
+        match &ty.layout {
+            Some(Layout::Blocked(b)) => Distribution::new(&ty.shape, b)
+                .map(Some)
+                .ok_or_else(|| format!("the layout of `{ty}` does not have the tensor's rank")),
+            None => Err(format!(
+                "`{ty}` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)"
+            )),
+        }
+    }
+
+    fn op(&mut self, id: OpId) -> Result<()> {
+        let f = self.f;
+        let data = f.op(id);
+        if !data.regions.is_empty() {
+            return Err("ops with regions are not implemented".into());
+        }
+        self.check_layouts(data)?;
+        let result = match &data.kind {
+            OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data)?)?]),
+            OpKind::ProgramId { axis } => Some(vec![self.sreg("ctaid", *axis)?]),
+            OpKind::NumPrograms { axis } => Some(vec![self.sreg("nctaid", *axis)?]),
+            OpKind::Arange { start, .. } => Some(self.arange(*start, self.result_type(data)?)?),
+            OpKind::Splat => {
+                let n = self.count(self.result_type(data)?)?;
+                let x = *self.operand(data, 0)?.first().ok_or("empty operand")?;
+                Some(vec![x; n])
+            }
+            OpKind::Binary(b) => {
+                let d = dtype(self.result_type(data)?)?;
+                let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                Some(self.zip(a, c, |me, x, y| me.binary(*b, d, x, y))?)
+            }
+            OpKind::Cmp(p) => {
+                let d = dtype(f.ty(*data.operands.first().ok_or("missing operand")?))?;
+                let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                Some(self.zip(a, c, |me, x, y| me.cmp(*p, d, x, y))?)
+            }
+            OpKind::Unary(u) => {
+                let d = dtype(self.result_type(data)?)?;
+                let a = self.operand(data, 0)?.to_vec();
+                Some(a.into_iter().map(|x| self.unary(*u, d, x)).collect::<Result<_>>()?)
+            }
+            OpKind::Select => {
+                let cond = self.operand(data, 0)?.to_vec();
+                let (a, b) = (self.operand(data, 1)?, self.operand(data, 2)?);
+                let pairs = self.zip(a, b, |_, x, y| Ok((x, y)))?;
+                if cond.len() != pairs.len() {
+                    return Err("operands hold different numbers of elements".into());
+                }
+                let mut out = Vec::with_capacity(pairs.len());
+                for (c, (x, y)) in cond.into_iter().zip(pairs) {
+                    out.push(self.builder.build_select(int(c)?, x, y, "").llvm()?);
+                }
+                Some(out)
+            }
+            OpKind::AddPtr => {
+                let pointee = f.ty(*data.operands.first().ok_or("missing operand")?).elem.pointee();
+                let pointee = pointee.ok_or("`addptr` needs a pointer")?;
+                let (p, o) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                Some(self.zip(p, o, |me, x, y| me.addptr(pointee, x, y))?)
+            }
+            OpKind::Load { vec } => Some(self.load(data, *vec)?),
+            OpKind::Store { vec } => {
+                self.store(data, *vec)?;
+                None
+            }
+            OpKind::Return => {
+                self.builder.build_return(None).llvm()?;
+                None
+            }
+        };
+        match (result, data.results.first()) {
+            (Some(vals), Some(&r)) => {
+                let want = self.count(f.ty(r))?;
+                if vals.len() != want {
+                    return Err(format!("produced {} elements per thread, the type holds {want}", vals.len()));
+                }
+                self.values[r.index()] = Some(vals);
+                Ok(())
+            }
+            (None, None) => Ok(()),
+            (Some(_), None) | (None, Some(_)) => Err("the op's results do not match its kind".into()),
+        }
+    }
+
+    /// Refuses ops whose tensor operands and results do not all share one layout.
+    fn check_layouts(&self, data: &OpData) -> Result<()> {
+        let mut layouts = data
+            .operands
+            .iter()
+            .chain(&data.results)
+            .map(|&v| self.f.ty(v))
+            .filter(|t| t.is_tensor())
+            .map(|t| &t.layout);
+        if let Some(first) = layouts.next() {
+            if layouts.any(|l| l != first) {
+                return Err("the op mixes tensors of different layouts; layout conversion not implemented".into());
+            }
+        }
+        Ok(())
+    }
+
+    fn result_type(&self, data: &OpData) -> Result<&'a Type> {
+        let f = self.f;
+        data.results.first().map(|&r| f.ty(r)).ok_or_else(|| "the op has no result".into())
+    }
+
+    pub(super) fn operand(&self, data: &OpData, i: usize) -> Result<&[BasicValueEnum<'ctx>]> {
+        let v = *data.operands.get(i).ok_or_else(|| format!("operand #{i} is missing"))?;
+        self.get(v)
+    }
+
+    /// Applies `g` slot by slot to two values that hold the same number of scalars.
+    fn zip<T>(
+        &self,
+        a: &[BasicValueEnum<'ctx>],
+        b: &[BasicValueEnum<'ctx>],
+        mut g: impl FnMut(&Self, BasicValueEnum<'ctx>, BasicValueEnum<'ctx>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        if a.len() != b.len() {
+            return Err("operands hold different numbers of elements".into());
+        }
+        a.iter().zip(b).map(|(&x, &y)| g(self, x, y)).collect()
+    }
+
+    fn constant(&self, c: ConstValue, ty: &Type) -> Result<BasicValueEnum<'ctx>> {
+        let ctx = self.context;
+        Ok(match (ty.elem, c) {
+            (Elem::Scalar(DType::I1), ConstValue::Int(i)) => ctx.bool_type().const_int(i as u64 & 1, false).into(),
+            (Elem::Scalar(DType::I32), ConstValue::Int(i)) => ctx.i32_type().const_int(i as u64, true).into(),
+            (Elem::Scalar(DType::I64), ConstValue::Int(i)) => ctx.i64_type().const_int(i as u64, true).into(),
+            (Elem::Scalar(DType::F32), ConstValue::Float(x)) => ctx.f32_type().const_float(x).into(),
+            (e, c) => return Err(format!("constant {c} does not fit type `{e}`")),
+        })
+    }
+
+    /// Calls an intrinsic (overloaded on `types` when it is overloaded) and returns its result.
+    pub(super) fn intrinsic(
+        &self,
+        name: &str,
+        types: &[BasicTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let decl = Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, types))
+            .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
+        match self.builder.build_call(decl, args, "").llvm()?.try_as_basic_value() {
+            ValueKind::Basic(v) => Ok(v),
+            ValueKind::Instruction(_) => Err(format!("intrinsic `{name}` returns nothing")),
+        }
+    }
+
+    /// A special register: `llvm.nvvm.read.ptx.sreg.{reg}.{x,y,z}`.
+    fn sreg(&self, reg: &str, axis: u32) -> Result<BasicValueEnum<'ctx>> {
+        let axis = match axis {
+            0 => "x",
+            1 => "y",
+            2 => "z",
+            _ => return Err(format!("grid axis {axis} is not 0, 1 or 2")),
+        };
+        self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{reg}.{axis}"), &[], &[])
+    }
+
+    /// The thread's index in its program, read once.
+    fn tid(&mut self) -> Result<IntValue<'ctx>> {
+        if let Some(t) = self.tid {
+            return Ok(t);
+        }
+        let t = int(self.sreg("tid", 0)?)?;
+        self.tid = Some(t);
+        Ok(t)
+    }
+
+    /// The thread's position along dimension `dim` of `layout` (see the `layout` module): lane and warp ids split
+    /// over the dimensions in `order`. Every factor is a power of two, so this is masks and shifts;
+    /// the last dimension in `order` takes what is left (the thread id is below `32 · num_warps`).
+    fn thread_coord(&mut self, layout: &BlockedLayout, dim: usize) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let tid = self.tid()?;
+        let b = &self.builder;
+        let mut lane = b.build_and(tid, c(31), "lane").llvm()?;
+        let mut warp = b.build_right_shift(tid, c(5), false, "warp").llvm()?;
+        let last = layout.order.last().map(|&d| d as usize);
+        for &d in &layout.order {
+            let d = d as usize;
+            let tpw = u64::from(layout.threads_per_warp[d]);
+            let wpc = u64::from(layout.warps_per_cta[d]);
+            let (lane_d, warp_d) = if Some(d) == last {
+                (lane, warp)
+            } else {
+                (b.build_and(lane, c(tpw - 1), "").llvm()?, b.build_and(warp, c(wpc - 1), "").llvm()?)
+            };
+            if d == dim {
+                let scaled = b.build_int_mul(warp_d, c(tpw), "").llvm()?;
+                return b.build_int_add(scaled, lane_d, "").llvm();
+            }
+            lane = b.build_right_shift(lane, c(u64::from(tpw.trailing_zeros())), false, "").llvm()?;
+            warp = b.build_right_shift(warp, c(u64::from(wpc.trailing_zeros())), false, "").llvm()?;
+        }
+        Err(format!("dimension {dim} is not in the layout's order"))
+    }
+
+    /// `arange`: slot `k` holds `start + i` where `i` is its logical index.
+    fn arange(&mut self, start: i64, ty: &Type) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let Some(dist) = self.distribution(ty)? else {
+            return Err("`arange` yields a tensor".into());
+        };
+        let Some(Layout::Blocked(layout)) = &ty.layout else {
+            return Err("`arange` needs a blocked layout".into());
+        };
+        if dist.rank() != 1 {
+            return Err(format!("`arange` of rank {} is not implemented", dist.rank()));
+        }
+        let i32_ty = self.context.i32_type();
+        let c = |x: i64| i32_ty.const_int(x as u64, true);
+        let t = self.thread_coord(layout, 0)?;
+        let b = &self.builder;
+        let base = b.build_int_mul(t, c(dist.spt(0) as i64), "").llvm()?;
+        let mut out = Vec::with_capacity(dist.elems_per_thread());
+        for k in 0..dist.elems_per_thread() {
+            let off = dist.slot_offset(0, dist.slot(k)[0]) as i64;
+            let v = if dist.wraps(0) {
+                let i = b.build_int_add(base, c(off), "").llvm()?;
+                let i = b.build_and(i, c(dist.extent(0) as i64 - 1), "").llvm()?;
+                b.build_int_add(i, c(start), "").llvm()?
+            } else {
+                b.build_int_add(base, c(off + start), "").llvm()?
+            };
+            out.push(v.into());
+        }
+        Ok(out)
+    }
+
+    fn binary(&self, op: BinOp, d: DType, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        if d.is_float() {
+            self.float_binary(op, float(x)?, float(y)?)
+        } else {
+            self.int_binary(op, int(x)?, int(y)?)
+        }
+    }
+
+    fn float_binary(&self, op: BinOp, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        // `contract` lets LLVM fuse a multiply and an add into one fma, as Triton allows.
+        let contract = |v: FloatValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
+            if let Some(inst) = v.as_instruction() {
+                inst.set_fast_math_flags(FastMathFlags::AllowContract).llvm()?;
+            }
+            Ok(v.into())
+        };
+        let ty = x.get_type().as_basic_type_enum();
+        match op {
+            BinOp::Add => contract(b.build_float_add(x, y, "").llvm()?),
+            BinOp::Sub => contract(b.build_float_sub(x, y, "").llvm()?),
+            BinOp::Mul => contract(b.build_float_mul(x, y, "").llvm()?),
+            BinOp::Div => Ok(b.build_float_div(x, y, "").llvm()?.into()),
+            BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
+            BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
+            BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
+            BinOp::And | BinOp::Or | BinOp::Xor => Err(format!("`{}` does not take floats", op.name())),
+        }
+    }
+
+    fn int_binary(&self, op: BinOp, x: IntValue<'ctx>, y: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let ty = x.get_type();
+        let v = match op {
+            BinOp::Add => b.build_int_add(x, y, "").llvm()?,
+            BinOp::Sub => b.build_int_sub(x, y, "").llvm()?,
+            BinOp::Mul => b.build_int_mul(x, y, "").llvm()?,
+            BinOp::Div | BinOp::Rem => {
+                // Total division: x / 0 = 0, x % 0 = 0, MIN / -1 = MIN (wrapping), MIN % -1 = 0.
+                // The hardware divisor is 1 where the IR's is 0 or -1, so sdiv/srem never trap.
+                let zero = ty.const_zero();
+                let is_zero = b.build_int_compare(IntPredicate::EQ, y, zero, "").llvm()?;
+                let is_m1 = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "").llvm()?;
+                let special = b.build_or(is_zero, is_m1, "").llvm()?;
+                let divisor = int(b.build_select(special, ty.const_int(1, false), y, "").llvm()?)?;
+                if op == BinOp::Rem {
+                    // x % 1 = 0 is already the answer for both special divisors.
+                    b.build_int_signed_rem(x, divisor, "").llvm()?
+                } else {
+                    let q = b.build_int_signed_div(x, divisor, "").llvm()?;
+                    let neg = b.build_int_sub(zero, x, "").llvm()?;
+                    let q = int(b.build_select(is_m1, neg, q, "").llvm()?)?;
+                    int(b.build_select(is_zero, zero, q, "").llvm()?)?
+                }
+            }
+            BinOp::Min => return self.intrinsic("llvm.smin", &[ty.into()], &[x.into(), y.into()]),
+            BinOp::Max => return self.intrinsic("llvm.smax", &[ty.into()], &[x.into(), y.into()]),
+            BinOp::And => b.build_and(x, y, "").llvm()?,
+            BinOp::Or => b.build_or(x, y, "").llvm()?,
+            BinOp::Xor => b.build_xor(x, y, "").llvm()?,
+        };
+        Ok(v.into())
+    }
+
+    fn cmp(&self, p: CmpPred, d: DType, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        if d.is_float() {
+            let pred = match p {
+                CmpPred::Lt => FloatPredicate::OLT,
+                CmpPred::Le => FloatPredicate::OLE,
+                CmpPred::Gt => FloatPredicate::OGT,
+                CmpPred::Ge => FloatPredicate::OGE,
+                CmpPred::Eq => FloatPredicate::OEQ,
+                // `!=` is true when either side is NaN.
+                CmpPred::Ne => FloatPredicate::UNE,
+            };
+            return Ok(b.build_float_compare(pred, float(x)?, float(y)?, "").llvm()?.into());
+        }
+        // Booleans order false < true, so they compare unsigned.
+        let signed = d != DType::I1;
+        let pred = match (p, signed) {
+            (CmpPred::Lt, true) => IntPredicate::SLT,
+            (CmpPred::Le, true) => IntPredicate::SLE,
+            (CmpPred::Gt, true) => IntPredicate::SGT,
+            (CmpPred::Ge, true) => IntPredicate::SGE,
+            (CmpPred::Lt, false) => IntPredicate::ULT,
+            (CmpPred::Le, false) => IntPredicate::ULE,
+            (CmpPred::Gt, false) => IntPredicate::UGT,
+            (CmpPred::Ge, false) => IntPredicate::UGE,
+            (CmpPred::Eq, _) => IntPredicate::EQ,
+            (CmpPred::Ne, _) => IntPredicate::NE,
+        };
+        Ok(b.build_int_compare(pred, int(x)?, int(y)?, "").llvm()?.into())
+    }
+
+    fn unary(&self, op: UnOp, d: DType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        match (op, d.is_float()) {
+            (UnOp::Neg, true) => Ok(b.build_float_neg(float(x)?, "").llvm()?.into()),
+            (UnOp::Neg, false) => {
+                let x = int(x)?;
+                Ok(b.build_int_sub(x.get_type().const_zero(), x, "").llvm()?.into())
+            }
+            // xor with all ones: bitwise not, and logical not for i1.
+            (UnOp::Not, false) => Ok(b.build_not(int(x)?, "").llvm()?.into()),
+            (UnOp::Not, true) => Err("`not` does not take floats".into()),
+        }
+    }
+
+    fn addptr(&self, pointee: DType, p: BasicValueEnum<'ctx>, off: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let off = int(off)?;
+        let i64_ty = self.context.i64_type();
+        let off = if off.get_type().get_bit_width() < 64 { b.build_int_s_extend(off, i64_ty, "").llvm()? } else { off };
+        let elem = memory_type(self.context, pointee);
+        // SAFETY: a GEP with one index over an element type only computes an address
+        // (`p + off * sizeof(elem)`, no `inbounds`), so it cannot create undefined behaviour by
+        // itself; the index is an i64 integer and `elem` a sized type, as LLVM requires.
+        let q = unsafe { b.build_gep(elem, pointer(p)?, &[off], "") }.llvm()?;
+        Ok(q.into())
+    }
+}

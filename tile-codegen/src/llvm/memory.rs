@@ -1,0 +1,373 @@
+//! Lowering of `load` and `store`: vectorized, predicated accesses to global memory.
+//!
+//! A thread's slots are split into runs of `V` consecutive slots (`V` is the op's `vec`, see
+//! [`access_width`] for when it is narrowed). The passes guarantee that the pointers of a run are
+//! contiguous and aligned to `V · size` bytes and that the mask is constant over it, so one access
+//! of the run's first pointer, predicated on the run's first mask element, covers the run (`layout`
+//! explains why a run never leaves a `size_per_thread` chunk).
+//!
+//! - An access whose mask is absent or the constant `true` is a plain LLVM `load`/`store` of
+//!   `<V x T>` (or `T`) from `addrspace(1)` with alignment `V · size`; NVPTX emits `ld.global.v4.f32`.
+//! - A masked access is inline PTX guarded by a predicate register (constraint `b`), as Triton
+//!   emits it: `@p ld.global.v4.b32 { $0, $1, $2, $3 }, [ $4 + 0 ];`. The destination registers are
+//!   tied to the `other` operands, so lanes whose predicate is false keep `other` without a `mov`
+//!   that could clobber an input. A store is `@p st.global.v4.b32 [ $0 + 0 ], { … };` with side
+//!   effects and a memory clobber.
+//! - A run whose mask is the constant `false` touches no memory (loads yield `other`).
+//!
+//! Registers in the asm: `f32` travels as its bits in a 32-bit register (`b32`), `i32` as `b32`,
+//! `i64` as `b64`, and `i1` is one byte in memory (`u8`) widened to a 32-bit register.
+
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, VectorType};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, StructValue, ValueKind,
+    VectorValue,
+};
+use inkwell::{AddressSpace, IntPredicate};
+use tile_core::ir::{DType, OpData};
+
+use super::layout::Distribution;
+use super::lower::{dtype, int, memory_type, pointer, Lowerer, OrLlvm, Result, GLOBAL};
+
+/// What a run's mask says, when it is known while building.
+#[derive(Clone, Copy)]
+enum Mask<'ctx> {
+    /// No mask, or the constant `true`.
+    Always,
+    /// The constant `false`: no memory is touched.
+    Never,
+    /// Known at run time only.
+    If(IntValue<'ctx>),
+}
+
+/// The register class of a memory element inside inline PTX.
+struct AsmReg {
+    /// PTX type suffix of the access (`b32`, `b64`, `u8`).
+    ptx: &'static str,
+    /// LLVM constraint letter of the register.
+    constraint: &'static str,
+    /// Register width in bits.
+    bits: u32,
+}
+
+fn asm_reg(d: DType) -> AsmReg {
+    match d {
+        DType::I32 | DType::F32 => AsmReg { ptx: "b32", constraint: "r", bits: 32 },
+        DType::I64 => AsmReg { ptx: "b64", constraint: "l", bits: 64 },
+        // A boolean is one byte in memory; PTX loads and stores it from a wider register.
+        DType::I1 => AsmReg { ptx: "u8", constraint: "r", bits: 32 },
+    }
+}
+
+/// Elements per access: the op's `vec`, narrowed so that an access is at most 16 bytes (the widest
+/// PTX vector access; booleans are accessed one at a time), stays within the tensor's extent along
+/// the inner dimension (a tensor smaller than a thread's chunk repeats its elements) and divides both
+/// the chunk and the thread's slot count. Scalar pointers are accessed one element at a time.
+pub(super) fn access_width(dist: Option<&Distribution<'_>>, d: DType, vec: u32, slots: usize) -> usize {
+    let Some(dist) = dist else { return 1 };
+    let inner = dist.inner_dim();
+    let cap = match d {
+        DType::I1 => 1,
+        DType::I32 | DType::I64 | DType::F32 => 16 / d.size_bytes() as u64,
+    };
+    let mut w = u64::from(vec.max(1)).min(cap).min(dist.extent(inner));
+    while w > 1 && (dist.spt(inner) % w != 0 || slots as u64 % w != 0) {
+        w /= 2;
+    }
+    w as usize
+}
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// `load %ptr[, %mask, %other]`.
+    pub(super) fn load(&mut self, data: &OpData, vec: u32) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
+        let d = ptr_ty.elem.pointee().ok_or("`load` needs a pointer")?;
+        let ptrs = self.operand(data, 0)?.to_vec();
+        let (masks, others) = match data.operands.len() {
+            1 => (None, None),
+            3 => (Some(self.operand(data, 1)?.to_vec()), Some(self.operand(data, 2)?.to_vec())),
+            n => return Err(format!("`load` takes 1 or 3 operands, found {n}")),
+        };
+        let dist = self.distribution(ptr_ty)?;
+        let w = access_width(dist.as_ref(), d, vec, ptrs.len());
+        check_lengths(ptrs.len(), [masks.as_ref(), others.as_ref()])?;
+
+        let mut out = Vec::with_capacity(ptrs.len());
+        for k in (0..ptrs.len()).step_by(w) {
+            let p = pointer(ptrs[k])?;
+            let mask = match &masks {
+                None => Mask::Always,
+                Some(m) => classify(int(m[k])?),
+            };
+            let other = others.as_ref().map(|o| &o[k..k + w]);
+            match (mask, other) {
+                (Mask::Always, _) => out.extend(self.plain_load(d, p, w)?),
+                (Mask::Never, Some(other)) => out.extend_from_slice(other),
+                (Mask::If(m), Some(other)) => out.extend(self.predicated_load(d, p, m, other)?),
+                (Mask::Never | Mask::If(_), None) => return Err("a masked load needs `other`".into()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// `store %ptr, %value[, %mask]`.
+    pub(super) fn store(&mut self, data: &OpData, vec: u32) -> Result<()> {
+        let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
+        let d = ptr_ty.elem.pointee().ok_or("`store` needs a pointer")?;
+        let vd = dtype(self.f.ty(*data.operands.get(1).ok_or("missing value")?))?;
+        if vd != d {
+            return Err(format!("storing `{vd}` through a pointer to `{d}`"));
+        }
+        let ptrs = self.operand(data, 0)?.to_vec();
+        let vals = self.operand(data, 1)?.to_vec();
+        let masks = match data.operands.len() {
+            2 => None,
+            3 => Some(self.operand(data, 2)?.to_vec()),
+            n => return Err(format!("`store` takes 2 or 3 operands, found {n}")),
+        };
+        let dist = self.distribution(ptr_ty)?;
+        let w = access_width(dist.as_ref(), d, vec, ptrs.len());
+        check_lengths(ptrs.len(), [Some(&vals), masks.as_ref()])?;
+
+        for k in (0..ptrs.len()).step_by(w) {
+            let p = pointer(ptrs[k])?;
+            let mask = match &masks {
+                None => Mask::Always,
+                Some(m) => classify(int(m[k])?),
+            };
+            let run = &vals[k..k + w];
+            match mask {
+                Mask::Always => self.plain_store(d, p, run)?,
+                Mask::Never => {}
+                Mask::If(m) => self.predicated_store(d, p, m, run)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// An unpredicated load of `w` elements: `load T` or `load <w x T>`, aligned to the access size.
+    fn plain_load(&self, d: DType, p: PointerValue<'ctx>, w: usize) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
+        let mem = memory_type(self.context, d);
+        let align = d.size_bytes() * w as u32;
+        if w == 1 {
+            let v = b.build_load(mem, p, "").llvm()?;
+            set_alignment(v, align)?;
+            return Ok(vec![self.from_memory(d, v)?]);
+        }
+        let v = b.build_load(vector_of(mem, w)?, p, "").llvm()?;
+        set_alignment(v, align)?;
+        let v = VectorValue::try_from(v).map_err(|()| "a vector load did not yield a vector".to_string())?;
+        let i32_ty = self.context.i32_type();
+        (0..w)
+            .map(|i| {
+                let e = b.build_extract_element(v, i32_ty.const_int(i as u64, false), "").llvm()?;
+                self.from_memory(d, e)
+            })
+            .collect()
+    }
+
+    /// An unpredicated store of `vals`: `store T` or `store <w x T>`, aligned to the access size.
+    fn plain_store(&self, d: DType, p: PointerValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> Result<()> {
+        let b = &self.builder;
+        let mem = memory_type(self.context, d);
+        let align = d.size_bytes() * vals.len() as u32;
+        let value: BasicValueEnum = match vals {
+            [v] => self.to_memory(d, *v)?,
+            _ => {
+                let i32_ty = self.context.i32_type();
+                let mut acc = vector_of(mem, vals.len())?.get_poison();
+                for (i, &v) in vals.iter().enumerate() {
+                    let v = self.to_memory(d, v)?;
+                    acc = b.build_insert_element(acc, v, i32_ty.const_int(i as u64, false), "").llvm()?;
+                }
+                acc.into()
+            }
+        };
+        let st = b.build_store(p, value).llvm()?;
+        st.set_alignment(align).llvm()
+    }
+
+    /// `@p ld.global[.vW].T { dst… }, [ ptr ];` with the destinations tied to `other`.
+    fn predicated_load(
+        &self,
+        d: DType,
+        p: PointerValue<'ctx>,
+        mask: IntValue<'ctx>,
+        other: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let w = other.len();
+        let reg = asm_reg(d);
+        let reg_ty = self.asm_reg_type(&reg);
+        let ret_ty: BasicTypeEnum = if w == 1 {
+            reg_ty
+        } else {
+            self.context.struct_type(&vec![reg_ty; w], false).as_basic_type_enum()
+        };
+        // Operands: $0..$w-1 destinations, $w the address, $w+1 the predicate, then `other`.
+        let dsts = register_list((0..w).map(|i| format!("${i}")));
+        let text = format!("@${} ld.global{}.{} {dsts}, [ ${w} + 0 ];", w + 1, vec_suffix(w), reg.ptx);
+        let mut constraints: Vec<String> = (0..w).map(|_| format!("={}", reg.constraint)).collect();
+        constraints.push("l".into());
+        constraints.push("b".into());
+        constraints.extend((0..w).map(|i| i.to_string()));
+
+        let mut args: Vec<BasicMetadataValueEnum> = vec![p.into(), mask.into()];
+        for &o in other {
+            args.push(self.to_asm(d, o)?.into());
+        }
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into(), self.context.bool_type().into()];
+        params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
+        let fn_ty = ret_ty.fn_type(&params, false);
+        let asm = self.context.create_inline_asm(fn_ty, text, constraints.join(","), false, false, None, false);
+        let call = self.builder.build_indirect_call(fn_ty, asm, &args, "").llvm()?;
+        let ValueKind::Basic(v) = call.try_as_basic_value() else {
+            return Err("the load's inline asm yields nothing".into());
+        };
+        if w == 1 {
+            return Ok(vec![self.from_asm(d, int(v)?)?]);
+        }
+        let s = StructValue::try_from(v).map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
+        (0..w)
+            .map(|i| {
+                let e = self.builder.build_extract_value(s, i as u32, "").llvm()?;
+                self.from_asm(d, int(e)?)
+            })
+            .collect()
+    }
+
+    /// `@p st.global[.vW].T [ ptr ], { src… };`, with side effects.
+    fn predicated_store(&self, d: DType, p: PointerValue<'ctx>, mask: IntValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> Result<()> {
+        let w = vals.len();
+        let reg = asm_reg(d);
+        let reg_ty = self.asm_reg_type(&reg);
+        // Operands: $0 the address, $1..$w the values, $w+1 the predicate.
+        let srcs = register_list((1..=w).map(|i| format!("${i}")));
+        let text = format!("@${} st.global{}.{} [ $0 + 0 ], {srcs};", w + 1, vec_suffix(w), reg.ptx);
+        let mut constraints: Vec<String> = vec!["l".into()];
+        constraints.extend((0..w).map(|_| reg.constraint.to_string()));
+        constraints.push("b".into());
+        constraints.push("~{memory}".into());
+
+        let mut args: Vec<BasicMetadataValueEnum> = vec![p.into()];
+        for &v in vals {
+            args.push(self.to_asm(d, v)?.into());
+        }
+        args.push(mask.into());
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into()];
+        params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
+        params.push(self.context.bool_type().into());
+        let fn_ty = self.context.void_type().fn_type(&params, false);
+        let asm = self.context.create_inline_asm(fn_ty, text, constraints.join(","), true, false, None, false);
+        self.builder.build_indirect_call(fn_ty, asm, &args, "").llvm()?;
+        Ok(())
+    }
+
+    /// The LLVM integer type of an asm register.
+    fn asm_reg_type(&self, reg: &AsmReg) -> BasicTypeEnum<'ctx> {
+        if reg.bits == 64 {
+            self.context.i64_type().as_basic_type_enum()
+        } else {
+            self.context.i32_type().as_basic_type_enum()
+        }
+    }
+
+    fn global_ptr_type(&self) -> BasicTypeEnum<'ctx> {
+        self.context.ptr_type(AddressSpace::from(GLOBAL)).as_basic_type_enum()
+    }
+
+    /// A register value as it is stored: booleans become one byte.
+    fn to_memory(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        match d {
+            DType::I1 => Ok(self.builder.build_int_z_extend(int(v)?, self.context.i8_type(), "").llvm()?.into()),
+            DType::I32 | DType::I64 | DType::F32 => Ok(v),
+        }
+    }
+
+    /// A loaded memory value as a register value: a byte is a boolean when it is not zero.
+    fn from_memory(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        match d {
+            DType::I1 => {
+                let v = int(v)?;
+                let zero = v.get_type().const_zero();
+                Ok(self.builder.build_int_compare(IntPredicate::NE, v, zero, "").llvm()?.into())
+            }
+            DType::I32 | DType::I64 | DType::F32 => Ok(v),
+        }
+    }
+
+    /// A register value as the integer register the inline asm takes.
+    fn to_asm(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
+        let b = &self.builder;
+        match d {
+            DType::F32 => int(b.build_bit_cast(v, self.context.i32_type(), "").llvm()?),
+            DType::I1 => b.build_int_z_extend(int(v)?, self.context.i32_type(), "").llvm(),
+            DType::I32 | DType::I64 => int(v),
+        }
+    }
+
+    /// The inline asm's integer register as a register value of type `d`.
+    fn from_asm(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        match d {
+            DType::F32 => b.build_bit_cast(v, self.context.f32_type(), "").llvm(),
+            DType::I1 => Ok(b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "").llvm()?.into()),
+            DType::I32 | DType::I64 => Ok(v.into()),
+        }
+    }
+}
+
+/// Whether a mask element is a constant.
+fn classify(m: IntValue<'_>) -> Mask<'_> {
+    match m.get_zero_extended_constant() {
+        Some(0) => Mask::Never,
+        Some(_) => Mask::Always,
+        None => Mask::If(m),
+    }
+}
+
+/// Every operand of an access holds one scalar per pointer.
+fn check_lengths<const N: usize>(n: usize, others: [Option<&Vec<BasicValueEnum<'_>>>; N]) -> Result<()> {
+    if others.iter().flatten().any(|o| o.len() != n) {
+        return Err("the operands of a memory access hold different numbers of elements".into());
+    }
+    Ok(())
+}
+
+/// `<w x t>` for an integer or float `t`.
+fn vector_of(t: BasicTypeEnum<'_>, w: usize) -> Result<VectorType<'_>> {
+    match t {
+        BasicTypeEnum::IntType(t) => Ok(t.vec_type(w as u32)),
+        BasicTypeEnum::FloatType(t) => Ok(t.vec_type(w as u32)),
+        BasicTypeEnum::ArrayType(_)
+        | BasicTypeEnum::PointerType(_)
+        | BasicTypeEnum::StructType(_)
+        | BasicTypeEnum::VectorType(_)
+        | BasicTypeEnum::ScalableVectorType(_) => Err(format!("no vector of `{t}`")),
+    }
+}
+
+/// The PTX vector suffix of a `w`-element access.
+fn vec_suffix(w: usize) -> String {
+    if w == 1 {
+        String::new()
+    } else {
+        format!(".v{w}")
+    }
+}
+
+/// `$0` for one register, `{ $0, $1 }` for several.
+fn register_list(regs: impl Iterator<Item = String>) -> String {
+    let regs: Vec<String> = regs.collect();
+    if regs.len() == 1 {
+        regs.concat()
+    } else {
+        format!("{{ {} }}", regs.join(", "))
+    }
+}
+
+/// Sets the alignment of the load that produced `v`.
+fn set_alignment(v: BasicValueEnum<'_>, align: u32) -> Result<()> {
+    let inst = v.as_instruction_value().ok_or("a load was folded away")?;
+    inst.set_alignment(align).llvm()
+}

@@ -1,0 +1,163 @@
+//! The LLVM back end: a verified GPU-level kernel → LLVM IR → `default<O3>` → PTX text.
+//!
+//! This module owns the public entry point [`compile`], the [`GpuTarget`]s we emit PTX for and the
+//! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
+//! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses) and `layout`
+//! (which elements of a distributed tensor each thread holds).
+//!
+//! Invariants this module keeps:
+//! - **Fresh state per call.** Every [`compile`] call creates its own LLVM context, module and target
+//!   machine; only target registration is global (done once), so the proc macro may call it for
+//!   every kernel variant and target in one process.
+//! - **No panics on input.** The kernel is verified again on entry and every failure (an IR that is
+//!   not at the GPU level, a builder error, an LLVM diagnostic) is a [`CodegenError`].
+//!
+//! ```no_run
+//! # fn demo(text: &str) -> Result<(), Box<dyn std::error::Error>> {
+//! use tile_codegen::llvm::{compile, GpuTarget};
+//! let kernel = tile_core::ir::parse(text)?;
+//! tile_core::ir::verify(&kernel)?;
+//! for target in GpuTarget::ALL {
+//!     let artifacts = compile(&kernel, target)?;
+//!     println!("{}", artifacts.ptx);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod layout;
+mod lower;
+mod memory;
+
+use std::fmt;
+use std::sync::Once;
+
+use inkwell::context::Context;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{
+    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+};
+use inkwell::OptimizationLevel;
+use tile_core::ir::Function;
+
+/// The LLVM triple of every module we build.
+const TRIPLE: &str = "nvptx64-nvidia-cuda";
+
+/// A GPU architecture we emit PTX for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuTarget {
+    /// Ampere (A100): compute capability 8.0.
+    Sm80,
+    /// Hopper (H100/H200) with its architecture-specific features (wgmma, setmaxnreg): 9.0a.
+    Sm90a,
+}
+
+impl GpuTarget {
+    /// Every target, newest first (the order in which a runtime should try them).
+    pub const ALL: [GpuTarget; 2] = [GpuTarget::Sm90a, GpuTarget::Sm80];
+
+    /// The architecture name as PTX and ptxas spell it (`.target sm_90a`).
+    pub fn arch(self) -> &'static str {
+        match self {
+            GpuTarget::Sm80 => "sm_80",
+            GpuTarget::Sm90a => "sm_90a",
+        }
+    }
+
+    /// The compute capability times ten (`major * 10 + minor`).
+    pub fn sm(self) -> u32 {
+        match self {
+            GpuTarget::Sm80 => 80,
+            GpuTarget::Sm90a => 90,
+        }
+    }
+
+    /// The LLVM subtarget features: the PTX ISA version to emit. PTX 8.0 is the first with sm_90a;
+    /// PTX 7.0 the first with sm_80.
+    fn features(self) -> &'static str {
+        match self {
+            GpuTarget::Sm80 => "+ptx70",
+            GpuTarget::Sm90a => "+ptx80",
+        }
+    }
+}
+
+impl fmt::Display for GpuTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.arch())
+    }
+}
+
+/// What the back end produces for one kernel and one target.
+#[derive(Clone, Debug)]
+pub struct Artifacts {
+    /// The LLVM module after `default<O3>`, as text.
+    pub llvm_ir: String,
+    /// The PTX module, ready for `cuModuleLoadData` or ptxas.
+    pub ptx: String,
+}
+
+/// Why a kernel could not be compiled. The message names the kernel and, where there is one, the op.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodegenError(pub String);
+
+impl fmt::Display for CodegenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CodegenError {}
+
+/// Compiles a verified GPU-level kernel (every tensor type has a blocked layout) to PTX for `target`.
+pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenError> {
+    let err = |stage: &str, msg: &dyn fmt::Display| {
+        CodegenError(format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()))
+    };
+    tile_core::ir::verify(f).map_err(|e| err("the kernel does not verify", &e))?;
+
+    let machine = target_machine(target).map_err(|e| err("target machine", &e))?;
+    let context = Context::create();
+    let module = context.create_module(&f.name);
+    module.set_triple(&machine.get_triple());
+    module.set_data_layout(&machine.get_target_data().get_data_layout());
+
+    lower::lower_kernel(&context, &module, f).map_err(|e| err("lowering", &e))?;
+    module.verify().map_err(|e| err("LLVM verifier (internal error)", &e.to_string()))?;
+
+    module
+        .run_passes("default<O3>", &machine, PassBuilderOptions::create())
+        .map_err(|e| err("LLVM optimization", &e.to_string()))?;
+    let llvm_ir = module.print_to_string().to_string();
+
+    let buffer = machine
+        .write_to_memory_buffer(&module, FileType::Assembly)
+        .map_err(|e| err("PTX emission", &e.to_string()))?;
+    let bytes = buffer.as_slice();
+    let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+    let ptx = String::from_utf8(bytes.to_vec()).map_err(|e| err("PTX emission", &e))?;
+    Ok(Artifacts { llvm_ir, ptx })
+}
+
+/// Registers the NVPTX target with LLVM, once per process.
+fn init_nvptx() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
+}
+
+/// An NVPTX target machine for `target` at `-O3`.
+fn target_machine(target: GpuTarget) -> Result<TargetMachine, String> {
+    init_nvptx();
+    let triple = TargetTriple::create(TRIPLE);
+    let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    llvm_target
+        .create_target_machine(
+            &triple,
+            target.arch(),
+            target.features(),
+            OptimizationLevel::Aggressive,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| format!("LLVM cannot create a target machine for {TRIPLE} {}", target.arch()))
+}

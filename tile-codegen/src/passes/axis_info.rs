@@ -1,0 +1,153 @@
+//! Axis analysis: for every value, facts about its innermost dimension that decide how wide a
+//! memory access may be.
+//!
+//! - **contiguity** `c`: in each aligned group of `c` consecutive elements the values increase by
+//!   one (for pointers: by one element).
+//! - **divisibility** `d`: the first value of each contiguity group is a multiple of `d` (for
+//!   pointers: the address, in bytes).
+//! - **constancy** `k`: each aligned group of `k` consecutive elements holds one value.
+//!
+//! All three are powers of two; [`UNKNOWN_MAX`] stands for "as large as you like". A scalar is
+//! constant (`k` = max) and contiguous only trivially (`c` = 1). The facts start from the
+//! parameters' `divisibility` attributes, which a specialization promises at launch.
+
+use tile_core::ir::{BinOp, CmpPred, ConstValue, Elem, Function, OpKind, ValueDef};
+
+/// The cap standing for "unbounded".
+pub const UNKNOWN_MAX: u64 = 1 << 30;
+
+/// Facts about one value's innermost dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AxisInfo {
+    /// Run length of +1 steps.
+    pub contiguity: u64,
+    /// Power of two dividing each run's first value.
+    pub divisibility: u64,
+    /// Run length of equal values.
+    pub constancy: u64,
+}
+
+impl AxisInfo {
+    const UNKNOWN: AxisInfo = AxisInfo { contiguity: 1, divisibility: 1, constancy: 1 };
+
+    fn scalar(divisibility: u64) -> AxisInfo {
+        AxisInfo { contiguity: 1, divisibility, constancy: UNKNOWN_MAX }
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    // All facts are powers of two: the gcd is the smaller.
+    a.min(b)
+}
+
+fn pow2_dividing(x: i64) -> u64 {
+    if x == 0 {
+        UNKNOWN_MAX
+    } else {
+        (1u64 << x.unsigned_abs().trailing_zeros()).min(UNKNOWN_MAX)
+    }
+}
+
+/// Computes the facts of every value of `f` (indexed by value id).
+pub fn analyze(f: &Function) -> Vec<AxisInfo> {
+    let mut info = vec![AxisInfo::UNKNOWN; f.values.len()];
+    for (i, &p) in f.params().iter().enumerate() {
+        let d = f.param_attrs.get(i).map_or(1, |a| a.divisibility.max(1) as u64);
+        info[p.index()] = AxisInfo::scalar(d);
+    }
+    for op in f.walk() {
+        let d = f.op(op);
+        let Some(&r) = d.results.first() else { continue };
+        let a = |i: usize| info[d.operands[i].index()];
+        let ty = f.ty(r);
+        let mut out = match &d.kind {
+            OpKind::Constant(ConstValue::Int(c)) => AxisInfo::scalar(pow2_dividing(*c)),
+            OpKind::Constant(ConstValue::Float(_)) => AxisInfo::scalar(1),
+            OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => AxisInfo::scalar(1),
+            OpKind::Arange { start, end } => AxisInfo {
+                contiguity: (end - start) as u64,
+                divisibility: pow2_dividing(*start),
+                constancy: 1,
+            },
+            OpKind::Splat => AxisInfo { contiguity: 1, divisibility: a(0).divisibility, constancy: UNKNOWN_MAX },
+            OpKind::Binary(b) => {
+                let (x, y) = (a(0), a(1));
+                let constancy = gcd(x.constancy, y.constancy);
+                match b {
+                    BinOp::Add => AxisInfo {
+                        contiguity: gcd(x.contiguity, y.constancy).max(gcd(y.contiguity, x.constancy)),
+                        divisibility: gcd(x.divisibility, y.divisibility),
+                        constancy,
+                    },
+                    BinOp::Sub => AxisInfo {
+                        contiguity: gcd(x.contiguity, y.constancy),
+                        divisibility: gcd(x.divisibility, y.divisibility),
+                        constancy,
+                    },
+                    BinOp::Mul => AxisInfo {
+                        contiguity: 1,
+                        divisibility: x.divisibility.saturating_mul(y.divisibility).min(UNKNOWN_MAX),
+                        constancy,
+                    },
+                    BinOp::Div
+                    | BinOp::Rem
+                    | BinOp::Min
+                    | BinOp::Max
+                    | BinOp::And
+                    | BinOp::Or
+                    | BinOp::Xor => AxisInfo { contiguity: 1, divisibility: 1, constancy },
+                }
+            }
+            OpKind::Cmp(p) => {
+                let (x, y) = (a(0), a(1));
+                let mut constancy = gcd(x.constancy, y.constancy);
+                if matches!(p, CmpPred::Lt | CmpPred::Le | CmpPred::Gt | CmpPred::Ge) {
+                    // A contiguous run starting at a multiple of h, compared with a value that is a
+                    // multiple of h and constant over the run, cannot change its answer inside it.
+                    for (run, bound) in [(x, y), (y, x)] {
+                        let h = gcd(gcd(run.contiguity, run.divisibility), gcd(bound.divisibility, bound.constancy));
+                        constancy = constancy.max(h);
+                    }
+                }
+                AxisInfo { contiguity: 1, divisibility: 1, constancy }
+            }
+            OpKind::Unary(_) => AxisInfo { contiguity: 1, divisibility: 1, constancy: a(0).constancy },
+            OpKind::Select => AxisInfo {
+                contiguity: 1,
+                divisibility: gcd(a(1).divisibility, a(2).divisibility),
+                constancy: gcd(a(0).constancy, gcd(a(1).constancy, a(2).constancy)),
+            },
+            OpKind::AddPtr => {
+                let (p, o) = (a(0), a(1));
+                let size = match ty.elem {
+                    Elem::Ptr(dt) => dt.size_bytes() as u64,
+                    Elem::Scalar(_) => 1,
+                };
+                AxisInfo {
+                    contiguity: gcd(p.contiguity, o.constancy).max(gcd(o.contiguity, p.constancy)),
+                    divisibility: gcd(p.divisibility, o.divisibility.saturating_mul(size).min(UNKNOWN_MAX)),
+                    constancy: gcd(p.constancy, o.constancy),
+                }
+            }
+            OpKind::Load { .. } => {
+                if ty.is_tensor() {
+                    AxisInfo::UNKNOWN
+                } else {
+                    AxisInfo::scalar(1)
+                }
+            }
+            OpKind::Store { .. } | OpKind::Return => continue,
+        };
+        if let Some(&n) = ty.shape.last() {
+            out.contiguity = out.contiguity.min(n as u64);
+            out.constancy = out.constancy.min(n as u64);
+        } else {
+            out.contiguity = 1;
+            out.constancy = UNKNOWN_MAX;
+        }
+        info[r.index()] = out;
+    }
+    // Block arguments other than the parameters (loops, later) stay unknown.
+    debug_assert!(f.values.iter().all(|v| !matches!(v.def, ValueDef::BlockArg(b, _) if b != f.entry())));
+    info
+}

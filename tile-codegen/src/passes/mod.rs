@@ -1,0 +1,43 @@
+//! The passes, one per file, each with one name and one golden test
+//! (`tile-codegen/tests/passes/<name>.tir`).
+//!
+//! | name             | level        | does                                                       |
+//! |------------------|--------------|------------------------------------------------------------|
+//! | `canonicalize`   | tile         | folds constants, simplifies `x + 0`, `x * 1`, splat chains |
+//! | `cse`            | tile and GPU | merges identical pure ops                                  |
+//! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
+//! | `assign-layouts` | tile → GPU   | gives every tensor a blocked layout sized for 16-byte, coalesced accesses |
+//! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
+//!
+//! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
+
+pub mod assign_layouts;
+pub mod axis_info;
+pub mod canonicalize;
+pub mod cse;
+pub mod dce;
+pub mod vectorize;
+
+use tile_core::ir::Function;
+
+/// A named transformation of a kernel.
+pub struct Pass {
+    /// The pass's name, as in golden tests and dumps.
+    pub name: &'static str,
+    /// Runs it in place.
+    pub run: fn(&mut Function),
+}
+
+/// Every pass, by name.
+pub const ALL: &[Pass] = &[
+    Pass { name: "canonicalize", run: canonicalize::run },
+    Pass { name: "cse", run: cse::run },
+    Pass { name: "dce", run: dce::run },
+    Pass { name: "assign-layouts", run: assign_layouts::run },
+    Pass { name: "vectorize", run: vectorize::run },
+];
+
+/// The pass called `name`.
+pub fn by_name(name: &str) -> Option<&'static Pass> {
+    ALL.iter().find(|p| p.name == name)
+}

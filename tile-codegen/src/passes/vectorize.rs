@@ -1,0 +1,60 @@
+//! `vectorize`: sets each load's and store's `vec`, the elements one thread moves with one
+//! instruction, to the widest access axis analysis proves safe: at most 16 bytes, no more than the
+//! pointers' contiguity, the addresses aligned to the access size, the mask constant over the
+//! access, and within the elements a thread holds contiguously in the layout.
+
+use tile_core::ir::{Function, Layout, OpKind};
+
+use super::axis_info::{analyze, AxisInfo};
+
+/// The widest safe access, in elements, for the load or store `op` (ignoring the layout).
+pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) -> u32 {
+    let d = f.op(op);
+    let (ptr, mask) = match d.kind {
+        OpKind::Load { .. } => (d.operands[0], d.operands.get(1).copied()),
+        OpKind::Store { .. } => (d.operands[0], d.operands.get(2).copied()),
+        _ => return 1,
+    };
+    let pty = f.ty(ptr);
+    if !pty.is_tensor() {
+        return 1;
+    }
+    let Some(elem) = pty.elem.pointee() else { return 1 };
+    let size = elem.size_bytes() as u64;
+    let p = info[ptr.index()];
+    let mut w = (16 / size).min(p.contiguity).min((p.divisibility / size).max(1));
+    if let Some(m) = mask {
+        w = w.min(info[m.index()].constancy);
+    }
+    // Booleans are moved one byte at a time.
+    if size < 4 {
+        w = 1;
+    }
+    // Keep a power of two.
+    let w = w.max(1);
+    (1u64 << (63 - w.leading_zeros())) as u32
+}
+
+/// Runs the pass on a GPU-level kernel.
+pub fn run(f: &mut Function) {
+    let info = analyze(f);
+    for op in f.walk() {
+        let w = access_width(f, &info, op);
+        let d = f.op(op);
+        let spt = match d.kind {
+            OpKind::Load { .. } | OpKind::Store { .. } => match &f.ty(d.operands[0]).layout {
+                Some(Layout::Blocked(b)) => {
+                    let inner = b.order.first().copied().unwrap_or(0) as usize;
+                    b.size_per_thread.get(inner).copied().unwrap_or(1)
+                }
+                None => 1,
+            },
+            _ => continue,
+        };
+        let vec = w.min(spt);
+        match &mut f.ops[op.index()].kind {
+            OpKind::Load { vec: v } | OpKind::Store { vec: v } => *v = vec,
+            _ => {}
+        }
+    }
+}

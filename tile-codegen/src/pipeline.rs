@@ -1,0 +1,141 @@
+//! The compilation pipeline for one kernel, as a readable list of stages, and the stage dumps.
+//!
+//! ```text
+//! syn::ItemFn ──frontend──▶ tile IR ──canonicalize, cse, dce──▶ tile IR (embedded for the interpreter)
+//!   for each specialization (what it assumes about 16-divisibility of pointers and integers):
+//!     ──set param facts, assign-layouts, vectorize, cse, dce──▶ GPU IR
+//!     for each target (sm_90a, sm_80): ──llvm──▶ LLVM IR ──O3, NVPTX──▶ PTX
+//! ```
+//!
+//! Dumps: [`DumpConfig::from_env`] reads `TILE_DUMP` (a comma-separated subset of `ir`, `gpu-ir`,
+//! `llvm`, `ptx`, or `all`) and `TILE_DUMP_DIR` (default `target/tile-dump`). Files are named
+//! `<kernel>.ir`, `<kernel>.<variant>.gpu-ir`, `<kernel>.<variant>.<arch>.ll` and
+//! `<kernel>.<variant>.<arch>.ptx`, where `<variant>` is `v0`, `v1`, … in the order the wrapper
+//! tries them.
+
+use std::path::PathBuf;
+
+use tile_core::ir::{print, verify, Elem, Function};
+
+use crate::frontend::{self, Kernel, KernelOptions};
+use crate::llvm::{self, Artifacts, GpuTarget};
+use crate::passes;
+
+/// Passes run at the tile level, in order.
+pub const TILE_PASSES: &[&str] = &["canonicalize", "cse", "dce"];
+/// Passes from the tile level to the GPU level, in order.
+pub const GPU_PASSES: &[&str] = &["assign-layouts", "vectorize", "cse", "dce"];
+
+/// One compiled specialization.
+#[derive(Debug)]
+pub struct CompiledVariant {
+    /// Per IR parameter: whether this variant assumes it is 16-divisible (16-byte aligned).
+    pub div16: Vec<bool>,
+    /// Warps per program.
+    pub num_warps: u32,
+    /// The GPU-level IR text.
+    pub gpu_ir: String,
+    /// LLVM IR and PTX per target, newest target first.
+    pub targets: Vec<(GpuTarget, Artifacts)>,
+}
+
+/// A kernel through the whole pipeline.
+#[derive(Debug)]
+pub struct CompiledKernel {
+    /// The front end's result (parameters, written flags, unoptimized IR).
+    pub kernel: Kernel,
+    /// The optimized tile-level IR text (what the interpreter runs).
+    pub tile_ir: String,
+    /// Specializations, most specialized first.
+    pub variants: Vec<CompiledVariant>,
+}
+
+/// Which stages to write, and where.
+#[derive(Clone, Debug, Default)]
+pub struct DumpConfig {
+    /// Stage names to write.
+    pub stages: Vec<String>,
+    /// Directory.
+    pub dir: PathBuf,
+}
+
+impl DumpConfig {
+    /// Reads `TILE_DUMP` and `TILE_DUMP_DIR`.
+    pub fn from_env() -> DumpConfig {
+        let stages: Vec<String> = std::env::var("TILE_DUMP")
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let dir = std::env::var("TILE_DUMP_DIR").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("target/tile-dump"));
+        DumpConfig { stages, dir }
+    }
+
+    fn wants(&self, stage: &str) -> bool {
+        self.stages.iter().any(|s| s == stage || s == "all")
+    }
+
+    fn write(&self, stage: &str, file: String, text: &str) -> Result<(), String> {
+        if !self.wants(stage) {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        let path = self.dir.join(file);
+        std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+    }
+}
+
+/// Runs passes by name.
+pub fn run_passes(f: &mut Function, names: &[&str]) {
+    for name in names {
+        if let Some(p) = passes::by_name(name) {
+            (p.run)(f);
+        }
+    }
+}
+
+/// Runs the whole pipeline on a kernel function.
+pub fn compile(item: &syn::ItemFn, opts: &KernelOptions, dump: &DumpConfig) -> syn::Result<CompiledKernel> {
+    let internal = |msg: String| syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"));
+    let kernel = frontend::lower_kernel(item, opts)?;
+    let mut tile = kernel.ir.clone();
+    run_passes(&mut tile, TILE_PASSES);
+    // Print and parse again so ids are dense and in program order.
+    let tile_ir = print(&tile);
+    let tile = tile_core::ir::parse(&tile_ir).map_err(|e| internal(e.to_string()))?;
+    verify(&tile).map_err(|e| internal(e.to_string()))?;
+    dump.write("ir", format!("{}.ir", kernel.name), &tile_ir).map_err(internal)?;
+
+    // Specializations: every pointer and integer parameter 16-divisible, then nothing assumed.
+    let candidates: Vec<bool> = tile
+        .params()
+        .iter()
+        .map(|&p| matches!(tile.ty(p).elem, Elem::Ptr(_) | Elem::Scalar(tile_core::ir::DType::I32 | tile_core::ir::DType::I64)))
+        .collect();
+    let mut specs = vec![candidates.clone()];
+    if candidates.iter().any(|&c| c) {
+        specs.push(vec![false; candidates.len()]);
+    }
+    let mut variants = Vec::new();
+    for (vi, div16) in specs.into_iter().enumerate() {
+        let mut g = tile.clone();
+        for (i, &d) in div16.iter().enumerate() {
+            g.param_attrs[i].divisibility = if d { 16 } else { 1 };
+        }
+        run_passes(&mut g, GPU_PASSES);
+        let gpu_ir = print(&g);
+        let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
+        verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
+        dump.write("gpu-ir", format!("{}.v{vi}.gpu-ir", kernel.name), &gpu_ir).map_err(internal)?;
+        let mut targets = Vec::new();
+        for t in GpuTarget::ALL {
+            let a = llvm::compile(&g, t).map_err(|e| internal(e.to_string()))?;
+            dump.write("llvm", format!("{}.v{vi}.{}.ll", kernel.name, t.arch()), &a.llvm_ir).map_err(internal)?;
+            dump.write("ptx", format!("{}.v{vi}.{}.ptx", kernel.name, t.arch()), &a.ptx).map_err(internal)?;
+            targets.push((t, a));
+        }
+        variants.push(CompiledVariant { div16, num_warps: g.num_warps, gpu_ir, targets });
+    }
+    Ok(CompiledKernel { kernel, tile_ir, variants })
+}

@@ -1,0 +1,496 @@
+//! The interpreter: executes a tile-level kernel on the CPU, one program after another, with the
+//! semantics the GPU lowering implements (wrapping integer arithmetic, `x / 0 == 0` for integers,
+//! IEEE f32 arithmetic, masked-off lanes never touching memory and taking `other`).
+//!
+//! It is the back end when no GPU is present and the reference the tests compare against. Unlike
+//! the GPU, it checks every unmasked access against the buffer's bounds and reports an error
+//! instead of reading or writing outside it.
+
+use std::fmt;
+
+use crate::ir::{BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId};
+
+/// A host buffer the kernel reads.
+#[derive(Debug)]
+pub enum HostRef<'a> {
+    /// `f32` elements.
+    F32(&'a [f32]),
+    /// `i32` elements.
+    I32(&'a [i32]),
+    /// `i64` elements.
+    I64(&'a [i64]),
+}
+
+/// A host buffer the kernel may write.
+#[derive(Debug)]
+pub enum HostMut<'a> {
+    /// `f32` elements.
+    F32(&'a mut [f32]),
+    /// `i32` elements.
+    I32(&'a mut [i32]),
+    /// `i64` elements.
+    I64(&'a mut [i64]),
+}
+
+/// One argument of an interpreted launch.
+#[derive(Debug)]
+pub enum InterpArg<'a> {
+    /// A buffer the kernel only reads.
+    Ref(HostRef<'a>),
+    /// A buffer the kernel may write.
+    Mut(HostMut<'a>),
+    /// An `i32` by value.
+    I32(i32),
+    /// An `i64` by value.
+    I64(i64),
+    /// An `f32` by value.
+    F32(f32),
+}
+
+impl InterpArg<'_> {
+    fn describe(&self) -> String {
+        match self {
+            InterpArg::Ref(r) => format!("read-only {} buffer", r.dtype()),
+            InterpArg::Mut(m) => format!("writable {} buffer", m.dtype()),
+            InterpArg::I32(_) => "i32".into(),
+            InterpArg::I64(_) => "i64".into(),
+            InterpArg::F32(_) => "f32".into(),
+        }
+    }
+}
+
+impl HostRef<'_> {
+    fn dtype(&self) -> DType {
+        match self {
+            HostRef::F32(_) => DType::F32,
+            HostRef::I32(_) => DType::I32,
+            HostRef::I64(_) => DType::I64,
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            HostRef::F32(s) => s.len(),
+            HostRef::I32(s) => s.len(),
+            HostRef::I64(s) => s.len(),
+        }
+    }
+    fn get(&self, i: usize) -> Scalar {
+        match self {
+            HostRef::F32(s) => Scalar::F32(s[i]),
+            HostRef::I32(s) => Scalar::I32(s[i]),
+            HostRef::I64(s) => Scalar::I64(s[i]),
+        }
+    }
+}
+
+impl HostMut<'_> {
+    fn dtype(&self) -> DType {
+        match self {
+            HostMut::F32(_) => DType::F32,
+            HostMut::I32(_) => DType::I32,
+            HostMut::I64(_) => DType::I64,
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            HostMut::F32(s) => s.len(),
+            HostMut::I32(s) => s.len(),
+            HostMut::I64(s) => s.len(),
+        }
+    }
+    fn get(&self, i: usize) -> Scalar {
+        match self {
+            HostMut::F32(s) => Scalar::F32(s[i]),
+            HostMut::I32(s) => Scalar::I32(s[i]),
+            HostMut::I64(s) => Scalar::I64(s[i]),
+        }
+    }
+    fn set(&mut self, i: usize, v: Scalar) -> bool {
+        match (self, v) {
+            (HostMut::F32(s), Scalar::F32(x)) => s[i] = x,
+            (HostMut::I32(s), Scalar::I32(x)) => s[i] = x,
+            (HostMut::I64(s), Scalar::I64(x)) => s[i] = x,
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Why an interpreted launch failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InterpError {
+    /// The arguments do not match the kernel's parameters.
+    BadArgs(String),
+    /// An unmasked access fell outside its buffer.
+    OutOfBounds {
+        /// Kernel name.
+        kernel: String,
+        /// Parameter the pointer was derived from.
+        param: String,
+        /// Element index accessed.
+        index: i64,
+        /// Buffer length in elements.
+        len: usize,
+        /// The program that did it.
+        program: [u32; 3],
+    },
+    /// A store through a buffer passed read-only.
+    ReadOnly {
+        /// Parameter name.
+        param: String,
+    },
+    /// The kernel is not tile-level IR this interpreter can run.
+    Unsupported(String),
+}
+
+impl fmt::Display for InterpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InterpError::BadArgs(m) => write!(f, "bad arguments: {m}"),
+            InterpError::OutOfBounds { kernel, param, index, len, program } => write!(
+                f,
+                "kernel `{kernel}`, program {program:?}: unmasked access to `{param}`[{index}] outside its {len} elements"
+            ),
+            InterpError::ReadOnly { param } => write!(f, "store through read-only buffer `{param}`"),
+            InterpError::Unsupported(m) => write!(f, "cannot interpret: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for InterpError {}
+
+/// One element of a value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scalar {
+    I1(bool),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+    /// A pointer: which argument's buffer, and the element offset into it.
+    Ptr { buf: u32, off: i64 },
+}
+
+/// A value: one element for a scalar, all elements (row-major) for a tensor.
+type Val = Vec<Scalar>;
+
+/// Runs `f` (verified, tile level) over `grid` programs with `args`, one per parameter.
+pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(), InterpError> {
+    let params = f.params();
+    if args.len() != params.len() {
+        return Err(InterpError::BadArgs(format!(
+            "kernel `{}` takes {} arguments, got {}",
+            f.name,
+            params.len(),
+            args.len()
+        )));
+    }
+    for (i, (&p, a)) in params.iter().zip(args.iter()).enumerate() {
+        let ty = f.ty(p);
+        let ok = match (ty.elem, &*a) {
+            (Elem::Ptr(d), InterpArg::Ref(r)) => r.dtype() == d,
+            (Elem::Ptr(d), InterpArg::Mut(m)) => m.dtype() == d,
+            (Elem::Scalar(DType::I32), InterpArg::I32(_)) => true,
+            (Elem::Scalar(DType::I64), InterpArg::I64(_)) => true,
+            (Elem::Scalar(DType::F32), InterpArg::F32(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            return Err(InterpError::BadArgs(format!(
+                "parameter `{}` is `{ty}`, got a {}",
+                f.param_names[i],
+                a.describe()
+            )));
+        }
+    }
+    if f.values.iter().any(|v| v.ty.layout.is_some()) {
+        return Err(InterpError::Unsupported("GPU-level IR (with layouts)".into()));
+    }
+    let order = f.walk();
+    let mut env: Vec<Option<Val>> = vec![None; f.values.len()];
+    for z in 0..grid[2] {
+        for y in 0..grid[1] {
+            for x in 0..grid[0] {
+                let mut prog = Program { f, grid, pid: [x, y, z], args, env: &mut env };
+                prog.bind_params();
+                for &op in &order {
+                    prog.exec(op)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Program<'p, 'a, 'b> {
+    f: &'p Function,
+    grid: [u32; 3],
+    pid: [u32; 3],
+    args: &'p mut [InterpArg<'a>],
+    env: &'b mut Vec<Option<Val>>,
+}
+
+impl Program<'_, '_, '_> {
+    fn bind_params(&mut self) {
+        for (i, &p) in self.f.params().iter().enumerate() {
+            let s = match &self.args[i] {
+                InterpArg::Ref(_) | InterpArg::Mut(_) => Scalar::Ptr { buf: i as u32, off: 0 },
+                InterpArg::I32(v) => Scalar::I32(*v),
+                InterpArg::I64(v) => Scalar::I64(*v),
+                InterpArg::F32(v) => Scalar::F32(*v),
+            };
+            self.env[p.index()] = Some(vec![s]);
+        }
+    }
+
+    fn get(&self, v: ValueId) -> Result<&Val, InterpError> {
+        self.env[v.index()]
+            .as_ref()
+            .ok_or_else(|| InterpError::Unsupported(format!("value {v} used before definition")))
+    }
+
+    fn exec(&mut self, op: crate::ir::OpId) -> Result<(), InterpError> {
+        let f = self.f;
+        let data = f.op(op);
+        let result_ty: Option<&Type> = data.results.first().map(|&r| f.ty(r));
+        let out: Option<Val> = match &data.kind {
+            OpKind::Constant(c) => {
+                let d = result_ty.and_then(Type::dtype).unwrap_or(DType::I32);
+                Some(vec![const_scalar(*c, d)])
+            }
+            OpKind::ProgramId { axis } => Some(vec![Scalar::I32(self.pid[*axis as usize % 3] as i32)]),
+            OpKind::NumPrograms { axis } => Some(vec![Scalar::I32(self.grid[*axis as usize % 3] as i32)]),
+            OpKind::Arange { start, end } => Some((*start..*end).map(|i| Scalar::I32(i as i32)).collect()),
+            OpKind::Splat => {
+                let s = self.get(data.operands[0])?[0];
+                let n = result_ty.map_or(1, Type::numel) as usize;
+                Some(vec![s; n])
+            }
+            OpKind::Binary(b) => {
+                let (a, c) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
+                Some(a.iter().zip(c).map(|(&x, &y)| binary(*b, x, y)).collect())
+            }
+            OpKind::Cmp(p) => {
+                let (a, c) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
+                Some(a.iter().zip(c).map(|(&x, &y)| Scalar::I1(compare(*p, x, y))).collect())
+            }
+            OpKind::Unary(u) => Some(self.get(data.operands[0])?.iter().map(|&x| unary(*u, x)).collect()),
+            OpKind::Select => {
+                let c = self.get(data.operands[0])?;
+                let a = self.get(data.operands[1])?;
+                let b = self.get(data.operands[2])?;
+                Some(
+                    c.iter()
+                        .zip(a.iter().zip(b))
+                        .map(|(&c, (&a, &b))| if c == Scalar::I1(true) { a } else { b })
+                        .collect(),
+                )
+            }
+            OpKind::AddPtr => {
+                let p = self.get(data.operands[0])?;
+                let o = self.get(data.operands[1])?;
+                Some(
+                    p.iter()
+                        .zip(o)
+                        .map(|(&p, &o)| match (p, o) {
+                            (Scalar::Ptr { buf, off }, Scalar::I32(d)) => {
+                                Scalar::Ptr { buf, off: off.wrapping_add(d as i64) }
+                            }
+                            (Scalar::Ptr { buf, off }, Scalar::I64(d)) => Scalar::Ptr { buf, off: off.wrapping_add(d) },
+                            (p, _) => p,
+                        })
+                        .collect(),
+                )
+            }
+            OpKind::Load { .. } => Some(self.load(&data.operands)?),
+            OpKind::Store { .. } => {
+                self.store(&data.operands)?;
+                None
+            }
+            OpKind::Return => None,
+        };
+        if let (Some(v), Some(&r)) = (out, data.results.first()) {
+            self.env[r.index()] = Some(v);
+        }
+        Ok(())
+    }
+
+    fn oob(&self, buf: u32, index: i64, len: usize) -> InterpError {
+        InterpError::OutOfBounds {
+            kernel: self.f.name.clone(),
+            param: self.f.param_names[buf as usize].clone(),
+            index,
+            len,
+            program: self.pid,
+        }
+    }
+
+    fn load(&self, operands: &[ValueId]) -> Result<Val, InterpError> {
+        let ptrs = self.get(operands[0])?;
+        let masked = operands.len() == 3;
+        let mask = if masked { Some(self.get(operands[1])?) } else { None };
+        let other = if masked { Some(self.get(operands[2])?) } else { None };
+        let mut out = Vec::with_capacity(ptrs.len());
+        for (i, &p) in ptrs.iter().enumerate() {
+            if let (Some(m), Some(o)) = (mask, other) {
+                if m[i] != Scalar::I1(true) {
+                    out.push(o[i]);
+                    continue;
+                }
+            }
+            let Scalar::Ptr { buf, off } = p else {
+                return Err(InterpError::Unsupported("load from a non-pointer".into()));
+            };
+            let (len, v) = match &self.args[buf as usize] {
+                InterpArg::Ref(r) => (r.len(), (off >= 0 && (off as u64) < r.len() as u64).then(|| r.get(off as usize))),
+                InterpArg::Mut(m) => (m.len(), (off >= 0 && (off as u64) < m.len() as u64).then(|| m.get(off as usize))),
+                _ => return Err(InterpError::Unsupported("pointer into a scalar argument".into())),
+            };
+            out.push(v.ok_or_else(|| self.oob(buf, off, len))?);
+        }
+        Ok(out)
+    }
+
+    fn store(&mut self, operands: &[ValueId]) -> Result<(), InterpError> {
+        let ptrs = self.get(operands[0])?.clone();
+        let vals = self.get(operands[1])?.clone();
+        let mask = if operands.len() == 3 { Some(self.get(operands[2])?.clone()) } else { None };
+        for (i, (&p, &v)) in ptrs.iter().zip(&vals).enumerate() {
+            if mask.as_ref().is_some_and(|m| m[i] != Scalar::I1(true)) {
+                continue;
+            }
+            let Scalar::Ptr { buf, off } = p else {
+                return Err(InterpError::Unsupported("store to a non-pointer".into()));
+            };
+            let err = self.oob(buf, off, 0);
+            match &mut self.args[buf as usize] {
+                InterpArg::Mut(m) => {
+                    let len = m.len();
+                    if off < 0 || off as u64 >= len as u64 {
+                        return Err(match err {
+                            InterpError::OutOfBounds { kernel, param, index, program, .. } => {
+                                InterpError::OutOfBounds { kernel, param, index, len, program }
+                            }
+                            e => e,
+                        });
+                    }
+                    if !m.set(off as usize, v) {
+                        return Err(InterpError::Unsupported("stored value's type differs from the buffer's".into()));
+                    }
+                }
+                InterpArg::Ref(_) => {
+                    return Err(InterpError::ReadOnly { param: self.f.param_names[buf as usize].clone() })
+                }
+                _ => return Err(InterpError::Unsupported("pointer into a scalar argument".into())),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn const_scalar(c: ConstValue, d: DType) -> Scalar {
+    match (c, d) {
+        (ConstValue::Int(i), DType::I1) => Scalar::I1(i != 0),
+        (ConstValue::Int(i), DType::I32) => Scalar::I32(i as i32),
+        (ConstValue::Int(i), DType::I64) => Scalar::I64(i),
+        (ConstValue::Int(i), DType::F32) => Scalar::F32(i as f32),
+        (ConstValue::Float(x), DType::F32) => Scalar::F32(x as f32),
+        (ConstValue::Float(x), DType::I32) => Scalar::I32(x as i32),
+        (ConstValue::Float(x), DType::I64) => Scalar::I64(x as i64),
+        (ConstValue::Float(x), DType::I1) => Scalar::I1(x != 0.0),
+    }
+}
+
+macro_rules! int_div {
+    ($a:expr, $b:expr, $op:ident) => {
+        if $b == 0 {
+            0
+        } else {
+            $a.$op($b)
+        }
+    };
+}
+
+fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
+    use Scalar::*;
+    match (a, b) {
+        (I32(x), I32(y)) => I32(match op {
+            BinOp::Add => x.wrapping_add(y),
+            BinOp::Sub => x.wrapping_sub(y),
+            BinOp::Mul => x.wrapping_mul(y),
+            BinOp::Div => int_div!(x, y, wrapping_div),
+            BinOp::Rem => int_div!(x, y, wrapping_rem),
+            BinOp::Min => x.min(y),
+            BinOp::Max => x.max(y),
+            BinOp::And => x & y,
+            BinOp::Or => x | y,
+            BinOp::Xor => x ^ y,
+        }),
+        (I64(x), I64(y)) => I64(match op {
+            BinOp::Add => x.wrapping_add(y),
+            BinOp::Sub => x.wrapping_sub(y),
+            BinOp::Mul => x.wrapping_mul(y),
+            BinOp::Div => int_div!(x, y, wrapping_div),
+            BinOp::Rem => int_div!(x, y, wrapping_rem),
+            BinOp::Min => x.min(y),
+            BinOp::Max => x.max(y),
+            BinOp::And => x & y,
+            BinOp::Or => x | y,
+            BinOp::Xor => x ^ y,
+        }),
+        (F32(x), F32(y)) => F32(match op {
+            BinOp::Add => x + y,
+            BinOp::Sub => x - y,
+            BinOp::Mul => x * y,
+            BinOp::Div => x / y,
+            BinOp::Rem => x % y,
+            BinOp::Min => x.min(y),
+            BinOp::Max => x.max(y),
+            // The verifier rejects bitwise ops on floats.
+            BinOp::And | BinOp::Or | BinOp::Xor => f32::NAN,
+        }),
+        (I1(x), I1(y)) => I1(match op {
+            BinOp::And | BinOp::Min | BinOp::Mul => x & y,
+            BinOp::Or | BinOp::Max => x | y,
+            BinOp::Xor | BinOp::Add | BinOp::Sub => x ^ y,
+            BinOp::Div | BinOp::Rem => false,
+        }),
+        // Mixed operands never pass the verifier.
+        (a, _) => a,
+    }
+}
+
+fn compare(p: CmpPred, a: Scalar, b: Scalar) -> bool {
+    use std::cmp::Ordering;
+    let ord: Option<Ordering> = match (a, b) {
+        (Scalar::I1(x), Scalar::I1(y)) => Some(x.cmp(&y)),
+        (Scalar::I32(x), Scalar::I32(y)) => Some(x.cmp(&y)),
+        (Scalar::I64(x), Scalar::I64(y)) => Some(x.cmp(&y)),
+        (Scalar::F32(x), Scalar::F32(y)) => x.partial_cmp(&y),
+        _ => None,
+    };
+    match (p, ord) {
+        // Unordered (NaN): every comparison false except `!=`, as IEEE and PTX's `setp.neu`.
+        (CmpPred::Ne, None) => true,
+        (_, None) => false,
+        (CmpPred::Lt, Some(o)) => o == Ordering::Less,
+        (CmpPred::Le, Some(o)) => o != Ordering::Greater,
+        (CmpPred::Gt, Some(o)) => o == Ordering::Greater,
+        (CmpPred::Ge, Some(o)) => o != Ordering::Less,
+        (CmpPred::Eq, Some(o)) => o == Ordering::Equal,
+        (CmpPred::Ne, Some(o)) => o != Ordering::Equal,
+    }
+}
+
+fn unary(op: UnOp, a: Scalar) -> Scalar {
+    use Scalar::*;
+    match (op, a) {
+        (UnOp::Neg, I32(x)) => I32(x.wrapping_neg()),
+        (UnOp::Neg, I64(x)) => I64(x.wrapping_neg()),
+        (UnOp::Neg, F32(x)) => F32(-x),
+        (UnOp::Not, I1(x)) => I1(!x),
+        (UnOp::Not, I32(x)) => I32(!x),
+        (UnOp::Not, I64(x)) => I64(!x),
+        // Rejected by the verifier.
+        (UnOp::Neg, a @ (I1(_) | Ptr { .. })) | (UnOp::Not, a @ (F32(_) | Ptr { .. })) => a,
+    }
+}

@@ -1,0 +1,272 @@
+//! A kernel's IR: arenas of values, operations, blocks and regions addressed by typed `u32` ids.
+//!
+//! Data is kept apart from order: `ops` holds what each operation is, a block's `ops` list says in
+//! which order they run. A kernel's parameters are the arguments of the entry block of its body
+//! region; regions nest through ops (a `for` will own a body region with its own block arguments).
+
+use super::ops::OpKind;
+use super::types::Type;
+
+macro_rules! entity {
+    ($(#[$m:meta])* $name:ident, $prefix:literal) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The index into the arena.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, concat!($prefix, "{}"), self.0)
+            }
+        }
+    };
+}
+
+entity!(
+    /// An SSA value.
+    ValueId,
+    "v"
+);
+entity!(
+    /// An operation.
+    OpId,
+    "op"
+);
+entity!(
+    /// A basic block.
+    BlockId,
+    "bb"
+);
+entity!(
+    /// A region (a list of blocks owned by an op or by the kernel).
+    RegionId,
+    "region"
+);
+
+/// Where a value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueDef {
+    /// The `index`th argument of a block (the kernel's parameters are the entry block's).
+    BlockArg(BlockId, u32),
+    /// The `index`th result of an op.
+    OpResult(OpId, u32),
+}
+
+/// One SSA value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueData {
+    /// Its type.
+    pub ty: Type,
+    /// Its definition.
+    pub def: ValueDef,
+}
+
+/// One operation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpData {
+    /// What it does, with its attributes.
+    pub kind: OpKind,
+    /// Values it reads.
+    pub operands: Vec<ValueId>,
+    /// Values it defines.
+    pub results: Vec<ValueId>,
+    /// Regions it owns (none yet for the ops of this level; loops will own one).
+    pub regions: Vec<RegionId>,
+    /// The block it sits in.
+    pub block: BlockId,
+}
+
+/// A basic block: arguments, then operations in order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct BlockData {
+    /// Block arguments.
+    pub args: Vec<ValueId>,
+    /// Operations, in execution order.
+    pub ops: Vec<OpId>,
+}
+
+/// A region: an ordered list of blocks.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct RegionData {
+    /// Blocks; the first is the entry.
+    pub blocks: Vec<BlockId>,
+}
+
+/// A kernel parameter's static facts, known because the kernel was specialized for them.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ParamAttrs {
+    /// For an integer: the value is a multiple of this. For a pointer: the address is a multiple of
+    /// this many bytes. 1 when nothing is known.
+    pub divisibility: u32,
+}
+
+/// A kernel: a name, named parameters, a body region, and launch facts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// Kernel name (also the PTX entry's name).
+    pub name: String,
+    /// Parameter names, in order; the values are the entry block's arguments.
+    pub param_names: Vec<String>,
+    /// Facts about each parameter.
+    pub param_attrs: Vec<ParamAttrs>,
+    /// Warps per program.
+    pub num_warps: u32,
+    /// Every value.
+    pub values: Vec<ValueData>,
+    /// Every op.
+    pub ops: Vec<OpData>,
+    /// Every block.
+    pub blocks: Vec<BlockData>,
+    /// Every region.
+    pub regions: Vec<RegionData>,
+    /// The kernel's body.
+    pub body: RegionId,
+}
+
+impl Function {
+    /// A kernel with an empty entry block holding one argument per parameter.
+    pub fn new(name: impl Into<String>, params: Vec<(String, Type)>, num_warps: u32) -> Function {
+        let mut f = Function {
+            name: name.into(),
+            param_names: Vec::new(),
+            param_attrs: Vec::new(),
+            num_warps,
+            values: Vec::new(),
+            ops: Vec::new(),
+            blocks: Vec::new(),
+            regions: Vec::new(),
+            body: RegionId(0),
+        };
+        let body = f.new_region();
+        let entry = f.new_block(body);
+        f.body = body;
+        for (name, ty) in params {
+            f.param_names.push(name);
+            f.param_attrs.push(ParamAttrs { divisibility: 1 });
+            f.add_block_arg(entry, ty);
+        }
+        f
+    }
+
+    /// Creates an empty region.
+    pub fn new_region(&mut self) -> RegionId {
+        self.regions.push(RegionData::default());
+        RegionId(self.regions.len() as u32 - 1)
+    }
+
+    /// Appends an empty block to `region`.
+    pub fn new_block(&mut self, region: RegionId) -> BlockId {
+        self.blocks.push(BlockData::default());
+        let b = BlockId(self.blocks.len() as u32 - 1);
+        self.regions[region.index()].blocks.push(b);
+        b
+    }
+
+    /// Adds an argument of type `ty` to `block`.
+    pub fn add_block_arg(&mut self, block: BlockId, ty: Type) -> ValueId {
+        let idx = self.blocks[block.index()].args.len() as u32;
+        let v = self.new_value(ty, ValueDef::BlockArg(block, idx));
+        self.blocks[block.index()].args.push(v);
+        v
+    }
+
+    fn new_value(&mut self, ty: Type, def: ValueDef) -> ValueId {
+        self.values.push(ValueData { ty, def });
+        ValueId(self.values.len() as u32 - 1)
+    }
+
+    /// The kernel's entry block.
+    pub fn entry(&self) -> BlockId {
+        self.regions[self.body.index()].blocks[0]
+    }
+
+    /// The kernel's parameters as values.
+    pub fn params(&self) -> &[ValueId] {
+        &self.blocks[self.entry().index()].args
+    }
+
+    /// Appends an op to the end of `block`, creating one result per type in `result_types`.
+    pub fn push_op(
+        &mut self,
+        block: BlockId,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        result_types: Vec<Type>,
+    ) -> OpId {
+        let op = OpId(self.ops.len() as u32);
+        let results = result_types
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| self.new_value(ty, ValueDef::OpResult(op, i as u32)))
+            .collect();
+        self.ops.push(OpData { kind, operands, results, regions: Vec::new(), block });
+        self.blocks[block.index()].ops.push(op);
+        op
+    }
+
+    /// Appends a one-result op and returns the result.
+    pub fn push1(&mut self, block: BlockId, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
+        let op = self.push_op(block, kind, operands, vec![ty]);
+        self.ops[op.index()].results[0]
+    }
+
+    /// The type of a value.
+    pub fn ty(&self, v: ValueId) -> &Type {
+        &self.values[v.index()].ty
+    }
+
+    /// The op that defines `v`, if `v` is an op result.
+    pub fn def_op(&self, v: ValueId) -> Option<OpId> {
+        match self.values[v.index()].def {
+            ValueDef::OpResult(op, _) => Some(op),
+            ValueDef::BlockArg(..) => None,
+        }
+    }
+
+    /// The op's data.
+    pub fn op(&self, op: OpId) -> &OpData {
+        &self.ops[op.index()]
+    }
+
+    /// Every op reachable from the body, in program order (nested regions after their parent op).
+    pub fn walk(&self) -> Vec<OpId> {
+        let mut out = Vec::new();
+        self.walk_region(self.body, &mut out);
+        out
+    }
+
+    fn walk_region(&self, r: RegionId, out: &mut Vec<OpId>) {
+        for &b in &self.regions[r.index()].blocks {
+            for &op in &self.blocks[b.index()].ops {
+                out.push(op);
+                for &inner in &self.ops[op.index()].regions {
+                    self.walk_region(inner, out);
+                }
+            }
+        }
+    }
+
+    /// Replaces every use of `from` with `to`.
+    pub fn replace_all_uses(&mut self, from: ValueId, to: ValueId) {
+        for op in &mut self.ops {
+            for o in &mut op.operands {
+                if *o == from {
+                    *o = to;
+                }
+            }
+        }
+    }
+
+    /// Removes `op` from its block's order. Its data stays in the arena, unreachable, so it is
+    /// neither printed nor executed; printing and parsing again renumbers what is left.
+    pub fn detach(&mut self, op: OpId) {
+        let b = self.ops[op.index()].block;
+        self.blocks[b.index()].ops.retain(|&o| o != op);
+    }
+}

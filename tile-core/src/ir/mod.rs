@@ -1,0 +1,22 @@
+//! The tile IR: types, the closed op set, kernels as arenas, the text form and the verifier.
+//!
+//! Two levels share these data structures: the *tile level* that the front end produces (tensor
+//! types without layouts) and the *GPU level* after layout assignment (every tensor type carries a
+//! [`Layout`]). The interpreter runs the tile level; the LLVM lowering takes the GPU level.
+
+mod function;
+mod ops;
+mod parse;
+mod print;
+mod types;
+mod verify;
+
+pub use function::{
+    BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData, ValueDef,
+    ValueId,
+};
+pub use ops::{BinOp, CmpPred, ConstValue, OpKind, UnOp};
+pub use parse::{parse, ParseError};
+pub use print::print;
+pub use types::{BlockedLayout, DType, Elem, Layout, Type};
+pub use verify::{verify, VerifyError, VerifyErrors};

@@ -1,0 +1,262 @@
+//! The closed set of tile-IR operations and their attributes.
+//!
+//! Every consumer (printer, parser, verifier, interpreter, LLVM lowering) matches on [`OpKind`]
+//! exhaustively, so adding an op is a checklist the compiler walks you through.
+
+use std::fmt;
+
+/// A compile-time constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ConstValue {
+    /// An integer (also booleans: 0 or 1).
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+/// Element-wise binary arithmetic; both operands and the result share one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `a + b` (wrapping for integers).
+    Add,
+    /// `a - b` (wrapping for integers).
+    Sub,
+    /// `a * b` (wrapping for integers).
+    Mul,
+    /// `a / b`; integers truncate toward zero.
+    Div,
+    /// Remainder with the sign of `a`.
+    Rem,
+    /// The smaller of the two; for floats IEEE `minNum`: a NaN operand yields the other operand.
+    Min,
+    /// The larger of the two; for floats IEEE `maxNum`.
+    Max,
+    /// Bitwise and (integers and booleans).
+    And,
+    /// Bitwise or (integers and booleans).
+    Or,
+    /// Bitwise exclusive or (integers and booleans).
+    Xor,
+}
+
+impl BinOp {
+    /// Every binary op.
+    pub const ALL: [BinOp; 10] = [
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+        BinOp::Min,
+        BinOp::Max,
+        BinOp::And,
+        BinOp::Or,
+        BinOp::Xor,
+    ];
+
+    /// The op's name in IR text.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div => "div",
+            BinOp::Rem => "rem",
+            BinOp::Min => "min",
+            BinOp::Max => "max",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+        }
+    }
+
+    /// True for the ops only defined on integers and booleans.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or | BinOp::Xor)
+    }
+}
+
+/// Comparison predicates; the result is `i1` of the operands' shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpPred {
+    /// `a < b`
+    Lt,
+    /// `a <= b`
+    Le,
+    /// `a > b`
+    Gt,
+    /// `a >= b`
+    Ge,
+    /// `a == b`
+    Eq,
+    /// `a != b`
+    Ne,
+}
+
+impl CmpPred {
+    /// Every predicate.
+    pub const ALL: [CmpPred; 6] =
+        [CmpPred::Lt, CmpPred::Le, CmpPred::Gt, CmpPred::Ge, CmpPred::Eq, CmpPred::Ne];
+
+    /// The predicate's name in IR text.
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpPred::Lt => "lt",
+            CmpPred::Le => "le",
+            CmpPred::Gt => "gt",
+            CmpPred::Ge => "ge",
+            CmpPred::Eq => "eq",
+            CmpPred::Ne => "ne",
+        }
+    }
+}
+
+/// Element-wise unary ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-a` (wrapping for integers).
+    Neg,
+    /// Logical not of a boolean, bitwise not of an integer.
+    Not,
+}
+
+impl UnOp {
+    /// Every unary op.
+    pub const ALL: [UnOp; 2] = [UnOp::Neg, UnOp::Not];
+
+    /// The op's name in IR text.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnOp::Neg => "neg",
+            UnOp::Not => "not",
+        }
+    }
+}
+
+/// One operation. Operands and results live in the op's [`super::OpData`]; what is here are the
+/// attributes that are part of the op's meaning.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    /// A scalar constant; the result type says which.
+    Constant(ConstValue),
+    /// The program's index along a grid axis (0, 1 or 2): `i32`.
+    ProgramId {
+        /// Grid axis.
+        axis: u32,
+    },
+    /// The number of programs along a grid axis: `i32`.
+    NumPrograms {
+        /// Grid axis.
+        axis: u32,
+    },
+    /// `tensor<(end - start) x i32>` holding `start, start + 1, …, end - 1`.
+    Arange {
+        /// First value.
+        start: i64,
+        /// One past the last value.
+        end: i64,
+    },
+    /// A scalar broadcast to every element of a tensor.
+    Splat,
+    /// Element-wise arithmetic.
+    Binary(BinOp),
+    /// Element-wise comparison.
+    Cmp(CmpPred),
+    /// Element-wise unary op.
+    Unary(UnOp),
+    /// `select %cond, %a, %b`: `a` where `cond`, else `b`.
+    Select,
+    /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
+    AddPtr,
+    /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no memory is
+    /// touched and the element is `other`.
+    Load {
+        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
+        vec: u32,
+    },
+    /// `store %ptr, %value[, %mask]`: write elements where `mask` is true.
+    Store {
+        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
+        vec: u32,
+    },
+    /// Ends the kernel.
+    Return,
+}
+
+impl OpKind {
+    /// The op's name in IR text.
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Constant(_) => "constant",
+            OpKind::ProgramId { .. } => "program_id",
+            OpKind::NumPrograms { .. } => "num_programs",
+            OpKind::Arange { .. } => "arange",
+            OpKind::Splat => "splat",
+            OpKind::Binary(b) => b.name(),
+            OpKind::Cmp(_) => "cmp",
+            OpKind::Unary(u) => u.name(),
+            OpKind::Select => "select",
+            OpKind::AddPtr => "addptr",
+            OpKind::Load { .. } => "load",
+            OpKind::Store { .. } => "store",
+            OpKind::Return => "return",
+        }
+    }
+
+    /// How many results the op has.
+    pub fn num_results(&self) -> usize {
+        match self {
+            OpKind::Store { .. } | OpKind::Return => 0,
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::Splat
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr
+            | OpKind::Load { .. } => 1,
+        }
+    }
+
+    /// True when the op has no effect besides its results (so it may be removed when they are
+    /// unused, or merged with an identical op).
+    pub fn is_pure(&self) -> bool {
+        match self {
+            OpKind::Store { .. } | OpKind::Return => false,
+            // A load reads memory that a store in the same program may change; treat it as impure
+            // for CSE purposes.
+            OpKind::Load { .. } => false,
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::Splat
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr => true,
+        }
+    }
+}
+
+impl fmt::Display for ConstValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConstValue::Int(i) => write!(f, "{i}"),
+            // `{:?}` always keeps a decimal point or exponent, so it reads back as a float.
+            ConstValue::Float(x) => {
+                if x.is_nan() {
+                    f.write_str("nan")
+                } else if x.is_infinite() {
+                    f.write_str(if *x > 0.0 { "inf" } else { "-inf" })
+                } else {
+                    write!(f, "{x:?}")
+                }
+            }
+        }
+    }
+}

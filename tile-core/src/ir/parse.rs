@@ -1,0 +1,494 @@
+//! Reads the textual form written by [`super::print`] back into a [`Function`].
+//!
+//! The parser checks syntax and names (every value defined once, before use, by a known op with the
+//! right number of results); whether the types fit the ops is the verifier's job. Lines starting
+//! with `//` are comments.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::function::{BlockId, Function, ParamAttrs, ValueId};
+use super::ops::{BinOp, CmpPred, ConstValue, OpKind, UnOp};
+use super::types::{BlockedLayout, DType, Elem, Layout, Type};
+
+/// A syntax error with its 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    /// Line of the error.
+    pub line: usize,
+    /// Column of the error.
+    pub col: usize,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.line, self.col, self.msg)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// Parses one kernel.
+pub fn parse(text: &str) -> Result<Function, ParseError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut idx = 0;
+    let next_line = |idx: &mut usize| -> Option<(usize, &str)> {
+        while *idx < lines.len() {
+            let l = lines[*idx];
+            *idx += 1;
+            let t = l.trim();
+            if !t.is_empty() && !t.starts_with("//") {
+                return Some((*idx, l));
+            }
+        }
+        None
+    };
+    let (hline, header) = next_line(&mut idx).ok_or(ParseError {
+        line: 1,
+        col: 1,
+        msg: "expected `kernel @name(...)`, found end of input".into(),
+    })?;
+    let mut f;
+    let mut names: HashMap<String, ValueId> = HashMap::new();
+    {
+        let mut c = Cursor::new(header, hline);
+        c.keyword("kernel")?;
+        c.expect("@")?;
+        let name = c.ident()?;
+        c.expect("(")?;
+        let mut params = Vec::new();
+        let mut attrs = Vec::new();
+        if !c.eat(")") {
+            loop {
+                c.expect("%")?;
+                let pname = c.ident()?;
+                c.expect(":")?;
+                let ty = c.ty()?;
+                let mut a = ParamAttrs { divisibility: 1 };
+                if c.eat("{") {
+                    c.keyword("divisibility")?;
+                    c.expect("=")?;
+                    a.divisibility = c.uint()? as u32;
+                    c.expect("}")?;
+                }
+                params.push((pname, ty));
+                attrs.push(a);
+                if c.eat(")") {
+                    break;
+                }
+                c.expect(",")?;
+            }
+        }
+        c.keyword("attributes")?;
+        c.expect("{")?;
+        c.keyword("num_warps")?;
+        c.expect("=")?;
+        let num_warps = c.uint()? as u32;
+        c.expect("}")?;
+        c.expect("{")?;
+        c.end()?;
+        for (i, (p, _)) in params.iter().enumerate() {
+            if params[..i].iter().any(|(q, _)| q == p) {
+                return Err(c.err(format!("parameter `%{p}` is declared twice")));
+            }
+        }
+        f = Function::new(name, params, num_warps);
+        f.param_attrs = attrs;
+        for (i, &v) in f.params().to_vec().iter().enumerate() {
+            names.insert(format!("%{}", f.param_names[i]), v);
+        }
+    }
+    let block: BlockId = f.entry();
+    loop {
+        let (ln, line) = next_line(&mut idx).ok_or(ParseError {
+            line: lines.len(),
+            col: 1,
+            msg: "expected `}` closing the kernel, found end of input".into(),
+        })?;
+        let mut c = Cursor::new(line, ln);
+        if c.eat("}") {
+            c.end()?;
+            break;
+        }
+        parse_op(&mut c, &mut f, block, &mut names)?;
+    }
+    if let Some((ln, _)) = next_line(&mut idx) {
+        return Err(ParseError { line: ln, col: 1, msg: "unexpected text after the kernel".into() });
+    }
+    Ok(f)
+}
+
+fn parse_op(
+    c: &mut Cursor<'_>,
+    f: &mut Function,
+    block: BlockId,
+    names: &mut HashMap<String, ValueId>,
+) -> Result<(), ParseError> {
+    let mut result_names = Vec::new();
+    if c.peek_is("%") {
+        loop {
+            let col = c.col();
+            c.expect("%")?;
+            let n = format!("%{}", c.ident()?);
+            if names.contains_key(&n) || result_names.iter().any(|(r, _)| r == &n) {
+                return Err(c.err_at(col, format!("value `{n}` is defined twice")));
+            }
+            result_names.push((n, col));
+            if !c.eat(",") {
+                break;
+            }
+        }
+        c.expect("=")?;
+    }
+    let name_col = c.col();
+    let opname = c.ident()?;
+    let mut literal = None;
+    let kind = match opname.as_str() {
+        "constant" => {
+            literal = Some(c.number_literal()?);
+            OpKind::Constant(ConstValue::Int(0))
+        }
+        "program_id" | "num_programs" => {
+            c.expect("{")?;
+            c.keyword("axis")?;
+            c.expect("=")?;
+            let axis = c.uint()? as u32;
+            c.expect("}")?;
+            if opname == "program_id" {
+                OpKind::ProgramId { axis }
+            } else {
+                OpKind::NumPrograms { axis }
+            }
+        }
+        "arange" => {
+            c.expect("{")?;
+            c.keyword("start")?;
+            c.expect("=")?;
+            let start = c.int()?;
+            c.expect(",")?;
+            c.keyword("end")?;
+            c.expect("=")?;
+            let end = c.int()?;
+            c.expect("}")?;
+            OpKind::Arange { start, end }
+        }
+        "splat" => OpKind::Splat,
+        "cmp" => {
+            let col = c.col();
+            let p = c.ident()?;
+            let pred = CmpPred::ALL
+                .into_iter()
+                .find(|q| q.name() == p)
+                .ok_or_else(|| c.err_at(col, format!("unknown comparison `{p}`")))?;
+            OpKind::Cmp(pred)
+        }
+        "select" => OpKind::Select,
+        "addptr" => OpKind::AddPtr,
+        "load" | "store" => {
+            let mut vec = 1;
+            if c.eat("{") {
+                c.keyword("vec")?;
+                c.expect("=")?;
+                vec = c.uint()? as u32;
+                c.expect("}")?;
+            }
+            if opname == "load" {
+                OpKind::Load { vec }
+            } else {
+                OpKind::Store { vec }
+            }
+        }
+        "return" => OpKind::Return,
+        other => {
+            if let Some(b) = BinOp::ALL.into_iter().find(|b| b.name() == other) {
+                OpKind::Binary(b)
+            } else if let Some(u) = UnOp::ALL.into_iter().find(|u| u.name() == other) {
+                OpKind::Unary(u)
+            } else {
+                return Err(c.err_at(name_col, format!("unknown op `{other}`")));
+            }
+        }
+    };
+    let mut operands = Vec::new();
+    if c.peek_is("%") {
+        loop {
+            let col = c.col();
+            c.expect("%")?;
+            let n = format!("%{}", c.ident()?);
+            let v = *names
+                .get(&n)
+                .ok_or_else(|| c.err_at(col, format!("use of undefined value `{n}`")))?;
+            operands.push(v);
+            if !c.eat(",") {
+                break;
+            }
+        }
+    }
+    let mut types = Vec::new();
+    if c.eat(":") {
+        loop {
+            types.push(c.ty()?);
+            if !c.eat(",") {
+                break;
+            }
+        }
+    }
+    c.end()?;
+    if types.len() != result_names.len() {
+        return Err(c.err_at(
+            name_col,
+            format!("{} results named but {} types given", result_names.len(), types.len()),
+        ));
+    }
+    if kind.num_results() != result_names.len() {
+        return Err(c.err_at(
+            name_col,
+            format!("`{opname}` has {} result(s), found {}", kind.num_results(), result_names.len()),
+        ));
+    }
+    let kind = match (kind, literal) {
+        (OpKind::Constant(_), Some((text, col))) => {
+            let is_float = types[0].dtype().is_some_and(DType::is_float);
+            let value = if is_float {
+                ConstValue::Float(match text.as_str() {
+                    "nan" => f64::NAN,
+                    "inf" => f64::INFINITY,
+                    "-inf" => f64::NEG_INFINITY,
+                    t => t.parse::<f64>().map_err(|_| c.err_at(col, format!("bad float `{t}`")))?,
+                })
+            } else {
+                ConstValue::Int(text.parse::<i64>().map_err(|_| {
+                    c.err_at(col, format!("bad integer `{text}` for a non-float constant"))
+                })?)
+            };
+            OpKind::Constant(value)
+        }
+        (k, _) => k,
+    };
+    let op = f.push_op(block, kind, operands, types);
+    for ((n, _), &v) in result_names.iter().zip(&f.op(op).results) {
+        names.insert(n.clone(), v);
+    }
+    Ok(())
+}
+
+/// A cursor over one line.
+struct Cursor<'a> {
+    s: &'a str,
+    pos: usize,
+    line: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(s: &'a str, line: usize) -> Self {
+        Cursor { s, pos: 0, line }
+    }
+
+    fn col(&mut self) -> usize {
+        self.ws();
+        self.pos + 1
+    }
+
+    fn err(&self, msg: String) -> ParseError {
+        ParseError { line: self.line, col: self.pos + 1, msg }
+    }
+
+    fn err_at(&self, col: usize, msg: String) -> ParseError {
+        ParseError { line: self.line, col, msg }
+    }
+
+    fn ws(&mut self) {
+        while self.s[self.pos..].starts_with([' ', '\t', '\r']) {
+            self.pos += 1;
+        }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.s[self.pos..]
+    }
+
+    fn peek_is(&mut self, t: &str) -> bool {
+        self.ws();
+        self.rest().starts_with(t)
+    }
+
+    fn eat(&mut self, t: &str) -> bool {
+        if self.peek_is(t) {
+            self.pos += t.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn found(&mut self) -> String {
+        self.ws();
+        match self.rest().chars().next() {
+            None => "end of line".into(),
+            Some(ch) => format!("`{ch}`"),
+        }
+    }
+
+    fn expect(&mut self, t: &str) -> Result<(), ParseError> {
+        if self.eat(t) {
+            Ok(())
+        } else {
+            let found = self.found();
+            Err(self.err(format!("expected `{t}`, found {found}")))
+        }
+    }
+
+    fn end(&mut self) -> Result<(), ParseError> {
+        self.ws();
+        if self.rest().is_empty() {
+            Ok(())
+        } else {
+            let found = self.found();
+            Err(self.err(format!("expected end of line, found {found}")))
+        }
+    }
+
+    fn ident(&mut self) -> Result<String, ParseError> {
+        self.ws();
+        let len = self
+            .rest()
+            .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '.'))
+            .unwrap_or(self.rest().len());
+        if len == 0 {
+            let found = self.found();
+            return Err(self.err(format!("expected a name, found {found}")));
+        }
+        let id = self.rest()[..len].to_string();
+        self.pos += len;
+        Ok(id)
+    }
+
+    fn keyword(&mut self, k: &str) -> Result<(), ParseError> {
+        let col = self.col();
+        let id = self.ident()?;
+        if id == k {
+            Ok(())
+        } else {
+            Err(self.err_at(col, format!("expected `{k}`, found `{id}`")))
+        }
+    }
+
+    fn digits(&mut self) -> &'a str {
+        let len = self.rest().find(|ch: char| !ch.is_ascii_digit()).unwrap_or(self.rest().len());
+        let d = &self.rest()[..len];
+        self.pos += len;
+        d
+    }
+
+    fn uint(&mut self) -> Result<u64, ParseError> {
+        self.ws();
+        let col = self.pos + 1;
+        let d = self.digits();
+        d.parse::<u64>().map_err(|_| self.err_at(col, "expected an unsigned integer".into()))
+    }
+
+    fn int(&mut self) -> Result<i64, ParseError> {
+        self.ws();
+        let col = self.pos + 1;
+        let neg = self.eat("-");
+        let d = self.digits();
+        let text = if neg { format!("-{d}") } else { d.to_string() };
+        text.parse::<i64>().map_err(|_| self.err_at(col, "expected an integer".into()))
+    }
+
+    /// A number as written (`-12`, `1.5e-3`, `nan`, `-inf`) and its column.
+    fn number_literal(&mut self) -> Result<(String, usize), ParseError> {
+        self.ws();
+        let col = self.pos + 1;
+        let len = self
+            .rest()
+            .find(|ch: char| !(ch.is_ascii_alphanumeric() || matches!(ch, '-' | '+' | '.')))
+            .unwrap_or(self.rest().len());
+        if len == 0 {
+            let found = self.found();
+            return Err(self.err(format!("expected a number, found {found}")));
+        }
+        let t = self.rest()[..len].to_string();
+        self.pos += len;
+        Ok((t, col))
+    }
+
+    fn dtype(&mut self) -> Result<DType, ParseError> {
+        let col = self.col();
+        let id = self.ident()?;
+        DType::from_name(&id).ok_or_else(|| self.err_at(col, format!("unknown element type `{id}`")))
+    }
+
+    fn elem(&mut self) -> Result<Elem, ParseError> {
+        if self.eat("ptr<") {
+            let d = self.dtype()?;
+            self.expect(">")?;
+            Ok(Elem::Ptr(d))
+        } else {
+            Ok(Elem::Scalar(self.dtype()?))
+        }
+    }
+
+    fn ty(&mut self) -> Result<Type, ParseError> {
+        if !self.eat("tensor<") {
+            let e = self.elem()?;
+            return Ok(Type { elem: e, shape: vec![], layout: None });
+        }
+        let mut shape = Vec::new();
+        while self.rest().starts_with(|ch: char| ch.is_ascii_digit()) {
+            let col = self.pos + 1;
+            let d = self.digits();
+            shape.push(d.parse::<u32>().map_err(|_| self.err_at(col, "dimension too large".into()))?);
+            self.expect("x")?;
+        }
+        if shape.is_empty() {
+            return Err(self.err("expected a dimension in the tensor type".into()));
+        }
+        let elem = self.elem()?;
+        let mut layout = None;
+        if self.eat(",") {
+            self.expect("#blocked<")?;
+            self.keyword("spt")?;
+            self.expect("=")?;
+            let spt = self.list()?;
+            self.expect(",")?;
+            self.keyword("tpw")?;
+            self.expect("=")?;
+            let tpw = self.list()?;
+            self.expect(",")?;
+            self.keyword("wpc")?;
+            self.expect("=")?;
+            let wpc = self.list()?;
+            self.expect(",")?;
+            self.keyword("order")?;
+            self.expect("=")?;
+            let order = self.list()?;
+            self.expect(">")?;
+            layout = Some(Layout::Blocked(BlockedLayout {
+                size_per_thread: spt,
+                threads_per_warp: tpw,
+                warps_per_cta: wpc,
+                order,
+            }));
+        }
+        self.expect(">")?;
+        Ok(Type { elem, shape, layout })
+    }
+
+    fn list(&mut self) -> Result<Vec<u32>, ParseError> {
+        self.expect("[")?;
+        let mut v = Vec::new();
+        if self.eat("]") {
+            return Ok(v);
+        }
+        loop {
+            v.push(self.uint()? as u32);
+            if self.eat("]") {
+                return Ok(v);
+            }
+            self.expect(",")?;
+        }
+    }
+}

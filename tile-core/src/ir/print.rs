@@ -1,0 +1,129 @@
+//! The textual form of the IR. [`print`] and [`super::parse`] round-trip: printing, parsing and
+//! printing again gives the same text, with values renumbered `%0, %1, …` in program order and
+//! parameters named after the kernel's arguments.
+//!
+//! ```text
+//! kernel @add(%x: ptr<f32> {divisibility = 16}, %n: i32) attributes {num_warps = 4} {
+//!   %0 = program_id {axis = 0} : i32
+//!   %1 = arange {start = 0, end = 1024} : tensor<1024xi32>
+//!   store %x, %1
+//!   return
+//! }
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::function::{Function, OpId, RegionId, ValueId};
+use super::ops::OpKind;
+
+/// Prints a kernel in the textual form.
+pub fn print(f: &Function) -> String {
+    let mut p = Printer { f, names: HashMap::new(), next: 0, out: String::new() };
+    p.kernel();
+    p.out
+}
+
+struct Printer<'a> {
+    f: &'a Function,
+    names: HashMap<ValueId, String>,
+    next: u32,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn kernel(&mut self) {
+        let f = self.f;
+        let _ = write!(self.out, "kernel @{}(", f.name);
+        for (i, &v) in f.params().iter().enumerate() {
+            let name = format!("%{}", f.param_names[i]);
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let _ = write!(self.out, "{name}: {}", f.ty(v));
+            let div = f.param_attrs[i].divisibility;
+            if div > 1 {
+                let _ = write!(self.out, " {{divisibility = {div}}}");
+            }
+            self.names.insert(v, name);
+        }
+        let _ = writeln!(self.out, ") attributes {{num_warps = {}}} {{", f.num_warps);
+        self.region_body(f.body, 1);
+        self.out.push_str("}\n");
+    }
+
+    fn region_body(&mut self, r: RegionId, depth: usize) {
+        let f = self.f;
+        for (bi, &b) in f.regions[r.index()].blocks.iter().enumerate() {
+            // The entry block of the kernel has its arguments in the signature.
+            if bi > 0 {
+                let _ = writeln!(self.out, "{}^bb{bi}:", "  ".repeat(depth));
+            }
+            for &op in &f.blocks[b.index()].ops {
+                self.op(op, depth);
+            }
+        }
+    }
+
+    fn name(&self, v: ValueId) -> &str {
+        self.names.get(&v).map(String::as_str).unwrap_or("%<undefined>")
+    }
+
+    fn op(&mut self, id: OpId, depth: usize) {
+        let f = self.f;
+        let op = f.op(id);
+        let mut line = "  ".repeat(depth);
+        if !op.results.is_empty() {
+            let names: Vec<String> = op
+                .results
+                .iter()
+                .map(|&r| {
+                    let n = format!("%{}", self.next);
+                    self.next += 1;
+                    self.names.insert(r, n.clone());
+                    n
+                })
+                .collect();
+            let _ = write!(line, "{} = ", names.join(", "));
+        }
+        line.push_str(op.kind.name());
+        match &op.kind {
+            OpKind::Constant(c) => {
+                let _ = write!(line, " {c}");
+            }
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+                let _ = write!(line, " {{axis = {axis}}}");
+            }
+            OpKind::Arange { start, end } => {
+                let _ = write!(line, " {{start = {start}, end = {end}}}");
+            }
+            OpKind::Cmp(p) => {
+                let _ = write!(line, " {}", p.name());
+            }
+            OpKind::Load { vec } | OpKind::Store { vec } => {
+                if *vec > 1 {
+                    let _ = write!(line, " {{vec = {vec}}}");
+                }
+            }
+            OpKind::Splat
+            | OpKind::Binary(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr
+            | OpKind::Return => {}
+        }
+        let operands: Vec<&str> = op.operands.iter().map(|&v| self.name(v)).collect();
+        if !operands.is_empty() {
+            let _ = write!(line, " {}", operands.join(", "));
+        }
+        if !op.results.is_empty() {
+            let tys: Vec<String> = op.results.iter().map(|&r| f.ty(r).to_string()).collect();
+            let _ = write!(line, " : {}", tys.join(", "));
+        }
+        self.out.push_str(&line);
+        self.out.push('\n');
+        for &r in &op.regions {
+            self.region_body(r, depth + 1);
+        }
+    }
+}

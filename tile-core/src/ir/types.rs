@@ -1,0 +1,228 @@
+//! Types of the tile IR: element types, pointers, tensors with static shapes and, at the GPU level, a
+//! layout on every tensor type.
+//!
+//! Invariants kept here: a tensor type's shape has rank ≥ 1 and every dimension is a power of two
+//! (the tile sizes a program declares); a scalar type has rank 0 and never a layout.
+
+use std::fmt;
+
+/// A scalar element type. Closed: adding one is a checklist the compiler walks you through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// Boolean, the type of masks and comparisons.
+    I1,
+    /// 32-bit signed integer.
+    I32,
+    /// 64-bit signed integer.
+    I64,
+    /// IEEE single precision.
+    F32,
+}
+
+impl DType {
+    /// Every element type, in a fixed order.
+    pub const ALL: [DType; 4] = [DType::I1, DType::I32, DType::I64, DType::F32];
+
+    /// The spelling used in IR text and in kernel signatures.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::I1 => "i1",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::F32 => "f32",
+        }
+    }
+
+    /// Parses the IR spelling.
+    pub fn from_name(s: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == s)
+    }
+
+    /// Size of one element in device memory, in bytes (a bool is stored as one byte).
+    pub fn size_bytes(self) -> u32 {
+        match self {
+            DType::I1 => 1,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 => 8,
+        }
+    }
+
+    /// Integer types, booleans included.
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I1 | DType::I32 | DType::I64)
+    }
+
+    /// Floating-point types.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What one element of a value is: a number or a pointer to numbers in global memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    /// A number of this type.
+    Scalar(DType),
+    /// A pointer (64-bit, global memory) to elements of this type.
+    Ptr(DType),
+}
+
+impl Elem {
+    /// The number type, if this is not a pointer.
+    pub fn dtype(self) -> Option<DType> {
+        match self {
+            Elem::Scalar(d) => Some(d),
+            Elem::Ptr(_) => None,
+        }
+    }
+
+    /// The pointee type, if this is a pointer.
+    pub fn pointee(self) -> Option<DType> {
+        match self {
+            Elem::Ptr(d) => Some(d),
+            Elem::Scalar(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Elem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Elem::Scalar(d) => write!(f, "{d}"),
+            Elem::Ptr(d) => write!(f, "ptr<{d}>"),
+        }
+    }
+}
+
+/// A blocked layout: which thread of the program owns which element of a tensor.
+///
+/// Along each dimension `d`, element index `i` is owned by a thread whose position in the program is
+/// `((i / size_per_thread[d]) % (threads_per_warp[d] * warps_per_cta[d]))`, split into lane and warp
+/// in that order; the pattern repeats when the tensor is larger than one "layout tile"
+/// (`size_per_thread * threads_per_warp * warps_per_cta`), so a thread owns several chunks of
+/// `size_per_thread` consecutive elements. When the tensor is smaller, threads hold copies.
+/// `order` lists dimensions from fastest to slowest varying across lanes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BlockedLayout {
+    /// Consecutive elements one thread holds along each dimension.
+    pub size_per_thread: Vec<u32>,
+    /// Lanes of a warp along each dimension; the product is 32.
+    pub threads_per_warp: Vec<u32>,
+    /// Warps of the program along each dimension; the product is the program's `num_warps`.
+    pub warps_per_cta: Vec<u32>,
+    /// Dimensions from fastest to slowest varying.
+    pub order: Vec<u32>,
+}
+
+impl BlockedLayout {
+    /// Rank of the tensors this layout applies to.
+    pub fn rank(&self) -> usize {
+        self.size_per_thread.len()
+    }
+
+    /// Elements covered by one repetition of the layout along dimension `d`.
+    pub fn tile_extent(&self, d: usize) -> u64 {
+        self.size_per_thread[d] as u64 * self.threads_per_warp[d] as u64 * self.warps_per_cta[d] as u64
+    }
+
+    /// Warps this layout spreads over.
+    pub fn num_warps(&self) -> u32 {
+        self.warps_per_cta.iter().product()
+    }
+}
+
+impl fmt::Display for BlockedLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#blocked<spt = {:?}, tpw = {:?}, wpc = {:?}, order = {:?}>",
+            self.size_per_thread, self.threads_per_warp, self.warps_per_cta, self.order
+        )
+    }
+}
+
+/// The layout of a tensor at the GPU level. Closed; slice, mma and shared layouts come later.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// Elements spread over threads in blocks of `size_per_thread`.
+    Blocked(BlockedLayout),
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Layout::Blocked(b) => b.fmt(f),
+        }
+    }
+}
+
+/// The type of an SSA value: a scalar (`shape` empty) or a tensor with a static shape.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Type {
+    /// Element type.
+    pub elem: Elem,
+    /// Static shape; empty for a scalar.
+    pub shape: Vec<u32>,
+    /// Layout of a tensor at the GPU level; `None` at the abstract tile level and for scalars.
+    pub layout: Option<Layout>,
+}
+
+impl Type {
+    /// A scalar number.
+    pub fn scalar(d: DType) -> Type {
+        Type { elem: Elem::Scalar(d), shape: Vec::new(), layout: None }
+    }
+
+    /// A scalar pointer.
+    pub fn ptr(d: DType) -> Type {
+        Type { elem: Elem::Ptr(d), shape: Vec::new(), layout: None }
+    }
+
+    /// A tensor without a layout.
+    pub fn tensor(elem: Elem, shape: Vec<u32>) -> Type {
+        Type { elem, shape, layout: None }
+    }
+
+    /// True for a tensor (rank ≥ 1).
+    pub fn is_tensor(&self) -> bool {
+        !self.shape.is_empty()
+    }
+
+    /// Number of elements (1 for a scalar).
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().map(|&d| d as u64).product()
+    }
+
+    /// The same shape and layout with another element type.
+    pub fn with_elem(&self, elem: Elem) -> Type {
+        Type { elem, shape: self.shape.clone(), layout: self.layout.clone() }
+    }
+
+    /// The number type of the elements, if they are not pointers.
+    pub fn dtype(&self) -> Option<DType> {
+        self.elem.dtype()
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.shape.is_empty() {
+            return write!(f, "{}", self.elem);
+        }
+        f.write_str("tensor<")?;
+        for d in &self.shape {
+            write!(f, "{d}x")?;
+        }
+        write!(f, "{}", self.elem)?;
+        if let Some(l) = &self.layout {
+            write!(f, ", {l}")?;
+        }
+        f.write_str(">")
+    }
+}

@@ -1,0 +1,462 @@
+//! The verifier: the one place that states what a well-formed kernel is. Passes may assume it of
+//! their input and must keep it; the interpreter and the LLVM lowering rely on it, so after
+//! [`verify`] succeeds their lookups cannot fail.
+//!
+//! Invariants (each has a negative test in `tile-core/tests/verifier.rs`):
+//!
+//! 1. **dominance** — every operand is defined before its use: a kernel parameter, or the result of
+//!    an earlier op of the same block.
+//! 2. **operands** — each op has the number of operands its kind takes (`load`: 1 or 3, `store`:
+//!    2 or 3, others fixed), and the number of results its kind defines.
+//! 3. **shapes** — a tensor type has rank 1 to 4, each dimension a power of two; scalars have no
+//!    layout.
+//! 4. **layouts** — either no tensor has a layout (tile level) or every tensor has one (GPU level);
+//!    a blocked layout has the tensor's rank, 32 threads per warp in all, and `num_warps` warps.
+//! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
+//!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
+//!    same shape); bitwise ops take integers or booleans, arithmetic no booleans or pointers.
+//! 6. **constant** — a scalar number whose value suits its type (integers for integer types, 0 or 1
+//!    for `i1`, fitting in 32 bits for `i32`).
+//! 7. **program_id / num_programs** — axis 0, 1 or 2; result `i32`.
+//! 8. **arange** — `end > start`, result `tensor<(end-start) x i32>`.
+//! 9. **splat** — a scalar operand, a tensor result of the same element type.
+//! 10. **addptr** — a pointer (scalar or tensor) plus an integer offset of the same shape; the
+//!     result has the pointer's type.
+//! 11. **load / store** — a pointer operand; the value has the pointee element type and the
+//!     pointer's shape; a mask is `i1` of that shape; `other` has the value's type; `vec` is a power
+//!     of two that divides the elements each thread holds contiguously.
+//! 12. **return** — exactly one, the last op of the kernel's body, without operands.
+//! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
+//!     pointers), one name and one set of facts each, divisibility a power of two.
+
+use std::fmt;
+
+use super::function::{Function, OpId, ValueDef, ValueId};
+use super::ops::{ConstValue, OpKind, UnOp};
+use super::print::print;
+use super::types::{DType, Elem, Layout, Type};
+
+/// One broken invariant, located at an op (or at the kernel when `op` is `None`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The offending op, by its position in program order (0-based).
+    pub op: Option<usize>,
+    /// The op's text, for the message.
+    pub op_text: String,
+    /// What is wrong.
+    pub msg: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.op {
+            Some(i) => write!(f, "op #{i} `{}`: {}", self.op_text, self.msg),
+            None => write!(f, "kernel: {}", self.msg),
+        }
+    }
+}
+
+/// All errors found in one kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyErrors(pub Vec<VerifyError>);
+
+impl fmt::Display for VerifyErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for VerifyErrors {}
+
+/// Checks every invariant listed in the module documentation; returns all violations.
+pub fn verify(f: &Function) -> Result<(), VerifyErrors> {
+    let mut v = Verifier { f, errors: Vec::new(), op_lines: Vec::new() };
+    v.run();
+    if v.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(VerifyErrors(v.errors))
+    }
+}
+
+struct Verifier<'a> {
+    f: &'a Function,
+    errors: Vec<VerifyError>,
+    op_lines: Vec<String>,
+}
+
+impl Verifier<'_> {
+    fn kernel_err(&mut self, msg: String) {
+        self.errors.push(VerifyError { op: None, op_text: String::new(), msg });
+    }
+
+    fn err(&mut self, pos: usize, msg: String) {
+        let op_text = self.op_lines.get(pos).cloned().unwrap_or_default();
+        self.errors.push(VerifyError { op: Some(pos), op_text, msg });
+    }
+
+    fn run(&mut self) {
+        let f = self.f;
+        // Op lines for messages: the printed body, one line per op, in program order.
+        let text = print(f);
+        self.op_lines = text.lines().skip(1).map(|l| l.trim().to_string()).collect();
+
+        if !(1..=32).contains(&f.num_warps) || !f.num_warps.is_power_of_two() {
+            self.kernel_err(format!("num_warps = {} is not a power of two from 1 to 32", f.num_warps));
+        }
+        if f.param_names.len() != f.params().len() || f.param_attrs.len() != f.params().len() {
+            self.kernel_err("parameter names or facts do not match the parameters".into());
+        }
+        for (i, &p) in f.params().iter().enumerate() {
+            if f.ty(p).is_tensor() {
+                self.kernel_err(format!("parameter #{i} is a tensor; parameters are scalars or pointers"));
+            }
+            if let Some(a) = f.param_attrs.get(i) {
+                if a.divisibility == 0 || !a.divisibility.is_power_of_two() {
+                    self.kernel_err(format!(
+                        "parameter #{i} has divisibility {}, not a power of two",
+                        a.divisibility
+                    ));
+                }
+            }
+        }
+
+        // Layout level: all tensors with a layout, or none.
+        let mut with = 0;
+        let mut without = 0;
+        for val in &f.values {
+            if val.ty.is_tensor() {
+                if val.ty.layout.is_some() {
+                    with += 1;
+                } else {
+                    without += 1;
+                }
+            }
+        }
+        if with > 0 && without > 0 {
+            self.kernel_err(format!(
+                "{with} tensor values have a layout and {without} do not; a kernel is either at the tile level (none) or the GPU level (all)"
+            ));
+        }
+
+        let order = f.walk();
+        let mut defined: Vec<bool> = vec![false; f.values.len()];
+        for &p in f.params() {
+            defined[p.index()] = true;
+        }
+        let body_ops = &f.blocks[f.entry().index()].ops;
+        for (pos, &op) in order.iter().enumerate() {
+            let data = f.op(op);
+            for (i, &o) in data.operands.iter().enumerate() {
+                if o.index() >= f.values.len() || !defined[o.index()] {
+                    self.err(pos, format!("operand #{i} is used before it is defined"));
+                }
+            }
+            if data.results.len() != data.kind.num_results() {
+                self.err(
+                    pos,
+                    format!(
+                        "`{}` defines {} result(s), found {}",
+                        data.kind.name(),
+                        data.kind.num_results(),
+                        data.results.len()
+                    ),
+                );
+            }
+            for &r in &data.results {
+                if f.values[r.index()].def != ValueDef::OpResult(op, data.results.iter().position(|&x| x == r).unwrap_or(0) as u32) {
+                    self.err(pos, "a result does not point back at its op".into());
+                }
+                let ty = f.ty(r).clone();
+                self.check_type(pos, &ty);
+                defined[r.index()] = true;
+            }
+            if matches!(data.kind, OpKind::Return) && body_ops.last() != Some(&op) {
+                self.err(pos, "`return` must be the last op of the kernel's body".into());
+            }
+            // Operand errors already reported; typing would only cascade.
+            if data.operands.iter().all(|o| o.index() < f.values.len()) {
+                self.check_op(pos, op);
+            }
+        }
+        if !body_ops.last().is_some_and(|&op| matches!(f.op(op).kind, OpKind::Return)) {
+            self.kernel_err("the kernel's body does not end with `return`".into());
+        }
+    }
+
+    fn check_type(&mut self, pos: usize, ty: &Type) {
+        if !ty.is_tensor() {
+            if ty.layout.is_some() {
+                self.err(pos, format!("scalar type `{ty}` has a layout"));
+            }
+            return;
+        }
+        if ty.shape.len() > 4 {
+            self.err(pos, format!("`{ty}` has rank {}; at most 4 is supported", ty.shape.len()));
+        }
+        if ty.shape.iter().any(|&d| d == 0 || !d.is_power_of_two()) {
+            self.err(pos, format!("`{ty}` has a dimension that is not a power of two"));
+        }
+        if let Some(Layout::Blocked(b)) = &ty.layout {
+            let rank = ty.shape.len();
+            if b.size_per_thread.len() != rank
+                || b.threads_per_warp.len() != rank
+                || b.warps_per_cta.len() != rank
+                || b.order.len() != rank
+            {
+                self.err(pos, format!("layout of `{ty}` does not have the tensor's rank {rank}"));
+                return;
+            }
+            if b.threads_per_warp.iter().product::<u32>() != 32 {
+                self.err(pos, format!("layout of `{ty}` does not have 32 threads per warp"));
+            }
+            if b.num_warps() != self.f.num_warps {
+                self.err(
+                    pos,
+                    format!("layout of `{ty}` spreads over {} warps, the kernel has {}", b.num_warps(), self.f.num_warps),
+                );
+            }
+            if b.size_per_thread.iter().any(|&s| s == 0) {
+                self.err(pos, format!("layout of `{ty}` gives a thread no elements"));
+            }
+            let mut sorted = b.order.clone();
+            sorted.sort_unstable();
+            if sorted != (0..rank as u32).collect::<Vec<_>>() {
+                self.err(pos, format!("layout of `{ty}` has an order that is not a permutation"));
+            }
+        }
+    }
+
+    fn ty(&self, v: ValueId) -> &Type {
+        self.f.ty(v)
+    }
+
+    fn check_op(&mut self, pos: usize, op: OpId) {
+        let f = self.f;
+        let data = f.op(op);
+        let ops = &data.operands;
+        let res = data.results.first().map(|&r| f.ty(r).clone());
+        let want = |n: &[usize]| n.contains(&ops.len());
+        let arity_err = |me: &mut Self, n: &str| {
+            me.err(pos, format!("`{}` takes {n} operand(s), found {}", data.kind.name(), ops.len()))
+        };
+        match &data.kind {
+            OpKind::Constant(c) => {
+                if !want(&[0]) {
+                    return arity_err(self, "0");
+                }
+                let Some(ty) = res else { return };
+                match (ty.elem, c) {
+                    (_, _) if ty.is_tensor() => self.err(pos, "a constant is a scalar".into()),
+                    (Elem::Scalar(DType::I1), ConstValue::Int(0 | 1)) => {}
+                    (Elem::Scalar(DType::I32), ConstValue::Int(i)) if i32::try_from(*i).is_ok() => {}
+                    (Elem::Scalar(DType::I64), ConstValue::Int(_)) => {}
+                    (Elem::Scalar(DType::F32), ConstValue::Float(_)) => {}
+                    (e, c) => self.err(pos, format!("constant {c} does not fit type `{e}`")),
+                }
+            }
+            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
+                if !want(&[0]) {
+                    return arity_err(self, "0");
+                }
+                if *axis > 2 {
+                    self.err(pos, format!("grid axis {axis} is not 0, 1 or 2"));
+                }
+                if res != Some(Type::scalar(DType::I32)) {
+                    self.err(pos, "the result must be `i32`".into());
+                }
+            }
+            OpKind::Arange { start, end } => {
+                if !want(&[0]) {
+                    return arity_err(self, "0");
+                }
+                let Some(ty) = res else { return };
+                if end <= start {
+                    self.err(pos, format!("empty range {start}..{end}"));
+                } else if ty.elem != Elem::Scalar(DType::I32)
+                    || ty.shape.len() != 1
+                    || ty.shape[0] as i64 != end - start
+                {
+                    self.err(pos, format!("the result must be `tensor<{}xi32>`", end - start));
+                }
+                if i32::try_from(*start).is_err() || i32::try_from(*end).is_err() {
+                    self.err(pos, "bounds must fit in i32".into());
+                }
+            }
+            OpKind::Splat => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if a.is_tensor() {
+                    self.err(pos, "the operand of `splat` must be a scalar".into());
+                }
+                if !ty.is_tensor() || ty.elem != a.elem {
+                    self.err(pos, format!("the result must be a tensor of `{}`", a.elem));
+                }
+            }
+            OpKind::Binary(b) => {
+                if !want(&[2]) {
+                    return arity_err(self, "2");
+                }
+                let Some(ty) = res else { return };
+                self.same_types(pos, &[ops[0], ops[1]], &ty);
+                match ty.elem {
+                    Elem::Ptr(_) => self.err(pos, format!("`{}` does not take pointers", b.name())),
+                    Elem::Scalar(d) if b.is_bitwise() && !d.is_int() => {
+                        self.err(pos, format!("`{}` takes integers or booleans, found `{d}`", b.name()))
+                    }
+                    Elem::Scalar(DType::I1) if !b.is_bitwise() => {
+                        self.err(pos, format!("`{}` does not take booleans", b.name()))
+                    }
+                    Elem::Scalar(_) => {}
+                }
+            }
+            OpKind::Unary(u) => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                self.same_types(pos, &[ops[0]], &ty);
+                match (u, ty.elem) {
+                    (_, Elem::Ptr(_)) => self.err(pos, format!("`{}` does not take pointers", u.name())),
+                    (UnOp::Neg, Elem::Scalar(DType::I1)) => self.err(pos, "`neg` does not take booleans".into()),
+                    (UnOp::Not, Elem::Scalar(d)) if !d.is_int() => {
+                        self.err(pos, format!("`not` takes integers or booleans, found `{d}`"))
+                    }
+                    _ => {}
+                }
+            }
+            OpKind::Cmp(_) => {
+                if !want(&[2]) {
+                    return arity_err(self, "2");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if a.elem.dtype().is_none() {
+                    self.err(pos, "`cmp` does not take pointers".into());
+                }
+                self.same_types(pos, &[ops[1]], &a);
+                if ty != a.with_elem(Elem::Scalar(DType::I1)) {
+                    self.err(pos, format!("the result must be `{}`", a.with_elem(Elem::Scalar(DType::I1))));
+                }
+            }
+            OpKind::Select => {
+                if !want(&[3]) {
+                    return arity_err(self, "3");
+                }
+                let Some(ty) = res else { return };
+                self.same_types(pos, &[ops[1], ops[2]], &ty);
+                if *self.ty(ops[0]) != ty.with_elem(Elem::Scalar(DType::I1)) {
+                    self.err(pos, format!("the condition must be `{}`", ty.with_elem(Elem::Scalar(DType::I1))));
+                }
+            }
+            OpKind::AddPtr => {
+                if !want(&[2]) {
+                    return arity_err(self, "2");
+                }
+                let Some(ty) = res else { return };
+                let p = self.ty(ops[0]).clone();
+                let o = self.ty(ops[1]).clone();
+                if p.elem.pointee().is_none() {
+                    self.err(pos, "operand #0 of `addptr` must be a pointer".into());
+                }
+                if !matches!(o.elem, Elem::Scalar(DType::I32 | DType::I64)) {
+                    self.err(pos, "the offset of `addptr` must be `i32` or `i64`".into());
+                }
+                if o.shape != p.shape || o.layout != p.layout {
+                    self.err(pos, "the offset of `addptr` must have the pointer's shape".into());
+                }
+                if ty != p {
+                    self.err(pos, format!("the result must be `{p}`"));
+                }
+            }
+            OpKind::Load { vec } => {
+                if !want(&[1, 3]) {
+                    return arity_err(self, "1 or 3");
+                }
+                let Some(ty) = res else { return };
+                let p = self.ty(ops[0]).clone();
+                let Some(pointee) = p.elem.pointee() else {
+                    return self.err(pos, "operand #0 of `load` must be a pointer".into());
+                };
+                let want_ty = p.with_elem(Elem::Scalar(pointee));
+                if ty != want_ty {
+                    self.err(pos, format!("the result must be `{want_ty}`"));
+                }
+                if ops.len() == 3 {
+                    self.mask(pos, ops[1], &p);
+                    if *self.ty(ops[2]) != want_ty {
+                        self.err(pos, format!("`other` must be `{want_ty}`"));
+                    }
+                }
+                self.vec(pos, *vec, &p);
+            }
+            OpKind::Store { vec } => {
+                if !want(&[2, 3]) {
+                    return arity_err(self, "2 or 3");
+                }
+                let p = self.ty(ops[0]).clone();
+                let Some(pointee) = p.elem.pointee() else {
+                    return self.err(pos, "operand #0 of `store` must be a pointer".into());
+                };
+                let want_ty = p.with_elem(Elem::Scalar(pointee));
+                if *self.ty(ops[1]) != want_ty {
+                    self.err(pos, format!("the stored value must be `{want_ty}`, found `{}`", self.ty(ops[1])));
+                }
+                if ops.len() == 3 {
+                    self.mask(pos, ops[2], &p);
+                }
+                self.vec(pos, *vec, &p);
+            }
+            OpKind::Return => {
+                if !want(&[0]) {
+                    arity_err(self, "0")
+                }
+            }
+        }
+    }
+
+    fn same_types(&mut self, pos: usize, vals: &[ValueId], ty: &Type) {
+        for &v in vals {
+            if self.ty(v) != ty {
+                let found = self.ty(v).clone();
+                self.err(pos, format!("operand type `{found}` differs from `{ty}`"));
+                return;
+            }
+        }
+    }
+
+    fn mask(&mut self, pos: usize, m: ValueId, ptr: &Type) {
+        let want = ptr.with_elem(Elem::Scalar(DType::I1));
+        if *self.ty(m) != want {
+            let found = self.ty(m).clone();
+            self.err(pos, format!("the mask must be `{want}`, found `{found}`"));
+        }
+    }
+
+    fn vec(&mut self, pos: usize, vec: u32, ptr: &Type) {
+        if vec == 0 || !vec.is_power_of_two() {
+            return self.err(pos, format!("vec = {vec} is not a power of two"));
+        }
+        if vec == 1 {
+            return;
+        }
+        match &ptr.layout {
+            Some(Layout::Blocked(b)) => {
+                let inner = *b.order.first().unwrap_or(&0) as usize;
+                if b.size_per_thread.get(inner).is_none_or(|&s| s % vec != 0) {
+                    self.err(pos, format!("vec = {vec} does not divide the elements a thread holds contiguously"));
+                }
+            }
+            None => self.err(pos, format!("vec = {vec} needs a layout")),
+        }
+    }
+}

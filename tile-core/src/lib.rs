@@ -1,0 +1,11 @@
+//! tile-core: the parts of tile that a program needs at run time, and the IR shared with the
+//! compiler. LLVM-free.
+//!
+//! - [`ir`]: the tile IR (types, ops, text form, verifier).
+//! - [`interp`]: executes tile-level IR on the CPU.
+//! - [`runtime`]: devices, buffers, kernel metadata and checked launches (CUDA through cudarc, or
+//!   the interpreter).
+
+pub mod interp;
+pub mod ir;
+pub mod runtime;

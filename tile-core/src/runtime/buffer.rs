@@ -1,0 +1,191 @@
+//! Buffers a kernel reads and writes: tile's own [`Buffer`] (device or host memory), and cudarc's
+//! slices and views and plain Rust slices passed as they are, without copies.
+//!
+//! [`TensorRef`] is what a read-only pointer parameter accepts, [`TensorMut`] what a written one
+//! accepts; the generated wrapper asks each argument for a [`BufArg`], checking it belongs to the
+//! launch's device.
+
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+
+use super::device::Device;
+use super::error::Error;
+use super::launch::BufArg;
+use crate::interp::{HostMut, HostRef};
+use crate::ir::DType;
+
+/// An element type a buffer can hold.
+pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+    /// The IR's name for it.
+    const DTYPE: DType;
+    /// Views a host slice for the interpreter.
+    fn host_ref(s: &[Self]) -> HostRef<'_>;
+    /// Views a mutable host slice for the interpreter.
+    fn host_mut(s: &mut [Self]) -> HostMut<'_>;
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn host_ref(s: &[Self]) -> HostRef<'_> {
+                HostRef::$d(s)
+            }
+            fn host_mut(s: &mut [Self]) -> HostMut<'_> {
+                HostMut::$d(s)
+            }
+        }
+    };
+}
+element!(f32, F32);
+element!(i32, I32);
+element!(i64, I64);
+
+/// A buffer in device memory (CUDA) or host memory (interpreter).
+#[derive(Debug)]
+pub enum Buffer<T> {
+    /// Device memory.
+    Cuda(CudaSlice<T>),
+    /// Host memory, for the interpreter.
+    Host(Vec<T>),
+}
+
+impl<T> Buffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Buffer::Cuda(s) => s.len(),
+            Buffer::Host(v) => v.len(),
+        }
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A buffer a kernel may read.
+pub trait TensorRef<T: Element> {
+    /// The buffer as a launch argument on `dev`, or `Err` if it lives elsewhere.
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error>;
+}
+
+/// A buffer a kernel may write.
+pub trait TensorMut<T: Element> {
+    /// The buffer as a writable launch argument on `dev`, or `Err` if it lives elsewhere.
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error>;
+}
+
+fn wrong(msg: &str) -> Error {
+    Error::WrongDevice { kernel: "", param: "", msg: msg.into() }
+}
+
+fn device_arg<'a, T, S: DevicePtr<T>>(s: &'a S, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+    let Device::Cuda(c) = dev else {
+        return Err(wrong("a CUDA buffer was passed to a launch on the interpreter"));
+    };
+    if s.stream().context().cu_ctx() != c.stream.context().cu_ctx() {
+        return Err(wrong("the buffer belongs to another CUDA context than the launch's stream"));
+    }
+    let len = s.len();
+    let (ptr, sync) = s.device_ptr(&c.stream);
+    Ok(BufArg::Device { ptr, len, _sync: sync })
+}
+
+fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(s: &'a mut S, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+    let Device::Cuda(c) = dev else {
+        return Err(wrong("a CUDA buffer was passed to a launch on the interpreter"));
+    };
+    if s.stream().context().cu_ctx() != c.stream.context().cu_ctx() {
+        return Err(wrong("the buffer belongs to another CUDA context than the launch's stream"));
+    }
+    let len = s.len();
+    let (ptr, sync) = s.device_ptr_mut(&c.stream);
+    Ok(BufArg::Device { ptr, len, _sync: sync })
+}
+
+fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Error> {
+    match dev {
+        Device::Interpreter => Ok(BufArg::HostRef(T::host_ref(s))),
+        Device::Cuda(_) => Err(wrong("host memory was passed to a launch on a CUDA device; upload it first")),
+    }
+}
+
+fn host_arg_mut<'a, T: Element>(s: &'a mut [T], dev: &Device) -> Result<BufArg<'a>, Error> {
+    match dev {
+        Device::Interpreter => Ok(BufArg::HostMut(T::host_mut(s))),
+        Device::Cuda(_) => Err(wrong("host memory was passed to a launch on a CUDA device; upload it first")),
+    }
+}
+
+impl<T: Element> TensorRef<T> for Buffer<T> {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        match self {
+            Buffer::Cuda(s) => device_arg(s, dev),
+            Buffer::Host(v) => host_arg(v, dev),
+        }
+    }
+}
+
+impl<T: Element> TensorMut<T> for Buffer<T> {
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        match self {
+            Buffer::Cuda(s) => device_arg_mut(s, dev),
+            Buffer::Host(v) => host_arg_mut(v, dev),
+        }
+    }
+}
+
+impl<T: Element> TensorRef<T> for CudaSlice<T> {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        device_arg(self, dev)
+    }
+}
+
+impl<T: Element> TensorMut<T> for CudaSlice<T> {
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        device_arg_mut(self, dev)
+    }
+}
+
+impl<T: Element> TensorRef<T> for CudaView<'_, T> {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        device_arg(self, dev)
+    }
+}
+
+impl<T: Element> TensorRef<T> for CudaViewMut<'_, T> {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        device_arg(self, dev)
+    }
+}
+
+impl<T: Element> TensorMut<T> for CudaViewMut<'_, T> {
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        device_arg_mut(self, dev)
+    }
+}
+
+impl<T: Element> TensorRef<T> for [T] {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        host_arg(self, dev)
+    }
+}
+
+impl<T: Element> TensorMut<T> for [T] {
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        host_arg_mut(self, dev)
+    }
+}
+
+impl<T: Element> TensorRef<T> for Vec<T> {
+    fn tile_arg<'a>(&'a self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        host_arg(self, dev)
+    }
+}
+
+impl<T: Element> TensorMut<T> for Vec<T> {
+    fn tile_arg_mut<'a>(&'a mut self, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+        host_arg_mut(self, dev)
+    }
+}

@@ -1,0 +1,320 @@
+//! The checked launch: validates arguments, extents and grid, picks the specialization and PTX for
+//! the device, loads the module once per CUDA context, and launches — or runs the interpreter.
+
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg, SyncOnDrop};
+use cudarc::nvrtc::Ptx;
+
+use super::device::{CudaDevice, Device};
+use super::error::{driver, Error};
+use super::spec::{KernelSpec, ParamKind};
+use crate::interp::{self, HostMut, HostRef, InterpArg};
+use crate::ir::{self, DType, Function};
+
+/// The number of programs along each grid axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// Programs along axis 0 (`program_id(0)`).
+    pub x: u32,
+    /// Programs along axis 1.
+    pub y: u32,
+    /// Programs along axis 2.
+    pub z: u32,
+}
+
+impl Grid {
+    /// A one-dimensional grid.
+    pub fn x(x: u32) -> Grid {
+        Grid { x, y: 1, z: 1 }
+    }
+
+    /// A two-dimensional grid.
+    pub fn xy(x: u32, y: u32) -> Grid {
+        Grid { x, y, z: 1 }
+    }
+
+    /// A three-dimensional grid.
+    pub fn xyz(x: u32, y: u32, z: u32) -> Grid {
+        Grid { x, y, z }
+    }
+}
+
+impl From<u32> for Grid {
+    fn from(x: u32) -> Grid {
+        Grid::x(x)
+    }
+}
+
+/// `ceil(a / b)` as a grid dimension: 0 when `a <= 0` or `b <= 0`, saturating at `u32::MAX` (a
+/// launch then reports the grid as too large rather than wrapping around).
+pub fn cdiv(a: impl TryInto<i64>, b: impl TryInto<i64>) -> u32 {
+    let (Ok(a), Ok(b)) = (a.try_into(), b.try_into()) else { return u32::MAX };
+    if a <= 0 || b <= 0 {
+        return 0;
+    }
+    u32::try_from((a - 1) / b + 1).unwrap_or(u32::MAX)
+}
+
+/// A buffer argument, checked to belong to the launch's device.
+#[derive(Debug)]
+pub enum BufArg<'a> {
+    /// Device memory of the launch's context. `_sync` keeps cudarc's stream ordering for the
+    /// buffer until the launch is queued.
+    Device {
+        /// Address.
+        ptr: CUdeviceptr,
+        /// Elements.
+        len: usize,
+        /// Ordering guard, dropped after the launch.
+        _sync: SyncOnDrop<'a>,
+    },
+    /// Host memory the interpreter reads.
+    HostRef(HostRef<'a>),
+    /// Host memory the interpreter may write.
+    HostMut(HostMut<'a>),
+}
+
+impl BufArg<'_> {
+    fn len(&self) -> usize {
+        match self {
+            BufArg::Device { len, .. } => *len,
+            BufArg::HostRef(r) => host_ref_len(r),
+            BufArg::HostMut(m) => host_mut_len(m),
+        }
+    }
+}
+
+fn host_ref_len(r: &HostRef<'_>) -> usize {
+    match r {
+        HostRef::F32(s) => s.len(),
+        HostRef::I32(s) => s.len(),
+        HostRef::I64(s) => s.len(),
+    }
+}
+
+fn host_mut_len(m: &HostMut<'_>) -> usize {
+    match m {
+        HostMut::F32(s) => s.len(),
+        HostMut::I32(s) => s.len(),
+        HostMut::I64(s) => s.len(),
+    }
+}
+
+/// One launch argument, in parameter order.
+#[derive(Debug)]
+pub enum Arg<'a> {
+    /// A buffer.
+    Buf(BufArg<'a>),
+    /// An `i32` by value.
+    I32(i32),
+    /// An `i64` by value.
+    I64(i64),
+    /// An `f32` by value.
+    F32(f32),
+}
+
+/// Per-kernel cache: the parsed IR for the interpreter, and the loaded function per CUDA context
+/// and specialization. The macro generates one `static` of these per kernel.
+pub struct ModuleCache {
+    ir: OnceLock<Result<Function, String>>,
+    funcs: Mutex<Vec<(usize, usize, CudaFunction)>>,
+}
+
+impl Default for ModuleCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ModuleCache {
+    /// An empty cache (usable in a `static`).
+    pub const fn new() -> ModuleCache {
+        ModuleCache { ir: OnceLock::new(), funcs: Mutex::new(Vec::new()) }
+    }
+
+    /// The kernel's tile-level IR, parsed and verified once.
+    pub fn ir(&self, spec: &KernelSpec) -> Result<&Function, Error> {
+        self.ir
+            .get_or_init(|| {
+                let f = ir::parse(spec.ir).map_err(|e| e.to_string())?;
+                ir::verify(&f).map_err(|e| e.to_string())?;
+                Ok(f)
+            })
+            .as_ref()
+            .map_err(|e| Error::BadIr(e.clone()))
+    }
+
+    fn function(&self, spec: &KernelSpec, dev: &CudaDevice, variant: usize, target: usize) -> Result<CudaFunction, Error> {
+        let ctx = dev.stream.context();
+        let key = ctx.cu_ctx() as usize;
+        let mut funcs = self.funcs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, _, f)) = funcs.iter().find(|(c, v, _)| *c == key && *v == variant) {
+            return Ok(f.clone());
+        }
+        let t = &spec.variants[variant].targets[target];
+        let module = driver(
+            &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
+            ctx.load_module(Ptx::from_src(t.ptx)),
+        )?;
+        let f = driver(&format!("finding entry `{}`", t.entry), module.load_function(t.entry))?;
+        funcs.push((key, variant, f.clone()));
+        Ok(f)
+    }
+}
+
+/// Grid limits the interpreter enforces too, so that a launch valid on one back end is valid on
+/// the other (CUDA's limits for every device since compute capability 3.0).
+const PORTABLE_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+
+/// Validates and launches `spec` on `dev`. `extents[i]` is the number of elements the kernel
+/// declares for parameter `i` (`Some(None)` if computing it overflowed; `None` if undeclared).
+///
+/// Called by the generated wrappers; they have already turned each buffer into a [`BufArg`] of
+/// the right device.
+pub fn launch(
+    spec: &'static KernelSpec,
+    cache: &ModuleCache,
+    dev: &Device,
+    grid: Grid,
+    args: Vec<Arg<'_>>,
+    extents: &[Option<Option<i64>>],
+) -> Result<(), Error> {
+    let kernel = spec.name;
+    if args.len() != spec.params.len() {
+        return Err(Error::Args(format!("kernel `{kernel}` takes {} arguments, got {}", spec.params.len(), args.len())));
+    }
+    for (i, (p, a)) in spec.params.iter().zip(&args).enumerate() {
+        let ok = matches!(
+            (p.kind, a),
+            (ParamKind::Ptr { written: false, .. }, Arg::Buf(BufArg::Device { .. } | BufArg::HostRef(_)))
+                | (ParamKind::Ptr { written: true, .. }, Arg::Buf(BufArg::Device { .. } | BufArg::HostMut(_)))
+                | (ParamKind::Scalar(DType::I32), Arg::I32(_))
+                | (ParamKind::Scalar(DType::I64), Arg::I64(_))
+                | (ParamKind::Scalar(DType::F32), Arg::F32(_))
+        );
+        if !ok {
+            return Err(Error::Args(format!("kernel `{kernel}`: argument {i} (`{}`) has the wrong kind", p.name)));
+        }
+        if let (Arg::Buf(b), Some(ext)) = (a, extents.get(i).copied().flatten()) {
+            let required = ext.ok_or(Error::Extent { kernel, param: p.name })?.max(0) as u64;
+            if (b.len() as u64) < required {
+                return Err(Error::Length { kernel, param: p.name, required, actual: b.len() });
+            }
+        }
+    }
+    let limits = match dev {
+        Device::Cuda(c) => c.max_grid,
+        Device::Interpreter => PORTABLE_MAX_GRID,
+    };
+    let dims = [grid.x, grid.y, grid.z];
+    for (axis, (&d, &max)) in dims.iter().zip(&limits).enumerate() {
+        if d == 0 {
+            return Err(Error::Grid { kernel, msg: format!("axis {axis} has 0 programs") });
+        }
+        if d > max {
+            return Err(Error::Grid { kernel, msg: format!("axis {axis} has {d} programs, the device allows {max}") });
+        }
+    }
+    match dev {
+        Device::Interpreter => run_interpreted(spec, cache, dims, args),
+        Device::Cuda(c) => run_cuda(spec, cache, c, grid, args),
+    }
+}
+
+fn run_interpreted(spec: &KernelSpec, cache: &ModuleCache, grid: [u32; 3], args: Vec<Arg<'_>>) -> Result<(), Error> {
+    let f = cache.ir(spec)?;
+    let mut iargs = Vec::with_capacity(args.len());
+    for a in args {
+        iargs.push(match a {
+            Arg::Buf(BufArg::HostRef(r)) => InterpArg::Ref(r),
+            Arg::Buf(BufArg::HostMut(m)) => InterpArg::Mut(m),
+            Arg::Buf(BufArg::Device { .. }) => {
+                return Err(Error::Args("device memory reached the interpreter".into()));
+            }
+            Arg::I32(v) => InterpArg::I32(v),
+            Arg::I64(v) => InterpArg::I64(v),
+            Arg::F32(v) => InterpArg::F32(v),
+        });
+    }
+    interp::run(f, grid, &mut iargs)?;
+    Ok(())
+}
+
+/// Whether argument `a` meets a specialization's "multiple of 16" assumption.
+fn meets_div16(a: &Arg<'_>) -> bool {
+    match a {
+        Arg::Buf(BufArg::Device { ptr, .. }) => ptr % 16 == 0,
+        Arg::I32(v) => v % 16 == 0,
+        Arg::I64(v) => v % 16 == 0,
+        Arg::Buf(_) | Arg::F32(_) => false,
+    }
+}
+
+fn run_cuda(spec: &'static KernelSpec, cache: &ModuleCache, dev: &CudaDevice, grid: Grid, args: Vec<Arg<'_>>) -> Result<(), Error> {
+    let kernel = spec.name;
+    let (major, minor) = dev.cc;
+    let variant = spec
+        .variants
+        .iter()
+        .position(|v| v.div16.iter().zip(&args).all(|(&need, a)| !need || meets_div16(a)))
+        .ok_or_else(|| Error::NoVariant { kernel, msg: "no specialization accepts these arguments".into() })?;
+    let v = &spec.variants[variant];
+    let target = v.targets.iter().position(|t| t.runs_on(major, minor)).ok_or_else(|| {
+        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+        Error::NoVariant {
+            kernel,
+            msg: format!("no PTX for compute capability {major}.{minor}; compiled for {}", have.join(", ")),
+        }
+    })?;
+    let func = cache.function(spec, dev, variant, target)?;
+
+    // Plain values in a vector that is not resized while the builder borrows them.
+    let raw: Vec<Raw> = args
+        .iter()
+        .map(|a| match a {
+            Arg::Buf(BufArg::Device { ptr, .. }) => Raw::Ptr(*ptr),
+            Arg::Buf(_) => Raw::Ptr(0),
+            Arg::I32(v) => Raw::I32(*v),
+            Arg::I64(v) => Raw::I64(*v),
+            Arg::F32(v) => Raw::F32(*v),
+        })
+        .collect();
+    if args.iter().any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)))) {
+        return Err(Error::Args("host memory reached a CUDA launch".into()));
+    }
+    let mut builder = dev.stream.launch_builder(&func);
+    for r in &raw {
+        match r {
+            Raw::Ptr(p) => builder.arg(p),
+            Raw::I32(v) => builder.arg(v),
+            Raw::I64(v) => builder.arg(v),
+            Raw::F32(v) => builder.arg(v),
+        };
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (grid.x, grid.y, grid.z),
+        block_dim: (32 * v.num_warps, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the PTX entry was generated from the same kernel as `spec.params`, and the argument
+    // list was checked above to have one value per parameter of the matching kind and type, in
+    // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer
+    // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (inside
+    // `args`, dropped after this call) orders the launch after pending work on the buffer. The
+    // grid is within the device's limits and the block size is the `.maxntid` the PTX was built
+    // for. What this cannot check: that the kernel's own masks keep accesses inside the declared
+    // extents — the interpreter checks that for every access on the same code.
+    let launched = unsafe { builder.launch(cfg) };
+    driver(&format!("launching kernel `{kernel}`"), launched)?;
+    drop(args);
+    Ok(())
+}
+
+enum Raw {
+    Ptr(CUdeviceptr),
+    I32(i32),
+    I64(i64),
+    F32(f32),
+}

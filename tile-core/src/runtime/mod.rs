@@ -1,0 +1,20 @@
+//! The run-time half of tile: devices (a CUDA stream or the CPU interpreter), buffers, the
+//! metadata the macro generates for each kernel, and the checked launch every generated wrapper
+//! calls. LLVM-free: the PTX was made at build time.
+//!
+//! **Architecture invariant:** everything a launch can get wrong (argument kinds, buffer lengths
+//! against the kernel's declared extents, devices and contexts, grid limits, a device with no PTX
+//! for its architecture) is checked here and returned as an [`Error`] before the one `unsafe`
+//! driver call in [`launch`].
+
+mod buffer;
+mod device;
+mod error;
+mod launch;
+mod spec;
+
+pub use buffer::{Buffer, Element, TensorMut, TensorRef};
+pub use device::Device;
+pub use error::Error;
+pub use launch::{cdiv, launch, Arg, BufArg, Grid, ModuleCache};
+pub use spec::{KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant};

@@ -1,0 +1,79 @@
+//! Static metadata the `#[tile_kernel]` macro generates for each kernel: its parameters, its IR text
+//! (for the interpreter) and the PTX of every specialization for every target.
+//!
+//! Everything here is `'static` data built at compile time; nothing is computed at run time.
+
+use crate::ir::DType;
+
+/// One kernel as the macro compiled it.
+#[derive(Debug)]
+pub struct KernelSpec {
+    /// Kernel name (the function's name, also the PTX entry point).
+    pub name: &'static str,
+    /// Tile-level IR text, run by the interpreter when there is no GPU.
+    pub ir: &'static str,
+    /// Parameters in declaration order (compile-time constants excluded: they are folded in).
+    pub params: &'static [ParamSpec],
+    /// Specializations, most specialized first; the last one assumes nothing.
+    pub variants: &'static [Variant],
+}
+
+/// A launch-time parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// Name in the kernel's source.
+    pub name: &'static str,
+    /// What it is.
+    pub kind: ParamKind,
+}
+
+/// The kind of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A pointer to global memory: a buffer argument.
+    Ptr {
+        /// Element type.
+        dtype: DType,
+        /// Whether the kernel stores through it (the wrapper then takes `&mut`).
+        written: bool,
+    },
+    /// A number passed by value.
+    Scalar(DType),
+}
+
+/// One specialization of a kernel: what it assumes of its arguments, and its PTX per target.
+#[derive(Debug)]
+pub struct Variant {
+    /// Per parameter, in order: `true` when this variant assumes a pointer's address is a multiple
+    /// of 16 bytes, or an integer's value is a multiple of 16.
+    pub div16: &'static [bool],
+    /// Warps per program (threads per block = 32 × this).
+    pub num_warps: u32,
+    /// PTX per target, best (newest) first.
+    pub targets: &'static [TargetPtx],
+}
+
+/// PTX text for one target architecture.
+#[derive(Debug)]
+pub struct TargetPtx {
+    /// Compute capability as `major * 10 + minor` the PTX needs at least (80, 90).
+    pub sm: u32,
+    /// The `.target` name (`sm_80`, `sm_90a`). An `a` target runs only on exactly that capability.
+    pub arch: &'static str,
+    /// The PTX module.
+    pub ptx: &'static str,
+    /// The entry point's name in the module.
+    pub entry: &'static str,
+}
+
+impl TargetPtx {
+    /// Whether this PTX can be loaded on a device of compute capability `major.minor`.
+    pub fn runs_on(&self, major: u32, minor: u32) -> bool {
+        let cc = major * 10 + minor;
+        if self.arch.ends_with('a') {
+            cc == self.sm
+        } else {
+            cc >= self.sm
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! `#[tile_kernel]`: compiles a kernel written in tile's block language to PTX while the crate
+//! builds, and replaces the function with a module holding the PTX, the IR and a typed launch
+//! wrapper. Thin by design: the compiler is `tile-codegen`; this crate turns its results (or its
+//! spanned errors) into tokens.
+//!
+//! ```ignore
+//! #[tile_kernel]
+//! fn add_mul(x: Ptr<f32, n>, y: Ptr<f32, n>, z: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
+//!     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+//!     let mask = offs < n;
+//!     store(out + offs, (load(x + offs, mask) + load(y + offs, mask)) * load(z + offs, mask), mask);
+//! }
+//! // becomes `mod add_mul { pub static KERNEL; pub fn launch(dev, grid, x, y, z, out, n) }`
+//! ```
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as Tokens;
+use quote::{format_ident, quote};
+use syn::{Expr, ItemFn};
+use tile_codegen::frontend::{parse_options, Param, ParamDecl};
+use tile_codegen::pipeline::{compile, CompiledKernel, DumpConfig};
+use tile_core::ir::DType;
+
+/// Compiles a kernel at build time. See the `tile` crate's documentation for the language.
+///
+/// Options: `#[tile_kernel(num_warps = 8)]` (default 4).
+#[proc_macro_attribute]
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item_fn: ItemFn = match syn::parse(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match expand(attr.into(), &item_fn) {
+        Ok(ts) => ts.into(),
+        Err(e) => {
+            // One error, no cascade: an empty module stands in for the kernel.
+            let err = e.to_compile_error();
+            let vis = &item_fn.vis;
+            let name = &item_fn.sig.ident;
+            quote!(#err #[allow(non_snake_case, dead_code)] #vis mod #name {}).into()
+        }
+    }
+}
+
+fn expand(attr: Tokens, item: &ItemFn) -> syn::Result<Tokens> {
+    let opts = parse_options(attr)?;
+    let compiled = compile(item, &opts, &DumpConfig::from_env())?;
+    Ok(generate(item, &compiled))
+}
+
+fn dtype_tokens(d: DType) -> Tokens {
+    match d {
+        DType::I1 => quote!(bool),
+        DType::I32 => quote!(i32),
+        DType::I64 => quote!(i64),
+        DType::F32 => quote!(f32),
+    }
+}
+
+fn dtype_path(d: DType) -> Tokens {
+    match d {
+        DType::I1 => quote!(::tile::ir::DType::I1),
+        DType::I32 => quote!(::tile::ir::DType::I32),
+        DType::I64 => quote!(::tile::ir::DType::I64),
+        DType::F32 => quote!(::tile::ir::DType::F32),
+    }
+}
+
+/// `Option<i64>` code evaluating an extent with checked arithmetic.
+fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
+    match e {
+        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+            let v: i64 = i.base10_parse().unwrap_or(i64::MAX);
+            quote!(::core::option::Option::Some(#v))
+        }
+        Expr::Paren(p) => extent_code(&p.expr, params),
+        Expr::Block(b) => match b.block.stmts.first() {
+            Some(syn::Stmt::Expr(inner, None)) => extent_code(inner, params),
+            _ => quote!(::core::option::Option::None),
+        },
+        Expr::Binary(b) => {
+            let l = extent_code(&b.left, params);
+            let r = extent_code(&b.right, params);
+            let op = match b.op {
+                syn::BinOp::Add(_) => quote!(checked_add),
+                syn::BinOp::Sub(_) => quote!(checked_sub),
+                syn::BinOp::Mul(_) => quote!(checked_mul),
+                _ => quote!(checked_div),
+            };
+            quote!((#l).and_then(|__a: i64| (#r).and_then(|__b: i64| __a.#op(__b))))
+        }
+        Expr::Path(p) => {
+            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
+                Some(ParamDecl::Const(c)) => quote!(::core::option::Option::Some(#c)),
+                _ => {
+                    let id = format_ident!("{}", name);
+                    quote!(::core::option::Option::Some(#id as i64))
+                }
+            }
+        }
+        // The front end accepts nothing else.
+        _ => quote!(::core::option::Option::None),
+    }
+}
+
+fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
+    let k = &c.kernel;
+    let vis = &item.vis;
+    let mod_name = &item.sig.ident;
+    let name = &k.name;
+    let docs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let tile_ir = &c.tile_ir;
+
+    let ir_params: Vec<&Param> = k.params.iter().filter(|p| !matches!(p.kind, ParamDecl::Const(_))).collect();
+    let mut param_specs = Vec::new();
+    let mut wrapper_params = Vec::new();
+    let mut arg_exprs = Vec::new();
+    let mut extents = Vec::new();
+    for (i, p) in ir_params.iter().enumerate() {
+        let pname = &p.name;
+        let id = format_ident!("{}", p.name, span = p.span);
+        match &p.kind {
+            ParamDecl::Ptr { dtype, extent } => {
+                let written = k.written[i];
+                let dt = dtype_path(*dtype);
+                let ty = dtype_tokens(*dtype);
+                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #written } }));
+                if written {
+                    wrapper_params.push(quote!(#id: &mut (impl ::tile::TensorMut<#ty> + ?Sized)));
+                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorMut::<#ty>::tile_arg_mut(#id, dev).map_err(|e| e.at(#name, #pname))?)));
+                } else {
+                    wrapper_params.push(quote!(#id: &(impl ::tile::TensorRef<#ty> + ?Sized)));
+                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorRef::<#ty>::tile_arg(#id, dev).map_err(|e| e.at(#name, #pname))?)));
+                }
+                match extent {
+                    Some(e) => {
+                        let code = extent_code(e, &k.params);
+                        extents.push(quote!(::core::option::Option::Some(#code)));
+                    }
+                    None => extents.push(quote!(::core::option::Option::None)),
+                }
+            }
+            ParamDecl::Scalar(d) => {
+                let dt = dtype_path(*d);
+                let ty = dtype_tokens(*d);
+                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Scalar(#dt) }));
+                wrapper_params.push(quote!(#id: #ty));
+                let variant = match d {
+                    DType::I32 => quote!(I32),
+                    DType::I64 => quote!(I64),
+                    _ => quote!(F32),
+                };
+                arg_exprs.push(quote!(::tile::Arg::#variant(#id)));
+                extents.push(quote!(::core::option::Option::None));
+            }
+            ParamDecl::Const(_) => {}
+        }
+    }
+
+    let variants = c.variants.iter().map(|v| {
+        let div16 = &v.div16;
+        let warps = v.num_warps;
+        let targets = v.targets.iter().map(|(t, a)| {
+            let sm = t.sm();
+            let arch = t.arch();
+            let ptx = &a.ptx;
+            quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name })
+        });
+        quote!(::tile::Variant { div16: &[#(#div16),*], num_warps: #warps, targets: &[#(#targets),*] })
+    });
+    let n_ir = ir_params.len();
+
+    quote! {
+        #(#docs)*
+        #[allow(non_snake_case, dead_code, clippy::all)]
+        #vis mod #mod_name {
+            /// What the compiler made of the kernel: IR, parameters, and PTX per specialization and target.
+            pub static KERNEL: ::tile::KernelSpec = ::tile::KernelSpec {
+                name: #name,
+                ir: #tile_ir,
+                params: &[#(#param_specs),*],
+                variants: &[#(#variants),*],
+            };
+
+            static CACHE: ::tile::ModuleCache = ::tile::ModuleCache::new();
+
+            // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
+            const _: ::core::option::Option<&str> = ::core::option::Option::None;
+            const _: ::core::option::Option<&str> = ::core::option::option_env!("TILE_DUMP");
+            const _: ::core::option::Option<&str> = ::core::option::option_env!("TILE_DUMP_DIR");
+
+            /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
+            /// their lengths against the declared extents and the grid before launching; on a
+            /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
+            pub fn launch(
+                dev: &::tile::Device,
+                grid: impl ::core::convert::Into<::tile::Grid>,
+                #(#wrapper_params),*
+            ) -> ::core::result::Result<(), ::tile::Error> {
+                let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
+                let args = ::std::vec![#(#arg_exprs),*];
+                ::tile::launch(&KERNEL, &CACHE, dev, grid.into(), args, &extents)
+            }
+        }
+    }
+}
