@@ -186,9 +186,8 @@ fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
             static CACHE: ::tile::ModuleCache = ::tile::ModuleCache::new();
 
             // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
-            const _: ::core::option::Option<&str> = ::core::option::Option::None;
-            const _: ::core::option::Option<&str> = ::core::option::option_env!("TILE_DUMP");
-            const _: ::core::option::Option<&str> = ::core::option::option_env!("TILE_DUMP_DIR");
+            const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
+            const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP_DIR");
 
             /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
             /// their lengths against the declared extents and the grid before launching; on a

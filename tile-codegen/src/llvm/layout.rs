@@ -113,6 +113,7 @@ impl<'a> Distribution<'a> {
     }
 
     /// The thread's position along every dimension, from its thread id in the program.
+    #[cfg(test)]
     pub fn thread_coords(&self, tid: u64) -> Vec<u64> {
         let mut lane = tid % 32;
         let mut warp = tid / 32;
@@ -157,11 +158,12 @@ mod tests {
     /// documented order: `(layout, shape, threads, expected list of thread 1 for rank 1)`.
     #[test]
     fn ownership() {
-        let cases: &[(BlockedLayout, Vec<u32>, Option<Vec<u64>>)] = &[
-            // 1024 elements, 4 per thread, 4 warps: one rep, thread 1 holds 4..8.
-            (blocked(&[4], &[32], &[4], &[0]), vec![1024], Some(vec![4, 5, 6, 7])),
-            // 2048 elements: two reps of the 512-element tile.
-            (blocked(&[4], &[32], &[4], &[0]), vec![2048], Some(vec![4, 5, 6, 7, 516, 517, 518, 519])),
+        type Case = (BlockedLayout, Vec<u32>, Option<Vec<u64>>);
+        let cases: &[Case] = &[
+            // 512 elements, 4 per thread, 4 warps: one rep, thread 1 holds 4..8.
+            (blocked(&[4], &[32], &[4], &[0]), vec![512], Some(vec![4, 5, 6, 7])),
+            // 1024 elements: two reps of the 512-element tile.
+            (blocked(&[4], &[32], &[4], &[0]), vec![1024], Some(vec![4, 5, 6, 7, 516, 517, 518, 519])),
             // Smaller than the tile: copies, wrapped modulo the extent.
             (blocked(&[4], &[32], &[4], &[0]), vec![64], Some(vec![4, 5, 6, 7])),
             (blocked(&[4], &[32], &[1], &[0]), vec![2], Some(vec![0, 1, 0, 1])),

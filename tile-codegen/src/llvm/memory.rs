@@ -70,10 +70,15 @@ pub(super) fn access_width(dist: Option<&Distribution<'_>>, d: DType, vec: u32, 
         DType::I1 => 1,
         DType::I32 | DType::I64 | DType::F32 => 16 / d.size_bytes() as u64,
     };
-    let mut w = u64::from(vec.max(1)).min(cap).min(dist.extent(inner));
-    while w > 1 && (dist.spt(inner) % w != 0 || slots as u64 % w != 0) {
-        w /= 2;
-    }
+    // The largest power of two dividing `n`.
+    let pow2_factor = |n: u64| n & n.wrapping_neg();
+    let w = u64::from(vec.max(1))
+        .min(cap)
+        .min(dist.extent(inner))
+        .min(pow2_factor(dist.spt(inner)))
+        .min(pow2_factor(slots as u64))
+        .max(1);
+    let w = 1u64 << w.ilog2();
     w as usize
 }
 
@@ -153,7 +158,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if w == 1 {
             let v = b.build_load(mem, p, "").llvm()?;
             set_alignment(v, align)?;
-            return Ok(vec![self.from_memory(d, v)?]);
+            return Ok(vec![self.loaded_value(d, v)?]);
         }
         let v = b.build_load(vector_of(mem, w)?, p, "").llvm()?;
         set_alignment(v, align)?;
@@ -162,7 +167,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         (0..w)
             .map(|i| {
                 let e = b.build_extract_element(v, i32_ty.const_int(i as u64, false), "").llvm()?;
-                self.from_memory(d, e)
+                self.loaded_value(d, e)
             })
             .collect()
     }
@@ -173,12 +178,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mem = memory_type(self.context, d);
         let align = d.size_bytes() * vals.len() as u32;
         let value: BasicValueEnum = match vals {
-            [v] => self.to_memory(d, *v)?,
+            [v] => self.stored_value(d, *v)?,
             _ => {
                 let i32_ty = self.context.i32_type();
                 let mut acc = vector_of(mem, vals.len())?.get_poison();
                 for (i, &v) in vals.iter().enumerate() {
-                    let v = self.to_memory(d, v)?;
+                    let v = self.stored_value(d, v)?;
                     acc = b.build_insert_element(acc, v, i32_ty.const_int(i as u64, false), "").llvm()?;
                 }
                 acc.into()
@@ -214,7 +219,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
         let mut args: Vec<BasicMetadataValueEnum> = vec![p.into(), mask.into()];
         for &o in other {
-            args.push(self.to_asm(d, o)?.into());
+            args.push(self.asm_operand(d, o)?.into());
         }
         let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into(), self.context.bool_type().into()];
         params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
@@ -225,13 +230,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             return Err("the load's inline asm yields nothing".into());
         };
         if w == 1 {
-            return Ok(vec![self.from_asm(d, int(v)?)?]);
+            return Ok(vec![self.asm_result(d, int(v)?)?]);
         }
         let s = StructValue::try_from(v).map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
         (0..w)
             .map(|i| {
                 let e = self.builder.build_extract_value(s, i as u32, "").llvm()?;
-                self.from_asm(d, int(e)?)
+                self.asm_result(d, int(e)?)
             })
             .collect()
     }
@@ -251,7 +256,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
         let mut args: Vec<BasicMetadataValueEnum> = vec![p.into()];
         for &v in vals {
-            args.push(self.to_asm(d, v)?.into());
+            args.push(self.asm_operand(d, v)?.into());
         }
         args.push(mask.into());
         let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into()];
@@ -277,7 +282,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A register value as it is stored: booleans become one byte.
-    fn to_memory(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn stored_value(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         match d {
             DType::I1 => Ok(self.builder.build_int_z_extend(int(v)?, self.context.i8_type(), "").llvm()?.into()),
             DType::I32 | DType::I64 | DType::F32 => Ok(v),
@@ -285,7 +290,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A loaded memory value as a register value: a byte is a boolean when it is not zero.
-    fn from_memory(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn loaded_value(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         match d {
             DType::I1 => {
                 let v = int(v)?;
@@ -297,7 +302,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A register value as the integer register the inline asm takes.
-    fn to_asm(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
+    fn asm_operand(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
         let b = &self.builder;
         match d {
             DType::F32 => int(b.build_bit_cast(v, self.context.i32_type(), "").llvm()?),
@@ -307,7 +312,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// The inline asm's integer register as a register value of type `d`.
-    fn from_asm(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn asm_result(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         match d {
             DType::F32 => b.build_bit_cast(v, self.context.f32_type(), "").llvm(),

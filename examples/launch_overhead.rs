@@ -1,0 +1,101 @@
+//! Host-side cost of one launch through tile's generated wrapper, against cudarc's own launch of
+//! the same PTX with the same arguments: mean over 10,000 launches of a one-program kernel.
+//!
+//! `cargo run --release --example launch_overhead` (needs a CUDA device).
+
+#[path = "fused_add_mul/kernels.rs"]
+mod kernels;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+use kernels::add_mul;
+use tile::prelude::*;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+const LAUNCHES: usize = 10_000;
+
+fn run() -> Res<()> {
+    let dev = match Device::cuda(0) {
+        Ok(d) => d,
+        Err(e) => {
+            println!("skipped: {e}");
+            return Ok(());
+        }
+    };
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let n: i32 = 1024;
+    let host: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let x = stream.clone_htod(&host)?;
+    let y = stream.clone_htod(&host)?;
+    let z = stream.clone_htod(&host)?;
+    let mut out = stream.alloc_zeros::<f32>(n as usize)?;
+
+    // cudarc directly: the same PTX the wrapper picks for this device (16-byte-aligned variant).
+    let (major, minor) = dev.compute_capability().ok_or("no cc")?;
+    let target = add_mul::KERNEL.variants[0]
+        .targets
+        .iter()
+        .find(|t| t.runs_on(major, minor))
+        .ok_or("no PTX for this device")?;
+    let module = stream.context().load_module(Ptx::from_src(target.ptx))?;
+    let func = module.load_function(target.entry)?;
+    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * add_mul::KERNEL.variants[0].num_warps, 1, 1), shared_mem_bytes: 0 };
+    let mut raw = || -> Res<()> {
+        let mut b = stream.launch_builder(&func);
+        b.arg(&x).arg(&y).arg(&z).arg(&mut out).arg(&n);
+        // SAFETY: the arguments match the PTX entry's parameters (four f32 buffers of n elements
+        // and n), and the kernel masks every access at n.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    };
+    let mut results = Vec::new();
+    for round in 0..3 {
+        for _ in 0..1000 {
+            raw()?;
+        }
+        stream.synchronize()?;
+        let t = Instant::now();
+        for _ in 0..LAUNCHES {
+            raw()?;
+        }
+        let raw_us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        stream.synchronize()?;
+
+        let mut out2 = stream.alloc_zeros::<f32>(n as usize)?;
+        for _ in 0..1000 {
+            add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
+        }
+        stream.synchronize()?;
+        let t = Instant::now();
+        for _ in 0..LAUNCHES {
+            add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
+        }
+        let tile_us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        stream.synchronize()?;
+        let got = stream.clone_dtoh(&out2)?;
+        let want: Vec<f32> = host.iter().map(|&v| (v + v) * v).collect();
+        if got != want {
+            return Err("wrapper launches computed a wrong result".into());
+        }
+        println!("round {round}: cudarc launch {raw_us:.2} us, tile wrapper {tile_us:.2} us, difference {:+.2} us", tile_us - raw_us);
+        results.push((raw_us, tile_us));
+    }
+    results.sort_by(|a, b| (a.1 - a.0).total_cmp(&(b.1 - b.0)));
+    let (r, t) = results[1];
+    println!("launch cost (mean of {LAUNCHES} launches, median round): cudarc {r:.2} us, tile {t:.2} us, wrapper adds {:+.2} us", t - r);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("launch_overhead: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the release binaries the GPU machine runs (it has no Rust) into .device-bin/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cargo build --release --examples
+mkdir -p .device-bin
+for ex in fused_add_mul launch_overhead; do cp "target/release/examples/$ex" .device-bin/; done
+bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
+  | python3 -c 'import json,sys
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu": print(m["executable"])')
+cp "$bin" .device-bin/gpu_tests
+cp scripts/gpu/run.sh .device-bin/
+ls -la .device-bin

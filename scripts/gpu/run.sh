@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repo root: every GPU check and benchmark, logs under $OUT,
+# a short summary last. Usage: bash .device-bin/run.sh
+set -uo pipefail
+B=.device-bin
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+echo "== GPU tests"; $B/gpu_tests --test-threads=1 2>&1 | tee "$OUT/gpu_tests.log"
+echo "== fused_add_mul"; $B/fused_add_mul 2>&1 | tee "$OUT/fused_add_mul.log"
+echo "== launch_overhead"; $B/launch_overhead 2>&1 | tee "$OUT/launch_overhead.log"
+echo "== memcheck"; compute-sanitizer --tool memcheck $B/fused_add_mul --quick > "$OUT/memcheck.log" 2>&1; echo "exit $?" >> "$OUT/memcheck.log"
+tail -3 "$OUT/memcheck.log"
+echo "== SASS of the fused add_mul PTX (sm_90a): memory instructions"
+for f in $B/*.ptx; do
+  ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | tail -2
+  cuobjdump --dump-sass /tmp/k.cubin | grep -E "LDG|STG" | sed 's/^ *//' | head -12
+done 2>&1 | tee "$OUT/sass.log"
+echo; echo "===== summary"
+grep -E "test result" "$OUT/gpu_tests.log"
+grep -E "check n|tile (un)?fused|copy bandwidth" "$OUT/fused_add_mul.log"
+grep -E "launch cost" "$OUT/launch_overhead.log"
+grep -E "ERROR SUMMARY" "$OUT/memcheck.log"

@@ -1,0 +1,82 @@
+//! GPU tests: the same kernels on the CUDA device and on the interpreter must agree exactly, and
+//! every launch error is an `Err`. Without a CUDA device each test prints that it was skipped.
+
+#[path = "../examples/fused_add_mul/kernels.rs"]
+mod kernels;
+
+use kernels::add_mul;
+use tile::prelude::*;
+
+fn cuda() -> Option<Device> {
+    match Device::cuda(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            println!("skipped (GPU test): {e}");
+            None
+        }
+    }
+}
+
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n).map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+}
+
+#[test]
+fn gpu_matches_interpreter_on_awkward_sizes() {
+    let Some(gpu) = cuda() else { return };
+    let cpu = Device::interpreter();
+    for n in [1usize, 17, 1023, 1024, 1025, 4096 + 3, 1_000_003] {
+        let (x, y, z) = (data(n, 1), data(n, 2), data(n, 3));
+        let mut outs = Vec::new();
+        for dev in [&gpu, &cpu] {
+            let (bx, by, bz) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap(), dev.upload(&z).unwrap());
+            let mut out = dev.upload(&vec![f32::NAN; n]).unwrap();
+            add_mul::launch(dev, Grid::x(cdiv(n, 1024)), &bx, &by, &bz, &mut out, n as i32).unwrap();
+            outs.push(dev.download(&out).unwrap());
+        }
+        assert!(outs[0].iter().all(|v| v.is_finite()), "n = {n}: unwritten elements");
+        assert_eq!(outs[0], outs[1], "n = {n}: GPU and interpreter differ");
+    }
+}
+
+#[test]
+fn gpu_unaligned_views_use_the_generic_variant() {
+    let Some(gpu) = cuda() else { return };
+    let n = 10_001usize;
+    let x = gpu.stream().unwrap().clone_htod(&data(n + 1, 4)).unwrap();
+    let y = gpu.stream().unwrap().clone_htod(&data(n + 1, 5)).unwrap();
+    let z = gpu.stream().unwrap().clone_htod(&data(n + 1, 6)).unwrap();
+    let mut out = gpu.stream().unwrap().alloc_zeros::<f32>(n + 1).unwrap();
+    // Views starting one element in: 4-byte aligned only.
+    let (xv, yv, zv) = (x.slice(1..), y.slice(1..), z.slice(1..));
+    let mut ov = out.slice_mut(1..);
+    add_mul::launch(&gpu, Grid::x(cdiv(n, 1024)), &xv, &yv, &zv, &mut ov, n as i32).unwrap();
+    let got = gpu.stream().unwrap().clone_dtoh(&out).unwrap();
+    let (hx, hy, hz) = (data(n + 1, 4), data(n + 1, 5), data(n + 1, 6));
+    for i in 1..=n {
+        assert_eq!(got[i], (hx[i] + hy[i]) * hz[i], "element {i}");
+    }
+    assert_eq!(got[0], 0.0, "wrote before the view");
+}
+
+#[test]
+fn gpu_launch_errors_are_errs() {
+    let Some(gpu) = cuda() else { return };
+    let x = gpu.upload(&data(100, 1)).unwrap();
+    let mut out = gpu.zeros::<f32>(100).unwrap();
+    // Too short for n = 101.
+    let e = add_mul::launch(&gpu, Grid::x(1), &x, &x, &x, &mut out, 101).unwrap_err();
+    assert!(matches!(e, Error::Length { param: "x", required: 101, actual: 100, .. }), "{e}");
+    // Zero and oversized grids.
+    let e = add_mul::launch(&gpu, Grid::x(0), &x, &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::Grid { .. }), "{e}");
+    let e = add_mul::launch(&gpu, Grid::xy(1, 70_000), &x, &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::Grid { .. }), "{e}");
+    // Host memory on a CUDA launch.
+    let host = data(100, 2);
+    let e = add_mul::launch(&gpu, Grid::x(1), &host, &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::WrongDevice { param: "x", .. }), "{e}");
+    // Device memory on the interpreter.
+    let e = add_mul::launch(&Device::interpreter(), Grid::x(1), &x, &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
+}

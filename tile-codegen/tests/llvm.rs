@@ -1,0 +1,480 @@
+//! Tests of the LLVM back end: hand-written GPU-level kernels compiled for every target, with
+//! assertions on the PTX (and on the optimized LLVM IR), and — where ptxas is available — the PTX
+//! assembled for sm_90a and sm_80 with no spills.
+//!
+//! Every case goes through [`check`]: the IR text (with `#L` standing for the case's layout), and
+//! the expected lines. An expectation is a substring of the PTX, unless it starts with
+//! - `llvm:` — a substring of the optimized LLVM IR;
+//! - `!` — a PTX substring that must not appear;
+//! - `#N ` — a PTX substring that appears exactly `N` times.
+//!
+//! ptxas is found by [`tile_codegen::ptxas::find`] (`TILE_PTXAS`, the workspace's `.tools/`, `PATH`);
+//! without it the assembly step is skipped, visibly. `TILE_TEST_DUMP=dir` writes each case's PTX to `dir`.
+
+use std::path::PathBuf;
+
+use tile_codegen::llvm::{compile, GpuTarget};
+
+/// 4 elements per thread, 4 warps: a 512-element layout tile.
+const SPT4: &str = "#blocked<spt = [4], tpw = [32], wpc = [4], order = [0]>";
+/// 1 element per thread, 4 warps: a 128-element layout tile.
+const SPT1: &str = "#blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>";
+/// 2 elements per thread, 4 warps.
+const SPT2: &str = "#blocked<spt = [2], tpw = [32], wpc = [4], order = [0]>";
+
+/// `out[i] = (x[i] + y[i]) * z[i]` for `i = pid * 1024 + arange(0, 1024)`, masked by `i < n`;
+/// `vec` is the access width and `facts` the parameters' divisibility attribute (or nothing).
+fn add_mul(name: &str, vec: u32, facts: &str) -> String {
+    format!(
+        "kernel @{name}(%x: ptr<f32>{facts}, %y: ptr<f32>{facts}, %z: ptr<f32>{facts}, %out: ptr<f32>{facts}, %n: i32{facts}) attributes {{num_warps = 4}} {{
+  %pid = program_id {{axis = 0}} : i32
+  %block = constant 1024 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<1024xi32, #L>
+  %range = arange {{start = 0, end = 1024}} : tensor<1024xi32, #L>
+  %offs = add %starts, %range : tensor<1024xi32, #L>
+  %ns = splat %n : tensor<1024xi32, #L>
+  %mask = cmp lt %offs, %ns : tensor<1024xi1, #L>
+  %zero = constant 0.0 : f32
+  %other = splat %zero : tensor<1024xf32, #L>
+  %xs = splat %x : tensor<1024xptr<f32>, #L>
+  %xp = addptr %xs, %offs : tensor<1024xptr<f32>, #L>
+  %xv = load {{vec = {vec}}} %xp, %mask, %other : tensor<1024xf32, #L>
+  %ys = splat %y : tensor<1024xptr<f32>, #L>
+  %yp = addptr %ys, %offs : tensor<1024xptr<f32>, #L>
+  %yv = load {{vec = {vec}}} %yp, %mask, %other : tensor<1024xf32, #L>
+  %zs = splat %z : tensor<1024xptr<f32>, #L>
+  %zp = addptr %zs, %offs : tensor<1024xptr<f32>, #L>
+  %zv = load {{vec = {vec}}} %zp, %mask, %other : tensor<1024xf32, #L>
+  %sum = add %xv, %yv : tensor<1024xf32, #L>
+  %r = mul %sum, %zv : tensor<1024xf32, #L>
+  %os = splat %out : tensor<1024xptr<f32>, #L>
+  %op = addptr %os, %offs : tensor<1024xptr<f32>, #L>
+  store {{vec = {vec}}} %op, %r, %mask
+  return
+}}"
+    )
+}
+
+#[test]
+fn add_mul_vec4() {
+    check(
+        &add_mul("add_mul", 4, " {divisibility = 16}").replace("#L", SPT4),
+        &[
+            // 1024 elements / 512 per layout tile: 2 runs of 4 per thread and access.
+            "#6 ld.global.v4.b32",
+            "#2 st.global.v4.b32",
+            "!ld.global.b32",
+            "llvm:ptx_kernel void @add_mul(ptr addrspace(1) align 16 %x",
+            "llvm:@add_mul, !\"maxntidx\", i32 128}",
+            "llvm:!noalias",
+        ],
+    );
+}
+
+#[test]
+fn add_mul_vec1_no_facts() {
+    check(
+        &add_mul("add_mul_v1", 1, "").replace("#L", SPT1),
+        &[
+            // 1 element per thread, 8 repetitions of the 128-element tile.
+            "#24 ld.global.b32",
+            "#8 st.global.b32",
+            "!.v4.",
+            "@%p",
+            "llvm:ptx_kernel void @add_mul_v1(ptr addrspace(1) %x",
+        ],
+    );
+}
+
+#[test]
+fn copy_unmasked_vec4() {
+    check(
+        &"kernel @copy(%x: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) attributes {num_warps = 4} {
+  %pid = program_id {axis = 0} : i32
+  %block = constant 2048 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<2048xi32, #L>
+  %range = arange {start = 0, end = 2048} : tensor<2048xi32, #L>
+  %offs = add %starts, %range : tensor<2048xi32, #L>
+  %xs = splat %x : tensor<2048xptr<f32>, #L>
+  %xp = addptr %xs, %offs : tensor<2048xptr<f32>, #L>
+  %xv = load {vec = 4} %xp : tensor<2048xf32, #L>
+  %os = splat %out : tensor<2048xptr<f32>, #L>
+  %op = addptr %os, %offs : tensor<2048xptr<f32>, #L>
+  store {vec = 4} %op, %xv
+  return
+}"
+        .replace("#L", SPT4),
+        &["#4 ld.global.v4.f32", "#4 st.global.v4.f32", "!@%p"],
+    );
+}
+
+#[test]
+fn i32_ops() {
+    check(
+        &"kernel @int_ops(%a: ptr<i32> {divisibility = 16}, %b: ptr<i32> {divisibility = 16}, %out: ptr<i32> {divisibility = 16}, %n: i32 {divisibility = 16}) attributes {num_warps = 4} {
+  %pid = program_id {axis = 0} : i32
+  %block = constant 512 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<512xi32, #L>
+  %range = arange {start = 0, end = 512} : tensor<512xi32, #L>
+  %offs = add %starts, %range : tensor<512xi32, #L>
+  %ns = splat %n : tensor<512xi32, #L>
+  %mask = cmp lt %offs, %ns : tensor<512xi1, #L>
+  %c0 = constant 0 : i32
+  %zeros = splat %c0 : tensor<512xi32, #L>
+  %as = splat %a : tensor<512xptr<i32>, #L>
+  %ap = addptr %as, %offs : tensor<512xptr<i32>, #L>
+  %av = load {vec = 4} %ap, %mask, %zeros : tensor<512xi32, #L>
+  %bs = splat %b : tensor<512xptr<i32>, #L>
+  %bp = addptr %bs, %offs : tensor<512xptr<i32>, #L>
+  %bv = load {vec = 4} %bp, %mask, %zeros : tensor<512xi32, #L>
+  %q = div %av, %bv : tensor<512xi32, #L>
+  %r = rem %av, %bv : tensor<512xi32, #L>
+  %lo = min %q, %r : tensor<512xi32, #L>
+  %hi = max %q, %r : tensor<512xi32, #L>
+  %le = cmp le %av, %bv : tensor<512xi1, #L>
+  %sel = select %le, %lo, %hi : tensor<512xi32, #L>
+  %inv = not %sel : tensor<512xi32, #L>
+  %neg = neg %inv : tensor<512xi32, #L>
+  %x1 = xor %neg, %av : tensor<512xi32, #L>
+  %x2 = and %x1, %bv : tensor<512xi32, #L>
+  %x3 = or %x2, %q : tensor<512xi32, #L>
+  %x4 = sub %x3, %r : tensor<512xi32, #L>
+  %ne = cmp ne %x4, %zeros : tensor<512xi1, #L>
+  %gt = cmp gt %x4, %av : tensor<512xi1, #L>
+  %ge = cmp ge %x4, %bv : tensor<512xi1, #L>
+  %eq = cmp eq %x4, %q : tensor<512xi1, #L>
+  %m1 = and %ne, %gt : tensor<512xi1, #L>
+  %m2 = or %ge, %eq : tensor<512xi1, #L>
+  %m3 = xor %m1, %m2 : tensor<512xi1, #L>
+  %m4 = not %m3 : tensor<512xi1, #L>
+  %res = select %m4, %x4, %x3 : tensor<512xi32, #L>
+  %os = splat %out : tensor<512xptr<i32>, #L>
+  %op = addptr %os, %offs : tensor<512xptr<i32>, #L>
+  store {vec = 4} %op, %res, %mask
+  return
+}"
+        .replace("#L", SPT4),
+        &["#2 ld.global.v4.b32", "#1 st.global.v4.b32", "div.s32", "min.s32", "max.s32"],
+    );
+}
+
+#[test]
+fn f32_ops_and_scalars() {
+    check(
+        &"kernel @float_ops(%a: ptr<f32>, %b: ptr<f32>, %out: ptr<f32>, %scale: f32) attributes {num_warps = 4} {
+  %pid = program_id {axis = 1} : i32
+  %gz = num_programs {axis = 2} : i32
+  %s0 = load %a : f32
+  %s1 = mul %s0, %scale : f32
+  %block = constant 256 : i32
+  %start = mul %pid, %block : i32
+  %start2 = add %start, %gz : i32
+  %starts = splat %start2 : tensor<256xi32, #L>
+  %range = arange {start = 0, end = 256} : tensor<256xi32, #L>
+  %offs = add %starts, %range : tensor<256xi32, #L>
+  %as = splat %a : tensor<256xptr<f32>, #L>
+  %ap = addptr %as, %offs : tensor<256xptr<f32>, #L>
+  %av = load {vec = 2} %ap : tensor<256xf32, #L>
+  %bs = splat %b : tensor<256xptr<f32>, #L>
+  %bp = addptr %bs, %offs : tensor<256xptr<f32>, #L>
+  %bv = load {vec = 2} %bp : tensor<256xf32, #L>
+  %d = div %av, %bv : tensor<256xf32, #L>
+  %r = rem %av, %bv : tensor<256xf32, #L>
+  %lo = min %d, %r : tensor<256xf32, #L>
+  %hi = max %d, %r : tensor<256xf32, #L>
+  %diff = sub %hi, %lo : tensor<256xf32, #L>
+  %neg = neg %diff : tensor<256xf32, #L>
+  %ss = splat %s1 : tensor<256xf32, #L>
+  %scaled = mul %neg, %ss : tensor<256xf32, #L>
+  %c = cmp ne %scaled, %av : tensor<256xi1, #L>
+  %c2 = cmp ge %scaled, %bv : tensor<256xi1, #L>
+  %c3 = cmp eq %scaled, %bv : tensor<256xi1, #L>
+  %c4 = cmp gt %scaled, %av : tensor<256xi1, #L>
+  %c5 = cmp le %scaled, %av : tensor<256xi1, #L>
+  %m = and %c, %c2 : tensor<256xi1, #L>
+  %m2 = or %c3, %c4 : tensor<256xi1, #L>
+  %m3 = xor %m, %m2 : tensor<256xi1, #L>
+  %m4 = and %m3, %c5 : tensor<256xi1, #L>
+  %fm = mul %av, %bv : tensor<256xf32, #L>
+  %fa = add %fm, %d : tensor<256xf32, #L>
+  %res = select %m4, %scaled, %fa : tensor<256xf32, #L>
+  %os = splat %out : tensor<256xptr<f32>, #L>
+  %op = addptr %os, %offs : tensor<256xptr<f32>, #L>
+  store {vec = 2} %op, %res, %m4
+  %last = constant 7 : i32
+  %lp = addptr %out, %last : ptr<f32>
+  %t = constant 1 : i1
+  store %lp, %s1, %t
+  return
+}"
+        .replace("#L", SPT2),
+        &[
+            "%ctaid.y",
+            "%nctaid.z",
+            // Unaligned pointers: the vec = 2 loads still use 8-byte accesses, as the IR promises.
+            "#2 ld.global.v2.f32",
+            "#1 st.global.v2.b32",
+            "div.rn.f32",
+            "min.f32",
+            "max.f32",
+            "neg.f32",
+            "setp.neu.f32",
+            // `contract` on fmul and fadd: a * b + d becomes one fma.
+            "fma.rn.f32",
+            // The scalar store's mask is the constant `true`: a plain store.
+            "st.global.f32",
+            "llvm:fdiv float",
+            "llvm:!fdiv fast",
+        ],
+    );
+}
+
+#[test]
+fn i64_load_store() {
+    check(
+        &"kernel @i64_ops(%a: ptr<i64> {divisibility = 16}, %out: ptr<i64> {divisibility = 16}, %n: i64, %k: i64) attributes {num_warps = 4} {
+  %pid = program_id {axis = 0} : i32
+  %block = constant 1024 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<1024xi32, #L>
+  %range = arange {start = 0, end = 1024} : tensor<1024xi32, #L>
+  %offs32 = add %starts, %range : tensor<1024xi32, #L>
+  %as = splat %a : tensor<1024xptr<i64>, #L>
+  %ap = addptr %as, %offs32 : tensor<1024xptr<i64>, #L>
+  %ns = splat %n : tensor<1024xi64, #L>
+  %ks = splat %k : tensor<1024xi64, #L>
+  %av0 = load {vec = 4} %ap : tensor<1024xi64, #L>
+  %mask = cmp lt %av0, %ns : tensor<1024xi1, #L>
+  %av = load {vec = 4} %ap, %mask, %ks : tensor<1024xi64, #L>
+  %q = div %av, %ks : tensor<1024xi64, #L>
+  %r = rem %av, %ks : tensor<1024xi64, #L>
+  %s = mul %q, %r : tensor<1024xi64, #L>
+  %t = max %s, %av0 : tensor<1024xi64, #L>
+  %os = splat %out : tensor<1024xptr<i64>, #L>
+  %op = addptr %os, %offs32 : tensor<1024xptr<i64>, #L>
+  store {vec = 4} %op, %t, %mask
+  return
+}"
+        .replace("#L", SPT4),
+        &[
+            // vec = 4 of 8-byte elements is split into 16-byte accesses.
+            "#4 ld.global.v2.u64",
+            "#4 ld.global.v2.b64",
+            "#4 st.global.v2.b64",
+            "div.s64",
+            "max.s64",
+        ],
+    );
+}
+
+#[test]
+fn i1_load_store() {
+    check(
+        &"kernel @bool_ops(%a: ptr<i1>, %b: ptr<i1>, %out: ptr<i1>, %n: i32, %flag: i1) attributes {num_warps = 2} {
+  %pid = program_id {axis = 0} : i32
+  %block = constant 256 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<256xi32, #L>
+  %range = arange {start = 0, end = 256} : tensor<256xi32, #L>
+  %offs = add %starts, %range : tensor<256xi32, #L>
+  %ns = splat %n : tensor<256xi32, #L>
+  %mask = cmp lt %offs, %ns : tensor<256xi1, #L>
+  %f = constant 0 : i1
+  %fs = splat %f : tensor<256xi1, #L>
+  %as = splat %a : tensor<256xptr<i1>, #L>
+  %ap = addptr %as, %offs : tensor<256xptr<i1>, #L>
+  %av = load {vec = 2} %ap, %mask, %fs : tensor<256xi1, #L>
+  %bs = splat %b : tensor<256xptr<i1>, #L>
+  %bp = addptr %bs, %offs : tensor<256xptr<i1>, #L>
+  %bv = load %bp : tensor<256xi1, #L>
+  %flags = splat %flag : tensor<256xi1, #L>
+  %x = xor %av, %bv : tensor<256xi1, #L>
+  %y = or %x, %flags : tensor<256xi1, #L>
+  %z = not %y : tensor<256xi1, #L>
+  %lt = cmp lt %av, %z : tensor<256xi1, #L>
+  %os = splat %out : tensor<256xptr<i1>, #L>
+  %op = addptr %os, %offs : tensor<256xptr<i1>, #L>
+  store {vec = 2} %op, %lt, %mask
+  %op2 = addptr %op, %ns : tensor<256xptr<i1>, #L>
+  store %op2, %z
+  return
+}"
+        .replace("#L", "#blocked<spt = [2], tpw = [32], wpc = [2], order = [0]>"),
+        &["#8 ld.global.u8", "#8 st.global.u8", "!.v2."],
+    );
+}
+
+#[test]
+fn tensor_smaller_than_layout_tile() {
+    // 64 elements under a 512-element tile: threads hold wrapped copies; stores are duplicated.
+    check(
+        &"kernel @small(%x: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) attributes {num_warps = 4} {
+  %range = arange {start = 0, end = 64} : tensor<64xi32, #L>
+  %xs = splat %x : tensor<64xptr<f32>, #L>
+  %xp = addptr %xs, %range : tensor<64xptr<f32>, #L>
+  %xv = load {vec = 4} %xp : tensor<64xf32, #L>
+  %y = add %xv, %xv : tensor<64xf32, #L>
+  %os = splat %out : tensor<64xptr<f32>, #L>
+  %op = addptr %os, %range : tensor<64xptr<f32>, #L>
+  store {vec = 4} %op, %y
+  return
+}"
+        .replace("#L", SPT4),
+        &["#1 ld.global.v4.f32", "#1 st.global.v4.f32", "and.b32"],
+    );
+    // Fewer elements than one thread's chunk: the access narrows to the tensor's extent.
+    check(
+        &"kernel @tiny(%x: ptr<f32> {divisibility = 16}) attributes {num_warps = 1} {
+  %range = arange {start = 0, end = 2} : tensor<2xi32, #L>
+  %xs = splat %x : tensor<2xptr<f32>, #L>
+  %xp = addptr %xs, %range : tensor<2xptr<f32>, #L>
+  %xv = load {vec = 4} %xp : tensor<2xf32, #L>
+  store {vec = 4} %xp, %xv
+  return
+}"
+        .replace("#L", "#blocked<spt = [4], tpw = [32], wpc = [1], order = [0]>"),
+        &["!.v4.", ".maxntid 32, 1, 1"],
+    );
+}
+
+#[test]
+fn rank2_elementwise() {
+    // Rank-2 tensors (from splat; no rank-2 `arange` yet): 16x64 under a 2-D layout.
+    check(
+        &"kernel @fill2d(%p: ptr<f32> {divisibility = 16}, %v: f32, %n: i32) attributes {num_warps = 4} {
+  %ps = splat %p : tensor<16x64xptr<f32>, #L>
+  %c = constant 4 : i32
+  %cs = splat %c : tensor<16x64xi32, #L>
+  %q = addptr %ps, %cs : tensor<16x64xptr<f32>, #L>
+  %vs = splat %v : tensor<16x64xf32, #L>
+  %ns = splat %n : tensor<16x64xi32, #L>
+  %m = cmp gt %ns, %cs : tensor<16x64xi1, #L>
+  store {vec = 4} %q, %vs, %m
+  return
+}"
+        .replace("#L", "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>"),
+        // 16x64 under a 16x32 tile: two repetitions along the inner dimension.
+        &["#2 st.global.v4.b32"],
+    );
+}
+
+#[test]
+fn rejects_what_it_cannot_compile() {
+    // Tile-level IR (no layouts).
+    check_err(
+        "kernel @tile_level(%x: ptr<f32>) attributes {num_warps = 4} {
+  %r = arange {start = 0, end = 128} : tensor<128xi32>
+  %xs = splat %x : tensor<128xptr<f32>>
+  %xp = addptr %xs, %r : tensor<128xptr<f32>>
+  %v = load %xp : tensor<128xf32>
+  store %xp, %v
+  return
+}",
+        "kernel `tile_level` (sm_90a): lowering: op #0 `%0 = arange {start = 0, end = 128} : tensor<128xi32>`: `tensor<128xi32>` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)",
+    );
+    // A kernel that does not verify is refused, not lowered.
+    check_err(
+        "kernel @bad(%x: ptr<f32>) attributes {num_warps = 3} {
+  return
+}",
+        "kernel `bad` (sm_90a): the kernel does not verify: kernel: num_warps = 3 is not a power of two from 1 to 32",
+    );
+}
+
+/// Compiling the same kernel many times in one process gives the same PTX (the proc macro calls
+/// the back end for every variant and target).
+#[test]
+fn repeatable() {
+    let f = tile_core::ir::parse(&add_mul("add_mul", 4, " {divisibility = 16}").replace("#L", SPT4)).expect("parses");
+    let first = compile(&f, GpuTarget::Sm80).expect("compiles").ptx;
+    for _ in 0..3 {
+        for t in GpuTarget::ALL {
+            let a = compile(&f, t).expect("compiles");
+            if t == GpuTarget::Sm80 {
+                assert_eq!(a.ptx, first);
+            }
+        }
+    }
+}
+
+#[test]
+fn targets() {
+    assert_eq!(GpuTarget::ALL, [GpuTarget::Sm90a, GpuTarget::Sm80]);
+    let names: Vec<(&str, u32)> = GpuTarget::ALL.iter().map(|t| (t.arch(), t.sm())).collect();
+    assert_eq!(names, [("sm_90a", 90), ("sm_80", 80)]);
+}
+
+/// Parses and verifies `ir`, compiles it for every target and checks `expected` (see the module
+/// doc) plus what every kernel has: the entry, the block size, the target line. Then assembles the
+/// PTX with ptxas when it is available.
+fn check(ir: &str, expected: &[&str]) {
+    let f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
+    tile_core::ir::verify(&f).unwrap_or_else(|e| panic!("verify error {e}\n{ir}"));
+    let threads = 32 * f.num_warps;
+    for target in GpuTarget::ALL {
+        let a = compile(&f, target).unwrap_or_else(|e| panic!("{e}"));
+        let ptx = &a.ptx;
+        let ctx = format!("kernel `{}` for {target}", f.name);
+        dump(&f.name, target, ptx);
+        let mut all: Vec<String> = vec![
+            format!(".target {}", target.arch()),
+            format!(".visible .entry {}(", f.name),
+            format!(".maxntid {threads}, 1, 1"),
+        ];
+        all.extend(expected.iter().map(|s| s.to_string()));
+        for e in &all {
+            if let Some(want) = e.strip_prefix("llvm:") {
+                match want.strip_prefix('!') {
+                    Some(absent) => assert!(!a.llvm_ir.contains(absent), "{ctx}: LLVM IR has `{absent}`:\n{}", a.llvm_ir),
+                    None => assert!(a.llvm_ir.contains(want), "{ctx}: LLVM IR lacks `{want}`:\n{}", a.llvm_ir),
+                }
+            } else if let Some(absent) = e.strip_prefix('!') {
+                assert!(!ptx.contains(absent), "{ctx}: PTX has `{absent}`:\n{ptx}");
+            } else if let Some(rest) = e.strip_prefix('#') {
+                let (n, want) = rest.split_once(' ').expect("`#N pattern`");
+                let n: usize = n.parse().expect("a count");
+                let got = ptx.matches(want).count();
+                assert_eq!(got, n, "{ctx}: `{want}` appears {got} times, expected {n}:\n{ptx}");
+            } else {
+                assert!(ptx.contains(e.as_str()), "{ctx}: PTX lacks `{e}`:\n{ptx}");
+            }
+        }
+        assemble(&ctx, target, ptx);
+    }
+}
+
+/// Parses `ir` and checks that compiling it for sm_90a fails with exactly `expected`.
+fn check_err(ir: &str, expected: &str) {
+    let f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
+    match compile(&f, GpuTarget::Sm90a) {
+        Ok(_) => panic!("kernel `{}` compiled; expected the error\n{expected}", f.name),
+        Err(e) => assert_eq!(e.to_string(), expected),
+    }
+}
+
+/// Writes the PTX to `$TILE_TEST_DUMP/NAME.ARCH.ptx` when that variable is set.
+fn dump(name: &str, target: GpuTarget, ptx: &str) {
+    if let Some(dir) = std::env::var_os("TILE_TEST_DUMP") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("create the dump directory");
+        std::fs::write(dir.join(format!("{name}.{}.ptx", target.arch())), ptx).expect("write the dump");
+    }
+}
+
+/// Assembles `ptx` for `target` with ptxas, when [`tile_codegen::ptxas::find`] finds it, and
+/// requires success without spills; prints ptxas's summary.
+fn assemble(ctx: &str, target: GpuTarget, ptx: &str) {
+    let Some(ptxas) = tile_codegen::ptxas::find() else {
+        println!("{ctx}: ptxas not found (set TILE_PTXAS or run scripts/setup.sh); assembly skipped");
+        return;
+    };
+    let report = tile_codegen::ptxas::assemble(&ptxas, ptx, target.arch()).unwrap_or_else(|e| panic!("{ctx}: {e}\n{ptx}"));
+    assert!(!report.spills(), "{ctx}: ptxas spilled:\n{}", report.raw);
+    println!(
+        "{ctx}: ptxas: {} registers, {} bytes spill stores, {} bytes spill loads",
+        report.registers, report.spill_stores, report.spill_loads
+    );
+}
