@@ -1,10 +1,10 @@
 //! GPU tests: the same kernels on the CUDA device and on the interpreter must agree exactly, and
 //! every launch error is an `Err`. Without a CUDA device each test prints that it was skipped.
 
-#[path = "../examples/fused_add_mul/kernels.rs"]
-mod kernels;
+mod common;
 
-use kernels::add_mul;
+use common::fused_add_mul::add_mul;
+use common::{clamp, i64_axpy, int_ops, small_tile, Rng};
 use tile::prelude::*;
 
 fn cuda() -> Option<Device> {
@@ -79,4 +79,54 @@ fn gpu_launch_errors_are_errs() {
     // Device memory on the interpreter.
     let e = add_mul::launch(&Device::interpreter(), Grid::x(1), &x, &x, &x, &mut out, 100).unwrap_err();
     assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
+}
+
+/// Runs `launch` on the GPU and on the interpreter with the same inputs and returns both outputs.
+fn both<T: tile::Element + PartialEq + std::fmt::Debug>(
+    gpu: &Device,
+    n: usize,
+    inputs: &[Vec<T>],
+    launch: impl Fn(&Device, &[Buffer<T>], &mut Buffer<T>) -> Result<(), Error>,
+    poison: T,
+) -> (Vec<T>, Vec<T>) {
+    let mut outs = Vec::new();
+    for dev in [gpu, &Device::interpreter()] {
+        let bufs: Vec<Buffer<T>> = inputs.iter().map(|v| dev.upload(v).unwrap()).collect();
+        let mut out = dev.upload(&vec![poison; n]).unwrap();
+        launch(dev, &bufs, &mut out).unwrap();
+        outs.push(dev.download(&out).unwrap());
+    }
+    let cpu = outs.pop().unwrap();
+    (outs.pop().unwrap(), cpu)
+}
+
+#[test]
+fn gpu_matches_interpreter_on_every_test_kernel() {
+    let Some(gpu) = cuda() else { return };
+    for n in [1usize, 17, 1025, 100_003] {
+        let mut r = Rng(n as u64);
+        let mut a: Vec<i32> = (0..n).map(|_| (r.next() % 21) as i32 - 10).collect();
+        let mut b: Vec<i32> = (0..n).map(|_| (r.next() % 7) as i32 - 3).collect();
+        if n > 3 {
+            (a[0], a[1], a[2], b[2]) = (i32::MIN, i32::MAX, i32::MIN, -1);
+        }
+        let (g, c) = both(&gpu, n, &[a, b], |d, i, o| int_ops::launch(d, Grid::x(cdiv(n, 256)), &i[0], &i[1], o, n as i32), 7);
+        assert_eq!(g, c, "int_ops n = {n}");
+
+        let a64: Vec<i64> = (0..n).map(|_| r.next() as i64).collect();
+        let (g, c) = both(&gpu, n, &[a64], |d, i, o| i64_axpy::launch(d, Grid::x(cdiv(n, 512)), &i[0], o, n as i32, -3_000_000_007), 0);
+        assert_eq!(g, c, "i64_axpy n = {n}");
+
+        let mut x: Vec<f32> = (0..n).map(|_| 3.0 * r.f32()).collect();
+        if n > 2 {
+            (x[1], x[2]) = (f32::NAN, f32::NEG_INFINITY);
+        }
+        let (g, c) = both(&gpu, n, &[x.clone()], |d, i, o| clamp::launch(d, Grid::x(cdiv(n, 2048)), &i[0], o, n as i32, -1.0, 1.0), f32::NAN);
+        assert_eq!(g, c, "clamp n = {n}");
+
+        let rows = (n / 16).max(1);
+        let x: Vec<f32> = (0..rows * 16).map(|_| r.f32()).collect();
+        let (g, c) = both(&gpu, rows * 16, &[x], |d, i, o| small_tile::launch(d, Grid::xy(4, cdiv(rows, 4)), &i[0], o, rows as i32), f32::NAN);
+        assert_eq!(g, c, "small_tile rows = {rows}");
+    }
 }

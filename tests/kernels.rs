@@ -1,0 +1,62 @@
+//! Every kernel the project compiles: its embedded IR prints, parses and prints back identically
+//! and verifies, and every specialization's PTX assembles with ptxas for sm_80 and sm_90a with no
+//! spills.
+
+mod common;
+
+use tile::ir::{parse, print, verify};
+
+#[test]
+fn ir_round_trips_for_every_kernel() {
+    let kernels = common::all();
+    assert!(kernels.len() >= 7);
+    for k in kernels {
+        let f = parse(k.ir).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        verify(&f).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        assert_eq!(print(&f), k.ir, "{}: print(parse(ir)) differs", k.name);
+    }
+}
+
+#[test]
+fn every_variant_assembles_without_spills() {
+    let Some(ptxas) = tile_codegen::ptxas::find() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("ptxas not found in CI: scripts/setup.sh installs it into .tools/");
+        }
+        println!("skipped: no ptxas (run scripts/setup.sh, or set TILE_PTXAS)");
+        return;
+    };
+    let mut assembled = 0;
+    for k in common::all() {
+        assert!(!k.variants.is_empty(), "{}", k.name);
+        for (vi, v) in k.variants.iter().enumerate() {
+            let archs: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+            assert_eq!(archs, ["sm_90a", "sm_80"], "{} v{vi}", k.name);
+            for t in v.targets {
+                let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.arch)
+                    .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.arch));
+                assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{} v{vi} {} spills:\n{}", k.name, t.arch, r.raw);
+                assert_eq!(r.stack_frame, 0, "{} v{vi} {} uses a stack frame:\n{}", k.name, t.arch, r.raw);
+                println!("{:<12} v{vi} {:<7} {:>3} registers", k.name, t.arch, r.registers);
+                assembled += 1;
+            }
+        }
+    }
+    println!("{assembled} PTX modules assembled");
+}
+
+#[test]
+fn vectorized_variant_uses_16_byte_accesses() {
+    let k = &common::fused_add_mul::add_mul::KERNEL;
+    let aligned = &k.variants[0];
+    assert!(aligned.div16.iter().all(|&d| d));
+    for t in aligned.targets {
+        assert_eq!(t.ptx.matches("ld.global.v4.b32").count(), 6, "{}", t.arch);
+        assert_eq!(t.ptx.matches("st.global.v4.b32").count(), 2, "{}", t.arch);
+    }
+    let generic = k.variants.last().unwrap();
+    assert!(generic.div16.iter().all(|&d| !d));
+    for t in generic.targets {
+        assert!(!t.ptx.contains(".v4."), "{}: the generic variant must not assume alignment", t.arch);
+    }
+}

@@ -1,0 +1,186 @@
+//! The verifier: one negative test per invariant its module documentation lists, each through one
+//! `rejects(ir, expected message)` helper, plus the parser's own errors and a round trip.
+
+use tile_core::ir::{parse, print, verify, DType, Function, OpKind, Type};
+
+const HEADER: &str = "kernel @k(%p: ptr<f32>, %q: ptr<i32>, %n: i32) attributes {num_warps = 4} {";
+
+/// Wraps `body` in a kernel, parses it, and asserts the verifier reports `expected`.
+fn rejects(body: &str, expected: &str) {
+    rejects_kernel(&format!("{HEADER}\n{body}\n}}\n"), expected);
+}
+
+fn rejects_kernel(text: &str, expected: &str) {
+    let f = parse(text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
+    let errs = verify(&f).expect_err("the verifier accepted a broken kernel");
+    let all = errs.to_string();
+    assert!(all.contains(expected), "expected `{expected}` among:\n{all}");
+}
+
+fn accepts(body: &str) {
+    let text = format!("{HEADER}\n{body}\n}}\n");
+    let f = parse(&text).unwrap();
+    if let Err(e) = verify(&f) {
+        panic!("rejected a valid kernel: {e}\n{text}");
+    }
+    assert_eq!(print(&f), text, "round trip");
+}
+
+#[test]
+fn a_valid_kernel_round_trips() {
+    accepts(
+        "  %0 = program_id {axis = 0} : i32
+  %1 = constant 128 : i32
+  %2 = mul %0, %1 : i32
+  %3 = arange {start = 0, end = 128} : tensor<128xi32>
+  %4 = splat %2 : tensor<128xi32>
+  %5 = add %4, %3 : tensor<128xi32>
+  %6 = splat %n : tensor<128xi32>
+  %7 = cmp lt %5, %6 : tensor<128xi1>
+  %8 = splat %p : tensor<128xptr<f32>>
+  %9 = addptr %8, %5 : tensor<128xptr<f32>>
+  %10 = constant -0.5 : f32
+  %11 = splat %10 : tensor<128xf32>
+  %12 = load %9, %7, %11 : tensor<128xf32>
+  %13 = constant inf : f32
+  %14 = min %12, %11 : tensor<128xf32>
+  %15 = select %7, %14, %11 : tensor<128xf32>
+  store %9, %15, %7
+  return",
+    );
+}
+
+#[test]
+fn gpu_level_kernel_round_trips() {
+    let l = "#blocked<spt = [4], tpw = [32], wpc = [4], order = [0]>";
+    accepts(&format!(
+        "  %0 = arange {{start = 0, end = 1024}} : tensor<1024xi32, {l}>
+  %1 = splat %p : tensor<1024xptr<f32>, {l}>
+  %2 = addptr %1, %0 : tensor<1024xptr<f32>, {l}>
+  %3 = load {{vec = 4}} %2 : tensor<1024xf32, {l}>
+  store {{vec = 4}} %2, %3
+  return"
+    ));
+}
+
+#[test]
+fn dominance_use_before_definition() {
+    // The text form cannot spell this (names must be defined first), so build it directly.
+    let mut f = Function::new("k", vec![("n".into(), Type::scalar(DType::I32))], 4);
+    let b = f.entry();
+    let n = f.params()[0];
+    let c = f.push1(b, OpKind::Constant(tile_core::ir::ConstValue::Int(1)), vec![], Type::scalar(DType::I32));
+    let add = f.push_op(b, OpKind::Binary(tile_core::ir::BinOp::Add), vec![n, n], vec![Type::scalar(DType::I32)]);
+    f.ops[add.index()].operands[1] = tile_core::ir::ValueId(c.0 + 1); // the add's own result
+    f.push_op(b, OpKind::Return, vec![], vec![]);
+    let e = verify(&f).unwrap_err().to_string();
+    assert!(e.contains("operand #1 is used before it is defined"), "{e}");
+}
+
+#[test]
+fn operands_wrong_count() {
+    rejects("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = splat %p : tensor<4xptr<f32>>\n  %2 = addptr %1, %0 : tensor<4xptr<f32>>\n  %3 = load %2, %2 : tensor<4xf32>\n  return", "`load` takes 1 or 3 operand(s), found 2");
+}
+
+#[test]
+fn shapes_power_of_two() {
+    rejects("  %0 = splat %n : tensor<1000xi32>\n  return", "has a dimension that is not a power of two");
+}
+
+#[test]
+fn layouts_all_or_none() {
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>\n  %1 = splat %n : tensor<128xi32>\n  return",
+        "have a layout and 1 do not",
+    );
+}
+
+#[test]
+fn layouts_threads_and_warps() {
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32, #blocked<spt = [1], tpw = [16], wpc = [8], order = [0]>>\n  return",
+        "does not have 32 threads per warp",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32, #blocked<spt = [1], tpw = [32], wpc = [2], order = [0]>>\n  return",
+        "spreads over 2 warps, the kernel has 4",
+    );
+}
+
+#[test]
+fn elementwise_same_types() {
+    rejects("  %0 = constant 1.0 : f32\n  %1 = add %n, %0 : i32", "operand type `f32` differs from `i32`");
+    rejects("  %0 = constant 1.0 : f32\n  %1 = xor %0, %0 : f32\n  return", "`xor` takes integers or booleans, found `f32`");
+    rejects("  %0 = cmp lt %n, %n : i32\n  return", "the result must be `i1`");
+}
+
+#[test]
+fn constant_fits_type() {
+    rejects("  %0 = constant 3000000000 : i32\n  return", "does not fit type `i32`");
+    rejects("  %0 = constant 2 : i1\n  return", "does not fit type `i1`");
+}
+
+#[test]
+fn program_id_axis() {
+    rejects("  %0 = program_id {axis = 3} : i32\n  return", "grid axis 3 is not 0, 1 or 2");
+}
+
+#[test]
+fn arange_shape() {
+    rejects("  %0 = arange {start = 0, end = 64} : tensor<128xi32>\n  return", "the result must be `tensor<64xi32>`");
+}
+
+#[test]
+fn splat_of_scalar() {
+    rejects("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = splat %0 : tensor<4xi32>\n  return", "the operand of `splat` must be a scalar");
+}
+
+#[test]
+fn addptr_integer_offset() {
+    rejects("  %0 = constant 1.0 : f32\n  %1 = addptr %p, %0 : ptr<f32>\n  return", "the offset of `addptr` must be `i32` or `i64`");
+}
+
+#[test]
+fn load_store_types() {
+    rejects("  %0 = constant 1.0 : f32\n  store %q, %0\n  return", "the stored value must be `i32`, found `f32`");
+    rejects(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>\n  %1 = splat %p : tensor<8xptr<f32>>\n  %2 = addptr %1, %0 : tensor<8xptr<f32>>\n  %3 = arange {start = 0, end = 4} : tensor<4xi32>\n  %4 = splat %n : tensor<4xi32>\n  %5 = cmp lt %3, %4 : tensor<4xi1>\n  %6 = load %2 : tensor<8xf32>\n  store %2, %6, %5\n  return",
+        "the mask must be `tensor<8xi1>`, found `tensor<4xi1>`",
+    );
+    rejects("  %0 = arange {start = 0, end = 8} : tensor<8xi32>\n  %1 = splat %p : tensor<8xptr<f32>>\n  %2 = addptr %1, %0 : tensor<8xptr<f32>>\n  %3 = load {vec = 4} %2 : tensor<8xf32>\n  return", "vec = 4 needs a layout");
+}
+
+#[test]
+fn return_last_and_present() {
+    rejects("  %0 = constant 1 : i32", "does not end with `return`");
+    rejects("  return\n  %0 = constant 1 : i32", "`return` must be the last op");
+}
+
+#[test]
+fn kernel_warps_and_parameters() {
+    rejects_kernel("kernel @k(%n: i32) attributes {num_warps = 3} {\n  return\n}\n", "num_warps = 3 is not a power of two");
+    rejects_kernel(
+        "kernel @k(%t: tensor<4xi32>) attributes {num_warps = 4} {\n  return\n}\n",
+        "parameter #0 is a tensor",
+    );
+    rejects_kernel(
+        "kernel @k(%n: i32 {divisibility = 12}) attributes {num_warps = 4} {\n  return\n}\n",
+        "divisibility 12, not a power of two",
+    );
+}
+
+#[test]
+fn parser_errors_have_locations() {
+    let cases = [
+        ("kernel @k() attributes {num_warps = 4} {\n  %0 = frobnicate : i32\n}\n", "2:8: unknown op `frobnicate`"),
+        ("kernel @k() attributes {num_warps = 4} {\n  %0 = add %1, %1 : i32\n}\n", "2:12: use of undefined value `%1`"),
+        ("kernel @k() attributes {num_warps = 4} {\n  %0 = constant 1 : i32\n  %0 = constant 2 : i32\n}\n", "3:3: value `%0` is defined twice"),
+        ("kernel @k() attributes {num_warps = 4} {\n  %0 = constant 1 : u32\n}\n", "2:21: unknown element type `u32`"),
+        ("kernel @k() attributes {num_warps = 4} {\n  return\n", "expected `}` closing the kernel"),
+        ("kernel @k(%a: i32, %a: i32) attributes {num_warps = 4} {\n}\n", "parameter `%a` is declared twice"),
+    ];
+    for (text, expected) in cases {
+        let e = parse(text).expect_err(expected).to_string();
+        assert!(e.contains(expected), "expected `{expected}`, got `{e}`");
+    }
+}
