@@ -342,7 +342,8 @@ fn tensor_smaller_than_layout_tile() {
 
 #[test]
 fn rank2_elementwise() {
-    // Rank-2 tensors (from splat; no rank-2 `arange` yet): 16x64 under a 2-D layout.
+    // Rank-2 tensors (from splat; there is no rank-2 `arange` yet): 16x64 under a 16x32 layout
+    // tile, so each thread holds 2 repetitions of 4 elements; every slot stores to `p + 4`.
     check(
         &"kernel @fill2d(%p: ptr<f32> {divisibility = 16}, %v: f32, %n: i32) attributes {num_warps = 4} {
   %ps = splat %p : tensor<16x64xptr<f32>, #L>
@@ -352,12 +353,11 @@ fn rank2_elementwise() {
   %vs = splat %v : tensor<16x64xf32, #L>
   %ns = splat %n : tensor<16x64xi32, #L>
   %m = cmp gt %ns, %cs : tensor<16x64xi1, #L>
-  store {vec = 4} %q, %vs, %m
+  store %q, %vs, %m
   return
 }"
         .replace("#L", "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>"),
-        // 16x64 under a 16x32 tile: two repetitions along the inner dimension.
-        &["#2 st.global.v4.b32"],
+        &["#8 st.global.b32"],
     );
 }
 
@@ -381,6 +381,13 @@ fn rejects_what_it_cannot_compile() {
   return
 }",
         "kernel `bad` (sm_90a): the kernel does not verify: kernel: num_warps = 3 is not a power of two from 1 to 32",
+    );
+    // A name the PTX entry could not keep.
+    check_err(
+        "kernel @add.mul(%x: ptr<f32>) attributes {num_warps = 4} {
+  return
+}",
+        "kernel `add.mul` (sm_90a): kernel name: not a PTX identifier (letters, digits and `_`, not starting with a digit)",
     );
 }
 

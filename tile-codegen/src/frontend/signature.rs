@@ -97,66 +97,74 @@ const PARAM_HELP: &str =
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
     let mut errors: Option<syn::Error> = None;
-    let mut push = |e: syn::Error| match &mut errors {
-        Some(all) => all.combine(e),
-        None => errors = Some(e),
-    };
     if let Some(c) = &sig.constness {
-        push(syn::Error::new_spanned(c, "a kernel cannot be `const`"));
+        add(&mut errors, syn::Error::new_spanned(c, "a kernel cannot be `const`"));
     }
     if let Some(a) = &sig.asyncness {
-        push(syn::Error::new_spanned(a, "a kernel cannot be `async`"));
+        add(&mut errors, syn::Error::new_spanned(a, "a kernel cannot be `async`"));
     }
     if let Some(u) = &sig.unsafety {
-        push(syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"));
+        add(&mut errors, syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"));
     }
     if !sig.generics.params.is_empty() {
-        push(syn::Error::new_spanned(
+        add(&mut errors, syn::Error::new_spanned(
             &sig.generics,
             "a kernel has no generic parameters; declare compile-time constants as `NAME: Const<N>`",
         ));
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        push(syn::Error::new_spanned(ty, "a kernel returns nothing; write results through a `Ptr` with `store`"));
+        add(&mut errors, syn::Error::new_spanned(ty, "a kernel returns nothing; write results through a `Ptr` with `store`"));
     }
     let mut params: Vec<Param> = Vec::new();
     for input in &sig.inputs {
         let pt = match input {
             FnArg::Receiver(r) => {
-                push(syn::Error::new_spanned(r, "a kernel takes no `self`"));
+                add(&mut errors, syn::Error::new_spanned(r, "a kernel takes no `self`"));
                 continue;
             }
             FnArg::Typed(pt) => pt,
         };
         let Pat::Ident(pi) = &*pt.pat else {
-            push(syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            add(&mut errors, syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
             continue;
         };
         if pi.by_ref.is_some() || pi.mutability.is_some() || pi.subpat.is_some() {
-            push(syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            add(&mut errors, syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
             continue;
         }
         let name = pi.ident.to_string();
         if params.iter().any(|p| p.name == name) {
-            push(syn::Error::new_spanned(&pi.ident, format!("parameter `{name}` is declared twice")));
+            add(&mut errors, syn::Error::new_spanned(&pi.ident, format!("parameter `{name}` is declared twice")));
             continue;
         }
         match parse_param_type(&pt.ty) {
             Ok(kind) => params.push(Param { name, span: pi.ident.span(), kind }),
-            Err(e) => push(e),
+            Err(e) => add(&mut errors, e),
         }
     }
-    // Extents may only name integer parameters.
+    // Extents may only name integer parameters (checked once every parameter parsed, so that a
+    // parameter with a bad type does not also make each extent naming it an error).
+    if errors.is_some() {
+        return Err(errors.unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid signature")));
+    }
     for p in &params {
         if let ParamDecl::Ptr { extent: Some(e), .. } = &p.kind {
             if let Err(e) = check_extent(e, &params) {
-                push(e);
+                add(&mut errors, e);
             }
         }
     }
     match errors {
         Some(e) => Err(e),
         None => Ok(params),
+    }
+}
+
+/// Adds `e` to the errors collected so far.
+fn add(errors: &mut Option<syn::Error>, e: syn::Error) {
+    match errors {
+        Some(all) => all.combine(e),
+        None => *errors = Some(e),
     }
 }
 

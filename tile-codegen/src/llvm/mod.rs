@@ -115,6 +115,10 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
         CodegenError(format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()))
     };
     tile_core::ir::verify(f).map_err(|e| err("the kernel does not verify", &e))?;
+    if !is_ptx_identifier(&f.name) {
+        // LLVM would rename the entry, and the runtime could not find it by this name.
+        return Err(err("kernel name", &"not a PTX identifier (letters, digits and `_`, not starting with a digit)"));
+    }
 
     let machine = target_machine(target).map_err(|e| err("target machine", &e))?;
     let context = Context::create();
@@ -137,6 +141,13 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
     let ptx = String::from_utf8(bytes.to_vec()).map_err(|e| err("PTX emission", &e))?;
     Ok(Artifacts { llvm_ir, ptx })
+}
+
+/// True for names PTX and LLVM keep as they are: `[A-Za-z_][A-Za-z0-9_]*`.
+fn is_ptx_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Registers the NVPTX target with LLVM, once per process.

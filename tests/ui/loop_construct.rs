@@ -1,0 +1,11 @@
+use tile::prelude::*;
+
+#[tile_kernel]
+fn k(x: Ptr<f32, n>, n: i32) {
+    let offs = arange(0, 128);
+    loop {
+        store(x + offs, 0.0, offs < n);
+    }
+}
+
+fn main() {}
