@@ -43,7 +43,11 @@ fn run() -> Res<()> {
         .ok_or("no PTX for this device")?;
     let module = stream.context().load_module(Ptx::from_src(target.ptx))?;
     let func = module.load_function(target.entry)?;
-    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32 * add_mul::KERNEL.variants[0].num_warps, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32 * add_mul::KERNEL.variants[0].num_warps, 1, 1),
+        shared_mem_bytes: 0,
+    };
     let mut raw = || -> Res<()> {
         let mut b = stream.launch_builder(&func);
         b.arg(&x).arg(&y).arg(&z).arg(&mut out).arg(&n);

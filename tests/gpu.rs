@@ -18,7 +18,11 @@ fn cuda() -> Option<Device> {
 }
 
 fn data(n: usize, seed: u32) -> Vec<f32> {
-    (0..n).map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+    (0..n)
+        .map(|i| {
+            ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect()
 }
 
 #[test]
@@ -29,12 +33,28 @@ fn gpu_matches_interpreter_on_awkward_sizes() {
         let (x, y, z) = (data(n, 1), data(n, 2), data(n, 3));
         let mut outs = Vec::new();
         for dev in [&gpu, &cpu] {
-            let (bx, by, bz) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap(), dev.upload(&z).unwrap());
+            let (bx, by, bz) = (
+                dev.upload(&x).unwrap(),
+                dev.upload(&y).unwrap(),
+                dev.upload(&z).unwrap(),
+            );
             let mut out = dev.upload(&vec![f32::NAN; n]).unwrap();
-            add_mul::launch(dev, Grid::x(cdiv(n, 1024)), &bx, &by, &bz, &mut out, n as i32).unwrap();
+            add_mul::launch(
+                dev,
+                Grid::x(cdiv(n, 1024)),
+                &bx,
+                &by,
+                &bz,
+                &mut out,
+                n as i32,
+            )
+            .unwrap();
             outs.push(dev.download(&out).unwrap());
         }
-        assert!(outs[0].iter().all(|v| v.is_finite()), "n = {n}: unwritten elements");
+        assert!(
+            outs[0].iter().all(|v| v.is_finite()),
+            "n = {n}: unwritten elements"
+        );
         assert_eq!(outs[0], outs[1], "n = {n}: GPU and interpreter differ");
     }
 }
@@ -50,7 +70,16 @@ fn gpu_unaligned_views_use_the_generic_variant() {
     // Views starting one element in: 4-byte aligned only.
     let (xv, yv, zv) = (x.slice(1..), y.slice(1..), z.slice(1..));
     let mut ov = out.slice_mut(1..);
-    add_mul::launch(&gpu, Grid::x(cdiv(n, 1024)), &xv, &yv, &zv, &mut ov, n as i32).unwrap();
+    add_mul::launch(
+        &gpu,
+        Grid::x(cdiv(n, 1024)),
+        &xv,
+        &yv,
+        &zv,
+        &mut ov,
+        n as i32,
+    )
+    .unwrap();
     let got = gpu.stream().unwrap().clone_dtoh(&out).unwrap();
     let (hx, hy, hz) = (data(n + 1, 4), data(n + 1, 5), data(n + 1, 6));
     for i in 1..=n {
@@ -66,7 +95,18 @@ fn gpu_launch_errors_are_errs() {
     let mut out = gpu.zeros::<f32>(100).unwrap();
     // Too short for n = 101.
     let e = add_mul::launch(&gpu, Grid::x(1), &x, &x, &x, &mut out, 101).unwrap_err();
-    assert!(matches!(e, Error::Length { param: "x", required: 101, actual: 100, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Length {
+                param: "x",
+                required: 101,
+                actual: 100,
+                ..
+            }
+        ),
+        "{e}"
+    );
     // Zero and oversized grids.
     let e = add_mul::launch(&gpu, Grid::x(0), &x, &x, &x, &mut out, 100).unwrap_err();
     assert!(matches!(e, Error::Grid { .. }), "{e}");
@@ -77,7 +117,16 @@ fn gpu_launch_errors_are_errs() {
     let e = add_mul::launch(&gpu, Grid::x(1), &host, &x, &x, &mut out, 100).unwrap_err();
     assert!(matches!(e, Error::WrongDevice { param: "x", .. }), "{e}");
     // Device memory on the interpreter.
-    let e = add_mul::launch(&Device::interpreter(), Grid::x(1), &x, &x, &x, &mut out, 100).unwrap_err();
+    let e = add_mul::launch(
+        &Device::interpreter(),
+        Grid::x(1),
+        &x,
+        &x,
+        &x,
+        &mut out,
+        100,
+    )
+    .unwrap_err();
     assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
 }
 
@@ -110,23 +159,49 @@ fn gpu_matches_interpreter_on_every_test_kernel() {
         if n > 3 {
             (a[0], a[1], a[2], b[2]) = (i32::MIN, i32::MAX, i32::MIN, -1);
         }
-        let (g, c) = both(&gpu, n, &[a, b], |d, i, o| int_ops::launch(d, Grid::x(cdiv(n, 256)), &i[0], &i[1], o, n as i32), 7);
+        let (g, c) = both(
+            &gpu,
+            n,
+            &[a, b],
+            |d, i, o| int_ops::launch(d, Grid::x(cdiv(n, 256)), &i[0], &i[1], o, n as i32),
+            7,
+        );
         assert_eq!(g, c, "int_ops n = {n}");
 
         let a64: Vec<i64> = (0..n).map(|_| r.next() as i64).collect();
-        let (g, c) = both(&gpu, n, &[a64], |d, i, o| i64_axpy::launch(d, Grid::x(cdiv(n, 512)), &i[0], o, n as i32, -3_000_000_007), 0);
+        let (g, c) = both(
+            &gpu,
+            n,
+            &[a64],
+            |d, i, o| {
+                i64_axpy::launch(d, Grid::x(cdiv(n, 512)), &i[0], o, n as i32, -3_000_000_007)
+            },
+            0,
+        );
         assert_eq!(g, c, "i64_axpy n = {n}");
 
         let mut x: Vec<f32> = (0..n).map(|_| 3.0 * r.f32()).collect();
         if n > 2 {
             (x[1], x[2]) = (f32::NAN, f32::NEG_INFINITY);
         }
-        let (g, c) = both(&gpu, n, &[x.clone()], |d, i, o| clamp::launch(d, Grid::x(cdiv(n, 2048)), &i[0], o, n as i32, -1.0, 1.0), f32::NAN);
+        let (g, c) = both(
+            &gpu,
+            n,
+            &[x.clone()],
+            |d, i, o| clamp::launch(d, Grid::x(cdiv(n, 2048)), &i[0], o, n as i32, -1.0, 1.0),
+            f32::NAN,
+        );
         assert_eq!(g, c, "clamp n = {n}");
 
         let rows = (n / 16).max(1);
         let x: Vec<f32> = (0..rows * 16).map(|_| r.f32()).collect();
-        let (g, c) = both(&gpu, rows * 16, &[x], |d, i, o| small_tile::launch(d, Grid::xy(4, cdiv(rows, 4)), &i[0], o, rows as i32), f32::NAN);
+        let (g, c) = both(
+            &gpu,
+            rows * 16,
+            &[x],
+            |d, i, o| small_tile::launch(d, Grid::xy(4, cdiv(rows, 4)), &i[0], o, rows as i32),
+            f32::NAN,
+        );
         assert_eq!(g, c, "small_tile rows = {rows}");
     }
 }

@@ -17,7 +17,16 @@ fn add_mul_matches_reference() {
         let y: Vec<f32> = (0..n).map(|_| r.f32()).collect();
         let z: Vec<f32> = (0..n).map(|_| r.f32()).collect();
         let mut out = vec![f32::NAN; n];
-        add_mul::launch(&dev(), Grid::x(cdiv(n, 1024)), &x, &y, &z, &mut out, n as i32).unwrap();
+        add_mul::launch(
+            &dev(),
+            Grid::x(cdiv(n, 1024)),
+            &x,
+            &y,
+            &z,
+            &mut out,
+            n as i32,
+        )
+        .unwrap();
         for i in 0..n {
             assert_eq!(out[i], (x[i] + y[i]) * z[i], "n = {n}, i = {i}");
         }
@@ -28,7 +37,11 @@ fn int_ops_ref(x: i32, y: i32, i: i32) -> i32 {
     let div = |a: i32, b: i32| if b == 0 { 0 } else { a.wrapping_div(b) };
     let rem = |a: i32, b: i32| if b == 0 { 0 } else { a.wrapping_rem(b) };
     let q = div(x, y).wrapping_add(rem(x, y));
-    let s = if x > y { x.min(y).wrapping_mul(3) } else { x.max(y.wrapping_neg()) };
+    let s = if x > y {
+        x.min(y).wrapping_mul(3)
+    } else {
+        x.max(y.wrapping_neg())
+    };
     (s ^ (q & 255) | !x).wrapping_sub(i)
 }
 
@@ -51,7 +64,13 @@ fn int_ops_match_reference() {
         let mut out = vec![12345; n];
         int_ops::launch(&dev(), Grid::x(cdiv(n, 256)), &a, &b, &mut out, n as i32).unwrap();
         for i in 0..n {
-            assert_eq!(out[i], int_ops_ref(a[i], b[i], i as i32), "n = {n}, i = {i}, a = {}, b = {}", a[i], b[i]);
+            assert_eq!(
+                out[i],
+                int_ops_ref(a[i], b[i], i as i32),
+                "n = {n}, i = {i}, a = {}, b = {}",
+                a[i],
+                b[i]
+            );
         }
     }
 }
@@ -65,7 +84,11 @@ fn i64_axpy_matches_reference() {
         let s = -3_000_000_007i64;
         i64_axpy::launch(&dev(), Grid::x(cdiv(n, 512)), &a, &mut out, n as i32, s).unwrap();
         for i in 0..n {
-            assert_eq!(out[i], a[i].wrapping_mul(s).wrapping_add(7), "n = {n}, i = {i}");
+            assert_eq!(
+                out[i],
+                a[i].wrapping_mul(s).wrapping_add(7),
+                "n = {n}, i = {i}"
+            );
         }
     }
 }
@@ -80,10 +103,24 @@ fn clamp_matches_reference() {
             x[2] = f32::INFINITY;
         }
         let mut out = vec![f32::NAN; n];
-        clamp::launch(&dev(), Grid::x(cdiv(n, 2048)), &x, &mut out, n as i32, -1.0, 1.0).unwrap();
+        clamp::launch(
+            &dev(),
+            Grid::x(cdiv(n, 2048)),
+            &x,
+            &mut out,
+            n as i32,
+            -1.0,
+            1.0,
+        )
+        .unwrap();
         for i in 0..n {
             let v = x[i];
-            let want = if v.is_nan() { 0.0 } else { v.max(-1.0).min(1.0) } / 2.0 + 0.25;
+            let want = if v.is_nan() {
+                0.0
+            } else {
+                v.clamp(-1.0, 1.0)
+            } / 2.0
+                + 0.25;
             assert_eq!(out[i], want, "n = {n}, i = {i}, x = {v}");
         }
     }

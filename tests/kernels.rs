@@ -35,9 +35,23 @@ fn every_variant_assembles_without_spills() {
             for t in v.targets {
                 let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.arch)
                     .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.arch));
-                assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{} v{vi} {} spills:\n{}", k.name, t.arch, r.raw);
-                assert_eq!(r.stack_frame, 0, "{} v{vi} {} uses a stack frame:\n{}", k.name, t.arch, r.raw);
-                println!("{:<12} v{vi} {:<7} {:>3} registers", k.name, t.arch, r.registers);
+                assert_eq!(
+                    (r.spill_stores, r.spill_loads),
+                    (0, 0),
+                    "{} v{vi} {} spills:\n{}",
+                    k.name,
+                    t.arch,
+                    r.raw
+                );
+                assert_eq!(
+                    r.stack_frame, 0,
+                    "{} v{vi} {} uses a stack frame:\n{}",
+                    k.name, t.arch, r.raw
+                );
+                println!(
+                    "{:<12} v{vi} {:<7} {:>3} registers",
+                    k.name, t.arch, r.registers
+                );
                 assembled += 1;
             }
         }
@@ -57,6 +71,10 @@ fn vectorized_variant_uses_16_byte_accesses() {
     let generic = k.variants.last().unwrap();
     assert!(generic.div16.iter().all(|&d| !d));
     for t in generic.targets {
-        assert!(!t.ptx.contains(".v4."), "{}: the generic variant must not assume alignment", t.arch);
+        assert!(
+            !t.ptx.contains(".v4."),
+            "{}: the generic variant must not assume alignment",
+            t.arch
+        );
     }
 }

@@ -29,7 +29,18 @@ fn short_buffer_is_a_length_error() {
     let x = vec![1.0f32; 100];
     let mut out = vec![0.0f32; 100];
     let e = add_mul::launch(&dev(), Grid::x(1), &x, &x, &x, &mut out, 101).unwrap_err();
-    assert!(matches!(e, Error::Length { kernel: "add_mul", param: "x", required: 101, actual: 100 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Length {
+                kernel: "add_mul",
+                param: "x",
+                required: 101,
+                actual: 100
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(e.to_string(), "kernel `add_mul`: buffer `x` has 100 elements, the kernel's declaration needs at least 101");
     let short_out = &mut out[..50];
     let e = add_mul::launch(&dev(), Grid::x(1), &x, &x, &x, short_out, 100).unwrap_err();
@@ -42,11 +53,42 @@ fn extent_expressions_are_checked() {
     let src: Vec<f32> = (0..(2 * n + 1)).map(|i| i as f32).collect();
     let mut dst = vec![0.0f32; n as usize];
     offset_extent::launch(&dev(), Grid::x(cdiv(n, 128)), &src, &mut dst, n).unwrap();
-    assert!(dst.iter().enumerate().all(|(i, &v)| v == (2 * i + 1) as f32));
-    let e = offset_extent::launch(&dev(), Grid::x(cdiv(n, 128)), &src[..(2 * n) as usize], &mut dst, n).unwrap_err();
-    assert!(matches!(e, Error::Length { param: "src", required: 601, actual: 600, .. }), "{e}");
+    assert!(dst
+        .iter()
+        .enumerate()
+        .all(|(i, &v)| v == (2 * i + 1) as f32));
+    let e = offset_extent::launch(
+        &dev(),
+        Grid::x(cdiv(n, 128)),
+        &src[..(2 * n) as usize],
+        &mut dst,
+        n,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Length {
+                param: "src",
+                required: 601,
+                actual: 600,
+                ..
+            }
+        ),
+        "{e}"
+    );
     let e = offset_extent::launch(&dev(), Grid::x(1), &src, &mut dst, i32::MAX).unwrap_err();
-    assert!(matches!(e, Error::Length { param: "src", required: 4294967295, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Length {
+                param: "src",
+                required: 4294967295,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -54,7 +96,10 @@ fn zero_and_oversized_grids_are_errors() {
     let x = vec![1.0f32; 16];
     let mut out = vec![0.0f32; 16];
     let e = add_mul::launch(&dev(), Grid::x(0), &x, &x, &x, &mut out, 16).unwrap_err();
-    assert_eq!(e.to_string(), "kernel `add_mul`: bad grid: axis 0 has 0 programs");
+    assert_eq!(
+        e.to_string(),
+        "kernel `add_mul`: bad grid: axis 0 has 0 programs"
+    );
     let e = add_mul::launch(&dev(), Grid::xyz(1, 1, 65536), &x, &x, &x, &mut out, 16).unwrap_err();
     assert!(matches!(e, Error::Grid { .. }), "{e}");
     let e = add_mul::launch(&dev(), Grid::x(cdiv(0, 1024)), &x, &x, &x, &mut out, 0).unwrap_err();
@@ -67,7 +112,10 @@ fn unmasked_out_of_bounds_access_is_reported() {
     let mut dst = vec![0.0f32; 300];
     let e = unmasked_copy::launch(&dev(), Grid::x(2), &src, &mut dst).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("unmasked access to `src`[300] outside its 300 elements"), "{msg}");
+    assert!(
+        msg.contains("unmasked access to `src`[300] outside its 300 elements"),
+        "{msg}"
+    );
     // Nothing past the buffer was written, and program 0 completed before program 1 failed.
     assert!(dst[..256].iter().all(|&v| v == 1.0));
 }

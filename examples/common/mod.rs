@@ -77,14 +77,20 @@ pub fn time_ms(
 }
 
 /// Device-to-device copy bandwidth in GB/s (bytes read + bytes written), measured on `bytes`.
-pub fn copy_bandwidth(stream: &Arc<CudaStream>, bytes: usize) -> Result<f64, Box<dyn std::error::Error>> {
+pub fn copy_bandwidth(
+    stream: &Arc<CudaStream>,
+    bytes: usize,
+) -> Result<f64, Box<dyn std::error::Error>> {
     let n = bytes / 4;
     let src = stream.clone_htod(&Rng::new(7).vec(n, -1.0, 1.0))?;
     let mut dst = stream.alloc_zeros::<f32>(n)?;
     let ms = time_ms(stream, 5, 30, || {
         stream
             .memcpy_dtod(&src, &mut dst)
-            .map_err(|e| tile::Error::Driver { during: "copy".into(), source: e })
+            .map_err(|e| tile::Error::Driver {
+                during: "copy".into(),
+                source: e,
+            })
     })?;
     Ok(2.0 * (n * 4) as f64 / (ms * 1e-3) / 1e9)
 }
@@ -98,11 +104,21 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
         }
     }
     let line = |cells: Vec<&str>| {
-        let s: Vec<String> = cells.iter().enumerate().map(|(i, c)| format!("{:<1$}", c, w[i])).collect();
+        let s: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{:<1$}", c, w[i]))
+            .collect();
         println!("| {} |", s.join(" | "));
     };
     line(header.to_vec());
-    println!("|{}|", w.iter().map(|&n| "-".repeat(n + 2)).collect::<Vec<_>>().join("|"));
+    println!(
+        "|{}|",
+        w.iter()
+            .map(|&n| "-".repeat(n + 2))
+            .collect::<Vec<_>>()
+            .join("|")
+    );
     for r in rows {
         line(r.iter().map(String::as_str).collect());
     }

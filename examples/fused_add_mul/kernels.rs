@@ -5,7 +5,14 @@ use tile::prelude::*;
 
 #[tile_kernel]
 /// `out = (x + y) * z`, one pass over memory.
-pub fn add_mul(x: Ptr<f32, n>, y: Ptr<f32, n>, z: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
+pub fn add_mul(
+    x: Ptr<f32, n>,
+    y: Ptr<f32, n>,
+    z: Ptr<f32, n>,
+    out: Ptr<f32, n>,
+    n: i32,
+    BLOCK: Const<1024>,
+) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < n;
     let r = (load(x + offs, mask) + load(y + offs, mask)) * load(z + offs, mask);
@@ -17,7 +24,11 @@ pub fn add_mul(x: Ptr<f32, n>, y: Ptr<f32, n>, z: Ptr<f32, n>, out: Ptr<f32, n>,
 pub fn add(x: Ptr<f32, n>, y: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < n;
-    store(out + offs, load(x + offs, mask) + load(y + offs, mask), mask);
+    store(
+        out + offs,
+        load(x + offs, mask) + load(y + offs, mask),
+        mask,
+    );
 }
 
 #[tile_kernel]
@@ -25,7 +36,11 @@ pub fn add(x: Ptr<f32, n>, y: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Cons
 pub fn mul(x: Ptr<f32, n>, y: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < n;
-    store(out + offs, load(x + offs, mask) * load(y + offs, mask), mask);
+    store(
+        out + offs,
+        load(x + offs, mask) * load(y + offs, mask),
+        mask,
+    );
 }
 
 /// Every kernel of this example (for the project's PTX and IR tests).

@@ -5,9 +5,9 @@
 //! device-to-device copy bandwidth measured in the same run. Without a GPU: checks both on the
 //! interpreter. `--quick` skips the timing (used under compute-sanitizer).
 
-mod kernels;
 #[path = "../common/mod.rs"]
 mod common;
+mod kernels;
 
 use std::process::ExitCode;
 
@@ -26,16 +26,33 @@ struct Inputs {
 
 fn inputs(dev: &Device, n: usize, seed: u64) -> Res<Inputs> {
     let mut rng = Rng::new(seed);
-    let (x, y, z) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0), rng.vec(n, 0.5, 2.0));
-    let reference = (0..n).map(|i| (x[i] as f64 + y[i] as f64) * z[i] as f64).collect();
-    Ok(Inputs { x: dev.upload(&x)?, y: dev.upload(&y)?, z: dev.upload(&z)?, reference })
+    let (x, y, z) = (
+        rng.vec(n, -1.0, 1.0),
+        rng.vec(n, -1.0, 1.0),
+        rng.vec(n, 0.5, 2.0),
+    );
+    let reference = (0..n)
+        .map(|i| (x[i] as f64 + y[i] as f64) * z[i] as f64)
+        .collect();
+    Ok(Inputs {
+        x: dev.upload(&x)?,
+        y: dev.upload(&y)?,
+        z: dev.upload(&z)?,
+        reference,
+    })
 }
 
 fn fused(dev: &Device, i: &Inputs, out: &mut Buffer<f32>, n: i32) -> Result<(), Error> {
     add_mul::launch(dev, Grid::x(cdiv(n, 1024)), &i.x, &i.y, &i.z, out, n)
 }
 
-fn unfused(dev: &Device, i: &Inputs, tmp: &mut Buffer<f32>, out: &mut Buffer<f32>, n: i32) -> Result<(), Error> {
+fn unfused(
+    dev: &Device,
+    i: &Inputs,
+    tmp: &mut Buffer<f32>,
+    out: &mut Buffer<f32>,
+    n: i32,
+) -> Result<(), Error> {
     add::launch(dev, Grid::x(cdiv(n, 1024)), &i.x, &i.y, tmp, n)?;
     mul::launch(dev, Grid::x(cdiv(n, 1024)), tmp, &i.z, out, n)
 }
@@ -74,10 +91,19 @@ fn bench(dev: &Device) -> Res<()> {
     let bytes = 16.0 * n as f64;
     let gbs = |ms: f64| bytes / (ms * 1e-3) / 1e9;
     println!();
-    println!("{} — n = 2^27 f32, median of 50 timed launches after 10 warm-ups", dev.name());
+    println!(
+        "{} — n = 2^27 f32, median of 50 timed launches after 10 warm-ups",
+        dev.name()
+    );
     println!("device-to-device copy bandwidth (read + write): {copy:.0} GB/s");
     print_table(
-        &["impl", "time (ms)", "effective GB/s", "% of copy BW", "speedup vs unfused"],
+        &[
+            "impl",
+            "time (ms)",
+            "effective GB/s",
+            "% of copy BW",
+            "speedup vs unfused",
+        ],
         &[
             vec![
                 "tile fused (1 kernel)".into(),

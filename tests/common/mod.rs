@@ -43,7 +43,12 @@ pub fn clamp(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, lo: f32, hi: f32, BLOCK: 
 
 #[tile_kernel]
 /// A small tile with more threads than elements, and a 2-D grid.
-pub fn small_tile(x: Ptr<f32, { rows * 16 }>, out: Ptr<f32, { rows * 16 }>, rows: i32, BLOCK: Const<16>) {
+pub fn small_tile(
+    x: Ptr<f32, { rows * 16 }>,
+    out: Ptr<f32, { rows * 16 }>,
+    rows: i32,
+    BLOCK: Const<16>,
+) {
     let row = program_id(1) * num_programs(0) + program_id(0);
     let offs = row * BLOCK + arange(0, BLOCK);
     let mask = offs < rows * BLOCK;
@@ -53,7 +58,12 @@ pub fn small_tile(x: Ptr<f32, { rows * 16 }>, out: Ptr<f32, { rows * 16 }>, rows
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
-    v.extend([&int_ops::KERNEL, &i64_axpy::KERNEL, &clamp::KERNEL, &small_tile::KERNEL]);
+    v.extend([
+        &int_ops::KERNEL,
+        &i64_axpy::KERNEL,
+        &clamp::KERNEL,
+        &small_tile::KERNEL,
+    ]);
     v
 }
 

@@ -68,7 +68,9 @@ impl DumpConfig {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
             .collect();
-        let dir = std::env::var("TILE_DUMP_DIR").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from("target/tile-dump"));
+        let dir = std::env::var("TILE_DUMP_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| PathBuf::from("target/tile-dump"));
         DumpConfig { stages, dir }
     }
 
@@ -80,7 +82,8 @@ impl DumpConfig {
         if !self.wants(stage) {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.dir).map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("creating {}: {e}", self.dir.display()))?;
         let path = self.dir.join(file);
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))
     }
@@ -96,8 +99,14 @@ pub fn run_passes(f: &mut Function, names: &[&str]) {
 }
 
 /// Runs the whole pipeline on a kernel function.
-pub fn compile(item: &syn::ItemFn, opts: &KernelOptions, dump: &DumpConfig) -> syn::Result<CompiledKernel> {
-    let internal = |msg: String| syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"));
+pub fn compile(
+    item: &syn::ItemFn,
+    opts: &KernelOptions,
+    dump: &DumpConfig,
+) -> syn::Result<CompiledKernel> {
+    let internal = |msg: String| {
+        syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"))
+    };
     let kernel = frontend::lower_kernel(item, opts)?;
     let mut tile = kernel.ir.clone();
     run_passes(&mut tile, TILE_PASSES);
@@ -105,13 +114,19 @@ pub fn compile(item: &syn::ItemFn, opts: &KernelOptions, dump: &DumpConfig) -> s
     let tile_ir = print(&tile);
     let tile = tile_core::ir::parse(&tile_ir).map_err(|e| internal(e.to_string()))?;
     verify(&tile).map_err(|e| internal(e.to_string()))?;
-    dump.write("ir", format!("{}.ir", kernel.name), &tile_ir).map_err(internal)?;
+    dump.write("ir", format!("{}.ir", kernel.name), &tile_ir)
+        .map_err(internal)?;
 
     // Specializations: every pointer and integer parameter 16-divisible, then nothing assumed.
     let candidates: Vec<bool> = tile
         .params()
         .iter()
-        .map(|&p| matches!(tile.ty(p).elem, Elem::Ptr(_) | Elem::Scalar(tile_core::ir::DType::I32 | tile_core::ir::DType::I64)))
+        .map(|&p| {
+            matches!(
+                tile.ty(p).elem,
+                Elem::Ptr(_) | Elem::Scalar(tile_core::ir::DType::I32 | tile_core::ir::DType::I64)
+            )
+        })
         .collect();
     let mut specs = vec![candidates.clone()];
     if candidates.iter().any(|&c| c) {
@@ -127,15 +142,35 @@ pub fn compile(item: &syn::ItemFn, opts: &KernelOptions, dump: &DumpConfig) -> s
         let gpu_ir = print(&g);
         let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
         verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
-        dump.write("gpu-ir", format!("{}.v{vi}.gpu-ir", kernel.name), &gpu_ir).map_err(internal)?;
+        dump.write("gpu-ir", format!("{}.v{vi}.gpu-ir", kernel.name), &gpu_ir)
+            .map_err(internal)?;
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
             let a = llvm::compile(&g, t).map_err(|e| internal(e.to_string()))?;
-            dump.write("llvm", format!("{}.v{vi}.{}.ll", kernel.name, t.arch()), &a.llvm_ir).map_err(internal)?;
-            dump.write("ptx", format!("{}.v{vi}.{}.ptx", kernel.name, t.arch()), &a.ptx).map_err(internal)?;
+            dump.write(
+                "llvm",
+                format!("{}.v{vi}.{}.ll", kernel.name, t.arch()),
+                &a.llvm_ir,
+            )
+            .map_err(internal)?;
+            dump.write(
+                "ptx",
+                format!("{}.v{vi}.{}.ptx", kernel.name, t.arch()),
+                &a.ptx,
+            )
+            .map_err(internal)?;
             targets.push((t, a));
         }
-        variants.push(CompiledVariant { div16, num_warps: g.num_warps, gpu_ir, targets });
+        variants.push(CompiledVariant {
+            div16,
+            num_warps: g.num_warps,
+            gpu_ir,
+            targets,
+        });
     }
-    Ok(CompiledKernel { kernel, tile_ir, variants })
+    Ok(CompiledKernel {
+        kernel,
+        tile_ir,
+        variants,
+    })
 }

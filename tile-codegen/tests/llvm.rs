@@ -335,7 +335,10 @@ fn tensor_smaller_than_layout_tile() {
   store {vec = 4} %xp, %xv
   return
 }"
-        .replace("#L", "#blocked<spt = [4], tpw = [32], wpc = [1], order = [0]>"),
+        .replace(
+            "#L",
+            "#blocked<spt = [4], tpw = [32], wpc = [1], order = [0]>",
+        ),
         &["!.v4.", ".maxntid 32, 1, 1"],
     );
 }
@@ -395,7 +398,9 @@ fn rejects_what_it_cannot_compile() {
 /// the back end for every variant and target).
 #[test]
 fn repeatable() {
-    let f = tile_core::ir::parse(&add_mul("add_mul", 4, " {divisibility = 16}").replace("#L", SPT4)).expect("parses");
+    let f =
+        tile_core::ir::parse(&add_mul("add_mul", 4, " {divisibility = 16}").replace("#L", SPT4))
+            .expect("parses");
     let first = compile(&f, GpuTarget::Sm80).expect("compiles").ptx;
     for _ in 0..3 {
         for t in GpuTarget::ALL {
@@ -435,8 +440,16 @@ fn check(ir: &str, expected: &[&str]) {
         for e in &all {
             if let Some(want) = e.strip_prefix("llvm:") {
                 match want.strip_prefix('!') {
-                    Some(absent) => assert!(!a.llvm_ir.contains(absent), "{ctx}: LLVM IR has `{absent}`:\n{}", a.llvm_ir),
-                    None => assert!(a.llvm_ir.contains(want), "{ctx}: LLVM IR lacks `{want}`:\n{}", a.llvm_ir),
+                    Some(absent) => assert!(
+                        !a.llvm_ir.contains(absent),
+                        "{ctx}: LLVM IR has `{absent}`:\n{}",
+                        a.llvm_ir
+                    ),
+                    None => assert!(
+                        a.llvm_ir.contains(want),
+                        "{ctx}: LLVM IR lacks `{want}`:\n{}",
+                        a.llvm_ir
+                    ),
                 }
             } else if let Some(absent) = e.strip_prefix('!') {
                 assert!(!ptx.contains(absent), "{ctx}: PTX has `{absent}`:\n{ptx}");
@@ -444,7 +457,10 @@ fn check(ir: &str, expected: &[&str]) {
                 let (n, want) = rest.split_once(' ').expect("`#N pattern`");
                 let n: usize = n.parse().expect("a count");
                 let got = ptx.matches(want).count();
-                assert_eq!(got, n, "{ctx}: `{want}` appears {got} times, expected {n}:\n{ptx}");
+                assert_eq!(
+                    got, n,
+                    "{ctx}: `{want}` appears {got} times, expected {n}:\n{ptx}"
+                );
             } else {
                 assert!(ptx.contains(e.as_str()), "{ctx}: PTX lacks `{e}`:\n{ptx}");
             }
@@ -457,7 +473,10 @@ fn check(ir: &str, expected: &[&str]) {
 fn check_err(ir: &str, expected: &str) {
     let f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
     match compile(&f, GpuTarget::Sm90a) {
-        Ok(_) => panic!("kernel `{}` compiled; expected the error\n{expected}", f.name),
+        Ok(_) => panic!(
+            "kernel `{}` compiled; expected the error\n{expected}",
+            f.name
+        ),
         Err(e) => assert_eq!(e.to_string(), expected),
     }
 }
@@ -467,7 +486,8 @@ fn dump(name: &str, target: GpuTarget, ptx: &str) {
     if let Some(dir) = std::env::var_os("TILE_TEST_DUMP") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir).expect("create the dump directory");
-        std::fs::write(dir.join(format!("{name}.{}.ptx", target.arch())), ptx).expect("write the dump");
+        std::fs::write(dir.join(format!("{name}.{}.ptx", target.arch())), ptx)
+            .expect("write the dump");
     }
 }
 
@@ -475,10 +495,13 @@ fn dump(name: &str, target: GpuTarget, ptx: &str) {
 /// requires success without spills; prints ptxas's summary.
 fn assemble(ctx: &str, target: GpuTarget, ptx: &str) {
     let Some(ptxas) = tile_codegen::ptxas::find() else {
-        println!("{ctx}: ptxas not found (set TILE_PTXAS or run scripts/setup.sh); assembly skipped");
+        println!(
+            "{ctx}: ptxas not found (set TILE_PTXAS or run scripts/setup.sh); assembly skipped"
+        );
         return;
     };
-    let report = tile_codegen::ptxas::assemble(&ptxas, ptx, target.arch()).unwrap_or_else(|e| panic!("{ctx}: {e}\n{ptx}"));
+    let report = tile_codegen::ptxas::assemble(&ptxas, ptx, target.arch())
+        .unwrap_or_else(|e| panic!("{ctx}: {e}\n{ptx}"));
     assert!(!report.spills(), "{ctx}: ptxas spilled:\n{}", report.raw);
     println!(
         "{ctx}: ptxas: {} registers, {} bytes spill stores, {} bytes spill loads",

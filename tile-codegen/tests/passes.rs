@@ -12,19 +12,24 @@ const SEPARATOR: &str = "// -----";
 const EXPECT: &str = "// expect:";
 
 fn check(pass: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/passes").join(format!("{pass}.tir"));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/passes")
+        .join(format!("{pass}.tir"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let p = passes::by_name(pass).unwrap_or_else(|| panic!("no pass named {pass}"));
     let bless = std::env::var_os("TILE_BLESS").is_some();
     let mut blessed = Vec::new();
     for (i, case) in text.split(&format!("{SEPARATOR}\n")).enumerate() {
-        let (input, expected) = case.split_once(&format!("{EXPECT}\n")).unwrap_or((case, ""));
+        let (input, expected) = case
+            .split_once(&format!("{EXPECT}\n"))
+            .unwrap_or((case, ""));
         let mut f = parse(input).unwrap_or_else(|e| panic!("{pass} case {i}: input: {e}"));
         verify(&f).unwrap_or_else(|e| panic!("{pass} case {i}: input does not verify: {e}"));
         (p.run)(&mut f);
         let got = print(&f);
         let reparsed = parse(&got).unwrap_or_else(|e| panic!("{pass} case {i}: output: {e}"));
-        verify(&reparsed).unwrap_or_else(|e| panic!("{pass} case {i}: output does not verify: {e}\n{got}"));
+        verify(&reparsed)
+            .unwrap_or_else(|e| panic!("{pass} case {i}: output does not verify: {e}\n{got}"));
         if bless {
             blessed.push(format!("{input}{EXPECT}\n{got}"));
         } else {

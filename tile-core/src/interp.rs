@@ -167,7 +167,10 @@ enum Scalar {
     I64(i64),
     F32(f32),
     /// A pointer: which argument's buffer, and the element offset into it.
-    Ptr { buf: u32, off: i64 },
+    Ptr {
+        buf: u32,
+        off: i64,
+    },
 }
 
 /// A value: one element for a scalar, all elements (row-major) for a tensor.
@@ -186,7 +189,7 @@ pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(
     }
     for (i, (&p, a)) in params.iter().zip(args.iter()).enumerate() {
         let ty = f.ty(p);
-        let ok = match (ty.elem, &*a) {
+        let ok = match (ty.elem, a) {
             (Elem::Ptr(d), InterpArg::Ref(r)) => r.dtype() == d,
             (Elem::Ptr(d), InterpArg::Mut(m)) => m.dtype() == d,
             (Elem::Scalar(DType::I32), InterpArg::I32(_)) => true,
@@ -203,14 +206,22 @@ pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(
         }
     }
     if f.values.iter().any(|v| v.ty.layout.is_some()) {
-        return Err(InterpError::Unsupported("GPU-level IR (with layouts)".into()));
+        return Err(InterpError::Unsupported(
+            "GPU-level IR (with layouts)".into(),
+        ));
     }
     let order = f.walk();
     let mut env: Vec<Option<Val>> = vec![None; f.values.len()];
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
-                let mut prog = Program { f, grid, pid: [x, y, z], args, env: &mut env };
+                let mut prog = Program {
+                    f,
+                    grid,
+                    pid: [x, y, z],
+                    args,
+                    env: &mut env,
+                };
                 prog.bind_params();
                 for &op in &order {
                     prog.exec(op)?;
@@ -233,7 +244,10 @@ impl Program<'_, '_, '_> {
     fn bind_params(&mut self) {
         for (i, &p) in self.f.params().iter().enumerate() {
             let s = match &self.args[i] {
-                InterpArg::Ref(_) | InterpArg::Mut(_) => Scalar::Ptr { buf: i as u32, off: 0 },
+                InterpArg::Ref(_) | InterpArg::Mut(_) => Scalar::Ptr {
+                    buf: i as u32,
+                    off: 0,
+                },
                 InterpArg::I32(v) => Scalar::I32(*v),
                 InterpArg::I64(v) => Scalar::I64(*v),
                 InterpArg::F32(v) => Scalar::F32(*v),
@@ -257,9 +271,15 @@ impl Program<'_, '_, '_> {
                 let d = result_ty.and_then(Type::dtype).unwrap_or(DType::I32);
                 Some(vec![const_scalar(*c, d)])
             }
-            OpKind::ProgramId { axis } => Some(vec![Scalar::I32(self.pid[*axis as usize % 3] as i32)]),
-            OpKind::NumPrograms { axis } => Some(vec![Scalar::I32(self.grid[*axis as usize % 3] as i32)]),
-            OpKind::Arange { start, end } => Some((*start..*end).map(|i| Scalar::I32(i as i32)).collect()),
+            OpKind::ProgramId { axis } => {
+                Some(vec![Scalar::I32(self.pid[*axis as usize % 3] as i32)])
+            }
+            OpKind::NumPrograms { axis } => {
+                Some(vec![Scalar::I32(self.grid[*axis as usize % 3] as i32)])
+            }
+            OpKind::Arange { start, end } => {
+                Some((*start..*end).map(|i| Scalar::I32(i as i32)).collect())
+            }
             OpKind::Splat => {
                 let s = self.get(data.operands[0])?[0];
                 let n = result_ty.map_or(1, Type::numel) as usize;
@@ -271,9 +291,19 @@ impl Program<'_, '_, '_> {
             }
             OpKind::Cmp(p) => {
                 let (a, c) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
-                Some(a.iter().zip(c).map(|(&x, &y)| Scalar::I1(compare(*p, x, y))).collect())
+                Some(
+                    a.iter()
+                        .zip(c)
+                        .map(|(&x, &y)| Scalar::I1(compare(*p, x, y)))
+                        .collect(),
+                )
             }
-            OpKind::Unary(u) => Some(self.get(data.operands[0])?.iter().map(|&x| unary(*u, x)).collect()),
+            OpKind::Unary(u) => Some(
+                self.get(data.operands[0])?
+                    .iter()
+                    .map(|&x| unary(*u, x))
+                    .collect(),
+            ),
             OpKind::Select => {
                 let c = self.get(data.operands[0])?;
                 let a = self.get(data.operands[1])?;
@@ -292,10 +322,14 @@ impl Program<'_, '_, '_> {
                     p.iter()
                         .zip(o)
                         .map(|(&p, &o)| match (p, o) {
-                            (Scalar::Ptr { buf, off }, Scalar::I32(d)) => {
-                                Scalar::Ptr { buf, off: off.wrapping_add(d as i64) }
-                            }
-                            (Scalar::Ptr { buf, off }, Scalar::I64(d)) => Scalar::Ptr { buf, off: off.wrapping_add(d) },
+                            (Scalar::Ptr { buf, off }, Scalar::I32(d)) => Scalar::Ptr {
+                                buf,
+                                off: off.wrapping_add(d as i64),
+                            },
+                            (Scalar::Ptr { buf, off }, Scalar::I64(d)) => Scalar::Ptr {
+                                buf,
+                                off: off.wrapping_add(d),
+                            },
                             (p, _) => p,
                         })
                         .collect(),
@@ -327,8 +361,16 @@ impl Program<'_, '_, '_> {
     fn load(&self, operands: &[ValueId]) -> Result<Val, InterpError> {
         let ptrs = self.get(operands[0])?;
         let masked = operands.len() == 3;
-        let mask = if masked { Some(self.get(operands[1])?) } else { None };
-        let other = if masked { Some(self.get(operands[2])?) } else { None };
+        let mask = if masked {
+            Some(self.get(operands[1])?)
+        } else {
+            None
+        };
+        let other = if masked {
+            Some(self.get(operands[2])?)
+        } else {
+            None
+        };
         let mut out = Vec::with_capacity(ptrs.len());
         for (i, &p) in ptrs.iter().enumerate() {
             if let (Some(m), Some(o)) = (mask, other) {
@@ -341,9 +383,19 @@ impl Program<'_, '_, '_> {
                 return Err(InterpError::Unsupported("load from a non-pointer".into()));
             };
             let (len, v) = match &self.args[buf as usize] {
-                InterpArg::Ref(r) => (r.len(), (off >= 0 && (off as u64) < r.len() as u64).then(|| r.get(off as usize))),
-                InterpArg::Mut(m) => (m.len(), (off >= 0 && (off as u64) < m.len() as u64).then(|| m.get(off as usize))),
-                _ => return Err(InterpError::Unsupported("pointer into a scalar argument".into())),
+                InterpArg::Ref(r) => (
+                    r.len(),
+                    (off >= 0 && (off as u64) < r.len() as u64).then(|| r.get(off as usize)),
+                ),
+                InterpArg::Mut(m) => (
+                    m.len(),
+                    (off >= 0 && (off as u64) < m.len() as u64).then(|| m.get(off as usize)),
+                ),
+                _ => {
+                    return Err(InterpError::Unsupported(
+                        "pointer into a scalar argument".into(),
+                    ))
+                }
             };
             out.push(v.ok_or_else(|| self.oob(buf, off, len))?);
         }
@@ -353,7 +405,11 @@ impl Program<'_, '_, '_> {
     fn store(&mut self, operands: &[ValueId]) -> Result<(), InterpError> {
         let ptrs = self.get(operands[0])?.clone();
         let vals = self.get(operands[1])?.clone();
-        let mask = if operands.len() == 3 { Some(self.get(operands[2])?.clone()) } else { None };
+        let mask = if operands.len() == 3 {
+            Some(self.get(operands[2])?.clone())
+        } else {
+            None
+        };
         for (i, (&p, &v)) in ptrs.iter().zip(&vals).enumerate() {
             if mask.as_ref().is_some_and(|m| m[i] != Scalar::I1(true)) {
                 continue;
@@ -367,20 +423,38 @@ impl Program<'_, '_, '_> {
                     let len = m.len();
                     if off < 0 || off as u64 >= len as u64 {
                         return Err(match err {
-                            InterpError::OutOfBounds { kernel, param, index, program, .. } => {
-                                InterpError::OutOfBounds { kernel, param, index, len, program }
-                            }
+                            InterpError::OutOfBounds {
+                                kernel,
+                                param,
+                                index,
+                                program,
+                                ..
+                            } => InterpError::OutOfBounds {
+                                kernel,
+                                param,
+                                index,
+                                len,
+                                program,
+                            },
                             e => e,
                         });
                     }
                     if !m.set(off as usize, v) {
-                        return Err(InterpError::Unsupported("stored value's type differs from the buffer's".into()));
+                        return Err(InterpError::Unsupported(
+                            "stored value's type differs from the buffer's".into(),
+                        ));
                     }
                 }
                 InterpArg::Ref(_) => {
-                    return Err(InterpError::ReadOnly { param: self.f.param_names[buf as usize].clone() })
+                    return Err(InterpError::ReadOnly {
+                        param: self.f.param_names[buf as usize].clone(),
+                    })
                 }
-                _ => return Err(InterpError::Unsupported("pointer into a scalar argument".into())),
+                _ => {
+                    return Err(InterpError::Unsupported(
+                        "pointer into a scalar argument".into(),
+                    ))
+                }
             }
         }
         Ok(())

@@ -14,7 +14,10 @@ fn rejects_kernel(text: &str, expected: &str) {
     let f = parse(text).unwrap_or_else(|e| panic!("parse error {e} in\n{text}"));
     let errs = verify(&f).expect_err("the verifier accepted a broken kernel");
     let all = errs.to_string();
-    assert!(all.contains(expected), "expected `{expected}` among:\n{all}");
+    assert!(
+        all.contains(expected),
+        "expected `{expected}` among:\n{all}"
+    );
 }
 
 fn accepts(body: &str) {
@@ -69,8 +72,18 @@ fn dominance_use_before_definition() {
     let mut f = Function::new("k", vec![("n".into(), Type::scalar(DType::I32))], 4);
     let b = f.entry();
     let n = f.params()[0];
-    let c = f.push1(b, OpKind::Constant(tile_core::ir::ConstValue::Int(1)), vec![], Type::scalar(DType::I32));
-    let add = f.push_op(b, OpKind::Binary(tile_core::ir::BinOp::Add), vec![n, n], vec![Type::scalar(DType::I32)]);
+    let c = f.push1(
+        b,
+        OpKind::Constant(tile_core::ir::ConstValue::Int(1)),
+        vec![],
+        Type::scalar(DType::I32),
+    );
+    let add = f.push_op(
+        b,
+        OpKind::Binary(tile_core::ir::BinOp::Add),
+        vec![n, n],
+        vec![Type::scalar(DType::I32)],
+    );
     f.ops[add.index()].operands[1] = tile_core::ir::ValueId(c.0 + 1); // the add's own result
     f.push_op(b, OpKind::Return, vec![], vec![]);
     let e = verify(&f).unwrap_err().to_string();
@@ -84,7 +97,10 @@ fn operands_wrong_count() {
 
 #[test]
 fn shapes_power_of_two() {
-    rejects("  %0 = splat %n : tensor<1000xi32>\n  return", "has a dimension that is not a power of two");
+    rejects(
+        "  %0 = splat %n : tensor<1000xi32>\n  return",
+        "has a dimension that is not a power of two",
+    );
 }
 
 #[test]
@@ -109,25 +125,43 @@ fn layouts_threads_and_warps() {
 
 #[test]
 fn elementwise_same_types() {
-    rejects("  %0 = constant 1.0 : f32\n  %1 = add %n, %0 : i32", "operand type `f32` differs from `i32`");
-    rejects("  %0 = constant 1.0 : f32\n  %1 = xor %0, %0 : f32\n  return", "`xor` takes integers or booleans, found `f32`");
-    rejects("  %0 = cmp lt %n, %n : i32\n  return", "the result must be `i1`");
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = add %n, %0 : i32",
+        "operand type `f32` differs from `i32`",
+    );
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = xor %0, %0 : f32\n  return",
+        "`xor` takes integers or booleans, found `f32`",
+    );
+    rejects(
+        "  %0 = cmp lt %n, %n : i32\n  return",
+        "the result must be `i1`",
+    );
 }
 
 #[test]
 fn constant_fits_type() {
-    rejects("  %0 = constant 3000000000 : i32\n  return", "does not fit type `i32`");
+    rejects(
+        "  %0 = constant 3000000000 : i32\n  return",
+        "does not fit type `i32`",
+    );
     rejects("  %0 = constant 2 : i1\n  return", "does not fit type `i1`");
 }
 
 #[test]
 fn program_id_axis() {
-    rejects("  %0 = program_id {axis = 3} : i32\n  return", "grid axis 3 is not 0, 1 or 2");
+    rejects(
+        "  %0 = program_id {axis = 3} : i32\n  return",
+        "grid axis 3 is not 0, 1 or 2",
+    );
 }
 
 #[test]
 fn arange_shape() {
-    rejects("  %0 = arange {start = 0, end = 64} : tensor<128xi32>\n  return", "the result must be `tensor<64xi32>`");
+    rejects(
+        "  %0 = arange {start = 0, end = 64} : tensor<128xi32>\n  return",
+        "the result must be `tensor<64xi32>`",
+    );
 }
 
 #[test]
@@ -137,12 +171,18 @@ fn splat_of_scalar() {
 
 #[test]
 fn addptr_integer_offset() {
-    rejects("  %0 = constant 1.0 : f32\n  %1 = addptr %p, %0 : ptr<f32>\n  return", "the offset of `addptr` must be `i32` or `i64`");
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = addptr %p, %0 : ptr<f32>\n  return",
+        "the offset of `addptr` must be `i32` or `i64`",
+    );
 }
 
 #[test]
 fn load_store_types() {
-    rejects("  %0 = constant 1.0 : f32\n  store %q, %0\n  return", "the stored value must be `i32`, found `f32`");
+    rejects(
+        "  %0 = constant 1.0 : f32\n  store %q, %0\n  return",
+        "the stored value must be `i32`, found `f32`",
+    );
     rejects(
         "  %0 = arange {start = 0, end = 8} : tensor<8xi32>\n  %1 = splat %p : tensor<8xptr<f32>>\n  %2 = addptr %1, %0 : tensor<8xptr<f32>>\n  %3 = arange {start = 0, end = 4} : tensor<4xi32>\n  %4 = splat %n : tensor<4xi32>\n  %5 = cmp lt %3, %4 : tensor<4xi1>\n  %6 = load %2 : tensor<8xf32>\n  store %2, %6, %5\n  return",
         "the mask must be `tensor<8xi1>`, found `tensor<4xi1>`",
@@ -153,12 +193,18 @@ fn load_store_types() {
 #[test]
 fn return_last_and_present() {
     rejects("  %0 = constant 1 : i32", "does not end with `return`");
-    rejects("  return\n  %0 = constant 1 : i32", "`return` must be the last op");
+    rejects(
+        "  return\n  %0 = constant 1 : i32",
+        "`return` must be the last op",
+    );
 }
 
 #[test]
 fn kernel_warps_and_parameters() {
-    rejects_kernel("kernel @k(%n: i32) attributes {num_warps = 3} {\n  return\n}\n", "num_warps = 3 is not a power of two");
+    rejects_kernel(
+        "kernel @k(%n: i32) attributes {num_warps = 3} {\n  return\n}\n",
+        "num_warps = 3 is not a power of two",
+    );
     rejects_kernel(
         "kernel @k(%t: tensor<4xi32>) attributes {num_warps = 4} {\n  return\n}\n",
         "parameter #0 is a tensor",

@@ -69,7 +69,10 @@ fn dtype_path(d: DType) -> Tokens {
 /// `Option<i64>` code evaluating an extent with checked arithmetic.
 fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
     match e {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => {
             let v: i64 = i.base10_parse().unwrap_or(i64::MAX);
             quote!(::core::option::Option::Some(#v))
         }
@@ -90,7 +93,11 @@ fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
             quote!((#l).and_then(|__a: i64| (#r).and_then(|__b: i64| __a.#op(__b))))
         }
         Expr::Path(p) => {
-            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let name = p
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
             match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
                 Some(ParamDecl::Const(c)) => quote!(::core::option::Option::Some(#c)),
                 _ => {
@@ -109,10 +116,18 @@ fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
     let vis = &item.vis;
     let mod_name = &item.sig.ident;
     let name = &k.name;
-    let docs: Vec<&syn::Attribute> = item.attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let docs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
     let tile_ir = &c.tile_ir;
 
-    let ir_params: Vec<&Param> = k.params.iter().filter(|p| !matches!(p.kind, ParamDecl::Const(_))).collect();
+    let ir_params: Vec<&Param> = k
+        .params
+        .iter()
+        .filter(|p| !matches!(p.kind, ParamDecl::Const(_)))
+        .collect();
     let mut param_specs = Vec::new();
     let mut wrapper_params = Vec::new();
     let mut arg_exprs = Vec::new();

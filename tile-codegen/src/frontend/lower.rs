@@ -17,7 +17,9 @@ use std::collections::HashMap;
 
 use quote::ToTokens;
 use syn::{BinOp as SynBin, Expr, Lit, Stmt, UnOp as SynUn};
-use tile_core::ir::{BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId};
+use tile_core::ir::{
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId,
+};
 
 use super::signature::{Param, ParamDecl};
 
@@ -37,7 +39,12 @@ fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
 }
 
 /// Lowers `body` of a kernel with `params` to a tile-level function.
-pub fn lower_body(name: &str, params: &[Param], body: &syn::Block, num_warps: u32) -> syn::Result<Function> {
+pub fn lower_body(
+    name: &str,
+    params: &[Param],
+    body: &syn::Block,
+    num_warps: u32,
+) -> syn::Result<Function> {
     let ir_params: Vec<(String, Type)> = params
         .iter()
         .filter_map(|p| match &p.kind {
@@ -60,7 +67,11 @@ pub fn lower_body(name: &str, params: &[Param], body: &syn::Block, num_warps: u3
             }
         }
     }
-    let mut l = Lowering { block: f.entry(), f, scope };
+    let mut l = Lowering {
+        block: f.entry(),
+        f,
+        scope,
+    };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
     }
@@ -80,14 +91,27 @@ impl Lowering {
         match s {
             Stmt::Local(local) => {
                 let name = match &local.pat {
-                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.to_string(),
-                    syn::Pat::Type(pt) => {
-                        return Err(err(&pt.ty, "type annotations are not supported in kernels; types are inferred"))
+                    syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                        pi.ident.to_string()
                     }
-                    other => return Err(err(other, "only `let name = ...;` bindings are supported in kernels")),
+                    syn::Pat::Type(pt) => {
+                        return Err(err(
+                            &pt.ty,
+                            "type annotations are not supported in kernels; types are inferred",
+                        ))
+                    }
+                    other => {
+                        return Err(err(
+                            other,
+                            "only `let name = ...;` bindings are supported in kernels",
+                        ))
+                    }
                 };
                 let Some(init) = &local.init else {
-                    return Err(err(local, "a `let` in a kernel needs a value: `let name = ...;`"));
+                    return Err(err(
+                        local,
+                        "a `let` in a kernel needs a value: `let name = ...;`",
+                    ));
                 };
                 if let Some((_, diverge)) = &init.diverge {
                     return Err(err(diverge, "`let ... else` is not supported in kernels"));
@@ -97,7 +121,10 @@ impl Lowering {
                 Ok(())
             }
             Stmt::Expr(e, _) => self.expr_stmt(e),
-            Stmt::Item(item) => Err(err(item, "items (fn, struct, use, ...) cannot be declared inside a kernel")),
+            Stmt::Item(item) => Err(err(
+                item,
+                "items (fn, struct, use, ...) cannot be declared inside a kernel",
+            )),
             Stmt::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
         }
     }
@@ -116,7 +143,12 @@ impl Lowering {
                 let name = self.assign_target(&b.left)?;
                 let old = self.scope[&name];
                 let rhs = self.expr(&b.right)?;
-                let v = self.binary(compound(&b.op).unwrap_or(SynBin::Add(Default::default())), old, rhs, e)?;
+                let v = self.binary(
+                    compound(&b.op).unwrap_or(SynBin::Add(Default::default())),
+                    old,
+                    rhs,
+                    e,
+                )?;
                 self.check_same_kind(old, v, e)?;
                 self.scope.insert(name, v);
                 Ok(())
@@ -132,7 +164,11 @@ impl Lowering {
         let Expr::Path(p) = left else {
             return Err(err(left, "only a local name can be assigned to"));
         };
-        let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        let name = p
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_default();
         if !self.scope.contains_key(&name) {
             return Err(err(left, format!("cannot find `{name}` in this kernel")));
         }
@@ -141,7 +177,10 @@ impl Lowering {
 
     fn check_same_kind(&self, old: Val, new: Val, at: &Expr) -> syn::Result<()> {
         match (self.ty(old), self.ty(new)) {
-            (Some(a), Some(b)) if a != b => Err(err(at, format!("assignment changes the type from `{a}` to `{b}`"))),
+            (Some(a), Some(b)) if a != b => Err(err(
+                at,
+                format!("assignment changes the type from `{a}` to `{b}`"),
+            )),
             _ => Ok(()),
         }
     }
@@ -162,13 +201,19 @@ impl Lowering {
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) => {
                     if !i.suffix().is_empty() {
-                        return Err(err(i, "literals take no suffix in kernels; their type is inferred"));
+                        return Err(err(
+                            i,
+                            "literals take no suffix in kernels; their type is inferred",
+                        ));
                     }
                     Ok(Val::Int(i.base10_parse::<i64>()?))
                 }
                 Lit::Float(x) => {
                     if !x.suffix().is_empty() {
-                        return Err(err(x, "literals take no suffix in kernels; their type is inferred"));
+                        return Err(err(
+                            x,
+                            "literals take no suffix in kernels; their type is inferred",
+                        ));
                     }
                     Ok(Val::Float(x.base10_parse::<f64>()?))
                 }
@@ -177,15 +222,22 @@ impl Lowering {
                     vec![],
                     Type::scalar(DType::I1),
                 ))),
-                other => Err(err(other, "only integer, float and bool literals are supported in kernels")),
+                other => Err(err(
+                    other,
+                    "only integer, float and bool literals are supported in kernels",
+                )),
             },
             Expr::Path(p) => {
                 let Some(id) = p.path.get_ident() else {
-                    return Err(err(p, "paths are not supported in kernels; use a local or parameter name"));
+                    return Err(err(
+                        p,
+                        "paths are not supported in kernels; use a local or parameter name",
+                    ));
                 };
-                self.scope.get(&id.to_string()).copied().ok_or_else(|| {
-                    err(p, format!("cannot find `{id}` in this kernel"))
-                })
+                self.scope
+                    .get(&id.to_string())
+                    .copied()
+                    .ok_or_else(|| err(p, format!("cannot find `{id}` in this kernel")))
             }
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Group(g) => self.expr(&g.expr),
@@ -202,26 +254,42 @@ impl Lowering {
                 self.unary(&u.op, v, e)
             }
             Expr::Call(c) => self.call(c),
-            Expr::Return(_) => Err(err(e, "a kernel cannot return a value; write results with `store`")),
+            Expr::Return(_) => Err(err(
+                e,
+                "a kernel cannot return a value; write results with `store`",
+            )),
             Expr::Closure(_) => Err(err(e, "closures are not supported in kernels")),
             Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
                 Err(err(e, "loops are not supported in kernels yet"))
             }
-            Expr::If(_) | Expr::Match(_) => {
-                Err(err(e, "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`"))
-            }
+            Expr::If(_) | Expr::Match(_) => Err(err(
+                e,
+                "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`",
+            )),
             Expr::MethodCall(m) => Err(err(
                 e,
-                format!("method calls are not supported in kernels; write `{}(...)` as a function", m.method),
+                format!(
+                    "method calls are not supported in kernels; write `{}(...)` as a function",
+                    m.method
+                ),
             )),
             Expr::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
-            Expr::Index(_) => Err(err(e, "indexing is not supported; offset a pointer and `load` instead")),
+            Expr::Index(_) => Err(err(
+                e,
+                "indexing is not supported; offset a pointer and `load` instead",
+            )),
             other => Err(err(other, "this expression is not supported in kernels")),
         }
     }
 
     /// Gives a literal the element type `d` (and `shape`), or returns the value as it is.
-    fn materialize(&mut self, v: Val, d: DType, shape: &[u32], at: &dyn ToTokens) -> syn::Result<ValueId> {
+    fn materialize(
+        &mut self,
+        v: Val,
+        d: DType,
+        shape: &[u32],
+        at: &dyn ToTokens,
+    ) -> syn::Result<ValueId> {
         let scalar = match v {
             Val::V(id) => id,
             Val::Int(i) => {
@@ -234,7 +302,12 @@ impl Lowering {
                         ConstValue::Int(i)
                     }
                     DType::I64 => ConstValue::Int(i),
-                    DType::I1 => return Err(err(at, "an integer literal is not a bool; write `true` or `false`")),
+                    DType::I1 => {
+                        return Err(err(
+                            at,
+                            "an integer literal is not a bool; write `true` or `false`",
+                        ))
+                    }
                 };
                 self.push(OpKind::Constant(c), vec![], Type::scalar(d))
             }
@@ -242,7 +315,11 @@ impl Lowering {
                 if d != DType::F32 {
                     return Err(err(at, format!("a float literal cannot be used as `{d}`")));
                 }
-                self.push(OpKind::Constant(ConstValue::Float(x)), vec![], Type::scalar(d))
+                self.push(
+                    OpKind::Constant(ConstValue::Float(x)),
+                    vec![],
+                    Type::scalar(d),
+                )
             }
         };
         self.broadcast(scalar, shape, at)
@@ -255,9 +332,19 @@ impl Lowering {
             return Ok(v);
         }
         if ty.shape.is_empty() {
-            return Ok(self.push(OpKind::Splat, vec![v], Type::tensor(ty.elem, shape.to_vec())));
+            return Ok(self.push(
+                OpKind::Splat,
+                vec![v],
+                Type::tensor(ty.elem, shape.to_vec()),
+            ));
         }
-        Err(err(at, format!("shape mismatch: a tile of shape {:?} where {:?} is needed", ty.shape, shape)))
+        Err(err(
+            at,
+            format!(
+                "shape mismatch: a tile of shape {:?} where {:?} is needed",
+                ty.shape, shape
+            ),
+        ))
     }
 
     fn fold_int(op: SynBin, a: i64, b: i64) -> Option<Val> {
@@ -283,7 +370,10 @@ impl Lowering {
             (Some(a), Some(b)) if a.is_tensor() && b.is_tensor() && a.shape != b.shape => {
                 return Err(err(
                     at,
-                    format!("shape mismatch: {:?} and {:?} cannot be combined element-wise", a.shape, b.shape),
+                    format!(
+                        "shape mismatch: {:?} and {:?} cannot be combined element-wise",
+                        a.shape, b.shape
+                    ),
                 ));
             }
             (Some(a), _) if a.is_tensor() => a.shape.clone(),
@@ -310,7 +400,12 @@ impl Lowering {
                 None => DType::I32,
                 Some(t) => match t.elem {
                     Elem::Scalar(d @ (DType::I32 | DType::I64)) => d,
-                    other => return Err(err(at, format!("a pointer offset must be `i32` or `i64`, found `{other}`"))),
+                    other => {
+                        return Err(err(
+                            at,
+                            format!("a pointer offset must be `i32` or `i64`, found `{other}`"),
+                        ))
+                    }
                 },
             };
             if matches!(off, Val::Float(_)) {
@@ -322,7 +417,11 @@ impl Lowering {
                 off = self.push(OpKind::Unary(UnOp::Neg), vec![off], t);
             }
             let p = self.broadcast(p, &shape, at)?;
-            return Ok(Val::V(self.push(OpKind::AddPtr, vec![p, off], Type::tensor(pty.elem, shape))));
+            return Ok(Val::V(self.push(
+                OpKind::AddPtr,
+                vec![p, off],
+                Type::tensor(pty.elem, shape),
+            )));
         }
         // Element type: a typed operand decides; literals adapt.
         let d = match (&lt, &rt, l, r) {
@@ -354,7 +453,11 @@ impl Lowering {
             Ok(Val::V(me.push(OpKind::Binary(bop), vec![a, b], ty.clone())))
         };
         let cmp = |me: &mut Self, p: CmpPred| -> syn::Result<Val> {
-            Ok(Val::V(me.push(OpKind::Cmp(p), vec![a, b], Type::tensor(Elem::Scalar(DType::I1), shape.clone()))))
+            Ok(Val::V(me.push(
+                OpKind::Cmp(p),
+                vec![a, b],
+                Type::tensor(Elem::Scalar(DType::I1), shape.clone()),
+            )))
         };
         match op {
             SynBin::Add(_) => arith(self, BinOp::Add),
@@ -367,9 +470,19 @@ impl Lowering {
             SynBin::BitXor(_) => arith(self, BinOp::Xor),
             SynBin::And(_) | SynBin::Or(_) => {
                 if d != DType::I1 {
-                    return Err(err(at, format!("`&&` and `||` take bools (masks), found `{d}`")));
+                    return Err(err(
+                        at,
+                        format!("`&&` and `||` take bools (masks), found `{d}`"),
+                    ));
                 }
-                arith(self, if matches!(op, SynBin::And(_)) { BinOp::And } else { BinOp::Or })
+                arith(
+                    self,
+                    if matches!(op, SynBin::And(_)) {
+                        BinOp::And
+                    } else {
+                        BinOp::Or
+                    },
+                )
             }
             SynBin::Lt(_) => cmp(self, CmpPred::Lt),
             SynBin::Le(_) => cmp(self, CmpPred::Le),
@@ -386,19 +499,28 @@ impl Lowering {
             (SynUn::Neg(_), Val::Int(i)) => return Ok(Val::Int(-i)),
             (SynUn::Neg(_), Val::Float(x)) => return Ok(Val::Float(-x)),
             (SynUn::Not(_), Val::Int(_) | Val::Float(_)) => {
-                return Err(err(at, "`!` takes a bool or an integer value, not a literal"))
+                return Err(err(
+                    at,
+                    "`!` takes a bool or an integer value, not a literal",
+                ))
             }
             _ => {}
         }
         let Val::V(id) = v else { unreachable_ptr() };
         let ty = self.f.ty(id).clone();
         let (kind, ok) = match op {
-            SynUn::Neg(_) => (UnOp::Neg, matches!(ty.elem, Elem::Scalar(DType::I32 | DType::I64 | DType::F32))),
+            SynUn::Neg(_) => (
+                UnOp::Neg,
+                matches!(ty.elem, Elem::Scalar(DType::I32 | DType::I64 | DType::F32)),
+            ),
             SynUn::Not(_) => (UnOp::Not, matches!(ty.elem, Elem::Scalar(d) if d.is_int())),
             _ => return Err(err(at, "this operator is not supported in kernels")),
         };
         if !ok {
-            return Err(err(at, format!("`{}` is not defined on `{}`", kind.name(), ty.elem)));
+            return Err(err(
+                at,
+                format!("`{}` is not defined on `{}`", kind.name(), ty.elem),
+            ));
         }
         Ok(Val::V(self.push(OpKind::Unary(kind), vec![id], ty)))
     }
@@ -415,15 +537,25 @@ impl Lowering {
 
     fn call(&mut self, c: &syn::ExprCall) -> syn::Result<Val> {
         let Expr::Path(p) = &*c.func else {
-            return Err(err(&c.func, "only the DSL's functions can be called in kernels"));
+            return Err(err(
+                &c.func,
+                "only the DSL's functions can be called in kernels",
+            ));
         };
-        let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_else(|| p.to_token_stream().to_string());
+        let name = p
+            .path
+            .get_ident()
+            .map(|i| i.to_string())
+            .unwrap_or_else(|| p.to_token_stream().to_string());
         let args: Vec<&Expr> = c.args.iter().collect();
         let arity = |range: std::ops::RangeInclusive<usize>, sig: &str| -> syn::Result<()> {
             if range.contains(&args.len()) {
                 Ok(())
             } else {
-                Err(err(c, format!("`{name}` takes {sig}, found {} argument(s)", args.len())))
+                Err(err(
+                    c,
+                    format!("`{name}` takes {sig}, found {} argument(s)", args.len()),
+                ))
             }
         };
         match name.as_str() {
@@ -463,19 +595,32 @@ impl Lowering {
             "load" => {
                 arity(1..=3, "1 to 3 arguments (pointers, mask, other)")?;
                 let p = self.expr(args[0])?;
-                let pty = self.ty(p).filter(|t| t.elem.pointee().is_some()).ok_or_else(|| {
-                    err(args[0], "the first argument of `load` must be a pointer or a tile of pointers")
-                })?;
+                let pty = self
+                    .ty(p)
+                    .filter(|t| t.elem.pointee().is_some())
+                    .ok_or_else(|| {
+                        err(
+                            args[0],
+                            "the first argument of `load` must be a pointer or a tile of pointers",
+                        )
+                    })?;
                 let Val::V(pid) = p else { unreachable_ptr() };
                 let d = pty.elem.pointee().unwrap_or(DType::F32);
                 let mut operands = vec![pid];
                 if args.len() >= 2 {
                     let m = self.mask(args[1], &pty)?;
-                    let other = if args.len() == 3 { self.expr(args[2])? } else { Val::Int(0) };
+                    let other = if args.len() == 3 {
+                        self.expr(args[2])?
+                    } else {
+                        Val::Int(0)
+                    };
                     let other_at: &dyn ToTokens = if args.len() == 3 { args[2] } else { c };
                     if let Some(t) = self.ty(other) {
                         if t.elem != Elem::Scalar(d) {
-                            return Err(err(other_at, format!("`other` is `{}`, the loaded elements are `{d}`", t.elem)));
+                            return Err(err(
+                                other_at,
+                                format!("`other` is `{}`, the loaded elements are `{d}`", t.elem),
+                            ));
                         }
                     }
                     let o = self.materialize(other, d, &pty.shape, other_at)?;
@@ -484,14 +629,24 @@ impl Lowering {
                 } else if args.len() == 3 {
                     return Err(err(c, "`other` needs a mask"));
                 }
-                Ok(Val::V(self.push(OpKind::Load { vec: 1 }, operands, pty.with_elem(Elem::Scalar(d)))))
+                Ok(Val::V(self.push(
+                    OpKind::Load { vec: 1 },
+                    operands,
+                    pty.with_elem(Elem::Scalar(d)),
+                )))
             }
             "store" => {
                 arity(2..=3, "2 or 3 arguments (pointers, values, mask)")?;
                 let p = self.expr(args[0])?;
-                let pty = self.ty(p).filter(|t| t.elem.pointee().is_some()).ok_or_else(|| {
-                    err(args[0], "the first argument of `store` must be a pointer or a tile of pointers")
-                })?;
+                let pty = self
+                    .ty(p)
+                    .filter(|t| t.elem.pointee().is_some())
+                    .ok_or_else(|| {
+                        err(
+                            args[0],
+                            "the first argument of `store` must be a pointer or a tile of pointers",
+                        )
+                    })?;
                 let Val::V(pid) = p else { unreachable_ptr() };
                 let d = pty.elem.pointee().unwrap_or(DType::F32);
                 let v = self.expr(args[1])?;
@@ -505,7 +660,10 @@ impl Lowering {
                     if t.is_tensor() && t.shape != pty.shape {
                         return Err(err(
                             args[1],
-                            format!("the values have shape {:?}, the pointers {:?}", t.shape, pty.shape),
+                            format!(
+                                "the values have shape {:?}, the pointers {:?}",
+                                t.shape, pty.shape
+                            ),
                         ));
                     }
                 }
@@ -514,7 +672,8 @@ impl Lowering {
                 if args.len() == 3 {
                     operands.push(self.mask(args[2], &pty)?);
                 }
-                self.f.push_op(self.block, OpKind::Store { vec: 1 }, operands, vec![]);
+                self.f
+                    .push_op(self.block, OpKind::Store { vec: 1 }, operands, vec![]);
                 Ok(Val::Int(0))
             }
             "select" => {
@@ -522,20 +681,40 @@ impl Lowering {
                 let cv = self.expr(args[0])?;
                 let a = self.expr(args[1])?;
                 let b = self.expr(args[2])?;
-                let cty = self.ty(cv).filter(|t| t.elem == Elem::Scalar(DType::I1)).ok_or_else(|| {
-                    err(args[0], "the first argument of `select` must be a bool or a mask")
-                })?;
+                let cty = self
+                    .ty(cv)
+                    .filter(|t| t.elem == Elem::Scalar(DType::I1))
+                    .ok_or_else(|| {
+                        err(
+                            args[0],
+                            "the first argument of `select` must be a bool or a mask",
+                        )
+                    })?;
                 // Shape and element type as for a binary op on (a, b), then the mask joins.
                 let probe = self.common(a, b, c)?;
-                let shape = if cty.is_tensor() { cty.shape.clone() } else { probe.1.clone() };
-                if probe.1.len() > 0 && cty.is_tensor() && probe.1 != cty.shape {
-                    return Err(err(c, format!("the mask has shape {:?}, the values {:?}", cty.shape, probe.1)));
+                let shape = if cty.is_tensor() {
+                    cty.shape.clone()
+                } else {
+                    probe.1.clone()
+                };
+                if !probe.1.is_empty() && cty.is_tensor() && probe.1 != cty.shape {
+                    return Err(err(
+                        c,
+                        format!(
+                            "the mask has shape {:?}, the values {:?}",
+                            cty.shape, probe.1
+                        ),
+                    ));
                 }
                 let Val::V(cid) = cv else { unreachable_ptr() };
                 let cid = self.broadcast(cid, &shape, args[0])?;
                 let a = self.materialize(a, probe.0, &shape, args[1])?;
                 let b = self.materialize(b, probe.0, &shape, args[2])?;
-                Ok(Val::V(self.push(OpKind::Select, vec![cid, a, b], Type::tensor(Elem::Scalar(probe.0), shape))))
+                Ok(Val::V(self.push(
+                    OpKind::Select,
+                    vec![cid, a, b],
+                    Type::tensor(Elem::Scalar(probe.0), shape),
+                )))
             }
             "min" | "max" => {
                 arity(2..=2, "2 arguments")?;
@@ -550,10 +729,21 @@ impl Lowering {
                 }
                 let x = self.materialize(a, d, &shape, args[0])?;
                 let y = self.materialize(b, d, &shape, args[1])?;
-                let op = if name == "min" { BinOp::Min } else { BinOp::Max };
-                Ok(Val::V(self.push(OpKind::Binary(op), vec![x, y], Type::tensor(Elem::Scalar(d), shape))))
+                let op = if name == "min" {
+                    BinOp::Min
+                } else {
+                    BinOp::Max
+                };
+                Ok(Val::V(self.push(
+                    OpKind::Binary(op),
+                    vec![x, y],
+                    Type::tensor(Elem::Scalar(d), shape),
+                )))
             }
-            _ => Err(err(&c.func, format!("unknown function `{name}`; the kernel language has: {BUILTINS}"))),
+            _ => Err(err(
+                &c.func,
+                format!("unknown function `{name}`; the kernel language has: {BUILTINS}"),
+            )),
         }
     }
 
@@ -567,7 +757,10 @@ impl Lowering {
         }
         let shape = match (&at_, &bt) {
             (Some(x), Some(y)) if x.is_tensor() && y.is_tensor() && x.shape != y.shape => {
-                return Err(err(at, format!("shape mismatch: {:?} and {:?}", x.shape, y.shape)))
+                return Err(err(
+                    at,
+                    format!("shape mismatch: {:?} and {:?}", x.shape, y.shape),
+                ))
             }
             (Some(x), _) if x.is_tensor() => x.shape.clone(),
             (_, Some(y)) if y.is_tensor() => y.shape.clone(),
@@ -575,7 +768,10 @@ impl Lowering {
         };
         let d = match (&at_, &bt) {
             (Some(x), Some(y)) if x.elem != y.elem => {
-                return Err(err(at, format!("mismatched element types `{}` and `{}`", x.elem, y.elem)))
+                return Err(err(
+                    at,
+                    format!("mismatched element types `{}` and `{}`", x.elem, y.elem),
+                ))
             }
             (Some(x), _) => x.dtype(),
             (_, Some(y)) => y.dtype(),
@@ -588,13 +784,22 @@ impl Lowering {
     /// Lowers a mask argument for pointers of type `pty`: a bool or a mask of the same shape.
     fn mask(&mut self, m: &Expr, pty: &Type) -> syn::Result<ValueId> {
         let v = self.expr(m)?;
-        let t = self.ty(v).filter(|t| t.elem == Elem::Scalar(DType::I1)).ok_or_else(|| {
-            err(m, "a mask must be a bool or a tile of bools (a comparison such as `offs < n`)")
-        })?;
+        let t = self
+            .ty(v)
+            .filter(|t| t.elem == Elem::Scalar(DType::I1))
+            .ok_or_else(|| {
+                err(
+                    m,
+                    "a mask must be a bool or a tile of bools (a comparison such as `offs < n`)",
+                )
+            })?;
         if t.is_tensor() && t.shape != pty.shape {
             return Err(err(
                 m,
-                format!("the mask has shape {:?} but the pointer tile has shape {:?}", t.shape, pty.shape),
+                format!(
+                    "the mask has shape {:?} but the pointer tile has shape {:?}",
+                    t.shape, pty.shape
+                ),
             ));
         }
         let Val::V(id) = v else { unreachable_ptr() };

@@ -38,7 +38,12 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Ker
         ));
     }
     let written = written_params(&ir);
-    Ok(Kernel { name, params, written, ir })
+    Ok(Kernel {
+        name,
+        params,
+        written,
+        ir,
+    })
 }
 
 /// Which parameters a `store` writes through: the parameters its pointer operand derives from.

@@ -61,20 +61,35 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
     if args.is_empty() {
         return Ok(opts);
     }
-    let parser = syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
+    let parser =
+        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
     let metas = syn::parse::Parser::parse2(parser, args)?;
     for m in metas {
         if m.path.is_ident("num_warps") {
             let n = match &m.value {
-                Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>()?,
-                other => return Err(syn::Error::new_spanned(other, "`num_warps` takes an integer literal")),
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<u32>()?,
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "`num_warps` takes an integer literal",
+                    ))
+                }
             };
             if !(1..=32).contains(&n) || !n.is_power_of_two() {
-                return Err(syn::Error::new_spanned(&m.value, "`num_warps` must be 1, 2, 4, 8, 16 or 32"));
+                return Err(syn::Error::new_spanned(
+                    &m.value,
+                    "`num_warps` must be 1, 2, 4, 8, 16 or 32",
+                ));
             }
             opts.num_warps = n;
         } else {
-            return Err(syn::Error::new_spanned(&m.path, "unknown option; the accepted option is `num_warps = N`"));
+            return Err(syn::Error::new_spanned(
+                &m.path,
+                "unknown option; the accepted option is `num_warps = N`",
+            ));
         }
     }
     Ok(opts)
@@ -98,13 +113,22 @@ const PARAM_HELP: &str =
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
     let mut errors: Option<syn::Error> = None;
     if let Some(c) = &sig.constness {
-        add(&mut errors, syn::Error::new_spanned(c, "a kernel cannot be `const`"));
+        add(
+            &mut errors,
+            syn::Error::new_spanned(c, "a kernel cannot be `const`"),
+        );
     }
     if let Some(a) = &sig.asyncness {
-        add(&mut errors, syn::Error::new_spanned(a, "a kernel cannot be `async`"));
+        add(
+            &mut errors,
+            syn::Error::new_spanned(a, "a kernel cannot be `async`"),
+        );
     }
     if let Some(u) = &sig.unsafety {
-        add(&mut errors, syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"));
+        add(
+            &mut errors,
+            syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"),
+        );
     }
     if !sig.generics.params.is_empty() {
         add(&mut errors, syn::Error::new_spanned(
@@ -113,42 +137,69 @@ pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
         ));
     }
     if let syn::ReturnType::Type(_, ty) = &sig.output {
-        add(&mut errors, syn::Error::new_spanned(ty, "a kernel returns nothing; write results through a `Ptr` with `store`"));
+        add(
+            &mut errors,
+            syn::Error::new_spanned(
+                ty,
+                "a kernel returns nothing; write results through a `Ptr` with `store`",
+            ),
+        );
     }
     let mut params: Vec<Param> = Vec::new();
     for input in &sig.inputs {
         let pt = match input {
             FnArg::Receiver(r) => {
-                add(&mut errors, syn::Error::new_spanned(r, "a kernel takes no `self`"));
+                add(
+                    &mut errors,
+                    syn::Error::new_spanned(r, "a kernel takes no `self`"),
+                );
                 continue;
             }
             FnArg::Typed(pt) => pt,
         };
         let Pat::Ident(pi) = &*pt.pat else {
-            add(&mut errors, syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            add(
+                &mut errors,
+                syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"),
+            );
             continue;
         };
         if pi.by_ref.is_some() || pi.mutability.is_some() || pi.subpat.is_some() {
-            add(&mut errors, syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"));
+            add(
+                &mut errors,
+                syn::Error::new_spanned(&pt.pat, "a kernel parameter must be a plain name"),
+            );
             continue;
         }
         let name = pi.ident.to_string();
         if params.iter().any(|p| p.name == name) {
-            add(&mut errors, syn::Error::new_spanned(&pi.ident, format!("parameter `{name}` is declared twice")));
+            add(
+                &mut errors,
+                syn::Error::new_spanned(&pi.ident, format!("parameter `{name}` is declared twice")),
+            );
             continue;
         }
         match parse_param_type(&pt.ty) {
-            Ok(kind) => params.push(Param { name, span: pi.ident.span(), kind }),
+            Ok(kind) => params.push(Param {
+                name,
+                span: pi.ident.span(),
+                kind,
+            }),
             Err(e) => add(&mut errors, e),
         }
     }
     // Extents may only name integer parameters (checked once every parameter parsed, so that a
     // parameter with a bad type does not also make each extent naming it an error).
     if errors.is_some() {
-        return Err(errors.unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid signature")));
+        return Err(
+            errors.unwrap_or_else(|| syn::Error::new(Span::call_site(), "invalid signature"))
+        );
     }
     for p in &params {
-        if let ParamDecl::Ptr { extent: Some(e), .. } = &p.kind {
+        if let ParamDecl::Ptr {
+            extent: Some(e), ..
+        } = &p.kind
+        {
             if let Err(e) = check_extent(e, &params) {
                 add(&mut errors, e);
             }
@@ -173,10 +224,21 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
         return Ok(ParamDecl::Scalar(d));
     }
     let SynType::Path(tp) = ty else {
-        return Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}")));
+        return Err(syn::Error::new_spanned(
+            ty,
+            format!("unsupported parameter type; {PARAM_HELP}"),
+        ));
     };
-    let Some(seg) = tp.path.segments.last().filter(|_| tp.qself.is_none() && tp.path.segments.len() == 1) else {
-        return Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}")));
+    let Some(seg) = tp
+        .path
+        .segments
+        .last()
+        .filter(|_| tp.qself.is_none() && tp.path.segments.len() == 1)
+    else {
+        return Err(syn::Error::new_spanned(
+            ty,
+            format!("unsupported parameter type; {PARAM_HELP}"),
+        ));
     };
     let args: Vec<&GenericArgument> = match &seg.arguments {
         PathArguments::AngleBracketed(a) => a.args.iter().collect(),
@@ -185,26 +247,39 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
     match seg.ident.to_string().as_str() {
         "Ptr" => {
             if args.is_empty() || args.len() > 2 {
-                return Err(syn::Error::new_spanned(ty, "write `Ptr<T>` or `Ptr<T, extent>`"));
+                return Err(syn::Error::new_spanned(
+                    ty,
+                    "write `Ptr<T>` or `Ptr<T, extent>`",
+                ));
             }
             let dtype = match args[0] {
                 GenericArgument::Type(t) => dtype_of(t),
                 _ => None,
             }
-            .ok_or_else(|| syn::Error::new_spanned(args[0], "the element type of a `Ptr` is `f32`, `i32` or `i64`"))?;
-            let extent = match args.get(1) {
-                None => None,
-                Some(GenericArgument::Const(e)) => Some(unblock(e).clone()),
-                Some(GenericArgument::Type(SynType::Path(p))) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                    Some(Expr::Path(syn::ExprPath { attrs: vec![], qself: None, path: p.path.clone() }))
-                }
-                Some(other) => {
-                    return Err(syn::Error::new_spanned(
+            .ok_or_else(|| {
+                syn::Error::new_spanned(
+                    args[0],
+                    "the element type of a `Ptr` is `f32`, `i32` or `i64`",
+                )
+            })?;
+            let extent =
+                match args.get(1) {
+                    None => None,
+                    Some(GenericArgument::Const(e)) => Some(unblock(e).clone()),
+                    Some(GenericArgument::Type(SynType::Path(p)))
+                        if p.qself.is_none() && p.path.get_ident().is_some() =>
+                    {
+                        Some(Expr::Path(syn::ExprPath {
+                            attrs: vec![],
+                            qself: None,
+                            path: p.path.clone(),
+                        }))
+                    }
+                    Some(other) => return Err(syn::Error::new_spanned(
                         other,
                         "the extent of a `Ptr` is an integer parameter's name or `{ expression }`",
-                    ))
-                }
-            };
+                    )),
+                };
             Ok(ParamDecl::Ptr { dtype, extent })
         }
         "Const" => {
@@ -212,11 +287,14 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
                 [GenericArgument::Const(e)] => const_int(unblock(e)),
                 _ => None,
             };
-            value
-                .map(ParamDecl::Const)
-                .ok_or_else(|| syn::Error::new_spanned(ty, "write `Const<N>` with an integer literal N"))
+            value.map(ParamDecl::Const).ok_or_else(|| {
+                syn::Error::new_spanned(ty, "write `Const<N>` with an integer literal N")
+            })
         }
-        _ => Err(syn::Error::new_spanned(ty, format!("unsupported parameter type; {PARAM_HELP}"))),
+        _ => Err(syn::Error::new_spanned(
+            ty,
+            format!("unsupported parameter type; {PARAM_HELP}"),
+        )),
     }
 }
 
@@ -233,8 +311,15 @@ fn unblock(e: &Expr) -> &Expr {
 
 fn const_int(e: &Expr) -> Option<i64> {
     match e {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<i64>().ok(),
-        Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => const_int(expr).map(|v| -v),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<i64>().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => const_int(expr).map(|v| -v),
         _ => None,
     }
 }
@@ -243,17 +328,27 @@ fn const_int(e: &Expr) -> Option<i64> {
 /// and `+ - * /`.
 fn check_extent(e: &Expr, params: &[Param]) -> syn::Result<()> {
     match e {
-        Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(_), .. }) => Ok(()),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(_),
+            ..
+        }) => Ok(()),
         Expr::Paren(p) => check_extent(&p.expr, params),
         Expr::Block(_) => check_extent(unblock(e), params),
         Expr::Binary(b)
-            if matches!(b.op, syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)) =>
+            if matches!(
+                b.op,
+                syn::BinOp::Add(_) | syn::BinOp::Sub(_) | syn::BinOp::Mul(_) | syn::BinOp::Div(_)
+            ) =>
         {
             check_extent(&b.left, params)?;
             check_extent(&b.right, params)
         }
         Expr::Path(p) => {
-            let name = p.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let name = p
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
             match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
                 Some(ParamDecl::Scalar(DType::I32 | DType::I64)) | Some(ParamDecl::Const(_)) => Ok(()),
                 Some(_) => Err(syn::Error::new_spanned(p, format!("`{name}` is not an integer parameter"))),

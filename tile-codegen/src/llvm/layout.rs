@@ -95,7 +95,10 @@ impl<'a> Distribution<'a> {
             let n = self.per_dim(d);
             let c = rest % n;
             rest /= n;
-            out[d] = Slot { rep: c / self.spt(d), v: c % self.spt(d) };
+            out[d] = Slot {
+                rep: c / self.spt(d),
+                v: c % self.spt(d),
+            };
         }
         out
     }
@@ -161,16 +164,44 @@ mod tests {
         type Case = (BlockedLayout, Vec<u32>, Option<Vec<u64>>);
         let cases: &[Case] = &[
             // 512 elements, 4 per thread, 4 warps: one rep, thread 1 holds 4..8.
-            (blocked(&[4], &[32], &[4], &[0]), vec![512], Some(vec![4, 5, 6, 7])),
+            (
+                blocked(&[4], &[32], &[4], &[0]),
+                vec![512],
+                Some(vec![4, 5, 6, 7]),
+            ),
             // 1024 elements: two reps of the 512-element tile.
-            (blocked(&[4], &[32], &[4], &[0]), vec![1024], Some(vec![4, 5, 6, 7, 516, 517, 518, 519])),
+            (
+                blocked(&[4], &[32], &[4], &[0]),
+                vec![1024],
+                Some(vec![4, 5, 6, 7, 516, 517, 518, 519]),
+            ),
             // Smaller than the tile: copies, wrapped modulo the extent.
-            (blocked(&[4], &[32], &[4], &[0]), vec![64], Some(vec![4, 5, 6, 7])),
-            (blocked(&[4], &[32], &[1], &[0]), vec![2], Some(vec![0, 1, 0, 1])),
-            (blocked(&[1], &[32], &[4], &[0]), vec![256], Some(vec![1, 129])),
+            (
+                blocked(&[4], &[32], &[4], &[0]),
+                vec![64],
+                Some(vec![4, 5, 6, 7]),
+            ),
+            (
+                blocked(&[4], &[32], &[1], &[0]),
+                vec![2],
+                Some(vec![0, 1, 0, 1]),
+            ),
+            (
+                blocked(&[1], &[32], &[4], &[0]),
+                vec![256],
+                Some(vec![1, 129]),
+            ),
             // Rank 2, row-major and column-major.
-            (blocked(&[1, 4], &[4, 8], &[2, 2], &[1, 0]), vec![16, 64], None),
-            (blocked(&[2, 1], &[16, 2], &[1, 4], &[0, 1]), vec![64, 8], None),
+            (
+                blocked(&[1, 4], &[4, 8], &[2, 2], &[1, 0]),
+                vec![16, 64],
+                None,
+            ),
+            (
+                blocked(&[2, 1], &[16, 2], &[1, 4], &[0, 1]),
+                vec![64, 8],
+                None,
+            ),
         ];
         for (layout, shape, thread1) in cases {
             let d = Distribution::new(shape, layout).expect("ranks match");
@@ -180,13 +211,21 @@ mod tests {
             for tid in 0..threads {
                 for k in 0..d.elems_per_thread() {
                     let idx = d.logical_index(tid, k);
-                    let flat = idx.iter().zip(shape).fold(0, |acc, (&i, &n)| acc * n as u64 + i);
+                    let flat = idx
+                        .iter()
+                        .zip(shape)
+                        .fold(0, |acc, (&i, &n)| acc * n as u64 + i);
                     owned[flat as usize] = true;
                 }
             }
-            assert!(owned.iter().all(|&o| o), "{layout} {shape:?}: an element has no owner");
+            assert!(
+                owned.iter().all(|&o| o),
+                "{layout} {shape:?}: an element has no owner"
+            );
             if let Some(want) = thread1 {
-                let got: Vec<u64> = (0..d.elems_per_thread()).map(|k| d.logical_index(1, k)[0]).collect();
+                let got: Vec<u64> = (0..d.elems_per_thread())
+                    .map(|k| d.logical_index(1, k)[0])
+                    .collect();
                 assert_eq!(&got, want, "{layout} {shape:?}");
             }
         }

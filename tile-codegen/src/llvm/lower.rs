@@ -18,13 +18,13 @@ use inkwell::intrinsics::Intrinsic;
 use inkwell::module::Module;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FastMathFlags, FloatValue, FunctionValue,
-    IntValue, PointerValue, ValueKind,
+    BasicMetadataValueEnum, BasicValueEnum, FastMathFlags, FloatValue, FunctionValue, IntValue,
+    PointerValue, ValueKind,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use tile_core::ir::{
-    BinOp, BlockedLayout, CmpPred, ConstValue, DType, Elem, Function, Layout, OpData, OpId, OpKind, Type, UnOp,
-    ValueId,
+    BinOp, BlockedLayout, CmpPred, ConstValue, DType, Elem, Function, Layout, OpData, OpId, OpKind,
+    Type, UnOp, ValueId,
 };
 
 use super::layout::Distribution;
@@ -51,19 +51,35 @@ impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
 }
 
 /// Builds the kernel `f` into `module`.
-pub(super) fn lower_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, f: &Function) -> Result<()> {
+pub(super) fn lower_kernel<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    f: &Function,
+) -> Result<()> {
     let body = &f.regions[f.body.index()];
     if body.blocks.len() != 1 {
-        return Err(format!("the body has {} blocks; control flow is not implemented", body.blocks.len()));
+        return Err(format!(
+            "the body has {} blocks; control flow is not implemented",
+            body.blocks.len()
+        ));
     }
     let function = declare_kernel(context, module, f)?;
     let builder = context.create_builder();
     let entry = context.append_basic_block(function, "entry");
     builder.position_at_end(entry);
 
-    let mut l = Lowerer { f, context, module, builder, values: vec![None; f.values.len()], tid: None };
+    let mut l = Lowerer {
+        f,
+        context,
+        module,
+        builder,
+        values: vec![None; f.values.len()],
+        tid: None,
+    };
     for (i, &p) in f.params().iter().enumerate() {
-        let v = function.get_nth_param(i as u32).ok_or("a kernel parameter is missing")?;
+        let v = function
+            .get_nth_param(i as u32)
+            .ok_or("a kernel parameter is missing")?;
         l.values[p.index()] = Some(vec![v]);
     }
     for (pos, &op) in f.blocks[f.entry().index()].ops.iter().enumerate() {
@@ -79,9 +95,16 @@ pub(super) fn lower_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program)
 /// so that ptxas knows the block size.
-fn declare_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, f: &Function) -> Result<FunctionValue<'ctx>> {
-    let params: Vec<BasicMetadataTypeEnum> =
-        f.params().iter().map(|&p| register_type(context, f.ty(p).elem).into()).collect();
+fn declare_kernel<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    f: &Function,
+) -> Result<FunctionValue<'ctx>> {
+    let params: Vec<BasicMetadataTypeEnum> = f
+        .params()
+        .iter()
+        .map(|&p| register_type(context, f.ty(p).elem).into())
+        .collect();
     let function = module.add_function(&f.name, context.void_type().fn_type(&params, false), None);
     function.set_call_conventions(PTX_KERNEL_CC);
 
@@ -116,7 +139,9 @@ fn declare_kernel<'ctx>(context: &'ctx Context, module: &Module<'ctx>, f: &Funct
 /// The LLVM type of one element held in a register.
 pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> {
     match elem {
-        Elem::Ptr(_) => context.ptr_type(AddressSpace::from(GLOBAL)).as_basic_type_enum(),
+        Elem::Ptr(_) => context
+            .ptr_type(AddressSpace::from(GLOBAL))
+            .as_basic_type_enum(),
         Elem::Scalar(DType::I1) => context.bool_type().as_basic_type_enum(),
         Elem::Scalar(DType::I32) => context.i32_type().as_basic_type_enum(),
         Elem::Scalar(DType::I64) => context.i64_type().as_basic_type_enum(),
@@ -149,7 +174,8 @@ pub(super) fn pointer(v: BasicValueEnum<'_>) -> Result<PointerValue<'_>> {
 
 /// The number type of a value's elements.
 pub(super) fn dtype(ty: &Type) -> Result<DType> {
-    ty.dtype().ok_or_else(|| format!("expected numbers, found `{ty}`"))
+    ty.dtype()
+        .ok_or_else(|| format!("expected numbers, found `{ty}`"))
 }
 
 /// The state of one kernel's lowering.
@@ -167,7 +193,10 @@ pub(super) struct Lowerer<'a, 'ctx> {
 impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// The scalars this thread holds for `v`.
     pub(super) fn get(&self, v: ValueId) -> Result<&[BasicValueEnum<'ctx>]> {
-        self.values.get(v.index()).and_then(|x| x.as_deref()).ok_or_else(|| format!("value {v} is not lowered"))
+        self.values
+            .get(v.index())
+            .and_then(|x| x.as_deref())
+            .ok_or_else(|| format!("value {v} is not lowered"))
     }
 
     /// How many scalars a thread holds for a value of type `ty`.
@@ -223,7 +252,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::Unary(u) => {
                 let d = dtype(self.result_type(data)?)?;
                 let a = self.operand(data, 0)?.to_vec();
-                Some(a.into_iter().map(|x| self.unary(*u, d, x)).collect::<Result<_>>()?)
+                Some(
+                    a.into_iter()
+                        .map(|x| self.unary(*u, d, x))
+                        .collect::<Result<_>>()?,
+                )
             }
             OpKind::Select => {
                 let cond = self.operand(data, 0)?.to_vec();
@@ -239,7 +272,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 Some(out)
             }
             OpKind::AddPtr => {
-                let pointee = f.ty(*data.operands.first().ok_or("missing operand")?).elem.pointee();
+                let pointee = f
+                    .ty(*data.operands.first().ok_or("missing operand")?)
+                    .elem
+                    .pointee();
                 let pointee = pointee.ok_or("`addptr` needs a pointer")?;
                 let (p, o) = (self.operand(data, 0)?, self.operand(data, 1)?);
                 Some(self.zip(p, o, |me, x, y| me.addptr(pointee, x, y))?)
@@ -258,13 +294,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (Some(vals), Some(&r)) => {
                 let want = self.count(f.ty(r))?;
                 if vals.len() != want {
-                    return Err(format!("produced {} elements per thread, the type holds {want}", vals.len()));
+                    return Err(format!(
+                        "produced {} elements per thread, the type holds {want}",
+                        vals.len()
+                    ));
                 }
                 self.values[r.index()] = Some(vals);
                 Ok(())
             }
             (None, None) => Ok(()),
-            (Some(_), None) | (None, Some(_)) => Err("the op's results do not match its kind".into()),
+            (Some(_), None) | (None, Some(_)) => {
+                Err("the op's results do not match its kind".into())
+            }
         }
     }
 
@@ -279,7 +320,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .map(|t| &t.layout);
         if let Some(first) = layouts.next() {
             if layouts.any(|l| l != first) {
-                return Err("the op mixes tensors of different layouts; layout conversion not implemented".into());
+                return Err(
+                    "the op mixes tensors of different layouts; layout conversion not implemented"
+                        .into(),
+                );
             }
         }
         Ok(())
@@ -287,11 +331,17 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
 
     fn result_type(&self, data: &OpData) -> Result<&'a Type> {
         let f = self.f;
-        data.results.first().map(|&r| f.ty(r)).ok_or_else(|| "the op has no result".into())
+        data.results
+            .first()
+            .map(|&r| f.ty(r))
+            .ok_or_else(|| "the op has no result".into())
     }
 
     pub(super) fn operand(&self, data: &OpData, i: usize) -> Result<&[BasicValueEnum<'ctx>]> {
-        let v = *data.operands.get(i).ok_or_else(|| format!("operand #{i} is missing"))?;
+        let v = *data
+            .operands
+            .get(i)
+            .ok_or_else(|| format!("operand #{i} is missing"))?;
         self.get(v)
     }
 
@@ -311,10 +361,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     fn constant(&self, c: ConstValue, ty: &Type) -> Result<BasicValueEnum<'ctx>> {
         let ctx = self.context;
         Ok(match (ty.elem, c) {
-            (Elem::Scalar(DType::I1), ConstValue::Int(i)) => ctx.bool_type().const_int(i as u64 & 1, false).into(),
-            (Elem::Scalar(DType::I32), ConstValue::Int(i)) => ctx.i32_type().const_int(i as u64, true).into(),
-            (Elem::Scalar(DType::I64), ConstValue::Int(i)) => ctx.i64_type().const_int(i as u64, true).into(),
-            (Elem::Scalar(DType::F32), ConstValue::Float(x)) => ctx.f32_type().const_float(x).into(),
+            (Elem::Scalar(DType::I1), ConstValue::Int(i)) => {
+                ctx.bool_type().const_int(i as u64 & 1, false).into()
+            }
+            (Elem::Scalar(DType::I32), ConstValue::Int(i)) => {
+                ctx.i32_type().const_int(i as u64, true).into()
+            }
+            (Elem::Scalar(DType::I64), ConstValue::Int(i)) => {
+                ctx.i64_type().const_int(i as u64, true).into()
+            }
+            (Elem::Scalar(DType::F32), ConstValue::Float(x)) => {
+                ctx.f32_type().const_float(x).into()
+            }
             (e, c) => return Err(format!("constant {c} does not fit type `{e}`")),
         })
     }
@@ -329,7 +387,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let decl = Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, types))
             .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
-        match self.builder.build_call(decl, args, "").llvm()?.try_as_basic_value() {
+        match self
+            .builder
+            .build_call(decl, args, "")
+            .llvm()?
+            .try_as_basic_value()
+        {
             ValueKind::Basic(v) => Ok(v),
             ValueKind::Instruction(_) => Err(format!("intrinsic `{name}` returns nothing")),
         }
@@ -374,14 +437,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             let (lane_d, warp_d) = if Some(d) == last {
                 (lane, warp)
             } else {
-                (b.build_and(lane, c(tpw - 1), "").llvm()?, b.build_and(warp, c(wpc - 1), "").llvm()?)
+                (
+                    b.build_and(lane, c(tpw - 1), "").llvm()?,
+                    b.build_and(warp, c(wpc - 1), "").llvm()?,
+                )
             };
             if d == dim {
                 let scaled = b.build_int_mul(warp_d, c(tpw), "").llvm()?;
                 return b.build_int_add(scaled, lane_d, "").llvm();
             }
-            lane = b.build_right_shift(lane, c(u64::from(tpw.trailing_zeros())), false, "").llvm()?;
-            warp = b.build_right_shift(warp, c(u64::from(wpc.trailing_zeros())), false, "").llvm()?;
+            lane = b
+                .build_right_shift(lane, c(u64::from(tpw.trailing_zeros())), false, "")
+                .llvm()?;
+            warp = b
+                .build_right_shift(warp, c(u64::from(wpc.trailing_zeros())), false, "")
+                .llvm()?;
         }
         Err(format!("dimension {dim} is not in the layout's order"))
     }
@@ -395,7 +465,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             return Err("`arange` needs a blocked layout".into());
         };
         if dist.rank() != 1 {
-            return Err(format!("`arange` of rank {} is not implemented", dist.rank()));
+            return Err(format!(
+                "`arange` of rank {} is not implemented",
+                dist.rank()
+            ));
         }
         let i32_ty = self.context.i32_type();
         let c = |x: i64| i32_ty.const_int(x as u64, true);
@@ -417,7 +490,13 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(out)
     }
 
-    fn binary(&self, op: BinOp, d: DType, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn binary(
+        &self,
+        op: BinOp,
+        d: DType,
+        x: BasicValueEnum<'ctx>,
+        y: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         if d.is_float() {
             self.float_binary(op, float(x)?, float(y)?)
         } else {
@@ -425,12 +504,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
     }
 
-    fn float_binary(&self, op: BinOp, x: FloatValue<'ctx>, y: FloatValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn float_binary(
+        &self,
+        op: BinOp,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         // `contract` lets LLVM fuse a multiply and an add into one fma, as Triton allows.
         let contract = |v: FloatValue<'ctx>| -> Result<BasicValueEnum<'ctx>> {
             if let Some(inst) = v.as_instruction() {
-                inst.set_fast_math_flags(FastMathFlags::AllowContract).llvm()?;
+                inst.set_fast_math_flags(FastMathFlags::AllowContract)
+                    .llvm()?;
             }
             Ok(v.into())
         };
@@ -443,11 +528,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
             BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
             BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
-            BinOp::And | BinOp::Or | BinOp::Xor => Err(format!("`{}` does not take floats", op.name())),
+            BinOp::And | BinOp::Or | BinOp::Xor => {
+                Err(format!("`{}` does not take floats", op.name()))
+            }
         }
     }
 
-    fn int_binary(&self, op: BinOp, x: IntValue<'ctx>, y: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn int_binary(
+        &self,
+        op: BinOp,
+        x: IntValue<'ctx>,
+        y: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let ty = x.get_type();
         let v = match op {
@@ -459,9 +551,13 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 // The hardware divisor is 1 where the IR's is 0 or -1, so sdiv/srem never trap.
                 let zero = ty.const_zero();
                 let is_zero = b.build_int_compare(IntPredicate::EQ, y, zero, "").llvm()?;
-                let is_m1 = b.build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "").llvm()?;
+                let is_m1 = b
+                    .build_int_compare(IntPredicate::EQ, y, ty.const_all_ones(), "")
+                    .llvm()?;
                 let special = b.build_or(is_zero, is_m1, "").llvm()?;
-                let divisor = int(b.build_select(special, ty.const_int(1, false), y, "").llvm()?)?;
+                let divisor = int(b
+                    .build_select(special, ty.const_int(1, false), y, "")
+                    .llvm()?)?;
                 if op == BinOp::Rem {
                     // x % 1 = 0 is already the answer for both special divisors.
                     b.build_int_signed_rem(x, divisor, "").llvm()?
@@ -481,7 +577,13 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(v.into())
     }
 
-    fn cmp(&self, p: CmpPred, d: DType, x: BasicValueEnum<'ctx>, y: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn cmp(
+        &self,
+        p: CmpPred,
+        d: DType,
+        x: BasicValueEnum<'ctx>,
+        y: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         if d.is_float() {
             let pred = match p {
@@ -493,7 +595,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 // `!=` is true when either side is NaN.
                 CmpPred::Ne => FloatPredicate::UNE,
             };
-            return Ok(b.build_float_compare(pred, float(x)?, float(y)?, "").llvm()?.into());
+            return Ok(b
+                .build_float_compare(pred, float(x)?, float(y)?, "")
+                .llvm()?
+                .into());
         }
         // Booleans order false < true, so they compare unsigned.
         let signed = d != DType::I1;
@@ -509,7 +614,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (CmpPred::Eq, _) => IntPredicate::EQ,
             (CmpPred::Ne, _) => IntPredicate::NE,
         };
-        Ok(b.build_int_compare(pred, int(x)?, int(y)?, "").llvm()?.into())
+        Ok(b.build_int_compare(pred, int(x)?, int(y)?, "")
+            .llvm()?
+            .into())
     }
 
     fn unary(&self, op: UnOp, d: DType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
@@ -518,7 +625,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (UnOp::Neg, true) => Ok(b.build_float_neg(float(x)?, "").llvm()?.into()),
             (UnOp::Neg, false) => {
                 let x = int(x)?;
-                Ok(b.build_int_sub(x.get_type().const_zero(), x, "").llvm()?.into())
+                Ok(b.build_int_sub(x.get_type().const_zero(), x, "")
+                    .llvm()?
+                    .into())
             }
             // xor with all ones: bitwise not, and logical not for i1.
             (UnOp::Not, false) => Ok(b.build_not(int(x)?, "").llvm()?.into()),
@@ -526,11 +635,20 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
     }
 
-    fn addptr(&self, pointee: DType, p: BasicValueEnum<'ctx>, off: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    fn addptr(
+        &self,
+        pointee: DType,
+        p: BasicValueEnum<'ctx>,
+        off: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let off = int(off)?;
         let i64_ty = self.context.i64_type();
-        let off = if off.get_type().get_bit_width() < 64 { b.build_int_s_extend(off, i64_ty, "").llvm()? } else { off };
+        let off = if off.get_type().get_bit_width() < 64 {
+            b.build_int_s_extend(off, i64_ty, "").llvm()?
+        } else {
+            off
+        };
         let elem = memory_type(self.context, pointee);
         // SAFETY: a GEP with one index over an element type only computes an address
         // (`p + off * sizeof(elem)`, no `inbounds`), so it cannot create undefined behaviour by

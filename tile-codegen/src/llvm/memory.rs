@@ -20,8 +20,8 @@
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, VectorType};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, StructValue, ValueKind,
-    VectorValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue, PointerValue, StructValue,
+    ValueKind, VectorValue,
 };
 use inkwell::{AddressSpace, IntPredicate};
 use tile_core::ir::{DType, OpData};
@@ -52,10 +52,22 @@ struct AsmReg {
 
 fn asm_reg(d: DType) -> AsmReg {
     match d {
-        DType::I32 | DType::F32 => AsmReg { ptx: "b32", constraint: "r", bits: 32 },
-        DType::I64 => AsmReg { ptx: "b64", constraint: "l", bits: 64 },
+        DType::I32 | DType::F32 => AsmReg {
+            ptx: "b32",
+            constraint: "r",
+            bits: 32,
+        },
+        DType::I64 => AsmReg {
+            ptx: "b64",
+            constraint: "l",
+            bits: 64,
+        },
         // A boolean is one byte in memory; PTX loads and stores it from a wider register.
-        DType::I1 => AsmReg { ptx: "u8", constraint: "r", bits: 32 },
+        DType::I1 => AsmReg {
+            ptx: "u8",
+            constraint: "r",
+            bits: 32,
+        },
     }
 }
 
@@ -63,7 +75,12 @@ fn asm_reg(d: DType) -> AsmReg {
 /// PTX vector access; booleans are accessed one at a time), stays within the tensor's extent along
 /// the inner dimension (a tensor smaller than a thread's chunk repeats its elements) and divides both
 /// the chunk and the thread's slot count. Scalar pointers are accessed one element at a time.
-pub(super) fn access_width(dist: Option<&Distribution<'_>>, d: DType, vec: u32, slots: usize) -> usize {
+pub(super) fn access_width(
+    dist: Option<&Distribution<'_>>,
+    d: DType,
+    vec: u32,
+    slots: usize,
+) -> usize {
     let Some(dist) = dist else { return 1 };
     let inner = dist.inner_dim();
     let cap = match d {
@@ -90,7 +107,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ptrs = self.operand(data, 0)?.to_vec();
         let (masks, others) = match data.operands.len() {
             1 => (None, None),
-            3 => (Some(self.operand(data, 1)?.to_vec()), Some(self.operand(data, 2)?.to_vec())),
+            3 => (
+                Some(self.operand(data, 1)?.to_vec()),
+                Some(self.operand(data, 2)?.to_vec()),
+            ),
             n => return Err(format!("`load` takes 1 or 3 operands, found {n}")),
         };
         let dist = self.distribution(ptr_ty)?;
@@ -109,7 +129,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 (Mask::Always, _) => out.extend(self.plain_load(d, p, w)?),
                 (Mask::Never, Some(other)) => out.extend_from_slice(other),
                 (Mask::If(m), Some(other)) => out.extend(self.predicated_load(d, p, m, other)?),
-                (Mask::Never | Mask::If(_), None) => return Err("a masked load needs `other`".into()),
+                (Mask::Never | Mask::If(_), None) => {
+                    return Err("a masked load needs `other`".into())
+                }
             }
         }
         Ok(out)
@@ -151,7 +173,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// An unpredicated load of `w` elements: `load T` or `load <w x T>`, aligned to the access size.
-    fn plain_load(&self, d: DType, p: PointerValue<'ctx>, w: usize) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    fn plain_load(
+        &self,
+        d: DType,
+        p: PointerValue<'ctx>,
+        w: usize,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let b = &self.builder;
         let mem = memory_type(self.context, d);
         let align = d.size_bytes() * w as u32;
@@ -162,18 +189,26 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
         let v = b.build_load(vector_of(mem, w)?, p, "").llvm()?;
         set_alignment(v, align)?;
-        let v = VectorValue::try_from(v).map_err(|()| "a vector load did not yield a vector".to_string())?;
+        let v = VectorValue::try_from(v)
+            .map_err(|()| "a vector load did not yield a vector".to_string())?;
         let i32_ty = self.context.i32_type();
         (0..w)
             .map(|i| {
-                let e = b.build_extract_element(v, i32_ty.const_int(i as u64, false), "").llvm()?;
+                let e = b
+                    .build_extract_element(v, i32_ty.const_int(i as u64, false), "")
+                    .llvm()?;
                 self.loaded_value(d, e)
             })
             .collect()
     }
 
     /// An unpredicated store of `vals`: `store T` or `store <w x T>`, aligned to the access size.
-    fn plain_store(&self, d: DType, p: PointerValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> Result<()> {
+    fn plain_store(
+        &self,
+        d: DType,
+        p: PointerValue<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<()> {
         let b = &self.builder;
         let mem = memory_type(self.context, d);
         let align = d.size_bytes() * vals.len() as u32;
@@ -184,7 +219,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let mut acc = vector_of(mem, vals.len())?.get_poison();
                 for (i, &v) in vals.iter().enumerate() {
                     let v = self.stored_value(d, v)?;
-                    acc = b.build_insert_element(acc, v, i32_ty.const_int(i as u64, false), "").llvm()?;
+                    acc = b
+                        .build_insert_element(acc, v, i32_ty.const_int(i as u64, false), "")
+                        .llvm()?;
                 }
                 acc.into()
             }
@@ -207,11 +244,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ret_ty: BasicTypeEnum = if w == 1 {
             reg_ty
         } else {
-            self.context.struct_type(&vec![reg_ty; w], false).as_basic_type_enum()
+            self.context
+                .struct_type(&vec![reg_ty; w], false)
+                .as_basic_type_enum()
         };
         // Operands: $0..$w-1 destinations, $w the address, $w+1 the predicate, then `other`.
         let dsts = register_list((0..w).map(|i| format!("${i}")));
-        let text = format!("@${} ld.global{}.{} {dsts}, [ ${w} + 0 ];", w + 1, vec_suffix(w), reg.ptx);
+        let text = format!(
+            "@${} ld.global{}.{} {dsts}, [ ${w} + 0 ];",
+            w + 1,
+            vec_suffix(w),
+            reg.ptx
+        );
         let mut constraints: Vec<String> = (0..w).map(|_| format!("={}", reg.constraint)).collect();
         constraints.push("l".into());
         constraints.push("b".into());
@@ -221,18 +265,33 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         for &o in other {
             args.push(self.asm_operand(d, o)?.into());
         }
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into(), self.context.bool_type().into()];
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![
+            self.global_ptr_type().into(),
+            self.context.bool_type().into(),
+        ];
         params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
         let fn_ty = ret_ty.fn_type(&params, false);
-        let asm = self.context.create_inline_asm(fn_ty, text, constraints.join(","), false, false, None, false);
-        let call = self.builder.build_indirect_call(fn_ty, asm, &args, "").llvm()?;
+        let asm = self.context.create_inline_asm(
+            fn_ty,
+            text,
+            constraints.join(","),
+            false,
+            false,
+            None,
+            false,
+        );
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
         let ValueKind::Basic(v) = call.try_as_basic_value() else {
             return Err("the load's inline asm yields nothing".into());
         };
         if w == 1 {
             return Ok(vec![self.asm_result(d, int(v)?)?]);
         }
-        let s = StructValue::try_from(v).map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
+        let s = StructValue::try_from(v)
+            .map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
         (0..w)
             .map(|i| {
                 let e = self.builder.build_extract_value(s, i as u32, "").llvm()?;
@@ -242,13 +301,24 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// `@p st.global[.vW].T [ ptr ], { src… };`, with side effects.
-    fn predicated_store(&self, d: DType, p: PointerValue<'ctx>, mask: IntValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> Result<()> {
+    fn predicated_store(
+        &self,
+        d: DType,
+        p: PointerValue<'ctx>,
+        mask: IntValue<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<()> {
         let w = vals.len();
         let reg = asm_reg(d);
         let reg_ty = self.asm_reg_type(&reg);
         // Operands: $0 the address, $1..$w the values, $w+1 the predicate.
         let srcs = register_list((1..=w).map(|i| format!("${i}")));
-        let text = format!("@${} st.global{}.{} [ $0 + 0 ], {srcs};", w + 1, vec_suffix(w), reg.ptx);
+        let text = format!(
+            "@${} st.global{}.{} [ $0 + 0 ], {srcs};",
+            w + 1,
+            vec_suffix(w),
+            reg.ptx
+        );
         let mut constraints: Vec<String> = vec!["l".into()];
         constraints.extend((0..w).map(|_| reg.constraint.to_string()));
         constraints.push("b".into());
@@ -263,8 +333,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
         params.push(self.context.bool_type().into());
         let fn_ty = self.context.void_type().fn_type(&params, false);
-        let asm = self.context.create_inline_asm(fn_ty, text, constraints.join(","), true, false, None, false);
-        self.builder.build_indirect_call(fn_ty, asm, &args, "").llvm()?;
+        let asm = self.context.create_inline_asm(
+            fn_ty,
+            text,
+            constraints.join(","),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
         Ok(())
     }
 
@@ -278,13 +358,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     fn global_ptr_type(&self) -> BasicTypeEnum<'ctx> {
-        self.context.ptr_type(AddressSpace::from(GLOBAL)).as_basic_type_enum()
+        self.context
+            .ptr_type(AddressSpace::from(GLOBAL))
+            .as_basic_type_enum()
     }
 
     /// A register value as it is stored: booleans become one byte.
     fn stored_value(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         match d {
-            DType::I1 => Ok(self.builder.build_int_z_extend(int(v)?, self.context.i8_type(), "").llvm()?.into()),
+            DType::I1 => Ok(self
+                .builder
+                .build_int_z_extend(int(v)?, self.context.i8_type(), "")
+                .llvm()?
+                .into()),
             DType::I32 | DType::I64 | DType::F32 => Ok(v),
         }
     }
@@ -295,7 +381,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::I1 => {
                 let v = int(v)?;
                 let zero = v.get_type().const_zero();
-                Ok(self.builder.build_int_compare(IntPredicate::NE, v, zero, "").llvm()?.into())
+                Ok(self
+                    .builder
+                    .build_int_compare(IntPredicate::NE, v, zero, "")
+                    .llvm()?
+                    .into())
             }
             DType::I32 | DType::I64 | DType::F32 => Ok(v),
         }
@@ -306,7 +396,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let b = &self.builder;
         match d {
             DType::F32 => int(b.build_bit_cast(v, self.context.i32_type(), "").llvm()?),
-            DType::I1 => b.build_int_z_extend(int(v)?, self.context.i32_type(), "").llvm(),
+            DType::I1 => b
+                .build_int_z_extend(int(v)?, self.context.i32_type(), "")
+                .llvm(),
             DType::I32 | DType::I64 => int(v),
         }
     }
@@ -316,7 +408,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let b = &self.builder;
         match d {
             DType::F32 => b.build_bit_cast(v, self.context.f32_type(), "").llvm(),
-            DType::I1 => Ok(b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "").llvm()?.into()),
+            DType::I1 => Ok(b
+                .build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")
+                .llvm()?
+                .into()),
             DType::I32 | DType::I64 => Ok(v.into()),
         }
     }
@@ -332,7 +427,10 @@ fn classify(m: IntValue<'_>) -> Mask<'_> {
 }
 
 /// Every operand of an access holds one scalar per pointer.
-fn check_lengths<const N: usize>(n: usize, others: [Option<&Vec<BasicValueEnum<'_>>>; N]) -> Result<()> {
+fn check_lengths<const N: usize>(
+    n: usize,
+    others: [Option<&Vec<BasicValueEnum<'_>>>; N],
+) -> Result<()> {
     if others.iter().flatten().any(|o| o.len() != n) {
         return Err("the operands of a memory access hold different numbers of elements".into());
     }

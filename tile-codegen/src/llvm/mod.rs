@@ -112,12 +112,19 @@ impl std::error::Error for CodegenError {}
 /// Compiles a verified GPU-level kernel (every tensor type has a blocked layout) to PTX for `target`.
 pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenError> {
     let err = |stage: &str, msg: &dyn fmt::Display| {
-        CodegenError(format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()))
+        CodegenError(format!(
+            "kernel `{}` ({}): {stage}: {msg}",
+            f.name,
+            target.arch()
+        ))
     };
     tile_core::ir::verify(f).map_err(|e| err("the kernel does not verify", &e))?;
     if !is_ptx_identifier(&f.name) {
         // LLVM would rename the entry, and the runtime could not find it by this name.
-        return Err(err("kernel name", &"not a PTX identifier (letters, digits and `_`, not starting with a digit)"));
+        return Err(err(
+            "kernel name",
+            &"not a PTX identifier (letters, digits and `_`, not starting with a digit)",
+        ));
     }
 
     let machine = target_machine(target).map_err(|e| err("target machine", &e))?;
@@ -127,7 +134,9 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     module.set_data_layout(&machine.get_target_data().get_data_layout());
 
     lower::lower_kernel(&context, &module, f).map_err(|e| err("lowering", &e))?;
-    module.verify().map_err(|e| err("LLVM verifier (internal error)", &e.to_string()))?;
+    module
+        .verify()
+        .map_err(|e| err("LLVM verifier (internal error)", &e.to_string()))?;
 
     module
         .run_passes("default<O3>", &machine, PassBuilderOptions::create())
@@ -146,7 +155,9 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
 /// True for names PTX and LLVM keep as they are: `[A-Za-z_][A-Za-z0-9_]*`.
 fn is_ptx_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -170,5 +181,10 @@ fn target_machine(target: GpuTarget) -> Result<TargetMachine, String> {
             RelocMode::Default,
             CodeModel::Default,
         )
-        .ok_or_else(|| format!("LLVM cannot create a target machine for {TRIPLE} {}", target.arch()))
+        .ok_or_else(|| {
+            format!(
+                "LLVM cannot create a target machine for {TRIPLE} {}",
+                target.arch()
+            )
+        })
 }

@@ -15,7 +15,13 @@ use super::vectorize::access_width;
 /// Runs the pass on a tile-level kernel.
 pub fn run(f: &mut Function) {
     let info = analyze(f);
-    let widest = f.walk().into_iter().map(|op| access_width(f, &info, op)).max().unwrap_or(1).max(1);
+    let widest = f
+        .walk()
+        .into_iter()
+        .map(|op| access_width(f, &info, op))
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let threads = 32 * f.num_warps;
     for v in &mut f.values {
         if !v.ty.is_tensor() {

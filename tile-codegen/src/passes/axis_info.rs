@@ -28,10 +28,18 @@ pub struct AxisInfo {
 }
 
 impl AxisInfo {
-    const UNKNOWN: AxisInfo = AxisInfo { contiguity: 1, divisibility: 1, constancy: 1 };
+    const UNKNOWN: AxisInfo = AxisInfo {
+        contiguity: 1,
+        divisibility: 1,
+        constancy: 1,
+    };
 
     fn scalar(divisibility: u64) -> AxisInfo {
-        AxisInfo { contiguity: 1, divisibility, constancy: UNKNOWN_MAX }
+        AxisInfo {
+            contiguity: 1,
+            divisibility,
+            constancy: UNKNOWN_MAX,
+        }
     }
 }
 
@@ -52,12 +60,17 @@ fn pow2_dividing(x: i64) -> u64 {
 pub fn analyze(f: &Function) -> Vec<AxisInfo> {
     let mut info = vec![AxisInfo::UNKNOWN; f.values.len()];
     for (i, &p) in f.params().iter().enumerate() {
-        let d = f.param_attrs.get(i).map_or(1, |a| a.divisibility.max(1) as u64);
+        let d = f
+            .param_attrs
+            .get(i)
+            .map_or(1, |a| a.divisibility.max(1) as u64);
         info[p.index()] = AxisInfo::scalar(d);
     }
     for op in f.walk() {
         let d = f.op(op);
-        let Some(&r) = d.results.first() else { continue };
+        let Some(&r) = d.results.first() else {
+            continue;
+        };
         let a = |i: usize| info[d.operands[i].index()];
         let ty = f.ty(r);
         let mut out = match &d.kind {
@@ -69,13 +82,18 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 divisibility: pow2_dividing(*start),
                 constancy: 1,
             },
-            OpKind::Splat => AxisInfo { contiguity: 1, divisibility: a(0).divisibility, constancy: UNKNOWN_MAX },
+            OpKind::Splat => AxisInfo {
+                contiguity: 1,
+                divisibility: a(0).divisibility,
+                constancy: UNKNOWN_MAX,
+            },
             OpKind::Binary(b) => {
                 let (x, y) = (a(0), a(1));
                 let constancy = gcd(x.constancy, y.constancy);
                 match b {
                     BinOp::Add => AxisInfo {
-                        contiguity: gcd(x.contiguity, y.constancy).max(gcd(y.contiguity, x.constancy)),
+                        contiguity: gcd(x.contiguity, y.constancy)
+                            .max(gcd(y.contiguity, x.constancy)),
                         divisibility: gcd(x.divisibility, y.divisibility),
                         constancy,
                     },
@@ -86,7 +104,10 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     },
                     BinOp::Mul => AxisInfo {
                         contiguity: 1,
-                        divisibility: x.divisibility.saturating_mul(y.divisibility).min(UNKNOWN_MAX),
+                        divisibility: x
+                            .divisibility
+                            .saturating_mul(y.divisibility)
+                            .min(UNKNOWN_MAX),
                         constancy,
                     },
                     BinOp::Div
@@ -95,7 +116,11 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     | BinOp::Max
                     | BinOp::And
                     | BinOp::Or
-                    | BinOp::Xor => AxisInfo { contiguity: 1, divisibility: 1, constancy },
+                    | BinOp::Xor => AxisInfo {
+                        contiguity: 1,
+                        divisibility: 1,
+                        constancy,
+                    },
                 }
             }
             OpKind::Cmp(p) => {
@@ -105,13 +130,24 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     // A contiguous run starting at a multiple of h, compared with a value that is a
                     // multiple of h and constant over the run, cannot change its answer inside it.
                     for (run, bound) in [(x, y), (y, x)] {
-                        let h = gcd(gcd(run.contiguity, run.divisibility), gcd(bound.divisibility, bound.constancy));
+                        let h = gcd(
+                            gcd(run.contiguity, run.divisibility),
+                            gcd(bound.divisibility, bound.constancy),
+                        );
                         constancy = constancy.max(h);
                     }
                 }
-                AxisInfo { contiguity: 1, divisibility: 1, constancy }
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: 1,
+                    constancy,
+                }
             }
-            OpKind::Unary(_) => AxisInfo { contiguity: 1, divisibility: 1, constancy: a(0).constancy },
+            OpKind::Unary(_) => AxisInfo {
+                contiguity: 1,
+                divisibility: 1,
+                constancy: a(0).constancy,
+            },
             OpKind::Select => AxisInfo {
                 contiguity: 1,
                 divisibility: gcd(a(1).divisibility, a(2).divisibility),
@@ -125,7 +161,10 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 };
                 AxisInfo {
                     contiguity: gcd(p.contiguity, o.constancy).max(gcd(o.contiguity, p.constancy)),
-                    divisibility: gcd(p.divisibility, o.divisibility.saturating_mul(size).min(UNKNOWN_MAX)),
+                    divisibility: gcd(
+                        p.divisibility,
+                        o.divisibility.saturating_mul(size).min(UNKNOWN_MAX),
+                    ),
                     constancy: gcd(p.constancy, o.constancy),
                 }
             }
@@ -148,6 +187,9 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
         info[r.index()] = out;
     }
     // Block arguments other than the parameters (loops, later) stay unknown.
-    debug_assert!(f.values.iter().all(|v| !matches!(v.def, ValueDef::BlockArg(b, _) if b != f.entry())));
+    debug_assert!(f
+        .values
+        .iter()
+        .all(|v| !matches!(v.def, ValueDef::BlockArg(b, _) if b != f.entry())));
     info
 }

@@ -71,7 +71,8 @@ pub fn run(f: &mut Function) {
                 }
             }
             OpKind::Cmp(p) if !ty.is_tensor() => {
-                if let (Some(a), Some(c)) = (constant(f, d.operands[0]), constant(f, d.operands[1])) {
+                if let (Some(a), Some(c)) = (constant(f, d.operands[0]), constant(f, d.operands[1]))
+                {
                     if let Some(v) = fold_cmp(p, a, c) {
                         f.ops[op.index()].kind = OpKind::Constant(ConstValue::Int(v as i64));
                         f.ops[op.index()].operands.clear();
@@ -91,8 +92,20 @@ fn fold_binary(b: BinOp, a: ConstValue, c: ConstValue, d: DType) -> Option<Const
                 BinOp::Add => x.wrapping_add(y),
                 BinOp::Sub => x.wrapping_sub(y),
                 BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => if y == 0 { 0 } else { x.wrapping_div(y) },
-                BinOp::Rem => if y == 0 { 0 } else { x.wrapping_rem(y) },
+                BinOp::Div => {
+                    if y == 0 {
+                        0
+                    } else {
+                        x.wrapping_div(y)
+                    }
+                }
+                BinOp::Rem => {
+                    if y == 0 {
+                        0
+                    } else {
+                        x.wrapping_rem(y)
+                    }
+                }
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
                 BinOp::And => x & y,
@@ -106,8 +119,20 @@ fn fold_binary(b: BinOp, a: ConstValue, c: ConstValue, d: DType) -> Option<Const
                 BinOp::Add => x.wrapping_add(y),
                 BinOp::Sub => x.wrapping_sub(y),
                 BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => if y == 0 { 0 } else { x.wrapping_div(y) },
-                BinOp::Rem => if y == 0 { 0 } else { x.wrapping_rem(y) },
+                BinOp::Div => {
+                    if y == 0 {
+                        0
+                    } else {
+                        x.wrapping_div(y)
+                    }
+                }
+                BinOp::Rem => {
+                    if y == 0 {
+                        0
+                    } else {
+                        x.wrapping_rem(y)
+                    }
+                }
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
                 BinOp::And => x & y,

@@ -15,11 +15,20 @@ pub fn run(f: &mut Function) {
         }
         // The key spells the kind with its attributes (floats by their bits), operands and types.
         let types: Vec<String> = d.results.iter().map(|&r| f.ty(r).to_string()).collect();
-        let key = format!("{:?}|{:?}|{}", kind_key(&d.kind), d.operands, types.join(","));
+        let key = format!(
+            "{:?}|{:?}|{}",
+            kind_key(&d.kind),
+            d.operands,
+            types.join(",")
+        );
         match seen.get(&key) {
             Some(&first) => {
-                let replace: Vec<(ValueId, ValueId)> =
-                    d.results.iter().copied().zip(f.op(first).results.iter().copied()).collect();
+                let replace: Vec<(ValueId, ValueId)> = d
+                    .results
+                    .iter()
+                    .copied()
+                    .zip(f.op(first).results.iter().copied())
+                    .collect();
                 for (from, to) in replace {
                     f.replace_all_uses(from, to);
                 }
@@ -34,7 +43,9 @@ pub fn run(f: &mut Function) {
 
 fn kind_key(k: &tile_core::ir::OpKind) -> String {
     match k {
-        tile_core::ir::OpKind::Constant(tile_core::ir::ConstValue::Float(x)) => format!("constf{:x}", x.to_bits()),
+        tile_core::ir::OpKind::Constant(tile_core::ir::ConstValue::Float(x)) => {
+            format!("constf{:x}", x.to_bits())
+        }
         other => format!("{other:?}"),
     }
 }

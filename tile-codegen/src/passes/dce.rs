@@ -16,7 +16,9 @@ pub fn run(f: &mut Function) {
             .into_iter()
             .filter(|&op| {
                 let d = f.op(op);
-                d.kind.is_pure() && d.regions.is_empty() && d.results.iter().all(|r| !used[r.index()])
+                d.kind.is_pure()
+                    && d.regions.is_empty()
+                    && d.results.iter().all(|r| !used[r.index()])
             })
             .collect();
         if dead.is_empty() {

@@ -30,11 +30,26 @@ pub struct Pass {
 
 /// Every pass, by name.
 pub const ALL: &[Pass] = &[
-    Pass { name: "canonicalize", run: canonicalize::run },
-    Pass { name: "cse", run: cse::run },
-    Pass { name: "dce", run: dce::run },
-    Pass { name: "assign-layouts", run: assign_layouts::run },
-    Pass { name: "vectorize", run: vectorize::run },
+    Pass {
+        name: "canonicalize",
+        run: canonicalize::run,
+    },
+    Pass {
+        name: "cse",
+        run: cse::run,
+    },
+    Pass {
+        name: "dce",
+        run: dce::run,
+    },
+    Pass {
+        name: "assign-layouts",
+        run: assign_layouts::run,
+    },
+    Pass {
+        name: "vectorize",
+        run: vectorize::run,
+    },
 ];
 
 /// The pass called `name`.

@@ -19,10 +19,14 @@ pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) ->
     if !pty.is_tensor() {
         return 1;
     }
-    let Some(elem) = pty.elem.pointee() else { return 1 };
+    let Some(elem) = pty.elem.pointee() else {
+        return 1;
+    };
     let size = elem.size_bytes() as u64;
     let p = info[ptr.index()];
-    let mut w = (16 / size).min(p.contiguity).min((p.divisibility / size).max(1));
+    let mut w = (16 / size)
+        .min(p.contiguity)
+        .min((p.divisibility / size).max(1));
     if let Some(m) = mask {
         w = w.min(info[m.index()].constancy);
     }

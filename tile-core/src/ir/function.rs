@@ -205,13 +205,25 @@ impl Function {
             .enumerate()
             .map(|(i, ty)| self.new_value(ty, ValueDef::OpResult(op, i as u32)))
             .collect();
-        self.ops.push(OpData { kind, operands, results, regions: Vec::new(), block });
+        self.ops.push(OpData {
+            kind,
+            operands,
+            results,
+            regions: Vec::new(),
+            block,
+        });
         self.blocks[block.index()].ops.push(op);
         op
     }
 
     /// Appends a one-result op and returns the result.
-    pub fn push1(&mut self, block: BlockId, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
+    pub fn push1(
+        &mut self,
+        block: BlockId,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        ty: Type,
+    ) -> ValueId {
         let op = self.push_op(block, kind, operands, vec![ty]);
         self.ops[op.index()].results[0]
     }

@@ -12,8 +12,8 @@ mod types;
 mod verify;
 
 pub use function::{
-    BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData, ValueDef,
-    ValueId,
+    BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
+    ValueDef, ValueId,
 };
 pub use ops::{BinOp, CmpPred, ConstValue, OpKind, UnOp};
 pub use parse::{parse, ParseError};

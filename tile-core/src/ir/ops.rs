@@ -95,8 +95,14 @@ pub enum CmpPred {
 
 impl CmpPred {
     /// Every predicate.
-    pub const ALL: [CmpPred; 6] =
-        [CmpPred::Lt, CmpPred::Le, CmpPred::Gt, CmpPred::Ge, CmpPred::Eq, CmpPred::Ne];
+    pub const ALL: [CmpPred; 6] = [
+        CmpPred::Lt,
+        CmpPred::Le,
+        CmpPred::Gt,
+        CmpPred::Ge,
+        CmpPred::Eq,
+        CmpPred::Ne,
+    ];
 
     /// The predicate's name in IR text.
     pub fn name(self) -> &'static str {

@@ -115,7 +115,11 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         parse_op(&mut c, &mut f, block, &mut names)?;
     }
     if let Some((ln, _)) = next_line(&mut idx) {
-        return Err(ParseError { line: ln, col: 1, msg: "unexpected text after the kernel".into() });
+        return Err(ParseError {
+            line: ln,
+            col: 1,
+            msg: "unexpected text after the kernel".into(),
+        });
     }
     Ok(f)
 }
@@ -239,13 +243,21 @@ fn parse_op(
     if types.len() != result_names.len() {
         return Err(c.err_at(
             name_col,
-            format!("{} results named but {} types given", result_names.len(), types.len()),
+            format!(
+                "{} results named but {} types given",
+                result_names.len(),
+                types.len()
+            ),
         ));
     }
     if kind.num_results() != result_names.len() {
         return Err(c.err_at(
             name_col,
-            format!("`{opname}` has {} result(s), found {}", kind.num_results(), result_names.len()),
+            format!(
+                "`{opname}` has {} result(s), found {}",
+                kind.num_results(),
+                result_names.len()
+            ),
         ));
     }
     let kind = match (kind, literal) {
@@ -256,11 +268,16 @@ fn parse_op(
                     "nan" => f64::NAN,
                     "inf" => f64::INFINITY,
                     "-inf" => f64::NEG_INFINITY,
-                    t => t.parse::<f64>().map_err(|_| c.err_at(col, format!("bad float `{t}`")))?,
+                    t => t
+                        .parse::<f64>()
+                        .map_err(|_| c.err_at(col, format!("bad float `{t}`")))?,
                 })
             } else {
                 ConstValue::Int(text.parse::<i64>().map_err(|_| {
-                    c.err_at(col, format!("bad integer `{text}` for a non-float constant"))
+                    c.err_at(
+                        col,
+                        format!("bad integer `{text}` for a non-float constant"),
+                    )
                 })?)
             };
             OpKind::Constant(value)
@@ -292,11 +309,19 @@ impl<'a> Cursor<'a> {
     }
 
     fn err(&self, msg: String) -> ParseError {
-        ParseError { line: self.line, col: self.pos + 1, msg }
+        ParseError {
+            line: self.line,
+            col: self.pos + 1,
+            msg,
+        }
     }
 
     fn err_at(&self, col: usize, msg: String) -> ParseError {
-        ParseError { line: self.line, col, msg }
+        ParseError {
+            line: self.line,
+            col,
+            msg,
+        }
     }
 
     fn ws(&mut self) {
@@ -376,7 +401,10 @@ impl<'a> Cursor<'a> {
     }
 
     fn digits(&mut self) -> &'a str {
-        let len = self.rest().find(|ch: char| !ch.is_ascii_digit()).unwrap_or(self.rest().len());
+        let len = self
+            .rest()
+            .find(|ch: char| !ch.is_ascii_digit())
+            .unwrap_or(self.rest().len());
         let d = &self.rest()[..len];
         self.pos += len;
         d
@@ -386,7 +414,8 @@ impl<'a> Cursor<'a> {
         self.ws();
         let col = self.pos + 1;
         let d = self.digits();
-        d.parse::<u64>().map_err(|_| self.err_at(col, "expected an unsigned integer".into()))
+        d.parse::<u64>()
+            .map_err(|_| self.err_at(col, "expected an unsigned integer".into()))
     }
 
     fn int(&mut self) -> Result<i64, ParseError> {
@@ -395,7 +424,8 @@ impl<'a> Cursor<'a> {
         let neg = self.eat("-");
         let d = self.digits();
         let text = if neg { format!("-{d}") } else { d.to_string() };
-        text.parse::<i64>().map_err(|_| self.err_at(col, "expected an integer".into()))
+        text.parse::<i64>()
+            .map_err(|_| self.err_at(col, "expected an integer".into()))
     }
 
     /// A number as written (`-12`, `1.5e-3`, `nan`, `-inf`) and its column.
@@ -418,7 +448,8 @@ impl<'a> Cursor<'a> {
     fn dtype(&mut self) -> Result<DType, ParseError> {
         let col = self.col();
         let id = self.ident()?;
-        DType::from_name(&id).ok_or_else(|| self.err_at(col, format!("unknown element type `{id}`")))
+        DType::from_name(&id)
+            .ok_or_else(|| self.err_at(col, format!("unknown element type `{id}`")))
     }
 
     fn elem(&mut self) -> Result<Elem, ParseError> {
@@ -434,13 +465,20 @@ impl<'a> Cursor<'a> {
     fn ty(&mut self) -> Result<Type, ParseError> {
         if !self.eat("tensor<") {
             let e = self.elem()?;
-            return Ok(Type { elem: e, shape: vec![], layout: None });
+            return Ok(Type {
+                elem: e,
+                shape: vec![],
+                layout: None,
+            });
         }
         let mut shape = Vec::new();
         while self.rest().starts_with(|ch: char| ch.is_ascii_digit()) {
             let col = self.pos + 1;
             let d = self.digits();
-            shape.push(d.parse::<u32>().map_err(|_| self.err_at(col, "dimension too large".into()))?);
+            shape.push(
+                d.parse::<u32>()
+                    .map_err(|_| self.err_at(col, "dimension too large".into()))?,
+            );
             self.expect("x")?;
         }
         if shape.is_empty() {
@@ -474,7 +512,11 @@ impl<'a> Cursor<'a> {
             }));
         }
         self.expect(">")?;
-        Ok(Type { elem, shape, layout })
+        Ok(Type {
+            elem,
+            shape,
+            layout,
+        })
     }
 
     fn list(&mut self) -> Result<Vec<u32>, ParseError> {

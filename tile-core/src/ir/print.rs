@@ -19,7 +19,12 @@ use super::ops::OpKind;
 
 /// Prints a kernel in the textual form.
 pub fn print(f: &Function) -> String {
-    let mut p = Printer { f, names: HashMap::new(), next: 0, out: String::new() };
+    let mut p = Printer {
+        f,
+        names: HashMap::new(),
+        next: 0,
+        out: String::new(),
+    };
     p.kernel();
     p.out
 }
@@ -66,7 +71,10 @@ impl Printer<'_> {
     }
 
     fn name(&self, v: ValueId) -> &str {
-        self.names.get(&v).map(String::as_str).unwrap_or("%<undefined>")
+        self.names
+            .get(&v)
+            .map(String::as_str)
+            .unwrap_or("%<undefined>")
     }
 
     fn op(&mut self, id: OpId, depth: usize) {

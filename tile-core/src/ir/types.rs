@@ -128,7 +128,9 @@ impl BlockedLayout {
 
     /// Elements covered by one repetition of the layout along dimension `d`.
     pub fn tile_extent(&self, d: usize) -> u64 {
-        self.size_per_thread[d] as u64 * self.threads_per_warp[d] as u64 * self.warps_per_cta[d] as u64
+        self.size_per_thread[d] as u64
+            * self.threads_per_warp[d] as u64
+            * self.warps_per_cta[d] as u64
     }
 
     /// Warps this layout spreads over.
@@ -176,17 +178,29 @@ pub struct Type {
 impl Type {
     /// A scalar number.
     pub fn scalar(d: DType) -> Type {
-        Type { elem: Elem::Scalar(d), shape: Vec::new(), layout: None }
+        Type {
+            elem: Elem::Scalar(d),
+            shape: Vec::new(),
+            layout: None,
+        }
     }
 
     /// A scalar pointer.
     pub fn ptr(d: DType) -> Type {
-        Type { elem: Elem::Ptr(d), shape: Vec::new(), layout: None }
+        Type {
+            elem: Elem::Ptr(d),
+            shape: Vec::new(),
+            layout: None,
+        }
     }
 
     /// A tensor without a layout.
     pub fn tensor(elem: Elem, shape: Vec<u32>) -> Type {
-        Type { elem, shape, layout: None }
+        Type {
+            elem,
+            shape,
+            layout: None,
+        }
     }
 
     /// True for a tensor (rank ≥ 1).
@@ -201,7 +215,11 @@ impl Type {
 
     /// The same shape and layout with another element type.
     pub fn with_elem(&self, elem: Elem) -> Type {
-        Type { elem, shape: self.shape.clone(), layout: self.layout.clone() }
+        Type {
+            elem,
+            shape: self.shape.clone(),
+            layout: self.layout.clone(),
+        }
     }
 
     /// The number type of the elements, if they are not pointers.

@@ -76,7 +76,11 @@ impl std::error::Error for VerifyErrors {}
 
 /// Checks every invariant listed in the module documentation; returns all violations.
 pub fn verify(f: &Function) -> Result<(), VerifyErrors> {
-    let mut v = Verifier { f, errors: Vec::new(), op_lines: Vec::new() };
+    let mut v = Verifier {
+        f,
+        errors: Vec::new(),
+        op_lines: Vec::new(),
+    };
     v.run();
     if v.errors.is_empty() {
         Ok(())
@@ -93,12 +97,20 @@ struct Verifier<'a> {
 
 impl Verifier<'_> {
     fn kernel_err(&mut self, msg: String) {
-        self.errors.push(VerifyError { op: None, op_text: String::new(), msg });
+        self.errors.push(VerifyError {
+            op: None,
+            op_text: String::new(),
+            msg,
+        });
     }
 
     fn err(&mut self, pos: usize, msg: String) {
         let op_text = self.op_lines.get(pos).cloned().unwrap_or_default();
-        self.errors.push(VerifyError { op: Some(pos), op_text, msg });
+        self.errors.push(VerifyError {
+            op: Some(pos),
+            op_text,
+            msg,
+        });
     }
 
     fn run(&mut self) {
@@ -108,14 +120,19 @@ impl Verifier<'_> {
         self.op_lines = text.lines().skip(1).map(|l| l.trim().to_string()).collect();
 
         if !(1..=32).contains(&f.num_warps) || !f.num_warps.is_power_of_two() {
-            self.kernel_err(format!("num_warps = {} is not a power of two from 1 to 32", f.num_warps));
+            self.kernel_err(format!(
+                "num_warps = {} is not a power of two from 1 to 32",
+                f.num_warps
+            ));
         }
         if f.param_names.len() != f.params().len() || f.param_attrs.len() != f.params().len() {
             self.kernel_err("parameter names or facts do not match the parameters".into());
         }
         for (i, &p) in f.params().iter().enumerate() {
             if f.ty(p).is_tensor() {
-                self.kernel_err(format!("parameter #{i} is a tensor; parameters are scalars or pointers"));
+                self.kernel_err(format!(
+                    "parameter #{i} is a tensor; parameters are scalars or pointers"
+                ));
             }
             if let Some(a) = f.param_attrs.get(i) {
                 if a.divisibility == 0 || !a.divisibility.is_power_of_two() {
@@ -170,7 +187,12 @@ impl Verifier<'_> {
                 );
             }
             for &r in &data.results {
-                if f.values[r.index()].def != ValueDef::OpResult(op, data.results.iter().position(|&x| x == r).unwrap_or(0) as u32) {
+                if f.values[r.index()].def
+                    != ValueDef::OpResult(
+                        op,
+                        data.results.iter().position(|&x| x == r).unwrap_or(0) as u32,
+                    )
+                {
                     self.err(pos, "a result does not point back at its op".into());
                 }
                 let ty = f.ty(r).clone();
@@ -178,14 +200,20 @@ impl Verifier<'_> {
                 defined[r.index()] = true;
             }
             if matches!(data.kind, OpKind::Return) && body_ops.last() != Some(&op) {
-                self.err(pos, "`return` must be the last op of the kernel's body".into());
+                self.err(
+                    pos,
+                    "`return` must be the last op of the kernel's body".into(),
+                );
             }
             // Operand errors already reported; typing would only cascade.
             if data.operands.iter().all(|o| o.index() < f.values.len()) {
                 self.check_op(pos, op);
             }
         }
-        if !body_ops.last().is_some_and(|&op| matches!(f.op(op).kind, OpKind::Return)) {
+        if !body_ops
+            .last()
+            .is_some_and(|&op| matches!(f.op(op).kind, OpKind::Return))
+        {
             self.kernel_err("the kernel's body does not end with `return`".into());
         }
     }
@@ -198,10 +226,16 @@ impl Verifier<'_> {
             return;
         }
         if ty.shape.len() > 4 {
-            self.err(pos, format!("`{ty}` has rank {}; at most 4 is supported", ty.shape.len()));
+            self.err(
+                pos,
+                format!("`{ty}` has rank {}; at most 4 is supported", ty.shape.len()),
+            );
         }
         if ty.shape.iter().any(|&d| d == 0 || !d.is_power_of_two()) {
-            self.err(pos, format!("`{ty}` has a dimension that is not a power of two"));
+            self.err(
+                pos,
+                format!("`{ty}` has a dimension that is not a power of two"),
+            );
         }
         if let Some(Layout::Blocked(b)) = &ty.layout {
             let rank = ty.shape.len();
@@ -210,25 +244,38 @@ impl Verifier<'_> {
                 || b.warps_per_cta.len() != rank
                 || b.order.len() != rank
             {
-                self.err(pos, format!("layout of `{ty}` does not have the tensor's rank {rank}"));
+                self.err(
+                    pos,
+                    format!("layout of `{ty}` does not have the tensor's rank {rank}"),
+                );
                 return;
             }
             if b.threads_per_warp.iter().product::<u32>() != 32 {
-                self.err(pos, format!("layout of `{ty}` does not have 32 threads per warp"));
+                self.err(
+                    pos,
+                    format!("layout of `{ty}` does not have 32 threads per warp"),
+                );
             }
             if b.num_warps() != self.f.num_warps {
                 self.err(
                     pos,
-                    format!("layout of `{ty}` spreads over {} warps, the kernel has {}", b.num_warps(), self.f.num_warps),
+                    format!(
+                        "layout of `{ty}` spreads over {} warps, the kernel has {}",
+                        b.num_warps(),
+                        self.f.num_warps
+                    ),
                 );
             }
-            if b.size_per_thread.iter().any(|&s| s == 0) {
+            if b.size_per_thread.contains(&0) {
                 self.err(pos, format!("layout of `{ty}` gives a thread no elements"));
             }
             let mut sorted = b.order.clone();
             sorted.sort_unstable();
             if sorted != (0..rank as u32).collect::<Vec<_>>() {
-                self.err(pos, format!("layout of `{ty}` has an order that is not a permutation"));
+                self.err(
+                    pos,
+                    format!("layout of `{ty}` has an order that is not a permutation"),
+                );
             }
         }
     }
@@ -244,7 +291,14 @@ impl Verifier<'_> {
         let res = data.results.first().map(|&r| f.ty(r).clone());
         let want = |n: &[usize]| n.contains(&ops.len());
         let arity_err = |me: &mut Self, n: &str| {
-            me.err(pos, format!("`{}` takes {n} operand(s), found {}", data.kind.name(), ops.len()))
+            me.err(
+                pos,
+                format!(
+                    "`{}` takes {n} operand(s), found {}",
+                    data.kind.name(),
+                    ops.len()
+                ),
+            )
         };
         match &data.kind {
             OpKind::Constant(c) => {
@@ -255,7 +309,8 @@ impl Verifier<'_> {
                 match (ty.elem, c) {
                     (_, _) if ty.is_tensor() => self.err(pos, "a constant is a scalar".into()),
                     (Elem::Scalar(DType::I1), ConstValue::Int(0 | 1)) => {}
-                    (Elem::Scalar(DType::I32), ConstValue::Int(i)) if i32::try_from(*i).is_ok() => {}
+                    (Elem::Scalar(DType::I32), ConstValue::Int(i)) if i32::try_from(*i).is_ok() => {
+                    }
                     (Elem::Scalar(DType::I64), ConstValue::Int(_)) => {}
                     (Elem::Scalar(DType::F32), ConstValue::Float(_)) => {}
                     (e, c) => self.err(pos, format!("constant {c} does not fit type `{e}`")),
@@ -283,7 +338,10 @@ impl Verifier<'_> {
                     || ty.shape.len() != 1
                     || ty.shape[0] as i64 != end - start
                 {
-                    self.err(pos, format!("the result must be `tensor<{}xi32>`", end - start));
+                    self.err(
+                        pos,
+                        format!("the result must be `tensor<{}xi32>`", end - start),
+                    );
                 }
                 if i32::try_from(*start).is_err() || i32::try_from(*end).is_err() {
                     self.err(pos, "bounds must fit in i32".into());
@@ -310,9 +368,10 @@ impl Verifier<'_> {
                 self.same_types(pos, &[ops[0], ops[1]], &ty);
                 match ty.elem {
                     Elem::Ptr(_) => self.err(pos, format!("`{}` does not take pointers", b.name())),
-                    Elem::Scalar(d) if b.is_bitwise() && !d.is_int() => {
-                        self.err(pos, format!("`{}` takes integers or booleans, found `{d}`", b.name()))
-                    }
+                    Elem::Scalar(d) if b.is_bitwise() && !d.is_int() => self.err(
+                        pos,
+                        format!("`{}` takes integers or booleans, found `{d}`", b.name()),
+                    ),
                     Elem::Scalar(DType::I1) if !b.is_bitwise() => {
                         self.err(pos, format!("`{}` does not take booleans", b.name()))
                     }
@@ -326,11 +385,16 @@ impl Verifier<'_> {
                 let Some(ty) = res else { return };
                 self.same_types(pos, &[ops[0]], &ty);
                 match (u, ty.elem) {
-                    (_, Elem::Ptr(_)) => self.err(pos, format!("`{}` does not take pointers", u.name())),
-                    (UnOp::Neg, Elem::Scalar(DType::I1)) => self.err(pos, "`neg` does not take booleans".into()),
-                    (UnOp::Not, Elem::Scalar(d)) if !d.is_int() => {
-                        self.err(pos, format!("`not` takes integers or booleans, found `{d}`"))
+                    (_, Elem::Ptr(_)) => {
+                        self.err(pos, format!("`{}` does not take pointers", u.name()))
                     }
+                    (UnOp::Neg, Elem::Scalar(DType::I1)) => {
+                        self.err(pos, "`neg` does not take booleans".into())
+                    }
+                    (UnOp::Not, Elem::Scalar(d)) if !d.is_int() => self.err(
+                        pos,
+                        format!("`not` takes integers or booleans, found `{d}`"),
+                    ),
                     _ => {}
                 }
             }
@@ -345,7 +409,13 @@ impl Verifier<'_> {
                 }
                 self.same_types(pos, &[ops[1]], &a);
                 if ty != a.with_elem(Elem::Scalar(DType::I1)) {
-                    self.err(pos, format!("the result must be `{}`", a.with_elem(Elem::Scalar(DType::I1))));
+                    self.err(
+                        pos,
+                        format!(
+                            "the result must be `{}`",
+                            a.with_elem(Elem::Scalar(DType::I1))
+                        ),
+                    );
                 }
             }
             OpKind::Select => {
@@ -355,7 +425,13 @@ impl Verifier<'_> {
                 let Some(ty) = res else { return };
                 self.same_types(pos, &[ops[1], ops[2]], &ty);
                 if *self.ty(ops[0]) != ty.with_elem(Elem::Scalar(DType::I1)) {
-                    self.err(pos, format!("the condition must be `{}`", ty.with_elem(Elem::Scalar(DType::I1))));
+                    self.err(
+                        pos,
+                        format!(
+                            "the condition must be `{}`",
+                            ty.with_elem(Elem::Scalar(DType::I1))
+                        ),
+                    );
                 }
             }
             OpKind::AddPtr => {
@@ -372,7 +448,10 @@ impl Verifier<'_> {
                     self.err(pos, "the offset of `addptr` must be `i32` or `i64`".into());
                 }
                 if o.shape != p.shape || o.layout != p.layout {
-                    self.err(pos, "the offset of `addptr` must have the pointer's shape".into());
+                    self.err(
+                        pos,
+                        "the offset of `addptr` must have the pointer's shape".into(),
+                    );
                 }
                 if ty != p {
                     self.err(pos, format!("the result must be `{p}`"));
@@ -409,7 +488,13 @@ impl Verifier<'_> {
                 };
                 let want_ty = p.with_elem(Elem::Scalar(pointee));
                 if *self.ty(ops[1]) != want_ty {
-                    self.err(pos, format!("the stored value must be `{want_ty}`, found `{}`", self.ty(ops[1])));
+                    self.err(
+                        pos,
+                        format!(
+                            "the stored value must be `{want_ty}`, found `{}`",
+                            self.ty(ops[1])
+                        ),
+                    );
                 }
                 if ops.len() == 3 {
                     self.mask(pos, ops[2], &p);
@@ -453,7 +538,12 @@ impl Verifier<'_> {
             Some(Layout::Blocked(b)) => {
                 let inner = *b.order.first().unwrap_or(&0) as usize;
                 if b.size_per_thread.get(inner).is_none_or(|&s| s % vec != 0) {
-                    self.err(pos, format!("vec = {vec} does not divide the elements a thread holds contiguously"));
+                    self.err(
+                        pos,
+                        format!(
+                            "vec = {vec} does not divide the elements a thread holds contiguously"
+                        ),
+                    );
                 }
             }
             None => self.err(pos, format!("vec = {vec} needs a layout")),

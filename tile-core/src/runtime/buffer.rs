@@ -5,7 +5,9 @@
 //! accepts; the generated wrapper asks each argument for a [`BufArg`], checking it belongs to the
 //! launch's device.
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{
+    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
+};
 
 use super::device::Device;
 use super::error::Error;
@@ -77,44 +79,71 @@ pub trait TensorMut<T: Element> {
 }
 
 fn wrong(msg: &str) -> Error {
-    Error::WrongDevice { kernel: "", param: "", msg: msg.into() }
+    Error::WrongDevice {
+        kernel: "",
+        param: "",
+        msg: msg.into(),
+    }
 }
 
 fn device_arg<'a, T, S: DevicePtr<T>>(s: &'a S, dev: &'a Device) -> Result<BufArg<'a>, Error> {
     let Device::Cuda(c) = dev else {
-        return Err(wrong("a CUDA buffer was passed to a launch on the interpreter"));
+        return Err(wrong(
+            "a CUDA buffer was passed to a launch on the interpreter",
+        ));
     };
     if s.stream().context().cu_ctx() != c.stream.context().cu_ctx() {
-        return Err(wrong("the buffer belongs to another CUDA context than the launch's stream"));
+        return Err(wrong(
+            "the buffer belongs to another CUDA context than the launch's stream",
+        ));
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr(&c.stream);
-    Ok(BufArg::Device { ptr, len, _sync: sync })
+    Ok(BufArg::Device {
+        ptr,
+        len,
+        _sync: sync,
+    })
 }
 
-fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(s: &'a mut S, dev: &'a Device) -> Result<BufArg<'a>, Error> {
+fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(
+    s: &'a mut S,
+    dev: &'a Device,
+) -> Result<BufArg<'a>, Error> {
     let Device::Cuda(c) = dev else {
-        return Err(wrong("a CUDA buffer was passed to a launch on the interpreter"));
+        return Err(wrong(
+            "a CUDA buffer was passed to a launch on the interpreter",
+        ));
     };
     if s.stream().context().cu_ctx() != c.stream.context().cu_ctx() {
-        return Err(wrong("the buffer belongs to another CUDA context than the launch's stream"));
+        return Err(wrong(
+            "the buffer belongs to another CUDA context than the launch's stream",
+        ));
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr_mut(&c.stream);
-    Ok(BufArg::Device { ptr, len, _sync: sync })
+    Ok(BufArg::Device {
+        ptr,
+        len,
+        _sync: sync,
+    })
 }
 
 fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
         Device::Interpreter => Ok(BufArg::HostRef(T::host_ref(s))),
-        Device::Cuda(_) => Err(wrong("host memory was passed to a launch on a CUDA device; upload it first")),
+        Device::Cuda(_) => Err(wrong(
+            "host memory was passed to a launch on a CUDA device; upload it first",
+        )),
     }
 }
 
 fn host_arg_mut<'a, T: Element>(s: &'a mut [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
         Device::Interpreter => Ok(BufArg::HostMut(T::host_mut(s))),
-        Device::Cuda(_) => Err(wrong("host memory was passed to a launch on a CUDA device; upload it first")),
+        Device::Cuda(_) => Err(wrong(
+            "host memory was passed to a launch on a CUDA device; upload it first",
+        )),
     }
 }
 

@@ -39,12 +39,16 @@ impl Device {
     /// The default stream of CUDA device `ordinal`, or `Err` when there is no driver or device.
     pub fn cuda(ordinal: usize) -> Result<Device, Error> {
         if !cuda_present() {
-            return Err(Error::NoDevice("the CUDA driver library (libcuda.so) was not found".into()));
+            return Err(Error::NoDevice(
+                "the CUDA driver library (libcuda.so) was not found".into(),
+            ));
         }
         let count = driver("counting devices", CudaContext::device_count())
             .map_err(|e| Error::NoDevice(e.to_string()))?;
         if ordinal >= count.max(0) as usize {
-            return Err(Error::NoDevice(format!("device {ordinal} requested, {count} present")));
+            return Err(Error::NoDevice(format!(
+                "device {ordinal} requested, {count} present"
+            )));
         }
         let ctx = driver("creating the context", CudaContext::new(ordinal))?;
         Device::from_stream(ctx.default_stream())
@@ -62,7 +66,12 @@ impl Device {
             attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ];
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        Ok(Device::Cuda(CudaDevice { stream, cc: (major as u32, minor as u32), max_grid, name }))
+        Ok(Device::Cuda(CudaDevice {
+            stream,
+            cc: (major as u32, minor as u32),
+            max_grid,
+            name,
+        }))
     }
 
     /// The CPU interpreter.
@@ -110,7 +119,10 @@ impl Device {
     /// Copies `host` into a new buffer on this device.
     pub fn upload<T: Element>(&self, host: &[T]) -> Result<Buffer<T>, Error> {
         match self {
-            Device::Cuda(c) => Ok(Buffer::Cuda(driver("copying to the device", c.stream.clone_htod(host))?)),
+            Device::Cuda(c) => Ok(Buffer::Cuda(driver(
+                "copying to the device",
+                c.stream.clone_htod(host),
+            )?)),
             Device::Interpreter => Ok(Buffer::Host(host.to_vec())),
         }
     }
@@ -118,7 +130,10 @@ impl Device {
     /// A new buffer of `len` zeros.
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
         match self {
-            Device::Cuda(c) => Ok(Buffer::Cuda(driver("allocating", c.stream.alloc_zeros(len))?)),
+            Device::Cuda(c) => Ok(Buffer::Cuda(driver(
+                "allocating",
+                c.stream.alloc_zeros(len),
+            )?)),
             Device::Interpreter => Ok(Buffer::Host(vec![T::default(); len])),
         }
     }
@@ -126,7 +141,9 @@ impl Device {
     /// Copies a buffer back to the host (waits for the work queued before it).
     pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>, Error> {
         match (self, buf) {
-            (Device::Cuda(c), Buffer::Cuda(s)) => driver("copying to the host", c.stream.clone_dtoh(s)),
+            (Device::Cuda(c), Buffer::Cuda(s)) => {
+                driver("copying to the host", c.stream.clone_dtoh(s))
+            }
             (_, Buffer::Host(v)) => Ok(v.clone()),
             (Device::Interpreter, Buffer::Cuda(_)) => Err(Error::WrongDevice {
                 kernel: "",

@@ -122,6 +122,12 @@ impl Error {
 }
 
 /// Wraps a driver result with what we were doing.
-pub(crate) fn driver<T>(during: &str, r: Result<T, cudarc::driver::DriverError>) -> Result<T, Error> {
-    r.map_err(|source| Error::Driver { during: during.to_string(), source })
+pub(crate) fn driver<T>(
+    during: &str,
+    r: Result<T, cudarc::driver::DriverError>,
+) -> Result<T, Error> {
+    r.map_err(|source| Error::Driver {
+        during: during.to_string(),
+        source,
+    })
 }

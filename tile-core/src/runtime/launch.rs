@@ -50,7 +50,9 @@ impl From<u32> for Grid {
 /// `ceil(a / b)` as a grid dimension: 0 when `a <= 0` or `b <= 0`, saturating at `u32::MAX` (a
 /// launch then reports the grid as too large rather than wrapping around).
 pub fn cdiv(a: impl TryInto<i64>, b: impl TryInto<i64>) -> u32 {
-    let (Ok(a), Ok(b)) = (a.try_into(), b.try_into()) else { return u32::MAX };
+    let (Ok(a), Ok(b)) = (a.try_into(), b.try_into()) else {
+        return u32::MAX;
+    };
     if a <= 0 || b <= 0 {
         return 0;
     }
@@ -131,7 +133,10 @@ impl Default for ModuleCache {
 impl ModuleCache {
     /// An empty cache (usable in a `static`).
     pub const fn new() -> ModuleCache {
-        ModuleCache { ir: OnceLock::new(), funcs: Mutex::new(Vec::new()) }
+        ModuleCache {
+            ir: OnceLock::new(),
+            funcs: Mutex::new(Vec::new()),
+        }
     }
 
     /// The kernel's tile-level IR, parsed and verified once.
@@ -146,7 +151,13 @@ impl ModuleCache {
             .map_err(|e| Error::BadIr(e.clone()))
     }
 
-    fn function(&self, spec: &KernelSpec, dev: &CudaDevice, variant: usize, target: usize) -> Result<CudaFunction, Error> {
+    fn function(
+        &self,
+        spec: &KernelSpec,
+        dev: &CudaDevice,
+        variant: usize,
+        target: usize,
+    ) -> Result<CudaFunction, Error> {
         let ctx = dev.stream.context();
         let key = ctx.cu_ctx() as usize;
         let mut funcs = self.funcs.lock().unwrap_or_else(|p| p.into_inner());
@@ -158,7 +169,10 @@ impl ModuleCache {
             &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
             ctx.load_module(Ptx::from_src(t.ptx)),
         )?;
-        let f = driver(&format!("finding entry `{}`", t.entry), module.load_function(t.entry))?;
+        let f = driver(
+            &format!("finding entry `{}`", t.entry),
+            module.load_function(t.entry),
+        )?;
         funcs.push((key, variant, f.clone()));
         Ok(f)
     }
@@ -183,24 +197,45 @@ pub fn launch(
 ) -> Result<(), Error> {
     let kernel = spec.name;
     if args.len() != spec.params.len() {
-        return Err(Error::Args(format!("kernel `{kernel}` takes {} arguments, got {}", spec.params.len(), args.len())));
+        return Err(Error::Args(format!(
+            "kernel `{kernel}` takes {} arguments, got {}",
+            spec.params.len(),
+            args.len()
+        )));
     }
     for (i, (p, a)) in spec.params.iter().zip(&args).enumerate() {
         let ok = matches!(
             (p.kind, a),
-            (ParamKind::Ptr { written: false, .. }, Arg::Buf(BufArg::Device { .. } | BufArg::HostRef(_)))
-                | (ParamKind::Ptr { written: true, .. }, Arg::Buf(BufArg::Device { .. } | BufArg::HostMut(_)))
-                | (ParamKind::Scalar(DType::I32), Arg::I32(_))
+            (
+                ParamKind::Ptr { written: false, .. },
+                Arg::Buf(BufArg::Device { .. } | BufArg::HostRef(_))
+            ) | (
+                ParamKind::Ptr { written: true, .. },
+                Arg::Buf(BufArg::Device { .. } | BufArg::HostMut(_))
+            ) | (ParamKind::Scalar(DType::I32), Arg::I32(_))
                 | (ParamKind::Scalar(DType::I64), Arg::I64(_))
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
         );
         if !ok {
-            return Err(Error::Args(format!("kernel `{kernel}`: argument {i} (`{}`) has the wrong kind", p.name)));
+            return Err(Error::Args(format!(
+                "kernel `{kernel}`: argument {i} (`{}`) has the wrong kind",
+                p.name
+            )));
         }
         if let (Arg::Buf(b), Some(ext)) = (a, extents.get(i).copied().flatten()) {
-            let required = ext.ok_or(Error::Extent { kernel, param: p.name })?.max(0) as u64;
+            let required = ext
+                .ok_or(Error::Extent {
+                    kernel,
+                    param: p.name,
+                })?
+                .max(0) as u64;
             if (b.len() as u64) < required {
-                return Err(Error::Length { kernel, param: p.name, required, actual: b.len() });
+                return Err(Error::Length {
+                    kernel,
+                    param: p.name,
+                    required,
+                    actual: b.len(),
+                });
             }
         }
     }
@@ -211,10 +246,16 @@ pub fn launch(
     let dims = [grid.x, grid.y, grid.z];
     for (axis, (&d, &max)) in dims.iter().zip(&limits).enumerate() {
         if d == 0 {
-            return Err(Error::Grid { kernel, msg: format!("axis {axis} has 0 programs") });
+            return Err(Error::Grid {
+                kernel,
+                msg: format!("axis {axis} has 0 programs"),
+            });
         }
         if d > max {
-            return Err(Error::Grid { kernel, msg: format!("axis {axis} has {d} programs, the device allows {max}") });
+            return Err(Error::Grid {
+                kernel,
+                msg: format!("axis {axis} has {d} programs, the device allows {max}"),
+            });
         }
     }
     match dev {
@@ -223,7 +264,12 @@ pub fn launch(
     }
 }
 
-fn run_interpreted(spec: &KernelSpec, cache: &ModuleCache, grid: [u32; 3], args: Vec<Arg<'_>>) -> Result<(), Error> {
+fn run_interpreted(
+    spec: &KernelSpec,
+    cache: &ModuleCache,
+    grid: [u32; 3],
+    args: Vec<Arg<'_>>,
+) -> Result<(), Error> {
     let f = cache.ir(spec)?;
     let mut iargs = Vec::with_capacity(args.len());
     for a in args {
@@ -252,22 +298,43 @@ fn meets_div16(a: &Arg<'_>) -> bool {
     }
 }
 
-fn run_cuda(spec: &'static KernelSpec, cache: &ModuleCache, dev: &CudaDevice, grid: Grid, args: Vec<Arg<'_>>) -> Result<(), Error> {
+fn run_cuda(
+    spec: &'static KernelSpec,
+    cache: &ModuleCache,
+    dev: &CudaDevice,
+    grid: Grid,
+    args: Vec<Arg<'_>>,
+) -> Result<(), Error> {
     let kernel = spec.name;
     let (major, minor) = dev.cc;
     let variant = spec
         .variants
         .iter()
-        .position(|v| v.div16.iter().zip(&args).all(|(&need, a)| !need || meets_div16(a)))
-        .ok_or_else(|| Error::NoVariant { kernel, msg: "no specialization accepts these arguments".into() })?;
-    let v = &spec.variants[variant];
-    let target = v.targets.iter().position(|t| t.runs_on(major, minor)).ok_or_else(|| {
-        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
-        Error::NoVariant {
+        .position(|v| {
+            v.div16
+                .iter()
+                .zip(&args)
+                .all(|(&need, a)| !need || meets_div16(a))
+        })
+        .ok_or_else(|| Error::NoVariant {
             kernel,
-            msg: format!("no PTX for compute capability {major}.{minor}; compiled for {}", have.join(", ")),
-        }
-    })?;
+            msg: "no specialization accepts these arguments".into(),
+        })?;
+    let v = &spec.variants[variant];
+    let target = v
+        .targets
+        .iter()
+        .position(|t| t.runs_on(major, minor))
+        .ok_or_else(|| {
+            let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+            Error::NoVariant {
+                kernel,
+                msg: format!(
+                    "no PTX for compute capability {major}.{minor}; compiled for {}",
+                    have.join(", ")
+                ),
+            }
+        })?;
     let func = cache.function(spec, dev, variant, target)?;
 
     // Plain values in a vector that is not resized while the builder borrows them.
@@ -281,7 +348,10 @@ fn run_cuda(spec: &'static KernelSpec, cache: &ModuleCache, dev: &CudaDevice, gr
             Arg::F32(v) => Raw::F32(*v),
         })
         .collect();
-    if args.iter().any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)))) {
+    if args
+        .iter()
+        .any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_))))
+    {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
     let mut builder = dev.stream.launch_builder(&func);
