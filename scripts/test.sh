@@ -55,6 +55,10 @@ if [ "$status" != 0 ]; then
 fi
 
 echo
+echo "==> GPU tests say whether they ran (they run on a machine with a CUDA device)"
+cargo test --test gpu -- --nocapture --test-threads=1 2>&1 | grep -E "^skipped|^test result" || true
+
+echo
 echo "==> RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
