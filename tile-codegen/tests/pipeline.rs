@@ -1,0 +1,64 @@
+//! The whole pipeline on one kernel: specializations, targets, and the stage dumps.
+
+use tile_codegen::frontend::KernelOptions;
+use tile_codegen::pipeline::{compile, DumpConfig};
+
+const KERNEL: &str = "
+fn scale(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, s: f32, BLOCK: Const<512>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(out + offs, load(x + offs, mask) * s, mask);
+}";
+
+#[test]
+fn dumps_every_stage_of_every_variant_and_target() {
+    let dir = std::env::temp_dir().join(format!("tile-dump-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let item: syn::ItemFn = syn::parse_str(KERNEL).unwrap();
+    let dump = DumpConfig { stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()], dir: dir.clone() };
+    let c = compile(&item, &KernelOptions::default(), &dump).unwrap();
+    assert_eq!(c.kernel.written, [false, true, false, false]);
+    assert_eq!(c.variants.len(), 2);
+    assert_eq!(c.variants[0].div16, [true, true, true, false]);
+    assert_eq!(c.variants[1].div16, [false, false, false, false]);
+    let mut files: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "scale.ir",
+            "scale.v0.gpu-ir",
+            "scale.v0.sm_80.ll",
+            "scale.v0.sm_80.ptx",
+            "scale.v0.sm_90a.ll",
+            "scale.v0.sm_90a.ptx",
+            "scale.v1.gpu-ir",
+            "scale.v1.sm_80.ll",
+            "scale.v1.sm_80.ptx",
+            "scale.v1.sm_90a.ll",
+            "scale.v1.sm_90a.ptx",
+        ]
+    );
+    let ptx = std::fs::read_to_string(dir.join("scale.v0.sm_90a.ptx")).unwrap();
+    assert!(ptx.contains(".target sm_90a") && ptx.contains(".entry scale("), "{ptx}");
+    let ptx80 = std::fs::read_to_string(dir.join("scale.v0.sm_80.ptx")).unwrap();
+    assert!(ptx80.contains(".target sm_80"), "{ptx80}");
+    let gpu = std::fs::read_to_string(dir.join("scale.v0.gpu-ir")).unwrap();
+    assert!(gpu.contains("load {vec = 4}") && gpu.contains("#blocked<spt = [4], tpw = [32], wpc = [4]"), "{gpu}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn only_the_requested_stages_are_written() {
+    let dir = std::env::temp_dir().join(format!("tile-dump-test-ptx-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let item: syn::ItemFn = syn::parse_str(KERNEL).unwrap();
+    let dump = DumpConfig { stages: vec!["ptx".into()], dir: dir.clone() };
+    compile(&item, &KernelOptions::default(), &dump).unwrap();
+    let n = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(n, 4, "two variants × two targets of PTX");
+    std::fs::remove_dir_all(&dir).unwrap();
+    compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+    assert!(!dir.exists());
+}
