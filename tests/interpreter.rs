@@ -115,12 +115,7 @@ fn clamp_matches_reference() {
         .unwrap();
         for i in 0..n {
             let v = x[i];
-            let want = if v.is_nan() {
-                0.0
-            } else {
-                v.clamp(-1.0, 1.0)
-            } / 2.0
-                + 0.25;
+            let want = if v.is_nan() { 0.0 } else { v.clamp(-1.0, 1.0) } / 2.0 + 0.25;
             assert_eq!(out[i], want, "n = {n}, i = {i}, x = {v}");
         }
     }

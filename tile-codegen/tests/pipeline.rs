@@ -15,14 +15,19 @@ fn dumps_every_stage_of_every_variant_and_target() {
     let dir = std::env::temp_dir().join(format!("tile-dump-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let item: syn::ItemFn = syn::parse_str(KERNEL).unwrap();
-    let dump = DumpConfig { stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()], dir: dir.clone() };
+    let dump = DumpConfig {
+        stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()],
+        dir: dir.clone(),
+    };
     let c = compile(&item, &KernelOptions::default(), &dump).unwrap();
     assert_eq!(c.kernel.written, [false, true, false, false]);
     assert_eq!(c.variants.len(), 2);
     assert_eq!(c.variants[0].div16, [true, true, true, false]);
     assert_eq!(c.variants[1].div16, [false, false, false, false]);
-    let mut files: Vec<String> =
-        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     files.sort();
     assert_eq!(
         files,
@@ -41,11 +46,17 @@ fn dumps_every_stage_of_every_variant_and_target() {
         ]
     );
     let ptx = std::fs::read_to_string(dir.join("scale.v0.sm_90a.ptx")).unwrap();
-    assert!(ptx.contains(".target sm_90a") && ptx.contains(".entry scale("), "{ptx}");
+    assert!(
+        ptx.contains(".target sm_90a") && ptx.contains(".entry scale("),
+        "{ptx}"
+    );
     let ptx80 = std::fs::read_to_string(dir.join("scale.v0.sm_80.ptx")).unwrap();
     assert!(ptx80.contains(".target sm_80"), "{ptx80}");
     let gpu = std::fs::read_to_string(dir.join("scale.v0.gpu-ir")).unwrap();
-    assert!(gpu.contains("load {vec = 4}") && gpu.contains("#blocked<spt = [4], tpw = [32], wpc = [4]"), "{gpu}");
+    assert!(
+        gpu.contains("load {vec = 4}") && gpu.contains("#blocked<spt = [4], tpw = [32], wpc = [4]"),
+        "{gpu}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -54,7 +65,10 @@ fn only_the_requested_stages_are_written() {
     let dir = std::env::temp_dir().join(format!("tile-dump-test-ptx-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let item: syn::ItemFn = syn::parse_str(KERNEL).unwrap();
-    let dump = DumpConfig { stages: vec!["ptx".into()], dir: dir.clone() };
+    let dump = DumpConfig {
+        stages: vec!["ptx".into()],
+        dir: dir.clone(),
+    };
     compile(&item, &KernelOptions::default(), &dump).unwrap();
     let n = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(n, 4, "two variants × two targets of PTX");

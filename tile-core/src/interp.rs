@@ -67,7 +67,8 @@ impl HostRef<'_> {
             HostRef::I64(_) => DType::I64,
         }
     }
-    fn len(&self) -> usize {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
         match self {
             HostRef::F32(s) => s.len(),
             HostRef::I32(s) => s.len(),
@@ -91,7 +92,8 @@ impl HostMut<'_> {
             HostMut::I64(_) => DType::I64,
         }
     }
-    fn len(&self) -> usize {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
         match self {
             HostMut::F32(s) => s.len(),
             HostMut::I32(s) => s.len(),
@@ -458,6 +460,30 @@ impl Program<'_, '_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Folds a binary op of two constants of type `d` with the interpreter's semantics (what the
+/// compiler's `canonicalize` uses, so folding can never disagree with execution).
+pub fn fold_binary(op: BinOp, a: ConstValue, b: ConstValue, d: DType) -> Option<ConstValue> {
+    if d == DType::I1 {
+        return None;
+    }
+    to_const(binary(op, const_scalar(a, d), const_scalar(b, d)))
+}
+
+/// Folds a comparison of two constants of type `d`.
+pub fn fold_cmp(p: CmpPred, a: ConstValue, b: ConstValue, d: DType) -> bool {
+    compare(p, const_scalar(a, d), const_scalar(b, d))
+}
+
+fn to_const(s: Scalar) -> Option<ConstValue> {
+    match s {
+        Scalar::I1(b) => Some(ConstValue::Int(b as i64)),
+        Scalar::I32(i) => Some(ConstValue::Int(i as i64)),
+        Scalar::I64(i) => Some(ConstValue::Int(i)),
+        Scalar::F32(x) => Some(ConstValue::Float(x as f64)),
+        Scalar::Ptr { .. } => None,
     }
 }
 

@@ -594,18 +594,7 @@ impl Lowering {
             }
             "load" => {
                 arity(1..=3, "1 to 3 arguments (pointers, mask, other)")?;
-                let p = self.expr(args[0])?;
-                let pty = self
-                    .ty(p)
-                    .filter(|t| t.elem.pointee().is_some())
-                    .ok_or_else(|| {
-                        err(
-                            args[0],
-                            "the first argument of `load` must be a pointer or a tile of pointers",
-                        )
-                    })?;
-                let Val::V(pid) = p else { unreachable_ptr() };
-                let d = pty.elem.pointee().unwrap_or(DType::F32);
+                let (pid, pty, d) = self.pointer_arg(args[0], "load")?;
                 let mut operands = vec![pid];
                 if args.len() >= 2 {
                     let m = self.mask(args[1], &pty)?;
@@ -637,18 +626,7 @@ impl Lowering {
             }
             "store" => {
                 arity(2..=3, "2 or 3 arguments (pointers, values, mask)")?;
-                let p = self.expr(args[0])?;
-                let pty = self
-                    .ty(p)
-                    .filter(|t| t.elem.pointee().is_some())
-                    .ok_or_else(|| {
-                        err(
-                            args[0],
-                            "the first argument of `store` must be a pointer or a tile of pointers",
-                        )
-                    })?;
-                let Val::V(pid) = p else { unreachable_ptr() };
-                let d = pty.elem.pointee().unwrap_or(DType::F32);
+                let (pid, pty, d) = self.pointer_arg(args[0], "store")?;
                 let v = self.expr(args[1])?;
                 if let Some(t) = self.ty(v) {
                     if t.elem != Elem::Scalar(d) {
@@ -743,6 +721,26 @@ impl Lowering {
             _ => Err(err(
                 &c.func,
                 format!("unknown function `{name}`; the kernel language has: {BUILTINS}"),
+            )),
+        }
+    }
+
+    /// Lowers the pointer argument of `load`/`store`: its value, type and pointee type.
+    fn pointer_arg(&mut self, e: &Expr, func: &str) -> syn::Result<(ValueId, Type, DType)> {
+        let p = self.expr(e)?;
+        match (p, self.ty(p)) {
+            (Val::V(id), Some(t)) => match t.elem.pointee() {
+                Some(d) => Ok((id, t, d)),
+                None => Err(err(
+                    e,
+                    format!(
+                        "the first argument of `{func}` must be a pointer or a tile of pointers"
+                    ),
+                )),
+            },
+            _ => Err(err(
+                e,
+                format!("the first argument of `{func}` must be a pointer or a tile of pointers"),
             )),
         }
     }

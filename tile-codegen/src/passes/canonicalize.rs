@@ -1,12 +1,14 @@
 //! `canonicalize`: local simplifications that keep the meaning exactly.
 //!
 //! - binary ops and comparisons of two scalar constants fold to a constant (integer arithmetic
-//!   wraps as the ops do; float folding in f32 arithmetic);
+//!   wraps as the ops do; float folding in f32 arithmetic) — by the interpreter's own
+//!   `fold_binary`/`fold_cmp`, so folding and execution cannot disagree;
 //! - `x + 0`, `x - 0`, `x * 1`, `x / 1` (integers; for floats only `x * 1.0` and `x / 1.0`, since
 //!   `-0.0 + 0.0` is not `-0.0`) become `x`, also when the constant is splatted;
 //! - `splat` of a constant stays (the LLVM lowering folds it); unused results are left to `dce`.
 
-use tile_core::ir::{BinOp, CmpPred, ConstValue, DType, Function, OpKind, ValueId};
+use tile_core::interp;
+use tile_core::ir::{BinOp, ConstValue, Function, OpKind, ValueId};
 
 /// The constant a value holds, looking through `splat`.
 fn constant(f: &Function, v: ValueId) -> Option<ConstValue> {
@@ -41,7 +43,7 @@ pub fn run(f: &mut Function) {
                 let (cx, cy) = (constant(f, x), constant(f, y));
                 if !ty.is_tensor() {
                     if let (Some(a), Some(c), Some(dt)) = (cx, cy, ty.dtype()) {
-                        if let Some(v) = fold_binary(b, a, c, dt) {
+                        if let Some(v) = interp::fold_binary(b, a, c, dt) {
                             f.ops[op.index()].kind = OpKind::Constant(v);
                             f.ops[op.index()].operands.clear();
                             continue;
@@ -71,109 +73,15 @@ pub fn run(f: &mut Function) {
                 }
             }
             OpKind::Cmp(p) if !ty.is_tensor() => {
-                if let (Some(a), Some(c)) = (constant(f, d.operands[0]), constant(f, d.operands[1]))
-                {
-                    if let Some(v) = fold_cmp(p, a, c) {
-                        f.ops[op.index()].kind = OpKind::Constant(ConstValue::Int(v as i64));
-                        f.ops[op.index()].operands.clear();
-                    }
+                let operand_type = f.ty(d.operands[0]).dtype();
+                let (a, c) = (constant(f, d.operands[0]), constant(f, d.operands[1]));
+                if let (Some(a), Some(c), Some(dt)) = (a, c, operand_type) {
+                    let v = interp::fold_cmp(p, a, c, dt);
+                    f.ops[op.index()].kind = OpKind::Constant(ConstValue::Int(v as i64));
+                    f.ops[op.index()].operands.clear();
                 }
             }
             _ => {}
         }
     }
-}
-
-fn fold_binary(b: BinOp, a: ConstValue, c: ConstValue, d: DType) -> Option<ConstValue> {
-    match (a, c, d) {
-        (ConstValue::Int(x), ConstValue::Int(y), DType::I32) => {
-            let (x, y) = (x as i32, y as i32);
-            let v = match b {
-                BinOp::Add => x.wrapping_add(y),
-                BinOp::Sub => x.wrapping_sub(y),
-                BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => {
-                    if y == 0 {
-                        0
-                    } else {
-                        x.wrapping_div(y)
-                    }
-                }
-                BinOp::Rem => {
-                    if y == 0 {
-                        0
-                    } else {
-                        x.wrapping_rem(y)
-                    }
-                }
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                BinOp::And => x & y,
-                BinOp::Or => x | y,
-                BinOp::Xor => x ^ y,
-            };
-            Some(ConstValue::Int(v as i64))
-        }
-        (ConstValue::Int(x), ConstValue::Int(y), DType::I64) => {
-            let v = match b {
-                BinOp::Add => x.wrapping_add(y),
-                BinOp::Sub => x.wrapping_sub(y),
-                BinOp::Mul => x.wrapping_mul(y),
-                BinOp::Div => {
-                    if y == 0 {
-                        0
-                    } else {
-                        x.wrapping_div(y)
-                    }
-                }
-                BinOp::Rem => {
-                    if y == 0 {
-                        0
-                    } else {
-                        x.wrapping_rem(y)
-                    }
-                }
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                BinOp::And => x & y,
-                BinOp::Or => x | y,
-                BinOp::Xor => x ^ y,
-            };
-            Some(ConstValue::Int(v))
-        }
-        (ConstValue::Float(x), ConstValue::Float(y), DType::F32) => {
-            let (x, y) = (x as f32, y as f32);
-            let v = match b {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::Mul => x * y,
-                BinOp::Div => x / y,
-                BinOp::Rem => x % y,
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                BinOp::And | BinOp::Or | BinOp::Xor => return None,
-            };
-            Some(ConstValue::Float(v as f64))
-        }
-        _ => None,
-    }
-}
-
-fn fold_cmp(p: CmpPred, a: ConstValue, c: ConstValue) -> Option<bool> {
-    let ord = match (a, c) {
-        (ConstValue::Int(x), ConstValue::Int(y)) => Some(x.cmp(&y)),
-        (ConstValue::Float(x), ConstValue::Float(y)) => x.partial_cmp(&y),
-        _ => return None,
-    };
-    use std::cmp::Ordering::*;
-    Some(match (p, ord) {
-        (CmpPred::Ne, None) => true,
-        (_, None) => false,
-        (CmpPred::Lt, Some(o)) => o == Less,
-        (CmpPred::Le, Some(o)) => o != Greater,
-        (CmpPred::Gt, Some(o)) => o == Greater,
-        (CmpPred::Ge, Some(o)) => o != Less,
-        (CmpPred::Eq, Some(o)) => o == Equal,
-        (CmpPred::Ne, Some(o)) => o != Equal,
-    })
 }

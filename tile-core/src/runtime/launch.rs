@@ -82,25 +82,9 @@ impl BufArg<'_> {
     fn len(&self) -> usize {
         match self {
             BufArg::Device { len, .. } => *len,
-            BufArg::HostRef(r) => host_ref_len(r),
-            BufArg::HostMut(m) => host_mut_len(m),
+            BufArg::HostRef(r) => r.len(),
+            BufArg::HostMut(m) => m.len(),
         }
-    }
-}
-
-fn host_ref_len(r: &HostRef<'_>) -> usize {
-    match r {
-        HostRef::F32(s) => s.len(),
-        HostRef::I32(s) => s.len(),
-        HostRef::I64(s) => s.len(),
-    }
-}
-
-fn host_mut_len(m: &HostMut<'_>) -> usize {
-    match m {
-        HostMut::F32(s) => s.len(),
-        HostMut::I32(s) => s.len(),
-        HostMut::I64(s) => s.len(),
     }
 }
 
