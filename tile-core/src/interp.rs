@@ -67,6 +67,11 @@ impl HostRef<'_> {
             HostRef::I64(_) => DType::I64,
         }
     }
+    /// True when the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         match self {
@@ -92,6 +97,11 @@ impl HostMut<'_> {
             HostMut::I64(_) => DType::I64,
         }
     }
+    /// True when the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         match self {
