@@ -17,6 +17,7 @@ use tile::prelude::*;
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 const LAUNCHES: usize = 10_000;
+const ROUNDS: usize = 9;
 
 fn run() -> Res<()> {
     let dev = match Device::cuda(0) {
@@ -56,41 +57,56 @@ fn run() -> Res<()> {
         unsafe { b.launch(cfg) }?;
         Ok(())
     };
-    let mut results = Vec::new();
-    for round in 0..3 {
+    let mut out2 = stream.alloc_zeros::<f32>(n as usize)?;
+    let mut wrapper = || -> Res<()> {
+        add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
+        Ok(())
+    };
+    // Mean host time of one launch over LAUNCHES back-to-back launches, after 1000 warm-ups.
+    let mean_us = |f: &mut dyn FnMut() -> Res<()>| -> Res<f64> {
         for _ in 0..1000 {
-            raw()?;
+            f()?;
         }
         stream.synchronize()?;
         let t = Instant::now();
         for _ in 0..LAUNCHES {
-            raw()?;
+            f()?;
         }
-        let raw_us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
+        let us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
         stream.synchronize()?;
-
-        let mut out2 = stream.alloc_zeros::<f32>(n as usize)?;
-        for _ in 0..1000 {
-            add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
-        }
-        stream.synchronize()?;
-        let t = Instant::now();
-        for _ in 0..LAUNCHES {
-            add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
-        }
-        let tile_us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
-        stream.synchronize()?;
-        let got = stream.clone_dtoh(&out2)?;
-        let want: Vec<f32> = host.iter().map(|&v| (v + v) * v).collect();
-        if got != want {
-            return Err("wrapper launches computed a wrong result".into());
-        }
-        println!("round {round}: cudarc launch {raw_us:.2} us, tile wrapper {tile_us:.2} us, difference {:+.2} us", tile_us - raw_us);
-        results.push((raw_us, tile_us));
+        Ok(us)
+    };
+    // Alternate the order between rounds so that neither side always runs second.
+    let (mut raws, mut tiles) = (Vec::new(), Vec::new());
+    for round in 0..ROUNDS {
+        let (r, t) = if round % 2 == 0 {
+            let r = mean_us(&mut raw)?;
+            (r, mean_us(&mut wrapper)?)
+        } else {
+            let t = mean_us(&mut wrapper)?;
+            (mean_us(&mut raw)?, t)
+        };
+        println!(
+            "round {round}: cudarc launch {r:.2} us, tile wrapper {t:.2} us, difference {:+.2} us",
+            t - r
+        );
+        raws.push(r);
+        tiles.push(t);
     }
-    results.sort_by(|a, b| (a.1 - a.0).total_cmp(&(b.1 - b.0)));
-    let (r, t) = results[1];
-    println!("launch cost (mean of {LAUNCHES} launches, median round): cudarc {r:.2} us, tile {t:.2} us, wrapper adds {:+.2} us", t - r);
+    let got = stream.clone_dtoh(&out2)?;
+    let want: Vec<f32> = host.iter().map(|&v| (v + v) * v).collect();
+    if got != want {
+        return Err("wrapper launches computed a wrong result".into());
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let (r, t) = (median(&mut raws), median(&mut tiles));
+    println!(
+        "launch cost (mean of {LAUNCHES} launches, median of {ROUNDS} rounds): cudarc {r:.2} us, tile {t:.2} us, wrapper adds {:+.2} us",
+        t - r
+    );
     Ok(())
 }
 

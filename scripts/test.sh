@@ -56,7 +56,7 @@ fi
 
 echo
 echo "==> GPU tests say whether they ran (they run on a machine with a CUDA device)"
-cargo test --test gpu -- --nocapture --test-threads=1 2>&1 | grep -E "^skipped|^test result" || true
+cargo test --test gpu -- --nocapture --test-threads=1 2>&1 | grep -E "skipped|^test result" || true
 
 echo
 echo "==> RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps"
