@@ -213,7 +213,7 @@ fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
                 #(#wrapper_params),*
             ) -> ::core::result::Result<(), ::tile::Error> {
                 let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
-                let args = ::std::vec![#(#arg_exprs),*];
+                let args = [#(#arg_exprs),*];
                 ::tile::launch(&KERNEL, &CACHE, dev, grid.into(), args, &extents)
             }
         }

@@ -171,12 +171,12 @@ const PORTABLE_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 ///
 /// Called by the generated wrappers; they have already turned each buffer into a [`BufArg`] of
 /// the right device.
-pub fn launch(
+pub fn launch<const N: usize>(
     spec: &'static KernelSpec,
     cache: &ModuleCache,
     dev: &Device,
     grid: Grid,
-    args: Vec<Arg<'_>>,
+    args: [Arg<'_>; N],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
     let kernel = spec.name;
@@ -244,15 +244,15 @@ pub fn launch(
     }
     match dev {
         Device::Interpreter => run_interpreted(spec, cache, dims, args),
-        Device::Cuda(c) => run_cuda(spec, cache, c, grid, args),
+        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
     }
 }
 
-fn run_interpreted(
+fn run_interpreted<const N: usize>(
     spec: &KernelSpec,
     cache: &ModuleCache,
     grid: [u32; 3],
-    args: Vec<Arg<'_>>,
+    args: [Arg<'_>; N],
 ) -> Result<(), Error> {
     let f = cache.ir(spec)?;
     let mut iargs = Vec::with_capacity(args.len());
@@ -287,7 +287,7 @@ fn run_cuda(
     cache: &ModuleCache,
     dev: &CudaDevice,
     grid: Grid,
-    args: Vec<Arg<'_>>,
+    args: &[Arg<'_>],
 ) -> Result<(), Error> {
     let kernel = spec.name;
     let (major, minor) = dev.cc;
@@ -297,7 +297,7 @@ fn run_cuda(
         .position(|v| {
             v.div16
                 .iter()
-                .zip(&args)
+                .zip(args)
                 .all(|(&need, a)| !need || meets_div16(a))
         })
         .ok_or_else(|| Error::NoVariant {
@@ -321,30 +321,22 @@ fn run_cuda(
         })?;
     let func = cache.function(spec, dev, variant, target)?;
 
-    // Plain values in a vector that is not resized while the builder borrows them.
-    let raw: Vec<Raw> = args
-        .iter()
-        .map(|a| match a {
-            Arg::Buf(BufArg::Device { ptr, .. }) => Raw::Ptr(*ptr),
-            Arg::Buf(_) => Raw::Ptr(0),
-            Arg::I32(v) => Raw::I32(*v),
-            Arg::I64(v) => Raw::I64(*v),
-            Arg::F32(v) => Raw::F32(*v),
-        })
-        .collect();
     if args
         .iter()
         .any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
+    // The builder borrows each value where it lives in `args`: no copies, no allocation.
     let mut builder = dev.stream.launch_builder(&func);
-    for r in &raw {
-        match r {
-            Raw::Ptr(p) => builder.arg(p),
-            Raw::I32(v) => builder.arg(v),
-            Raw::I64(v) => builder.arg(v),
-            Raw::F32(v) => builder.arg(v),
+    for a in args {
+        match a {
+            Arg::Buf(BufArg::Device { ptr, .. }) => builder.arg(ptr),
+            Arg::I32(v) => builder.arg(v),
+            Arg::I64(v) => builder.arg(v),
+            Arg::F32(v) => builder.arg(v),
+            // Rejected just above.
+            Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)) => &mut builder,
         };
     }
     let cfg = LaunchConfig {
@@ -355,20 +347,12 @@ fn run_cuda(
     // SAFETY: the PTX entry was generated from the same kernel as `spec.params`, and the argument
     // list was checked above to have one value per parameter of the matching kind and type, in
     // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer
-    // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (inside
-    // `args`, dropped after this call) orders the launch after pending work on the buffer. The
+    // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (in
+    // `args`, which `launch` drops only after this call) orders the launch after pending work on the buffer. The
     // grid is within the device's limits and the block size is the `.maxntid` the PTX was built
     // for. What this cannot check: that the kernel's own masks keep accesses inside the declared
     // extents — the interpreter checks that for every access on the same code.
     let launched = unsafe { builder.launch(cfg) };
     driver(&format!("launching kernel `{kernel}`"), launched)?;
-    drop(args);
     Ok(())
-}
-
-enum Raw {
-    Ptr(CUdeviceptr),
-    I32(i32),
-    I64(i64),
-    F32(f32),
 }
