@@ -348,11 +348,14 @@ fn run_cuda(
     // list was checked above to have one value per parameter of the matching kind and type, in
     // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer
     // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (in
-    // `args`, which `launch` drops only after this call) orders the launch after pending work on the buffer. The
-    // grid is within the device's limits and the block size is the `.maxntid` the PTX was built
-    // for. What this cannot check: that the kernel's own masks keep accesses inside the declared
+    // `args`, which `launch` drops only after this call) orders the launch after pending work on
+    // the buffer. The grid is within the device's limits and the block size is the `.maxntid` the
+    // PTX was built for. What this cannot check: that the kernel's own masks keep accesses inside the declared
     // extents — the interpreter checks that for every access on the same code.
     let launched = unsafe { builder.launch(cfg) };
-    driver(&format!("launching kernel `{kernel}`"), launched)?;
-    Ok(())
+    // The message is built only on failure: this is the hot path.
+    launched.map(|_| ()).map_err(|source| Error::Driver {
+        during: format!("launching kernel `{kernel}`"),
+        source,
+    })
 }
