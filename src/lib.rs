@@ -27,7 +27,7 @@
 //! `i32`, `i64`, `f32` by value, and `NAME: Const<N>` compile-time constants.
 //!
 //! Body: `let` bindings and assignments; integer, float and bool literals (typed by context);
-//! `+ - * / %`, comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
+//! `+ - * /`, `%` (integers), comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
 //! `ptr + offsets` for tiles of pointers; and the functions
 //!
 //! | function | meaning |

@@ -464,6 +464,10 @@ impl Lowering {
             SynBin::Sub(_) => arith(self, BinOp::Sub),
             SynBin::Mul(_) => arith(self, BinOp::Mul),
             SynBin::Div(_) => arith(self, BinOp::Div),
+            SynBin::Rem(_) if d.is_float() => Err(err(
+                at,
+                "`%` on floats is not supported yet (the GPU's `frem` is not exact `fmod`)",
+            )),
             SynBin::Rem(_) => arith(self, BinOp::Rem),
             SynBin::BitAnd(_) => arith(self, BinOp::And),
             SynBin::BitOr(_) => arith(self, BinOp::Or),
