@@ -1,3 +1,4 @@
+//! Must not compile: parameter types outside the accepted forms are errors at the type.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: a closure in a kernel is an error at the closure.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: an extent naming something that is not a parameter is an error at the name.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: % on floats is rejected (not yet exact on the GPU).
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: a loop in a kernel is an error at the loop.
 use tile::prelude::*;
 
 #[tile_kernel]

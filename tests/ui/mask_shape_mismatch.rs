@@ -1,3 +1,4 @@
+//! Must not compile: a mask whose shape differs from the pointer tile's is an error at the mask.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: mixing f32 and i32 without a conversion is an error at the expression.
 use tile::prelude::*;
 
 #[tile_kernel]

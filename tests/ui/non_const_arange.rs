@@ -1,3 +1,4 @@
+//! Must not compile: arange bounds must be compile-time integers.
 use tile::prelude::*;
 
 #[tile_kernel]

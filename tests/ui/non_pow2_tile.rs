@@ -1,3 +1,4 @@
+//! Must not compile: a tile size must be a power of two.
 use tile::prelude::*;
 
 #[tile_kernel]

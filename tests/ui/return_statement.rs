@@ -1,3 +1,4 @@
+//! Must not compile: a kernel cannot return a value.
 use tile::prelude::*;
 
 #[tile_kernel]

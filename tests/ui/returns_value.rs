@@ -1,3 +1,4 @@
+//! Must not compile: a kernel signature cannot declare a return type.
 use tile::prelude::*;
 
 #[tile_kernel]

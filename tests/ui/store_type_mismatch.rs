@@ -1,3 +1,4 @@
+//! Must not compile: storing f32 values through Ptr<i32> is an error at the value.
 use tile::prelude::*;
 
 #[tile_kernel]

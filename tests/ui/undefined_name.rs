@@ -1,3 +1,4 @@
+//! Must not compile: an unknown name is an error at the name.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: an unknown function is an error at its name, listing the language's functions.
 use tile::prelude::*;
 
 #[tile_kernel]

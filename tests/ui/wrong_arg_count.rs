@@ -1,3 +1,4 @@
+//! Must not compile: a builtin called with the wrong number of arguments is an error at the call.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,3 +1,4 @@
+//! Must not compile: the generated launch wrapper is typed: element types and &mut for written buffers.
 use tile::prelude::*;
 
 #[tile_kernel]
