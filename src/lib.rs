@@ -41,6 +41,7 @@
 //!
 //! Integer arithmetic wraps; integer division by zero gives 0 on every back end.
 
+pub use half::{bf16, f16};
 pub use tile_core::interp;
 pub use tile_core::ir;
 pub use tile_core::runtime::{
@@ -51,5 +52,7 @@ pub use tile_macros::tile_kernel;
 
 /// What a kernel file needs: the attribute, devices, buffers, grids.
 pub mod prelude {
-    pub use crate::{cdiv, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef};
+    pub use crate::{
+        bf16, cdiv, f16, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef,
+    };
 }

@@ -8,7 +8,10 @@
 
 use std::fmt;
 
-use crate::ir::{BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId};
+use crate::ir::{
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, ReduceKind, Type, UnOp,
+    ValueId,
+};
 
 /// A host buffer the kernel reads.
 #[derive(Debug)]
@@ -19,6 +22,10 @@ pub enum HostRef<'a> {
     I32(&'a [i32]),
     /// `i64` elements.
     I64(&'a [i64]),
+    /// `f16` elements.
+    F16(&'a [half::f16]),
+    /// `bf16` elements.
+    BF16(&'a [half::bf16]),
 }
 
 /// A host buffer the kernel may write.
@@ -30,6 +37,10 @@ pub enum HostMut<'a> {
     I32(&'a mut [i32]),
     /// `i64` elements.
     I64(&'a mut [i64]),
+    /// `f16` elements.
+    F16(&'a mut [half::f16]),
+    /// `bf16` elements.
+    BF16(&'a mut [half::bf16]),
 }
 
 /// One argument of an interpreted launch.
@@ -65,6 +76,8 @@ impl HostRef<'_> {
             HostRef::F32(_) => DType::F32,
             HostRef::I32(_) => DType::I32,
             HostRef::I64(_) => DType::I64,
+            HostRef::F16(_) => DType::F16,
+            HostRef::BF16(_) => DType::BF16,
         }
     }
     /// True when the buffer has no elements.
@@ -78,6 +91,8 @@ impl HostRef<'_> {
             HostRef::F32(s) => s.len(),
             HostRef::I32(s) => s.len(),
             HostRef::I64(s) => s.len(),
+            HostRef::F16(s) => s.len(),
+            HostRef::BF16(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -85,6 +100,8 @@ impl HostRef<'_> {
             HostRef::F32(s) => Scalar::F32(s[i]),
             HostRef::I32(s) => Scalar::I32(s[i]),
             HostRef::I64(s) => Scalar::I64(s[i]),
+            HostRef::F16(s) => Scalar::F16(s[i]),
+            HostRef::BF16(s) => Scalar::BF16(s[i]),
         }
     }
 }
@@ -95,6 +112,8 @@ impl HostMut<'_> {
             HostMut::F32(_) => DType::F32,
             HostMut::I32(_) => DType::I32,
             HostMut::I64(_) => DType::I64,
+            HostMut::F16(_) => DType::F16,
+            HostMut::BF16(_) => DType::BF16,
         }
     }
     /// True when the buffer has no elements.
@@ -108,6 +127,8 @@ impl HostMut<'_> {
             HostMut::F32(s) => s.len(),
             HostMut::I32(s) => s.len(),
             HostMut::I64(s) => s.len(),
+            HostMut::F16(s) => s.len(),
+            HostMut::BF16(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -115,6 +136,8 @@ impl HostMut<'_> {
             HostMut::F32(s) => Scalar::F32(s[i]),
             HostMut::I32(s) => Scalar::I32(s[i]),
             HostMut::I64(s) => Scalar::I64(s[i]),
+            HostMut::F16(s) => Scalar::F16(s[i]),
+            HostMut::BF16(s) => Scalar::BF16(s[i]),
         }
     }
     fn set(&mut self, i: usize, v: Scalar) -> bool {
@@ -122,6 +145,8 @@ impl HostMut<'_> {
             (HostMut::F32(s), Scalar::F32(x)) => s[i] = x,
             (HostMut::I32(s), Scalar::I32(x)) => s[i] = x,
             (HostMut::I64(s), Scalar::I64(x)) => s[i] = x,
+            (HostMut::F16(s), Scalar::F16(x)) => s[i] = x,
+            (HostMut::BF16(s), Scalar::BF16(x)) => s[i] = x,
             _ => return false,
         }
         true
@@ -178,6 +203,8 @@ enum Scalar {
     I32(i32),
     I64(i64),
     F32(f32),
+    F16(half::f16),
+    BF16(half::bf16),
     /// A pointer: which argument's buffer, and the element offset into it.
     Ptr {
         buf: u32,
@@ -347,6 +374,39 @@ impl Program<'_, '_, '_> {
                         .collect(),
                 )
             }
+            OpKind::Math(m) => {
+                let args: Vec<&Val> = data
+                    .operands
+                    .iter()
+                    .map(|&o| self.get(o))
+                    .collect::<Result<_, _>>()?;
+                Some(
+                    (0..args[0].len())
+                        .map(|i| {
+                            math(
+                                *m,
+                                args[0][i],
+                                args.get(1).map(|a| a[i]),
+                                args.get(2).map(|a| a[i]),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+            OpKind::Cast => {
+                let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
+                Some(
+                    self.get(data.operands[0])?
+                        .iter()
+                        .map(|&x| cast(x, d))
+                        .collect(),
+                )
+            }
+            OpKind::Reduce { kind, axis } => {
+                let a = self.get(data.operands[0])?;
+                let shape = &f.ty(data.operands[0]).shape;
+                Some(reduce(*kind, a, shape, *axis as usize))
+            }
             OpKind::Load { .. } => Some(self.load(&data.operands)?),
             OpKind::Store { .. } => {
                 self.store(&data.operands)?;
@@ -493,6 +553,8 @@ fn to_const(s: Scalar) -> Option<ConstValue> {
         Scalar::I32(i) => Some(ConstValue::Int(i as i64)),
         Scalar::I64(i) => Some(ConstValue::Int(i)),
         Scalar::F32(x) => Some(ConstValue::Float(x as f64)),
+        Scalar::F16(x) => Some(ConstValue::Float(x.to_f64())),
+        Scalar::BF16(x) => Some(ConstValue::Float(x.to_f64())),
         Scalar::Ptr { .. } => None,
     }
 }
@@ -507,6 +569,10 @@ fn const_scalar(c: ConstValue, d: DType) -> Scalar {
         (ConstValue::Float(x), DType::I32) => Scalar::I32(x as i32),
         (ConstValue::Float(x), DType::I64) => Scalar::I64(x as i64),
         (ConstValue::Float(x), DType::I1) => Scalar::I1(x != 0.0),
+        (ConstValue::Int(i), DType::F16) => Scalar::F16(half::f16::from_f64(i as f64)),
+        (ConstValue::Float(x), DType::F16) => Scalar::F16(half::f16::from_f64(x)),
+        (ConstValue::Int(i), DType::BF16) => Scalar::BF16(half::bf16::from_f64(i as f64)),
+        (ConstValue::Float(x), DType::BF16) => Scalar::BF16(half::bf16::from_f64(x)),
     }
 }
 
@@ -576,6 +642,8 @@ fn compare(p: CmpPred, a: Scalar, b: Scalar) -> bool {
         (Scalar::I32(x), Scalar::I32(y)) => Some(x.cmp(&y)),
         (Scalar::I64(x), Scalar::I64(y)) => Some(x.cmp(&y)),
         (Scalar::F32(x), Scalar::F32(y)) => x.partial_cmp(&y),
+        (Scalar::F16(x), Scalar::F16(y)) => x.partial_cmp(&y),
+        (Scalar::BF16(x), Scalar::BF16(y)) => x.partial_cmp(&y),
         _ => None,
     };
     match (p, ord) {
@@ -597,10 +665,114 @@ fn unary(op: UnOp, a: Scalar) -> Scalar {
         (UnOp::Neg, I32(x)) => I32(x.wrapping_neg()),
         (UnOp::Neg, I64(x)) => I64(x.wrapping_neg()),
         (UnOp::Neg, F32(x)) => F32(-x),
+        (UnOp::Neg, F16(x)) => F16(-x),
+        (UnOp::Neg, BF16(x)) => BF16(-x),
         (UnOp::Not, I1(x)) => I1(!x),
         (UnOp::Not, I32(x)) => I32(!x),
         (UnOp::Not, I64(x)) => I64(!x),
         // Rejected by the verifier.
-        (UnOp::Neg, a @ (I1(_) | Ptr { .. })) | (UnOp::Not, a @ (F32(_) | Ptr { .. })) => a,
+        (UnOp::Neg, a @ (I1(_) | Ptr { .. }))
+        | (UnOp::Not, a @ (F32(_) | F16(_) | BF16(_) | Ptr { .. })) => a,
     }
+}
+
+fn as_f64(x: Scalar) -> f64 {
+    match x {
+        Scalar::I1(b) => b as u8 as f64,
+        Scalar::I32(i) => i as f64,
+        Scalar::I64(i) => i as f64,
+        Scalar::F32(v) => v as f64,
+        Scalar::F16(v) => v.to_f64(),
+        Scalar::BF16(v) => v.to_f64(),
+        Scalar::Ptr { off, .. } => off as f64,
+    }
+}
+
+/// Element-wise conversion, as `cast` defines it.
+fn cast(x: Scalar, to: DType) -> Scalar {
+    use Scalar::*;
+    match (x, to) {
+        (I1(b), DType::I1) => I1(b),
+        (I1(b), d) => const_scalar(ConstValue::Int(b as i64), d),
+        (v, DType::I1) => I1(as_f64(v) != 0.0 || as_f64(v).is_nan()),
+        (I32(i), DType::I32) => I32(i),
+        (I32(i), DType::I64) => I64(i as i64),
+        (I64(i), DType::I32) => I32(i as i32),
+        (I64(i), DType::I64) => I64(i),
+        (I32(i), DType::F32) => F32(i as f32),
+        (I64(i), DType::F32) => F32(i as f32),
+        (I32(i), DType::F16) => F16(half::f16::from_f32(i as f32)),
+        (I64(i), DType::F16) => F16(half::f16::from_f32(i as f32)),
+        (I32(i), DType::BF16) => BF16(half::bf16::from_f32(i as f32)),
+        (I64(i), DType::BF16) => BF16(half::bf16::from_f32(i as f32)),
+        (F32(v), d) => from_f32(v, d),
+        (F16(v), d) => from_f32(v.to_f32(), d),
+        (BF16(v), d) => from_f32(v.to_f32(), d),
+        (p @ Ptr { .. }, _) => p,
+    }
+}
+
+fn from_f32(v: f32, to: DType) -> Scalar {
+    match to {
+        // Rust's `as` truncates toward zero, saturates, and maps NaN to 0, like PTX's `cvt.rzi.sat`.
+        DType::I32 => Scalar::I32(v as i32),
+        DType::I64 => Scalar::I64(v as i64),
+        DType::F32 => Scalar::F32(v),
+        DType::F16 => Scalar::F16(half::f16::from_f32(v)),
+        DType::BF16 => Scalar::BF16(half::bf16::from_f32(v)),
+        DType::I1 => Scalar::I1(v != 0.0 || v.is_nan()),
+    }
+}
+
+/// The float math functions, computed in f32 with the definitions `MathFn` documents.
+fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
+    let f = |s: Option<Scalar>| match s {
+        Some(Scalar::F32(v)) => v,
+        _ => f32::NAN,
+    };
+    match (m, a) {
+        (MathFn::Abs, Scalar::I32(i)) => return Scalar::I32(i.wrapping_abs()),
+        (MathFn::Abs, Scalar::I64(i)) => return Scalar::I64(i.wrapping_abs()),
+        _ => {}
+    }
+    let x = f(Some(a));
+    Scalar::F32(match m {
+        MathFn::Exp => x.exp(),
+        MathFn::Exp2 => x.exp2(),
+        MathFn::Log => x.ln(),
+        MathFn::Log2 => x.log2(),
+        MathFn::Sqrt => x.sqrt(),
+        MathFn::Rsqrt => 1.0 / x.sqrt(),
+        MathFn::Erf => libm::erff(x),
+        MathFn::Tanh => x.tanh(),
+        MathFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        MathFn::Abs => x.abs(),
+        MathFn::Floor => x.floor(),
+        MathFn::Ceil => x.ceil(),
+        MathFn::Pow => (f(b) * x.log2()).exp2(),
+        MathFn::Fma => x.mul_add(f(b), f(c)),
+    })
+}
+
+/// Reduces `a` (row-major, `shape`) along `axis`.
+fn reduce(kind: ReduceKind, a: &[Scalar], shape: &[u32], axis: usize) -> Val {
+    let n = shape[axis] as usize;
+    let inner: usize = shape[axis + 1..].iter().map(|&d| d as usize).product();
+    let outer: usize = shape[..axis].iter().map(|&d| d as usize).product();
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = a[o * n * inner + i];
+            for k in 1..n {
+                let x = a[(o * n + k) * inner + i];
+                acc = match kind {
+                    ReduceKind::Sum => binary(BinOp::Add, acc, x),
+                    ReduceKind::Max => binary(BinOp::Max, acc, x),
+                    ReduceKind::Min => binary(BinOp::Min, acc, x),
+                };
+            }
+            out.push(acc);
+        }
+    }
+    out
 }

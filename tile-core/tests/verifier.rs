@@ -230,3 +230,54 @@ fn parser_errors_have_locations() {
         assert!(e.contains(expected), "expected `{expected}`, got `{e}`");
     }
 }
+
+#[test]
+fn math_operands() {
+    rejects(
+        "  %0 = constant 1 : i32\n  %1 = exp %0 : i32\n  return",
+        "`exp` does not take `i32`",
+    );
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = fma %0, %0 : f32\n  return",
+        "`fma` takes 3 operand(s), found 2",
+    );
+    accepts("  %0 = abs %n : i32\n  %1 = constant 2.0 : f32\n  %2 = pow %1, %1 : f32\n  %3 = fma %1, %1, %2 : f32\n  return");
+}
+
+#[test]
+fn cast_keeps_shape() {
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<8xf32>\n  return",
+        "`cast` keeps the shape",
+    );
+    rejects(
+        "  %0 = cast %p : i64\n  return",
+        "`cast` converts numbers, not pointers",
+    );
+    accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xbf16>\n  %2 = cast %1 : tensor<4xf32>\n  return");
+}
+
+#[test]
+fn reduce_axis_and_result() {
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = reduce sum {axis = 1} %0 : i32\n  return",
+        "axis 1 is out of range",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = reduce max {axis = 0} %0 : f32\n  return",
+        "the result must be `i32`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf16>\n  %2 = reduce sum {axis = 0} %1 : f16\n  return",
+        "reductions take i32, i64 or f32",
+    );
+    accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = reduce min {axis = 0} %0 : i32\n  return");
+}
+
+#[test]
+fn half_types_are_storage_only() {
+    rejects(
+        "  %0 = constant 1.0 : f16\n  %1 = add %0, %0 : f16\n  return",
+        "`add` takes i32, i64 or f32; cast `f16` to f32 first",
+    );
+}

@@ -53,6 +53,8 @@ fn dtype_tokens(d: DType) -> Tokens {
         DType::I1 => quote!(bool),
         DType::I32 => quote!(i32),
         DType::I64 => quote!(i64),
+        DType::F16 => quote!(::tile::f16),
+        DType::BF16 => quote!(::tile::bf16),
         DType::F32 => quote!(f32),
     }
 }
@@ -62,6 +64,8 @@ fn dtype_path(d: DType) -> Tokens {
         DType::I1 => quote!(::tile::ir::DType::I1),
         DType::I32 => quote!(::tile::ir::DType::I32),
         DType::I64 => quote!(::tile::ir::DType::I64),
+        DType::F16 => quote!(::tile::ir::DType::F16),
+        DType::BF16 => quote!(::tile::ir::DType::BF16),
         DType::F32 => quote!(::tile::ir::DType::F32),
     }
 }

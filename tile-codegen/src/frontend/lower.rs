@@ -18,7 +18,8 @@ use std::collections::HashMap;
 use quote::ToTokens;
 use syn::{BinOp as SynBin, Expr, Lit, Stmt, UnOp as SynUn};
 use tile_core::ir::{
-    BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind, Type, UnOp, ValueId,
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, ReduceKind, Type, UnOp,
+    ValueId,
 };
 
 use super::signature::{Param, ParamDecl};
@@ -32,7 +33,9 @@ enum Val {
 }
 
 /// The DSL's functions, for "unknown function" messages.
-const BUILTINS: &str = "program_id, num_programs, arange, load, store, select, min, max";
+const BUILTINS: &str = "program_id, num_programs, arange, load, store, select, min, max, \
+exp, exp2, log, log2, sqrt, rsqrt, erf, tanh, sigmoid, abs, floor, ceil, pow, fma; \
+and the methods .sum(), .max(), .min() (reductions) and the math functions as methods (x.exp())";
 
 fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new_spanned(t.to_token_stream(), msg)
@@ -229,10 +232,7 @@ impl Lowering {
             },
             Expr::Path(p) => {
                 let Some(id) = p.path.get_ident() else {
-                    return Err(err(
-                        p,
-                        "paths are not supported in kernels; use a local or parameter name",
-                    ));
+                    return named_constant(p);
                 };
                 self.scope
                     .get(&id.to_string())
@@ -266,13 +266,8 @@ impl Lowering {
                 e,
                 "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`",
             )),
-            Expr::MethodCall(m) => Err(err(
-                e,
-                format!(
-                    "method calls are not supported in kernels; write `{}(...)` as a function",
-                    m.method
-                ),
-            )),
+            Expr::MethodCall(m) => self.method_call(m, e),
+            Expr::Cast(c) => self.cast(c),
             Expr::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
             Expr::Index(_) => Err(err(
                 e,
@@ -294,7 +289,7 @@ impl Lowering {
             Val::V(id) => id,
             Val::Int(i) => {
                 let c = match d {
-                    DType::F32 => ConstValue::Float(i as f64),
+                    DType::F32 | DType::F16 | DType::BF16 => ConstValue::Float(i as f64),
                     DType::I32 => {
                         if i32::try_from(i).is_err() {
                             return Err(err(at, format!("literal {i} does not fit in i32")));
@@ -312,7 +307,7 @@ impl Lowering {
                 self.push(OpKind::Constant(c), vec![], Type::scalar(d))
             }
             Val::Float(x) => {
-                if d != DType::F32 {
+                if !d.is_float() {
                     return Err(err(at, format!("a float literal cannot be used as `{d}`")));
                 }
                 self.push(
@@ -444,6 +439,12 @@ impl Lowering {
         let b = self.materialize(r, d, &shape, at)?;
         let ty = Type::tensor(Elem::Scalar(d), shape.clone());
         let arith = |me: &mut Self, bop: BinOp| -> syn::Result<Val> {
+            if matches!(d, DType::F16 | DType::BF16) && !bop.is_bitwise() {
+                return Err(err(
+                    at,
+                    format!("`{d}` is a storage type; convert with `as f32` before arithmetic"),
+                ));
+            }
             if d == DType::I1 && !bop.is_bitwise() {
                 return Err(err(at, format!("`{}` is not defined on bools", bop.name())));
             }
@@ -722,10 +723,216 @@ impl Lowering {
                     Type::tensor(Elem::Scalar(d), shape),
                 )))
             }
-            _ => Err(err(
-                &c.func,
-                format!("unknown function `{name}`; the kernel language has: {BUILTINS}"),
-            )),
+            other => match MathFn::ALL.into_iter().find(|m| m.name() == other) {
+                Some(m) => {
+                    let n = m.arity();
+                    arity(n..=n, &format!("{n} argument(s)"))?;
+                    let vals = args
+                        .iter()
+                        .map(|a| self.expr(a))
+                        .collect::<syn::Result<Vec<_>>>()?;
+                    self.math(m, &vals, &args, c)
+                }
+                None => Err(err(
+                    &c.func,
+                    format!("unknown function `{name}`; the kernel language has: {BUILTINS}"),
+                )),
+            },
+        }
+    }
+
+    /// `exp(x)`, `pow(a, b)`, `fma(a, b, c)`, …: operands share one shape and `f32` (integers
+    /// for `abs`); literals adapt.
+    fn math(
+        &mut self,
+        m: MathFn,
+        vals: &[Val],
+        at: &[&Expr],
+        call: &dyn ToTokens,
+    ) -> syn::Result<Val> {
+        let mut d = None;
+        let mut shape: Vec<u32> = Vec::new();
+        for (v, e) in vals.iter().zip(at) {
+            if let Some(t) = self.ty(*v) {
+                let Some(vd) = t.dtype() else {
+                    return Err(err(
+                        *e,
+                        format!("`{}` takes numbers, not pointers", m.name()),
+                    ));
+                };
+                if d.is_some_and(|d| d != vd) {
+                    return Err(err(
+                        call,
+                        "mismatched element types; there are no implicit conversions",
+                    ));
+                }
+                d = Some(vd);
+                if t.is_tensor() {
+                    if !shape.is_empty() && shape != t.shape {
+                        return Err(err(
+                            call,
+                            format!("shape mismatch: {:?} and {:?}", shape, t.shape),
+                        ));
+                    }
+                    shape = t.shape.clone();
+                }
+            }
+        }
+        let d = d.unwrap_or(DType::F32);
+        let ok = d == DType::F32 || (m == MathFn::Abs && matches!(d, DType::I32 | DType::I64));
+        if !ok {
+            let hint = if matches!(d, DType::F16 | DType::BF16) {
+                "; convert with `as f32` first"
+            } else {
+                ""
+            };
+            return Err(err(
+                call,
+                format!(
+                    "`{}` takes f32{}, found `{d}`{hint}",
+                    m.name(),
+                    if m == MathFn::Abs { ", i32 or i64" } else { "" }
+                ),
+            ));
+        }
+        let ops = vals
+            .iter()
+            .zip(at)
+            .map(|(v, e)| self.materialize(*v, d, &shape, *e))
+            .collect::<syn::Result<Vec<_>>>()?;
+        Ok(Val::V(self.push(
+            OpKind::Math(m),
+            ops,
+            Type::tensor(Elem::Scalar(d), shape),
+        )))
+    }
+
+    /// `x.sum()`, `x.max()`, `x.min()` (reductions, optional axis), and math functions written as
+    /// methods (`x.exp()`, `a.pow(b)`, `a.fma(b, c)`).
+    fn method_call(&mut self, mc: &syn::ExprMethodCall, e: &Expr) -> syn::Result<Val> {
+        let name = mc.method.to_string();
+        let kind = ReduceKind::ALL.into_iter().find(|k| k.name() == name);
+        if let Some(kind) = kind {
+            if mc.args.len() > 1 {
+                return Err(err(
+                    e,
+                    format!("`.{name}()` takes at most 1 argument (the axis)"),
+                ));
+            }
+            let v = self.expr(&mc.receiver)?;
+            let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+                return Err(err(
+                    &mc.receiver,
+                    format!("`.{name}()` reduces a tile; this is a scalar"),
+                ));
+            };
+            let axis = match mc.args.first() {
+                None => 0,
+                Some(a) => {
+                    let av = self.expr(a)?;
+                    self.const_arg(av, a, "the reduction axis")?
+                }
+            };
+            if axis < 0 || axis as usize >= t.shape.len() {
+                let at: &dyn ToTokens = match mc.args.first() {
+                    Some(a) => a,
+                    None => e,
+                };
+                return Err(err(
+                    at,
+                    format!(
+                        "axis {axis} is out of range for a tile of rank {}",
+                        t.shape.len()
+                    ),
+                ));
+            }
+            match t.dtype() {
+                Some(DType::I32 | DType::I64 | DType::F32) => {}
+                other => {
+                    let found = other.map_or("pointers".to_string(), |d| format!("`{d}`"));
+                    return Err(err(
+                        e,
+                        format!("`.{name}()` takes i32, i64 or f32 tiles, found {found}"),
+                    ));
+                }
+            }
+            let Val::V(id) = v else { unreachable_ptr() };
+            let mut shape = t.shape.clone();
+            shape.remove(axis as usize);
+            return Ok(Val::V(self.push(
+                OpKind::Reduce {
+                    kind,
+                    axis: axis as u32,
+                },
+                vec![id],
+                Type::tensor(t.elem, shape),
+            )));
+        }
+        if let Some(m) = MathFn::ALL.into_iter().find(|m| m.name() == name) {
+            if mc.args.len() + 1 != m.arity() {
+                return Err(err(
+                    e,
+                    format!(
+                        "`.{name}()` takes {} argument(s), found {}",
+                        m.arity() - 1,
+                        mc.args.len()
+                    ),
+                ));
+            }
+            let mut exprs: Vec<&Expr> = vec![&mc.receiver];
+            exprs.extend(mc.args.iter());
+            let vals = exprs
+                .iter()
+                .map(|a| self.expr(a))
+                .collect::<syn::Result<Vec<_>>>()?;
+            return self.math(m, &vals, &exprs, e);
+        }
+        Err(err(
+            &mc.method,
+            format!("unknown method `{name}`; the kernel language has: {BUILTINS}"),
+        ))
+    }
+
+    /// `x as T`: element-wise conversion to `f32`, `f16`, `bf16`, `i32`, `i64` or `bool`.
+    fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Val> {
+        let target = match &*c.ty {
+            syn::Type::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+            _ => None,
+        };
+        let d = match target.as_deref() {
+            Some("f32") => DType::F32,
+            Some("f16") => DType::F16,
+            Some("bf16") => DType::BF16,
+            Some("i32") => DType::I32,
+            Some("i64") => DType::I64,
+            Some("bool") => DType::I1,
+            _ => {
+                return Err(err(
+                    &c.ty,
+                    "a kernel converts to f32, f16, bf16, i32, i64 or bool",
+                ))
+            }
+        };
+        let v = self.expr(&c.expr)?;
+        match v {
+            Val::Int(_) | Val::Float(_) => {
+                // A literal takes the target type directly (a float literal only as a float).
+                Ok(Val::V(self.materialize(v, d, &[], c)?))
+            }
+            Val::V(id) => {
+                let t = self.f.ty(id).clone();
+                if t.elem.pointee().is_some() {
+                    return Err(err(&c.expr, "pointers cannot be converted"));
+                }
+                if t.elem == Elem::Scalar(d) {
+                    return Ok(v);
+                }
+                Ok(Val::V(self.push(
+                    OpKind::Cast,
+                    vec![id],
+                    t.with_elem(Elem::Scalar(d)),
+                )))
+            }
         }
     }
 
@@ -807,6 +1014,30 @@ impl Lowering {
         let Val::V(id) = v else { unreachable_ptr() };
         self.broadcast(id, &pty.shape, m)
     }
+}
+
+/// `f32::INFINITY`, `i32::MAX` and the like, as literals.
+fn named_constant(p: &syn::ExprPath) -> syn::Result<Val> {
+    let text = p.to_token_stream().to_string().replace(' ', "");
+    Ok(match text.as_str() {
+        "f32::INFINITY" => Val::Float(f64::INFINITY),
+        "f32::NEG_INFINITY" => Val::Float(f64::NEG_INFINITY),
+        "f32::NAN" => Val::Float(f64::NAN),
+        "f32::MAX" => Val::Float(f32::MAX as f64),
+        "f32::MIN" => Val::Float(f32::MIN as f64),
+        "f32::EPSILON" => Val::Float(f32::EPSILON as f64),
+        "i32::MAX" => Val::Int(i32::MAX as i64),
+        "i32::MIN" => Val::Int(i32::MIN as i64),
+        "i64::MAX" => Val::Int(i64::MAX),
+        "i64::MIN" => Val::Int(i64::MIN),
+        _ => {
+            return Err(err(
+                p,
+                "paths are not supported in kernels; use a local or parameter name, or a constant \
+                 such as `f32::INFINITY`, `f32::NAN`, `i32::MAX`",
+            ))
+        }
+    })
 }
 
 /// The operator of a compound assignment (`+=` → `+`).

@@ -5,7 +5,7 @@
 //!
 //! | written                    | meaning                                                        |
 //! |----------------------------|----------------------------------------------------------------|
-//! | `Ptr<f32>`                 | a buffer of `f32` (also `i32`, `i64`), extent not declared      |
+//! | `Ptr<f32>`                 | a buffer of `f32` (also `f16`, `bf16`, `i32`, `i64`), no extent |
 //! | `Ptr<f32, n>`              | a buffer of at least `n` elements, `n` an integer parameter    |
 //! | `Ptr<f32, { 2 * n + 1 }>`  | likewise with an expression of integer parameters and literals |
 //! | `i32`, `i64`, `f32`        | a number passed by value                                        |
@@ -102,12 +102,14 @@ fn dtype_of(ty: &SynType) -> Option<DType> {
         "f32" => Some(DType::F32),
         "i32" => Some(DType::I32),
         "i64" => Some(DType::I64),
+        "f16" => Some(DType::F16),
+        "bf16" => Some(DType::BF16),
         _ => None,
     }
 }
 
 const PARAM_HELP: &str =
-    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32` or `Const<N>` (T is f32, i32 or i64)";
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32` or `Const<N>` (T is f32, f16, bf16, i32 or i64)";
 
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
@@ -259,7 +261,7 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
             .ok_or_else(|| {
                 syn::Error::new_spanned(
                     args[0],
-                    "the element type of a `Ptr` is `f32`, `i32` or `i64`",
+                    "the element type of a `Ptr` is `f32`, `f16`, `bf16`, `i32` or `i64`",
                 )
             })?;
             let extent =

@@ -110,6 +110,13 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                             .min(UNKNOWN_MAX),
                         constancy,
                     },
+                    // `x % m` with `m` constant over a run: runs of `x` stay runs as long as they
+                    // do not wrap at a multiple of `m`.
+                    BinOp::Rem if y.constancy > 1 || ty.shape.is_empty() => AxisInfo {
+                        contiguity: gcd(x.contiguity, y.divisibility),
+                        divisibility: gcd(x.divisibility, y.divisibility),
+                        constancy,
+                    },
                     BinOp::Div
                     | BinOp::Rem
                     | BinOp::Min
@@ -166,6 +173,24 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                         o.divisibility.saturating_mul(size).min(UNKNOWN_MAX),
                     ),
                     constancy: gcd(p.constancy, o.constancy),
+                }
+            }
+            // Math and casts keep runs of equal values equal, nothing more.
+            OpKind::Math(_) | OpKind::Cast => AxisInfo {
+                contiguity: 1,
+                divisibility: 1,
+                constancy: d
+                    .operands
+                    .iter()
+                    .map(|o| info[o.index()].constancy)
+                    .min()
+                    .unwrap_or(1),
+            },
+            OpKind::Reduce { .. } => {
+                if ty.is_tensor() {
+                    AxisInfo::UNKNOWN
+                } else {
+                    AxisInfo::scalar(1)
                 }
             }
             OpKind::Load { .. } => {

@@ -31,7 +31,7 @@ pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) ->
         w = w.min(info[m.index()].constancy);
     }
     // Booleans are moved one byte at a time.
-    if size < 4 {
+    if elem == tile_core::ir::DType::I1 {
         w = 1;
     }
     // Keep a power of two.

@@ -15,7 +15,7 @@ pub use function::{
     BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
     ValueDef, ValueId,
 };
-pub use ops::{BinOp, CmpPred, ConstValue, OpKind, UnOp};
+pub use ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 pub use parse::{parse, ParseError};
 pub use print::print;
 pub use types::{BlockedLayout, DType, Elem, Layout, Type};

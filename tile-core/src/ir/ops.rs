@@ -139,6 +139,125 @@ impl UnOp {
     }
 }
 
+/// Float math functions (`f32`). Results are within a few ulp of the exact value on both back
+/// ends, not bit-identical: the GPU uses the hardware's approximate `ex2`/`lg2`/`rsqrt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    /// `e^x`
+    Exp,
+    /// `2^x`
+    Exp2,
+    /// natural logarithm
+    Log,
+    /// base-2 logarithm
+    Log2,
+    /// square root (IEEE, correctly rounded)
+    Sqrt,
+    /// `1 / sqrt(x)`
+    Rsqrt,
+    /// error function
+    Erf,
+    /// hyperbolic tangent
+    Tanh,
+    /// `1 / (1 + e^-x)`
+    Sigmoid,
+    /// `|x|` (also for integers)
+    Abs,
+    /// round toward −∞
+    Floor,
+    /// round toward +∞
+    Ceil,
+    /// `pow(a, b) = 2^(b · log2 a)`: NaN for `a < 0`, 0 for `a == 0` and `b > 0`
+    Pow,
+    /// `fma(a, b, c) = a · b + c` rounded once
+    Fma,
+}
+
+impl MathFn {
+    /// Every math function.
+    pub const ALL: [MathFn; 14] = [
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Erf,
+        MathFn::Tanh,
+        MathFn::Sigmoid,
+        MathFn::Abs,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Pow,
+        MathFn::Fma,
+    ];
+
+    /// The function's name in IR text and in kernels.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Erf => "erf",
+            MathFn::Tanh => "tanh",
+            MathFn::Sigmoid => "sigmoid",
+            MathFn::Abs => "abs",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Pow => "pow",
+            MathFn::Fma => "fma",
+        }
+    }
+
+    /// Operands it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            MathFn::Pow => 2,
+            MathFn::Fma => 3,
+            MathFn::Exp
+            | MathFn::Exp2
+            | MathFn::Log
+            | MathFn::Log2
+            | MathFn::Sqrt
+            | MathFn::Rsqrt
+            | MathFn::Erf
+            | MathFn::Tanh
+            | MathFn::Sigmoid
+            | MathFn::Abs
+            | MathFn::Floor
+            | MathFn::Ceil => 1,
+        }
+    }
+}
+
+/// How a reduction combines elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    /// Sum (floats: in an unspecified order, so results differ in the last bits between back ends).
+    Sum,
+    /// Maximum (floats: NaN elements are ignored, as `max`).
+    Max,
+    /// Minimum.
+    Min,
+}
+
+impl ReduceKind {
+    /// Every reduction.
+    pub const ALL: [ReduceKind; 3] = [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min];
+
+    /// The name in IR text and in kernels.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Max => "max",
+            ReduceKind::Min => "min",
+        }
+    }
+}
+
 /// One operation. Operands and results live in the op's [`super::OpData`]; what is here are the
 /// attributes that are part of the op's meaning.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,6 +293,19 @@ pub enum OpKind {
     Select,
     /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
     AddPtr,
+    /// A float math function of 1 to 3 operands of one type.
+    Math(MathFn),
+    /// Element-wise conversion to the result's element type: floats to integers truncate toward
+    /// zero and saturate (NaN → 0), to `f16`/`bf16` round to nearest even, to `i1` test `!= 0`.
+    Cast,
+    /// Combines the elements along `axis`; the result drops that dimension (a rank-1 tensor
+    /// reduces to a scalar).
+    Reduce {
+        /// How elements combine.
+        kind: ReduceKind,
+        /// The dimension reduced.
+        axis: u32,
+    },
     /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no memory is
     /// touched and the element is `other`.
     Load {
@@ -203,6 +335,9 @@ impl OpKind {
             OpKind::Unary(u) => u.name(),
             OpKind::Select => "select",
             OpKind::AddPtr => "addptr",
+            OpKind::Math(m) => m.name(),
+            OpKind::Cast => "cast",
+            OpKind::Reduce { .. } => "reduce",
             OpKind::Load { .. } => "load",
             OpKind::Store { .. } => "store",
             OpKind::Return => "return",
@@ -223,6 +358,9 @@ impl OpKind {
             | OpKind::Unary(_)
             | OpKind::Select
             | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
+            | OpKind::Reduce { .. }
             | OpKind::Load { .. } => 1,
         }
     }
@@ -244,7 +382,10 @@ impl OpKind {
             | OpKind::Cmp(_)
             | OpKind::Unary(_)
             | OpKind::Select
-            | OpKind::AddPtr => true,
+            | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
+            | OpKind::Reduce { .. } => true,
         }
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::function::{BlockId, Function, ParamAttrs, ValueId};
-use super::ops::{BinOp, CmpPred, ConstValue, OpKind, UnOp};
+use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 use super::types::{BlockedLayout, DType, Elem, Layout, Type};
 
 /// A syntax error with its 1-based line and column.
@@ -189,6 +189,21 @@ fn parse_op(
             OpKind::Cmp(pred)
         }
         "select" => OpKind::Select,
+        "cast" => OpKind::Cast,
+        "reduce" => {
+            let col = c.col();
+            let k = c.ident()?;
+            let kind = ReduceKind::ALL
+                .into_iter()
+                .find(|r| r.name() == k)
+                .ok_or_else(|| c.err_at(col, format!("unknown reduction `{k}`")))?;
+            c.expect("{")?;
+            c.keyword("axis")?;
+            c.expect("=")?;
+            let axis = c.uint()? as u32;
+            c.expect("}")?;
+            OpKind::Reduce { kind, axis }
+        }
         "addptr" => OpKind::AddPtr,
         "load" | "store" => {
             let mut vec = 1;
@@ -210,6 +225,8 @@ fn parse_op(
                 OpKind::Binary(b)
             } else if let Some(u) = UnOp::ALL.into_iter().find(|u| u.name() == other) {
                 OpKind::Unary(u)
+            } else if let Some(m) = MathFn::ALL.into_iter().find(|m| m.name() == other) {
+                OpKind::Math(m)
             } else {
                 return Err(c.err_at(name_col, format!("unknown op `{other}`")));
             }

@@ -108,6 +108,9 @@ impl Printer<'_> {
             OpKind::Cmp(p) => {
                 let _ = write!(line, " {}", p.name());
             }
+            OpKind::Reduce { kind, axis } => {
+                let _ = write!(line, " {} {{axis = {axis}}}", kind.name());
+            }
             OpKind::Load { vec } | OpKind::Store { vec } => {
                 if *vec > 1 {
                     let _ = write!(line, " {{vec = {vec}}}");
@@ -118,6 +121,8 @@ impl Printer<'_> {
             | OpKind::Unary(_)
             | OpKind::Select
             | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
             | OpKind::Return => {}
         }
         let operands: Vec<&str> = op.operands.iter().map(|&v| self.name(v)).collect();

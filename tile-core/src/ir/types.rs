@@ -15,13 +15,24 @@ pub enum DType {
     I32,
     /// 64-bit signed integer.
     I64,
+    /// IEEE half precision (storage; arithmetic is done after a cast to `f32`).
+    F16,
+    /// bfloat16 (storage; arithmetic is done after a cast to `f32`).
+    BF16,
     /// IEEE single precision.
     F32,
 }
 
 impl DType {
     /// Every element type, in a fixed order.
-    pub const ALL: [DType; 4] = [DType::I1, DType::I32, DType::I64, DType::F32];
+    pub const ALL: [DType; 6] = [
+        DType::I1,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+    ];
 
     /// The spelling used in IR text and in kernel signatures.
     pub fn name(self) -> &'static str {
@@ -29,6 +40,8 @@ impl DType {
             DType::I1 => "i1",
             DType::I32 => "i32",
             DType::I64 => "i64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
             DType::F32 => "f32",
         }
     }
@@ -42,6 +55,7 @@ impl DType {
     pub fn size_bytes(self) -> u32 {
         match self {
             DType::I1 => 1,
+            DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 => 8,
         }
@@ -54,7 +68,12 @@ impl DType {
 
     /// Floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F32)
+        matches!(self, DType::F16 | DType::BF16 | DType::F32)
+    }
+
+    /// Types that arithmetic, math and reductions take (`f16`/`bf16` are cast to `f32` first).
+    pub fn is_arith(self) -> bool {
+        matches!(self, DType::I32 | DType::I64 | DType::F32)
     }
 }
 

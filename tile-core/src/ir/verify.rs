@@ -14,7 +14,7 @@
 //!    a blocked layout has the tensor's rank, 32 threads per warp in all, and `num_warps` warps.
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
-//!    same shape); bitwise ops take integers or booleans, arithmetic no booleans or pointers.
+//!    same shape); bitwise ops take integers or booleans, arithmetic only i32, i64 and f32.
 //! 6. **constant** — a scalar number whose value suits its type (integers for integer types, 0 or 1
 //!    for `i1`, fitting in 32 bits for `i32`).
 //! 7. **program_id / num_programs** — axis 0, 1 or 2; result `i32`.
@@ -28,6 +28,12 @@
 //! 12. **return** — exactly one, the last op of the kernel's body, without operands.
 //! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
 //!     pointers), one name and one set of facts each, divisibility a power of two.
+//! 14. **math** — a float math function takes its arity's operands of one `f32` type (also
+//!     integers for `abs`), and the result has that type.
+//! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
+//!     type.
+//! 16. **reduce** — a tensor of `i32`, `i64` or `f32`, `axis` below its rank; the result is the
+//!     operand without that dimension (a scalar for rank 1).
 
 use std::fmt;
 
@@ -312,7 +318,8 @@ impl Verifier<'_> {
                     (Elem::Scalar(DType::I32), ConstValue::Int(i)) if i32::try_from(*i).is_ok() => {
                     }
                     (Elem::Scalar(DType::I64), ConstValue::Int(_)) => {}
-                    (Elem::Scalar(DType::F32), ConstValue::Float(_)) => {}
+                    (Elem::Scalar(DType::F32 | DType::F16 | DType::BF16), ConstValue::Float(_)) => {
+                    }
                     (e, c) => self.err(pos, format!("constant {c} does not fit type `{e}`")),
                 }
             }
@@ -375,6 +382,13 @@ impl Verifier<'_> {
                     Elem::Scalar(DType::I1) if !b.is_bitwise() => {
                         self.err(pos, format!("`{}` does not take booleans", b.name()))
                     }
+                    Elem::Scalar(d) if !b.is_bitwise() && !d.is_arith() => self.err(
+                        pos,
+                        format!(
+                            "`{}` takes i32, i64 or f32; cast `{d}` to f32 first",
+                            b.name()
+                        ),
+                    ),
                     Elem::Scalar(_) => {}
                 }
             }
@@ -500,6 +514,57 @@ impl Verifier<'_> {
                     self.mask(pos, ops[2], &p);
                 }
                 self.vec(pos, *vec, &p);
+            }
+            OpKind::Math(m) => {
+                let n = m.arity();
+                if ops.len() != n {
+                    return arity_err(self, &n.to_string());
+                }
+                let Some(ty) = res else { return };
+                self.same_types(pos, ops, &ty);
+                let ok = match ty.elem {
+                    Elem::Scalar(DType::F32) => true,
+                    Elem::Scalar(DType::I32 | DType::I64) => *m == crate::ir::MathFn::Abs,
+                    _ => false,
+                };
+                if !ok {
+                    self.err(pos, format!("`{}` does not take `{}`", m.name(), ty.elem));
+                }
+            }
+            OpKind::Cast => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if a.elem.dtype().is_none() || ty.elem.dtype().is_none() {
+                    self.err(pos, "`cast` converts numbers, not pointers".into());
+                }
+                if a.shape != ty.shape || a.layout != ty.layout {
+                    self.err(pos, format!("`cast` keeps the shape: `{a}` to `{ty}`"));
+                }
+            }
+            OpKind::Reduce { axis, .. } => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if !a.is_tensor() || (*axis as usize) >= a.shape.len() {
+                    return self.err(pos, format!("axis {axis} is out of range for `{a}`"));
+                }
+                if !a.dtype().is_some_and(DType::is_arith) {
+                    self.err(
+                        pos,
+                        format!("reductions take i32, i64 or f32, found `{}`", a.elem),
+                    );
+                }
+                let mut shape = a.shape.clone();
+                shape.remove(*axis as usize);
+                if ty.elem != a.elem || ty.shape != shape {
+                    let want = Type::tensor(a.elem, shape);
+                    self.err(pos, format!("the result must be `{want}` (layout aside)"));
+                }
             }
             OpKind::Return => {
                 if !want(&[0]) {

@@ -41,6 +41,8 @@ macro_rules! element {
 element!(f32, F32);
 element!(i32, I32);
 element!(i64, I64);
+element!(half::f16, F16);
+element!(half::bf16, BF16);
 
 /// A buffer in device memory (CUDA) or host memory (interpreter).
 #[derive(Debug)]
