@@ -9,7 +9,8 @@
 //! - `#N ` — a PTX substring that appears exactly `N` times.
 //!
 //! ptxas is found by [`tile_codegen::ptxas::find`] (`TILE_PTXAS`, the workspace's `.tools/`, `PATH`);
-//! without it the assembly step is skipped, visibly. `TILE_TEST_DUMP=dir` writes each case's PTX to `dir`.
+//! without it the assembly step is skipped, visibly. `TILE_TEST_DUMP=dir` writes each case's PTX and
+//! optimized LLVM IR to `dir`.
 
 use std::path::PathBuf;
 
@@ -364,6 +365,490 @@ fn rank2_elementwise() {
     );
 }
 
+/// 8 elements per thread, 4 warps: a 1024-element layout tile (16 bytes of f16 per chunk).
+const SPT8: &str = "#blocked<spt = [8], tpw = [32], wpc = [4], order = [0]>";
+
+/// `out[i] = T(f(f32(x[i])) + f32(y[i]))` over 1024 elements of `T` (`f16` or `bf16`): `x` masked,
+/// `y` unmasked, both with `vec = 8`.
+fn half_kernel(name: &str, t: &str, f: &str) -> String {
+    format!(
+        "kernel @{name}(%x: ptr<{t}> {{divisibility = 16}}, %y: ptr<{t}> {{divisibility = 16}}, %out: ptr<{t}> {{divisibility = 16}}, %n: i32) attributes {{num_warps = 4}} {{
+  %pid = program_id {{axis = 0}} : i32
+  %block = constant 1024 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<1024xi32, #L>
+  %range = arange {{start = 0, end = 1024}} : tensor<1024xi32, #L>
+  %offs = add %starts, %range : tensor<1024xi32, #L>
+  %ns = splat %n : tensor<1024xi32, #L>
+  %mask = cmp lt %offs, %ns : tensor<1024xi1, #L>
+  %zero = constant 0.0 : {t}
+  %other = splat %zero : tensor<1024x{t}, #L>
+  %xs = splat %x : tensor<1024xptr<{t}>, #L>
+  %xp = addptr %xs, %offs : tensor<1024xptr<{t}>, #L>
+  %xv = load {{vec = 8}} %xp, %mask, %other : tensor<1024x{t}, #L>
+  %ys = splat %y : tensor<1024xptr<{t}>, #L>
+  %yp = addptr %ys, %offs : tensor<1024xptr<{t}>, #L>
+  %yv = load {{vec = 8}} %yp : tensor<1024x{t}, #L>
+  %xf = cast %xv : tensor<1024xf32, #L>
+  %yf = cast %yv : tensor<1024xf32, #L>
+  %e = {f} %xf : tensor<1024xf32, #L>
+  %s = add %e, %yf : tensor<1024xf32, #L>
+  %r = cast %s : tensor<1024x{t}, #L>
+  %os = splat %out : tensor<1024xptr<{t}>, #L>
+  %op = addptr %os, %offs : tensor<1024xptr<{t}>, #L>
+  store {{vec = 8}} %op, %r, %mask
+  %op2 = addptr %op, %ns : tensor<1024xptr<{t}>, #L>
+  store {{vec = 8}} %op2, %r
+  return
+}}"
+    )
+    .replace("#L", SPT8)
+}
+
+#[test]
+fn f16_load_math_store_vec8() {
+    check(
+        &half_kernel("f16_exp", "f16", "exp"),
+        &[
+            // 8 halves per thread: one 16-byte access per tensor, in 32-bit words.
+            "#1 ld.global.v4.b32",
+            "#1 st.global.v4.b32",
+            "#1 ld.global.v4.u32",
+            "#1 st.global.v4.u32",
+            "#8 cvt.rn.f16.f32",
+            "#16 cvt.f32.f16",
+            "#8 ex2.approx.f32",
+            "!ex2.approx.ftz",
+            "!ld.global.b16",
+            "!st.global.b16",
+            "llvm:bitcast <2 x half>",
+        ],
+    );
+}
+
+#[test]
+fn bf16_load_math_store_vec8() {
+    check(
+        &half_kernel("bf16_sigmoid", "bf16", "sigmoid"),
+        &[
+            "#1 ld.global.v4.b32",
+            "#1 st.global.v4.b32",
+            "#8 cvt.rn.bf16.f32",
+            "#8 ex2.approx.f32",
+            // sigmoid's 1 / (1 + e^-x): an IEEE reciprocal.
+            "#8 rcp.rn.f32",
+            "!ld.global.b16",
+            "!st.global.b16",
+            "llvm:bitcast <2 x bfloat>",
+        ],
+    );
+}
+
+#[test]
+fn f16_narrow_accesses() {
+    // vec = 2 (one b32 word) and vec = 1 (b16), masked and not; a scalar f16 load and store;
+    // select, cmp and neg on halves; f16 and bf16 constants.
+    check(
+        &"kernel @f16_narrow(%x: ptr<f16> {divisibility = 16}, %b: ptr<bf16> {divisibility = 16}, %n: i32) attributes {num_warps = 4} {
+  %range = arange {start = 0, end = 256} : tensor<256xi32, #L>
+  %ns = splat %n : tensor<256xi32, #L>
+  %mask = cmp lt %range, %ns : tensor<256xi1, #L>
+  %c = constant 1.5 : f16
+  %cs = splat %c : tensor<256xf16, #L>
+  %xs = splat %x : tensor<256xptr<f16>, #L>
+  %xp = addptr %xs, %range : tensor<256xptr<f16>, #L>
+  %v2 = load {vec = 2} %xp, %mask, %cs : tensor<256xf16, #L>
+  %v1 = load %xp, %mask, %cs : tensor<256xf16, #L>
+  %u2 = load {vec = 2} %xp : tensor<256xf16, #L>
+  %gt = cmp gt %v2, %v1 : tensor<256xi1, #L>
+  %neg = neg %v1 : tensor<256xf16, #L>
+  %sel = select %gt, %u2, %neg : tensor<256xf16, #L>
+  store {vec = 2} %xp, %sel, %mask
+  store %xp, %sel, %gt
+  store {vec = 2} %xp, %v2
+  %s = load %x : f16
+  %last = constant 300 : i32
+  %sp = addptr %x, %last : ptr<f16>
+  store %sp, %s
+  %bc = constant -2.25 : bf16
+  %bcs = splat %bc : tensor<256xbf16, #L>
+  %bs = splat %b : tensor<256xptr<bf16>, #L>
+  %bp = addptr %bs, %range : tensor<256xptr<bf16>, #L>
+  %bv = load %bp, %mask, %bcs : tensor<256xbf16, #L>
+  %bn = neg %bv : tensor<256xbf16, #L>
+  %bl = cmp le %bn, %bv : tensor<256xi1, #L>
+  %bsel = select %bl, %bn, %bcs : tensor<256xbf16, #L>
+  store %bp, %bsel, %mask
+  return
+}"
+        .replace("#L", SPT2),
+        &[
+            // vec = 2: one 32-bit word; vec = 1: 16 bits.
+            "@%p1 ld.global.b32",
+            "@%p1 st.global.b32",
+            "ld.global.b16",
+            "st.global.b16",
+            // The scalar load and store.
+            "ld.global.u16",
+            "st.global.u16",
+            "!.v2.",
+            "!.v4.",
+        ],
+    );
+}
+
+/// `out = gₙ(… g₁(x[, y, z]) …[, y, z])` over 512 `f32` elements for `fns` (name, arity).
+fn math_kernel(name: &str, fns: &[(&str, usize)]) -> String {
+    let mut body = String::new();
+    for (i, (f, arity)) in fns.iter().enumerate() {
+        // Each function takes the previous result, so that LLVM cannot share work between them.
+        let prev = if i == 0 {
+            "%xv".to_string()
+        } else {
+            format!("%r{}", i - 1)
+        };
+        let args = [prev.as_str(), "%yv", "%zv"][..*arity].join(", ");
+        body.push_str(&format!("  %r{i} = {f} {args} : tensor<512xf32, #L>\n"));
+    }
+    let last = fns.len() - 1;
+    format!(
+        "kernel @{name}(%x: ptr<f32> {{divisibility = 16}}, %y: ptr<f32> {{divisibility = 16}}, %z: ptr<f32> {{divisibility = 16}}, %out: ptr<f32> {{divisibility = 16}}) attributes {{num_warps = 4}} {{
+  %range = arange {{start = 0, end = 512}} : tensor<512xi32, #L>
+  %xs = splat %x : tensor<512xptr<f32>, #L>
+  %xp = addptr %xs, %range : tensor<512xptr<f32>, #L>
+  %xv = load {{vec = 4}} %xp : tensor<512xf32, #L>
+  %ys = splat %y : tensor<512xptr<f32>, #L>
+  %yp = addptr %ys, %range : tensor<512xptr<f32>, #L>
+  %yv = load {{vec = 4}} %yp : tensor<512xf32, #L>
+  %zs = splat %z : tensor<512xptr<f32>, #L>
+  %zp = addptr %zs, %range : tensor<512xptr<f32>, #L>
+  %zv = load {{vec = 4}} %zp : tensor<512xf32, #L>
+{body}  %os = splat %out : tensor<512xptr<f32>, #L>
+  %op = addptr %os, %range : tensor<512xptr<f32>, #L>
+  store {{vec = 4}} %op, %r{last}
+  return
+}}"
+    )
+    .replace("#L", SPT4)
+}
+
+#[test]
+fn math_exp_log_pow() {
+    check(
+        &math_kernel(
+            "math_exp_log",
+            &[("exp", 1), ("exp2", 1), ("log", 1), ("log2", 1), ("pow", 2)],
+        ),
+        &[
+            // exp, exp2 and pow: one ex2 each per element (4 per thread); log, log2 and pow: lg2.
+            "#12 ex2.approx.f32",
+            "#12 lg2.approx.f32",
+            "!.ftz.",
+            "!ex2.approx.f32.f32",
+        ],
+    );
+}
+
+#[test]
+fn math_roots_rounding_fma() {
+    check(
+        &math_kernel(
+            "math_misc",
+            &[
+                // Not ceil(floor(x)): LLVM knows that is floor(x).
+                ("floor", 1),
+                ("rsqrt", 1),
+                ("ceil", 1),
+                ("sqrt", 1),
+                ("abs", 1),
+                ("fma", 3),
+            ],
+        ),
+        &[
+            "#4 sqrt.rn.f32",
+            "#4 rsqrt.approx.f32",
+            "#4 cvt.rmi.f32.f32",
+            "#4 cvt.rpi.f32.f32",
+            "#4 abs.f32",
+            "#4 fma.rn.f32",
+            "!\tsqrt.approx",
+        ],
+    );
+}
+
+#[test]
+fn math_tanh_erf_sigmoid() {
+    check(
+        &math_kernel("math_special", &[("tanh", 1), ("erf", 1), ("sigmoid", 1)]),
+        &[
+            "ex2.approx.f32",
+            // IEEE division (1 / y is an IEEE reciprocal).
+            "div.rn.f32",
+            "rcp.rn.f32",
+            "fma.rn.f32",
+            "!tanh.approx",
+            "!ftz",
+            "llvm:@llvm.copysign.f32",
+        ],
+    );
+}
+
+#[test]
+fn math_int_abs() {
+    check(
+        &"kernel @int_abs(%a: ptr<i32> {divisibility = 16}, %b: ptr<i64> {divisibility = 16}) attributes {num_warps = 4} {
+  %range = arange {start = 0, end = 512} : tensor<512xi32, #L>
+  %as = splat %a : tensor<512xptr<i32>, #L>
+  %ap = addptr %as, %range : tensor<512xptr<i32>, #L>
+  %av = load {vec = 4} %ap : tensor<512xi32, #L>
+  %aa = abs %av : tensor<512xi32, #L>
+  store {vec = 4} %ap, %aa
+  %bs = splat %b : tensor<512xptr<i64>, #L>
+  %bp = addptr %bs, %range : tensor<512xptr<i64>, #L>
+  %bv = load {vec = 4} %bp : tensor<512xi64, #L>
+  %ba = abs %bv : tensor<512xi64, #L>
+  store {vec = 4} %bp, %ba
+  return
+}"
+        .replace("#L", SPT4),
+        &[
+            "#4 abs.s32",
+            "#4 abs.s64",
+            // Wrapping: |MIN| = MIN, no poison flag.
+            "llvm:@llvm.abs.i32(i32 %6, i1 false)",
+        ],
+    );
+}
+
+#[test]
+fn scalar_math_and_casts() {
+    // Math and casts of scalars (one value per thread), as after a reduction.
+    check(
+        "kernel @scalar_ops(%v: f32, %h: ptr<f16>, %l: ptr<i64>, %i: i32) attributes {num_warps = 1} {
+  %e = exp %v : f32
+  %t = tanh %e : f32
+  %hv = cast %t : f16
+  store %h, %hv
+  %c = cast %i : f32
+  %p = pow %t, %c : f32
+  %q = cast %p : i64
+  store %l, %q
+  return
+}",
+        &[
+            "st.global.b16",
+            "cvt.rn.f16.f32",
+            "cvt.rn.f32.s32",
+            "cvt.rzi.s64.f32",
+            "lg2.approx.f32",
+            "!tanh.approx",
+        ],
+    );
+}
+
+#[test]
+fn casts() {
+    check(
+        &"kernel @casts(%f: ptr<f32> {divisibility = 16}, %i: ptr<i32> {divisibility = 16}, %l: ptr<i64> {divisibility = 16}, %h: ptr<f16> {divisibility = 16}, %b: ptr<bf16> {divisibility = 16}, %m: ptr<i1> {divisibility = 16}) attributes {num_warps = 4} {
+  %range = arange {start = 0, end = 512} : tensor<512xi32, #L>
+  %fs = splat %f : tensor<512xptr<f32>, #L>
+  %fp = addptr %fs, %range : tensor<512xptr<f32>, #L>
+  %fv = load {vec = 4} %fp : tensor<512xf32, #L>
+  %is = splat %i : tensor<512xptr<i32>, #L>
+  %ip = addptr %is, %range : tensor<512xptr<i32>, #L>
+  %iv = load {vec = 4} %ip : tensor<512xi32, #L>
+  %ls = splat %l : tensor<512xptr<i64>, #L>
+  %lp = addptr %ls, %range : tensor<512xptr<i64>, #L>
+  %lv = load {vec = 4} %lp : tensor<512xi64, #L>
+  %hs = splat %h : tensor<512xptr<f16>, #L>
+  %hp = addptr %hs, %range : tensor<512xptr<f16>, #L>
+  %hv = load {vec = 4} %hp : tensor<512xf16, #L>
+  %bs = splat %b : tensor<512xptr<bf16>, #L>
+  %bp = addptr %bs, %range : tensor<512xptr<bf16>, #L>
+  %bv = load {vec = 4} %bp : tensor<512xbf16, #L>
+  %ms = splat %m : tensor<512xptr<i1>, #L>
+  %mp = addptr %ms, %range : tensor<512xptr<i1>, #L>
+  %mv = load %mp : tensor<512xi1, #L>
+  %f2i = cast %fv : tensor<512xi32, #L>
+  %f2l = cast %fv : tensor<512xi64, #L>
+  %i2f = cast %iv : tensor<512xf32, #L>
+  %l2f = cast %lv : tensor<512xf32, #L>
+  %i2l = cast %iv : tensor<512xi64, #L>
+  %l2i = cast %lv : tensor<512xi32, #L>
+  %m2i = cast %mv : tensor<512xi32, #L>
+  %m2f = cast %mv : tensor<512xf32, #L>
+  %f2m = cast %fv : tensor<512xi1, #L>
+  %i2m = cast %iv : tensor<512xi1, #L>
+  %h2b = cast %hv : tensor<512xbf16, #L>
+  %b2h = cast %bv : tensor<512xf16, #L>
+  %i2h = cast %iv : tensor<512xf16, #L>
+  %h2i = cast %hv : tensor<512xi32, #L>
+  %b2l = cast %bv : tensor<512xi64, #L>
+  %m2h = cast %mv : tensor<512xf16, #L>
+  %h2m = cast %hv : tensor<512xi1, #L>
+  %same = cast %fv : tensor<512xf32, #L>
+  %a1 = add %f2i, %l2i : tensor<512xi32, #L>
+  %a2 = add %a1, %m2i : tensor<512xi32, #L>
+  %a3 = add %a2, %h2i : tensor<512xi32, #L>
+  store {vec = 4} %ip, %a3
+  %s1 = add %f2l, %i2l : tensor<512xi64, #L>
+  %s2 = add %s1, %b2l : tensor<512xi64, #L>
+  store {vec = 4} %lp, %s2
+  %g1 = add %i2f, %l2f : tensor<512xf32, #L>
+  %g2 = add %g1, %m2f : tensor<512xf32, #L>
+  %g3 = add %g2, %same : tensor<512xf32, #L>
+  store {vec = 4} %fp, %g3
+  %x1 = xor %f2m, %i2m : tensor<512xi1, #L>
+  %x2 = xor %x1, %h2m : tensor<512xi1, #L>
+  store %mp, %x2
+  %hz = select %x2, %b2h, %i2h : tensor<512xf16, #L>
+  %hw = select %mv, %hz, %m2h : tensor<512xf16, #L>
+  store {vec = 4} %hp, %hw
+  store {vec = 4} %bp, %h2b
+  return
+}"
+        .replace("#L", SPT4),
+        &[
+            // f32 → i32/i64: truncating, saturating, NaN → 0.
+            "cvt.rzi.s32.f32",
+            "cvt.rzi.s64.f32",
+            "llvm:@llvm.fptosi.sat.i32.f32",
+            "llvm:@llvm.fptosi.sat.i64.f32",
+            "cvt.rn.f32.s32",
+            "cvt.rn.f32.s64",
+            "cvt.s64.s32",
+            "setp.neu.f32",
+            "cvt.rn.f16.f32",
+            "cvt.rn.bf16.f32",
+            "cvt.f32.f16",
+            "llvm:fptrunc float %",
+            "llvm:to bfloat",
+        ],
+    );
+}
+
+/// `out[k] = reduce {kind} x` for each of `kinds`, over `n` elements of `t` under `layout`.
+fn reduce_kernel(name: &str, t: &str, n: u32, warps: u32, layout: &str, kinds: &[&str]) -> String {
+    let mut body = String::new();
+    for (k, kind) in kinds.iter().enumerate() {
+        body.push_str(&format!(
+            "  %r{k} = reduce {kind} {{axis = 0}} %xv : {t}\n  %c{k} = constant {k} : i32\n  %o{k} = addptr %out, %c{k} : ptr<{t}>\n  store %o{k}, %r{k}\n"
+        ));
+    }
+    format!(
+        "kernel @{name}(%x: ptr<{t}> {{divisibility = 16}}, %out: ptr<{t}>, %len: i32) attributes {{num_warps = {warps}}} {{
+  %range = arange {{start = 0, end = {n}}} : tensor<{n}xi32, #L>
+  %lens = splat %len : tensor<{n}xi32, #L>
+  %mask = cmp lt %range, %lens : tensor<{n}xi1, #L>
+  %zero = constant 0 : {t}
+  %zeros = splat %zero : tensor<{n}x{t}, #L>
+  %xs = splat %x : tensor<{n}xptr<{t}>, #L>
+  %xp = addptr %xs, %range : tensor<{n}xptr<{t}>, #L>
+  %xv = load {{vec = 4}} %xp, %mask, %zeros : tensor<{n}x{t}, #L>
+{body}  return
+}}"
+    )
+    .replace("#L", layout)
+    .replace("constant 0 : f32", "constant 0.0 : f32")
+}
+
+#[test]
+fn reduce_f32_1024_four_warps() {
+    check(
+        &reduce_kernel("reduce_f32", "f32", 1024, 4, SPT4, &["sum", "max", "min"]),
+        &[
+            // Three reductions: 5 butterfly steps each, 2 barriers each, one shared array each.
+            "#15 shfl.sync.bfly.b32",
+            "#6 bar.sync",
+            "#3 .shared .align 16 .b8 __tile_reduce_smem_",
+            "ld.shared.v4.f32",
+            "add.rn.f32",
+            "max.f32",
+            "min.f32",
+            // Every element is counted: no thread-dependent identity select.
+            "!selp",
+            "llvm:addrspace(3) global [4 x float] undef",
+        ],
+    );
+}
+
+#[test]
+fn reduce_f32_64_replicated() {
+    // 64 elements under a 512-element layout tile: only threads 0..16 own elements; the others
+    // hold copies and contribute the identity.
+    check(
+        &reduce_kernel("reduce_small", "f32", 64, 4, SPT4, &["sum", "max"]),
+        &[
+            "#10 shfl.sync.bfly.b32",
+            "#4 bar.sync",
+            "setp.lt.u32",
+            "selp.f32",
+            "llvm:icmp ult i32 %",
+            "llvm:float 0x7FF8000000000000",
+            "llvm:float -0.000000e+00",
+        ],
+    );
+    // Fewer elements than one thread's chunk: slots 4..8 of every thread are copies.
+    check(
+        &reduce_kernel(
+            "reduce_tiny",
+            "f32",
+            4,
+            2,
+            "#blocked<spt = [8], tpw = [32], wpc = [2], order = [0]>",
+            &["sum"],
+        ),
+        &[
+            "#5 shfl.sync.bfly.b32",
+            "#2 bar.sync",
+            // 3 in the thread (4 of its 8 slots), 5 in the warp, 1 across the 2 warps.
+            "#9 add.rn.f32",
+            // Only thread 0 owns elements; the others contribute −0.0.
+            "0f80000000",
+        ],
+    );
+}
+
+#[test]
+fn reduce_ints() {
+    check(
+        &reduce_kernel("reduce_i32", "i32", 1024, 4, SPT4, &["sum", "max", "min"]),
+        &[
+            "#15 shfl.sync.bfly.b32",
+            "max.s32",
+            "min.s32",
+            "ld.shared.v4.u32",
+        ],
+    );
+    check(
+        &reduce_kernel("reduce_i64", "i64", 1024, 4, SPT4, &["sum", "min"]),
+        &[
+            // An i64 crosses lanes as two 32-bit halves.
+            "#20 shfl.sync.bfly.b32",
+            "#4 bar.sync",
+            "add.s64",
+            "min.s64",
+            "llvm:addrspace(3) global [4 x i64] undef",
+        ],
+    );
+}
+
+#[test]
+fn reduce_one_warp() {
+    // One warp: the butterfly alone; no shared memory, no barrier.
+    check(
+        &reduce_kernel(
+            "reduce_warp",
+            "f32",
+            256,
+            1,
+            "#blocked<spt = [4], tpw = [32], wpc = [1], order = [0]>",
+            &["sum"],
+        ),
+        &["#5 shfl.sync.bfly.b32", "!bar.sync", "!.shared"],
+    );
+}
+
 #[test]
 fn rejects_what_it_cannot_compile() {
     // Tile-level IR (no layouts).
@@ -384,6 +869,23 @@ fn rejects_what_it_cannot_compile() {
   return
 }",
         "kernel `bad` (sm_90a): the kernel does not verify: kernel: num_warps = 3 is not a power of two from 1 to 32",
+    );
+    // Reductions of rank > 1 need a layout for their result.
+    check_err(
+        "kernel @reduce2d(%v: f32, %out: ptr<f32>) attributes {num_warps = 4} {
+  %t = splat %v : tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>
+  %r = reduce sum {axis = 1} %t : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>
+  return
+}",
+        "kernel `reduce2d` (sm_90a): lowering: op #1 `%1 = reduce sum {axis = 1} %0 : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>`: reductions of rank > 1 are not lowered yet (`tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>` along axis 1)",
+    );
+    // Half-precision scalars are not kernel parameters (the front end passes f32).
+    check_err(
+        "kernel @half_param(%v: f16, %out: ptr<f16>) attributes {num_warps = 4} {
+  store %out, %v
+  return
+}",
+        "kernel `half_param` (sm_90a): lowering: kernel parameter #0 is a scalar `f16`; pass it as `f32` and cast it",
     );
     // A name the PTX entry could not keep.
     check_err(
@@ -430,7 +932,7 @@ fn check(ir: &str, expected: &[&str]) {
         let a = compile(&f, target).unwrap_or_else(|e| panic!("{e}"));
         let ptx = &a.ptx;
         let ctx = format!("kernel `{}` for {target}", f.name);
-        dump(&f.name, target, ptx);
+        dump(&f.name, target, ptx, &a.llvm_ir);
         let mut all: Vec<String> = vec![
             format!(".target {}", target.arch()),
             format!(".visible .entry {}(", f.name),
@@ -481,13 +983,16 @@ fn check_err(ir: &str, expected: &str) {
     }
 }
 
-/// Writes the PTX to `$TILE_TEST_DUMP/NAME.ARCH.ptx` when that variable is set.
-fn dump(name: &str, target: GpuTarget, ptx: &str) {
+/// Writes the PTX and the optimized LLVM IR to `$TILE_TEST_DUMP/NAME.ARCH.{ptx,ll}` when that
+/// variable is set.
+fn dump(name: &str, target: GpuTarget, ptx: &str, llvm_ir: &str) {
     if let Some(dir) = std::env::var_os("TILE_TEST_DUMP") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir).expect("create the dump directory");
-        std::fs::write(dir.join(format!("{name}.{}.ptx", target.arch())), ptx)
-            .expect("write the dump");
+        for (ext, text) in [("ptx", ptx), ("ll", llvm_ir)] {
+            std::fs::write(dir.join(format!("{name}.{}.{ext}", target.arch())), text)
+                .expect("write the dump");
+        }
     }
 }
 

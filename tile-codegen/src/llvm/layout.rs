@@ -13,6 +13,18 @@
 //! dimension, `v` faster than `r`. So for rank 1 the `k`-th slot is `r = k / spt`, `v = k % spt`, and
 //! slots `k..k+V` with `V` dividing `spt` are always one run of a `size_per_thread` chunk — what a
 //! vectorized load or store needs.
+//!
+//! **Counting each element once** (what a reduction needs): call a slot *primary* when its index
+//! before the reduction modulo the extent, `rep · tile + t · spt + v`, is below the extent along
+//! every dimension. The primary slots of all threads hold every element exactly once: along one
+//! dimension the unreduced indices of all threads and slots are `0 .. reps · tile` without
+//! repetition, and those below the extent are the elements. Because extents and `spt` are powers
+//! of two, a slot is primary along `d` exactly when both
+//! - its constant part `rep · tile + v` is below the extent ([`Distribution::static_copy`] is false:
+//!   known while compiling), and
+//! - the thread's chunk starts inside the tensor, `t · spt < extent`, i.e. `t` is below
+//!   [`Distribution::owning_threads`] (known at run time; always true when the tensor covers the
+//!   layout tile).
 
 use tile_core::ir::BlockedLayout;
 
@@ -115,6 +127,36 @@ impl<'a> Distribution<'a> {
         self.extent(d) < self.tile(d)
     }
 
+    /// Threads along `d` (lanes times warps).
+    pub fn threads_along(&self, d: usize) -> u64 {
+        u64::from(self.layout.threads_per_warp[d]) * u64::from(self.layout.warps_per_cta[d])
+    }
+
+    /// True when `slot` holds, in every thread, a copy of an element that a primary slot holds
+    /// (see the module documentation): its constant offset is past the extent along `d`.
+    pub fn static_copy(&self, d: usize, slot: Slot) -> bool {
+        self.slot_offset(d, slot) >= self.extent(d)
+    }
+
+    /// How many threads along `d`, counted from 0, start their chunk inside the tensor
+    /// (`t · spt < extent`); the others hold only copies. All of them when the tensor covers the
+    /// layout tile.
+    pub fn owning_threads(&self, d: usize) -> u64 {
+        self.extent(d)
+            .div_ceil(self.spt(d).max(1))
+            .min(self.threads_along(d))
+    }
+
+    /// True when slot `k` of thread `tid` is primary (see the module documentation): the
+    /// specification that [`Distribution::static_copy`] and [`Distribution::owning_threads`]
+    /// implement.
+    #[cfg(test)]
+    pub fn is_primary(&self, tid: u64, k: usize) -> bool {
+        let t = self.thread_coords(tid);
+        let slot = self.slot(k);
+        (0..self.rank()).all(|d| self.slot_offset(d, slot[d]) + t[d] * self.spt(d) < self.extent(d))
+    }
+
     /// The thread's position along every dimension, from its thread id in the program.
     #[cfg(test)]
     pub fn thread_coords(&self, tid: u64) -> Vec<u64> {
@@ -191,6 +233,18 @@ mod tests {
                 vec![256],
                 Some(vec![1, 129]),
             ),
+            // Smaller than one warp's share, and smaller than one chunk.
+            (blocked(&[2], &[32], &[4], &[0]), vec![16], Some(vec![2, 3])),
+            (
+                blocked(&[8], &[32], &[2], &[0]),
+                vec![4],
+                Some(vec![0, 1, 2, 3, 0, 1, 2, 3]),
+            ),
+            (
+                blocked(&[8], &[32], &[1], &[0]),
+                vec![8],
+                Some(vec![0, 1, 2, 3, 4, 5, 6, 7]),
+            ),
             // Rank 2, row-major and column-major.
             (
                 blocked(&[1, 4], &[4, 8], &[2, 2], &[1, 0]),
@@ -202,13 +256,20 @@ mod tests {
                 vec![64, 8],
                 None,
             ),
+            (
+                blocked(&[2, 4], &[8, 4], &[2, 2], &[1, 0]),
+                vec![4, 8],
+                None,
+            ),
         ];
         for (layout, shape, thread1) in cases {
             let d = Distribution::new(shape, layout).expect("ranks match");
             let threads = 32 * layout.num_warps() as u64;
             let numel: u64 = shape.iter().map(|&x| x as u64).product();
             let mut owned = vec![false; numel as usize];
+            let mut primary = vec![0u32; numel as usize];
             for tid in 0..threads {
+                let t = d.thread_coords(tid);
                 for k in 0..d.elems_per_thread() {
                     let idx = d.logical_index(tid, k);
                     let flat = idx
@@ -216,11 +277,26 @@ mod tests {
                         .zip(shape)
                         .fold(0, |acc, (&i, &n)| acc * n as u64 + i);
                     owned[flat as usize] = true;
+                    let is_primary = d.is_primary(tid, k);
+                    primary[flat as usize] += u32::from(is_primary);
+                    // The compile-time and run-time halves of the test agree with the definition.
+                    let slot = d.slot(k);
+                    let split = (0..d.rank()).all(|dim| {
+                        !d.static_copy(dim, slot[dim]) && t[dim] < d.owning_threads(dim)
+                    });
+                    assert_eq!(
+                        split, is_primary,
+                        "{layout} {shape:?} thread {tid} slot {k}"
+                    );
                 }
             }
             assert!(
                 owned.iter().all(|&o| o),
                 "{layout} {shape:?}: an element has no owner"
+            );
+            assert!(
+                primary.iter().all(|&n| n == 1),
+                "{layout} {shape:?}: an element is not counted exactly once: {primary:?}"
             );
             if let Some(want) = thread1 {
                 let got: Vec<u64> = (0..d.elems_per_thread())

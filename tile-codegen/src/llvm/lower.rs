@@ -4,10 +4,11 @@
 //!
 //! Representation (kept for every value): a scalar IR value is one LLVM value; a tensor with a
 //! blocked layout is the list of scalars this thread owns, in the order `layout` documents. Element
-//! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f32 → float`, `ptr<T> → ptr
-//! addrspace(1)`. Element-wise ops work slot by slot, which is correct because the verifier makes
-//! operands of one op share one type (layout included); an op whose tensors carry different
-//! layouts is refused ("layout conversion not implemented") rather than miscompiled.
+//! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f16 → half`, `bf16 → bfloat`,
+//! `f32 → float`, `ptr<T> → ptr addrspace(1)`. Element-wise ops work slot by slot, which is correct
+//! because the verifier makes operands of one op share one type (layout included); an op whose
+//! tensors carry different layouts is refused ("layout conversion not implemented") rather than
+//! miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
 
 use std::fmt::Display;
 
@@ -75,6 +76,8 @@ pub(super) fn lower_kernel<'ctx>(
         builder,
         values: vec![None; f.values.len()],
         tid: None,
+        current_op: None,
+        addressing: addressing_values(f),
     };
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
@@ -100,11 +103,18 @@ fn declare_kernel<'ctx>(
     module: &Module<'ctx>,
     f: &Function,
 ) -> Result<FunctionValue<'ctx>> {
-    let params: Vec<BasicMetadataTypeEnum> = f
-        .params()
-        .iter()
-        .map(|&p| register_type(context, f.ty(p).elem).into())
-        .collect();
+    let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(f.params().len());
+    for (i, &p) in f.params().iter().enumerate() {
+        let elem = f.ty(p).elem;
+        if let Elem::Scalar(d @ (DType::F16 | DType::BF16)) = elem {
+            // The front end passes half-precision scalars as `f32`; a by-value 16-bit kernel
+            // argument would need its own launch-time packing.
+            return Err(format!(
+                "kernel parameter #{i} is a scalar `{d}`; pass it as `f32` and cast it"
+            ));
+        }
+        params.push(register_type(context, elem).into());
+    }
     let function = module.add_function(&f.name, context.void_type().fn_type(&params, false), None);
     function.set_call_conventions(PTX_KERNEL_CC);
 
@@ -145,6 +155,8 @@ pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> 
         Elem::Scalar(DType::I1) => context.bool_type().as_basic_type_enum(),
         Elem::Scalar(DType::I32) => context.i32_type().as_basic_type_enum(),
         Elem::Scalar(DType::I64) => context.i64_type().as_basic_type_enum(),
+        Elem::Scalar(DType::F16) => context.f16_type().as_basic_type_enum(),
+        Elem::Scalar(DType::BF16) => context.bf16_type().as_basic_type_enum(),
         Elem::Scalar(DType::F32) => context.f32_type().as_basic_type_enum(),
     }
 }
@@ -153,7 +165,9 @@ pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> 
 pub(super) fn memory_type(context: &Context, d: DType) -> BasicTypeEnum<'_> {
     match d {
         DType::I1 => context.i8_type().as_basic_type_enum(),
-        DType::I32 | DType::I64 | DType::F32 => register_type(context, Elem::Scalar(d)),
+        DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32 => {
+            register_type(context, Elem::Scalar(d))
+        }
     }
 }
 
@@ -188,6 +202,41 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) values: Vec<Option<Vec<BasicValueEnum<'ctx>>>>,
     /// `tid.x`, read once.
     tid: Option<IntValue<'ctx>>,
+    /// The op being lowered (names per-op globals such as a reduction's shared memory).
+    pub(super) current_op: Option<OpId>,
+    /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).
+    addressing: Vec<bool>,
+}
+
+/// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,
+/// transitively, the operands of the `add`/`sub`/`mul`/`splat` that produce them. Their
+/// arithmetic is emitted `nsw` (an offset that overflows `i32` addresses the wrong memory anyway;
+/// Triton makes the same assumption), which lets LLVM fold each thread's constant element
+/// strides into the load's immediate offset instead of keeping one 64-bit address per chunk.
+fn addressing_values(f: &Function) -> Vec<bool> {
+    let mut marked = vec![false; f.values.len()];
+    let mut stack: Vec<ValueId> = Vec::new();
+    for op in f.walk() {
+        let d = f.op(op);
+        if matches!(d.kind, OpKind::AddPtr) {
+            stack.extend(d.operands.get(1));
+        }
+    }
+    while let Some(v) = stack.pop() {
+        if std::mem::replace(&mut marked[v.index()], true) {
+            continue;
+        }
+        if let Some(def) = f.def_op(v) {
+            let d = f.op(def);
+            if matches!(
+                d.kind,
+                OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul) | OpKind::Splat
+            ) {
+                stack.extend(d.operands.iter().copied());
+            }
+        }
+    }
+    marked
 }
 
 impl<'a, 'ctx> Lowerer<'a, 'ctx> {
@@ -228,7 +277,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if !data.regions.is_empty() {
             return Err("ops with regions are not implemented".into());
         }
-        self.check_layouts(data)?;
+        // A reduction's result drops a dimension, so its layout differs from the operand's.
+        if !matches!(data.kind, OpKind::Reduce { .. }) {
+            self.check_layouts(data)?;
+        }
+        self.current_op = Some(id);
         let result = match &data.kind {
             OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data)?)?]),
             OpKind::ProgramId { axis } => Some(vec![self.sreg("ctaid", *axis)?]),
@@ -241,8 +294,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             OpKind::Binary(b) => {
                 let d = dtype(self.result_type(data)?)?;
+                let nsw = data
+                    .results
+                    .first()
+                    .is_some_and(|r| self.addressing[r.index()]);
                 let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
-                Some(self.zip(a, c, |me, x, y| me.binary(*b, d, x, y))?)
+                Some(self.zip(a, c, |me, x, y| me.binary(*b, d, x, y, nsw))?)
             }
             OpKind::Cmp(p) => {
                 let d = dtype(f.ty(*data.operands.first().ok_or("missing operand")?))?;
@@ -280,6 +337,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 let (p, o) = (self.operand(data, 0)?, self.operand(data, 1)?);
                 Some(self.zip(p, o, |me, x, y| me.addptr(pointee, x, y))?)
             }
+            OpKind::Math(m) => Some(self.math_op(*m, data)?),
+            OpKind::Cast => Some(self.cast_op(data)?),
+            OpKind::Reduce { kind, axis } => Some(vec![self.reduce_op(*kind, *axis, data)?]),
             OpKind::Load { vec } => Some(self.load(data, *vec)?),
             OpKind::Store { vec } => {
                 self.store(data, *vec)?;
@@ -329,7 +389,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(())
     }
 
-    fn result_type(&self, data: &OpData) -> Result<&'a Type> {
+    pub(super) fn result_type(&self, data: &OpData) -> Result<&'a Type> {
         let f = self.f;
         data.results
             .first()
@@ -370,8 +430,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (Elem::Scalar(DType::I64), ConstValue::Int(i)) => {
                 ctx.i64_type().const_int(i as u64, true).into()
             }
+            // LLVM rounds the double to the type once, to nearest even (as the interpreter does).
             (Elem::Scalar(DType::F32), ConstValue::Float(x)) => {
                 ctx.f32_type().const_float(x).into()
+            }
+            (Elem::Scalar(DType::F16), ConstValue::Float(x)) => {
+                ctx.f16_type().const_float(x).into()
+            }
+            (Elem::Scalar(DType::BF16), ConstValue::Float(x)) => {
+                ctx.bf16_type().const_float(x).into()
             }
             (e, c) => return Err(format!("constant {c} does not fit type `{e}`")),
         })
@@ -410,7 +477,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     }
 
     /// The thread's index in its program, read once.
-    fn tid(&mut self) -> Result<IntValue<'ctx>> {
+    pub(super) fn tid(&mut self) -> Result<IntValue<'ctx>> {
         if let Some(t) = self.tid {
             return Ok(t);
         }
@@ -422,7 +489,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// The thread's position along dimension `dim` of `layout` (see the `layout` module): lane and warp ids split
     /// over the dimensions in `order`. Every factor is a power of two, so this is masks and shifts;
     /// the last dimension in `order` takes what is left (the thread id is below `32 · num_warps`).
-    fn thread_coord(&mut self, layout: &BlockedLayout, dim: usize) -> Result<IntValue<'ctx>> {
+    pub(super) fn thread_coord(
+        &mut self,
+        layout: &BlockedLayout,
+        dim: usize,
+    ) -> Result<IntValue<'ctx>> {
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let tid = self.tid()?;
@@ -474,16 +545,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let c = |x: i64| i32_ty.const_int(x as u64, true);
         let t = self.thread_coord(layout, 0)?;
         let b = &self.builder;
-        let base = b.build_int_mul(t, c(dist.spt(0) as i64), "").llvm()?;
+        // Every value here is below 2^21 (a tile index plus `start`), so nothing overflows: `nsw`
+        // lets LLVM see each element as `base + constant`.
+        let base = b.build_int_nsw_mul(t, c(dist.spt(0) as i64), "").llvm()?;
         let mut out = Vec::with_capacity(dist.elems_per_thread());
         for k in 0..dist.elems_per_thread() {
             let off = dist.slot_offset(0, dist.slot(k)[0]) as i64;
             let v = if dist.wraps(0) {
-                let i = b.build_int_add(base, c(off), "").llvm()?;
+                let i = b.build_int_nsw_add(base, c(off), "").llvm()?;
                 let i = b.build_and(i, c(dist.extent(0) as i64 - 1), "").llvm()?;
-                b.build_int_add(i, c(start), "").llvm()?
+                b.build_int_nsw_add(i, c(start), "").llvm()?
             } else {
-                b.build_int_add(base, c(off + start), "").llvm()?
+                b.build_int_nsw_add(base, c(off + start), "").llvm()?
             };
             out.push(v.into());
         }
@@ -496,11 +569,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         d: DType,
         x: BasicValueEnum<'ctx>,
         y: BasicValueEnum<'ctx>,
+        nsw: bool,
     ) -> Result<BasicValueEnum<'ctx>> {
         if d.is_float() {
             self.float_binary(op, float(x)?, float(y)?)
         } else {
-            self.int_binary(op, int(x)?, int(y)?)
+            self.int_binary(op, int(x)?, int(y)?, nsw)
         }
     }
 
@@ -539,10 +613,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         op: BinOp,
         x: IntValue<'ctx>,
         y: IntValue<'ctx>,
+        nsw: bool,
     ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let ty = x.get_type();
         let v = match op {
+            BinOp::Add if nsw => b.build_int_nsw_add(x, y, "").llvm()?,
+            BinOp::Sub if nsw => b.build_int_nsw_sub(x, y, "").llvm()?,
+            BinOp::Mul if nsw => b.build_int_nsw_mul(x, y, "").llvm()?,
             BinOp::Add => b.build_int_add(x, y, "").llvm()?,
             BinOp::Sub => b.build_int_sub(x, y, "").llvm()?,
             BinOp::Mul => b.build_int_mul(x, y, "").llvm()?,

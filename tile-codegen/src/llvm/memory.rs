@@ -17,6 +17,11 @@
 //!
 //! Registers in the asm: `f32` travels as its bits in a 32-bit register (`b32`), `i32` as `b32`,
 //! `i64` as `b64`, and `i1` is one byte in memory (`u8`) widened to a 32-bit register.
+//!
+//! Half-precision elements (`f16`, `bf16`) travel in pairs: a run of `V ≥ 2` of them is `V / 2`
+//! 32-bit words (`ld.global.v4.b32` for `V = 8`), each word bitcast to `<2 x half>` (the element at
+//! the lower address in the low half, as memory is little-endian); a run of one is a `b16` access
+//! (register class `h`). Plain accesses use the same words, so every path yields the same PTX shape.
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, VectorType};
 use inkwell::values::{
@@ -24,10 +29,12 @@ use inkwell::values::{
     ValueKind, VectorValue,
 };
 use inkwell::{AddressSpace, IntPredicate};
-use tile_core::ir::{DType, OpData};
+use tile_core::ir::{DType, Elem, OpData};
 
 use super::layout::Distribution;
-use super::lower::{dtype, int, memory_type, pointer, Lowerer, OrLlvm, Result, GLOBAL};
+use super::lower::{
+    dtype, int, memory_type, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL,
+};
 
 /// What a run's mask says, when it is known while building.
 #[derive(Clone, Copy)]
@@ -40,34 +47,38 @@ enum Mask<'ctx> {
     If(IntValue<'ctx>),
 }
 
-/// The register class of a memory element inside inline PTX.
+/// How the elements of one access travel: in words of `per_word` elements, each word one register
+/// of a PTX class inside inline asm.
+#[derive(Clone, Copy)]
 struct AsmReg {
-    /// PTX type suffix of the access (`b32`, `b64`, `u8`).
+    /// PTX type suffix of the access (`b16`, `b32`, `b64`, `u8`).
     ptx: &'static str,
     /// LLVM constraint letter of the register.
     constraint: &'static str,
     /// Register width in bits.
     bits: u32,
+    /// Elements per word (2 for a pair of half-precision elements, else 1).
+    per_word: usize,
 }
 
-fn asm_reg(d: DType) -> AsmReg {
+/// The words of an access of `w` elements of type `d`.
+fn asm_reg(d: DType, w: usize) -> AsmReg {
+    let one = |ptx, constraint, bits| AsmReg {
+        ptx,
+        constraint,
+        bits,
+        per_word: 1,
+    };
     match d {
-        DType::I32 | DType::F32 => AsmReg {
-            ptx: "b32",
-            constraint: "r",
-            bits: 32,
-        },
-        DType::I64 => AsmReg {
-            ptx: "b64",
-            constraint: "l",
-            bits: 64,
-        },
+        DType::I32 | DType::F32 => one("b32", "r", 32),
+        DType::I64 => one("b64", "l", 64),
         // A boolean is one byte in memory; PTX loads and stores it from a wider register.
-        DType::I1 => AsmReg {
-            ptx: "u8",
-            constraint: "r",
-            bits: 32,
+        DType::I1 => one("u8", "r", 32),
+        DType::F16 | DType::BF16 if w >= 2 => AsmReg {
+            per_word: 2,
+            ..one("b32", "r", 32)
         },
+        DType::F16 | DType::BF16 => one("b16", "h", 16),
     }
 }
 
@@ -85,7 +96,9 @@ pub(super) fn access_width(
     let inner = dist.inner_dim();
     let cap = match d {
         DType::I1 => 1,
-        DType::I32 | DType::I64 | DType::F32 => 16 / d.size_bytes() as u64,
+        DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32 => {
+            16 / d.size_bytes() as u64
+        }
     };
     // The largest power of two dividing `n`.
     let pow2_factor = |n: u64| n & n.wrapping_neg();
@@ -172,7 +185,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(())
     }
 
-    /// An unpredicated load of `w` elements: `load T` or `load <w x T>`, aligned to the access size.
+    /// An unpredicated load of `w` elements as `n` words: `load W` or `load <n x W>`, aligned to the
+    /// access size.
     fn plain_load(
         &self,
         d: DType,
@@ -180,29 +194,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         w: usize,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let b = &self.builder;
-        let mem = memory_type(self.context, d);
+        let reg = asm_reg(d, w);
+        let mem = self.word_type(d, reg);
+        let n = w / reg.per_word;
         let align = d.size_bytes() * w as u32;
-        if w == 1 {
+        if n == 1 {
             let v = b.build_load(mem, p, "").llvm()?;
             set_alignment(v, align)?;
-            return Ok(vec![self.loaded_value(d, v)?]);
+            return self.unpack_words(d, reg, &[v]);
         }
-        let v = b.build_load(vector_of(mem, w)?, p, "").llvm()?;
+        let v = b.build_load(vector_of(mem, n)?, p, "").llvm()?;
         set_alignment(v, align)?;
         let v = VectorValue::try_from(v)
             .map_err(|()| "a vector load did not yield a vector".to_string())?;
-        let i32_ty = self.context.i32_type();
-        (0..w)
-            .map(|i| {
-                let e = b
-                    .build_extract_element(v, i32_ty.const_int(i as u64, false), "")
-                    .llvm()?;
-                self.loaded_value(d, e)
-            })
-            .collect()
+        let words = (0..n)
+            .map(|i| b.build_extract_element(v, self.index(i), "").llvm())
+            .collect::<Result<Vec<_>>>()?;
+        self.unpack_words(d, reg, &words)
     }
 
-    /// An unpredicated store of `vals`: `store T` or `store <w x T>`, aligned to the access size.
+    /// An unpredicated store of `vals` as `n` words: `store W` or `store <n x W>`, aligned to the
+    /// access size.
     fn plain_store(
         &self,
         d: DType,
@@ -210,24 +222,121 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<()> {
         let b = &self.builder;
-        let mem = memory_type(self.context, d);
+        let reg = asm_reg(d, vals.len());
+        let mem = self.word_type(d, reg);
         let align = d.size_bytes() * vals.len() as u32;
-        let value: BasicValueEnum = match vals {
-            [v] => self.stored_value(d, *v)?,
+        let words = self.pack_words(d, reg, vals)?;
+        let value: BasicValueEnum = match words.as_slice() {
+            [v] => *v,
             _ => {
-                let i32_ty = self.context.i32_type();
-                let mut acc = vector_of(mem, vals.len())?.get_poison();
-                for (i, &v) in vals.iter().enumerate() {
-                    let v = self.stored_value(d, v)?;
-                    acc = b
-                        .build_insert_element(acc, v, i32_ty.const_int(i as u64, false), "")
-                        .llvm()?;
+                let mut acc = vector_of(mem, words.len())?.get_poison();
+                for (i, &v) in words.iter().enumerate() {
+                    acc = b.build_insert_element(acc, v, self.index(i), "").llvm()?;
                 }
                 acc.into()
             }
         };
         let st = b.build_store(p, value).llvm()?;
         st.set_alignment(align).llvm()
+    }
+
+    /// The constant `i` as an `i32` (a vector lane).
+    fn index(&self, i: usize) -> IntValue<'ctx> {
+        self.context.i32_type().const_int(i as u64, false)
+    }
+
+    /// The LLVM type of one word in memory: the element's memory type, or a 16/32-bit integer
+    /// holding one or two half-precision elements.
+    fn word_type(&self, d: DType, reg: AsmReg) -> BasicTypeEnum<'ctx> {
+        match d {
+            DType::I1 | DType::I32 | DType::I64 | DType::F32 => memory_type(self.context, d),
+            DType::F16 | DType::BF16 => self.int_type(16 * reg.per_word as u32),
+        }
+    }
+
+    /// Register values as memory words: booleans become one byte, half-precision pairs one `i32`
+    /// (a single one an `i16`).
+    fn pack_words(
+        &self,
+        d: DType,
+        reg: AsmReg,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
+        match d {
+            DType::I1 => vals
+                .iter()
+                .map(|&v| {
+                    Ok(b.build_int_z_extend(int(v)?, self.context.i8_type(), "")
+                        .llvm()?
+                        .into())
+                })
+                .collect(),
+            DType::I32 | DType::I64 | DType::F32 => Ok(vals.to_vec()),
+            DType::F16 | DType::BF16 => {
+                let word = self.word_type(d, reg);
+                let elem = vals.first().ok_or("an empty access")?.get_type();
+                vals.chunks(reg.per_word)
+                    .map(|pair| {
+                        let v: BasicValueEnum = match pair {
+                            [x] => *x,
+                            _ => {
+                                let mut acc = vector_of(elem, pair.len())?.get_poison();
+                                for (i, &x) in pair.iter().enumerate() {
+                                    acc =
+                                        b.build_insert_element(acc, x, self.index(i), "").llvm()?;
+                                }
+                                acc.into()
+                            }
+                        };
+                        b.build_bit_cast(v, word, "").llvm()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Memory words as register values: a byte is a boolean when it is not zero, an `i32` word is
+    /// two half-precision elements (the low half first).
+    fn unpack_words(
+        &self,
+        d: DType,
+        reg: AsmReg,
+        words: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
+        match d {
+            DType::I1 => words
+                .iter()
+                .map(|&v| {
+                    let v = int(v)?;
+                    let zero = v.get_type().const_zero();
+                    Ok(b.build_int_compare(IntPredicate::NE, v, zero, "")
+                        .llvm()?
+                        .into())
+                })
+                .collect(),
+            DType::I32 | DType::I64 | DType::F32 => Ok(words.to_vec()),
+            DType::F16 | DType::BF16 => {
+                let elem = register_type(self.context, Elem::Scalar(d));
+                let mut out = Vec::with_capacity(words.len() * reg.per_word);
+                for &word in words {
+                    if reg.per_word == 1 {
+                        out.push(b.build_bit_cast(word, elem, "").llvm()?);
+                        continue;
+                    }
+                    let v = b
+                        .build_bit_cast(word, vector_of(elem, reg.per_word)?, "")
+                        .llvm()?;
+                    let v = VectorValue::try_from(v)
+                        .map_err(|()| "a bitcast to a vector did not yield one".to_string())?;
+                    for i in 0..reg.per_word {
+                        out.push(b.build_extract_element(v, self.index(i), "").llvm()?);
+                    }
+                }
+                Ok(out)
+            }
+        }
     }
 
     /// `@p ld.global[.vW].T { dst… }, [ ptr ];` with the destinations tied to `other`.
@@ -238,9 +347,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         mask: IntValue<'ctx>,
         other: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let w = other.len();
-        let reg = asm_reg(d);
+        let reg = asm_reg(d, other.len());
         let reg_ty = self.asm_reg_type(&reg);
+        // The access moves `w` words.
+        let other = self.asm_operands(d, reg, other)?;
+        let w = other.len();
         let ret_ty: BasicTypeEnum = if w == 1 {
             reg_ty
         } else {
@@ -262,9 +373,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         constraints.extend((0..w).map(|i| i.to_string()));
 
         let mut args: Vec<BasicMetadataValueEnum> = vec![p.into(), mask.into()];
-        for &o in other {
-            args.push(self.asm_operand(d, o)?.into());
-        }
+        args.extend(other.iter().map(|&o| BasicMetadataValueEnum::from(o)));
         let mut params: Vec<BasicMetadataTypeEnum> = vec![
             self.global_ptr_type().into(),
             self.context.bool_type().into(),
@@ -288,16 +397,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             return Err("the load's inline asm yields nothing".into());
         };
         if w == 1 {
-            return Ok(vec![self.asm_result(d, int(v)?)?]);
+            return self.asm_results(d, reg, &[int(v)?]);
         }
         let s = StructValue::try_from(v)
             .map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
-        (0..w)
-            .map(|i| {
-                let e = self.builder.build_extract_value(s, i as u32, "").llvm()?;
-                self.asm_result(d, int(e)?)
-            })
-            .collect()
+        let words = (0..w)
+            .map(|i| int(self.builder.build_extract_value(s, i as u32, "").llvm()?))
+            .collect::<Result<Vec<_>>>()?;
+        self.asm_results(d, reg, &words)
     }
 
     /// `@p st.global[.vW].T [ ptr ], { src… };`, with side effects.
@@ -308,9 +415,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         mask: IntValue<'ctx>,
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<()> {
-        let w = vals.len();
-        let reg = asm_reg(d);
+        let reg = asm_reg(d, vals.len());
         let reg_ty = self.asm_reg_type(&reg);
+        // The access moves `w` words.
+        let words = self.asm_operands(d, reg, vals)?;
+        let w = words.len();
         // Operands: $0 the address, $1..$w the values, $w+1 the predicate.
         let srcs = register_list((1..=w).map(|i| format!("${i}")));
         let text = format!(
@@ -325,9 +434,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         constraints.push("~{memory}".into());
 
         let mut args: Vec<BasicMetadataValueEnum> = vec![p.into()];
-        for &v in vals {
-            args.push(self.asm_operand(d, v)?.into());
-        }
+        args.extend(words.iter().map(|&v| BasicMetadataValueEnum::from(v)));
         args.push(mask.into());
         let mut params: Vec<BasicMetadataTypeEnum> = vec![self.global_ptr_type().into()];
         params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
@@ -350,10 +457,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// The LLVM integer type of an asm register.
     fn asm_reg_type(&self, reg: &AsmReg) -> BasicTypeEnum<'ctx> {
-        if reg.bits == 64 {
-            self.context.i64_type().as_basic_type_enum()
-        } else {
-            self.context.i32_type().as_basic_type_enum()
+        self.int_type(reg.bits)
+    }
+
+    /// The LLVM integer type of 16, 32 or 64 bits (the register widths of [`AsmReg`]).
+    fn int_type(&self, bits: u32) -> BasicTypeEnum<'ctx> {
+        match bits {
+            16 => self.context.i16_type().as_basic_type_enum(),
+            64 => self.context.i64_type().as_basic_type_enum(),
+            _ => self.context.i32_type().as_basic_type_enum(),
         }
     }
 
@@ -363,56 +475,61 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .as_basic_type_enum()
     }
 
-    /// A register value as it is stored: booleans become one byte.
-    fn stored_value(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    /// Register values as the integer registers (words) the inline asm takes.
+    fn asm_operands(
+        &self,
+        d: DType,
+        reg: AsmReg,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<IntValue<'ctx>>> {
+        let b = &self.builder;
+        let i32_ty = self.context.i32_type();
         match d {
-            DType::I1 => Ok(self
-                .builder
-                .build_int_z_extend(int(v)?, self.context.i8_type(), "")
-                .llvm()?
-                .into()),
-            DType::I32 | DType::I64 | DType::F32 => Ok(v),
+            DType::F32 => vals
+                .iter()
+                .map(|&v| int(b.build_bit_cast(v, i32_ty, "").llvm()?))
+                .collect(),
+            DType::I1 => vals
+                .iter()
+                .map(|&v| b.build_int_z_extend(int(v)?, i32_ty, "").llvm())
+                .collect(),
+            DType::I32 | DType::I64 => vals.iter().map(|&v| int(v)).collect(),
+            DType::F16 | DType::BF16 => self
+                .pack_words(d, reg, vals)?
+                .into_iter()
+                .map(int)
+                .collect(),
         }
     }
 
-    /// A loaded memory value as a register value: a byte is a boolean when it is not zero.
-    fn loaded_value(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+    /// The inline asm's integer registers (words) as register values of type `d`.
+    fn asm_results(
+        &self,
+        d: DType,
+        reg: AsmReg,
+        words: &[IntValue<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
         match d {
-            DType::I1 => {
-                let v = int(v)?;
-                let zero = v.get_type().const_zero();
-                Ok(self
-                    .builder
-                    .build_int_compare(IntPredicate::NE, v, zero, "")
-                    .llvm()?
-                    .into())
+            DType::F32 => words
+                .iter()
+                .map(|&v| b.build_bit_cast(v, self.context.f32_type(), "").llvm())
+                .collect(),
+            DType::I1 => words
+                .iter()
+                .map(|&v| {
+                    Ok(
+                        b.build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")
+                            .llvm()?
+                            .into(),
+                    )
+                })
+                .collect(),
+            DType::I32 | DType::I64 => Ok(words.iter().map(|&v| v.into()).collect()),
+            DType::F16 | DType::BF16 => {
+                let words: Vec<BasicValueEnum> = words.iter().map(|&v| v.into()).collect();
+                self.unpack_words(d, reg, &words)
             }
-            DType::I32 | DType::I64 | DType::F32 => Ok(v),
-        }
-    }
-
-    /// A register value as the integer register the inline asm takes.
-    fn asm_operand(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
-        let b = &self.builder;
-        match d {
-            DType::F32 => int(b.build_bit_cast(v, self.context.i32_type(), "").llvm()?),
-            DType::I1 => b
-                .build_int_z_extend(int(v)?, self.context.i32_type(), "")
-                .llvm(),
-            DType::I32 | DType::I64 => int(v),
-        }
-    }
-
-    /// The inline asm's integer register as a register value of type `d`.
-    fn asm_result(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
-        let b = &self.builder;
-        match d {
-            DType::F32 => b.build_bit_cast(v, self.context.f32_type(), "").llvm(),
-            DType::I1 => Ok(b
-                .build_int_compare(IntPredicate::NE, v, v.get_type().const_zero(), "")
-                .llvm()?
-                .into()),
-            DType::I32 | DType::I64 => Ok(v.into()),
         }
     }
 }

@@ -2,8 +2,10 @@
 //!
 //! This module owns the public entry point [`compile`], the [`GpuTarget`]s we emit PTX for and the
 //! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
-//! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses) and `layout`
-//! (which elements of a distributed tensor each thread holds).
+//! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses, half-precision
+//! elements packed in pairs), `math` (casts and math functions, with their accuracy), `reduce`
+//! (reductions through warp shuffles and shared memory) and `layout` (which elements of a
+//! distributed tensor each thread holds).
 //!
 //! Invariants this module keeps:
 //! - **Fresh state per call.** Every [`compile`] call creates its own LLVM context, module and target
@@ -27,7 +29,9 @@
 
 mod layout;
 mod lower;
+mod math;
 mod memory;
+mod reduce;
 
 use std::fmt;
 use std::sync::Once;
