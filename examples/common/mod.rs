@@ -123,3 +123,53 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
         line(r.iter().map(String::as_str).collect());
     }
 }
+
+/// One measured implementation in a table.
+pub struct Row {
+    /// What was run.
+    pub name: String,
+    /// Median time in milliseconds.
+    pub ms: f64,
+}
+
+/// Prints time, effective GB/s for `bytes` (the minimal traffic: every input read once, every
+/// output written once), % of the copy bandwidth, and the speedup against `rows[baseline]`.
+pub fn report(title: &str, copy_gbs: f64, bytes: f64, rows: &[Row], baseline: usize) {
+    println!();
+    println!("{title}");
+    let base = rows[baseline].ms;
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let gbs = bytes / (r.ms * 1e-3) / 1e9;
+            vec![
+                r.name.clone(),
+                format!("{:.4}", r.ms),
+                format!("{gbs:.0}"),
+                format!("{:.1}%", 100.0 * gbs / copy_gbs),
+                format!("{:.2}x", base / r.ms),
+            ]
+        })
+        .collect();
+    print_table(
+        &[
+            "impl",
+            "time (ms)",
+            "effective GB/s",
+            "% of copy BW",
+            "speedup vs unfused",
+        ],
+        &table,
+    );
+}
+
+/// Relative L2 error of `got` against `want`, with a verdict against `tol`.
+pub fn check_close(what: &str, got: &[f32], want: &[f64], tol: f64) -> bool {
+    let e = rel_l2(got, want);
+    let ok = e <= tol;
+    println!(
+        "check {what}: rel. L2 error {e:.2e} (tolerance {tol:.0e}) -> {}",
+        if ok { "ok" } else { "FAILED" }
+    );
+    ok
+}

@@ -3,8 +3,16 @@
 
 #![allow(dead_code)]
 
+#[path = "../../examples/act_and_mul/kernels.rs"]
+pub mod act_and_mul;
+#[path = "../../examples/elementwise_chains/kernels.rs"]
+pub mod elementwise_chains;
 #[path = "../../examples/fused_add_mul/kernels.rs"]
 pub mod fused_add_mul;
+#[path = "../../examples/fused_bias_gelu/kernels.rs"]
+pub mod fused_bias_gelu;
+#[path = "../../examples/fused_softmax/kernels.rs"]
+pub mod fused_softmax;
 
 use tile::prelude::*;
 
@@ -58,6 +66,10 @@ pub fn small_tile(
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
+    v.extend(fused_softmax::all());
+    v.extend(elementwise_chains::all());
+    v.extend(fused_bias_gelu::all());
+    v.extend(act_and_mul::all());
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,

@@ -1,0 +1,217 @@
+//! The kernels of the `fused_bias_gelu` example: `y = GELU(x + bias[col])` on a `rows × cols`
+//! matrix, as one fused kernel and as the unfused pair (add the bias, then GELU), for f32 and bf16
+//! storage (the arithmetic is f32 in both: bf16 values are converted on load and rounded on store),
+//! and for both forms of GELU:
+//!
+//! - exact: `0.5·v·(1 + erf(v/√2))`
+//! - tanh approximation: `0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³)))`
+//!
+//! The kernels are stamped out by `gelu_kernels!` per (element type, form); the activation is
+//! written once per form as a closure-like `|v| expression` and pasted into both the fused kernel
+//! and the unfused GELU kernel.
+
+use tile::prelude::*;
+
+/// Elements per program, for every kernel of this example.
+pub const BLOCK: i32 = 1024;
+
+macro_rules! gelu_kernels {
+    ($($fused:ident, $gelu:ident, $T:ident, |$v:ident| $act:expr;)*) => {$(
+        #[tile_kernel]
+        /// Fused: `out = GELU(x + bias[col])`, computed in f32.
+        pub fn $fused(
+            x: Ptr<$T, { rows * cols }>,
+            bias: Ptr<$T, cols>,
+            out: Ptr<$T, { rows * cols }>,
+            rows: i32,
+            cols: i32,
+            BLOCK: Const<1024>,
+        ) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = offs < rows * cols;
+            let $v = load(x + offs, mask) as f32 + load(bias + offs % cols, mask) as f32;
+            store(out + offs, ($act) as $T, mask);
+        }
+
+        #[tile_kernel]
+        /// Unfused step 2: `out = GELU(x)`, computed in f32.
+        pub fn $gelu(x: Ptr<$T, n>, out: Ptr<$T, n>, n: i32, BLOCK: Const<1024>) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = offs < n;
+            let $v = load(x + offs, mask) as f32;
+            store(out + offs, ($act) as $T, mask);
+        }
+    )*};
+}
+
+gelu_kernels! {
+    bias_gelu_erf_f32, gelu_erf_f32, f32, |v| 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    bias_gelu_tanh_f32, gelu_tanh_f32, f32, |v| 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    bias_gelu_erf_bf16, gelu_erf_bf16, bf16, |v| 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    bias_gelu_tanh_bf16, gelu_tanh_bf16, bf16, |v| 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+}
+
+macro_rules! add_bias_kernels {
+    ($($name:ident, $T:ident;)*) => {$(
+        #[tile_kernel]
+        /// Unfused step 1: `out = x + bias[col]` (rounded to the storage type, as PyTorch eager
+        /// stores its intermediate).
+        pub fn $name(
+            x: Ptr<$T, { rows * cols }>,
+            bias: Ptr<$T, cols>,
+            out: Ptr<$T, { rows * cols }>,
+            rows: i32,
+            cols: i32,
+            BLOCK: Const<1024>,
+        ) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = offs < rows * cols;
+            let v = load(x + offs, mask) as f32 + load(bias + offs % cols, mask) as f32;
+            store(out + offs, v as $T, mask);
+        }
+    )*};
+}
+
+add_bias_kernels! {
+    add_bias_f32, f32;
+    add_bias_bf16, bf16;
+}
+
+/// Every kernel of this example.
+#[allow(dead_code)]
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    vec![
+        &bias_gelu_erf_f32::KERNEL,
+        &gelu_erf_f32::KERNEL,
+        &bias_gelu_tanh_f32::KERNEL,
+        &gelu_tanh_f32::KERNEL,
+        &bias_gelu_erf_bf16::KERNEL,
+        &gelu_erf_bf16::KERNEL,
+        &bias_gelu_tanh_bf16::KERNEL,
+        &gelu_tanh_bf16::KERNEL,
+        &add_bias_f32::KERNEL,
+        &add_bias_bf16::KERNEL,
+    ]
+}
+
+/// The form of GELU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gelu {
+    /// `0.5·v·(1 + erf(v/√2))`.
+    Erf,
+    /// `0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³)))`.
+    Tanh,
+}
+
+impl Gelu {
+    /// Both forms.
+    pub const ALL: [Gelu; 2] = [Gelu::Erf, Gelu::Tanh];
+
+    /// A short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Gelu::Erf => "GELU (erf)",
+            Gelu::Tanh => "GELU (tanh approx.)",
+        }
+    }
+}
+
+/// A storage type with this example's kernels: `f32` or `bf16`.
+pub trait Storage: tile::Element {
+    /// Its name.
+    const NAME: &'static str;
+    /// Rounds an f32 to this type.
+    fn from_f32(v: f32) -> Self;
+    /// Widens to f32 (exactly).
+    fn to_f32(self) -> f32;
+    /// `out = GELU(x + bias[col])` in one kernel.
+    fn fused(
+        dev: &Device,
+        form: Gelu,
+        x: &Buffer<Self>,
+        bias: &Buffer<Self>,
+        out: &mut Buffer<Self>,
+        rows: i32,
+        cols: i32,
+    ) -> Result<(), Error>;
+    /// `tmp = x + bias[col]`, then `out = GELU(tmp)`.
+    #[allow(clippy::too_many_arguments)]
+    fn unfused(
+        dev: &Device,
+        form: Gelu,
+        x: &Buffer<Self>,
+        bias: &Buffer<Self>,
+        tmp: &mut Buffer<Self>,
+        out: &mut Buffer<Self>,
+        rows: i32,
+        cols: i32,
+    ) -> Result<(), Error>;
+}
+
+macro_rules! storage {
+    ($T:ident, |$a:ident| $from:expr, |$b:ident| $to:expr, $add_bias:ident, $fused_erf:ident, $gelu_erf:ident, $fused_tanh:ident, $gelu_tanh:ident) => {
+        impl Storage for $T {
+            const NAME: &'static str = stringify!($T);
+            fn from_f32($a: f32) -> Self {
+                $from
+            }
+            fn to_f32(self) -> f32 {
+                let $b = self;
+                $to
+            }
+            fn fused(
+                dev: &Device,
+                form: Gelu,
+                x: &Buffer<Self>,
+                bias: &Buffer<Self>,
+                out: &mut Buffer<Self>,
+                rows: i32,
+                cols: i32,
+            ) -> Result<(), Error> {
+                let g = Grid::x(cdiv(rows * cols, BLOCK));
+                match form {
+                    Gelu::Erf => $fused_erf::launch(dev, g, x, bias, out, rows, cols),
+                    Gelu::Tanh => $fused_tanh::launch(dev, g, x, bias, out, rows, cols),
+                }
+            }
+            fn unfused(
+                dev: &Device,
+                form: Gelu,
+                x: &Buffer<Self>,
+                bias: &Buffer<Self>,
+                tmp: &mut Buffer<Self>,
+                out: &mut Buffer<Self>,
+                rows: i32,
+                cols: i32,
+            ) -> Result<(), Error> {
+                let g = Grid::x(cdiv(rows * cols, BLOCK));
+                $add_bias::launch(dev, g, x, bias, tmp, rows, cols)?;
+                match form {
+                    Gelu::Erf => $gelu_erf::launch(dev, g, tmp, out, rows * cols),
+                    Gelu::Tanh => $gelu_tanh::launch(dev, g, tmp, out, rows * cols),
+                }
+            }
+        }
+    };
+}
+
+storage!(
+    f32,
+    |v| v,
+    |v| v,
+    add_bias_f32,
+    bias_gelu_erf_f32,
+    gelu_erf_f32,
+    bias_gelu_tanh_f32,
+    gelu_tanh_f32
+);
+storage!(
+    bf16,
+    |v| bf16::from_f32(v),
+    |v| v.to_f32(),
+    add_bias_bf16,
+    bias_gelu_erf_bf16,
+    gelu_erf_bf16,
+    bias_gelu_tanh_bf16,
+    gelu_tanh_bf16
+);

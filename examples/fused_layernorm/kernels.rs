@@ -1,0 +1,196 @@
+//! Layer norm over the rows of a matrix, `y = (x − mean) / sqrt(var + eps) · w + b` (`w`, `b` per
+//! column), in f32 and in f16 (f16 storage, f32 arithmetic): one fused kernel (one program per row:
+//! load, mean, variance, normalize, scale and shift, store) and the unfused form PyTorch eager
+//! would run: row mean, row variance (one program per row), then normalize and scale-and-shift as
+//! element-wise broadcast kernels (one program per row and 1024 columns); the per-row statistics
+//! and the normalized rows go through memory. The language has no loops yet, so a reduced row fits
+//! one tile: one instance per tile width, chosen by the row length.
+
+use tile::prelude::*;
+
+macro_rules! layernorm_kernels {
+    ($($t:ident, $block:literal, $warps:literal: $fused:ident, $mean:ident, $var:ident;)*) => {$(
+        #[tile_kernel(num_warps = $warps)]
+        /// Fused layer norm of each row (`n` ≤ the tile width). Two-pass statistics inside the
+        /// tile; masked lanes load 0 and are excluded from the variance by `select`.
+        pub fn $fused(x: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<$block>) {
+            let cols = arange(0, BLOCK);
+            let mask = cols < n;
+            let offs = program_id(0) * n + cols;
+            let v = load(x + offs, mask) as f32;
+            let mean = v.sum() / (n as f32);
+            let d = select(mask, v - mean, 0.0);
+            let rstd = 1.0 / sqrt((d * d).sum() / (n as f32) + eps);
+            let out = d * rstd * (load(w + cols, mask) as f32) + load(b + cols, mask) as f32;
+            store(y + offs, out as $t, mask);
+        }
+
+        #[tile_kernel(num_warps = $warps)]
+        /// Unfused step 1: the mean of each row (f32).
+        pub fn $mean(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<$block>) {
+            let cols = arange(0, BLOCK);
+            let v = load(x + program_id(0) * n + cols, cols < n) as f32;
+            store(mean + program_id(0), v.sum() / (n as f32));
+        }
+
+        #[tile_kernel(num_warps = $warps)]
+        /// Unfused step 2: the (biased) variance of each row, given its mean (f32).
+        pub fn $var(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<$block>) {
+            let cols = arange(0, BLOCK);
+            let mask = cols < n;
+            let v = load(x + program_id(0) * n + cols, mask) as f32;
+            let d = select(mask, v - load(mean + program_id(0)), 0.0);
+            store(var + program_id(0), (d * d).sum() / (n as f32));
+        }
+    )*};
+}
+
+macro_rules! elementwise_kernels {
+    ($($t:ident: $norm:ident, $affine:ident;)*) => {$(
+        #[tile_kernel]
+        /// Unfused step 3, element-wise (program (row, column block), as an eager broadcast
+        /// kernel): `xhat = (x − mean) / sqrt(var + eps)`, stored in the input's type.
+        pub fn $norm(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, xhat: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<1024>) {
+            let row = program_id(0);
+            let cols = program_id(1) * BLOCK + arange(0, BLOCK);
+            let mask = cols < n;
+            let offs = row * n + cols;
+            let d = (load(x + offs, mask) as f32) - load(mean + row);
+            store(xhat + offs, (d / sqrt(load(var + row) + eps)) as $t, mask);
+        }
+
+        #[tile_kernel]
+        /// Unfused step 4, element-wise (program (row, column block)): `y = xhat · w + b`.
+        pub fn $affine(xhat: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, BLOCK: Const<1024>) {
+            let cols = program_id(1) * BLOCK + arange(0, BLOCK);
+            let mask = cols < n;
+            let offs = program_id(0) * n + cols;
+            let out = (load(xhat + offs, mask) as f32) * (load(w + cols, mask) as f32) + load(b + cols, mask) as f32;
+            store(y + offs, out as $t, mask);
+        }
+    )*};
+}
+
+layernorm_kernels! {
+    f32, 1024, 4: ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
+    f32, 4096, 8: ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
+    f32, 16384, 16: ln_f32_16384, ln_mean_f32_16384, ln_var_f32_16384;
+    f32, 65536, 32: ln_f32_65536, ln_mean_f32_65536, ln_var_f32_65536;
+    f16, 1024, 4: ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
+    f16, 4096, 8: ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
+    f16, 16384, 16: ln_f16_16384, ln_mean_f16_16384, ln_var_f16_16384;
+    f16, 65536, 32: ln_f16_65536, ln_mean_f16_65536, ln_var_f16_65536;
+}
+
+elementwise_kernels! {
+    f32: ln_norm_f32, ln_affine_f32;
+    f16: ln_norm_f16, ln_affine_f16;
+}
+
+/// The tile widths, narrowest first; a row of `n` uses the first that holds it.
+pub const WIDTHS: [i32; 4] = [1024, 4096, 16384, 65536];
+
+/// Every kernel of this example.
+#[allow(dead_code)]
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    macro_rules! specs {
+        ($($k:ident)*) => { vec![$(&$k::KERNEL),*] };
+    }
+    specs! {
+        ln_f32_1024 ln_mean_f32_1024 ln_var_f32_1024
+        ln_f32_4096 ln_mean_f32_4096 ln_var_f32_4096
+        ln_f32_16384 ln_mean_f32_16384 ln_var_f32_16384
+        ln_f32_65536 ln_mean_f32_65536 ln_var_f32_65536
+        ln_f16_1024 ln_mean_f16_1024 ln_var_f16_1024
+        ln_f16_4096 ln_mean_f16_4096 ln_var_f16_4096
+        ln_f16_16384 ln_mean_f16_16384 ln_var_f16_16384
+        ln_f16_65536 ln_mean_f16_65536 ln_var_f16_65536
+        ln_norm_f32 ln_affine_f32 ln_norm_f16 ln_affine_f16
+    }
+}
+
+/// Intermediates of the unfused form.
+pub struct Scratch<T> {
+    /// Row means.
+    pub mean: Buffer<f32>,
+    /// Row variances.
+    pub var: Buffer<f32>,
+    /// The normalized rows, `(x − mean) / sqrt(var + eps)`.
+    pub xhat: Buffer<T>,
+}
+
+/// The element types layer norm runs on, with the launchers of both forms.
+pub trait LayerNorm: tile::Element {
+    /// Fused layer norm of `rows` rows of `n` (`n` ≤ 65536), choosing the kernel by `n`.
+    #[allow(clippy::too_many_arguments)]
+    fn fused(
+        dev: &Device,
+        x: &Buffer<Self>,
+        w: &Buffer<Self>,
+        b: &Buffer<Self>,
+        y: &mut Buffer<Self>,
+        rows: i32,
+        n: i32,
+        eps: f32,
+    ) -> Result<(), Error>;
+    /// Unfused layer norm: four kernels, intermediates in `s`.
+    #[allow(clippy::too_many_arguments)]
+    fn unfused(
+        dev: &Device,
+        x: &Buffer<Self>,
+        w: &Buffer<Self>,
+        b: &Buffer<Self>,
+        s: &mut Scratch<Self>,
+        y: &mut Buffer<Self>,
+        rows: i32,
+        n: i32,
+        eps: f32,
+    ) -> Result<(), Error>;
+}
+
+fn too_wide(n: i32) -> Error {
+    Error::Args(format!(
+        "layer norm: rows of {n} elements exceed the widest tile ({})",
+        WIDTHS[3]
+    ))
+}
+
+macro_rules! layernorm_impl {
+    ($t:ty, $norm:ident, $affine:ident; $($block:literal => $fused:ident, $mean:ident, $var:ident;)*) => {
+        impl LayerNorm for $t {
+            fn fused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
+                let g = Grid::x(rows.max(0) as u32);
+                $(if n <= $block {
+                    return $fused::launch(dev, g, x, w, b, y, rows, n, eps);
+                })*
+                Err(too_wide(n))
+            }
+
+            fn unfused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, s: &mut Scratch<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
+                let g = Grid::x(rows.max(0) as u32);
+                $(if n <= $block {
+                    $mean::launch(dev, g, x, &mut s.mean, rows, n)?;
+                    $var::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
+                    let ge = Grid::xy(rows.max(0) as u32, cdiv(n, 1024));
+                    $norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
+                    return $affine::launch(dev, ge, &s.xhat, w, b, y, rows, n);
+                })*
+                Err(too_wide(n))
+            }
+        }
+    };
+}
+
+layernorm_impl! { f32, ln_norm_f32, ln_affine_f32;
+    1024 => ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
+    4096 => ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
+    16384 => ln_f32_16384, ln_mean_f32_16384, ln_var_f32_16384;
+    65536 => ln_f32_65536, ln_mean_f32_65536, ln_var_f32_65536;
+}
+
+layernorm_impl! { f16, ln_norm_f16, ln_affine_f16;
+    1024 => ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
+    4096 => ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
+    16384 => ln_f16_16384, ln_mean_f16_16384, ln_var_f16_16384;
+    65536 => ln_f16_65536, ln_mean_f16_65536, ln_var_f16_65536;
+}

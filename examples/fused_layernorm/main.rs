@@ -1,0 +1,207 @@
+//! Layer norm over rows, f32 and f16: one fused kernel against the unfused four-kernel form and an
+//! f64 reference.
+//!
+//! `cargo run --release --example fused_layernorm` — on a GPU: checks awkward shapes and the GPU
+//! sizes 4096×1024, 16384×4096 and 64×65536, then times fused and unfused on the latter (median of
+//! CUDA events after warm-up) against the copy bandwidth measured in the same run. Without a GPU:
+//! checks awkward shapes on the interpreter. `--quick`: checks only.
+
+#[path = "../common/mod.rs"]
+mod common;
+mod kernels;
+
+use std::process::ExitCode;
+
+use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
+use kernels::{LayerNorm, Scratch};
+use tile::prelude::*;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+const EPS: f32 = 1e-5;
+
+/// What the host side needs of an element type: conversions, a name and the check's tolerance.
+trait Host: LayerNorm {
+    const NAME: &'static str;
+    const TOL: f64;
+    fn of(x: f32) -> Self;
+    fn f(self) -> f32;
+}
+
+impl Host for f32 {
+    const NAME: &'static str = "f32";
+    const TOL: f64 = 1e-5;
+    fn of(x: f32) -> f32 {
+        x
+    }
+    fn f(self) -> f32 {
+        self
+    }
+}
+
+impl Host for f16 {
+    const NAME: &'static str = "f16";
+    const TOL: f64 = 1e-2;
+    fn of(x: f32) -> f16 {
+        f16::from_f32(x)
+    }
+    fn f(self) -> f32 {
+        self.to_f32()
+    }
+}
+
+/// The f64 layer norm of the (already rounded) inputs.
+fn reference(x: &[f32], w: &[f32], b: &[f32], n: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(x.len());
+    for row in x.chunks(n) {
+        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n as f64;
+        let rstd = 1.0 / (var + EPS as f64).sqrt();
+        out.extend(
+            row.iter()
+                .enumerate()
+                .map(|(j, &v)| (v as f64 - mean) * rstd * w[j] as f64 + b[j] as f64),
+        );
+    }
+    out
+}
+
+struct Case<T> {
+    x: Buffer<T>,
+    w: Buffer<T>,
+    b: Buffer<T>,
+    y: Buffer<T>,
+    y2: Buffer<T>,
+    s: Scratch<T>,
+    rows: i32,
+    n: i32,
+}
+
+fn case<T: Host>(dev: &Device, rows: usize, n: usize) -> Res<(Case<T>, Vec<f64>)> {
+    let mut rng = Rng::new((rows * 31 + n) as u64);
+    let mut gen = |len, lo, hi| -> Vec<T> { rng.vec(len, lo, hi).into_iter().map(T::of).collect() };
+    let (x, w, b) = (
+        gen(rows * n, -2.0, 4.0),
+        gen(n, 0.5, 1.5),
+        gen(n, -0.5, 0.5),
+    );
+    let f = |v: &[T]| v.iter().map(|&e| e.f()).collect::<Vec<f32>>();
+    let want = reference(&f(&x), &f(&w), &f(&b), n);
+    let nan = vec![T::of(f32::NAN); rows * n];
+    let c = Case {
+        x: dev.upload(&x)?,
+        w: dev.upload(&w)?,
+        b: dev.upload(&b)?,
+        y: dev.upload(&nan)?,
+        y2: dev.upload(&nan)?,
+        s: Scratch {
+            mean: dev.upload(&vec![f32::NAN; rows])?,
+            var: dev.upload(&vec![f32::NAN; rows])?,
+            xhat: dev.upload(&nan)?,
+        },
+        rows: rows as i32,
+        n: n as i32,
+    };
+    Ok((c, want))
+}
+
+fn check<T: Host>(dev: &Device, rows: usize, n: usize) -> Res<bool> {
+    let (mut c, want) = case::<T>(dev, rows, n)?;
+    T::fused(dev, &c.x, &c.w, &c.b, &mut c.y, c.rows, c.n, EPS)?;
+    T::unfused(dev, &c.x, &c.w, &c.b, &mut c.s, &mut c.y2, c.rows, c.n, EPS)?;
+    let got =
+        |y: &Buffer<T>| -> Res<Vec<f32>> { Ok(dev.download(y)?.into_iter().map(T::f).collect()) };
+    let a = check_close(
+        &format!("{} {rows}x{n} fused  ", T::NAME),
+        &got(&c.y)?,
+        &want,
+        T::TOL,
+    );
+    let b = check_close(
+        &format!("{} {rows}x{n} unfused", T::NAME),
+        &got(&c.y2)?,
+        &want,
+        T::TOL,
+    );
+    Ok(a && b)
+}
+
+fn bench<T: Host>(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<()> {
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let (mut c, _) = case::<T>(dev, rows, n)?;
+    let (r, nn) = (c.rows, c.n);
+    let t_fused = time_ms(&stream, 5, 30, || {
+        T::fused(dev, &c.x, &c.w, &c.b, &mut c.y, r, nn, EPS)
+    })?;
+    let t_unfused = time_ms(&stream, 5, 30, || {
+        T::unfused(dev, &c.x, &c.w, &c.b, &mut c.s, &mut c.y2, r, nn, EPS)
+    })?;
+    // Minimal traffic: read x, w, b once, write y once.
+    let bytes = ((2 * rows * n + 2 * n) * std::mem::size_of::<T>()) as f64;
+    report(
+        &format!(
+            "layernorm {rows}x{n} {} ({} MB in + out), median of 30 after 5 warm-ups",
+            T::NAME,
+            bytes as usize >> 20
+        ),
+        copy,
+        bytes,
+        &[
+            Row {
+                name: "tile fused (1 kernel)".into(),
+                ms: t_fused,
+            },
+            Row {
+                name: "tile unfused (4 kernels)".into(),
+                ms: t_unfused,
+            },
+        ],
+        1,
+    );
+    Ok(())
+}
+
+fn run() -> Res<bool> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (dev, no_gpu) = Device::best_available();
+    let mut shapes = vec![(1, 1), (3, 17), (1, 1000), (2, 1024), (2, 5000), (1, 20000)];
+    let sizes = [(4096, 1024), (16384, 4096), (64, 65536)];
+    match &no_gpu {
+        Some(e) => {
+            println!("No CUDA device found ({e}).");
+            println!("Running on the CPU interpreter instead (timings are meaningless there).");
+        }
+        None => {
+            println!("Running on {}", dev.name());
+            shapes.extend([(5, 40000)].into_iter().chain(sizes));
+        }
+    }
+    let mut ok = true;
+    for &(rows, n) in &shapes {
+        ok &= check::<f32>(&dev, rows, n)?;
+        ok &= check::<f16>(&dev, rows, n)?;
+    }
+    if dev.is_cuda() && !quick {
+        let copy = copy_bandwidth(dev.stream().ok_or("no stream")?, 1 << 30)?;
+        println!("device-to-device copy bandwidth (read + write): {copy:.0} GB/s");
+        for (rows, n) in sizes {
+            bench::<f32>(&dev, copy, rows, n)?;
+            bench::<f16>(&dev, copy, rows, n)?;
+        }
+    }
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("fused_layernorm: a result did not match the reference");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("fused_layernorm: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The language beyond the basics, on the interpreter: math functions (as functions and methods),
+//! casts, f16/bf16 storage, and reductions, against Rust references.
+
+mod common;
+
+use common::Rng;
+use tile::prelude::*;
+
+#[tile_kernel]
+fn softmax_row(
+    x: Ptr<f32, { rows * n }>,
+    out: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    BLOCK: Const<256>,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let v = load(x + row * n + cols, mask, -1.0e30);
+    let e = (v - v.max()).exp();
+    let e = select(mask, e, 0.0);
+    store(out + row * n + cols, e / e.sum(), mask);
+}
+
+#[tile_kernel]
+fn half_math(
+    x: Ptr<f16, n>,
+    y: Ptr<bf16, n>,
+    out: Ptr<f16, n>,
+    iout: Ptr<i32, n>,
+    n: i32,
+    BLOCK: Const<128>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let a = load(x + offs, mask) as f32;
+    let b = load(y + offs, mask) as f32;
+    let r = fma(a.abs().sqrt(), erf(b), tanh(a) + sigmoid(b))
+        + pow(a.abs() + 1.0, 0.5)
+        + log2(exp2(b))
+        + floor(a)
+        - ceil(b)
+        + rsqrt(a * a + 1.0)
+        + log(a.exp());
+    store(out + offs, r as f16, mask);
+    store(iout + offs, (r * 3.0) as i32 + abs(offs - 5), mask);
+}
+
+#[tile_kernel]
+fn int_reduce(x: Ptr<i32, n>, out: Ptr<i32, 3>, n: i32, BLOCK: Const<1024>) {
+    let offs = arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(x + offs, mask);
+    store(out, select(mask, v, 0).sum());
+    store(out + 1, select(mask, v, -2147483647).max());
+    store(out + 2, select(mask, v, 2147483647).min());
+}
+
+#[test]
+fn softmax_rows() {
+    for n in [1i32, 17, 200, 256] {
+        let rows = 5;
+        let mut r = Rng(n as u64);
+        let x: Vec<f32> = (0..rows * n).map(|_| 4.0 * r.f32()).collect();
+        let mut out = vec![f32::NAN; (rows * n) as usize];
+        softmax_row::launch(
+            &Device::interpreter(),
+            Grid::x(rows as u32),
+            &x,
+            &mut out,
+            rows,
+            n,
+        )
+        .unwrap();
+        for row in 0..rows as usize {
+            let xs = &x[row * n as usize..(row + 1) * n as usize];
+            let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
+            let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
+            for (i, &v) in xs.iter().enumerate() {
+                let want = (v as f64 - m).exp() / s;
+                let got = out[row * n as usize + i] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.max(1e-3),
+                    "n = {n}, row {row}, col {i}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn half_types_and_math() {
+    let n = 1000usize;
+    let mut r = Rng(3);
+    let x: Vec<f16> = (0..n).map(|_| f16::from_f32(2.0 * r.f32())).collect();
+    let y: Vec<bf16> = (0..n).map(|_| bf16::from_f32(2.0 * r.f32())).collect();
+    let mut out = vec![f16::NAN; n];
+    let mut iout = vec![0i32; n];
+    half_math::launch(
+        &Device::interpreter(),
+        Grid::x(cdiv(n, 128)),
+        &x,
+        &y,
+        &mut out,
+        &mut iout,
+        n as i32,
+    )
+    .unwrap();
+    for i in 0..n {
+        let (a, b) = (x[i].to_f32() as f64, y[i].to_f32() as f64);
+        let sig = 1.0 / (1.0 + (-b).exp());
+        let want = a.abs().sqrt() * libm::erf(b)
+            + (a.tanh() + sig)
+            + (a.abs() + 1.0).sqrt()
+            + b
+            + a.floor()
+            - b.ceil()
+            + 1.0 / (a * a + 1.0).sqrt()
+            + a;
+        let got = out[i].to_f32() as f64;
+        assert!(
+            (got - want).abs() <= 2e-3 * want.abs().max(1.0),
+            "i = {i}: {got} vs {want}"
+        );
+        let r32 = out_f32(a, b);
+        assert_eq!(
+            iout[i],
+            (r32 * 3.0) as i32 + (i as i32 - 5).abs(),
+            "i = {i}"
+        );
+    }
+}
+
+/// The kernel's f32 value before rounding to f16, recomputed with the interpreter's definitions.
+fn out_f32(a: f64, b: f64) -> f32 {
+    let (a, b) = (a as f32, b as f32);
+    a.abs()
+        .sqrt()
+        .mul_add(libm::erff(b), a.tanh() + 1.0 / (1.0 + (-b).exp()))
+        + (0.5 * (a.abs() + 1.0).log2()).exp2()
+        + b.exp2().log2()
+        + a.floor()
+        - b.ceil()
+        + 1.0 / (a * a + 1.0).sqrt()
+        + a.exp().ln()
+}
+
+#[test]
+fn integer_reductions() {
+    for n in [1usize, 5, 1000, 1024] {
+        let mut r = Rng(n as u64 + 9);
+        let x: Vec<i32> = (0..n).map(|_| (r.next() % 2001) as i32 - 1000).collect();
+        let mut out = vec![0i32; 3];
+        int_reduce::launch(&Device::interpreter(), Grid::x(1), &x, &mut out, n as i32).unwrap();
+        assert_eq!(
+            out,
+            [
+                x.iter().sum::<i32>(),
+                *x.iter().max().unwrap(),
+                *x.iter().min().unwrap()
+            ],
+            "n = {n}"
+        );
+    }
+}
