@@ -27,9 +27,12 @@ macro_rules! gelu_kernels {
             cols: i32,
             BLOCK: Const<1024>,
         ) {
-            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = offs < rows * cols;
-            let $v = load(x + offs, mask) as f32 + load(bias + offs % cols, mask) as f32;
+            // 2-D grid: program (i, r) covers columns i·BLOCK.. of row r, so the bias index is the
+            // column itself (an integer `%` per element would make the bf16 kernels compute-bound).
+            let col = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = col < cols;
+            let offs = program_id(1) * cols + col;
+            let $v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
             store(out + offs, ($act) as $T, mask);
         }
 
@@ -64,9 +67,10 @@ macro_rules! add_bias_kernels {
             cols: i32,
             BLOCK: Const<1024>,
         ) {
-            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = offs < rows * cols;
-            let v = load(x + offs, mask) as f32 + load(bias + offs % cols, mask) as f32;
+            let col = program_id(0) * BLOCK + arange(0, BLOCK);
+            let mask = col < cols;
+            let offs = program_id(1) * cols + col;
+            let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
             store(out + offs, v as $T, mask);
         }
     )*};
@@ -168,7 +172,7 @@ macro_rules! storage {
                 rows: i32,
                 cols: i32,
             ) -> Result<(), Error> {
-                let g = Grid::x(cdiv(rows * cols, BLOCK));
+                let g = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
                 match form {
                     Gelu::Erf => $fused_erf::launch(dev, g, x, bias, out, rows, cols),
                     Gelu::Tanh => $fused_tanh::launch(dev, g, x, bias, out, rows, cols),
@@ -184,8 +188,16 @@ macro_rules! storage {
                 rows: i32,
                 cols: i32,
             ) -> Result<(), Error> {
+                $add_bias::launch(
+                    dev,
+                    Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32),
+                    x,
+                    bias,
+                    tmp,
+                    rows,
+                    cols,
+                )?;
                 let g = Grid::x(cdiv(rows * cols, BLOCK));
-                $add_bias::launch(dev, g, x, bias, tmp, rows, cols)?;
                 match form {
                     Gelu::Erf => $gelu_erf::launch(dev, g, tmp, out, rows * cols),
                     Gelu::Tanh => $gelu_tanh::launch(dev, g, tmp, out, rows * cols),

@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 cargo build --release --examples
 mkdir -p .device-bin
-for ex in fused_add_mul launch_overhead; do cp "target/release/examples/$ex" .device-bin/; done
+for ex in fused_add_mul launch_overhead $(cd examples && ls -d */ | tr -d / | grep -v '^common$' | grep -v '^fused_add_mul$'); do
+  cp "target/release/examples/$ex" .device-bin/
+done
 bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:
