@@ -22,13 +22,20 @@
 //!
 //! # The kernel language
 //!
-//! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `i32` or `i64`; the extent, an
-//! integer expression of the other parameters, is checked against the buffer's length at launch),
-//! `i32`, `i64`, `f32` by value, and `NAME: Const<N>` compile-time constants.
+//! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `f16`, `bf16`, `i32` or `i64`; the
+//! extent, an integer expression of the other parameters, is checked against the buffer's length
+//! at launch), `i32`, `i64`, `f32` by value, and compile-time constants: `NAME: Const<N>`, or
+//! `NAME: Const<{[N1, N2, …]}>` to compile one specialization per value — the launch wrapper then
+//! takes `NAME: i32` and dispatches, returning an `Err` naming the declared values for any other
+//! (`kernel::values::NAME` lists them). Options: `#[tile_kernel(num_warps = 8)]`, or
+//! `num_warps = auto` (4, 8 or 16 warps by the largest tile).
 //!
-//! Body: `let` bindings and assignments; integer, float and bool literals (typed by context);
-//! `+ - * /`, `%` (integers), comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
-//! `ptr + offsets` for tiles of pointers; and the functions
+//! Body: `let` bindings and assignments (also `+=` …); integer, float and bool literals (typed by
+//! context) and `f32::INFINITY`, `f32::NEG_INFINITY`, `f32::NAN`, `i32::MAX`…; `+ - * /`, `%`
+//! (integers), comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
+//! `ptr + offsets` for tiles of pointers; `x as T` conversions (`f32`, `f16`, `bf16`, `i32`,
+//! `i64`, `bool`; floats to integers truncate and saturate, to halves round to nearest even).
+//! `f16`/`bf16` are storage types: convert to `f32` for arithmetic. Functions:
 //!
 //! | function | meaning |
 //! |---|---|
@@ -38,8 +45,13 @@
 //! | `store(ptrs, values)`, `store(ptrs, values, mask)` | write where the mask is true |
 //! | `select(mask, a, b)` | `a` where the mask is true, else `b` (Triton's `where`) |
 //! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
+//! | `exp exp2 log log2 sqrt rsqrt erf tanh sigmoid abs floor ceil` | f32 math (`abs` also on integers), as `exp(x)` or `x.exp()` |
+//! | `pow(a, b)`, `fma(a, b, c)` | `2^(b·log2 a)`; `a·b + c` rounded once |
+//! | `t.sum()`, `t.max()`, `t.min()` | reduce a 1-D tile (`i32`, `i64`, `f32`) to a scalar |
 //!
-//! Integer arithmetic wraps; integer division by zero gives 0 on every back end.
+//! Integer arithmetic wraps (offsets used for addressing must not overflow `i32`); integer
+//! division by zero gives 0 on every back end. Math functions are within a few 1e-7 of the exact
+//! value on both back ends, not bit-identical; float sums may differ in the last bits (order).
 
 pub use half::{bf16, f16};
 pub use tile_core::interp;

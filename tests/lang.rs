@@ -164,3 +164,66 @@ fn integer_reductions() {
         );
     }
 }
+
+#[tile_kernel(num_warps = auto)]
+fn softmax_spec(
+    x: Ptr<f32, { rows * n }>,
+    out: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    BLOCK: Const<{ [32, 256, 4096] }>,
+) {
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let offs = program_id(0) * n + cols;
+    let v = load(x + offs, mask, f32::NEG_INFINITY);
+    let e = (v - v.max()).exp();
+    store(out + offs, e / e.sum(), mask);
+}
+
+#[test]
+fn specializations_are_compiled_and_dispatched() {
+    assert_eq!(softmax_spec::values::BLOCK, &[32, 256, 4096]);
+    let warps: Vec<u32> = softmax_spec::KERNELS
+        .iter()
+        .map(|k| k.variants[0].num_warps)
+        .collect();
+    assert_eq!(warps, [4, 4, 8], "num_warps = auto grows with the tile");
+    let names: Vec<&str> = softmax_spec::KERNELS.iter().map(|k| k.name).collect();
+    assert_eq!(
+        names,
+        [
+            "softmax_spec__BLOCK_32",
+            "softmax_spec__BLOCK_256",
+            "softmax_spec__BLOCK_4096"
+        ]
+    );
+    for (n, block) in [(20i32, 32), (200, 256), (3000, 4096)] {
+        let rows = 3;
+        let mut r = Rng(n as u64);
+        let x: Vec<f32> = (0..rows * n).map(|_| r.f32()).collect();
+        let mut out = vec![f32::NAN; (rows * n) as usize];
+        softmax_spec::launch(
+            &Device::interpreter(),
+            Grid::x(rows as u32),
+            &x,
+            &mut out,
+            rows,
+            n,
+            block,
+        )
+        .unwrap();
+        for row in 0..rows as usize {
+            let s: f32 = out[row * n as usize..(row + 1) * n as usize].iter().sum();
+            assert!((s - 1.0).abs() < 1e-5, "n = {n}: row sums to {s}");
+        }
+    }
+    let x = vec![0.0f32; 10];
+    let mut out = vec![0.0f32; 10];
+    let e = softmax_spec::launch(&Device::interpreter(), Grid::x(1), &x, &mut out, 1, 10, 512)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `softmax_spec`: no specialization for BLOCK = 512 (declared: 32, 256, 4096)"
+    );
+}

@@ -98,16 +98,27 @@ pub fn run_passes(f: &mut Function, names: &[&str]) {
     }
 }
 
-/// Runs the whole pipeline on a kernel function.
+/// Runs the whole pipeline on a kernel function: one [`CompiledKernel`] per specialization of its
+/// constants (one when every constant has a single value).
 pub fn compile(
     item: &syn::ItemFn,
     opts: &KernelOptions,
+    dump: &DumpConfig,
+) -> syn::Result<Vec<CompiledKernel>> {
+    frontend::lower_kernel(item, opts)?
+        .into_iter()
+        .map(|kernel| compile_instance(item, kernel, dump))
+        .collect()
+}
+
+fn compile_instance(
+    item: &syn::ItemFn,
+    kernel: Kernel,
     dump: &DumpConfig,
 ) -> syn::Result<CompiledKernel> {
     let internal = |msg: String| {
         syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"))
     };
-    let kernel = frontend::lower_kernel(item, opts)?;
     let mut tile = kernel.ir.clone();
     run_passes(&mut tile, TILE_PASSES);
     // Print and parse again so ids are dense and in program order.

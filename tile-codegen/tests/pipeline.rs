@@ -19,7 +19,9 @@ fn dumps_every_stage_of_every_variant_and_target() {
         stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()],
         dir: dir.clone(),
     };
-    let c = compile(&item, &KernelOptions::default(), &dump).unwrap();
+    let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
+    assert_eq!(all.len(), 1, "one constant value, one instance");
+    let c = &all[0];
     assert_eq!(c.kernel.written, [false, true, false, false]);
     assert_eq!(c.variants.len(), 2);
     assert_eq!(c.variants[0].div16, [true, true, true, false]);
@@ -75,4 +77,35 @@ fn only_the_requested_stages_are_written() {
     std::fs::remove_dir_all(&dir).unwrap();
     compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
     assert!(!dir.exists());
+}
+
+#[test]
+fn specializations_are_separate_instances_with_their_own_dumps() {
+    let dir = std::env::temp_dir().join(format!("tile-dump-test-spec-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let item: syn::ItemFn = syn::parse_str(
+        "fn copy(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const<{[256, 2048]}>) {
+            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+            store(y + offs, load(x + offs, offs < n), offs < n);
+        }",
+    )
+    .unwrap();
+    let opts = KernelOptions { num_warps: None };
+    let dump = DumpConfig {
+        stages: vec!["ir".into()],
+        dir: dir.clone(),
+    };
+    let all = compile(&item, &opts, &dump).unwrap();
+    let names: Vec<&str> = all.iter().map(|c| c.kernel.name.as_str()).collect();
+    assert_eq!(names, ["copy__BLOCK_256", "copy__BLOCK_2048"]);
+    let warps: Vec<u32> = all.iter().map(|c| c.variants[0].num_warps).collect();
+    assert_eq!(warps, [4, 8]);
+    assert!(all[1].tile_ir.contains("arange {start = 0, end = 2048}"));
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["copy__BLOCK_2048.ir", "copy__BLOCK_256.ir"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -103,7 +103,10 @@ fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
                 .map(|i| i.to_string())
                 .unwrap_or_default();
             match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
-                Some(ParamDecl::Const(c)) => quote!(::core::option::Option::Some(#c)),
+                Some(ParamDecl::Const(c)) if c.len() == 1 => {
+                    let v = c[0];
+                    quote!(::core::option::Option::Some(#v))
+                }
                 _ => {
                     let id = format_ident!("{}", name);
                     quote!(::core::option::Option::Some(#id as i64))
@@ -115,52 +118,76 @@ fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
     }
 }
 
-fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
-    let k = &c.kernel;
+fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
+    let name = &c.kernel.name;
+    c.variants
+        .iter()
+        .map(|v| {
+            let div16 = &v.div16;
+            let warps = v.num_warps;
+            let targets = v.targets.iter().map(|(t, a)| {
+                let sm = t.sm();
+                let arch = t.arch();
+                let ptx = &a.ptx;
+                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name })
+            });
+            quote!(::tile::Variant { div16: &[#(#div16),*], num_warps: #warps, targets: &[#(#targets),*] })
+        })
+        .collect()
+}
+
+fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
+    let first = &instances[0].kernel;
     let vis = &item.vis;
     let mod_name = &item.sig.ident;
-    let name = &k.name;
+    let base = mod_name.to_string();
     let docs: Vec<&syn::Attribute> = item
         .attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
-    let tile_ir = &c.tile_ir;
-
-    let ir_params: Vec<&Param> = k
-        .params
-        .iter()
-        .filter(|p| !matches!(p.kind, ParamDecl::Const(_)))
+    // A buffer is written if any specialization stores through it.
+    let written: Vec<bool> = (0..first.written.len())
+        .map(|i| {
+            instances
+                .iter()
+                .any(|c| c.kernel.written.get(i).copied().unwrap_or(false))
+        })
         .collect();
+
     let mut param_specs = Vec::new();
     let mut wrapper_params = Vec::new();
     let mut arg_exprs = Vec::new();
     let mut extents = Vec::new();
-    for (i, p) in ir_params.iter().enumerate() {
+    let mut chosen = Vec::new(); // multi-valued constants: (ident, values)
+    let mut ir_index = 0;
+    for p in &first.params {
         let pname = &p.name;
         let id = format_ident!("{}", p.name, span = p.span);
         match &p.kind {
             ParamDecl::Ptr { dtype, extent } => {
-                let written = k.written[i];
+                let w = written[ir_index];
+                ir_index += 1;
                 let dt = dtype_path(*dtype);
                 let ty = dtype_tokens(*dtype);
-                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #written } }));
-                if written {
+                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #w } }));
+                if w {
                     wrapper_params.push(quote!(#id: &mut (impl ::tile::TensorMut<#ty> + ?Sized)));
-                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorMut::<#ty>::tile_arg_mut(#id, dev).map_err(|e| e.at(#name, #pname))?)));
+                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorMut::<#ty>::tile_arg_mut(#id, dev).map_err(|e| e.at(#base, #pname))?)));
                 } else {
                     wrapper_params.push(quote!(#id: &(impl ::tile::TensorRef<#ty> + ?Sized)));
-                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorRef::<#ty>::tile_arg(#id, dev).map_err(|e| e.at(#name, #pname))?)));
+                    arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorRef::<#ty>::tile_arg(#id, dev).map_err(|e| e.at(#base, #pname))?)));
                 }
                 match extent {
                     Some(e) => {
-                        let code = extent_code(e, &k.params);
+                        let code = extent_code(e, &first.params);
                         extents.push(quote!(::core::option::Option::Some(#code)));
                     }
                     None => extents.push(quote!(::core::option::Option::None)),
                 }
             }
             ParamDecl::Scalar(d) => {
+                ir_index += 1;
                 let dt = dtype_path(*d);
                 let ty = dtype_tokens(*d);
                 param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Scalar(#dt) }));
@@ -173,52 +200,165 @@ fn generate(item: &ItemFn, c: &CompiledKernel) -> Tokens {
                 arg_exprs.push(quote!(::tile::Arg::#variant(#id)));
                 extents.push(quote!(::core::option::Option::None));
             }
+            ParamDecl::Const(values) if values.len() > 1 => {
+                wrapper_params.push(quote!(#id: i32));
+                chosen.push((id, p.name.clone(), values.clone()));
+            }
             ParamDecl::Const(_) => {}
         }
     }
+    let n_ir = ir_index;
 
-    let variants = c.variants.iter().map(|v| {
-        let div16 = &v.div16;
-        let warps = v.num_warps;
-        let targets = v.targets.iter().map(|(t, a)| {
-            let sm = t.sm();
-            let arch = t.arch();
-            let ptx = &a.ptx;
-            quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name })
-        });
-        quote!(::tile::Variant { div16: &[#(#div16),*], num_warps: #warps, targets: &[#(#targets),*] })
-    });
-    let n_ir = ir_params.len();
-
-    quote! {
-        #(#docs)*
-        #[allow(non_snake_case, dead_code, clippy::all)]
-        #vis mod #mod_name {
-            /// What the compiler made of the kernel: IR, parameters, and PTX per specialization and target.
-            pub static KERNEL: ::tile::KernelSpec = ::tile::KernelSpec {
+    let specs: Vec<Tokens> = instances
+        .iter()
+        .map(|c| {
+            let name = &c.kernel.name;
+            let ir = &c.tile_ir;
+            let variants = variant_tokens(c);
+            quote!(::tile::KernelSpec {
                 name: #name,
-                ir: #tile_ir,
+                ir: #ir,
                 params: &[#(#param_specs),*],
                 variants: &[#(#variants),*],
-            };
+            })
+        })
+        .collect();
 
-            static CACHE: ::tile::ModuleCache = ::tile::ModuleCache::new();
+    let common = quote! {
+        // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
+        const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
+        const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP_DIR");
+    };
+    let launch_doc = quote! {
+        /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
+        /// their lengths against the declared extents and the grid before launching; on a
+        /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
+    };
 
-            // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
-            const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
-            const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP_DIR");
+    if chosen.is_empty() {
+        let spec = &specs[0];
+        return quote! {
+            #(#docs)*
+            #[allow(non_snake_case, dead_code, clippy::all)]
+            #vis mod #mod_name {
+                /// What the compiler made of the kernel: IR, parameters, and PTX per specialization and target.
+                pub static KERNEL: ::tile::KernelSpec = #spec;
+                /// Every compiled instance of the kernel (one).
+                pub static KERNELS: [&::tile::KernelSpec; 1] = [&KERNEL];
+                static CACHE: ::tile::ModuleCache = ::tile::ModuleCache::new();
+                #common
 
-            /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
-            /// their lengths against the declared extents and the grid before launching; on a
-            /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
+                #launch_doc
+                pub fn launch(
+                    dev: &::tile::Device,
+                    grid: impl ::core::convert::Into<::tile::Grid>,
+                    #(#wrapper_params),*
+                ) -> ::core::result::Result<(), ::tile::Error> {
+                    let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
+                    let args = [#(#arg_exprs),*];
+                    ::tile::launch(&KERNEL, &CACHE, dev, grid.into(), args, &extents)
+                }
+            }
+        };
+    }
+
+    // Several instances: one static pair per instance, and a dispatch on the chosen constants.
+    let n = instances.len();
+    let statics: Vec<Tokens> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let c = format_ident!("__CACHE_{}", i);
+            quote! {
+                static #k: ::tile::KernelSpec = #spec;
+                static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
+            }
+        })
+        .collect();
+    let kernel_refs: Vec<Tokens> = (0..n)
+        .map(|i| {
+            let k = format_ident!("__KERNEL_{}", i);
+            quote!(&#k)
+        })
+        .collect();
+    let chosen_ids: Vec<&syn::Ident> = chosen.iter().map(|(id, _, _)| id).collect();
+    let arms: Vec<Tokens> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let cache = format_ident!("__CACHE_{}", i);
+            let pats: Vec<Tokens> = chosen
+                .iter()
+                .map(|(_, name, _)| {
+                    let v = c
+                        .kernel
+                        .consts
+                        .iter()
+                        .find(|(n, _)| n == name)
+                        .map_or(0, |(_, v)| *v) as i32;
+                    quote!(#v)
+                })
+                .collect();
+            quote!((#(#pats,)*) => (&#k, &#cache))
+        })
+        .collect();
+    let declared: Vec<Tokens> = chosen
+        .iter()
+        .map(|(id, name, values)| {
+            let vals: Vec<i32> = values.iter().map(|&v| v as i32).collect();
+            let doc = format!("The values of `{name}` this kernel was compiled for.");
+            quote!(#[doc = #doc] pub const #id: &[i32] = &[#(#vals),*];)
+        })
+        .collect();
+    let describe: Vec<Tokens> = chosen
+        .iter()
+        .map(|(id, name, values)| {
+            let list = values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", ");
+            let fmt = format!("{name} = {{}} (declared: {list})");
+            quote!(::std::format!(#fmt, #id))
+        })
+        .collect();
+    quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_upper_case_globals, dead_code, clippy::all)]
+        #vis mod #mod_name {
+            #(#statics)*
+            /// Every compiled instance of the kernel, one per combination of its constants.
+            pub static KERNELS: [&::tile::KernelSpec; #n] = [#(#kernel_refs),*];
+            /// The declared values of each specialized constant.
+            pub mod values {
+                #(#declared)*
+            }
+            #common
+
+            #launch_doc
+            ///
+            /// The specialized constants are arguments: a combination that was not declared is an
+            /// `Err` naming the declared values.
             pub fn launch(
                 dev: &::tile::Device,
                 grid: impl ::core::convert::Into<::tile::Grid>,
                 #(#wrapper_params),*
             ) -> ::core::result::Result<(), ::tile::Error> {
+                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (#(#chosen_ids,)*) {
+                    #(#arms,)*
+                    _ => {
+                        let parts: ::std::vec::Vec<::std::string::String> = ::std::vec![#(#describe),*];
+                        return ::core::result::Result::Err(::tile::Error::NoVariant {
+                            kernel: #base,
+                            msg: ::std::format!("no specialization for {}", parts.join(", ")),
+                        });
+                    }
+                };
                 let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
                 let args = [#(#arg_exprs),*];
-                ::tile::launch(&KERNEL, &CACHE, dev, grid.into(), args, &extents)
+                ::tile::launch(spec, cache, dev, grid.into(), args, &extents)
             }
         }
     }

@@ -41,10 +41,12 @@ fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new_spanned(t.to_token_stream(), msg)
 }
 
-/// Lowers `body` of a kernel with `params` to a tile-level function.
+/// Lowers `body` of a kernel with `params` to a tile-level function, with each constant parameter
+/// bound to `consts[i]` (the constants in declaration order).
 pub fn lower_body(
     name: &str,
     params: &[Param],
+    consts: &[i64],
     body: &syn::Block,
     num_warps: u32,
 ) -> syn::Result<Function> {
@@ -59,10 +61,13 @@ pub fn lower_body(
     let f = Function::new(name, ir_params, num_warps);
     let mut scope = HashMap::new();
     let mut ir_index = 0;
+    let mut const_index = 0;
     for p in params {
         match &p.kind {
-            ParamDecl::Const(c) => {
-                scope.insert(p.name.clone(), Val::Int(*c));
+            ParamDecl::Const(values) => {
+                let c = consts.get(const_index).copied().unwrap_or(values[0]);
+                const_index += 1;
+                scope.insert(p.name.clone(), Val::Int(c));
             }
             ParamDecl::Ptr { .. } | ParamDecl::Scalar(_) => {
                 scope.insert(p.name.clone(), Val::V(f.params()[ir_index]));

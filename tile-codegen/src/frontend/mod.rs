@@ -11,11 +11,13 @@ use tile_core::ir::{verify, Function, OpKind, ValueDef, ValueId};
 
 pub use signature::{parse_options, KernelOptions, Param, ParamDecl};
 
-/// A kernel after the front end.
+/// A kernel after the front end, for one choice of its constants.
 #[derive(Debug)]
 pub struct Kernel {
-    /// Kernel name.
+    /// Kernel name (with the constants' values appended when the kernel declares several).
     pub name: String,
+    /// The value of each constant parameter, in declaration order.
+    pub consts: Vec<(String, i64)>,
     /// Every parameter as declared, compile-time constants included.
     pub params: Vec<Param>,
     /// For each IR parameter (constants excluded), whether the kernel stores through it.
@@ -24,11 +26,77 @@ pub struct Kernel {
     pub ir: Function,
 }
 
-/// Runs the front end on a kernel function.
-pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Kernel> {
+/// Every combination of the kernel's constant values (one combination when all are single).
+pub fn const_instances(params: &[Param]) -> Vec<Vec<(String, i64)>> {
+    let mut out: Vec<Vec<(String, i64)>> = vec![Vec::new()];
+    for p in params {
+        if let ParamDecl::Const(values) = &p.kind {
+            out = out
+                .into_iter()
+                .flat_map(|prefix| {
+                    values.iter().map(move |&v| {
+                        let mut next = prefix.clone();
+                        next.push((p.name.clone(), v));
+                        next
+                    })
+                })
+                .collect();
+        }
+    }
+    out
+}
+
+/// At most this many specializations per kernel.
+pub const MAX_INSTANCES: usize = 64;
+
+/// Runs the front end on a kernel function, once per combination of its constants.
+pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec<Kernel>> {
     let params = signature::parse_signature(&item.sig)?;
-    let name = item.sig.ident.to_string();
-    let ir = lower::lower_body(&name, &params, &item.block, opts.num_warps)?;
+    let instances = const_instances(&params);
+    if instances.len() > MAX_INSTANCES {
+        return Err(syn::Error::new_spanned(
+            &item.sig.inputs,
+            format!(
+                "{} specializations declared; at most {MAX_INSTANCES} are compiled",
+                instances.len()
+            ),
+        ));
+    }
+    let multi = params
+        .iter()
+        .any(|p| matches!(&p.kind, ParamDecl::Const(v) if v.len() > 1));
+    instances
+        .into_iter()
+        .map(|consts| lower_instance(item, opts, &params, consts, multi))
+        .collect()
+}
+
+fn lower_instance(
+    item: &syn::ItemFn,
+    opts: &KernelOptions,
+    params: &[Param],
+    consts: Vec<(String, i64)>,
+    multi: bool,
+) -> syn::Result<Kernel> {
+    let params = params.to_vec();
+    let mut name = item.sig.ident.to_string();
+    if multi {
+        for (c, v) in &consts {
+            name.push_str(&format!("__{c}_{v}"));
+        }
+    }
+    let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
+    let warps = opts.num_warps.unwrap_or(4);
+    let mut ir = lower::lower_body(&name, &params, &values, &item.block, warps)?;
+    if opts.num_warps.is_none() {
+        // `auto`: 4 warps up to 1024 elements per tile, 8 up to 4096, 16 beyond.
+        let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
+        ir.num_warps = match largest {
+            0..=1024 => 4,
+            1025..=4096 => 8,
+            _ => 16,
+        };
+    }
     if let Err(e) = verify(&ir) {
         // The front end only builds well-typed IR; reaching this is a bug in tile, reported at the
         // kernel's name rather than as a panic.
@@ -40,6 +108,7 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Ker
     let written = written_params(&ir);
     Ok(Kernel {
         name,
+        consts,
         params,
         written,
         ir,

@@ -10,6 +10,7 @@
 //! | `Ptr<f32, { 2 * n + 1 }>`  | likewise with an expression of integer parameters and literals |
 //! | `i32`, `i64`, `f32`        | a number passed by value                                        |
 //! | `Const<1024>`              | a compile-time `i32` constant, folded into the kernel           |
+//! | `Const<{[512, 4096]}>`     | one of these, chosen at launch: each value is compiled (a specialization) |
 
 use proc_macro2::Span;
 use syn::{Expr, FnArg, GenericArgument, Pat, PathArguments, Type as SynType};
@@ -38,20 +39,20 @@ pub enum ParamDecl {
     },
     /// A number by value.
     Scalar(DType),
-    /// A compile-time constant.
-    Const(i64),
+    /// A compile-time constant: one value, or several (each compiled; the launch picks one).
+    Const(Vec<i64>),
 }
 
 /// Options of `#[tile_kernel(...)]`.
 #[derive(Clone, Debug)]
 pub struct KernelOptions {
-    /// Warps per program.
-    pub num_warps: u32,
+    /// Warps per program; `None` (`num_warps = auto`) picks 4, 8 or 16 from the largest tile.
+    pub num_warps: Option<u32>,
 }
 
 impl Default for KernelOptions {
     fn default() -> Self {
-        KernelOptions { num_warps: 4 }
+        KernelOptions { num_warps: Some(4) }
     }
 }
 
@@ -66,6 +67,12 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
     let metas = syn::parse::Parser::parse2(parser, args)?;
     for m in metas {
         if m.path.is_ident("num_warps") {
+            if let Expr::Path(p) = &m.value {
+                if p.path.is_ident("auto") {
+                    opts.num_warps = None;
+                    continue;
+                }
+            }
             let n = match &m.value {
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Int(i),
@@ -74,7 +81,7 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
                 other => {
                     return Err(syn::Error::new_spanned(
                         other,
-                        "`num_warps` takes an integer literal",
+                        "`num_warps` takes an integer literal or `auto`",
                     ))
                 }
             };
@@ -84,7 +91,7 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
                     "`num_warps` must be 1, 2, 4, 8, 16 or 32",
                 ));
             }
-            opts.num_warps = n;
+            opts.num_warps = Some(n);
         } else {
             return Err(syn::Error::new_spanned(
                 &m.path,
@@ -285,13 +292,44 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
             Ok(ParamDecl::Ptr { dtype, extent })
         }
         "Const" => {
-            let value = match args.as_slice() {
-                [GenericArgument::Const(e)] => const_int(unblock(e)),
-                _ => None,
+            let [GenericArgument::Const(e)] = args.as_slice() else {
+                return Err(syn::Error::new_spanned(
+                    ty,
+                    "write `Const<N>` with an integer literal N, or `Const<{[N1, N2, ...]}>`",
+                ));
             };
-            value.map(ParamDecl::Const).ok_or_else(|| {
-                syn::Error::new_spanned(ty, "write `Const<N>` with an integer literal N")
-            })
+            let values = match unblock(e) {
+                Expr::Array(a) => a
+                    .elems
+                    .iter()
+                    .map(|x| {
+                        const_int(x).ok_or_else(|| {
+                            syn::Error::new_spanned(x, "expected an integer literal")
+                        })
+                    })
+                    .collect::<syn::Result<Vec<i64>>>()?,
+                other => vec![const_int(other).ok_or_else(|| {
+                    syn::Error::new_spanned(
+                        ty,
+                        "write `Const<N>` with an integer literal N, or `Const<{[N1, N2, ...]}>`",
+                    )
+                })?],
+            };
+            if values.is_empty() {
+                return Err(syn::Error::new_spanned(e, "declare at least one value"));
+            }
+            for (i, v) in values.iter().enumerate() {
+                if values[..i].contains(v) {
+                    return Err(syn::Error::new_spanned(e, format!("{v} is declared twice")));
+                }
+                if i32::try_from(*v).is_err() {
+                    return Err(syn::Error::new_spanned(
+                        e,
+                        format!("{v} does not fit in i32"),
+                    ));
+                }
+            }
+            Ok(ParamDecl::Const(values))
         }
         _ => Err(syn::Error::new_spanned(
             ty,
