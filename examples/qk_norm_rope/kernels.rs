@@ -1,0 +1,193 @@
+//! Per-head RMSNorm of q and k followed by neox-style rotary embedding, in place in a packed
+//! `qkv` buffer (`[tokens, (q_heads + 2·kv_heads)·128]`, bf16), as vLLM's fused QK-norm + RoPE
+//! kernel does; v is untouched. Fused: one program per (q or k head, token) loads the head's two
+//! halves once, normalizes them and rotates them. Unfused: an RMSNorm kernel, then a RoPE kernel,
+//! with the normalized heads written to and read back from memory in between.
+//!
+//! Layout facts: head dimension 128 (two halves of 64, rotated as `(x1·cos − x2·sin,
+//! x2·cos + x1·sin)`), `cos_sin` holds 64 cosines then 64 sines per position (bf16), the weights
+//! are per head dimension (128, bf16), shared by all q heads (`qw`) and all k heads (`kw`).
+
+use tile::prelude::*;
+
+/// Head dimension.
+pub const HEAD_DIM: i32 = 128;
+
+#[tile_kernel(num_warps = 1)]
+/// Fused per-head RMSNorm + RoPE on the q and k heads of one token (program (head, token)).
+#[allow(clippy::too_many_arguments)]
+pub fn qk_norm_rope(
+    qkv: Ptr<bf16, { tokens * stride }>,
+    positions: Ptr<i32, tokens>,
+    cos_sin: Ptr<bf16, { max_pos * 128 }>,
+    qw: Ptr<bf16, 128>,
+    kw: Ptr<bf16, 128>,
+    tokens: i32,
+    stride: i32,
+    q_heads: i32,
+    max_pos: i32,
+    eps: f32,
+    HALF: Const<64>,
+) {
+    let head = program_id(0);
+    let tok = program_id(1);
+    let i = arange(0, HALF);
+    let base = tok * stride + head * (2 * HALF);
+    let x1 = load(qkv + base + i) as f32;
+    let x2 = load(qkv + base + HALF + i) as f32;
+    let is_q = head < q_heads;
+    let w1 = select(is_q, load(qw + i) as f32, load(kw + i) as f32);
+    let w2 = select(is_q, load(qw + HALF + i) as f32, load(kw + HALF + i) as f32);
+    let r = rsqrt(((x1 * x1).sum() + (x2 * x2).sum()) / (2.0 * 64.0) + eps);
+    // vLLM rounds the normalized head to the model's type before the rotation.
+    let y1 = ((x1 * r) * w1) as bf16 as f32;
+    let y2 = ((x2 * r) * w2) as bf16 as f32;
+    let p = load(positions + tok) * (2 * HALF);
+    let c = load(cos_sin + p + i) as f32;
+    let s = load(cos_sin + p + HALF + i) as f32;
+    store(qkv + base + i, (y1 * c - y2 * s) as bf16);
+    store(qkv + base + HALF + i, (y2 * c + y1 * s) as bf16);
+}
+
+#[tile_kernel(num_warps = 1)]
+/// Unfused step 1: per-head RMSNorm of the q and k heads, in place.
+pub fn qk_norm(
+    qkv: Ptr<bf16, { tokens * stride }>,
+    qw: Ptr<bf16, 128>,
+    kw: Ptr<bf16, 128>,
+    tokens: i32,
+    stride: i32,
+    q_heads: i32,
+    eps: f32,
+    D: Const<128>,
+) {
+    let head = program_id(0);
+    let i = arange(0, D);
+    let base = program_id(1) * stride + head * D;
+    let x = load(qkv + base + i) as f32;
+    let w = select(head < q_heads, load(qw + i) as f32, load(kw + i) as f32);
+    let r = rsqrt((x * x).sum() / 128.0 + eps);
+    store(qkv + base + i, (x * r * w) as bf16);
+}
+
+#[tile_kernel(num_warps = 1)]
+/// Unfused step 2: neox-style RoPE of the q and k heads, in place.
+pub fn rope(
+    qkv: Ptr<bf16, { tokens * stride }>,
+    positions: Ptr<i32, tokens>,
+    cos_sin: Ptr<bf16, { max_pos * 128 }>,
+    tokens: i32,
+    stride: i32,
+    max_pos: i32,
+    HALF: Const<64>,
+) {
+    let tok = program_id(1);
+    let i = arange(0, HALF);
+    let base = tok * stride + program_id(0) * (2 * HALF);
+    let x1 = load(qkv + base + i) as f32;
+    let x2 = load(qkv + base + HALF + i) as f32;
+    let p = load(positions + tok) * (2 * HALF);
+    let c = load(cos_sin + p + i) as f32;
+    let s = load(cos_sin + p + HALF + i) as f32;
+    store(qkv + base + i, (x1 * c - x2 * s) as bf16);
+    store(qkv + base + HALF + i, (x2 * c + x1 * s) as bf16);
+}
+
+/// Every kernel of this example.
+#[allow(dead_code)]
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    vec![&qk_norm_rope::KERNEL, &qk_norm::KERNEL, &rope::KERNEL]
+}
+
+/// The problem's shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    /// Tokens.
+    pub tokens: i32,
+    /// Query heads.
+    pub q_heads: i32,
+    /// Key (and value) heads.
+    pub kv_heads: i32,
+    /// Rows of the cos/sin cache.
+    pub max_pos: i32,
+}
+
+impl Shape {
+    /// Elements per token in `qkv`.
+    pub fn stride(self) -> i32 {
+        (self.q_heads + 2 * self.kv_heads) * HEAD_DIM
+    }
+    fn grid(self) -> Grid {
+        Grid::xy(
+            (self.q_heads + self.kv_heads) as u32,
+            self.tokens.max(0) as u32,
+        )
+    }
+}
+
+/// The inputs besides `qkv`.
+pub struct Tables {
+    /// Position of each token.
+    pub positions: Buffer<i32>,
+    /// Cosines and sines per position.
+    pub cos_sin: Buffer<bf16>,
+    /// q-norm weight.
+    pub qw: Buffer<bf16>,
+    /// k-norm weight.
+    pub kw: Buffer<bf16>,
+}
+
+/// Fused: one kernel.
+pub fn fused(
+    dev: &Device,
+    s: Shape,
+    qkv: &mut Buffer<bf16>,
+    t: &Tables,
+    eps: f32,
+) -> Result<(), Error> {
+    qk_norm_rope::launch(
+        dev,
+        s.grid(),
+        qkv,
+        &t.positions,
+        &t.cos_sin,
+        &t.qw,
+        &t.kw,
+        s.tokens,
+        s.stride(),
+        s.q_heads,
+        s.max_pos,
+        eps,
+    )
+}
+
+/// Unfused: norm, then rope.
+pub fn unfused(
+    dev: &Device,
+    s: Shape,
+    qkv: &mut Buffer<bf16>,
+    t: &Tables,
+    eps: f32,
+) -> Result<(), Error> {
+    qk_norm::launch(
+        dev,
+        s.grid(),
+        qkv,
+        &t.qw,
+        &t.kw,
+        s.tokens,
+        s.stride(),
+        s.q_heads,
+        eps,
+    )?;
+    rope::launch(
+        dev,
+        s.grid(),
+        qkv,
+        &t.positions,
+        &t.cos_sin,
+        s.tokens,
+        s.stride(),
+        s.max_pos,
+    )
+}
