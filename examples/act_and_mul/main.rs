@@ -4,8 +4,10 @@
 //!
 //! `cargo run --release --example act_and_mul` — on a GPU: checks awkward shapes and
 //! 8192 × (2×14336), then times both activations on 8192 × (2×14336) (median of CUDA events after
-//! warm-up) against the copy bandwidth measured in the same run. Without a GPU: checks awkward
-//! shapes on the interpreter. `--quick`: checks only. Tolerance: 1e-2 relative L2 (bf16 outputs).
+//! warm-up) against the copy bandwidth measured in the same run (with CUDA-graph replays of both
+//! forms where the fused kernel takes under 75 µs, launch-bound: not at this size). Without a GPU:
+//! checks awkward shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs
+//! for every size. Tolerance: 1e-2 relative L2 (bf16 outputs).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -13,7 +15,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
+use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{fused, unfused, Act};
 use tile::prelude::*;
 
@@ -55,21 +57,32 @@ fn case(dev: &Device, rows: usize, d: usize) -> Res<Case> {
     })
 }
 
+/// The f64 reference of `act_and_mul` on the case's (bf16-rounded) input.
+fn want(c: &Case, act: Act) -> Vec<f64> {
+    let (rows, d) = (c.rows as usize, c.d as usize);
+    (0..rows * d)
+        .map(|i| {
+            let (r, j) = (i / d, i % d);
+            reference(
+                act,
+                c.host[r * 2 * d + j] as f64,
+                c.host[r * 2 * d + d + j] as f64,
+            )
+        })
+        .collect()
+}
+
+/// The label of a check line.
+fn label(rows: usize, d: usize, act: Act, how: &str) -> String {
+    format!("{:>14} {:<10} {how}", format!("{rows}x(2x{d})"), act.name())
+}
+
 fn check(dev: &Device, rows: usize, d: usize) -> Res<bool> {
     let mut c = case(dev, rows, d)?;
     let nan = vec![bf16::NAN; rows * d];
     let mut ok = true;
     for act in Act::ALL {
-        let want: Vec<f64> = (0..rows * d)
-            .map(|i| {
-                let (r, j) = (i / d, i % d);
-                reference(
-                    act,
-                    c.host[r * 2 * d + j] as f64,
-                    c.host[r * 2 * d + d + j] as f64,
-                )
-            })
-            .collect();
+        let want = want(&c, act);
         for is_fused in [true, false] {
             c.out = dev.upload(&nan)?;
             if is_fused {
@@ -82,19 +95,14 @@ fn check(dev: &Device, rows: usize, d: usize) -> Res<bool> {
                 .into_iter()
                 .map(bf16::to_f32)
                 .collect();
-            let what = format!(
-                "{:>14} {:<10} {}",
-                format!("{rows}x(2x{d})"),
-                act.name(),
-                if is_fused { "fused  " } else { "unfused" }
-            );
+            let what = label(rows, d, act, if is_fused { "fused  " } else { "unfused" });
             ok &= check_close(&what, &got, &want, 1e-2);
         }
     }
     Ok(ok)
 }
 
-fn bench(dev: &Device, rows: usize, d: usize) -> Res<()> {
+fn bench(dev: &Device, rows: usize, d: usize) -> Res<bool> {
     let stream = dev.stream().ok_or("no stream")?.clone();
     let copy = copy_bandwidth(&stream, 1 << 30)?;
     println!("device-to-device copy bandwidth (read + write): {copy:.0} GB/s");
@@ -102,11 +110,36 @@ fn bench(dev: &Device, rows: usize, d: usize) -> Res<()> {
     let (r, dd) = (c.rows, c.d);
     // Minimal traffic: x (rows × 2d) read once, out (rows × d) written once, 2 bytes each.
     let bytes = 2.0 * (3 * rows * d) as f64;
+    let mut ok = true;
     for act in Act::ALL {
         let t_fused = time_ms(&stream, 5, 30, || fused(dev, act, &c.x, &mut c.out, r, dd))?;
         let t_unfused = time_ms(&stream, 5, 30, || {
             unfused(dev, act, &c.x, &mut c.tmp, &mut c.out, r, dd)
         })?;
+        let mut table = vec![
+            Row {
+                name: "tile fused (1 kernel)".into(),
+                ms: t_fused,
+            },
+            Row {
+                name: "tile unfused (act, mul)".into(),
+                ms: t_unfused,
+            },
+        ];
+        ok &= graph_rows(
+            dev,
+            &mut table,
+            |g| case(g, rows, d),
+            |g, c, unf| match unf {
+                false => fused(g, act, &c.x, &mut c.out, r, dd),
+                true => unfused(g, act, &c.x, &mut c.tmp, &mut c.out, r, dd),
+            },
+            |g, c, unf| {
+                let got: Vec<f32> = g.download(&c.out)?.into_iter().map(bf16::to_f32).collect();
+                let what = label(rows, d, act, &format!("{}, CUDA graph", graph_form(unf)));
+                Ok(check_close(&what, &got, &want(c, act), 1e-2))
+            },
+        )?;
         report(
             &format!(
                 "{}_and_mul on {rows}x(2x{d}) bf16, median of 30 after 5 warm-ups",
@@ -114,20 +147,11 @@ fn bench(dev: &Device, rows: usize, d: usize) -> Res<()> {
             ),
             copy,
             bytes,
-            &[
-                Row {
-                    name: "tile fused (1 kernel)".into(),
-                    ms: t_fused,
-                },
-                Row {
-                    name: "tile unfused (act, mul)".into(),
-                    ms: t_unfused,
-                },
-            ],
+            &table,
             1,
         );
     }
-    Ok(())
+    Ok(ok)
 }
 
 fn run() -> Res<bool> {
@@ -157,7 +181,7 @@ fn run() -> Res<bool> {
         ok &= check(&dev, rows, d)?;
     }
     if dev.is_cuda() && !quick {
-        bench(&dev, 8192, 14336)?;
+        ok &= bench(&dev, 8192, 14336)?;
     }
     Ok(ok)
 }

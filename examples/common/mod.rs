@@ -1,12 +1,14 @@
-//! Helpers shared by the examples: random inputs, error norms, CUDA-event timing and the
-//! device-to-device copy bandwidth that every table is measured against.
+//! Helpers shared by the examples: random inputs, error norms, CUDA-event timing (plain launches
+//! and CUDA-graph replays) and the device-to-device copy bandwidth that every table is measured
+//! against.
 
 #![allow(dead_code)]
 
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 
-use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::CudaStream;
+use tile::Device;
 
 /// A small deterministic generator (xorshift64*), so runs are reproducible without a dependency.
 pub struct Rng(u64);
@@ -74,6 +76,143 @@ pub fn time_ms(
     }
     times.sort_by(|a, b| a.total_cmp(b));
     Ok(times[times.len() / 2])
+}
+
+/// Plain fused times (ms) below this are launch-bound enough (~4 µs of host launch cost per
+/// kernel against kernels of 5–50 µs) that the examples also time CUDA-graph replays of those
+/// sizes. 75 µs rather than 50 so that add_rmsnorm 4096×4096 (134 MB, ~50 µs on an H100) is in
+/// either way; the next sizes up in the examples move ≥ 256 MB (≥ ~85 µs). `--graph-all` on the
+/// command line times graphs for every size.
+pub const GRAPH_BELOW_MS: f64 = 0.075;
+
+/// Graph replays per timed interval in [`graph_time_ms`].
+pub const GRAPH_REPLAYS: usize = 20;
+
+/// Whether to time CUDA graphs for a size whose plain fused time is `plain_fused_ms`.
+pub fn wants_graph(plain_fused_ms: f64) -> bool {
+    plain_fused_ms < GRAPH_BELOW_MS || std::env::args().any(|a| a == "--graph-all")
+}
+
+/// Time (ms) of one replay of a CUDA graph of what `run` launches, and whether the graph's
+/// output passed `verify`. All the capture and replay code of the examples is here.
+///
+/// CUDA cannot capture the legacy default stream that `Device::cuda` uses, so this captures on a
+/// new stream of `dev`'s context, through a [`Device`] on that stream that `setup`, `run` and
+/// `verify` receive: `setup` must allocate everything `run` touches on that device. Steps:
+/// 1. event tracking off for the context (see the SAFETY note), a new stream and its device;
+/// 2. warm-up: `setup` + `run` once outside the capture, on buffers then dropped (loads the
+///    modules, surfaces launch errors with plain messages);
+/// 3. fresh `setup` (outputs start as NaN, as in the plain checks), capture one `run`,
+///    instantiate;
+/// 4. one replay, then `verify` on that state, so the graph is checked before it is timed (one
+///    replay from fresh inputs, so in-place kernels check like the plain path);
+/// 5. 5 warm-up replays, then the median over 30 timings (CUDA events on the capture stream) of
+///    [`GRAPH_REPLAYS`] back-to-back replays, divided by [`GRAPH_REPLAYS`].
+pub fn graph_time_ms<S>(
+    dev: &Device,
+    mut setup: impl FnMut(&Device) -> Result<S, Box<dyn std::error::Error>>,
+    mut run: impl FnMut(&Device, &mut S) -> Result<(), tile::Error>,
+    verify: impl FnOnce(&Device, &S) -> Result<bool, Box<dyn std::error::Error>>,
+) -> Result<(f64, bool), Box<dyn std::error::Error>> {
+    let ctx = dev
+        .stream()
+        .ok_or("CUDA graphs need a CUDA device")?
+        .context()
+        .clone();
+    // The plain timings' work is done (and no buffer crosses streams anyway, see below).
+    dev.synchronize()?;
+    // SAFETY: event tracking only orders uses of one buffer on different streams; with it off,
+    // cudarc leaves that ordering to us (for every slice: `DevicePtr` and `Drop` read the
+    // context's flag at each use). Its three obligations hold because no buffer of these
+    // examples is ever used on a stream other than the one that allocated it: the plain path's
+    // buffers live on `dev`'s stream, this function's on `stream` below (allocated, uploaded,
+    // launched on, downloaded and freed there; `setup` builds them on `gdev`). So no slice is
+    // freed before a use on another stream finishes, used on another stream before its
+    // allocation finishes, or written by two streams: each stream's own order covers every use.
+    // It must be off before the capture: with two streams cudarc would otherwise make each
+    // launch wait on the buffers' events, recorded outside the capture, which invalidates it.
+    unsafe { ctx.disable_event_tracking() };
+    let stream = ctx.new_stream()?;
+    let gdev = Device::from_stream(stream.clone())?;
+    {
+        let mut warm = setup(&gdev)?;
+        run(&gdev, &mut warm)?;
+        gdev.synchronize()?;
+    }
+    let mut state = setup(&gdev)?;
+    gdev.synchronize()?;
+    // A driver error stored by a `Drop` would otherwise surface inside the capture.
+    ctx.check_err()?;
+    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    let launched = run(&gdev, &mut state);
+    // Ended even when a launch failed, so the stream leaves capture mode.
+    let captured = stream.end_capture(CUgraphInstantiate_flags(0));
+    launched.map_err(|e| format!("launch during CUDA graph capture: {e}"))?;
+    let graph = captured
+        .map_err(|e| format!("ending the CUDA graph capture: {e}"))?
+        .ok_or("the CUDA graph capture recorded nothing")?;
+    graph.launch()?;
+    let ok = verify(&gdev, &state)?;
+    for _ in 0..5 {
+        graph.launch()?;
+    }
+    stream.synchronize()?;
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let mut times = Vec::with_capacity(30);
+    for _ in 0..30 {
+        start.record(&stream)?;
+        for _ in 0..GRAPH_REPLAYS {
+            graph.launch()?;
+        }
+        end.record(&stream)?;
+        end.synchronize()?;
+        times.push(start.elapsed_ms(&end)? as f64 / GRAPH_REPLAYS as f64);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    // `graph` (declared after `state`) is dropped first; the stream is idle.
+    Ok((times[times.len() / 2], ok))
+}
+
+/// When [`wants_graph`] holds for `table[0]` (the plain fused row), times CUDA graphs of the
+/// fused and the unfused form with [`graph_time_ms`] and appends the rows "tile fused, CUDA
+/// graph" and "tile unfused, CUDA graph". `run(dev, state, unfused)` launches one form;
+/// `verify(dev, state, unfused)` checks its output. Returns whether both checks passed (true when
+/// no graph was timed).
+pub fn graph_rows<S>(
+    dev: &Device,
+    table: &mut Vec<Row>,
+    mut setup: impl FnMut(&Device) -> Result<S, Box<dyn std::error::Error>>,
+    mut run: impl FnMut(&Device, &mut S, bool) -> Result<(), tile::Error>,
+    mut verify: impl FnMut(&Device, &S, bool) -> Result<bool, Box<dyn std::error::Error>>,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    if !wants_graph(table[0].ms) {
+        return Ok(true);
+    }
+    let mut ok = true;
+    for unfused in [false, true] {
+        let (ms, good) = graph_time_ms(
+            dev,
+            &mut setup,
+            |d, s| run(d, s, unfused),
+            |d, s| verify(d, s, unfused),
+        )?;
+        ok &= good;
+        table.push(Row {
+            name: format!("tile {}, CUDA graph", graph_form(unfused)),
+            ms,
+        });
+    }
+    Ok(ok)
+}
+
+/// "fused" or "unfused", for the labels of graph rows and checks.
+pub fn graph_form(unfused: bool) -> &'static str {
+    if unfused {
+        "unfused"
+    } else {
+        "fused"
+    }
 }
 
 /// Device-to-device copy bandwidth in GB/s (bytes read + bytes written), measured on `bytes`.
@@ -161,6 +300,15 @@ pub fn report(title: &str, copy_gbs: f64, bytes: f64, rows: &[Row], baseline: us
         ],
         &table,
     );
+    if rows.iter().any(|r| r.name.contains("CUDA graph")) {
+        static NOTE: Once = Once::new();
+        NOTE.call_once(|| {
+            println!(
+                "(CUDA graph rows: one replay, median of 30 timings of {GRAPH_REPLAYS} \
+                 back-to-back replays; the graph's output was checked first)"
+            )
+        });
+    }
 }
 
 /// Relative L2 error of `got` against `want`, with a verdict against `tol`.

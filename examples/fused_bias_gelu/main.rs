@@ -3,10 +3,12 @@
 //!
 //! `cargo run --release --example fused_bias_gelu` — on a GPU: checks awkward shapes and
 //! 16384×4096, then times every variant on 16384×4096 (median of CUDA events after warm-up) against
-//! the copy bandwidth measured in the same run. Without a GPU: checks awkward shapes on the
-//! interpreter. `--quick`: checks only. The reference is computed in f64 from the inputs as stored
-//! (rounded to bf16) and, for the unfused form, from its intermediate as stored; the tolerance on the
-//! relative L2 error is 1e-5 for f32 outputs (1e-4 for the erf form, see `check`) and 1e-2 for bf16.
+//! the copy bandwidth measured in the same run (with CUDA-graph replays of both forms where the
+//! fused kernel takes under 75 µs, launch-bound: not at this size). Without a GPU: checks awkward
+//! shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs for every size.
+//! The reference is computed in f64 from the inputs as stored (rounded to bf16) and, for the
+//! unfused form, from its intermediate as stored; the tolerance on the relative L2 error is 1e-5
+//! for f32 outputs (1e-4 for the erf form, see `tolerance`) and 1e-2 for bf16.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -14,7 +16,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
+use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{Gelu, Storage};
 use tile::prelude::*;
 
@@ -70,33 +72,53 @@ fn case<T: Storage>(dev: &Device, rows: usize, cols: usize) -> Res<Case<T>> {
     })
 }
 
+/// The check's tolerance on the relative L2 error.
+fn tolerance(name: &str, form: Gelu) -> f64 {
+    // f32 erf is accurate to ~2e-7 in absolute terms; where 1 + erf(v/√2) cancels (v ≪ 0) that
+    // becomes a larger relative error of GELU, which decides a check on a few elements (seen on
+    // the H100: 1.5e-5 on the 1×1 case).
+    match (name, form) {
+        ("f32", Gelu::Erf) => 1e-4,
+        ("f32", Gelu::Tanh) => 1e-5,
+        _ => 1e-2,
+    }
+}
+
+/// The f64 reference of one form, fused or not, from the inputs as stored.
+fn want<T: Storage>(c: &Case<T>, form: Gelu, fused: bool) -> Vec<f64> {
+    let (x, bias) = &c.host;
+    let cols = c.cols as usize;
+    // The unfused form stores `x + bias` in `T` (as PyTorch eager does), so its reference rounds
+    // that intermediate too: in bf16 the rounding alone moves GELU's far negative tail by a few
+    // percent, more than the tolerance on a single element.
+    let v = |i: usize| {
+        let v = x[i] as f64 + bias[i % cols] as f64;
+        if fused {
+            v
+        } else {
+            T::from_f32(v as f32).to_f32() as f64
+        }
+    };
+    (0..x.len()).map(|i| gelu(form, v(i))).collect()
+}
+
+/// The label of a check line.
+fn label<T: Storage>(rows: usize, cols: usize, form: Gelu, how: &str) -> String {
+    format!(
+        "{:>10} {:<4} {:<19} {how}",
+        format!("{rows}x{cols}"),
+        T::NAME,
+        form.name()
+    )
+}
+
 fn check<T: Storage>(dev: &Device, rows: usize, cols: usize) -> Res<bool> {
     let mut c = case::<T>(dev, rows, cols)?;
     let nan = vec![T::from_f32(f32::NAN); rows * cols];
     let mut ok = true;
     for form in Gelu::ALL {
-        // f32 erf is accurate to ~2e-7 in absolute terms; where 1 + erf(v/√2) cancels (v ≪ 0)
-        // that becomes a larger relative error of GELU, which decides a check on a few elements
-        // (seen on the H100: 1.5e-5 on the 1×1 case).
-        let tol = match (T::NAME, form) {
-            ("f32", Gelu::Erf) => 1e-4,
-            ("f32", Gelu::Tanh) => 1e-5,
-            _ => 1e-2,
-        };
-        let (x, bias) = &c.host;
-        // The unfused form stores `x + bias` in `T` (as PyTorch eager does), so its reference
-        // rounds that intermediate too: in bf16 the rounding alone moves GELU's far negative tail
-        // by a few percent, more than the tolerance on a single element.
-        let v = |i: usize, round: bool| {
-            let v = x[i] as f64 + bias[i % cols] as f64;
-            if round {
-                T::from_f32(v as f32).to_f32() as f64
-            } else {
-                v
-            }
-        };
         for fused in [true, false] {
-            let want: Vec<f64> = (0..rows * cols).map(|i| gelu(form, v(i, !fused))).collect();
+            let want = want(&c, form, fused);
             c.out = dev.upload(&nan)?;
             if fused {
                 T::fused(dev, form, &c.x, &c.bias, &mut c.out, c.rows, c.cols)?;
@@ -106,25 +128,20 @@ fn check<T: Storage>(dev: &Device, rows: usize, cols: usize) -> Res<bool> {
                 )?;
             }
             let got: Vec<f32> = dev.download(&c.out)?.into_iter().map(T::to_f32).collect();
-            let what = format!(
-                "{:>10} {:<4} {:<19} {}",
-                format!("{rows}x{cols}"),
-                T::NAME,
-                form.name(),
-                if fused { "fused  " } else { "unfused" }
-            );
-            ok &= check_close(&what, &got, &want, tol);
+            let what = label::<T>(rows, cols, form, if fused { "fused  " } else { "unfused" });
+            ok &= check_close(&what, &got, &want, tolerance(T::NAME, form));
         }
     }
     Ok(ok)
 }
 
-fn bench<T: Storage>(dev: &Device, copy: f64, rows: usize, cols: usize) -> Res<()> {
+fn bench<T: Storage>(dev: &Device, copy: f64, rows: usize, cols: usize) -> Res<bool> {
     let stream = dev.stream().ok_or("no stream")?.clone();
     let mut c = case::<T>(dev, rows, cols)?;
     let (r, n) = (c.rows, c.cols);
     // Minimal traffic: x and the bias read once, the output written once.
     let bytes = (std::mem::size_of::<T>() * (2 * rows * cols + cols)) as f64;
+    let mut ok = true;
     for form in Gelu::ALL {
         let t_fused = time_ms(&stream, 5, 30, || {
             T::fused(dev, form, &c.x, &c.bias, &mut c.out, r, n)
@@ -132,6 +149,40 @@ fn bench<T: Storage>(dev: &Device, copy: f64, rows: usize, cols: usize) -> Res<(
         let t_unfused = time_ms(&stream, 5, 30, || {
             T::unfused(dev, form, &c.x, &c.bias, &mut c.tmp, &mut c.out, r, n)
         })?;
+        let mut table = vec![
+            Row {
+                name: "tile fused (1 kernel)".into(),
+                ms: t_fused,
+            },
+            Row {
+                name: "tile unfused (add bias, GELU)".into(),
+                ms: t_unfused,
+            },
+        ];
+        ok &= graph_rows(
+            dev,
+            &mut table,
+            |g| case::<T>(g, rows, cols),
+            |g, c, unf| match unf {
+                false => T::fused(g, form, &c.x, &c.bias, &mut c.out, r, n),
+                true => T::unfused(g, form, &c.x, &c.bias, &mut c.tmp, &mut c.out, r, n),
+            },
+            |g, c, unf| {
+                let got: Vec<f32> = g.download(&c.out)?.into_iter().map(T::to_f32).collect();
+                let what = label::<T>(
+                    rows,
+                    cols,
+                    form,
+                    &format!("{}, CUDA graph", graph_form(unf)),
+                );
+                Ok(check_close(
+                    &what,
+                    &got,
+                    &want(c, form, !unf),
+                    tolerance(T::NAME, form),
+                ))
+            },
+        )?;
         report(
             &format!(
                 "bias + {} on {rows}x{cols} {}, median of 30 after 5 warm-ups",
@@ -140,20 +191,11 @@ fn bench<T: Storage>(dev: &Device, copy: f64, rows: usize, cols: usize) -> Res<(
             ),
             copy,
             bytes,
-            &[
-                Row {
-                    name: "tile fused (1 kernel)".into(),
-                    ms: t_fused,
-                },
-                Row {
-                    name: "tile unfused (add bias, GELU)".into(),
-                    ms: t_unfused,
-                },
-            ],
+            &table,
             1,
         );
     }
-    Ok(())
+    Ok(ok)
 }
 
 fn run() -> Res<bool> {
@@ -178,8 +220,8 @@ fn run() -> Res<bool> {
     if dev.is_cuda() && !quick {
         let copy = copy_bandwidth(dev.stream().ok_or("no stream")?, 1 << 30)?;
         println!("device-to-device copy bandwidth (read + write): {copy:.0} GB/s");
-        bench::<f32>(&dev, copy, 16384, 4096)?;
-        bench::<bf16>(&dev, copy, 16384, 4096)?;
+        ok &= bench::<f32>(&dev, copy, 16384, 4096)?;
+        ok &= bench::<bf16>(&dev, copy, 16384, 4096)?;
     }
     Ok(ok)
 }

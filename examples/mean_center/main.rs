@@ -3,8 +3,9 @@
 //!
 //! `cargo run --release --example mean_center` — on a GPU: checks awkward shapes and 16384×4096,
 //! then times fused and unfused on the latter (median of CUDA events after warm-up) against the
-//! copy bandwidth measured in the same run. Without a GPU: checks awkward shapes on the
-//! interpreter. `--quick`: checks only.
+//! copy bandwidth measured in the same run (with CUDA-graph replays of both forms where the fused
+//! kernel takes under 75 µs, launch-bound: not at this size). Without a GPU: checks awkward
+//! shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs for every size.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,7 +13,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
+use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{fused, unfused};
 use tile::prelude::*;
 
@@ -70,7 +71,7 @@ fn check(dev: &Device, rows: usize, n: usize) -> Res<bool> {
     Ok(a && b)
 }
 
-fn bench(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<()> {
+fn bench(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<bool> {
     let stream = dev.stream().ok_or("no stream")?.clone();
     let (mut c, _) = case(dev, rows, n)?;
     let (r, nn) = (c.rows, c.n);
@@ -78,6 +79,30 @@ fn bench(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<()> {
     let t_unfused = time_ms(&stream, 5, 30, || {
         unfused(dev, &c.x, &mut c.mean, &mut c.y2, r, nn)
     })?;
+    let mut table = vec![
+        Row {
+            name: "tile fused (1 kernel)".into(),
+            ms: t_fused,
+        },
+        Row {
+            name: "tile unfused (2 kernels)".into(),
+            ms: t_unfused,
+        },
+    ];
+    let ok = graph_rows(
+        dev,
+        &mut table,
+        |g| case(g, rows, n),
+        |g, (c, _), unf| match unf {
+            false => fused(g, &c.x, &mut c.y, r, nn),
+            true => unfused(g, &c.x, &mut c.mean, &mut c.y2, r, nn),
+        },
+        |g, (c, want), unf| {
+            let got = g.download(if unf { &c.y2 } else { &c.y })?;
+            let what = format!("{rows}x{n} {}, CUDA graph", graph_form(unf));
+            Ok(check_close(&what, &got, want, 1e-5))
+        },
+    )?;
     // Minimal traffic: read x once, write y once.
     let bytes = 2.0 * 4.0 * (rows * n) as f64;
     report(
@@ -87,19 +112,10 @@ fn bench(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<()> {
         ),
         copy,
         bytes,
-        &[
-            Row {
-                name: "tile fused (1 kernel)".into(),
-                ms: t_fused,
-            },
-            Row {
-                name: "tile unfused (2 kernels)".into(),
-                ms: t_unfused,
-            },
-        ],
+        &table,
         1,
     );
-    Ok(())
+    Ok(ok)
 }
 
 fn run() -> Res<bool> {
@@ -124,7 +140,7 @@ fn run() -> Res<bool> {
     if dev.is_cuda() && !quick {
         let copy = copy_bandwidth(dev.stream().ok_or("no stream")?, 1 << 30)?;
         println!("device-to-device copy bandwidth (read + write): {copy:.0} GB/s");
-        bench(&dev, copy, size.0, size.1)?;
+        ok &= bench(&dev, copy, size.0, size.1)?;
     }
     Ok(ok)
 }
