@@ -187,15 +187,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("act_and_mul: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("act_and_mul: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("act_and_mul", run())
 }

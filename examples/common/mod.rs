@@ -321,3 +321,19 @@ pub fn check_close(what: &str, got: &[f32], want: &[f64], tol: f64) -> bool {
     );
     ok
 }
+
+/// Every example's exit: success when the run finished and every check passed; otherwise a
+/// message on stderr and a failure code.
+pub fn exit(name: &str, result: Result<bool, Box<dyn std::error::Error>>) -> std::process::ExitCode {
+    match result {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("{name}: a result did not match the reference");
+            std::process::ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

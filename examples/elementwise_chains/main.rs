@@ -169,15 +169,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("elementwise_chains: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("elementwise_chains: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("elementwise_chains", run())
 }

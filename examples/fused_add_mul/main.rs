@@ -153,15 +153,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("fused_add_mul: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("fused_add_mul: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("fused_add_mul", run())
 }

@@ -242,15 +242,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("fused_add_rmsnorm: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("fused_add_rmsnorm: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("fused_add_rmsnorm", run())
 }

@@ -227,15 +227,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("fused_bias_gelu: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("fused_bias_gelu: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("fused_bias_gelu", run())
 }

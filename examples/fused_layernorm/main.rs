@@ -211,15 +211,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("fused_layernorm: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("fused_layernorm: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("fused_layernorm", run())
 }

@@ -159,15 +159,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("fused_softmax: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("fused_softmax: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("fused_softmax", run())
 }

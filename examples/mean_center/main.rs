@@ -146,15 +146,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("mean_center: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("mean_center: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("mean_center", run())
 }

@@ -207,15 +207,5 @@ fn run() -> Res<bool> {
 }
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => {
-            eprintln!("qk_norm_rope: a result did not match the reference");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("qk_norm_rope: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::exit("qk_norm_rope", run())
 }
