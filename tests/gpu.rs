@@ -205,3 +205,132 @@ fn gpu_matches_interpreter_on_every_test_kernel() {
         assert_eq!(g, c, "small_tile rows = {rows}");
     }
 }
+
+/// Float results of a sum (order differs between back ends) agree to a relative `tol`; NaN
+/// (unwritten) nowhere.
+fn assert_close(g: &[f32], c: &[f32], tol: f32, what: &str) {
+    assert_eq!(g.len(), c.len(), "{what}");
+    for (i, (&x, &y)) in g.iter().zip(c).enumerate() {
+        assert!(
+            (x - y).abs() <= tol * (1.0 + y.abs()),
+            "{what}: element {i}: GPU {x} vs interpreter {y}"
+        );
+    }
+}
+
+/// The 2-D kernels (layouts with slices, reductions along each axis, broadcasts, a layout
+/// conversion) on the GPU against the interpreter, on awkward shapes.
+#[test]
+fn gpu_matches_interpreter_on_2d_tiles() {
+    use common::{layernorm_rows, outer_2d, sums_2d, transpose_2d};
+    let Some(gpu) = cuda() else { return };
+    let cpu = Device::interpreter();
+    let shapes: [(usize, usize); 7] = [
+        (1, 1),
+        (1, 100),
+        (17, 1),
+        (17, 33),
+        (33, 64),
+        (64, 17),
+        (100, 250),
+    ];
+    for (rows, cols) in shapes {
+        let mut r = Rng((rows * 1000 + cols) as u64);
+        let x: Vec<f32> = (0..rows * cols).map(|_| 2.0 * r.f32()).collect();
+        let (rows_i, cols_i) = (rows as i32, cols as i32);
+
+        // Row and column sums.
+        let (nrb, ncb) = (rows.div_ceil(16), cols.div_ceil(64));
+        let sums = |dev: &Device| {
+            let bx = dev.upload(&x).unwrap();
+            let mut rs = dev.upload(&vec![f32::NAN; rows * ncb]).unwrap();
+            let mut cs = dev.upload(&vec![f32::NAN; cols * nrb]).unwrap();
+            let grid = Grid::xy(nrb as u32, ncb as u32);
+            let (a, b) = (ncb as i32, nrb as i32);
+            sums_2d::launch(dev, grid, &bx, &mut rs, &mut cs, rows_i, cols_i, a, b).unwrap();
+            (dev.download(&rs).unwrap(), dev.download(&cs).unwrap())
+        };
+        let (g, c) = (sums(&gpu), sums(&cpu));
+        assert_close(&g.0, &c.0, 1e-5, &format!("sums_2d rows {rows}x{cols}"));
+        assert_close(&g.1, &c.1, 1e-5, &format!("sums_2d cols {rows}x{cols}"));
+
+        // LayerNorm, several rows per program (rows of at most 256).
+        if cols <= 256 {
+            let w: Vec<f32> = (0..cols).map(|_| r.f32()).collect();
+            let b: Vec<f32> = (0..cols).map(|_| r.f32()).collect();
+            let ln = |dev: &Device| {
+                let (bx, bw, bb) = (
+                    dev.upload(&x).unwrap(),
+                    dev.upload(&w).unwrap(),
+                    dev.upload(&b).unwrap(),
+                );
+                let mut out = dev.upload(&vec![f32::NAN; rows * cols]).unwrap();
+                let mut mean = dev.upload(&vec![f32::NAN; rows]).unwrap();
+                let mut rstd = dev.upload(&vec![f32::NAN; rows]).unwrap();
+                layernorm_rows::launch(
+                    dev,
+                    Grid::x(cdiv(rows, 4)),
+                    &bx,
+                    &bw,
+                    &bb,
+                    &mut out,
+                    &mut mean,
+                    &mut rstd,
+                    rows_i,
+                    cols_i,
+                    1e-5,
+                )
+                .unwrap();
+                [out, mean, rstd].map(|o| dev.download(&o).unwrap())
+            };
+            let (g, c) = (ln(&gpu), ln(&cpu));
+            for (k, what) in ["out", "mean", "rstd"].iter().enumerate() {
+                assert_close(
+                    &g[k],
+                    &c[k],
+                    1e-4,
+                    &format!("layernorm_rows {what} {rows}x{cols}"),
+                );
+            }
+        }
+
+        // Transpose and axis maxima (max is exact: bit for bit).
+        let (gr, gc) = (rows.div_ceil(32), cols.div_ceil(32));
+        let tr = |dev: &Device| {
+            let bx = dev.upload(&x).unwrap();
+            let mut out = dev.upload(&vec![f32::NAN; rows * cols]).unwrap();
+            let mut diag = dev.upload(&vec![f32::NAN; gr * gc * 32]).unwrap();
+            let grid = Grid::xy(gr as u32, gc as u32);
+            let n = (gr * gc) as i32;
+            transpose_2d::launch(dev, grid, &bx, &mut out, &mut diag, rows_i, cols_i, n).unwrap();
+            (dev.download(&out).unwrap(), dev.download(&diag).unwrap())
+        };
+        let (g, c) = (tr(&gpu), tr(&cpu));
+        assert_eq!(g.0, c.0, "transpose_2d {rows}x{cols}");
+        let same =
+            g.1.iter()
+                .zip(&c.1)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+        assert!(
+            same,
+            "transpose_2d maxima {rows}x{cols}: {:?} vs {:?}",
+            g.1, c.1
+        );
+
+        // Outer products (exact).
+        if cols <= 128 {
+            let a: Vec<f32> = (0..rows).map(|_| r.f32()).collect();
+            let bi: Vec<i32> = (0..cols as i32).map(|j| j * 37 - 500).collect();
+            let outer = |dev: &Device| {
+                let (ba, bb) = (dev.upload(&a).unwrap(), dev.upload(&bi).unwrap());
+                let mut out = dev.upload(&vec![f32::NAN; rows * cols]).unwrap();
+                let mut iout = dev.upload(&vec![-1i32; rows * cols]).unwrap();
+                let grid = Grid::x(cdiv(rows, 8));
+                outer_2d::launch(dev, grid, &ba, &bb, &mut out, &mut iout, rows_i, cols_i).unwrap();
+                (dev.download(&out).unwrap(), dev.download(&iout).unwrap())
+            };
+            let (g, c) = (outer(&gpu), outer(&cpu));
+            assert_eq!(g, c, "outer_2d {rows}x{cols}");
+        }
+    }
+}

@@ -324,7 +324,10 @@ pub fn check_close(what: &str, got: &[f32], want: &[f64], tol: f64) -> bool {
 
 /// Every example's exit: success when the run finished and every check passed; otherwise a
 /// message on stderr and a failure code.
-pub fn exit(name: &str, result: Result<bool, Box<dyn std::error::Error>>) -> std::process::ExitCode {
+pub fn exit(
+    name: &str,
+    result: Result<bool, Box<dyn std::error::Error>>,
+) -> std::process::ExitCode {
     match result {
         Ok(true) => std::process::ExitCode::SUCCESS,
         Ok(false) => {

@@ -65,6 +65,120 @@ pub fn small_tile(
     store(out + offs, load(x + offs, mask) * 2.0 + 1, mask);
 }
 
+#[tile_kernel]
+/// 2-D tiles: per-row and per-column sums of a `rows × cols` matrix, `BM × BN` per program, with
+/// masks on both edges (a 2-D grid: axis 0 over row blocks, axis 1 over column blocks).
+pub fn sums_2d(
+    x: Ptr<f32, { rows * cols }>,
+    row_sums: Ptr<f32, { rows * ncb }>,
+    col_sums: Ptr<f32, { cols * nrb }>,
+    rows: i32,
+    cols: i32,
+    ncb: i32,
+    nrb: i32,
+    BM: Const<16>,
+    BN: Const<64>,
+) {
+    let rb = program_id(0);
+    let cb = program_id(1);
+    let r = rb * BM + arange(0, BM);
+    let c = cb * BN + arange(0, BN);
+    let mask = (r < rows).expand_dims(1) & (c < cols).expand_dims(0);
+    let v = load(x + r.expand_dims(1) * cols + c.expand_dims(0), mask);
+    store(row_sums + r * ncb + cb, v.sum(1), r < rows);
+    store(col_sums + c * nrb + rb, v.sum(0), c < cols);
+}
+
+#[tile_kernel(num_warps = 4)]
+/// LayerNorm of `BM` rows per program, each row in one `BN`-wide tile: row statistics by axis-1
+/// reductions, weight and bias broadcast down the rows, mean and 1/std stored per row.
+pub fn layernorm_rows(
+    x: Ptr<f32, { rows * n }>,
+    w: Ptr<f32, n>,
+    b: Ptr<f32, n>,
+    out: Ptr<f32, { rows * n }>,
+    mean_out: Ptr<f32, rows>,
+    rstd_out: Ptr<f32, rows>,
+    rows: i32,
+    n: i32,
+    eps: f32,
+    BM: Const<4>,
+    BN: Const<256>,
+) {
+    let r = program_id(0) * BM + arange(0, BM);
+    let c = arange(0, BN);
+    let rmask = r < rows;
+    let cmask = c < n;
+    let mask = rmask.expand_dims(1) & cmask.expand_dims(0);
+    let offs = r.expand_dims(1) * n + c.expand_dims(0);
+    let v = load(x + offs, mask);
+    let mean = v.sum(1) / (n as f32);
+    let d = select(mask, v - mean.expand_dims(1), 0.0);
+    let rstd = rsqrt((d * d).sum(1) / (n as f32) + eps);
+    let y = d * rstd.expand_dims(1) * load(w + c, cmask) + load(b + c, cmask);
+    store(out + offs, y, mask);
+    store(mean_out + r, mean, rmask);
+    store(rstd_out + r, rstd, rmask);
+}
+
+#[tile_kernel]
+/// Transpose through 2-D tiles: `out[j][i] = x[i][j]`; one `arange` serves rows and columns
+/// (the tile is square), and row and column maxima of the same tile meet in one sum, so the pass
+/// must give one 1-D tensor two layouts (a `convert_layout`).
+pub fn transpose_2d(
+    x: Ptr<f32, { rows * cols }>,
+    out: Ptr<f32, { rows * cols }>,
+    diag: Ptr<f32, { cdiv_rows * 32 }>,
+    rows: i32,
+    cols: i32,
+    cdiv_rows: i32,
+    B: Const<32>,
+) {
+    let i = program_id(0) * B + arange(0, B);
+    let j = program_id(1) * B + arange(0, B);
+    let mask = (i.expand_dims(1) < rows) & (j.expand_dims(0) < cols);
+    let v = load(
+        x + i.expand_dims(1) * cols + j.expand_dims(0),
+        mask,
+        f32::NEG_INFINITY,
+    );
+    store(out + j.expand_dims(0) * rows + i.expand_dims(1), v, mask);
+    // Maxima along both axes; summed element-wise (row k's max + column k's max).
+    let s = v.max(1) + v.max(0);
+    let k = arange(0, B);
+    store(
+        diag + (program_id(0) * num_programs(1) + program_id(1)) * B + k,
+        s,
+        i < rows,
+    );
+}
+
+#[tile_kernel]
+/// Outer products with broadcasting both ways, a scalar, and 2-D integer math.
+pub fn outer_2d(
+    a: Ptr<f32, m>,
+    b: Ptr<i32, n>,
+    out: Ptr<f32, { m * n }>,
+    iout: Ptr<i32, { m * n }>,
+    m: i32,
+    n: i32,
+    BM: Const<8>,
+    BN: Const<128>,
+) {
+    let i = program_id(0) * BM + arange(0, BM);
+    let j = arange(0, BN);
+    let av = load(a + i, i < m);
+    let bv = load(b + j, j < n);
+    let mask = (i < m).expand_dims(1) & (j < n).expand_dims(0);
+    let o = i.expand_dims(1) * n + j;
+    store(out + o, av.expand_dims(1) * (bv as f32) + 0.5, mask);
+    store(
+        iout + o,
+        i.expand_dims(1) * 1000 + bv.expand_dims(0) % 7,
+        mask,
+    );
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -78,6 +192,10 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &i64_axpy::KERNEL,
         &clamp::KERNEL,
         &small_tile::KERNEL,
+        &sums_2d::KERNEL,
+        &layernorm_rows::KERNEL,
+        &transpose_2d::KERNEL,
+        &outer_2d::KERNEL,
     ]);
     v
 }

@@ -843,7 +843,7 @@ fn reduce_f32_1024_four_warps() {
             // Three reductions: 5 butterfly steps each, 2 barriers each, one shared array each.
             "#15 shfl.sync.bfly.b32",
             "#6 bar.sync",
-            "#3 .shared .align 16 .b8 __tile_reduce_smem_",
+            "#3 .shared .align 16 .b8 __tile_smem_",
             "ld.shared.v4.f32",
             "add.rn.f32",
             "max.f32",
@@ -953,14 +953,14 @@ fn rejects_what_it_cannot_compile() {
 }",
         "kernel `bad` (sm_90a): the kernel does not verify: kernel: num_warps = 3 is not a power of two from 1 to 32",
     );
-    // Reductions of rank > 1 need a layout for their result.
+    // A reduction along an axis yields the operand's layout sliced at that axis, nothing else.
     check_err(
         "kernel @reduce2d(%v: f32, %out: ptr<f32>) attributes {num_warps = 4} {
   %t = splat %v : tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>
   %r = reduce sum {axis = 1} %t : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>
   return
 }",
-        "kernel `reduce2d` (sm_90a): lowering: op #1 `%1 = reduce sum {axis = 1} %0 : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>`: reductions of rank > 1 are not lowered yet (`tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>` along axis 1)",
+        "kernel `reduce2d` (sm_90a): the kernel does not verify: op #1 `%1 = reduce sum {axis = 1} %0 : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>`: the result's layout must be the blocked layout of `tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>` sliced at dimension 1",
     );
     // Half-precision scalars are not kernel parameters (the front end passes f32).
     check_err(
@@ -995,6 +995,57 @@ fn repeatable() {
             }
         }
     }
+}
+
+/// Reductions of a 2-D tile along each axis. Each thread holds one row's 8 elements (two chunks
+/// of 4). Along the rows: 8 lanes hold a row, so 3 butterfly steps for the thread's one row, and no
+/// shared memory (the warps split the rows). Down the columns: 4 lanes, so 2 steps for each of the
+/// thread's 8 columns, then the 4 warps through a `4 × 64` shared array. The row sums move to the
+/// column layout through a `convert_layout` (16 floats of shared memory).
+#[test]
+fn reduce_2d_along_each_axis() {
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let s0 = format!("#slice<dim = 0, parent = {b}>");
+    let s1 = format!("#slice<dim = 1, parent = {b}>");
+    check(
+        &format!(
+            "kernel @reduce_axes(%x: ptr<f32> {{divisibility = 16}}, %out: ptr<f32> {{divisibility = 16}}) attributes {{num_warps = 4}} {{
+  %r = arange {{start = 0, end = 16}} : tensor<16xi32, {s1}>
+  %re = expand_dims {{axis = 1}} %r : tensor<16x1xi32, {b}>
+  %c64 = constant 64 : i32
+  %s = splat %c64 : tensor<16x1xi32, {b}>
+  %ro = mul %re, %s : tensor<16x1xi32, {b}>
+  %rb = broadcast %ro : tensor<16x64xi32, {b}>
+  %c = arange {{start = 0, end = 64}} : tensor<64xi32, {s0}>
+  %ce = expand_dims {{axis = 0}} %c : tensor<1x64xi32, {b}>
+  %cb = broadcast %ce : tensor<16x64xi32, {b}>
+  %o = add %rb, %cb : tensor<16x64xi32, {b}>
+  %xp = splat %x : tensor<16x64xptr<f32>, {b}>
+  %p = addptr %xp, %o : tensor<16x64xptr<f32>, {b}>
+  %v = load {{vec = 4}} %p : tensor<16x64xf32, {b}>
+  %rows = reduce sum {{axis = 1}} %v : tensor<16xf32, {s1}>
+  %cols = reduce max {{axis = 0}} %v : tensor<64xf32, {s0}>
+  %cp = splat %out : tensor<64xptr<f32>, {s0}>
+  %cq = addptr %cp, %c : tensor<64xptr<f32>, {s0}>
+  store %cq, %cols
+  %rc = convert_layout %rows : tensor<16xf32, {s0}>
+  %r0 = arange {{start = 0, end = 16}} : tensor<16xi32, {s0}>
+  %rp = splat %out : tensor<16xptr<f32>, {s0}>
+  %rq = addptr %rp, %r0 : tensor<16xptr<f32>, {s0}>
+  store %rq, %rc
+  return
+}}"
+        ),
+        &[
+            "ld.global.v4.f32",
+            // Row sums: 3 steps (xor 1, 2, 4); column maxima: 8 × 2 steps (xor 8, 16).
+            "#19 shfl.sync.bfly.b32",
+            "llvm:addrspace(3) global [256 x float] undef",
+            "llvm:addrspace(3) global [16 x float] undef",
+            "bar.sync",
+            "max.f32",
+        ],
+    );
 }
 
 #[test]

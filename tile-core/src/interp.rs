@@ -324,6 +324,17 @@ impl Program<'_, '_, '_> {
                 let n = result_ty.map_or(1, Type::numel) as usize;
                 Some(vec![s; n])
             }
+            // Row-major data does not move when an extent-1 dimension is inserted, nor when the
+            // layout changes.
+            OpKind::ExpandDims { .. } | OpKind::ConvertLayout => {
+                Some(self.get(data.operands[0])?.clone())
+            }
+            OpKind::Broadcast => {
+                let a = self.get(data.operands[0])?;
+                let from = &f.ty(data.operands[0]).shape;
+                let to = result_ty.map_or(&[][..], |t| &t.shape[..]);
+                Some(broadcast(a, from, to))
+            }
             OpKind::Binary(b) => {
                 let (a, c) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
                 Some(a.iter().zip(c).map(|(&x, &y)| binary(*b, x, y)).collect())
@@ -752,6 +763,28 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         MathFn::Pow => (f(b) * x.log2()).exp2(),
         MathFn::Fma => x.mul_add(f(b), f(c)),
     })
+}
+
+/// Repeats `a` (row-major, shape `from`) along its extent-1 dimensions to shape `to` (same rank).
+fn broadcast(a: &[Scalar], from: &[u32], to: &[u32]) -> Val {
+    let n: usize = to.iter().map(|&d| d as usize).product();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0u32; to.len()];
+    for _ in 0..n {
+        // The source index: 0 along broadcast dimensions, the same index elsewhere.
+        let src = idx.iter().zip(from).fold(0usize, |acc, (&i, &e)| {
+            acc * e as usize + if e == 1 { 0 } else { i as usize }
+        });
+        out.push(a[src]);
+        for d in (0..to.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < to[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    out
 }
 
 /// Reduces `a` (row-major, `shape`) along `axis`.

@@ -281,3 +281,126 @@ fn half_types_are_storage_only() {
         "`add` takes i32, i64 or f32; cast `f16` to f32 first",
     );
 }
+
+/// A 2-D GPU-level kernel with slice layouts, `expand_dims`, `broadcast`, `reduce` along an axis
+/// and `convert_layout` prints and parses back.
+#[test]
+fn slice_layouts_round_trip() {
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let s0 = format!("#slice<dim = 0, parent = {b}>");
+    let s1 = format!("#slice<dim = 1, parent = {b}>");
+    accepts(&format!(
+        "  %0 = arange {{start = 0, end = 32}} : tensor<32xi32, {s1}>
+  %1 = expand_dims {{axis = 1}} %0 : tensor<32x1xi32, {b}>
+  %2 = broadcast %1 : tensor<32x32xi32, {b}>
+  %3 = reduce sum {{axis = 0}} %2 : tensor<32xi32, {s0}>
+  %4 = convert_layout %3 : tensor<32xi32, {s1}>
+  %5 = splat %q : tensor<32xptr<i32>, {s1}>
+  %6 = addptr %5, %0 : tensor<32xptr<i32>, {s1}>
+  store %6, %4
+  return"
+    ));
+}
+
+#[test]
+fn layouts_slice_parent_rank() {
+    // A slice of a 1-D parent would be a scalar.
+    rejects(
+        "  %0 = arange {start = 0, end = 32} : tensor<32xi32, #slice<dim = 0, parent = #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>>
+  return",
+        "does not have the tensor's rank",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 32} : tensor<32xi32, #slice<dim = 2, parent = #blocked<spt = [1, 1], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>>
+  return",
+        "slices a dimension past its rank",
+    );
+}
+
+#[test]
+fn expand_dims_shape_axis_and_layout() {
+    rejects(
+        "  %0 = arange {start = 0, end = 32} : tensor<32xi32>
+  %1 = expand_dims {axis = 2} %0 : tensor<32x1xi32>
+  return",
+        "axis 2 is out of range",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 32} : tensor<32xi32>
+  %1 = expand_dims {axis = 0} %0 : tensor<32x1xi32>
+  return",
+        "the result must be `tensor<1x32xi32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>
+  %1 = expand_dims {axis = 0} %0 : tensor<1x4xi32>
+  %2 = expand_dims {axis = 0} %1 : tensor<1x1x4xi32>
+  return",
+        "rank > 2",
+    );
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    rejects(
+        &format!(
+            "  %0 = arange {{start = 0, end = 32}} : tensor<32xi32, #slice<dim = 0, parent = {b}>>
+  %1 = expand_dims {{axis = 1}} %0 : tensor<32x1xi32, {b}>
+  return"
+        ),
+        "the operand's layout must be the blocked layout of `tensor<32x1xi32",
+    );
+}
+
+#[test]
+fn broadcast_shapes_and_layout() {
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>
+  %1 = expand_dims {axis = 0} %0 : tensor<1x4xi32>
+  %2 = broadcast %1 : tensor<8x8xi32>
+  return",
+        "does not broadcast to `tensor<8x8xi32>`",
+    );
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let c = "#blocked<spt = [1, 1], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    rejects(
+        &format!(
+            "  %0 = arange {{start = 0, end = 4}} : tensor<4xi32, #slice<dim = 0, parent = {b}>>
+  %1 = expand_dims {{axis = 0}} %0 : tensor<1x4xi32, {b}>
+  %2 = broadcast %1 : tensor<8x4xi32, {c}>
+  return"
+        ),
+        "`broadcast` keeps the layout",
+    );
+}
+
+#[test]
+fn convert_layout_only_layout_and_gpu_level() {
+    rejects(
+        "  %0 = arange {start = 0, end = 32} : tensor<32xi32>
+  %1 = convert_layout %0 : tensor<32xi32>
+  return",
+        "exists only at the GPU level",
+    );
+    let l = "#blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>";
+    rejects(
+        &format!(
+            "  %0 = arange {{start = 0, end = 32}} : tensor<32xi32, {l}>
+  %1 = convert_layout %0 : tensor<64xi32, {l}>
+  return"
+        ),
+        "changes only the layout",
+    );
+}
+
+#[test]
+fn reduce_result_layout_is_a_slice() {
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    rejects(
+        &format!(
+            "  %0 = arange {{start = 0, end = 32}} : tensor<32xi32, #slice<dim = 1, parent = {b}>>
+  %1 = expand_dims {{axis = 1}} %0 : tensor<32x1xi32, {b}>
+  %2 = broadcast %1 : tensor<32x32xi32, {b}>
+  %3 = reduce sum {{axis = 1}} %2 : tensor<32xi32, #slice<dim = 0, parent = {b}>>
+  return"
+        ),
+        "the result's layout must be the blocked layout",
+    );
+}

@@ -6,8 +6,11 @@
 //! - Integer literals take the type the other operand needs (`i32`, `i64` or `f32`), `i32` alone;
 //!   float literals are `f32` and never become integers. Two typed operands must have the same
 //!   element type: there is no implicit conversion.
-//! - A scalar meets a tile by being broadcast (`splat`) to the tile's shape; two tiles must have
-//!   the same shape.
+//! - Shapes broadcast as in NumPy (and Triton): a scalar is splat to a tile's shape; a 1-D tile
+//!   meeting a 2-D one gains a leading dimension of extent 1; then dimensions of extent 1 repeat
+//!   to the other operand's extent, and any other difference is a shape mismatch. So
+//!   `rows.expand_dims(1) * stride + cols.expand_dims(0)` is a 2-D tile of offsets (Triton's
+//!   `rows[:, None] * stride + cols[None, :]`). Tiles have rank 1 or 2.
 //! - `ptr + offsets` (and `ptr - offsets`) advance a pointer by integer offsets, giving a tile of
 //!   pointers when the offsets are a tile.
 //! - Arithmetic on compile-time integers (literals, `Const` parameters) is folded, so `arange`
@@ -33,9 +36,10 @@ enum Val {
 }
 
 /// The DSL's functions, for "unknown function" messages.
-const BUILTINS: &str = "program_id, num_programs, arange, load, store, select, min, max, \
-exp, exp2, log, log2, sqrt, rsqrt, erf, tanh, sigmoid, abs, floor, ceil, pow, fma; \
-and the methods .sum(), .max(), .min() (reductions) and the math functions as methods (x.exp())";
+const BUILTINS: &str = "program_id, num_programs, arange, expand_dims, load, store, select, min, \
+max, exp, exp2, log, log2, sqrt, rsqrt, erf, tanh, sigmoid, abs, floor, ceil, pow, fma; \
+and the methods .sum(axis), .max(axis), .min(axis) (reductions; the axis is optional for 1-D \
+tiles), .expand_dims(axis) and the math functions as methods (x.exp())";
 
 fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new_spanned(t.to_token_stream(), msg)
@@ -325,7 +329,9 @@ impl Lowering {
         self.broadcast(scalar, shape, at)
     }
 
-    /// Splats a scalar to `shape`; a tile must already have it.
+    /// Brings `v` to `shape` by NumPy's rules: a scalar is splat; a tile of lower rank gains
+    /// leading dimensions of extent 1 (`expand_dims`), then is repeated along its extent-1
+    /// dimensions (`broadcast`). Any other difference is a shape mismatch.
     fn broadcast(&mut self, v: ValueId, shape: &[u32], at: &dyn ToTokens) -> syn::Result<ValueId> {
         let ty = self.f.ty(v).clone();
         if ty.shape == shape {
@@ -338,13 +344,45 @@ impl Lowering {
                 Type::tensor(ty.elem, shape.to_vec()),
             ));
         }
-        Err(err(
-            at,
-            format!(
-                "shape mismatch: a tile of shape {:?} where {:?} is needed",
-                ty.shape, shape
-            ),
-        ))
+        if joint_shape(&ty.shape, shape).as_deref() != Some(shape) {
+            return Err(err(
+                at,
+                format!(
+                    "shape mismatch: a tile of shape {:?} where {:?} is needed",
+                    ty.shape, shape
+                ),
+            ));
+        }
+        let mut v = v;
+        let mut cur = ty.shape.clone();
+        while cur.len() < shape.len() {
+            cur.insert(0, 1);
+            v = self.push(
+                OpKind::ExpandDims { axis: 0 },
+                vec![v],
+                Type::tensor(ty.elem, cur.clone()),
+            );
+        }
+        if cur != shape {
+            v = self.push(
+                OpKind::Broadcast,
+                vec![v],
+                Type::tensor(ty.elem, shape.to_vec()),
+            );
+        }
+        Ok(v)
+    }
+
+    /// The shape two operands combine to (see [`joint_shape`]), or a spanned mismatch error.
+    fn joint(&self, a: &[u32], b: &[u32], at: &dyn ToTokens) -> syn::Result<Vec<u32>> {
+        joint_shape(a, b).ok_or_else(|| {
+            err(
+                at,
+                format!(
+                    "shape mismatch: {a:?} and {b:?} do not broadcast (each dimension must be equal, or 1 on one side)"
+                ),
+            )
+        })
     }
 
     fn fold_int(op: SynBin, a: i64, b: i64) -> Option<Val> {
@@ -366,20 +404,8 @@ impl Lowering {
             }
         }
         let (lt, rt) = (self.ty(l), self.ty(r));
-        let shape: Vec<u32> = match (&lt, &rt) {
-            (Some(a), Some(b)) if a.is_tensor() && b.is_tensor() && a.shape != b.shape => {
-                return Err(err(
-                    at,
-                    format!(
-                        "shape mismatch: {:?} and {:?} cannot be combined element-wise",
-                        a.shape, b.shape
-                    ),
-                ));
-            }
-            (Some(a), _) if a.is_tensor() => a.shape.clone(),
-            (_, Some(b)) if b.is_tensor() => b.shape.clone(),
-            _ => Vec::new(),
-        };
+        let shape_of = |t: &Option<Type>| t.as_ref().map(|t| t.shape.clone()).unwrap_or_default();
+        let shape = self.joint(&shape_of(&lt), &shape_of(&rt), at)?;
         // Pointer arithmetic.
         let lptr = lt.as_ref().and_then(|t| t.elem.pointee());
         let rptr = rt.as_ref().and_then(|t| t.elem.pointee());
@@ -645,7 +671,7 @@ impl Lowering {
                             format!("cannot store `{}` values through `Ptr<{d}>`", t.elem),
                         ));
                     }
-                    if t.is_tensor() && t.shape != pty.shape {
+                    if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {
                         return Err(err(
                             args[1],
                             format!(
@@ -680,20 +706,7 @@ impl Lowering {
                     })?;
                 // Shape and element type as for a binary op on (a, b), then the mask joins.
                 let probe = self.common(a, b, c)?;
-                let shape = if cty.is_tensor() {
-                    cty.shape.clone()
-                } else {
-                    probe.1.clone()
-                };
-                if !probe.1.is_empty() && cty.is_tensor() && probe.1 != cty.shape {
-                    return Err(err(
-                        c,
-                        format!(
-                            "the mask has shape {:?}, the values {:?}",
-                            cty.shape, probe.1
-                        ),
-                    ));
-                }
+                let shape = self.joint(&cty.shape, &probe.1, c)?;
                 let Val::V(cid) = cv else { unreachable_ptr() };
                 let cid = self.broadcast(cid, &shape, args[0])?;
                 let a = self.materialize(a, probe.0, &shape, args[1])?;
@@ -703,6 +716,11 @@ impl Lowering {
                     vec![cid, a, b],
                     Type::tensor(Elem::Scalar(probe.0), shape),
                 )))
+            }
+            "expand_dims" => {
+                arity(2..=2, "2 arguments (tile, axis)")?;
+                let v = self.expr(args[0])?;
+                self.expand_dims(v, args[0], args[1])
             }
             "min" | "max" => {
                 arity(2..=2, "2 arguments")?;
@@ -772,15 +790,7 @@ impl Lowering {
                     ));
                 }
                 d = Some(vd);
-                if t.is_tensor() {
-                    if !shape.is_empty() && shape != t.shape {
-                        return Err(err(
-                            call,
-                            format!("shape mismatch: {:?} and {:?}", shape, t.shape),
-                        ));
-                    }
-                    shape = t.shape.clone();
-                }
+                shape = self.joint(&shape, &t.shape, call)?;
             }
         }
         let d = d.unwrap_or(DType::F32);
@@ -816,6 +826,13 @@ impl Lowering {
     /// methods (`x.exp()`, `a.pow(b)`, `a.fma(b, c)`).
     fn method_call(&mut self, mc: &syn::ExprMethodCall, e: &Expr) -> syn::Result<Val> {
         let name = mc.method.to_string();
+        if name == "expand_dims" {
+            if mc.args.len() != 1 {
+                return Err(err(e, "`.expand_dims(axis)` takes 1 argument (the axis)"));
+            }
+            let v = self.expr(&mc.receiver)?;
+            return self.expand_dims(v, &mc.receiver, &mc.args[0]);
+        }
         let kind = ReduceKind::ALL.into_iter().find(|k| k.name() == name);
         if let Some(kind) = kind {
             if mc.args.len() > 1 {
@@ -832,7 +849,17 @@ impl Lowering {
                 ));
             };
             let axis = match mc.args.first() {
-                None => 0,
+                None if t.shape.len() == 1 => 0,
+                None => {
+                    return Err(err(
+                        e,
+                        format!(
+                        "`.{name}()` of a {}-D tile needs an axis: `.{name}(0)` … `.{name}({})`",
+                        t.shape.len(),
+                        t.shape.len() - 1
+                    ),
+                    ))
+                }
                 Some(a) => {
                     let av = self.expr(a)?;
                     self.const_arg(av, a, "the reduction axis")?
@@ -896,6 +923,40 @@ impl Lowering {
             &mc.method,
             format!("unknown method `{name}`; the kernel language has: {BUILTINS}"),
         ))
+    }
+
+    /// `expand_dims(x, axis)` / `x.expand_dims(axis)`: `x` with an extent-1 dimension inserted at
+    /// `axis` (Triton's `x[:, None]` is `x.expand_dims(1)`). Tiles have rank 2 at most.
+    fn expand_dims(&mut self, v: Val, at: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(at, "`expand_dims` takes a tile; this is a scalar"));
+        };
+        let av = self.expr(axis_expr)?;
+        let axis = self.const_arg(av, axis_expr, "the axis of `expand_dims`")?;
+        if axis < 0 || axis as usize > t.shape.len() {
+            return Err(err(
+                axis_expr,
+                format!(
+                    "axis {axis} is out of range for expanding a tile of rank {} (0 ..= {})",
+                    t.shape.len(),
+                    t.shape.len()
+                ),
+            ));
+        }
+        if t.shape.len() >= 2 {
+            return Err(err(
+                at,
+                "tiles have at most 2 dimensions; this one has 2 already",
+            ));
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        let mut shape = t.shape.clone();
+        shape.insert(axis as usize, 1);
+        Ok(Val::V(self.push(
+            OpKind::ExpandDims { axis: axis as u32 },
+            vec![id],
+            Type::tensor(t.elem, shape),
+        )))
     }
 
     /// `x as T`: element-wise conversion to `f32`, `f16`, `bf16`, `i32`, `i64` or `bool`.
@@ -969,17 +1030,8 @@ impl Lowering {
                 return Err(err(at, "pointers cannot be used here"));
             }
         }
-        let shape = match (&at_, &bt) {
-            (Some(x), Some(y)) if x.is_tensor() && y.is_tensor() && x.shape != y.shape => {
-                return Err(err(
-                    at,
-                    format!("shape mismatch: {:?} and {:?}", x.shape, y.shape),
-                ))
-            }
-            (Some(x), _) if x.is_tensor() => x.shape.clone(),
-            (_, Some(y)) if y.is_tensor() => y.shape.clone(),
-            _ => Vec::new(),
-        };
+        let shape_of = |t: &Option<Type>| t.as_ref().map(|t| t.shape.clone()).unwrap_or_default();
+        let shape = self.joint(&shape_of(&at_), &shape_of(&bt), at)?;
         let d = match (&at_, &bt) {
             (Some(x), Some(y)) if x.elem != y.elem => {
                 return Err(err(
@@ -1007,7 +1059,7 @@ impl Lowering {
                     "a mask must be a bool or a tile of bools (a comparison such as `offs < n`)",
                 )
             })?;
-        if t.is_tensor() && t.shape != pty.shape {
+        if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {
             return Err(err(
                 m,
                 format!(
@@ -1019,6 +1071,27 @@ impl Lowering {
         let Val::V(id) = v else { unreachable_ptr() };
         self.broadcast(id, &pty.shape, m)
     }
+}
+
+/// The shape two operands of `a` and `b` combine to, by NumPy's rules: the shorter shape gains
+/// leading 1s, then each dimension must be equal or 1 on one side (a scalar has shape `[]`).
+fn joint_shape(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
+    let rank = a.len().max(b.len());
+    let pad = |s: &[u32]| {
+        let mut p = vec![1; rank - s.len()];
+        p.extend_from_slice(s);
+        p
+    };
+    let (a, b) = (pad(a), pad(b));
+    a.iter()
+        .zip(&b)
+        .map(|(&x, &y)| match (x, y) {
+            _ if x == y => Some(x),
+            (1, _) => Some(y),
+            (_, 1) => Some(x),
+            _ => None,
+        })
+        .collect()
 }
 
 /// `f32::INFINITY`, `i32::MAX` and the like, as literals.

@@ -2,17 +2,24 @@
 //! blocked layouts, free of LLVM so that it can be tested on its own.
 //!
 //! A tensor value with a blocked layout is held by every thread as a list of scalars. Along each
-//! dimension `d` a thread owns `reps[d] × spt[d]` positions, where `spt` is `size_per_thread`,
-//! `tile[d] = spt[d] · tpw[d] · wpc[d]` is the layout tile and `reps[d] = max(1, shape[d] / tile[d])`.
+//! dimension `d` a thread owns `reps[d] × chunk[d]` positions, where `spt` is `size_per_thread`,
+//! `chunk[d] = min(spt[d], shape[d])` (a dimension shorter than a thread's chunk is held once, not
+//! `spt` times), `tile[d] = spt[d] · tpw[d] · wpc[d]` is the layout tile and
+//! `reps[d] = max(1, shape[d] / tile[d])`.
 //! Its `r`-th repetition, `v`-th element along `d` is the logical index
 //! `(r · tile[d] + t[d] · spt[d] + v) mod shape[d]`, where `t[d]` is the thread's position along `d`
 //! (lane and warp ids split over the dimensions in `order`, lanes first). When the tensor is
 //! smaller than the tile, several threads (and possibly several slots of one thread) hold copies.
 //!
 //! The list enumerates those positions with the dimension `order[0]` varying fastest and, within a
-//! dimension, `v` faster than `r`. So for rank 1 the `k`-th slot is `r = k / spt`, `v = k % spt`, and
-//! slots `k..k+V` with `V` dividing `spt` are always one run of a `size_per_thread` chunk — what a
-//! vectorized load or store needs.
+//! dimension, `v` faster than `r`. So for rank 1 the `k`-th slot is `r = k / chunk`,
+//! `v = k % chunk`, and slots `k..k+V` with `V` dividing `chunk` are always one run of a chunk —
+//! what a vectorized load or store needs.
+//!
+//! A tensor with a slice layout is distributed as its parent distributes the tensor with an
+//! extent-1 dimension inserted at the sliced dimension ([`Distribution::of`]): one slot along that
+//! dimension, and every thread along it holds the same elements. So `expand_dims` keeps a thread's
+//! list as it is, and `broadcast` along an extent-1 dimension repeats its one slot.
 //!
 //! **Counting each element once** (what a reduction needs): call a slot *primary* when its index
 //! before the reduction modulo the extent, `rep · tile + t · spt + v`, is below the extent along
@@ -26,12 +33,12 @@
 //!   [`Distribution::owning_threads`] (known at run time; always true when the tensor covers the
 //!   layout tile).
 
-use tile_core::ir::BlockedLayout;
+use tile_core::ir::{BlockedLayout, Type};
 
 /// A tensor shape under a blocked layout.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Distribution<'a> {
-    shape: &'a [u32],
+    shape: Vec<u32>,
     layout: &'a BlockedLayout,
 }
 
@@ -47,7 +54,7 @@ pub(crate) struct Slot {
 impl<'a> Distribution<'a> {
     /// The distribution of `shape` under `layout`, or `None` when the ranks differ (the verifier
     /// rules that out).
-    pub fn new(shape: &'a [u32], layout: &'a BlockedLayout) -> Option<Distribution<'a>> {
+    pub fn new(shape: &[u32], layout: &'a BlockedLayout) -> Option<Distribution<'a>> {
         let rank = shape.len();
         let ok = rank >= 1
             && layout.size_per_thread.len() == rank
@@ -55,7 +62,25 @@ impl<'a> Distribution<'a> {
             && layout.warps_per_cta.len() == rank
             && layout.order.len() == rank
             && layout.order.iter().all(|&d| (d as usize) < rank);
-        ok.then_some(Distribution { shape, layout })
+        ok.then(|| Distribution {
+            shape: shape.to_vec(),
+            layout,
+        })
+    }
+
+    /// The distribution of a tensor type with a layout (a slice through its parent, see the
+    /// module documentation); `None` for a scalar, a missing layout or mismatched ranks.
+    pub fn of(ty: &'a Type) -> Option<Distribution<'a>> {
+        if !ty.is_tensor() {
+            return None;
+        }
+        let (shape, layout) = ty.layout.as_ref()?.blocked_view(&ty.shape)?;
+        Distribution::new(&shape, layout)
+    }
+
+    /// The blocked layout the elements are placed by (a slice's parent).
+    pub fn layout(&self) -> &'a BlockedLayout {
+        self.layout
     }
 
     /// The tensor's rank.
@@ -83,14 +108,20 @@ impl<'a> Distribution<'a> {
         (self.extent(d) / self.tile(d).max(1)).max(1)
     }
 
-    /// Slots a thread holds along `d`.
-    fn per_dim(&self, d: usize) -> u64 {
-        self.reps(d) * self.spt(d)
+    /// Consecutive slots of one chunk along `d`: `spt[d]`, or the extent when that is smaller.
+    pub fn chunk(&self, d: usize) -> u64 {
+        self.spt(d).min(self.extent(d))
     }
 
-    /// The dimension whose elements are consecutive in a thread's list (`order[0]`).
+    /// Slots a thread holds along `d`.
+    pub fn per_dim(&self, d: usize) -> u64 {
+        self.reps(d) * self.chunk(d)
+    }
+
+    /// The dimension whose elements are consecutive in a thread's list: the first in `order`
+    /// with an extent above 1 (see [`tile_core::ir::run_dim`]).
     pub fn inner_dim(&self) -> usize {
-        self.layout.order[0] as usize
+        tile_core::ir::run_dim(&self.shape, self.layout)
     }
 
     /// Number of scalars each thread holds.
@@ -108,11 +139,23 @@ impl<'a> Distribution<'a> {
             let c = rest % n;
             rest /= n;
             out[d] = Slot {
-                rep: c / self.spt(d),
-                v: c % self.spt(d),
+                rep: c / self.chunk(d),
+                v: c % self.chunk(d),
             };
         }
         out
+    }
+
+    /// The position in a thread's list of the slot at `slots` (one per dimension): the inverse of
+    /// [`Distribution::slot`].
+    pub fn slot_index(&self, slots: &[Slot]) -> usize {
+        let mut k = 0u64;
+        for &d in self.layout.order.iter().rev() {
+            let d = d as usize;
+            let s = slots[d];
+            k = k * self.per_dim(d) + s.rep * self.chunk(d) + s.v;
+        }
+        k as usize
     }
 
     /// The constant part of the logical index of `slot` along `d`: `rep · tile + v`, to which a
@@ -223,11 +266,7 @@ mod tests {
                 vec![64],
                 Some(vec![4, 5, 6, 7]),
             ),
-            (
-                blocked(&[4], &[32], &[1], &[0]),
-                vec![2],
-                Some(vec![0, 1, 0, 1]),
-            ),
+            (blocked(&[4], &[32], &[1], &[0]), vec![2], Some(vec![0, 1])),
             (
                 blocked(&[1], &[32], &[4], &[0]),
                 vec![256],
@@ -235,10 +274,11 @@ mod tests {
             ),
             // Smaller than one warp's share, and smaller than one chunk.
             (blocked(&[2], &[32], &[4], &[0]), vec![16], Some(vec![2, 3])),
+            // A dimension shorter than the chunk is held once.
             (
                 blocked(&[8], &[32], &[2], &[0]),
                 vec![4],
-                Some(vec![0, 1, 2, 3, 0, 1, 2, 3]),
+                Some(vec![0, 1, 2, 3]),
             ),
             (
                 blocked(&[8], &[32], &[1], &[0]),
@@ -259,6 +299,17 @@ mod tests {
             (
                 blocked(&[2, 4], &[8, 4], &[2, 2], &[1, 0]),
                 vec![4, 8],
+                None,
+            ),
+            // Extent-1 dimensions (a sliced or expanded tensor) hold one slot.
+            (
+                blocked(&[2, 4], &[8, 4], &[2, 2], &[1, 0]),
+                vec![1, 64],
+                None,
+            ),
+            (
+                blocked(&[2, 4], &[8, 4], &[2, 2], &[1, 0]),
+                vec![32, 1],
                 None,
             ),
         ];
@@ -303,6 +354,18 @@ mod tests {
                     .map(|k| d.logical_index(1, k)[0])
                     .collect();
                 assert_eq!(&got, want, "{layout} {shape:?}");
+            }
+        }
+    }
+
+    /// `slot_index` inverts `slot`.
+    #[test]
+    fn slot_index_inverts_slot() {
+        let layout = blocked(&[2, 4], &[8, 4], &[4, 1], &[1, 0]);
+        for shape in [[64u32, 32], [1, 32], [64, 1], [2, 2]] {
+            let d = Distribution::new(&shape, &layout).expect("ranks match");
+            for k in 0..d.elems_per_thread() {
+                assert_eq!(d.slot_index(&d.slot(k)), k, "{shape:?} slot {k}");
             }
         }
     }

@@ -28,7 +28,7 @@ use tile_core::ir::{
     Type, UnOp, ValueId,
 };
 
-use super::layout::Distribution;
+use super::layout::{Distribution, Slot};
 
 /// LLVM's calling convention number for PTX kernel entry points (`ptx_kernel`).
 const PTX_KERNEL_CC: u32 = 71;
@@ -78,6 +78,7 @@ pub(super) fn lower_kernel<'ctx>(
         tid: None,
         current_op: None,
         addressing: addressing_values(f),
+        shared_bytes: 0,
     };
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
@@ -206,6 +207,8 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) current_op: Option<OpId>,
     /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).
     addressing: Vec<bool>,
+    /// Static shared memory declared so far, in bytes.
+    pub(super) shared_bytes: u64,
 }
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,
@@ -261,13 +264,79 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if !ty.is_tensor() {
             return Ok(None);
         }
-        match &ty.layout {
-            Some(Layout::Blocked(b)) => Distribution::new(&ty.shape, b)
-                .map(Some)
-                .ok_or_else(|| format!("the layout of `{ty}` does not have the tensor's rank")),
-            None => Err(format!(
+        if ty.layout.is_none() {
+            return Err(format!(
                 "`{ty}` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)"
-            )),
+            ));
+        }
+        Distribution::of(ty)
+            .map(Some)
+            .ok_or_else(|| format!("the layout of `{ty}` does not have the tensor's rank"))
+    }
+
+    /// The distribution of a tensor type, which must be a tensor.
+    pub(super) fn tensor_distribution<'t>(&self, ty: &'t Type) -> Result<Distribution<'t>> {
+        self.distribution(ty)?
+            .ok_or_else(|| format!("expected a tensor, found `{ty}`"))
+    }
+
+    /// Per dimension of `dist`, this thread's position along it (see [`Lowerer::thread_coord`]).
+    pub(super) fn thread_coords(&mut self, dist: &Distribution<'_>) -> Result<Vec<IntValue<'ctx>>> {
+        (0..dist.rank())
+            .map(|d| self.thread_coord(dist.layout(), d))
+            .collect()
+    }
+
+    /// Whether this thread starts its chunk inside the tensor along every dimension in `dims`
+    /// (`t[d] < owning_threads(d)`, see `layout`); `None` when that holds for every thread.
+    pub(super) fn owns_along(
+        &self,
+        dist: &Distribution<'_>,
+        t: &[IntValue<'ctx>],
+        dims: impl IntoIterator<Item = usize>,
+    ) -> Result<Option<IntValue<'ctx>>> {
+        let i32_ty = self.context.i32_type();
+        let b = &self.builder;
+        let mut acc: Option<IntValue<'ctx>> = None;
+        for d in dims {
+            let owners = dist.owning_threads(d);
+            if owners < dist.threads_along(d) {
+                let o = b
+                    .build_int_compare(IntPredicate::ULT, t[d], i32_ty.const_int(owners, false), "")
+                    .llvm()?;
+                acc = Some(match acc {
+                    None => o,
+                    Some(p) => b.build_and(p, o, "").llvm()?,
+                });
+            }
+        }
+        Ok(acc)
+    }
+
+    /// The logical index along dimension `d` of slot `k` of this thread, given its coordinates
+    /// `t` from [`Lowerer::thread_coords`]: `t[d]·spt[d] + rep·tile[d] + v`, reduced modulo the
+    /// extent when the tensor is smaller than the layout tile (see `layout`). Below 2^21, so the
+    /// arithmetic is `nsw`.
+    pub(super) fn index_along(
+        &self,
+        dist: &Distribution<'_>,
+        t: &[IntValue<'ctx>],
+        d: usize,
+        k: usize,
+    ) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        if dist.extent(d) == 1 {
+            return Ok(c(0));
+        }
+        let b = &self.builder;
+        let base = b.build_int_nsw_mul(t[d], c(dist.spt(d)), "").llvm()?;
+        let off = dist.slot_offset(d, dist.slot(k)[d]);
+        let i = b.build_int_nsw_add(base, c(off), "").llvm()?;
+        if dist.wraps(d) {
+            b.build_and(i, c(dist.extent(d) - 1), "").llvm()
+        } else {
+            Ok(i)
         }
     }
 
@@ -277,8 +346,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if !data.regions.is_empty() {
             return Err("ops with regions are not implemented".into());
         }
-        // A reduction's result drops a dimension, so its layout differs from the operand's.
-        if !matches!(data.kind, OpKind::Reduce { .. }) {
+        // These change the layout by definition (a dimension dropped or added, or a conversion).
+        if !matches!(
+            data.kind,
+            OpKind::Reduce { .. } | OpKind::ExpandDims { .. } | OpKind::ConvertLayout
+        ) {
             self.check_layouts(data)?;
         }
         self.current_op = Some(id);
@@ -292,6 +364,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 let x = *self.operand(data, 0)?.first().ok_or("empty operand")?;
                 Some(vec![x; n])
             }
+            // The operand's slice layout places its elements as the result's layout places the
+            // expanded tensor, slot for slot (see `layout`).
+            OpKind::ExpandDims { .. } => Some(self.operand(data, 0)?.to_vec()),
+            OpKind::Broadcast => Some(self.broadcast(data)?),
+            OpKind::ConvertLayout => Some(self.convert_layout(data)?),
             OpKind::Binary(b) => {
                 let d = dtype(self.result_type(data)?)?;
                 let nsw = data
@@ -339,7 +416,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             OpKind::Math(m) => Some(self.math_op(*m, data)?),
             OpKind::Cast => Some(self.cast_op(data)?),
-            OpKind::Reduce { kind, axis } => Some(vec![self.reduce_op(*kind, *axis, data)?]),
+            OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
             OpKind::Load { vec } => Some(self.load(data, *vec)?),
             OpKind::Store { vec } => {
                 self.store(data, *vec)?;
@@ -529,36 +606,47 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
 
     /// `arange`: slot `k` holds `start + i` where `i` is its logical index.
     fn arange(&mut self, start: i64, ty: &Type) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let Some(dist) = self.distribution(ty)? else {
-            return Err("`arange` yields a tensor".into());
+        let dist = self.tensor_distribution(ty)?;
+        // The arange's one dimension among the distribution's (a slice adds an extent-1 one).
+        let dim = match &ty.layout {
+            Some(Layout::Slice(s)) if s.dim == 0 => 1,
+            _ => 0,
         };
-        let Some(Layout::Blocked(layout)) = &ty.layout else {
-            return Err("`arange` needs a blocked layout".into());
-        };
-        if dist.rank() != 1 {
-            return Err(format!(
-                "`arange` of rank {} is not implemented",
-                dist.rank()
-            ));
-        }
+        let t = self.thread_coords(&dist)?;
         let i32_ty = self.context.i32_type();
-        let c = |x: i64| i32_ty.const_int(x as u64, true);
-        let t = self.thread_coord(layout, 0)?;
-        let b = &self.builder;
-        // Every value here is below 2^21 (a tile index plus `start`), so nothing overflows: `nsw`
-        // lets LLVM see each element as `base + constant`.
-        let base = b.build_int_nsw_mul(t, c(dist.spt(0) as i64), "").llvm()?;
         let mut out = Vec::with_capacity(dist.elems_per_thread());
         for k in 0..dist.elems_per_thread() {
-            let off = dist.slot_offset(0, dist.slot(k)[0]) as i64;
-            let v = if dist.wraps(0) {
-                let i = b.build_int_nsw_add(base, c(off), "").llvm()?;
-                let i = b.build_and(i, c(dist.extent(0) as i64 - 1), "").llvm()?;
-                b.build_int_nsw_add(i, c(start), "").llvm()?
-            } else {
-                b.build_int_nsw_add(base, c(off + start), "").llvm()?
-            };
+            let i = self.index_along(&dist, &t, dim, k)?;
+            let v = self
+                .builder
+                .build_int_nsw_add(i, i32_ty.const_int(start as u64, true), "")
+                .llvm()?;
             out.push(v.into());
+        }
+        Ok(out)
+    }
+
+    /// `broadcast`: each slot of the result takes the operand's slot at the same position, or at
+    /// position 0 along the dimensions the operand has extent 1 (the layout is the same).
+    fn broadcast(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
+        let to = self.result_type(data)?;
+        let (src, dst) = (
+            self.tensor_distribution(from)?,
+            self.tensor_distribution(to)?,
+        );
+        let vals = self.operand(data, 0)?;
+        let mut out = Vec::with_capacity(dst.elems_per_thread());
+        for k in 0..dst.elems_per_thread() {
+            let mut slots = dst.slot(k);
+            for (d, s) in slots.iter_mut().enumerate() {
+                if src.extent(d) == 1 {
+                    *s = Slot { rep: 0, v: 0 };
+                }
+            }
+            let j = src.slot_index(&slots);
+            out.push(*vals.get(j).ok_or("a broadcast slot is out of range")?);
         }
         Ok(out)
     }

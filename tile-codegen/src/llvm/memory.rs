@@ -105,7 +105,7 @@ pub(super) fn access_width(
     let w = u64::from(vec.max(1))
         .min(cap)
         .min(dist.extent(inner))
-        .min(pow2_factor(dist.spt(inner)))
+        .min(pow2_factor(dist.chunk(inner)))
         .min(pow2_factor(slots as u64))
         .max(1);
     let w = 1u64 << w.ilog2();

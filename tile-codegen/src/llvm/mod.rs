@@ -4,7 +4,8 @@
 //! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
 //! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses, half-precision
 //! elements packed in pairs), `math` (casts and math functions, with their accuracy), `reduce`
-//! (reductions through warp shuffles and shared memory) and `layout` (which elements of a
+//! (reductions through warp shuffles and shared memory), `shared` (shared arrays, barriers,
+//! layout conversions) and `layout` (which elements of a
 //! distributed tensor each thread holds).
 //!
 //! Invariants this module keeps:
@@ -32,6 +33,7 @@ mod lower;
 mod math;
 mod memory;
 mod reduce;
+mod shared;
 
 use std::fmt;
 use std::sync::Once;

@@ -1,57 +1,53 @@
-//! Lowering of `reduce` of a rank-1 tensor to a scalar that every thread of the program holds.
+//! Lowering of `reduce`: of a rank-1 tensor to a scalar that every thread of the program holds, and
+//! of a rank-2 tensor along one axis to a rank-1 tensor in the operand's layout sliced at that axis
+//! (every thread along the axis holds the combined values).
 //!
-//! Three steps, each combining with the reduction's operation (`sum`: wrapping integer add or
-//! `fadd`; `max`/`min`: `smax`/`smin` or `llvm.maxnum`/`llvm.minnum`, which ignore NaN):
+//! Both are one procedure over the operand's distribution (see `layout`; a slice operand is seen
+//! through its parent). The *reduced* dimensions are the axis, or every dimension for a reduction
+//! to a scalar; the others index *groups* (one result element each). Three steps, each combining
+//! with the reduction's operation (`sum`: wrapping integer add or `fadd`; `max`/`min`:
+//! `smax`/`smin` or `llvm.maxnum`/`llvm.minnum`, which ignore NaN):
 //!
-//! 1. **In the thread**: the thread's *primary* slots (see `layout`: each element of the tensor is
-//!    in exactly one primary slot of one thread) are combined pairwise. When the tensor is smaller
-//!    than the layout tile, threads whose chunk starts past the tensor hold only copies and
-//!    contribute the identity instead (`0`, `−0.0`, `INT_MIN`/`INT_MAX`, and NaN for float
-//!    `max`/`min`: `maxnum(NaN, x) = x`, so an all-NaN tensor still reduces to NaN, as in the
+//! 1. **In the thread**: per group, the thread's slots that are *primary* along the reduced
+//!    dimensions (each element is in exactly one such slot of one thread along them) are combined
+//!    pairwise. Threads whose chunk starts past the tensor along a reduced dimension hold only
+//!    copies and contribute the identity instead (`0`, `−0.0`, `INT_MIN`/`INT_MAX`, and NaN for
+//!    float `max`/`min`: `maxnum(NaN, x) = x`, so an all-NaN tensor still reduces to NaN, as in the
 //!    interpreter).
-//! 2. **In the warp**: a butterfly over the lanes with `llvm.nvvm.shfl.sync.bfly.i32` (full mask;
-//!    `f32` as its bits, `i64` as two halves). The combining operations are commutative, so after
-//!    `log2(32)` steps every lane holds the same bits.
-//! 3. **Across warps** (`num_warps > 1`): lane 0 of each warp writes its partial to a static shared
-//!    array (`addrspace(3)`, one per `reduce` op, `num_warps` elements), between two
-//!    `bar.sync 0`s (the first one keeps a write from overtaking readers of an earlier use of the
-//!    array, once loops exist); then every thread reads all partials and combines them in the
-//!    same fixed order, so all threads get the same scalar.
-//!
-//! Reductions of rank > 1 (which need a layout for the result) are refused.
+//! 2. **In the warp**: a butterfly over the lane bits of the reduced dimensions with
+//!    `llvm.nvvm.shfl.sync.bfly.i32` (full mask; `f32` as its bits, `i64` as two halves). The
+//!    combining operations are commutative, so afterwards every lane along those dimensions holds
+//!    the same bits.
+//! 3. **Across warps**, when the reduced dimensions spread over several: one thread per group and
+//!    warp (lane 0 along the reduced dimensions, owning the group's element along the others)
+//!    writes its partial to a static shared array (`addrspace(3)`, one per `reduce` op,
+//!    `warps × groups` elements, at `warp · groups + group`), between two `bar.sync 0`s (the first
+//!    keeps a write from overtaking readers of an earlier use of the array); then every thread reads
+//!    its groups' partials and combines them in the same fixed order, so all threads agree.
 
-use inkwell::module::Linkage;
-use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
-use inkwell::{AddressSpace, IntPredicate};
-use tile_core::ir::{DType, Layout, OpData, ReduceKind};
+use inkwell::IntPredicate;
+use tile_core::ir::{DType, OpData, ReduceKind};
 
+use super::layout::{Distribution, Slot};
 use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
-
-/// The address space of shared memory in NVPTX.
-const SHARED: u16 = 3;
 
 /// Lanes of a warp.
 const WARP: u64 = 32;
 
 impl<'ctx> Lowerer<'_, 'ctx> {
-    /// `reduce {kind} {axis = 0}` of a rank-1 tensor: the scalar every thread holds.
+    /// `reduce {kind} {axis}`: the scalar (rank-1 operand) or the rank-1 tensor (rank-2 operand)
+    /// this thread holds.
     pub(super) fn reduce_op(
         &mut self,
         kind: ReduceKind,
         axis: u32,
         data: &OpData,
-    ) -> Result<BasicValueEnum<'ctx>> {
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
         let ty = f.ty(*data.operands.first().ok_or("missing operand")?);
-        if ty.shape.len() != 1 {
-            return Err(format!(
-                "reductions of rank > 1 are not lowered yet (`{ty}` along axis {axis})"
-            ));
-        }
-        if axis != 0 {
-            return Err(format!("axis {axis} is out of range for `{ty}`"));
-        }
+        let rty = self.result_type(data)?;
         let d = dtype(ty)?;
         match d {
             DType::I32 | DType::I64 | DType::F32 => {}
@@ -59,46 +55,81 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 return Err(format!("reductions take i32, i64 or f32, found `{d}`"))
             }
         }
-        let dist = self.distribution(ty)?.ok_or("`reduce` takes a tensor")?;
-        let Some(Layout::Blocked(layout)) = &ty.layout else {
-            return Err("`reduce` needs a blocked layout".into());
+        if axis as usize >= ty.shape.len() {
+            return Err(format!("axis {axis} is out of range for `{ty}`"));
+        }
+        let dist = self.tensor_distribution(ty)?;
+        // The reduced dimensions of the distribution, and the result's distribution.
+        let (reduced, out): (Vec<usize>, Option<Distribution<'_>>) = if ty.shape.len() == 1 {
+            ((0..dist.rank()).collect(), None)
+        } else {
+            if ty.layout != Some(tile_core::ir::Layout::Blocked(dist.layout().clone())) {
+                return Err(format!(
+                    "reducing `{ty}` along an axis needs a blocked layout"
+                ));
+            }
+            (vec![axis as usize], Some(self.tensor_distribution(rty)?))
         };
         let vals = self.operand(data, 0)?.to_vec();
         let identity = self.identity(kind, d)?;
+        let t = self.thread_coords(&dist)?;
 
-        // 1. The thread's primary slots.
-        let primary: Vec<_> = (0..vals.len())
-            .filter(|&k| !dist.static_copy(0, dist.slot(k)[0]))
-            .map(|k| vals[k])
-            .collect();
-        let mut acc = self.combine_all(kind, d, &primary)?.unwrap_or(identity);
-        let owners = dist.owning_threads(0);
-        if owners < dist.threads_along(0) {
-            let t = self.thread_coord(layout, 0)?;
-            let i32_ty = self.context.i32_type();
-            let owns = self
-                .builder
-                .build_int_compare(IntPredicate::ULT, t, i32_ty.const_int(owners, false), "")
-                .llvm()?;
-            acc = self.builder.build_select(owns, acc, identity, "").llvm()?;
+        // Groups: one per result slot (one for a scalar), each a list of this thread's slots.
+        let groups = out.as_ref().map_or(1, Distribution::elems_per_thread);
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
+        let mut group_slot = vec![0usize; groups];
+        for k in 0..vals.len() {
+            let mut slots = dist.slot(k);
+            if reduced.iter().any(|&r| dist.static_copy(r, slots[r])) {
+                continue;
+            }
+            let g = match &out {
+                None => 0,
+                Some(o) => {
+                    for &r in &reduced {
+                        slots[r] = Slot { rep: 0, v: 0 };
+                    }
+                    o.slot_index(&slots)
+                }
+            };
+            members[g].push(k);
+            group_slot[g] = k;
         }
 
-        // 2. Across the lanes of each warp.
-        let lanes = u64::from(layout.threads_per_warp[0]);
-        if lanes != WARP {
-            return Err(format!("a rank-1 layout with {lanes} lanes per warp"));
+        // 1. In the thread, with the owners' test along the reduced dimensions.
+        let owns = self.owns_along(&dist, &t, reduced.iter().copied())?;
+        let mut acc = Vec::with_capacity(groups);
+        for m in &members {
+            let xs: Vec<_> = m.iter().map(|&k| vals[k]).collect();
+            let mut a = self.combine_all(kind, d, &xs)?.unwrap_or(identity);
+            if let Some(o) = owns {
+                a = self.builder.build_select(o, a, identity, "").llvm()?;
+            }
+            acc.push(a);
         }
-        let mut step = lanes / 2;
-        while step >= 1 {
-            let other = self.shuffle_xor(d, acc, step)?;
-            acc = self.combine(kind, d, acc, other)?;
-            step /= 2;
+
+        // 2. Across the lanes of the reduced dimensions.
+        let layout = dist.layout();
+        for &r in &reduced {
+            let shift = lane_shift(layout, r);
+            let lanes = u64::from(layout.threads_per_warp[r]);
+            let mut step = 1;
+            while step < lanes {
+                for a in &mut acc {
+                    let other = self.shuffle_xor(d, *a, step << shift)?;
+                    *a = self.combine(kind, d, *a, other)?;
+                }
+                step *= 2;
+            }
         }
 
         // 3. Across warps.
-        let warps = layout.warps_per_cta[0];
+        let warps: u32 = reduced.iter().map(|&r| layout.warps_per_cta[r]).product();
         if warps > 1 {
-            acc = self.across_warps(kind, d, acc, warps)?;
+            acc = self.across_warps(kind, d, &dist, &t, &reduced, &group_slot, acc, warps)?;
+        }
+        if out.is_none() {
+            return Ok(vec![acc[0]]);
         }
         Ok(acc)
     }
@@ -224,92 +255,130 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
     }
 
-    /// Step 3: every warp's partial (uniform within the warp) through shared memory to every
-    /// thread.
+    /// Step 3: each group's partials of every warp along the reduced dimensions, through shared
+    /// memory to every thread. `group_slot[g]` is one of this thread's slots in group `g` (its
+    /// position along the kept dimensions).
+    #[allow(clippy::too_many_arguments)]
     fn across_warps(
         &mut self,
         kind: ReduceKind,
         d: DType,
-        partial: BasicValueEnum<'ctx>,
+        dist: &Distribution<'_>,
+        t: &[IntValue<'ctx>],
+        reduced: &[usize],
+        group_slot: &[usize],
+        partial: Vec<BasicValueEnum<'ctx>>,
         warps: u32,
-    ) -> Result<BasicValueEnum<'ctx>> {
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ctx = self.context;
-        let elem: BasicTypeEnum = partial.get_type();
-        let array_ty = elem.array_type(warps);
-        let op = self.current_op.map_or(0, |o| o.index());
-        let name = format!("__tile_reduce_smem_{op}");
-        if self.module.get_global(&name).is_some() {
-            return Err(format!("the shared array `{name}` exists already"));
-        }
-        let smem = self
-            .module
-            .add_global(array_ty, Some(AddressSpace::from(SHARED)), &name);
-        smem.set_linkage(Linkage::Internal);
-        // Shared memory cannot be initialized; `undef` is what NVPTX accepts.
-        smem.set_initializer(&array_ty.get_undef());
-        smem.set_alignment(16);
-        let base = smem.as_pointer_value();
-
         let i32_ty = ctx.i32_type();
-        let tid = self.tid()?;
-        let b = &self.builder;
-        let lane = b
-            .build_and(tid, i32_ty.const_int(WARP - 1, false), "lane")
-            .llvm()?;
-        let warp = b
-            .build_right_shift(tid, i32_ty.const_int(5, false), false, "warp")
-            .llvm()?;
-        let function = b
-            .get_insert_block()
-            .and_then(|bb| bb.get_parent())
-            .ok_or("the builder is not inside a function")?;
-        let store_bb = ctx.append_basic_block(function, "reduce.store");
-        let join_bb = ctx.append_basic_block(function, "reduce.join");
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let layout = dist.layout();
+        let kept: Vec<usize> = (0..dist.rank()).filter(|r| !reduced.contains(r)).collect();
+        // Result elements: the extents of the kept dimensions.
+        let groups: u64 = kept.iter().map(|&k| dist.extent(k)).product();
+        let elem: BasicTypeEnum = partial
+            .first()
+            .ok_or("a reduction without groups")?
+            .get_type();
+        let smem = self.shared_array(elem, u64::from(warps) * groups)?;
 
-        self.barrier()?;
+        // This thread's warp index along the reduced dimensions, and whether it writes: lane 0
+        // along them, and the owner of its elements along the kept ones.
+        let mut warp_index = c(0);
+        let mut writer = None;
         let b = &self.builder;
-        let is_lane0 = b
-            .build_int_compare(IntPredicate::EQ, lane, i32_ty.const_zero(), "")
-            .llvm()?;
-        b.build_conditional_branch(is_lane0, store_bb, join_bb)
-            .llvm()?;
-        b.position_at_end(store_bb);
-        // SAFETY: `base` points to a `[warps x T]` array and `warp` = tid / 32 is below `warps`
-        // (a program has 32 · warps threads), so the in-bounds GEP stays inside the array.
-        let slot =
-            unsafe { b.build_in_bounds_gep(array_ty, base, &[i32_ty.const_zero(), warp], "") }
+        for &r in reduced.iter().rev() {
+            let tpw = u64::from(layout.threads_per_warp[r]);
+            let wpc = u64::from(layout.warps_per_cta[r]);
+            let w = b
+                .build_right_shift(t[r], c(u64::from(tpw.trailing_zeros())), false, "")
                 .llvm()?;
-        b.build_store(slot, partial).llvm()?;
-        b.build_unconditional_branch(join_bb).llvm()?;
-        b.position_at_end(join_bb);
+            let scaled = b.build_int_nsw_mul(warp_index, c(wpc), "").llvm()?;
+            warp_index = b.build_int_nsw_add(scaled, w, "").llvm()?;
+            let lane = b.build_and(t[r], c(tpw - 1), "").llvm()?;
+            let first = b
+                .build_int_compare(IntPredicate::EQ, lane, c(0), "")
+                .llvm()?;
+            writer = Some(match writer {
+                None => first,
+                Some(p) => b.build_and(p, first, "").llvm()?,
+            });
+        }
+        if let Some(o) = self.owns_along(dist, t, kept.iter().copied())? {
+            writer = Some(match writer {
+                None => o,
+                Some(p) => self.builder.build_and(p, o, "").llvm()?,
+            });
+        }
+        // Each group's element index along the kept dimensions, row-major.
+        let mut group_index = Vec::with_capacity(group_slot.len());
+        for &k in group_slot {
+            let mut g = c(0);
+            for &kd in &kept {
+                let i = self.index_along(dist, t, kd, k)?;
+                let scaled = self
+                    .builder
+                    .build_int_nsw_mul(g, c(dist.extent(kd)), "")
+                    .llvm()?;
+                g = self.builder.build_int_nsw_add(scaled, i, "").llvm()?;
+            }
+            group_index.push(g);
+        }
+        // A group whose slot is a static copy along a kept dimension repeats another group of
+        // this thread; only the first of each element writes.
+        let writes: Vec<bool> = group_slot
+            .iter()
+            .map(|&k| {
+                let s = dist.slot(k);
+                kept.iter().all(|&kd| !dist.static_copy(kd, s[kd]))
+            })
+            .collect();
+
+        self.barrier()?;
+        let base = self
+            .builder
+            .build_int_nsw_mul(warp_index, c(groups), "")
+            .llvm()?;
+        self.guarded(writer, |me| {
+            for ((&g, &p), &w) in group_index.iter().zip(&partial).zip(&writes) {
+                if w {
+                    let at = me.builder.build_int_nsw_add(base, g, "").llvm()?;
+                    me.shared_store(smem, elem, at, p)?;
+                }
+            }
+            Ok(())
+        })?;
         self.barrier()?;
 
-        let b = &self.builder;
-        let mut partials = Vec::with_capacity(warps as usize);
-        for w in 0..u64::from(warps) {
-            // SAFETY: `w` is a constant below the array's length `warps`.
-            let p = unsafe {
-                b.build_in_bounds_gep(
-                    array_ty,
-                    base,
-                    &[i32_ty.const_zero(), i32_ty.const_int(w, false)],
-                    "",
-                )
+        let mut out = Vec::with_capacity(partial.len());
+        for &g in &group_index {
+            let mut parts = Vec::with_capacity(warps as usize);
+            for w in 0..u64::from(warps) {
+                let at = self
+                    .builder
+                    .build_int_nsw_add(c(w * groups), g, "")
+                    .llvm()?;
+                parts.push(self.shared_load(smem, elem, at)?);
             }
-            .llvm()?;
-            partials.push(b.build_load(elem, p, "").llvm()?);
+            out.push(
+                self.combine_all(kind, d, &parts)?
+                    .ok_or("no warps to combine")?,
+            );
         }
-        self.combine_all(kind, d, &partials)?
-            .ok_or_else(|| "no warps to combine".into())
+        Ok(out)
     }
+}
 
-    /// `bar.sync 0`: every thread of the program waits here.
-    fn barrier(&self) -> Result<()> {
-        let name = "llvm.nvvm.barrier0";
-        let decl = inkwell::intrinsics::Intrinsic::find(name)
-            .and_then(|i| i.get_declaration(self.module, &[]))
-            .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
-        self.builder.build_call(decl, &[], "").llvm()?;
-        Ok(())
+/// The position of dimension `d`'s lane bits in the lane id: the bits of the dimensions before it
+/// in `order` come first.
+fn lane_shift(layout: &tile_core::ir::BlockedLayout, d: usize) -> u64 {
+    let mut shift = 0;
+    for &o in &layout.order {
+        if o as usize == d {
+            break;
+        }
+        shift += u64::from(layout.threads_per_warp[o as usize].trailing_zeros());
     }
+    shift
 }

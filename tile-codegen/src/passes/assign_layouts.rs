@@ -1,13 +1,27 @@
 //! `assign-layouts`: the step from the tile level to the GPU level. Every tensor type gets a
-//! blocked layout; all tensors of one shape share it, so no layout conversions are needed.
+//! layout.
 //!
-//! The layout is chosen for coalesced, wide memory accesses: each thread holds `spt` consecutive
-//! elements, where `spt` is the widest access any load or store of the kernel may make (see
-//! [`super::vectorize::access_width`]), capped so that the `32 × num_warps` threads do not
-//! outnumber the tile's elements when that can be avoided. Consecutive lanes hold consecutive
-//! chunks, so a warp's access covers `32 × spt` contiguous elements.
+//! **Kernels of 1-D tiles.** All tensors of one shape share one blocked layout, chosen for
+//! coalesced, wide memory accesses: each thread holds `spt` consecutive elements, where `spt` is the
+//! widest access any load or store of the kernel may make (see [`super::vectorize::access_width`]),
+//! capped so that the `32 × num_warps` threads do not outnumber the tile's elements when that can
+//! be avoided. Consecutive lanes hold consecutive chunks, so a warp's access covers `32 × spt`
+//! contiguous elements.
+//!
+//! **Kernels with 2-D tiles.** Every 2-D tensor shares one blocked layout (row-major order), chosen
+//! from the largest 2-D tile: `spt` elements along the rows as above, then lanes, then warps along
+//! the rows as far as a row reaches, the rest down the columns. A 1-D tensor takes the 2-D layout
+//! sliced at the dimension it is expanded along (`expand_dims`) or reduced from (`reduce`), so
+//! neither moves data; 1-D tensors that are neither keep the 1-D layout of their shape.
+//!
+//! Operands and results of element-wise ops (and of loads, stores, `broadcast`) must share a layout,
+//! so the pass works on classes of values joined by those ops. Before joining, an `arange` or a
+//! `splat` used by several ops is copied for each further user, so that `arange(0, B)` can be both a
+//! row index and a column index without a conversion. A class that still needs two layouts takes
+//! the first it meets in program order; at each other site a `convert_layout` is inserted (before an
+//! `expand_dims`, after a `reduce`).
 
-use tile_core::ir::{BlockedLayout, Function, Layout};
+use tile_core::ir::{BlockedLayout, Function, Layout, OpKind, SliceLayout, Type, ValueId};
 
 use super::axis_info::analyze;
 use super::vectorize::access_width;
@@ -23,26 +37,243 @@ pub fn run(f: &mut Function) {
         .unwrap_or(1)
         .max(1);
     let threads = 32 * f.num_warps;
-    for v in &mut f.values {
-        if !v.ty.is_tensor() {
+    let largest_2d = f
+        .values
+        .iter()
+        .filter(|v| v.ty.shape.len() == 2)
+        .map(|v| v.ty.shape.clone())
+        .max_by_key(|s| s.iter().map(|&d| u64::from(d)).product::<u64>());
+    let Some(shape_2d) = largest_2d else {
+        for v in &mut f.values {
+            if v.ty.is_tensor() {
+                v.ty.layout = Some(Layout::Blocked(default_layout(
+                    &v.ty.shape,
+                    widest,
+                    threads,
+                    f.num_warps,
+                )));
+            }
+        }
+        return;
+    };
+    let l2 = default_layout(&shape_2d, widest, threads, f.num_warps);
+    let slice = |dim: u32| {
+        Layout::Slice(SliceLayout {
+            dim,
+            parent: l2.clone(),
+        })
+    };
+
+    split_shared_leaves(f);
+    let mut classes = Classes::new(f.values.len());
+    for op in f.walk() {
+        let d = f.op(op);
+        let joined = match d.kind {
+            OpKind::Splat
+            | OpKind::Broadcast
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
+            | OpKind::Load { .. }
+            | OpKind::Store { .. } => true,
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::ExpandDims { .. }
+            | OpKind::ConvertLayout
+            | OpKind::Reduce { .. }
+            | OpKind::Return => false,
+        };
+        if joined {
+            let tensors: Vec<ValueId> = d
+                .operands
+                .iter()
+                .chain(&d.results)
+                .copied()
+                .filter(|&v| f.ty(v).is_tensor())
+                .collect();
+            for w in tensors.windows(2) {
+                classes.join(w[0], w[1]);
+            }
+        }
+    }
+
+    // What each class of 1-D values is asked for, first request first.
+    let mut wanted: Vec<Option<Layout>> = vec![None; f.values.len()];
+    for op in f.walk() {
+        let d = f.op(op);
+        let (v, want) = match d.kind {
+            OpKind::ExpandDims { axis } => (d.operands[0], slice(axis)),
+            OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
+                (d.results[0], slice(axis))
+            }
+            _ => continue,
+        };
+        let root = classes.root(v);
+        wanted[root].get_or_insert(want);
+    }
+    for i in 0..f.values.len() {
+        let ty = &f.values[i].ty;
+        if !ty.is_tensor() {
             continue;
         }
-        let n = v.ty.shape.iter().product::<u32>();
-        let rank = v.ty.shape.len();
-        let spt = widest.min((n / threads).max(1));
-        let mut size_per_thread = vec![1; rank];
-        let mut threads_per_warp = vec![1; rank];
-        let mut warps_per_cta = vec![1; rank];
-        // Innermost dimension gets the lanes and warps (rank 1 today).
-        size_per_thread[rank - 1] = spt;
-        threads_per_warp[rank - 1] = 32;
-        warps_per_cta[rank - 1] = f.num_warps;
-        let order = (0..rank as u32).rev().collect();
-        v.ty.layout = Some(Layout::Blocked(BlockedLayout {
-            size_per_thread,
-            threads_per_warp,
-            warps_per_cta,
-            order,
-        }));
+        let layout = if ty.shape.len() == 2 {
+            Layout::Blocked(l2.clone())
+        } else {
+            let root = classes.root(ValueId(i as u32));
+            wanted[root].clone().unwrap_or_else(|| {
+                Layout::Blocked(default_layout(&ty.shape, widest, threads, f.num_warps))
+            })
+        };
+        f.values[i].ty.layout = Some(layout);
+    }
+
+    // Sites whose class took another layout get a conversion.
+    for op in f.walk() {
+        let d = f.op(op).clone();
+        let block = d.block;
+        let pos = || f.blocks[block.index()].ops.iter().position(|&o| o == op);
+        match d.kind {
+            OpKind::ExpandDims { axis } => {
+                let v = d.operands[0];
+                let want = slice(axis);
+                if f.ty(v).layout.as_ref() != Some(&want) {
+                    let ty = with_layout(f.ty(v), want);
+                    let at = pos().unwrap_or(0);
+                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                    let c = f.op(conv).results[0];
+                    f.ops[op.index()].operands[0] = c;
+                }
+            }
+            OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
+                let r = d.results[0];
+                let natural = slice(axis);
+                if f.ty(r).layout.as_ref() != Some(&natural) {
+                    let class_ty = f.ty(r).clone();
+                    f.values[r.index()].ty = with_layout(&class_ty, natural);
+                    let at = pos().map_or(0, |p| p + 1);
+                    let conv =
+                        f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
+                    let c = f.op(conv).results[0];
+                    f.replace_all_uses(r, c);
+                    f.ops[conv.index()].operands[0] = r;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The layout for a tensor of `shape` (row-major order): `spt` consecutive elements along the last
+/// dimension (the widest access, no more than the tile's share per thread), then lanes and warps
+/// along the last dimension as far as it reaches, the rest along the one before.
+fn default_layout(shape: &[u32], widest: u32, threads: u32, num_warps: u32) -> BlockedLayout {
+    let rank = shape.len();
+    let n: u32 = shape.iter().product();
+    let last = rank - 1;
+    let inner = shape[last];
+    let spt = widest.min((n / threads).max(1)).min(inner).max(1);
+    let mut size_per_thread = vec![1; rank];
+    let mut threads_per_warp = vec![1; rank];
+    let mut warps_per_cta = vec![1; rank];
+    size_per_thread[last] = spt;
+    if rank == 1 {
+        threads_per_warp[0] = 32;
+        warps_per_cta[0] = num_warps;
+    } else {
+        let lanes = (inner / spt).clamp(1, 32);
+        threads_per_warp[last] = lanes;
+        threads_per_warp[last - 1] = 32 / lanes;
+        let warps = (inner / (spt * lanes)).clamp(1, num_warps);
+        warps_per_cta[last] = warps;
+        warps_per_cta[last - 1] = num_warps / warps;
+    }
+    BlockedLayout {
+        size_per_thread,
+        threads_per_warp,
+        warps_per_cta,
+        order: (0..rank as u32).rev().collect(),
+    }
+}
+
+fn with_layout(ty: &Type, layout: Layout) -> Type {
+    Type {
+        elem: ty.elem,
+        shape: ty.shape.clone(),
+        layout: Some(layout),
+    }
+}
+
+/// Gives each further user of a multiply-used `arange` or tensor `splat` its own copy (they
+/// cost a few instructions and may need different layouts).
+fn split_shared_leaves(f: &mut Function) {
+    for op in f.walk() {
+        let d = f.op(op).clone();
+        if !matches!(d.kind, OpKind::Arange { .. } | OpKind::Splat) {
+            continue;
+        }
+        let r = d.results[0];
+        let users: Vec<_> = f
+            .walk()
+            .into_iter()
+            .filter(|&u| f.op(u).operands.contains(&r))
+            .collect();
+        for &u in users.iter().skip(1) {
+            let block = f.op(u).block;
+            let at = f.blocks[block.index()]
+                .ops
+                .iter()
+                .position(|&o| o == u)
+                .unwrap_or(0);
+            let copy = f.insert_op(
+                block,
+                at,
+                d.kind.clone(),
+                d.operands.clone(),
+                vec![f.ty(r).clone()],
+            );
+            let c = f.op(copy).results[0];
+            for o in &mut f.ops[u.index()].operands {
+                if *o == r {
+                    *o = c;
+                }
+            }
+        }
+    }
+}
+
+/// Union-find over value ids.
+struct Classes {
+    parent: Vec<usize>,
+}
+
+impl Classes {
+    fn new(n: usize) -> Classes {
+        Classes {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn root(&mut self, v: ValueId) -> usize {
+        let mut x = v.index();
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn join(&mut self, a: ValueId, b: ValueId) {
+        let (ra, rb) = (self.root(a), self.root(b));
+        if ra != rb {
+            // The earlier value is the root, so a class's first request comes first.
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            self.parent[hi] = lo;
+        }
     }
 }

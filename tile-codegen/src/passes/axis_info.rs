@@ -87,6 +87,32 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 divisibility: a(0).divisibility,
                 constancy: UNKNOWN_MAX,
             },
+            // A new innermost dimension of extent 1: each element starts its own run, so it keeps
+            // the operand's divisibility only where every element had it (contiguity 1).
+            OpKind::ExpandDims { axis } if *axis as usize + 1 == ty.shape.len() => AxisInfo {
+                contiguity: 1,
+                divisibility: if a(0).contiguity == 1 {
+                    a(0).divisibility
+                } else {
+                    1
+                },
+                constancy: 1,
+            },
+            // The innermost dimension is the operand's.
+            OpKind::ExpandDims { .. } | OpKind::ConvertLayout => a(0),
+            OpKind::Broadcast => {
+                let from = f.ty(d.operands[0]).shape.last().copied().unwrap_or(1);
+                if from == 1 && ty.shape.last().is_some_and(|&n| n > 1) {
+                    // One element repeated along the innermost dimension.
+                    AxisInfo {
+                        contiguity: 1,
+                        divisibility: a(0).divisibility,
+                        constancy: UNKNOWN_MAX,
+                    }
+                } else {
+                    a(0)
+                }
+            }
             OpKind::Binary(b) => {
                 let (x, y) = (a(0), a(1));
                 let constancy = gcd(x.constancy, y.constancy);

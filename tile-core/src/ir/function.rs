@@ -216,6 +216,23 @@ impl Function {
         op
     }
 
+    /// Inserts an op into `block` at position `pos` of its order (appends when `pos` is past the
+    /// end), creating one result per type in `result_types`.
+    pub fn insert_op(
+        &mut self,
+        block: BlockId,
+        pos: usize,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        result_types: Vec<Type>,
+    ) -> OpId {
+        let op = self.push_op(block, kind, operands, result_types);
+        let order = &mut self.blocks[block.index()].ops;
+        order.pop();
+        order.insert(pos.min(order.len()), op);
+        op
+    }
+
     /// Appends a one-result op and returns the result.
     pub fn push1(
         &mut self,

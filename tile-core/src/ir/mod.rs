@@ -18,5 +18,5 @@ pub use function::{
 pub use ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 pub use parse::{parse, ParseError};
 pub use print::print;
-pub use types::{BlockedLayout, DType, Elem, Layout, Type};
-pub use verify::{verify, VerifyError, VerifyErrors};
+pub use types::{BlockedLayout, DType, Elem, Layout, SliceLayout, Type};
+pub use verify::{run_dim, verify, VerifyError, VerifyErrors};

@@ -283,6 +283,17 @@ pub enum OpKind {
     },
     /// A scalar broadcast to every element of a tensor.
     Splat,
+    /// The operand with a dimension of extent 1 inserted at `axis` (Triton's `x[:, None]` is
+    /// `expand_dims {axis = 1}`). At the GPU level the operand's layout is the result's sliced at
+    /// `axis`, so no data moves.
+    ExpandDims {
+        /// Where the new dimension goes (0 ..= the operand's rank).
+        axis: u32,
+    },
+    /// The operand repeated along its dimensions of extent 1 to the result's shape (same rank).
+    Broadcast,
+    /// The same tensor in another layout (GPU level only; data moves through shared memory).
+    ConvertLayout,
     /// Element-wise arithmetic.
     Binary(BinOp),
     /// Element-wise comparison.
@@ -330,6 +341,9 @@ impl OpKind {
             OpKind::NumPrograms { .. } => "num_programs",
             OpKind::Arange { .. } => "arange",
             OpKind::Splat => "splat",
+            OpKind::ExpandDims { .. } => "expand_dims",
+            OpKind::Broadcast => "broadcast",
+            OpKind::ConvertLayout => "convert_layout",
             OpKind::Binary(b) => b.name(),
             OpKind::Cmp(_) => "cmp",
             OpKind::Unary(u) => u.name(),
@@ -353,6 +367,9 @@ impl OpKind {
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }
             | OpKind::Splat
+            | OpKind::ExpandDims { .. }
+            | OpKind::Broadcast
+            | OpKind::ConvertLayout
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)
@@ -378,6 +395,9 @@ impl OpKind {
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }
             | OpKind::Splat
+            | OpKind::ExpandDims { .. }
+            | OpKind::Broadcast
+            | OpKind::ConvertLayout
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)

@@ -9,7 +9,7 @@ use std::fmt;
 
 use super::function::{BlockId, Function, ParamAttrs, ValueId};
 use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
-use super::types::{BlockedLayout, DType, Elem, Layout, Type};
+use super::types::{BlockedLayout, DType, Elem, Layout, SliceLayout, Type};
 
 /// A syntax error with its 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,6 +179,16 @@ fn parse_op(
             OpKind::Arange { start, end }
         }
         "splat" => OpKind::Splat,
+        "broadcast" => OpKind::Broadcast,
+        "convert_layout" => OpKind::ConvertLayout,
+        "expand_dims" => {
+            c.expect("{")?;
+            c.keyword("axis")?;
+            c.expect("=")?;
+            let axis = c.uint()? as u32;
+            c.expect("}")?;
+            OpKind::ExpandDims { axis }
+        }
         "cmp" => {
             let col = c.col();
             let p = c.ident()?;
@@ -504,35 +514,55 @@ impl<'a> Cursor<'a> {
         let elem = self.elem()?;
         let mut layout = None;
         if self.eat(",") {
-            self.expect("#blocked<")?;
-            self.keyword("spt")?;
-            self.expect("=")?;
-            let spt = self.list()?;
-            self.expect(",")?;
-            self.keyword("tpw")?;
-            self.expect("=")?;
-            let tpw = self.list()?;
-            self.expect(",")?;
-            self.keyword("wpc")?;
-            self.expect("=")?;
-            let wpc = self.list()?;
-            self.expect(",")?;
-            self.keyword("order")?;
-            self.expect("=")?;
-            let order = self.list()?;
-            self.expect(">")?;
-            layout = Some(Layout::Blocked(BlockedLayout {
-                size_per_thread: spt,
-                threads_per_warp: tpw,
-                warps_per_cta: wpc,
-                order,
-            }));
+            layout = Some(self.layout()?);
         }
         self.expect(">")?;
         Ok(Type {
             elem,
             shape,
             layout,
+        })
+    }
+
+    /// `#blocked<…>` or `#slice<dim = D, parent = #blocked<…>>`.
+    fn layout(&mut self) -> Result<Layout, ParseError> {
+        if self.eat("#slice<") {
+            self.keyword("dim")?;
+            self.expect("=")?;
+            let dim = self.uint()? as u32;
+            self.expect(",")?;
+            self.keyword("parent")?;
+            self.expect("=")?;
+            let parent = self.blocked()?;
+            self.expect(">")?;
+            return Ok(Layout::Slice(SliceLayout { dim, parent }));
+        }
+        Ok(Layout::Blocked(self.blocked()?))
+    }
+
+    fn blocked(&mut self) -> Result<BlockedLayout, ParseError> {
+        self.expect("#blocked<")?;
+        self.keyword("spt")?;
+        self.expect("=")?;
+        let spt = self.list()?;
+        self.expect(",")?;
+        self.keyword("tpw")?;
+        self.expect("=")?;
+        let tpw = self.list()?;
+        self.expect(",")?;
+        self.keyword("wpc")?;
+        self.expect("=")?;
+        let wpc = self.list()?;
+        self.expect(",")?;
+        self.keyword("order")?;
+        self.expect("=")?;
+        let order = self.list()?;
+        self.expect(">")?;
+        Ok(BlockedLayout {
+            size_per_thread: spt,
+            threads_per_warp: tpw,
+            warps_per_cta: wpc,
+            order,
         })
     }
 

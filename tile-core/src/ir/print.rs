@@ -108,6 +108,9 @@ impl Printer<'_> {
             OpKind::Cmp(p) => {
                 let _ = write!(line, " {}", p.name());
             }
+            OpKind::ExpandDims { axis } => {
+                let _ = write!(line, " {{axis = {axis}}}");
+            }
             OpKind::Reduce { kind, axis } => {
                 let _ = write!(line, " {} {{axis = {axis}}}", kind.name());
             }
@@ -117,6 +120,8 @@ impl Printer<'_> {
                 }
             }
             OpKind::Splat
+            | OpKind::Broadcast
+            | OpKind::ConvertLayout
             | OpKind::Binary(_)
             | OpKind::Unary(_)
             | OpKind::Select

@@ -168,17 +168,70 @@ impl fmt::Display for BlockedLayout {
     }
 }
 
-/// The layout of a tensor at the GPU level. Closed; slice, mma and shared layouts come later.
+/// The layout of a tensor of rank `r` that is a slice of a rank-`r + 1` blocked layout: the
+/// elements sit where the parent puts the elements of the rank-`r + 1` tensor with a dimension of
+/// extent 1 inserted at `dim`. Threads that differ only in their position along `dim` hold copies.
+///
+/// This is the layout of a reduction's result along `dim` (every thread that took part holds the
+/// combined value) and of the operand of `expand_dims` at `dim`, which therefore costs nothing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SliceLayout {
+    /// The parent's dimension that is removed.
+    pub dim: u32,
+    /// The layout of the rank-`r + 1` tensor.
+    pub parent: BlockedLayout,
+}
+
+/// The layout of a tensor at the GPU level. Closed; mma and shared layouts come later.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Elements spread over threads in blocks of `size_per_thread`.
     Blocked(BlockedLayout),
+    /// A blocked layout with one dimension removed.
+    Slice(SliceLayout),
+}
+
+impl Layout {
+    /// The blocked layout and the shape under it that place the elements of a tensor of `shape`
+    /// with this layout: the layout itself for a blocked one; for a slice, the parent and `shape`
+    /// with an extent of 1 inserted at the sliced dimension. `None` when `dim` is past the end.
+    pub fn blocked_view(&self, shape: &[u32]) -> Option<(Vec<u32>, &BlockedLayout)> {
+        match self {
+            Layout::Blocked(b) => Some((shape.to_vec(), b)),
+            Layout::Slice(s) => {
+                let dim = s.dim as usize;
+                if dim > shape.len() {
+                    return None;
+                }
+                let mut full = shape.to_vec();
+                full.insert(dim, 1);
+                Some((full, &s.parent))
+            }
+        }
+    }
+
+    /// Rank of the tensors this layout applies to.
+    pub fn rank(&self) -> usize {
+        match self {
+            Layout::Blocked(b) => b.rank(),
+            Layout::Slice(s) => s.parent.rank().saturating_sub(1),
+        }
+    }
+
+    /// Warps the layout spreads over.
+    pub fn num_warps(&self) -> u32 {
+        match self {
+            Layout::Blocked(b) => b.num_warps(),
+            Layout::Slice(s) => s.parent.num_warps(),
+        }
+    }
 }
 
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Layout::Blocked(b) => b.fmt(f),
+            Layout::Slice(s) => write!(f, "#slice<dim = {}, parent = {}>", s.dim, s.parent),
         }
     }
 }

@@ -11,7 +11,8 @@
 //! 3. **shapes** — a tensor type has rank 1 to 4, each dimension a power of two; scalars have no
 //!    layout.
 //! 4. **layouts** — either no tensor has a layout (tile level) or every tensor has one (GPU level);
-//!    a blocked layout has the tensor's rank, 32 threads per warp in all, and `num_warps` warps.
+//!    a blocked layout has the tensor's rank, 32 threads per warp in all, and `num_warps` warps; a
+//!    slice layout's parent is such a layout of rank one more, and its `dim` is below that rank.
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
 //!    same shape); bitwise ops take integers or booleans, arithmetic only i32, i64 and f32.
@@ -33,7 +34,15 @@
 //! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
 //!     type.
 //! 16. **reduce** — a tensor of `i32`, `i64` or `f32`, `axis` below its rank; the result is the
-//!     operand without that dimension (a scalar for rank 1).
+//!     operand without that dimension (a scalar for rank 1); at the GPU level a tensor result's
+//!     layout is the operand's blocked layout sliced at `axis`.
+//! 17. **expand_dims** — a tensor operand, `axis` at most its rank, rank 2 at most after it; the
+//!     result is the operand with an extent-1 dimension inserted at `axis`, of the same element
+//!     type; at the GPU level the operand's layout is the result's blocked layout sliced at
+//!     `axis`.
+//! 18. **broadcast** — a tensor operand of the result's rank and element type whose every
+//!     dimension is 1 or the result's; one layout for both.
+//! 19. **convert_layout** — GPU level only: the operand and the result differ only in layout.
 
 use std::fmt;
 
@@ -243,46 +252,51 @@ impl Verifier<'_> {
                 format!("`{ty}` has a dimension that is not a power of two"),
             );
         }
-        if let Some(Layout::Blocked(b)) = &ty.layout {
-            let rank = ty.shape.len();
-            if b.size_per_thread.len() != rank
-                || b.threads_per_warp.len() != rank
-                || b.warps_per_cta.len() != rank
-                || b.order.len() != rank
-            {
-                self.err(
-                    pos,
-                    format!("layout of `{ty}` does not have the tensor's rank {rank}"),
-                );
-                return;
-            }
-            if b.threads_per_warp.iter().product::<u32>() != 32 {
-                self.err(
-                    pos,
-                    format!("layout of `{ty}` does not have 32 threads per warp"),
-                );
-            }
-            if b.num_warps() != self.f.num_warps {
-                self.err(
-                    pos,
-                    format!(
-                        "layout of `{ty}` spreads over {} warps, the kernel has {}",
-                        b.num_warps(),
-                        self.f.num_warps
-                    ),
-                );
-            }
-            if b.size_per_thread.contains(&0) {
-                self.err(pos, format!("layout of `{ty}` gives a thread no elements"));
-            }
-            let mut sorted = b.order.clone();
-            sorted.sort_unstable();
-            if sorted != (0..rank as u32).collect::<Vec<_>>() {
-                self.err(
-                    pos,
-                    format!("layout of `{ty}` has an order that is not a permutation"),
-                );
-            }
+        let Some(layout) = &ty.layout else { return };
+        let Some((shape, b)) = layout.blocked_view(&ty.shape) else {
+            return self.err(
+                pos,
+                format!("layout of `{ty}` slices a dimension past its rank"),
+            );
+        };
+        let rank = shape.len();
+        if b.size_per_thread.len() != rank
+            || b.threads_per_warp.len() != rank
+            || b.warps_per_cta.len() != rank
+            || b.order.len() != rank
+        {
+            self.err(
+                pos,
+                format!("layout of `{ty}` does not have the tensor's rank {rank}"),
+            );
+            return;
+        }
+        if b.threads_per_warp.iter().product::<u32>() != 32 {
+            self.err(
+                pos,
+                format!("layout of `{ty}` does not have 32 threads per warp"),
+            );
+        }
+        if b.num_warps() != self.f.num_warps {
+            self.err(
+                pos,
+                format!(
+                    "layout of `{ty}` spreads over {} warps, the kernel has {}",
+                    b.num_warps(),
+                    self.f.num_warps
+                ),
+            );
+        }
+        if b.size_per_thread.contains(&0) {
+            self.err(pos, format!("layout of `{ty}` gives a thread no elements"));
+        }
+        let mut sorted = b.order.clone();
+        sorted.sort_unstable();
+        if sorted != (0..rank as u32).collect::<Vec<_>>() {
+            self.err(
+                pos,
+                format!("layout of `{ty}` has an order that is not a permutation"),
+            );
         }
     }
 
@@ -565,12 +579,88 @@ impl Verifier<'_> {
                     let want = Type::tensor(a.elem, shape);
                     self.err(pos, format!("the result must be `{want}` (layout aside)"));
                 }
+                if ty.is_tensor() {
+                    self.sliced(pos, &a, *axis, &ty, "the result");
+                }
+            }
+            OpKind::ExpandDims { axis } => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if !a.is_tensor() || (*axis as usize) > a.shape.len() {
+                    return self.err(pos, format!("axis {axis} is out of range for `{a}`"));
+                }
+                let mut shape = a.shape.clone();
+                shape.insert(*axis as usize, 1);
+                if shape.len() > 2 {
+                    self.err(pos, "tiles of rank > 2 are not supported".into());
+                }
+                if ty.elem != a.elem || ty.shape != shape {
+                    let want = Type::tensor(a.elem, shape);
+                    self.err(pos, format!("the result must be `{want}` (layout aside)"));
+                }
+                self.sliced(pos, &ty, *axis, &a, "the operand");
+            }
+            OpKind::Broadcast => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                let fits = a.is_tensor()
+                    && a.shape.len() == ty.shape.len()
+                    && a.shape
+                        .iter()
+                        .zip(&ty.shape)
+                        .all(|(&x, &y)| x == y || x == 1);
+                if !fits || a.elem != ty.elem {
+                    self.err(pos, format!("`{a}` does not broadcast to `{ty}`"));
+                }
+                if a.layout != ty.layout {
+                    self.err(pos, "`broadcast` keeps the layout".into());
+                }
+            }
+            OpKind::ConvertLayout => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if a.elem != ty.elem || a.shape != ty.shape || !a.is_tensor() {
+                    self.err(
+                        pos,
+                        format!("`convert_layout` changes only the layout: `{a}` to `{ty}`"),
+                    );
+                }
+                if ty.layout.is_none() {
+                    self.err(pos, "`convert_layout` exists only at the GPU level".into());
+                }
             }
             OpKind::Return => {
                 if !want(&[0]) {
                     arity_err(self, "0")
                 }
             }
+        }
+    }
+
+    /// At the GPU level, `part`'s layout (the lower-rank tensor `low`) must be `full`'s blocked
+    /// layout sliced at `axis`.
+    fn sliced(&mut self, pos: usize, full: &Type, axis: u32, low: &Type, part: &str) {
+        let (Some(fl), Some(ll)) = (&full.layout, &low.layout) else {
+            return;
+        };
+        let ok = match (fl, ll) {
+            (Layout::Blocked(parent), Layout::Slice(s)) => s.dim == axis && s.parent == *parent,
+            _ => false,
+        };
+        if !ok {
+            self.err(
+                pos,
+                format!("{part}'s layout must be the blocked layout of `{full}` sliced at dimension {axis}"),
+            );
         }
     }
 
@@ -599,9 +689,9 @@ impl Verifier<'_> {
         if vec == 1 {
             return;
         }
-        match &ptr.layout {
-            Some(Layout::Blocked(b)) => {
-                let inner = *b.order.first().unwrap_or(&0) as usize;
+        match ptr.layout.as_ref().and_then(|l| l.blocked_view(&ptr.shape)) {
+            Some((shape, b)) => {
+                let inner = run_dim(&shape, b);
                 if b.size_per_thread.get(inner).is_none_or(|&s| s % vec != 0) {
                     self.err(
                         pos,
@@ -614,4 +704,16 @@ impl Verifier<'_> {
             None => self.err(pos, format!("vec = {vec} needs a layout")),
         }
     }
+}
+
+/// The dimension along which a thread's consecutive elements lie under `b` for a tensor of
+/// `shape`: the fastest dimension in `order` whose extent is not 1 (extent-1 dimensions hold one
+/// element per thread), or `order[0]` when every extent is 1.
+pub fn run_dim(shape: &[u32], b: &crate::ir::BlockedLayout) -> usize {
+    b.order
+        .iter()
+        .map(|&d| d as usize)
+        .find(|&d| shape.get(d).is_some_and(|&n| n > 1))
+        .or_else(|| b.order.first().map(|&d| d as usize))
+        .unwrap_or(0)
 }

@@ -1,0 +1,207 @@
+//! 2-D tiles on the interpreter: broadcasting (`expand_dims`, NumPy rules), reductions along either
+//! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
+//! sizes that are not multiples of the tile, rows wider than one program's columns).
+
+mod common;
+
+use common::{layernorm_rows, outer_2d, sums_2d, transpose_2d, Rng};
+use tile::prelude::*;
+
+/// Shapes every 2-D test runs: `(rows, cols)`.
+const SHAPES: [(i32, i32); 7] = [
+    (1, 1),
+    (1, 100),
+    (17, 1),
+    (17, 33),
+    (33, 64),
+    (64, 17),
+    (100, 300),
+];
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| 2.0 * r.f32()).collect()
+}
+
+fn close(got: f32, want: f64, tol: f64) -> bool {
+    (got as f64 - want).abs() <= tol * (1.0 + want.abs())
+}
+
+#[test]
+fn row_and_column_sums() {
+    for (rows, cols) in SHAPES {
+        let (bm, bn) = (16, 64);
+        let (nrb, ncb) = ((rows + bm - 1) / bm, (cols + bn - 1) / bn);
+        let x = random((rows * cols) as usize, 7);
+        let mut row_sums = vec![f32::NAN; (rows * ncb) as usize];
+        let mut col_sums = vec![f32::NAN; (cols * nrb) as usize];
+        sums_2d::launch(
+            &Device::interpreter(),
+            Grid::xy(nrb as u32, ncb as u32),
+            &x,
+            &mut row_sums,
+            &mut col_sums,
+            rows,
+            cols,
+            ncb,
+            nrb,
+        )
+        .unwrap();
+        let at = |i: i32, j: i32| x[(i * cols + j) as usize] as f64;
+        for i in 0..rows {
+            for cb in 0..ncb {
+                let want: f64 = (cb * bn..((cb + 1) * bn).min(cols)).map(|j| at(i, j)).sum();
+                let got = row_sums[(i * ncb + cb) as usize];
+                assert!(
+                    close(got, want, 1e-5),
+                    "{rows}x{cols} row {i} block {cb}: {got} vs {want}"
+                );
+            }
+        }
+        for j in 0..cols {
+            for rb in 0..nrb {
+                let want: f64 = (rb * bm..((rb + 1) * bm).min(rows)).map(|i| at(i, j)).sum();
+                let got = col_sums[(j * nrb + rb) as usize];
+                assert!(
+                    close(got, want, 1e-5),
+                    "{rows}x{cols} col {j} block {rb}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn layernorm_of_several_rows_per_program() {
+    for (rows, n) in SHAPES {
+        if n > 256 {
+            continue; // a row is one tile of 256 columns
+        }
+        let x = random((rows * n) as usize, 11);
+        let w = random(n as usize, 12);
+        let b = random(n as usize, 13);
+        let mut out = vec![f32::NAN; (rows * n) as usize];
+        let (mut mean, mut rstd) = (vec![f32::NAN; rows as usize], vec![f32::NAN; rows as usize]);
+        let eps = 1e-5f32;
+        layernorm_rows::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(rows as usize, 4)),
+            &x,
+            &w,
+            &b,
+            &mut out,
+            &mut mean,
+            &mut rstd,
+            rows,
+            n,
+            eps,
+        )
+        .unwrap();
+        for i in 0..rows as usize {
+            let row = &x[i * n as usize..(i + 1) * n as usize];
+            let m = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+            let var = row.iter().map(|&v| (v as f64 - m).powi(2)).sum::<f64>() / n as f64;
+            let r = 1.0 / (var + eps as f64).sqrt();
+            assert!(close(mean[i], m, 1e-5), "{rows}x{n} mean {i}");
+            assert!(
+                close(rstd[i], r, 1e-4),
+                "{rows}x{n} rstd {i}: {} vs {r}",
+                rstd[i]
+            );
+            for j in 0..n as usize {
+                let want = (row[j] as f64 - m) * r * w[j] as f64 + b[j] as f64;
+                let got = out[i * n as usize + j];
+                assert!(
+                    close(got, want, 1e-4),
+                    "{rows}x{n} [{i}][{j}]: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn transpose_and_axis_maxima() {
+    for (rows, cols) in SHAPES {
+        let b = 32;
+        let (gr, gc) = ((rows + b - 1) / b, (cols + b - 1) / b);
+        let x = random((rows * cols) as usize, 5);
+        let mut out = vec![f32::NAN; (rows * cols) as usize];
+        let mut diag = vec![f32::NAN; (gr * gc * b) as usize];
+        transpose_2d::launch(
+            &Device::interpreter(),
+            Grid::xy(gr as u32, gc as u32),
+            &x,
+            &mut out,
+            &mut diag,
+            rows,
+            cols,
+            gr * gc,
+        )
+        .unwrap();
+        for i in 0..rows {
+            for j in 0..cols {
+                assert_eq!(out[(j * rows + i) as usize], x[(i * cols + j) as usize]);
+            }
+        }
+        let at = |i: i32, j: i32| {
+            if i < rows && j < cols {
+                x[(i * cols + j) as usize]
+            } else {
+                f32::NEG_INFINITY
+            }
+        };
+        for pi in 0..gr {
+            for pj in 0..gc {
+                for k in 0..b {
+                    let i = pi * b + k;
+                    if i >= rows {
+                        continue;
+                    }
+                    let row_max = (0..b)
+                        .map(|c| at(i, pj * b + c))
+                        .fold(f32::NEG_INFINITY, f32::max);
+                    let col_max = (0..b)
+                        .map(|r| at(pi * b + r, pj * b + k))
+                        .fold(f32::NEG_INFINITY, f32::max);
+                    let got = diag[((pi * gc + pj) * b + k) as usize];
+                    assert_eq!(
+                        got,
+                        row_max + col_max,
+                        "{rows}x{cols} block ({pi},{pj}) k {k}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn outer_products_broadcast_both_ways() {
+    for (m, n) in SHAPES {
+        if n > 128 {
+            continue; // one column block
+        }
+        let a = random(m as usize, 3);
+        let b: Vec<i32> = (0..n).map(|j| j * 37 - 500).collect();
+        let mut out = vec![f32::NAN; (m * n) as usize];
+        let mut iout = vec![-1; (m * n) as usize];
+        outer_2d::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(m as usize, 8)),
+            &a,
+            &b,
+            &mut out,
+            &mut iout,
+            m,
+            n,
+        )
+        .unwrap();
+        for i in 0..m as usize {
+            for j in 0..n as usize {
+                assert_eq!(out[i * n as usize + j], a[i] * b[j] as f32 + 0.5);
+                assert_eq!(iout[i * n as usize + j], i as i32 * 1000 + b[j] % 7);
+            }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Shared memory: static arrays, barriers, and `convert_layout`, which moves a tensor between two
+//! layouts through one.
+//!
+//! Every user of shared memory gets its own static array (`addrspace(3)`, internal linkage, 16-byte
+//! aligned), named after the op, so arrays never alias; the kernel's total stays below the 48 KiB a
+//! program may declare statically ([`SHARED_LIMIT`]), or the lowering fails with a message.
+//!
+//! `convert_layout` writes every element once (from the thread and slot that hold it *primarily*,
+//! see `layout`) at its row-major index, waits at a barrier, and reads each slot of the new layout
+//! from its index. A barrier also precedes the writes, so that a later use of the array (once loops
+//! exist) cannot overtake readers of an earlier one. Elements travel in their memory form:
+//! booleans as bytes, pointers as 64-bit integers.
+
+use inkwell::module::Linkage;
+use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+use tile_core::ir::{DType, Elem, OpData};
+
+use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL};
+
+/// The address space of shared memory in NVPTX.
+const SHARED: u16 = 3;
+
+/// Static shared memory a program may declare, in bytes.
+pub(super) const SHARED_LIMIT: u64 = 48 * 1024;
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// A new static shared array of `n` elements of type `elem`, named after the current op.
+    pub(super) fn shared_array(
+        &mut self,
+        elem: BasicTypeEnum<'ctx>,
+        n: u64,
+    ) -> Result<PointerValue<'ctx>> {
+        let bytes = n * self.store_size(elem)?;
+        self.shared_bytes += bytes;
+        if self.shared_bytes > SHARED_LIMIT {
+            return Err(format!(
+                "the kernel needs {} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)",
+                self.shared_bytes
+            ));
+        }
+        let len = u32::try_from(n).map_err(|_| "a shared array is too long".to_string())?;
+        let array_ty = elem.array_type(len);
+        let op = self.current_op.map_or(0, |o| o.index());
+        let mut name = format!("__tile_smem_op{op}");
+        let mut i = 1;
+        while self.module.get_global(&name).is_some() {
+            name = format!("__tile_smem_op{op}_{i}");
+            i += 1;
+        }
+        let g = self
+            .module
+            .add_global(array_ty, Some(AddressSpace::from(SHARED)), &name);
+        g.set_linkage(Linkage::Internal);
+        // Shared memory cannot be initialized; `undef` is what NVPTX accepts.
+        g.set_initializer(&array_ty.get_undef());
+        g.set_alignment(16);
+        Ok(g.as_pointer_value())
+    }
+
+    /// Bytes one element of `t` occupies in a shared array.
+    fn store_size(&self, t: BasicTypeEnum<'ctx>) -> Result<u64> {
+        Ok(match t {
+            BasicTypeEnum::IntType(i) => u64::from(i.get_bit_width().div_ceil(8)),
+            BasicTypeEnum::FloatType(f) => {
+                if f == self.context.f32_type() {
+                    4
+                } else {
+                    2
+                }
+            }
+            other => return Err(format!("no shared arrays of `{other}`")),
+        })
+    }
+
+    /// The address of element `i` of the shared array at `base`.
+    fn shared_slot(
+        &self,
+        base: PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        i: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
+        // SAFETY: a GEP with one index over a sized element type only computes an address; every
+        // caller's index is below the array's length (a row-major index of the tensor, plus a
+        // warp's offset that the array's length counts), so the access stays inside it.
+        unsafe { self.builder.build_in_bounds_gep(elem, base, &[i], "") }.llvm()
+    }
+
+    /// `array[i] = v`.
+    pub(super) fn shared_store(
+        &self,
+        base: PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        i: IntValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+    ) -> Result<()> {
+        let p = self.shared_slot(base, elem, i)?;
+        self.builder.build_store(p, v).llvm()?;
+        Ok(())
+    }
+
+    /// `array[i]`.
+    pub(super) fn shared_load(
+        &self,
+        base: PointerValue<'ctx>,
+        elem: BasicTypeEnum<'ctx>,
+        i: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let p = self.shared_slot(base, elem, i)?;
+        self.builder.build_load(elem, p, "").llvm()
+    }
+
+    /// Runs `body` where `cond` holds (always when `None`), then continues after it.
+    pub(super) fn guarded(
+        &mut self,
+        cond: Option<IntValue<'ctx>>,
+        body: impl FnOnce(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        let Some(cond) = cond else {
+            return body(self);
+        };
+        let function = self
+            .builder
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .ok_or("the builder is not inside a function")?;
+        let then_bb = self.context.append_basic_block(function, "guarded");
+        let join_bb = self.context.append_basic_block(function, "guarded.join");
+        self.builder
+            .build_conditional_branch(cond, then_bb, join_bb)
+            .llvm()?;
+        self.builder.position_at_end(then_bb);
+        body(self)?;
+        self.builder.build_unconditional_branch(join_bb).llvm()?;
+        self.builder.position_at_end(join_bb);
+        Ok(())
+    }
+
+    /// `bar.sync 0`: every thread of the program waits here.
+    pub(super) fn barrier(&self) -> Result<()> {
+        let name = "llvm.nvvm.barrier0";
+        let decl = inkwell::intrinsics::Intrinsic::find(name)
+            .and_then(|i| i.get_declaration(self.module, &[]))
+            .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
+        self.builder.build_call(decl, &[], "").llvm()?;
+        Ok(())
+    }
+
+    /// `convert_layout`: the operand's elements, held as the result's layout places them.
+    pub(super) fn convert_layout(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
+        let to = self.result_type(data)?;
+        let (src, dst) = (
+            self.tensor_distribution(from)?,
+            self.tensor_distribution(to)?,
+        );
+        let vals = self.operand(data, 0)?.to_vec();
+        let elem = from.elem;
+        let i32_ty = self.context.i32_type();
+        let mem_ty: BasicTypeEnum<'ctx> = match elem {
+            Elem::Ptr(_) => self.context.i64_type().into(),
+            Elem::Scalar(DType::I1) => self.context.i8_type().into(),
+            Elem::Scalar(_) => register_type(self.context, elem),
+        };
+        let smem = self.shared_array(mem_ty, from.numel())?;
+
+        // Row-major index of slot `k` under `dist` (an extent-1 dimension adds nothing).
+        let flat =
+            |me: &mut Self, dist: &super::layout::Distribution<'_>, t: &[IntValue<'ctx>], k| {
+                let mut i = i32_ty.const_zero();
+                for d in 0..dist.rank() {
+                    let x = me.index_along(dist, t, d, k)?;
+                    let scaled = me
+                        .builder
+                        .build_int_nsw_mul(i, i32_ty.const_int(dist.extent(d), false), "")
+                        .llvm()?;
+                    i = me.builder.build_int_nsw_add(scaled, x, "").llvm()?;
+                }
+                Ok::<_, String>(i)
+            };
+
+        // Writers: the primary slots of the threads that own their chunks.
+        let ts = self.thread_coords(&src)?;
+        let owner = self.owns_along(&src, &ts, 0..src.rank())?;
+        let mut writes = Vec::new();
+        for (k, &v) in vals.iter().enumerate() {
+            let s = src.slot(k);
+            if (0..src.rank()).any(|d| src.static_copy(d, s[d])) {
+                continue;
+            }
+            let at = flat(self, &src, &ts, k)?;
+            writes.push((at, self.memory_from_register(v, mem_ty)?));
+        }
+        self.barrier()?;
+        self.guarded(owner, |me| {
+            for &(at, v) in &writes {
+                me.shared_store(smem, mem_ty, at, v)?;
+            }
+            Ok(())
+        })?;
+        self.barrier()?;
+
+        let td = self.thread_coords(&dst)?;
+        let mut out = Vec::with_capacity(dst.elems_per_thread());
+        for k in 0..dst.elems_per_thread() {
+            let at = flat(self, &dst, &td, k)?;
+            let v = self.shared_load(smem, mem_ty, at)?;
+            out.push(self.register_from_memory(v, elem)?);
+        }
+        Ok(out)
+    }
+
+    /// A register value in the form a shared array of `mem_ty` holds.
+    fn memory_from_register(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        mem_ty: BasicTypeEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        Ok(match v {
+            BasicValueEnum::PointerValue(p) => b
+                .build_ptr_to_int(p, self.context.i64_type(), "")
+                .llvm()?
+                .into(),
+            BasicValueEnum::IntValue(i) if i.get_type().get_bit_width() == 1 => b
+                .build_int_z_extend(i, mem_ty.into_int_type(), "")
+                .llvm()?
+                .into(),
+            other => other,
+        })
+    }
+
+    /// The register value of element type `elem` from its shared-memory form.
+    fn register_from_memory(
+        &self,
+        v: BasicValueEnum<'ctx>,
+        elem: Elem,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        Ok(match elem {
+            Elem::Ptr(_) => b
+                .build_int_to_ptr(
+                    int(v)?,
+                    self.context.ptr_type(AddressSpace::from(GLOBAL)),
+                    "",
+                )
+                .llvm()
+                .map(|p| pointer(p.into()))??
+                .into(),
+            Elem::Scalar(DType::I1) => b
+                .build_int_compare(
+                    IntPredicate::NE,
+                    int(v)?,
+                    int(v)?.get_type().const_zero(),
+                    "",
+                )
+                .llvm()?
+                .into(),
+            Elem::Scalar(_) => v,
+        })
+    }
+}
