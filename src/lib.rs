@@ -47,11 +47,25 @@
 //! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
 //! | `exp exp2 log log2 sqrt rsqrt erf tanh sigmoid abs floor ceil` | f32 math (`abs` also on integers), as `exp(x)` or `x.exp()` |
 //! | `pow(a, b)`, `fma(a, b, c)` | `2^(b·log2 a)`; `a·b + c` rounded once |
-//! | `t.sum()`, `t.max()`, `t.min()` | reduce a 1-D tile (`i32`, `i64`, `f32`) to a scalar |
+//! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
+//! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
+//!
+//! Tiles have one or two dimensions. Shapes broadcast as in NumPy and Triton: a scalar meets a tile
+//! by being repeated; a 1-D tile meeting a 2-D one counts as a single row; then extent-1
+//! dimensions repeat to the other side's extent. So a `BM × BN` block of a row-major matrix is
+//!
+//! ```ignore
+//! let rows = program_id(0) * BM + arange(0, BM);
+//! let cols = arange(0, BN);
+//! let mask = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+//! let x = load(ptr + rows.expand_dims(1) * n + cols.expand_dims(0), mask);
+//! let centered = x - (x.sum(1) / n as f32).expand_dims(1); // each row minus its mean
+//! ```
 //!
 //! Integer arithmetic wraps (offsets used for addressing must not overflow `i32`); integer
 //! division by zero gives 0 on every back end. Math functions are within a few 1e-7 of the exact
-//! value on both back ends, not bit-identical; float sums may differ in the last bits (order).
+//! value on both back ends, not bit-identical; float sums may differ in the last bits (order),
+//! and `a * b + c` may be one fused multiply-add on the GPU.
 
 pub use half::{bf16, f16};
 pub use tile_core::interp;

@@ -1,8 +1,9 @@
 //! Per-head RMSNorm of q and k followed by neox-style rotary embedding, in place in a packed
 //! `qkv` buffer (`[tokens, (q_heads + 2·kv_heads)·128]`, bf16), as vLLM's fused QK-norm + RoPE
-//! kernel does; v is untouched. Fused: one program per (q or k head, token) loads the head's two
-//! halves once, normalizes them and rotates them. Unfused: an RMSNorm kernel, then a RoPE kernel,
-//! with the normalized heads written to and read back from memory in between.
+//! kernel does; v is untouched. Fused: one program per (block of 8 q/k heads, token) loads the
+//! heads' two halves once as two 8 × 64 tiles, normalizes them and rotates them. Unfused: an
+//! RMSNorm kernel, then a RoPE kernel (one program per head and token), with the normalized heads
+//! written to and read back from memory in between.
 //!
 //! Layout facts: head dimension 128 (two halves of 64, rotated as `(x1·cos − x2·sin,
 //! x2·cos + x1·sin)`), `cos_sin` holds 64 cosines then 64 sines per position (bf16), the weights
@@ -13,8 +14,10 @@ use tile::prelude::*;
 /// Head dimension.
 pub const HEAD_DIM: i32 = 128;
 
-#[tile_kernel(num_warps = 1)]
-/// Fused per-head RMSNorm + RoPE on the q and k heads of one token (program (head, token)).
+#[tile_kernel(num_warps = 2)]
+/// Fused per-head RMSNorm + RoPE on `NH` q/k heads of one token (program (head block, token)):
+/// a `NH × 64` tile per half-head, the sums of squares along the rows, the weights and the
+/// token's cos/sin broadcast down the heads.
 #[allow(clippy::too_many_arguments)]
 pub fn qk_norm_rope(
     qkv: Ptr<bf16, { tokens * stride }>,
@@ -25,28 +28,32 @@ pub fn qk_norm_rope(
     tokens: i32,
     stride: i32,
     q_heads: i32,
+    qk_heads: i32,
     max_pos: i32,
     eps: f32,
     HALF: Const<64>,
+    NH: Const<8>,
 ) {
-    let head = program_id(0);
     let tok = program_id(1);
+    let h = program_id(0) * NH + arange(0, NH);
     let i = arange(0, HALF);
-    let base = tok * stride + head * (2 * HALF);
-    let x1 = load(qkv + base + i) as f32;
-    let x2 = load(qkv + base + HALF + i) as f32;
-    let is_q = head < q_heads;
+    let rows = (h < qk_heads).expand_dims(1);
+    let offs = tok * stride + h.expand_dims(1) * (2 * HALF) + i.expand_dims(0);
+    let x1 = load(qkv + offs, rows) as f32;
+    let x2 = load(qkv + offs + HALF, rows) as f32;
+    let is_q = (h < q_heads).expand_dims(1);
     let w1 = select(is_q, load(qw + i) as f32, load(kw + i) as f32);
     let w2 = select(is_q, load(qw + HALF + i) as f32, load(kw + HALF + i) as f32);
-    let r = rsqrt(((x1 * x1).sum() + (x2 * x2).sum()) / (2.0 * 64.0) + eps);
+    let ss = (x1 * x1).sum(1) + (x2 * x2).sum(1);
+    let r = rsqrt(ss / (2.0 * 64.0) + eps).expand_dims(1);
     // vLLM rounds the normalized head to the model's type before the rotation.
     let y1 = ((x1 * r) * w1) as bf16 as f32;
     let y2 = ((x2 * r) * w2) as bf16 as f32;
     let p = load(positions + tok) * (2 * HALF);
     let c = load(cos_sin + p + i) as f32;
     let s = load(cos_sin + p + HALF + i) as f32;
-    store(qkv + base + i, (y1 * c - y2 * s) as bf16);
-    store(qkv + base + HALF + i, (y2 * c + y1 * s) as bf16);
+    store(qkv + offs, (y1 * c - y2 * s) as bf16, rows);
+    store(qkv + offs + HALF, (y2 * c + y1 * s) as bf16, rows);
 }
 
 #[tile_kernel(num_warps = 1)]
@@ -145,9 +152,10 @@ pub fn fused(
     t: &Tables,
     eps: f32,
 ) -> Result<(), Error> {
+    let blocks = ((s.q_heads + s.kv_heads).max(0) as u32).div_ceil(8);
     qk_norm_rope::launch(
         dev,
-        s.grid(),
+        Grid::xy(blocks, s.tokens.max(0) as u32),
         qkv,
         &t.positions,
         &t.cos_sin,
@@ -156,6 +164,7 @@ pub fn fused(
         s.tokens,
         s.stride(),
         s.q_heads,
+        s.q_heads + s.kv_heads,
         s.max_pos,
         eps,
     )
