@@ -336,3 +336,50 @@ fn gpu_matches_interpreter_on_2d_tiles() {
         }
     }
 }
+
+/// Loops (carried tiles and scalars, nested loops, 2-D carried tiles) on the GPU against the
+/// interpreter.
+#[test]
+fn gpu_matches_interpreter_on_loops() {
+    use common::{blocked_row_sums, layernorm_looped};
+    let Some(gpu) = cuda() else { return };
+    let cpu = Device::interpreter();
+    let shapes: [(usize, usize); 6] = [(1, 1), (3, 17), (2, 256), (5, 257), (2, 1000), (64, 4099)];
+    for (rows, n) in shapes {
+        let mut r = Rng((rows * 7 + n) as u64);
+        let x: Vec<f32> = (0..rows * n).map(|_| 2.0 * r.f32()).collect();
+        let w: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+        let b: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+        let ln = |dev: &Device| {
+            let (bx, bw, bb) = (
+                dev.upload(&x).unwrap(),
+                dev.upload(&w).unwrap(),
+                dev.upload(&b).unwrap(),
+            );
+            let mut out = dev.upload(&vec![f32::NAN; rows * n]).unwrap();
+            let grid = Grid::x(rows as u32);
+            let (ri, ni) = (rows as i32, n as i32);
+            layernorm_looped::launch(dev, grid, &bx, &bw, &bb, &mut out, ri, ni, 1e-5).unwrap();
+            dev.download(&out).unwrap()
+        };
+        assert_close(
+            &ln(&gpu),
+            &ln(&cpu),
+            1e-4,
+            &format!("layernorm_looped {rows}x{n}"),
+        );
+
+        let sums = |dev: &Device| {
+            let bx = dev.upload(&x).unwrap();
+            let mut out = dev.upload(&vec![f32::NAN; rows]).unwrap();
+            let mut iout = dev.upload(&vec![-1i32; rows]).unwrap();
+            let grid = Grid::x(cdiv(rows, 8));
+            let (ri, ni) = (rows as i32, n as i32);
+            blocked_row_sums::launch(dev, grid, &bx, &mut out, &mut iout, ri, ni).unwrap();
+            (dev.download(&out).unwrap(), dev.download(&iout).unwrap())
+        };
+        let (g, c) = (sums(&gpu), sums(&cpu));
+        assert_close(&g.0, &c.0, 1e-4, &format!("blocked_row_sums {rows}x{n}"));
+        assert_eq!(g.1, c.1, "blocked_row_sums steps {rows}x{n}");
+    }
+}

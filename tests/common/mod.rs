@@ -179,6 +179,72 @@ pub fn outer_2d(
     );
 }
 
+#[tile_kernel(num_warps = 4)]
+/// Loops: LayerNorm of rows longer than one tile, one program per row, three passes over the
+/// row in `BLOCK`-wide steps (sum, sum of squared deviations, normalize) with a tile and a
+/// scalar carried through the loops.
+pub fn layernorm_looped(
+    x: Ptr<f32, { rows * n }>,
+    w: Ptr<f32, n>,
+    b: Ptr<f32, n>,
+    out: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    eps: f32,
+    BLOCK: Const<256>,
+) {
+    let row = program_id(0) * n;
+    let cols = arange(0, BLOCK);
+    let mut acc = zeros(BLOCK);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        acc += load(x + row + c, c < n);
+    }
+    let mean = acc.sum() / (n as f32);
+    let mut var = 0.0;
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        let d = select(c < n, load(x + row + c, c < n) - mean, 0.0);
+        var += (d * d).sum();
+    }
+    let rstd = rsqrt(var / (n as f32) + eps);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        let m = c < n;
+        let y = (load(x + row + c, m) - mean) * rstd * load(w + c, m) + load(b + c, m);
+        store(out + row + c, y, m);
+    }
+}
+
+#[tile_kernel]
+/// Loops over 2-D tiles, nested: per row block, the column blocks accumulate a 2-D tile that is
+/// reduced after the loop; an inner loop counts down a second carried value; the loop variable
+/// feeds an integer carried value.
+pub fn blocked_row_sums(
+    x: Ptr<f32, { rows * cols }>,
+    out: Ptr<f32, rows>,
+    iout: Ptr<i32, rows>,
+    rows: i32,
+    cols: i32,
+    BM: Const<8>,
+    BN: Const<64>,
+) {
+    let r = program_id(0) * BM + arange(0, BM);
+    let c = arange(0, BN);
+    let mut acc = full([BM, BN], 0.0);
+    let mut steps = 0;
+    for j in (0..cols).step_by(BN) {
+        let cc = j + c;
+        let m = (r < rows).expand_dims(1) & (cc < cols).expand_dims(0);
+        acc = acc + load(x + r.expand_dims(1) * cols + cc.expand_dims(0), m);
+        for k in 0..2 {
+            steps += k + j;
+        }
+    }
+    store(out + r, acc.sum(1), r < rows);
+    store(iout + r, full(BM, steps), r < rows);
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -196,6 +262,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &layernorm_rows::KERNEL,
         &transpose_2d::KERNEL,
         &outer_2d::KERNEL,
+        &layernorm_looped::KERNEL,
+        &blocked_row_sums::KERNEL,
     ]);
     v
 }

@@ -1,4 +1,5 @@
-//! Must not compile: a loop in a kernel is an error at the loop.
+//! Must not compile: a `loop` (or `while`) in a kernel is an error at the loop; kernels loop with
+//! `for` over a range.
 use tile::prelude::*;
 
 #[tile_kernel]

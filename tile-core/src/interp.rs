@@ -249,7 +249,7 @@ pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(
             "GPU-level IR (with layouts)".into(),
         ));
     }
-    let order = f.walk();
+    let order = f.blocks[f.entry().index()].ops.clone();
     let mut env: Vec<Option<Val>> = vec![None; f.values.len()];
     for z in 0..grid[2] {
         for y in 0..grid[1] {
@@ -293,6 +293,61 @@ impl Program<'_, '_, '_> {
             };
             self.env[p.index()] = Some(vec![s]);
         }
+    }
+
+    /// `for`: binds the body's arguments, runs its ops, takes the yielded values as the next
+    /// carried values; the results are the last carried values. The induction variable is
+    /// computed in 64 bits, so a bound near `i32::MAX` cannot make it wrap.
+    fn run_loop(&mut self, op: crate::ir::OpId) -> Result<(), InterpError> {
+        let f = self.f;
+        let data = f.op(op);
+        let scalar = |me: &Self, i: usize| -> Result<i64, InterpError> {
+            match me.get(data.operands[i])?.first() {
+                Some(Scalar::I32(x)) => Ok(i64::from(*x)),
+                _ => Err(InterpError::Unsupported(
+                    "a loop bound is not an i32".into(),
+                )),
+            }
+        };
+        let (lb, ub, step) = (scalar(self, 0)?, scalar(self, 1)?, scalar(self, 2)?);
+        if step <= 0 {
+            return Err(InterpError::Unsupported(format!(
+                "a loop step of {step}; steps are positive"
+            )));
+        }
+        let mut carried: Vec<Val> = data.operands[3..]
+            .iter()
+            .map(|&o| self.get(o).cloned())
+            .collect::<Result<_, _>>()?;
+        let region = *data
+            .regions
+            .first()
+            .ok_or_else(|| InterpError::Unsupported("a loop without a body".into()))?;
+        let body = f.regions[region.index()].blocks[0];
+        let args = f.blocks[body.index()].args.clone();
+        let mut iv = lb;
+        while iv < ub {
+            self.env[args[0].index()] = Some(vec![Scalar::I32(iv as i32)]);
+            for (a, v) in args[1..].iter().zip(carried.drain(..)) {
+                self.env[a.index()] = Some(v);
+            }
+            for &inner in &f.blocks[body.index()].ops {
+                self.exec(inner)?;
+                let d = f.op(inner);
+                if matches!(d.kind, OpKind::Yield) {
+                    carried = d
+                        .operands
+                        .iter()
+                        .map(|&o| self.get(o).cloned())
+                        .collect::<Result<_, _>>()?;
+                }
+            }
+            iv += step;
+        }
+        for (&r, v) in data.results.iter().zip(carried) {
+            self.env[r.index()] = Some(v);
+        }
+        Ok(())
     }
 
     fn get(&self, v: ValueId) -> Result<&Val, InterpError> {
@@ -423,7 +478,12 @@ impl Program<'_, '_, '_> {
                 self.store(&data.operands)?;
                 None
             }
-            OpKind::Return => None,
+            OpKind::For => {
+                self.run_loop(op)?;
+                None
+            }
+            // A loop body's end: `run_loop` reads its operands.
+            OpKind::Yield | OpKind::Return => None,
         };
         if let (Some(v), Some(&r)) = (out, data.results.first()) {
             self.env[r.index()] = Some(v);

@@ -404,3 +404,106 @@ fn reduce_result_layout_is_a_slice() {
         "the result's layout must be the blocked layout",
     );
 }
+
+/// A loop with a carried scalar and tile, nested, prints and parses back.
+#[test]
+fn loops_round_trip() {
+    accepts(
+        "  %0 = constant 0 : i32
+  %1 = constant 4 : i32
+  %2 = constant 0.0 : f32
+  %3 = splat %2 : tensor<4xf32>
+  %4, %5 = for %0, %n, %1, %2, %3 : f32, tensor<4xf32> {
+  ^bb0(%6: i32, %7: f32, %8: tensor<4xf32>):
+    %9 = arange {start = 0, end = 4} : tensor<4xi32>
+    %10 = splat %6 : tensor<4xi32>
+    %11 = add %10, %9 : tensor<4xi32>
+    %12 = splat %p : tensor<4xptr<f32>>
+    %13 = addptr %12, %11 : tensor<4xptr<f32>>
+    %14 = load %13 : tensor<4xf32>
+    %15 = add %8, %14 : tensor<4xf32>
+    %16 = for %0, %1, %1, %7 : f32 {
+    ^bb0(%17: i32, %18: f32):
+      %19 = add %18, %18 : f32
+      yield %19
+    }
+    yield %16, %15
+  }
+  %20 = reduce sum {axis = 0} %5 : f32
+  store %p, %20
+  return",
+    );
+}
+
+#[test]
+fn for_operands_results_and_body() {
+    let lp = |bounds: &str, results: &str, args: &str, body: &str| {
+        format!(
+            "  %0 = constant 0 : i32\n  %1 = constant 1.0 : f32\n  {results} = for {bounds} {{\n  ^bb0({args}):\n{body}\n  }}\n  return"
+        )
+    };
+    rejects(
+        &lp(
+            "%0, %n, %1, %1 : f32",
+            "%2",
+            "%3: i32, %4: f32",
+            "    yield %4",
+        ),
+        "the step of `for` must be `i32`",
+    );
+    rejects(
+        &lp(
+            "%0, %n, %0, %1 : i32",
+            "%2",
+            "%3: i32, %4: f32",
+            "    yield %4",
+        ),
+        "the results of `for` must have the types of its carried values",
+    );
+    rejects(
+        &lp(
+            "%0, %n, %0, %1 : f32",
+            "%2",
+            "%3: i32, %4: i32",
+            "    yield %3",
+        ),
+        "the body's arguments must be the `i32` induction variable and the carried values",
+    );
+    rejects(
+        &lp(
+            "%0, %n, %0, %1 : f32",
+            "%2",
+            "%3: i32, %4: f32",
+            "    yield %3",
+        ),
+        "`yield` must give one value of each carried value's type",
+    );
+    rejects(
+        &lp(
+            "%0, %n, %0, %1 : f32",
+            "%2",
+            "%3: i32, %4: f32",
+            "    %5 = add %4, %4 : f32",
+        ),
+        "the body of `for` must end with `yield`",
+    );
+}
+
+#[test]
+fn loop_values_stay_inside_and_yield_ends_loops() {
+    rejects(
+        "  %0 = constant 0 : i32
+  for %0, %n, %0 {
+  ^bb0(%1: i32):
+    %2 = add %1, %1 : i32
+    yield
+  }
+  store %q, %2
+  return",
+        "operand #1 is used before it is defined",
+    );
+    rejects(
+        "  yield\n  return",
+        "`yield` must be the last op of a loop body",
+    );
+}

@@ -36,7 +36,8 @@ enum Val {
 }
 
 /// The DSL's functions, for "unknown function" messages.
-const BUILTINS: &str = "program_id, num_programs, arange, expand_dims, load, store, select, min, \
+const BUILTINS: &str =
+    "program_id, num_programs, arange, zeros, full, expand_dims, load, store, select, min, \
 max, exp, exp2, log, log2, sqrt, rsqrt, erf, tanh, sigmoid, abs, floor, ceil, pow, fma; \
 and the methods .sum(axis), .max(axis), .min(axis) (reductions; the axis is optional for 1-D \
 tiles), .expand_dims(axis) and the math functions as methods (x.exp())";
@@ -165,11 +166,144 @@ impl Lowering {
                 self.scope.insert(name, v);
                 Ok(())
             }
+            Expr::ForLoop(fl) => self.for_loop(fl),
             _ => {
                 self.expr(e)?;
                 Ok(())
             }
         }
+    }
+
+    /// `for i in a..b { … }` or `for i in (a..b).step_by(S) { … }`: the bounds are `i32` values,
+    /// the step a positive compile-time integer. Names the body assigns that were bound before the
+    /// loop are carried from one iteration to the next (a `for` op's carried values) and hold their
+    /// last values after it; everything the body binds with `let` stays inside.
+    fn for_loop(&mut self, fl: &syn::ExprForLoop) -> syn::Result<()> {
+        if let Some(label) = &fl.label {
+            return Err(err(label, "loop labels are not supported in kernels"));
+        }
+        let iv_name = match &*fl.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                Some(pi.ident.to_string())
+            }
+            syn::Pat::Wild(_) => None,
+            other => return Err(err(other, "a loop variable is a name (or `_`)")),
+        };
+        let (range, step) = match &*fl.expr {
+            Expr::MethodCall(mc) if mc.method == "step_by" => {
+                if mc.args.len() != 1 {
+                    return Err(err(&fl.expr, "`step_by` takes 1 argument (the step)"));
+                }
+                let sv = self.expr(&mc.args[0])?;
+                let step = self.const_arg(sv, &mc.args[0], "the step of a loop")?;
+                if step <= 0 || i32::try_from(step).is_err() {
+                    return Err(err(
+                        &mc.args[0],
+                        format!("the step of a loop must be a positive i32, found {step}"),
+                    ));
+                }
+                (strip_parens(&mc.receiver), step)
+            }
+            other => (other, 1),
+        };
+        let Expr::Range(r) = range else {
+            return Err(err(
+                &fl.expr,
+                "a kernel loop runs over a range: `a..b` or `(a..b).step_by(S)`",
+            ));
+        };
+        let (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) = (&r.start, &r.end, &r.limits)
+        else {
+            return Err(err(
+                r,
+                "a kernel loop runs over a half-open range with both ends: `a..b`",
+            ));
+        };
+        let mut bounds = Vec::with_capacity(3);
+        for (e, v) in [
+            (&**start, None),
+            (&**end, None),
+            (&*fl.expr, Some(Val::Int(step))),
+        ] {
+            let v = match v {
+                Some(v) => v,
+                None => self.expr(e)?,
+            };
+            if let Some(t) = self.ty(v) {
+                if t != Type::scalar(DType::I32) {
+                    return Err(err(
+                        e,
+                        format!("a loop bound must be an `i32` scalar, found `{t}`"),
+                    ));
+                }
+            }
+            bounds.push(self.materialize(v, DType::I32, &[], e)?);
+        }
+
+        // The carried names, in a fixed order, and their values before the loop.
+        let mut carried: Vec<String> = Vec::new();
+        assigned_names(&fl.body.stmts, &mut Vec::new(), &mut carried);
+        carried.retain(|n| self.scope.contains_key(n));
+        let mut inits = Vec::with_capacity(carried.len());
+        for n in &carried {
+            let v = match self.scope[n] {
+                Val::V(id) => id,
+                lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], fl)?,
+                lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], fl)?,
+            };
+            inits.push(v);
+        }
+        let types: Vec<Type> = inits.iter().map(|&v| self.f.ty(v).clone()).collect();
+        let mut operands = bounds;
+        operands.extend(&inits);
+        let op = self
+            .f
+            .push_op(self.block, OpKind::For, operands, types.clone());
+        let region = self.f.new_region();
+        let body = self.f.new_block(region);
+        self.f.ops[op.index()].regions.push(region);
+        let iv = self.f.add_block_arg(body, Type::scalar(DType::I32));
+        let outer_scope = self.scope.clone();
+        let outer_block = std::mem::replace(&mut self.block, body);
+        if let Some(n) = &iv_name {
+            self.scope.insert(n.clone(), Val::V(iv));
+        }
+        for (n, t) in carried.iter().zip(&types) {
+            let a = self.f.add_block_arg(body, t.clone());
+            self.scope.insert(n.clone(), Val::V(a));
+        }
+        for stmt in &fl.body.stmts {
+            self.stmt(stmt)?;
+        }
+        let mut yielded = Vec::with_capacity(carried.len());
+        for (n, t) in carried.iter().zip(&types) {
+            let v = self.scope[n];
+            let d = t.dtype().unwrap_or(DType::I32);
+            let changed = match self.ty(v) {
+                Some(vt) => vt != *t,
+                None => t.elem.pointee().is_some(),
+            };
+            if changed {
+                let now = self
+                    .ty(v)
+                    .map_or("a literal".to_string(), |vt| format!("`{vt}`"));
+                return Err(err(
+                    fl,
+                    format!(
+                        "`{n}` is `{t}` before this loop and {now} at the end of its body; a carried value keeps its type (start a tile with `zeros([..])` or `full([..], v)`)"
+                    ),
+                ));
+            }
+            yielded.push(self.materialize(v, d, &t.shape, fl)?);
+        }
+        self.f.push_op(body, OpKind::Yield, yielded, vec![]);
+        self.block = outer_block;
+        self.scope = outer_scope;
+        let results = self.f.op(op).results.clone();
+        for (n, r) in carried.iter().zip(results) {
+            self.scope.insert(n.clone(), Val::V(r));
+        }
+        Ok(())
     }
 
     fn assign_target(&self, left: &Expr) -> syn::Result<String> {
@@ -268,9 +402,11 @@ impl Lowering {
                 "a kernel cannot return a value; write results with `store`",
             )),
             Expr::Closure(_) => Err(err(e, "closures are not supported in kernels")),
-            Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_) => {
-                Err(err(e, "loops are not supported in kernels yet"))
-            }
+            Expr::ForLoop(_) => Err(err(e, "a `for` loop is a statement, not a value")),
+            Expr::Loop(_) | Expr::While(_) => Err(err(
+                e,
+                "only `for i in a..b { … }` loops (optionally `(a..b).step_by(S)`) are supported in kernels",
+            )),
             Expr::If(_) | Expr::Match(_) => Err(err(
                 e,
                 "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`",
@@ -717,6 +853,30 @@ impl Lowering {
                     Type::tensor(Elem::Scalar(probe.0), shape),
                 )))
             }
+            "zeros" | "full" => {
+                let (n, sig) = if name == "zeros" {
+                    (1, "1 argument (the shape: `N` or `[M, N]`)")
+                } else {
+                    (2, "2 arguments (the shape, the value)")
+                };
+                arity(n..=n, sig)?;
+                let shape = self.shape_arg(args[0])?;
+                let v = if name == "zeros" {
+                    Val::Float(0.0)
+                } else {
+                    self.expr(args[1])?
+                };
+                let d = match (self.ty(v), v) {
+                    (Some(t), _) if t.is_tensor() || t.elem.pointee().is_some() => {
+                        return Err(err(args[1], "the value of `full` is a number"))
+                    }
+                    (Some(t), _) => t.dtype().unwrap_or(DType::F32),
+                    (None, Val::Int(_)) => DType::I32,
+                    (None, _) => DType::F32,
+                };
+                let at: &dyn ToTokens = if n == 2 { args[1] } else { c };
+                Ok(Val::V(self.materialize(v, d, &shape, at)?))
+            }
             "expand_dims" => {
                 arity(2..=2, "2 arguments (tile, axis)")?;
                 let v = self.expr(args[0])?;
@@ -925,6 +1085,33 @@ impl Lowering {
         ))
     }
 
+    /// A tile shape argument: `N` or `[M, N]`, compile-time powers of two, rank 1 or 2.
+    fn shape_arg(&mut self, e: &Expr) -> syn::Result<Vec<u32>> {
+        let dims: Vec<&Expr> = match e {
+            Expr::Array(a) => a.elems.iter().collect(),
+            other => vec![other],
+        };
+        if dims.is_empty() || dims.len() > 2 {
+            return Err(err(
+                e,
+                "a tile shape has 1 or 2 dimensions: `N` or `[M, N]`",
+            ));
+        }
+        let mut shape = Vec::with_capacity(dims.len());
+        for d in dims {
+            let v = self.expr(d)?;
+            let n = self.const_arg(v, d, "a tile dimension")?;
+            if n <= 0 || !(n as u64).is_power_of_two() || n > (1 << 20) {
+                return Err(err(
+                    d,
+                    format!("a tile dimension is a power of two from 1 to 2^20, found {n}"),
+                ));
+            }
+            shape.push(n as u32);
+        }
+        Ok(shape)
+    }
+
     /// `expand_dims(x, axis)` / `x.expand_dims(axis)`: `x` with an extent-1 dimension inserted at
     /// `axis` (Triton's `x[:, None]` is `x.expand_dims(1)`). Tiles have rank 2 at most.
     fn expand_dims(&mut self, v: Val, at: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
@@ -1070,6 +1257,52 @@ impl Lowering {
         }
         let Val::V(id) = v else { unreachable_ptr() };
         self.broadcast(id, &pty.shape, m)
+    }
+}
+
+/// `(e)` → `e`.
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        other => other,
+    }
+}
+
+/// The names that `stmts` assign (`x = …`, `x += …`), in order of first assignment, that are not
+/// bound by a `let` of these statements first (`bound` holds those); nested loops included.
+fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>) {
+    for s in stmts {
+        match s {
+            Stmt::Local(l) => {
+                if let syn::Pat::Ident(pi) = &l.pat {
+                    bound.push(pi.ident.to_string());
+                }
+            }
+            Stmt::Expr(e, _) => {
+                let target = match e {
+                    Expr::Assign(a) => Some(&*a.left),
+                    Expr::Binary(b) if compound(&b.op).is_some() => Some(&*b.left),
+                    Expr::ForLoop(fl) => {
+                        let mut inner = bound.clone();
+                        if let syn::Pat::Ident(pi) = &*fl.pat {
+                            inner.push(pi.ident.to_string());
+                        }
+                        assigned_names(&fl.body.stmts, &mut inner, out);
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(Expr::Path(p)) = target {
+                    if let Some(id) = p.path.get_ident() {
+                        let n = id.to_string();
+                        if !bound.contains(&n) && !out.contains(&n) {
+                            out.push(n);
+                        }
+                    }
+                }
+            }
+            Stmt::Item(_) | Stmt::Macro(_) => {}
+        }
     }
 }
 

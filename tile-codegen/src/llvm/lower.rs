@@ -86,10 +86,18 @@ pub(super) fn lower_kernel<'ctx>(
             .ok_or("a kernel parameter is missing")?;
         l.values[p.index()] = Some(vec![v]);
     }
+    // Read in the entry block, so that every later use (also after a loop) is dominated by it.
+    l.tid()?;
     for (pos, &op) in f.blocks[f.entry().index()].ops.iter().enumerate() {
         l.op(op).map_err(|e| {
+            // The op's line: the body's ops are the lines indented by exactly one level.
             let text = tile_core::ir::print(f);
-            let line = text.lines().nth(pos + 1).map(str::trim).unwrap_or("");
+            let line = text
+                .lines()
+                .filter(|l| l.starts_with("  ") && !l[2..].starts_with([' ', '}', '^']))
+                .nth(pos)
+                .map(str::trim)
+                .unwrap_or("");
             format!("op #{pos} `{line}`: {e}")
         })?;
     }
@@ -343,17 +351,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     fn op(&mut self, id: OpId) -> Result<()> {
         let f = self.f;
         let data = f.op(id);
-        if !data.regions.is_empty() {
-            return Err("ops with regions are not implemented".into());
+        self.current_op = Some(id);
+        if matches!(data.kind, OpKind::For) {
+            return self.for_loop(data);
         }
-        // These change the layout by definition (a dimension dropped or added, or a conversion).
+        // These change the layout by definition (a dimension dropped or added, or a conversion),
+        // or hold several values of their own layouts.
         if !matches!(
             data.kind,
-            OpKind::Reduce { .. } | OpKind::ExpandDims { .. } | OpKind::ConvertLayout
+            OpKind::Reduce { .. }
+                | OpKind::ExpandDims { .. }
+                | OpKind::ConvertLayout
+                | OpKind::Yield
         ) {
             self.check_layouts(data)?;
         }
-        self.current_op = Some(id);
         let result = match &data.kind {
             OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data)?)?]),
             OpKind::ProgramId { axis } => Some(vec![self.sreg("ctaid", *axis)?]),
@@ -426,6 +438,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.builder.build_return(None).llvm()?;
                 None
             }
+            // `for_loop` reads the yielded values; `for` itself never gets here.
+            OpKind::Yield | OpKind::For => None,
         };
         match (result, data.results.first()) {
             (Some(vals), Some(&r)) => {
@@ -444,6 +458,120 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 Err("the op's results do not match its kind".into())
             }
         }
+    }
+
+    /// `for`: a loop over `k = 0 .. trips` with `iv = lb + k · step`, where the trip count
+    /// `max(0, ceil((ub − lb) / step))` is computed in 64 bits (no wrap near `i32::MAX`; a step
+    /// that is not positive runs no iteration). Every scalar a thread holds of a carried value is a
+    /// phi in the loop header, fed by the initial value and by what the body yields.
+    fn for_loop(&mut self, data: &OpData) -> Result<()> {
+        let f = self.f;
+        let ctx = self.context;
+        let (i32_ty, i64_ty) = (ctx.i32_type(), ctx.i64_type());
+        let bound = |me: &Self, i: usize| -> Result<IntValue<'ctx>> {
+            let v = int(*me.operand(data, i)?.first().ok_or("a missing loop bound")?)?;
+            me.builder.build_int_s_extend(v, i64_ty, "").llvm()
+        };
+        let (lb, ub, step) = (bound(self, 0)?, bound(self, 1)?, bound(self, 2)?);
+        let inits: Vec<Vec<BasicValueEnum<'ctx>>> = (3..data.operands.len())
+            .map(|i| self.operand(data, i).map(<[_]>::to_vec))
+            .collect::<Result<_>>()?;
+        let region = *data.regions.first().ok_or("`for` without a body")?;
+        let body = *f.regions[region.index()]
+            .blocks
+            .first()
+            .ok_or("`for` without a body block")?;
+
+        let b = &self.builder;
+        let zero = i64_ty.const_zero();
+        let one = i64_ty.const_int(1, false);
+        let span = b.build_int_sub(ub, lb, "").llvm()?;
+        let runs = b
+            .build_int_compare(IntPredicate::SGT, span, zero, "")
+            .llvm()?;
+        let forward = b
+            .build_int_compare(IntPredicate::SGT, step, zero, "")
+            .llvm()?;
+        let runs = b.build_and(runs, forward, "").llvm()?;
+        let divisor = int(b.build_select(forward, step, one, "").llvm()?)?;
+        let up = b.build_int_add(span, divisor, "").llvm()?;
+        let up = b.build_int_sub(up, one, "").llvm()?;
+        let trips = b.build_int_signed_div(up, divisor, "").llvm()?;
+        let trips = int(b.build_select(runs, trips, zero, "trips").llvm()?)?;
+
+        let function = b
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .ok_or("the builder is not inside a function")?;
+        let pre = b.get_insert_block().ok_or("no insertion block")?;
+        let header = ctx.append_basic_block(function, "loop.header");
+        let body_bb = ctx.append_basic_block(function, "loop.body");
+        let exit = ctx.append_basic_block(function, "loop.exit");
+        b.build_unconditional_branch(header).llvm()?;
+        b.position_at_end(header);
+        let k = b.build_phi(i64_ty, "k").llvm()?;
+        k.add_incoming(&[(&zero, pre)]);
+        let mut phis = Vec::with_capacity(inits.len());
+        for init in &inits {
+            let mut slots = Vec::with_capacity(init.len());
+            for v in init {
+                let phi = b.build_phi(v.get_type(), "carried").llvm()?;
+                phi.add_incoming(&[(v, pre)]);
+                slots.push(phi);
+            }
+            phis.push(slots);
+        }
+        let kv = k.as_basic_value().into_int_value();
+        let more = b
+            .build_int_compare(IntPredicate::SLT, kv, trips, "")
+            .llvm()?;
+        b.build_conditional_branch(more, body_bb, exit).llvm()?;
+
+        b.position_at_end(body_bb);
+        let scaled = b.build_int_mul(kv, divisor, "").llvm()?;
+        let iv = b.build_int_add(lb, scaled, "").llvm()?;
+        let iv = b.build_int_truncate(iv, i32_ty, "iv").llvm()?;
+        let args = &f.blocks[body.index()].args;
+        let current = |slots: &Vec<inkwell::values::PhiValue<'ctx>>| -> Vec<BasicValueEnum<'ctx>> {
+            slots.iter().map(|p| p.as_basic_value()).collect()
+        };
+        self.values[args.first().ok_or("a loop body without arguments")?.index()] =
+            Some(vec![iv.into()]);
+        for (a, slots) in args[1..].iter().zip(&phis) {
+            self.values[a.index()] = Some(current(slots));
+        }
+        let mut yielded: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
+        for &op in &f.blocks[body.index()].ops {
+            let d = f.op(op);
+            if matches!(d.kind, OpKind::Yield) {
+                yielded = (0..d.operands.len())
+                    .map(|i| self.operand(d, i).map(<[_]>::to_vec))
+                    .collect::<Result<_>>()?;
+            } else {
+                self.op(op)?;
+            }
+        }
+        let b = &self.builder;
+        let latch = b.get_insert_block().ok_or("no insertion block")?;
+        let next = b.build_int_add(kv, one, "").llvm()?;
+        k.add_incoming(&[(&next, latch)]);
+        if yielded.len() != phis.len() {
+            return Err("the loop body yields a different number of values".into());
+        }
+        for (slots, vals) in phis.iter().zip(&yielded) {
+            if slots.len() != vals.len() {
+                return Err("a yielded value holds a different number of elements".into());
+            }
+            for (phi, v) in slots.iter().zip(vals) {
+                phi.add_incoming(&[(v, latch)]);
+            }
+        }
+        b.build_unconditional_branch(header).llvm()?;
+        b.position_at_end(exit);
+        for (r, slots) in data.results.iter().zip(&phis) {
+            self.values[r.index()] = Some(current(slots));
+        }
+        Ok(())
     }
 
     /// Refuses ops whose tensor operands and results do not all share one layout.

@@ -80,7 +80,33 @@ pub fn run(f: &mut Function) {
             | OpKind::Cast
             | OpKind::Load { .. }
             | OpKind::Store { .. } => true,
-            OpKind::Constant(_)
+            OpKind::For => {
+                // Each carried value: its initial value, the body's argument, the yielded value
+                // and the result share a layout.
+                let body = d.regions.first().map(|&r| f.regions[r.index()].blocks[0]);
+                if let Some(body) = body {
+                    let args = &f.blocks[body.index()].args;
+                    let yielded = f.blocks[body.index()]
+                        .ops
+                        .last()
+                        .map(|&y| f.op(y).operands.clone())
+                        .unwrap_or_default();
+                    for (i, &init) in d.operands[3..].iter().enumerate() {
+                        if !f.ty(init).is_tensor() {
+                            continue;
+                        }
+                        for other in [args.get(i + 1), yielded.get(i), d.results.get(i)]
+                            .into_iter()
+                            .flatten()
+                        {
+                            classes.join(init, *other);
+                        }
+                    }
+                }
+                false
+            }
+            OpKind::Yield
+            | OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }

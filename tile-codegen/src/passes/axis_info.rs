@@ -11,7 +11,7 @@
 //! constant (`k` = max) and contiguous only trivially (`c` = 1). The facts start from the
 //! parameters' `divisibility` attributes, which a specialization promises at launch.
 
-use tile_core::ir::{BinOp, CmpPred, ConstValue, Elem, Function, OpKind, ValueDef};
+use tile_core::ir::{BinOp, CmpPred, ConstValue, Elem, Function, OpKind};
 
 /// The cap standing for "unbounded".
 pub const UNKNOWN_MAX: u64 = 1 << 30;
@@ -68,6 +68,36 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
     }
     for op in f.walk() {
         let d = f.op(op);
+        if matches!(d.kind, OpKind::For) {
+            // The induction variable `lb + k · step` is a multiple of what divides both; carried
+            // values may be anything.
+            let iv = gcd(
+                info[d.operands[0].index()].divisibility,
+                info[d.operands[2].index()].divisibility,
+            );
+            let unknown = |v: tile_core::ir::ValueId| {
+                if f.ty(v).is_tensor() {
+                    AxisInfo::UNKNOWN
+                } else {
+                    AxisInfo::scalar(1)
+                }
+            };
+            for &region in &d.regions {
+                for &b in &f.regions[region.index()].blocks {
+                    for (i, &a) in f.blocks[b.index()].args.iter().enumerate() {
+                        info[a.index()] = if i == 0 {
+                            AxisInfo::scalar(iv)
+                        } else {
+                            unknown(a)
+                        };
+                    }
+                }
+            }
+            for &r in &d.results {
+                info[r.index()] = unknown(r);
+            }
+            continue;
+        }
         let Some(&r) = d.results.first() else {
             continue;
         };
@@ -226,7 +256,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Store { .. } | OpKind::Return => continue,
+            OpKind::Store { .. } | OpKind::For | OpKind::Yield | OpKind::Return => continue,
         };
         if let Some(&n) = ty.shape.last() {
             out.contiguity = out.contiguity.min(n as u64);
@@ -237,10 +267,5 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
         }
         info[r.index()] = out;
     }
-    // Block arguments other than the parameters (loops, later) stay unknown.
-    debug_assert!(f
-        .values
-        .iter()
-        .all(|v| !matches!(v.def, ValueDef::BlockArg(b, _) if b != f.entry())));
     info
 }

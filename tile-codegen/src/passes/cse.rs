@@ -3,13 +3,25 @@
 
 use std::collections::HashMap;
 
-use tile_core::ir::{Function, OpId, ValueId};
+use tile_core::ir::{BlockId, Function, OpId, ValueId};
 
-/// Runs common-subexpression elimination over the kernel (one block today).
+/// Runs common-subexpression elimination over the kernel. An op in a loop body may be replaced
+/// by an identical op before it in the body or in an enclosing block, never the other way round:
+/// what a body defines is not visible after it.
 pub fn run(f: &mut Function) {
-    let mut seen: HashMap<String, OpId> = HashMap::new();
-    for op in f.walk() {
-        let d = f.op(op);
+    let entry = f.entry();
+    block(f, entry, &mut HashMap::new());
+}
+
+fn block(f: &mut Function, b: BlockId, seen: &mut HashMap<String, OpId>) {
+    let ops = f.blocks[b.index()].ops.clone();
+    for op in ops {
+        let d = f.op(op).clone();
+        for &r in &d.regions {
+            for inner in f.regions[r.index()].blocks.clone() {
+                block(f, inner, &mut seen.clone());
+            }
+        }
         if !d.kind.is_pure() || !d.regions.is_empty() {
             continue;
         }

@@ -328,6 +328,14 @@ pub enum OpKind {
         /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
         vec: u32,
     },
+    /// `for %lb, %ub, %step, %init…`: runs its one-block body region for `iv = lb, lb + step, …`
+    /// while `iv < ub` (`step` > 0; no iteration when `lb >= ub`). The body's arguments are `iv`
+    /// (`i32`) and the loop-carried values, which start as the `init` operands; the body ends with
+    /// `yield` of their next values. The op's results are the carried values after the last
+    /// iteration (the `init` values when there was none).
+    For,
+    /// Ends a loop body, giving the carried values of the next iteration.
+    Yield,
     /// Ends the kernel.
     Return,
 }
@@ -354,14 +362,18 @@ impl OpKind {
             OpKind::Reduce { .. } => "reduce",
             OpKind::Load { .. } => "load",
             OpKind::Store { .. } => "store",
+            OpKind::For => "for",
+            OpKind::Yield => "yield",
             OpKind::Return => "return",
         }
     }
 
-    /// How many results the op has.
-    pub fn num_results(&self) -> usize {
-        match self {
-            OpKind::Store { .. } | OpKind::Return => 0,
+    /// How many results the op has, when its kind fixes it: `None` for `for`, which has one per
+    /// carried value.
+    pub fn num_results(&self) -> Option<usize> {
+        Some(match self {
+            OpKind::For => return None,
+            OpKind::Store { .. } | OpKind::Return | OpKind::Yield => 0,
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
@@ -379,14 +391,14 @@ impl OpKind {
             | OpKind::Cast
             | OpKind::Reduce { .. }
             | OpKind::Load { .. } => 1,
-        }
+        })
     }
 
     /// True when the op has no effect besides its results (so it may be removed when they are
     /// unused, or merged with an identical op).
     pub fn is_pure(&self) -> bool {
         match self {
-            OpKind::Store { .. } | OpKind::Return => false,
+            OpKind::Store { .. } | OpKind::Return | OpKind::For | OpKind::Yield => false,
             // A load reads memory that a store in the same program may change; treat it as impure
             // for CSE purposes.
             OpKind::Load { .. } => false,

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::function::{BlockId, Function, ParamAttrs, ValueId};
+use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
 use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 use super::types::{BlockedLayout, DType, Elem, Layout, SliceLayout, Type};
 
@@ -30,22 +30,44 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Parses one kernel.
-pub fn parse(text: &str) -> Result<Function, ParseError> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut idx = 0;
-    let next_line = |idx: &mut usize| -> Option<(usize, &str)> {
-        while *idx < lines.len() {
-            let l = lines[*idx];
-            *idx += 1;
+/// The non-blank, non-comment lines of the text, read one at a time.
+struct Lines<'a> {
+    lines: Vec<&'a str>,
+    idx: usize,
+}
+
+impl<'a> Lines<'a> {
+    /// The next line and its 1-based number.
+    fn next_line(&mut self) -> Option<(usize, &'a str)> {
+        while self.idx < self.lines.len() {
+            let l = self.lines[self.idx];
+            self.idx += 1;
             let t = l.trim();
             if !t.is_empty() && !t.starts_with("//") {
-                return Some((*idx, l));
+                return Some((self.idx, l));
             }
         }
         None
+    }
+
+    /// The next line, or an error saying what was expected instead of the end of the input.
+    fn expect_line(&mut self, what: &str) -> Result<(usize, &'a str), ParseError> {
+        let last = self.lines.len();
+        self.next_line().ok_or(ParseError {
+            line: last,
+            col: 1,
+            msg: format!("expected {what}, found end of input"),
+        })
+    }
+}
+
+/// Parses one kernel.
+pub fn parse(text: &str) -> Result<Function, ParseError> {
+    let mut lines = Lines {
+        lines: text.lines().collect(),
+        idx: 0,
     };
-    let (hline, header) = next_line(&mut idx).ok_or(ParseError {
+    let (hline, header) = lines.next_line().ok_or(ParseError {
         line: 1,
         col: 1,
         msg: "expected `kernel @name(...)`, found end of input".into(),
@@ -101,20 +123,14 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         }
     }
     let block: BlockId = f.entry();
-    loop {
-        let (ln, line) = next_line(&mut idx).ok_or(ParseError {
-            line: lines.len(),
-            col: 1,
-            msg: "expected `}` closing the kernel, found end of input".into(),
-        })?;
-        let mut c = Cursor::new(line, ln);
-        if c.eat("}") {
-            c.end()?;
-            break;
-        }
-        parse_op(&mut c, &mut f, block, &mut names)?;
-    }
-    if let Some((ln, _)) = next_line(&mut idx) {
+    parse_block(
+        &mut lines,
+        &mut f,
+        block,
+        &mut names,
+        "`}` closing the kernel",
+    )?;
+    if let Some((ln, _)) = lines.next_line() {
         return Err(ParseError {
             line: ln,
             col: 1,
@@ -124,12 +140,71 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
     Ok(f)
 }
 
+/// Parses ops into `block` up to and including a line `}`.
+fn parse_block(
+    lines: &mut Lines<'_>,
+    f: &mut Function,
+    block: BlockId,
+    names: &mut HashMap<String, ValueId>,
+    closing: &str,
+) -> Result<(), ParseError> {
+    loop {
+        let (ln, line) = lines.expect_line(closing)?;
+        let mut c = Cursor::new(line, ln);
+        if c.eat("}") {
+            return c.end();
+        }
+        let op = parse_op(&mut c, f, block, names)?;
+        if let Some(op) = op {
+            parse_region(lines, f, op, names)?;
+        }
+    }
+}
+
+/// Parses the region of `op` (whose line ended with `{`): a line `^bb0(%a: T, …):`, the block's
+/// ops, and the closing `}`.
+fn parse_region(
+    lines: &mut Lines<'_>,
+    f: &mut Function,
+    op: OpId,
+    names: &mut HashMap<String, ValueId>,
+) -> Result<(), ParseError> {
+    let (ln, line) = lines.expect_line("`^bb0(…):` opening a region")?;
+    let mut c = Cursor::new(line, ln);
+    c.expect("^bb0(")?;
+    let region = f.new_region();
+    let block = f.new_block(region);
+    if !c.eat(")") {
+        loop {
+            let col = c.col();
+            c.expect("%")?;
+            let n = format!("%{}", c.ident()?);
+            if names.contains_key(&n) {
+                return Err(c.err_at(col, format!("value `{n}` is defined twice")));
+            }
+            c.expect(":")?;
+            let ty = c.ty()?;
+            let v = f.add_block_arg(block, ty);
+            names.insert(n, v);
+            if c.eat(")") {
+                break;
+            }
+            c.expect(",")?;
+        }
+    }
+    c.expect(":")?;
+    c.end()?;
+    f.ops[op.index()].regions.push(region);
+    parse_block(lines, f, block, names, "`}` closing a region")
+}
+
+/// Parses one op line into `block`; returns the op when the line ends with `{` (a region follows).
 fn parse_op(
     c: &mut Cursor<'_>,
     f: &mut Function,
     block: BlockId,
     names: &mut HashMap<String, ValueId>,
-) -> Result<(), ParseError> {
+) -> Result<Option<OpId>, ParseError> {
     let mut result_names = Vec::new();
     if c.peek_is("%") {
         loop {
@@ -230,6 +305,8 @@ fn parse_op(
             }
         }
         "return" => OpKind::Return,
+        "for" => OpKind::For,
+        "yield" => OpKind::Yield,
         other => {
             if let Some(b) = BinOp::ALL.into_iter().find(|b| b.name() == other) {
                 OpKind::Binary(b)
@@ -266,6 +343,7 @@ fn parse_op(
             }
         }
     }
+    let has_region = c.eat("{");
     c.end()?;
     if types.len() != result_names.len() {
         return Err(c.err_at(
@@ -277,15 +355,13 @@ fn parse_op(
             ),
         ));
     }
-    if kind.num_results() != result_names.len() {
-        return Err(c.err_at(
-            name_col,
-            format!(
-                "`{opname}` has {} result(s), found {}",
-                kind.num_results(),
-                result_names.len()
-            ),
-        ));
+    if let Some(n) = kind.num_results() {
+        if n != result_names.len() {
+            return Err(c.err_at(
+                name_col,
+                format!("`{opname}` has {n} result(s), found {}", result_names.len()),
+            ));
+        }
     }
     let kind = match (kind, literal) {
         (OpKind::Constant(_), Some((text, col))) => {
@@ -315,7 +391,7 @@ fn parse_op(
     for ((n, _), &v) in result_names.iter().zip(&f.op(op).results) {
         names.insert(n.clone(), v);
     }
-    Ok(())
+    Ok(has_region.then_some(op))
 }
 
 /// A cursor over one line.

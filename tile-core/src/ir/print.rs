@@ -10,6 +10,9 @@
 //!   return
 //! }
 //! ```
+//!
+//! An op with a region (a `for`) ends its line with `{`; the region's block follows as
+//! `^bb0(%i: i32, %acc: f32):` and its ops, one level deeper, then a line `}`.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -119,7 +122,9 @@ impl Printer<'_> {
                     let _ = write!(line, " {{vec = {vec}}}");
                 }
             }
-            OpKind::Splat
+            OpKind::For
+            | OpKind::Yield
+            | OpKind::Splat
             | OpKind::Broadcast
             | OpKind::ConvertLayout
             | OpKind::Binary(_)
@@ -138,10 +143,42 @@ impl Printer<'_> {
             let tys: Vec<String> = op.results.iter().map(|&r| f.ty(r).to_string()).collect();
             let _ = write!(line, " : {}", tys.join(", "));
         }
+        if !op.regions.is_empty() {
+            line.push_str(" {");
+        }
         self.out.push_str(&line);
         self.out.push('\n');
         for &r in &op.regions {
-            self.region_body(r, depth + 1);
+            self.nested_region(r, depth);
+        }
+        if !op.regions.is_empty() {
+            let _ = writeln!(self.out, "{}}}", "  ".repeat(depth));
+        }
+    }
+
+    /// An op's region: each block's arguments on a line `^bbN(%a: T, …):`, then its ops indented.
+    fn nested_region(&mut self, r: RegionId, depth: usize) {
+        let f = self.f;
+        for (bi, &b) in f.regions[r.index()].blocks.iter().enumerate() {
+            let args: Vec<String> = f.blocks[b.index()]
+                .args
+                .iter()
+                .map(|&a| {
+                    let n = format!("%{}", self.next);
+                    self.next += 1;
+                    self.names.insert(a, n.clone());
+                    format!("{n}: {}", f.ty(a))
+                })
+                .collect();
+            let _ = writeln!(
+                self.out,
+                "{}^bb{bi}({}):",
+                "  ".repeat(depth),
+                args.join(", ")
+            );
+            for &op in &f.blocks[b.index()].ops {
+                self.op(op, depth + 1);
+            }
         }
     }
 }

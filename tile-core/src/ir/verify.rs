@@ -4,8 +4,9 @@
 //!
 //! Invariants (each has a negative test in `tile-core/tests/verifier.rs`):
 //!
-//! 1. **dominance** — every operand is defined before its use: a kernel parameter, or the result of
-//!    an earlier op of the same block.
+//! 1. **dominance** — every operand is defined before its use: a kernel parameter, a block
+//!    argument or op result of an enclosing loop body, or the result of an earlier op of the same
+//!    block or of a block enclosing it.
 //! 2. **operands** — each op has the number of operands its kind takes (`load`: 1 or 3, `store`:
 //!    2 or 3, others fixed), and the number of results its kind defines.
 //! 3. **shapes** — a tensor type has rank 1 to 4, each dimension a power of two; scalars have no
@@ -26,7 +27,8 @@
 //! 11. **load / store** — a pointer operand; the value has the pointee element type and the
 //!     pointer's shape; a mask is `i1` of that shape; `other` has the value's type; `vec` is a power
 //!     of two that divides the elements each thread holds contiguously.
-//! 12. **return** — exactly one, the last op of the kernel's body, without operands.
+//! 12. **return** — exactly one, the last op of the kernel's body, without operands; the body is
+//!     one block.
 //! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
 //!     pointers), one name and one set of facts each, divisibility a power of two.
 //! 14. **math** — a float math function takes its arity's operands of one `f32` type (also
@@ -43,10 +45,16 @@
 //! 18. **broadcast** — a tensor operand of the result's rank and element type whose every
 //!     dimension is 1 or the result's; one layout for both.
 //! 19. **convert_layout** — GPU level only: the operand and the result differ only in layout.
+//! 20. **for** — operands: `i32` lower bound, upper bound and step, then the carried values'
+//!     initial values; one result per carried value, of its type; one region of one block whose
+//!     arguments are the `i32` induction variable and the carried values, ending with `yield` of
+//!     one value per carried value, of its type. Values defined in the body are not used after
+//!     the loop (dominance, rule 1), and only `for` owns a region.
+//! 21. **yield** — only as the last op of a loop body.
 
 use std::fmt;
 
-use super::function::{Function, OpId, ValueDef, ValueId};
+use super::function::{BlockId, Function, OpId, ValueDef, ValueId};
 use super::ops::{ConstValue, OpKind, UnOp};
 use super::print::print;
 use super::types::{DType, Elem, Layout, Type};
@@ -132,7 +140,13 @@ impl Verifier<'_> {
         let f = self.f;
         // Op lines for messages: the printed body, one line per op, in program order.
         let text = print(f);
-        self.op_lines = text.lines().skip(1).map(|l| l.trim().to_string()).collect();
+        self.op_lines = text
+            .lines()
+            .skip(1)
+            .map(str::trim)
+            .filter(|l| !l.starts_with('^') && *l != "}")
+            .map(str::to_string)
+            .collect();
 
         if !(1..=32).contains(&f.num_warps) || !f.num_warps.is_power_of_two() {
             self.kernel_err(format!(
@@ -177,59 +191,103 @@ impl Verifier<'_> {
             ));
         }
 
-        let order = f.walk();
         let mut defined: Vec<bool> = vec![false; f.values.len()];
         for &p in f.params() {
             defined[p.index()] = true;
         }
         let body_ops = &f.blocks[f.entry().index()].ops;
-        for (pos, &op) in order.iter().enumerate() {
-            let data = f.op(op);
-            for (i, &o) in data.operands.iter().enumerate() {
-                if o.index() >= f.values.len() || !defined[o.index()] {
-                    self.err(pos, format!("operand #{i} is used before it is defined"));
-                }
-            }
-            if data.results.len() != data.kind.num_results() {
-                self.err(
-                    pos,
-                    format!(
-                        "`{}` defines {} result(s), found {}",
-                        data.kind.name(),
-                        data.kind.num_results(),
-                        data.results.len()
-                    ),
-                );
-            }
-            for &r in &data.results {
-                if f.values[r.index()].def
-                    != ValueDef::OpResult(
-                        op,
-                        data.results.iter().position(|&x| x == r).unwrap_or(0) as u32,
-                    )
-                {
-                    self.err(pos, "a result does not point back at its op".into());
-                }
-                let ty = f.ty(r).clone();
-                self.check_type(pos, &ty);
-                defined[r.index()] = true;
-            }
-            if matches!(data.kind, OpKind::Return) && body_ops.last() != Some(&op) {
-                self.err(
-                    pos,
-                    "`return` must be the last op of the kernel's body".into(),
-                );
-            }
-            // Operand errors already reported; typing would only cascade.
-            if data.operands.iter().all(|o| o.index() < f.values.len()) {
-                self.check_op(pos, op);
-            }
+        if f.regions[f.body.index()].blocks.len() != 1 {
+            self.kernel_err("the kernel's body must have exactly one block".into());
         }
+        let mut pos = 0;
+        self.check_block(f.entry(), &mut pos, &mut defined);
         if !body_ops
             .last()
             .is_some_and(|&op| matches!(f.op(op).kind, OpKind::Return))
         {
             self.kernel_err("the kernel's body does not end with `return`".into());
+        }
+    }
+
+    /// Checks the ops of `block` in order (and the regions they own), `pos` counting ops in
+    /// program order; `defined` holds the values in scope, and what a region defines leaves the
+    /// scope with it.
+    fn check_block(&mut self, block: BlockId, pos: &mut usize, defined: &mut Vec<bool>) {
+        let f = self.f;
+        let body_ops = &f.blocks[f.entry().index()].ops;
+        for &op in &f.blocks[block.index()].ops {
+            let here = *pos;
+            *pos += 1;
+            let data = f.op(op);
+            for (i, &o) in data.operands.iter().enumerate() {
+                if o.index() >= f.values.len() || !defined[o.index()] {
+                    self.err(here, format!("operand #{i} is used before it is defined"));
+                }
+            }
+            if let Some(n) = data.kind.num_results() {
+                if data.results.len() != n {
+                    self.err(
+                        here,
+                        format!(
+                            "`{}` defines {n} result(s), found {}",
+                            data.kind.name(),
+                            data.results.len()
+                        ),
+                    );
+                }
+            }
+            if matches!(data.kind, OpKind::Return) && body_ops.last() != Some(&op) {
+                self.err(
+                    here,
+                    "`return` must be the last op of the kernel's body".into(),
+                );
+            }
+            if matches!(data.kind, OpKind::Yield) {
+                let last_of_loop =
+                    f.blocks[block.index()].ops.last() == Some(&op) && block != f.entry();
+                if !last_of_loop {
+                    self.err(here, "`yield` must be the last op of a loop body".into());
+                }
+            }
+            if data.regions.len() != usize::from(matches!(data.kind, OpKind::For)) {
+                self.err(
+                    here,
+                    format!(
+                        "`{}` owns {} region(s); only `for` owns one",
+                        data.kind.name(),
+                        data.regions.len()
+                    ),
+                );
+            }
+            // Operand errors already reported; typing would only cascade.
+            if data.operands.iter().all(|o| o.index() < f.values.len()) {
+                self.check_op(here, op);
+            }
+            for &r in &data.regions {
+                let blocks = &f.regions[r.index()].blocks;
+                if blocks.len() != 1 {
+                    self.err(here, "a loop body must have exactly one block".into());
+                }
+                for &b in blocks {
+                    let before = defined.clone();
+                    for &a in &f.blocks[b.index()].args {
+                        let ty = f.ty(a).clone();
+                        self.check_type(here, &ty);
+                        defined[a.index()] = true;
+                    }
+                    self.check_block(b, pos, defined);
+                    // Values of the region are not visible after it.
+                    *defined = before;
+                }
+            }
+            for (i, &r) in data.results.iter().enumerate() {
+                if f.values[r.index()].def != ValueDef::OpResult(op, i as u32) {
+                    self.err(here, "a result does not point back at its op".into());
+                }
+                let ty = f.ty(r).clone();
+                self.check_type(here, &ty);
+                defined[r.index()] = true;
+            }
         }
     }
 
@@ -638,6 +696,59 @@ impl Verifier<'_> {
                     self.err(pos, "`convert_layout` exists only at the GPU level".into());
                 }
             }
+            OpKind::For => {
+                if ops.len() < 3 {
+                    return arity_err(self, "3 or more");
+                }
+                for (i, what) in ["lower bound", "upper bound", "step"].iter().enumerate() {
+                    if *self.ty(ops[i]) != Type::scalar(DType::I32) {
+                        self.err(pos, format!("the {what} of `for` must be `i32`"));
+                    }
+                }
+                let carried: Vec<Type> = ops[3..].iter().map(|&o| self.ty(o).clone()).collect();
+                let results: Vec<Type> = data.results.iter().map(|&r| f.ty(r).clone()).collect();
+                if results != carried {
+                    self.err(
+                        pos,
+                        "the results of `for` must have the types of its carried values".into(),
+                    );
+                }
+                let Some(&region) = data.regions.first() else {
+                    return;
+                };
+                let Some(&body) = f.regions[region.index()].blocks.first() else {
+                    return;
+                };
+                let args: Vec<Type> = f.blocks[body.index()]
+                    .args
+                    .iter()
+                    .map(|&a| f.ty(a).clone())
+                    .collect();
+                let mut want_args = vec![Type::scalar(DType::I32)];
+                want_args.extend(carried.iter().cloned());
+                if args != want_args {
+                    self.err(
+                        pos,
+                        "the body's arguments must be the `i32` induction variable and the carried values".into(),
+                    );
+                }
+                let last = f.blocks[body.index()].ops.last().map(|&o| f.op(o));
+                match last {
+                    Some(y) if matches!(y.kind, OpKind::Yield) => {
+                        let yielded: Vec<Type> =
+                            y.operands.iter().map(|&o| f.ty(o).clone()).collect();
+                        if yielded != carried {
+                            self.err(
+                                pos,
+                                "`yield` must give one value of each carried value's type".into(),
+                            );
+                        }
+                    }
+                    _ => self.err(pos, "the body of `for` must end with `yield`".into()),
+                }
+            }
+            // Checked where the loop is (`for`) and where it sits (the last op of a loop body).
+            OpKind::Yield => {}
             OpKind::Return => {
                 if !want(&[0]) {
                     arity_err(self, "0")

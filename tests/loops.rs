@@ -1,0 +1,78 @@
+//! `for` loops on the interpreter: rows longer than one tile (carried tiles and scalars),
+//! nested loops, 2-D carried tiles, against Rust references on awkward sizes.
+
+mod common;
+
+use common::{blocked_row_sums, layernorm_looped, Rng};
+use tile::prelude::*;
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = Rng(seed);
+    (0..n).map(|_| 2.0 * r.f32()).collect()
+}
+
+#[test]
+fn layernorm_of_rows_longer_than_a_tile() {
+    // 256-wide tiles: rows of 1 element, one partial tile, exactly one, several plus a remainder.
+    for (rows, n) in [(1, 1), (3, 17), (2, 256), (5, 257), (2, 1000), (1, 4099)] {
+        let x = random(rows * n, 21);
+        let w = random(n, 22);
+        let b = random(n, 23);
+        let mut out = vec![f32::NAN; rows * n];
+        layernorm_looped::launch(
+            &Device::interpreter(),
+            Grid::x(rows as u32),
+            &x,
+            &w,
+            &b,
+            &mut out,
+            rows as i32,
+            n as i32,
+            1e-5,
+        )
+        .unwrap();
+        for i in 0..rows {
+            let row = &x[i * n..(i + 1) * n];
+            let m = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
+            let var = row.iter().map(|&v| (v as f64 - m).powi(2)).sum::<f64>() / n as f64;
+            let r = 1.0 / (var + 1e-5).sqrt();
+            for j in 0..n {
+                let want = (row[j] as f64 - m) * r * w[j] as f64 + b[j] as f64;
+                let got = out[i * n + j] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                    "{rows}x{n} [{i}][{j}]: {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn nested_loops_and_carried_2d_tiles() {
+    for (rows, cols) in [(1, 1), (8, 64), (9, 65), (17, 1), (3, 300)] {
+        let x = random(rows * cols, 31);
+        let mut out = vec![f32::NAN; rows];
+        let mut iout = vec![-1; rows];
+        blocked_row_sums::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(rows, 8)),
+            &x,
+            &mut out,
+            &mut iout,
+            rows as i32,
+            cols as i32,
+        )
+        .unwrap();
+        // steps = Σ over column blocks j of (0 + j) + (1 + j).
+        let steps: i32 = (0..cols as i32).step_by(64).map(|j| 2 * j + 1).sum();
+        for i in 0..rows {
+            let want: f64 = x[i * cols..(i + 1) * cols].iter().map(|&v| v as f64).sum();
+            assert!(
+                (out[i] as f64 - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                "{rows}x{cols} row {i}"
+            );
+            assert_eq!(iout[i], steps, "{rows}x{cols} row {i}");
+        }
+    }
+}
