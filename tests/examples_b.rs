@@ -136,7 +136,7 @@ fn layernorm_ref(x: &[f32], w: &[f32], b: &[f32], n: usize, eps: f64) -> Vec<f64
 fn layernorm_case<T: LayerNorm + Half>(name: &str, seed: u64, tol: f64) {
     let d = dev();
     let eps = 1e-5f32;
-    for (rows, n) in shapes(seed, 65536) {
+    for (rows, n) in shapes(seed, 100_003) {
         let mut r = Rng::new(seed ^ (rows * 7919 + n) as u64);
         let x = r.vec(rows * n, -3.0, 5.0, T::of);
         let w = r.vec(n, -1.5, 1.5, T::of);
@@ -183,12 +183,14 @@ fn layernorm_f16() {
 }
 
 #[test]
-fn layernorm_rejects_rows_wider_than_the_widest_tile() {
+fn layernorm_rejects_buffers_shorter_than_the_rows() {
     let d = dev();
     let x = d.upload(&vec![0.0f32; 65537]).unwrap();
     let w = d.upload(&vec![0.0f32; 65537]).unwrap();
     let mut y = d.upload(&vec![0.0f32; 65537]).unwrap();
-    assert!(f32::fused(&d, &x, &w, &w, &mut y, 1, 65537, 1e-5).is_err());
+    // One row of 65537 fits; two do not (the looped kernel takes any row length, not any buffer).
+    assert!(f32::fused(&d, &x, &w, &w, &mut y, 1, 65537, 1e-5).is_ok());
+    assert!(f32::fused(&d, &x, &w, &w, &mut y, 2, 65537, 1e-5).is_err());
 }
 
 fn add_rmsnorm_case<T: AddRmsNorm + Half>(name: &str, seed: u64) {
@@ -286,10 +288,9 @@ fn ir_round_trips_for_every_kernel() {
     }
 }
 
-/// Every variant of every kernel above assembles with ptxas for each target, printing registers and
-/// spills (`cargo test --test examples_b -- --nocapture`); skipped when there is no ptxas. Only the
-/// layer-norm row kernels of 16384 and 65536 columns may spill: 65536 f32 values are a whole SM's
-/// register file (64 per thread at 32 warps, where the limit is 64 registers).
+/// Every variant of every kernel above assembles with ptxas for each target without spills,
+/// printing registers (`cargo test --test examples_b -- --nocapture`); skipped when there is no
+/// ptxas.
 #[test]
 fn every_variant_assembles() {
     let Some(ptxas) = tile_codegen::ptxas::find() else {
@@ -297,8 +298,6 @@ fn every_variant_assembles() {
         return;
     };
     for k in all_kernels() {
-        let may_spill =
-            k.name.starts_with("ln_") && (k.name.ends_with("_16384") || k.name.ends_with("_65536"));
         for (vi, v) in k.variants.iter().enumerate() {
             for t in v.targets {
                 let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.arch)
@@ -308,7 +307,7 @@ fn every_variant_assembles() {
                     k.name, t.arch, v.num_warps, r.registers, r.spill_stores, r.spill_loads
                 );
                 assert!(
-                    may_spill || !r.spills(),
+                    !r.spills(),
                     "{} v{vi} {} spills:\n{}",
                     k.name,
                     t.arch,

@@ -3,8 +3,9 @@
 //! load, mean, variance, normalize, scale and shift, store) and the unfused form PyTorch eager
 //! would run: row mean, row variance (one program per row), then normalize and scale-and-shift as
 //! element-wise broadcast kernels (one program per row and 1024 columns); the per-row statistics
-//! and the normalized rows go through memory. The language has no loops yet, so a reduced row fits
-//! one tile: one instance per tile width, chosen by the row length.
+//! and the normalized rows go through memory. Rows of up to 4096 elements are one tile (one instance
+//! per tile width, chosen by the row length); wider rows loop over 8192-wide tiles (three passes
+//! over the row: sum, squared deviations, normalize), so any row length works.
 
 use tile::prelude::*;
 
@@ -45,6 +46,66 @@ macro_rules! layernorm_kernels {
     )*};
 }
 
+macro_rules! wide_kernels {
+    ($($t:ident: $fused:ident, $mean:ident, $var:ident;)*) => {$(
+        #[tile_kernel(num_warps = 16)]
+        /// Fused layer norm of each row, any length: three loops over `BLOCK`-wide slices of the
+        /// row (mean, variance about it, normalize); the second and third passes mostly hit L2.
+        pub fn $fused(x: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<8192>) {
+            let row = program_id(0) * n;
+            let cols = arange(0, BLOCK);
+            let mut acc = zeros(BLOCK);
+            for off in (0..n).step_by(BLOCK) {
+                let c = off + cols;
+                acc += load(x + row + c, c < n) as f32;
+            }
+            let mean = acc.sum() / (n as f32);
+            let mut sq = zeros(BLOCK);
+            for off in (0..n).step_by(BLOCK) {
+                let c = off + cols;
+                let d = select(c < n, (load(x + row + c, c < n) as f32) - mean, 0.0);
+                sq += d * d;
+            }
+            let rstd = 1.0 / sqrt(sq.sum() / (n as f32) + eps);
+            for off in (0..n).step_by(BLOCK) {
+                let c = off + cols;
+                let m = c < n;
+                let d = (load(x + row + c, m) as f32) - mean;
+                let out = d * rstd * (load(w + c, m) as f32) + load(b + c, m) as f32;
+                store(y + row + c, out as $t, m);
+            }
+        }
+
+        #[tile_kernel(num_warps = 16)]
+        /// Unfused step 1 for any row length: the mean of each row (f32).
+        pub fn $mean(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<8192>) {
+            let row = program_id(0) * n;
+            let cols = arange(0, BLOCK);
+            let mut acc = zeros(BLOCK);
+            for off in (0..n).step_by(BLOCK) {
+                let c = off + cols;
+                acc += load(x + row + c, c < n) as f32;
+            }
+            store(mean + program_id(0), acc.sum() / (n as f32));
+        }
+
+        #[tile_kernel(num_warps = 16)]
+        /// Unfused step 2 for any row length: the variance of each row about its mean (f32).
+        pub fn $var(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<8192>) {
+            let row = program_id(0) * n;
+            let cols = arange(0, BLOCK);
+            let m = load(mean + program_id(0));
+            let mut sq = zeros(BLOCK);
+            for off in (0..n).step_by(BLOCK) {
+                let c = off + cols;
+                let d = select(c < n, (load(x + row + c, c < n) as f32) - m, 0.0);
+                sq += d * d;
+            }
+            store(var + program_id(0), sq.sum() / (n as f32));
+        }
+    )*};
+}
+
 macro_rules! elementwise_kernels {
     ($($t:ident: $norm:ident, $affine:ident;)*) => {$(
         #[tile_kernel]
@@ -74,21 +135,19 @@ macro_rules! elementwise_kernels {
 layernorm_kernels! {
     f32, 1024, 4: ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
     f32, 4096, 8: ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
-    f32, 16384, 16: ln_f32_16384, ln_mean_f32_16384, ln_var_f32_16384;
-    f32, 65536, 32: ln_f32_65536, ln_mean_f32_65536, ln_var_f32_65536;
     f16, 1024, 4: ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
     f16, 4096, 8: ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
-    f16, 16384, 16: ln_f16_16384, ln_mean_f16_16384, ln_var_f16_16384;
-    f16, 65536, 32: ln_f16_65536, ln_mean_f16_65536, ln_var_f16_65536;
+}
+
+wide_kernels! {
+    f32: ln_f32_wide, ln_mean_f32_wide, ln_var_f32_wide;
+    f16: ln_f16_wide, ln_mean_f16_wide, ln_var_f16_wide;
 }
 
 elementwise_kernels! {
     f32: ln_norm_f32, ln_affine_f32;
     f16: ln_norm_f16, ln_affine_f16;
 }
-
-/// The tile widths, narrowest first; a row of `n` uses the first that holds it.
-pub const WIDTHS: [i32; 4] = [1024, 4096, 16384, 65536];
 
 /// Every kernel of this example.
 #[allow(dead_code)]
@@ -99,12 +158,10 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     specs! {
         ln_f32_1024 ln_mean_f32_1024 ln_var_f32_1024
         ln_f32_4096 ln_mean_f32_4096 ln_var_f32_4096
-        ln_f32_16384 ln_mean_f32_16384 ln_var_f32_16384
-        ln_f32_65536 ln_mean_f32_65536 ln_var_f32_65536
+        ln_f32_wide ln_mean_f32_wide ln_var_f32_wide
         ln_f16_1024 ln_mean_f16_1024 ln_var_f16_1024
         ln_f16_4096 ln_mean_f16_4096 ln_var_f16_4096
-        ln_f16_16384 ln_mean_f16_16384 ln_var_f16_16384
-        ln_f16_65536 ln_mean_f16_65536 ln_var_f16_65536
+        ln_f16_wide ln_mean_f16_wide ln_var_f16_wide
         ln_norm_f32 ln_affine_f32 ln_norm_f16 ln_affine_f16
     }
 }
@@ -121,7 +178,7 @@ pub struct Scratch<T> {
 
 /// The element types layer norm runs on, with the launchers of both forms.
 pub trait LayerNorm: tile::Element {
-    /// Fused layer norm of `rows` rows of `n` (`n` ≤ 65536), choosing the kernel by `n`.
+    /// Fused layer norm of `rows` rows of `n`, choosing the kernel by `n`.
     #[allow(clippy::too_many_arguments)]
     fn fused(
         dev: &Device,
@@ -148,49 +205,43 @@ pub trait LayerNorm: tile::Element {
     ) -> Result<(), Error>;
 }
 
-fn too_wide(n: i32) -> Error {
-    Error::Args(format!(
-        "layer norm: rows of {n} elements exceed the widest tile ({})",
-        WIDTHS[3]
-    ))
-}
-
 macro_rules! layernorm_impl {
-    ($t:ty, $norm:ident, $affine:ident; $($block:literal => $fused:ident, $mean:ident, $var:ident;)*) => {
+    ($t:ty, $norm:ident, $affine:ident, $wide:ident, $wmean:ident, $wvar:ident; $($block:literal => $fused:ident, $mean:ident, $var:ident;)*) => {
         impl LayerNorm for $t {
             fn fused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
                 let g = Grid::x(rows.max(0) as u32);
                 $(if n <= $block {
                     return $fused::launch(dev, g, x, w, b, y, rows, n, eps);
                 })*
-                Err(too_wide(n))
+                $wide::launch(dev, g, x, w, b, y, rows, n, eps)
             }
 
             fn unfused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, s: &mut Scratch<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
                 let g = Grid::x(rows.max(0) as u32);
-                $(if n <= $block {
+                let mut stats = false;
+                $(if !stats && n <= $block {
                     $mean::launch(dev, g, x, &mut s.mean, rows, n)?;
                     $var::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
-                    let ge = Grid::xy(rows.max(0) as u32, cdiv(n, 1024));
-                    $norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
-                    return $affine::launch(dev, ge, &s.xhat, w, b, y, rows, n);
+                    stats = true;
                 })*
-                Err(too_wide(n))
+                if !stats {
+                    $wmean::launch(dev, g, x, &mut s.mean, rows, n)?;
+                    $wvar::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
+                }
+                let ge = Grid::xy(rows.max(0) as u32, cdiv(n, 1024));
+                $norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
+                $affine::launch(dev, ge, &s.xhat, w, b, y, rows, n)
             }
         }
     };
 }
 
-layernorm_impl! { f32, ln_norm_f32, ln_affine_f32;
+layernorm_impl! { f32, ln_norm_f32, ln_affine_f32, ln_f32_wide, ln_mean_f32_wide, ln_var_f32_wide;
     1024 => ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
     4096 => ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
-    16384 => ln_f32_16384, ln_mean_f32_16384, ln_var_f32_16384;
-    65536 => ln_f32_65536, ln_mean_f32_65536, ln_var_f32_65536;
 }
 
-layernorm_impl! { f16, ln_norm_f16, ln_affine_f16;
+layernorm_impl! { f16, ln_norm_f16, ln_affine_f16, ln_f16_wide, ln_mean_f16_wide, ln_var_f16_wide;
     1024 => ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
     4096 => ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
-    16384 => ln_f16_16384, ln_mean_f16_16384, ln_var_f16_16384;
-    65536 => ln_f16_65536, ln_mean_f16_65536, ln_var_f16_65536;
 }
