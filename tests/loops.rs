@@ -76,3 +76,27 @@ fn nested_loops_and_carried_2d_tiles() {
         }
     }
 }
+
+#[test]
+fn dot_in_a_loop_is_the_ordered_fma_chain() {
+    use common::matmul_f16;
+    for (m, n, k) in [(1, 1, 1), (32, 32, 16), (33, 17, 40), (5, 70, 3)] {
+        let mut r = Rng((m * 100 + n * 10 + k) as u64);
+        let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
+        let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();
+        let c0: Vec<f32> = (0..m * n).map(|_| r.f32()).collect();
+        let mut c = c0.clone();
+        let grid = Grid::xy(cdiv(m, 32), cdiv(n, 32));
+        let dev = Device::interpreter();
+        matmul_f16::launch(&dev, grid, &a, &b, &mut c, m as i32, n as i32, k as i32).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = c0[i * n + j];
+                for kk in 0..k {
+                    s = a[i * k + kk].to_f32().mul_add(b[kk * n + j].to_f32(), s);
+                }
+                assert_eq!(c[i * n + j], s, "{m}x{n}x{k} [{i}][{j}]");
+            }
+        }
+    }
+}

@@ -245,6 +245,41 @@ pub fn blocked_row_sums(
     store(iout + r, full(BM, steps), r < rows);
 }
 
+#[tile_kernel]
+/// `c = a @ b + c` for f16 `a` (`m × k`) and `b` (`k × n`), f32 `c`, in 32 × 32 blocks with a loop
+/// over 16-wide slices of `k`: `dot` with an accumulator carried through a loop.
+pub fn matmul_f16(
+    a: Ptr<f16, { m * k }>,
+    b: Ptr<f16, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<32>,
+    BN: Const<32>,
+    BK: Const<16>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let out = rows.expand_dims(1) * n + cols.expand_dims(0);
+    let ok = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    let mut acc = load(c + out, ok);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc);
+    }
+    store(c + out, acc, ok);
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -264,6 +299,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &outer_2d::KERNEL,
         &layernorm_looped::KERNEL,
         &blocked_row_sums::KERNEL,
+        &matmul_f16::KERNEL,
     ]);
     v
 }

@@ -473,6 +473,20 @@ impl Program<'_, '_, '_> {
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(reduce(*kind, a, shape, *axis as usize))
             }
+            OpKind::Dot => {
+                let a = self.get(data.operands[0])?;
+                let b = self.get(data.operands[1])?;
+                let acc = self.get(data.operands[2])?;
+                let (sa, sb) = (&f.ty(data.operands[0]).shape, &f.ty(data.operands[1]).shape);
+                Some(dot(
+                    a,
+                    b,
+                    acc,
+                    sa[0] as usize,
+                    sa[1] as usize,
+                    sb[1] as usize,
+                ))
+            }
             OpKind::Load { .. } => Some(self.load(&data.operands)?),
             OpKind::Store { .. } => {
                 self.store(&data.operands)?;
@@ -823,6 +837,23 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         MathFn::Pow => (f(b) * x.log2()).exp2(),
         MathFn::Fma => x.mul_add(f(b), f(c)),
     })
+}
+
+/// `acc + a · b` for row-major `a` (`m × k`), `b` (`k × n`), `acc` (`m × n`, f32): per element,
+/// one f32 fused multiply-add per `k` in order (the IR's definition of `dot`).
+fn dot(a: &[Scalar], b: &[Scalar], acc: &[Scalar], m: usize, k: usize, n: usize) -> Val {
+    let f = |x: Scalar| as_f64(x) as f32;
+    let mut out = Vec::with_capacity(m * n);
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = f(acc[i * n + j]);
+            for kk in 0..k {
+                s = f(a[i * k + kk]).mul_add(f(b[kk * n + j]), s);
+            }
+            out.push(Scalar::F32(s));
+        }
+    }
+    out
 }
 
 /// Repeats `a` (row-major, shape `from`) along its extent-1 dimensions to shape `to` (same rank).

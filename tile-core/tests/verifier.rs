@@ -507,3 +507,28 @@ fn loop_values_stay_inside_and_yield_ends_loops() {
         "`yield` must be the last op of a loop body",
     );
 }
+
+#[test]
+fn dot_shapes_and_types() {
+    let pre = "  %0 = constant 1.0 : f32
+  %1 = splat %0 : tensor<8x16xf32>
+  %2 = splat %0 : tensor<16x4xf32>
+  %3 = splat %0 : tensor<8x4xf32>
+  %4 = splat %0 : tensor<4x4xf32>
+  %5 = cast %1 : tensor<8x16xf16>";
+    accepts(&format!(
+        "{pre}\n  %6 = dot %1, %2, %3 : tensor<8x4xf32>\n  return"
+    ));
+    rejects(
+        &format!("{pre}\n  %6 = dot %1, %4, %3 : tensor<8x4xf32>\n  return"),
+        "inner dimensions differ",
+    );
+    rejects(
+        &format!("{pre}\n  %6 = dot %5, %2, %3 : tensor<8x4xf32>\n  return"),
+        "`dot` takes two tiles of one float type",
+    );
+    rejects(
+        &format!("{pre}\n  %6 = dot %1, %2, %4 : tensor<8x4xf32>\n  return"),
+        "the accumulator and the result must be `tensor<8x4xf32>`",
+    );
+}

@@ -877,6 +877,65 @@ impl Lowering {
                 let at: &dyn ToTokens = if n == 2 { args[1] } else { c };
                 Ok(Val::V(self.materialize(v, d, &shape, at)?))
             }
+            "dot" => {
+                arity(2..=3, "2 or 3 arguments (a, b[, accumulator])")?;
+                let mut tiles = Vec::with_capacity(2);
+                for a in &args[..2] {
+                    let v = self.expr(a)?;
+                    match (v, self.ty(v)) {
+                        (Val::V(id), Some(t)) if t.shape.len() == 2 => tiles.push((id, t)),
+                        (_, t) => {
+                            let found = t.map_or("a literal".to_string(), |t| format!("`{t}`"));
+                            return Err(err(
+                                *a,
+                                format!("`dot` multiplies 2-D tiles; this is {found}"),
+                            ));
+                        }
+                    }
+                }
+                let ((a, at), (b, bt)) = (tiles[0].clone(), tiles[1].clone());
+                if at.shape[1] != bt.shape[0] {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`dot` of tiles {}×{} and {}×{}: the inner dimensions ({} and {}) differ",
+                            at.shape[0], at.shape[1], bt.shape[0], bt.shape[1], at.shape[1], bt.shape[0]
+                        ),
+                    ));
+                }
+                if at.elem != bt.elem
+                    || !matches!(at.dtype(), Some(DType::F32 | DType::F16 | DType::BF16))
+                {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                            at.elem, bt.elem
+                        ),
+                    ));
+                }
+                let shape = vec![at.shape[0], bt.shape[1]];
+                let acc = match args.get(2) {
+                    Some(e) => {
+                        let v = self.expr(e)?;
+                        if let Some(t) = self.ty(v) {
+                            if t.elem != Elem::Scalar(DType::F32) {
+                                return Err(err(
+                                    *e,
+                                    format!("the accumulator of `dot` is f32, found `{}`", t.elem),
+                                ));
+                            }
+                        }
+                        self.materialize(v, DType::F32, &shape, *e)?
+                    }
+                    None => self.materialize(Val::Float(0.0), DType::F32, &shape, c)?,
+                };
+                Ok(Val::V(self.push(
+                    OpKind::Dot,
+                    vec![a, b, acc],
+                    Type::tensor(Elem::Scalar(DType::F32), shape),
+                )))
+            }
             "expand_dims" => {
                 arity(2..=2, "2 arguments (tile, axis)")?;
                 let v = self.expr(args[0])?;

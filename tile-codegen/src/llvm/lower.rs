@@ -429,6 +429,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::Math(m) => Some(self.math_op(*m, data)?),
             OpKind::Cast => Some(self.cast_op(data)?),
             OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
+            OpKind::Dot => Some(self.dot(data)?),
             OpKind::Load { vec } => Some(self.load(data, *vec)?),
             OpKind::Store { vec } => {
                 self.store(data, *vec)?;
@@ -463,19 +464,22 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// `for`: a loop over `k = 0 .. trips` with `iv = lb + k · step`, where the trip count
     /// `max(0, ceil((ub − lb) / step))` is computed in 64 bits (no wrap near `i32::MAX`; a step
     /// that is not positive runs no iteration). Every scalar a thread holds of a carried value is a
-    /// phi in the loop header, fed by the initial value and by what the body yields.
+    /// phi in the loop header (see [`Lowerer::counted_loop`]).
     fn for_loop(&mut self, data: &OpData) -> Result<()> {
         let f = self.f;
-        let ctx = self.context;
-        let (i32_ty, i64_ty) = (ctx.i32_type(), ctx.i64_type());
+        let i64_ty = self.context.i64_type();
         let bound = |me: &Self, i: usize| -> Result<IntValue<'ctx>> {
             let v = int(*me.operand(data, i)?.first().ok_or("a missing loop bound")?)?;
             me.builder.build_int_s_extend(v, i64_ty, "").llvm()
         };
         let (lb, ub, step) = (bound(self, 0)?, bound(self, 1)?, bound(self, 2)?);
-        let inits: Vec<Vec<BasicValueEnum<'ctx>>> = (3..data.operands.len())
-            .map(|i| self.operand(data, i).map(<[_]>::to_vec))
-            .collect::<Result<_>>()?;
+        let mut init = Vec::new();
+        let mut counts = Vec::new();
+        for i in 3..data.operands.len() {
+            let v = self.operand(data, i)?;
+            counts.push(v.len());
+            init.extend_from_slice(v);
+        }
         let region = *data.regions.first().ok_or("`for` without a body")?;
         let body = *f.regions[region.index()]
             .blocks
@@ -499,6 +503,70 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let trips = b.build_int_signed_div(up, divisor, "").llvm()?;
         let trips = int(b.build_select(runs, trips, zero, "trips").llvm()?)?;
 
+        // Splits a flat list of scalars into the carried values' lists.
+        let split = |flat: &[BasicValueEnum<'ctx>]| -> Vec<Vec<BasicValueEnum<'ctx>>> {
+            let mut rest = flat;
+            counts
+                .iter()
+                .map(|&n| {
+                    let (head, tail) = rest.split_at(n.min(rest.len()));
+                    rest = tail;
+                    head.to_vec()
+                })
+                .collect()
+        };
+        let last = self.counted_loop(trips, init, |me, k, current| {
+            let b = &me.builder;
+            let scaled = b.build_int_mul(k, divisor, "").llvm()?;
+            let iv = b.build_int_add(lb, scaled, "").llvm()?;
+            let iv = b
+                .build_int_truncate(iv, me.context.i32_type(), "iv")
+                .llvm()?;
+            let args = &f.blocks[body.index()].args;
+            me.values[args.first().ok_or("a loop body without arguments")?.index()] =
+                Some(vec![iv.into()]);
+            for (a, vals) in args[1..].iter().zip(split(&current)) {
+                me.values[a.index()] = Some(vals);
+            }
+            let mut yielded = Vec::new();
+            for &op in &f.blocks[body.index()].ops {
+                let d = f.op(op);
+                if matches!(d.kind, OpKind::Yield) {
+                    for i in 0..d.operands.len() {
+                        yielded.extend_from_slice(me.operand(d, i)?);
+                    }
+                } else {
+                    me.op(op)?;
+                }
+            }
+            if yielded.len() != current.len() {
+                return Err("the loop body yields values of other sizes than it carries".into());
+            }
+            Ok(yielded)
+        })?;
+        for (r, vals) in data.results.iter().zip(split(&last)) {
+            self.values[r.index()] = Some(vals);
+        }
+        Ok(())
+    }
+
+    /// Emits a loop running `body` for `k = 0 .. trips` (`i64`), with one phi per value of
+    /// `init` in the loop header, fed by `init` and by what `body` returns (the same number of
+    /// values, of the same types); returns the values after the last iteration (`init` when
+    /// `trips ≤ 0`). The builder continues after the loop.
+    pub(super) fn counted_loop(
+        &mut self,
+        trips: IntValue<'ctx>,
+        init: Vec<BasicValueEnum<'ctx>>,
+        body: impl FnOnce(
+            &mut Self,
+            IntValue<'ctx>,
+            Vec<BasicValueEnum<'ctx>>,
+        ) -> Result<Vec<BasicValueEnum<'ctx>>>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ctx = self.context;
+        let i64_ty = ctx.i64_type();
+        let b = &self.builder;
         let function = b
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
@@ -510,68 +578,35 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         b.build_unconditional_branch(header).llvm()?;
         b.position_at_end(header);
         let k = b.build_phi(i64_ty, "k").llvm()?;
+        let zero = i64_ty.const_zero();
         k.add_incoming(&[(&zero, pre)]);
-        let mut phis = Vec::with_capacity(inits.len());
-        for init in &inits {
-            let mut slots = Vec::with_capacity(init.len());
-            for v in init {
-                let phi = b.build_phi(v.get_type(), "carried").llvm()?;
-                phi.add_incoming(&[(v, pre)]);
-                slots.push(phi);
-            }
-            phis.push(slots);
+        let mut phis = Vec::with_capacity(init.len());
+        for v in &init {
+            let phi = b.build_phi(v.get_type(), "carried").llvm()?;
+            phi.add_incoming(&[(v, pre)]);
+            phis.push(phi);
         }
         let kv = k.as_basic_value().into_int_value();
         let more = b
             .build_int_compare(IntPredicate::SLT, kv, trips, "")
             .llvm()?;
         b.build_conditional_branch(more, body_bb, exit).llvm()?;
-
         b.position_at_end(body_bb);
-        let scaled = b.build_int_mul(kv, divisor, "").llvm()?;
-        let iv = b.build_int_add(lb, scaled, "").llvm()?;
-        let iv = b.build_int_truncate(iv, i32_ty, "iv").llvm()?;
-        let args = &f.blocks[body.index()].args;
-        let current = |slots: &Vec<inkwell::values::PhiValue<'ctx>>| -> Vec<BasicValueEnum<'ctx>> {
-            slots.iter().map(|p| p.as_basic_value()).collect()
-        };
-        self.values[args.first().ok_or("a loop body without arguments")?.index()] =
-            Some(vec![iv.into()]);
-        for (a, slots) in args[1..].iter().zip(&phis) {
-            self.values[a.index()] = Some(current(slots));
-        }
-        let mut yielded: Vec<Vec<BasicValueEnum<'ctx>>> = Vec::new();
-        for &op in &f.blocks[body.index()].ops {
-            let d = f.op(op);
-            if matches!(d.kind, OpKind::Yield) {
-                yielded = (0..d.operands.len())
-                    .map(|i| self.operand(d, i).map(<[_]>::to_vec))
-                    .collect::<Result<_>>()?;
-            } else {
-                self.op(op)?;
-            }
+        let current: Vec<BasicValueEnum<'ctx>> = phis.iter().map(|p| p.as_basic_value()).collect();
+        let next = body(self, kv, current.clone())?;
+        if next.len() != phis.len() {
+            return Err("a loop body returned another number of values".into());
         }
         let b = &self.builder;
         let latch = b.get_insert_block().ok_or("no insertion block")?;
-        let next = b.build_int_add(kv, one, "").llvm()?;
-        k.add_incoming(&[(&next, latch)]);
-        if yielded.len() != phis.len() {
-            return Err("the loop body yields a different number of values".into());
-        }
-        for (slots, vals) in phis.iter().zip(&yielded) {
-            if slots.len() != vals.len() {
-                return Err("a yielded value holds a different number of elements".into());
-            }
-            for (phi, v) in slots.iter().zip(vals) {
-                phi.add_incoming(&[(v, latch)]);
-            }
+        let k_next = b.build_int_add(kv, i64_ty.const_int(1, false), "").llvm()?;
+        k.add_incoming(&[(&k_next, latch)]);
+        for (phi, v) in phis.iter().zip(&next) {
+            phi.add_incoming(&[(v, latch)]);
         }
         b.build_unconditional_branch(header).llvm()?;
         b.position_at_end(exit);
-        for (r, slots) in data.results.iter().zip(&phis) {
-            self.values[r.index()] = Some(current(slots));
-        }
-        Ok(())
+        Ok(current)
     }
 
     /// Refuses ops whose tensor operands and results do not all share one layout.

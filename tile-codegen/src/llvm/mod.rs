@@ -5,7 +5,7 @@
 //! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses, half-precision
 //! elements packed in pairs), `math` (casts and math functions, with their accuracy), `reduce`
 //! (reductions through warp shuffles and shared memory), `shared` (shared arrays, barriers,
-//! layout conversions) and `layout` (which elements of a
+//! layout conversions), `dot` (matrix products through shared memory) and `layout` (which elements of a
 //! distributed tensor each thread holds).
 //!
 //! Invariants this module keeps:
@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod dot;
 mod layout;
 mod lower;
 mod math;

@@ -17,6 +17,7 @@ use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tile_core::ir::{DType, Elem, OpData};
 
+use super::layout::Distribution;
 use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL};
 
 /// The address space of shared memory in NVPTX.
@@ -158,58 +159,80 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         );
         let vals = self.operand(data, 0)?.to_vec();
         let elem = from.elem;
-        let i32_ty = self.context.i32_type();
         let mem_ty: BasicTypeEnum<'ctx> = match elem {
             Elem::Ptr(_) => self.context.i64_type().into(),
             Elem::Scalar(DType::I1) => self.context.i8_type().into(),
             Elem::Scalar(_) => register_type(self.context, elem),
         };
         let smem = self.shared_array(mem_ty, from.numel())?;
-
-        // Row-major index of slot `k` under `dist` (an extent-1 dimension adds nothing).
-        let flat =
-            |me: &mut Self, dist: &super::layout::Distribution<'_>, t: &[IntValue<'ctx>], k| {
-                let mut i = i32_ty.const_zero();
-                for d in 0..dist.rank() {
-                    let x = me.index_along(dist, t, d, k)?;
-                    let scaled = me
-                        .builder
-                        .build_int_nsw_mul(i, i32_ty.const_int(dist.extent(d), false), "")
-                        .llvm()?;
-                    i = me.builder.build_int_nsw_add(scaled, x, "").llvm()?;
-                }
-                Ok::<_, String>(i)
-            };
-
-        // Writers: the primary slots of the threads that own their chunks.
-        let ts = self.thread_coords(&src)?;
-        let owner = self.owns_along(&src, &ts, 0..src.rank())?;
-        let mut writes = Vec::new();
-        for (k, &v) in vals.iter().enumerate() {
-            let s = src.slot(k);
-            if (0..src.rank()).any(|d| src.static_copy(d, s[d])) {
-                continue;
-            }
-            let at = flat(self, &src, &ts, k)?;
-            writes.push((at, self.memory_from_register(v, mem_ty)?));
-        }
         self.barrier()?;
-        self.guarded(owner, |me| {
-            for &(at, v) in &writes {
-                me.shared_store(smem, mem_ty, at, v)?;
-            }
-            Ok(())
-        })?;
+        self.store_tensor(smem, mem_ty, &src, &vals, Self::memory_from_register)?;
         self.barrier()?;
 
         let td = self.thread_coords(&dst)?;
         let mut out = Vec::with_capacity(dst.elems_per_thread());
         for k in 0..dst.elems_per_thread() {
-            let at = flat(self, &dst, &td, k)?;
+            let at = self.flat_index(&dst, &td, k)?;
             let v = self.shared_load(smem, mem_ty, at)?;
             out.push(self.register_from_memory(v, elem)?);
         }
         Ok(out)
+    }
+
+    /// Writes the tensor `vals` (this thread's slots under `dist`) to the shared array `smem` at
+    /// row-major indices, each element once: from its primary slot (see `layout`), by the thread
+    /// that owns it, after `to_mem` (the element's form in the array). No barrier: the caller
+    /// places them.
+    pub(super) fn store_tensor(
+        &mut self,
+        smem: PointerValue<'ctx>,
+        mem_ty: BasicTypeEnum<'ctx>,
+        dist: &Distribution<'_>,
+        vals: &[BasicValueEnum<'ctx>],
+        to_mem: impl Fn(
+            &Self,
+            BasicValueEnum<'ctx>,
+            BasicTypeEnum<'ctx>,
+        ) -> Result<BasicValueEnum<'ctx>>,
+    ) -> Result<()> {
+        let t = self.thread_coords(dist)?;
+        let owner = self.owns_along(dist, &t, 0..dist.rank())?;
+        let mut writes = Vec::new();
+        for (k, &v) in vals.iter().enumerate() {
+            let s = dist.slot(k);
+            if (0..dist.rank()).any(|d| dist.static_copy(d, s[d])) {
+                continue;
+            }
+            let at = self.flat_index(dist, &t, k)?;
+            writes.push((at, to_mem(self, v, mem_ty)?));
+        }
+        self.guarded(owner, |me| {
+            for &(at, v) in &writes {
+                me.shared_store(smem, mem_ty, at, v)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The row-major index of slot `k` of this thread (coordinates `t`) under `dist` (an extent-1
+    /// dimension adds nothing).
+    pub(super) fn flat_index(
+        &self,
+        dist: &Distribution<'_>,
+        t: &[IntValue<'ctx>],
+        k: usize,
+    ) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let mut i = i32_ty.const_zero();
+        for d in 0..dist.rank() {
+            let x = self.index_along(dist, t, d, k)?;
+            let scaled = self
+                .builder
+                .build_int_nsw_mul(i, i32_ty.const_int(dist.extent(d), false), "")
+                .llvm()?;
+            i = self.builder.build_int_nsw_add(scaled, x, "").llvm()?;
+        }
+        Ok(i)
     }
 
     /// A register value in the form a shared array of `mem_ty` holds.

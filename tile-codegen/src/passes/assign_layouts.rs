@@ -113,6 +113,8 @@ pub fn run(f: &mut Function) {
             | OpKind::ExpandDims { .. }
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
+            // Its operands and result are 2-D, so they have the one 2-D layout anyway.
+            | OpKind::Dot
             | OpKind::Return => false,
         };
         if joined {

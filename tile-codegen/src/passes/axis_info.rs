@@ -249,7 +249,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Load { .. } => {
+            OpKind::Dot | OpKind::Load { .. } => {
                 if ty.is_tensor() {
                     AxisInfo::UNKNOWN
                 } else {

@@ -317,6 +317,12 @@ pub enum OpKind {
         /// The dimension reduced.
         axis: u32,
     },
+    /// `dot %a, %b, %acc`: the matrix product of `a` (`M × K`) and `b` (`K × N`) added to `acc`
+    /// (`M × N`, `f32`): each element is `acc[m][n]` followed by one fused multiply-add
+    /// `fma(a[m][k], b[k][n], ·)` for `k = 0, 1, …, K − 1`, in that order, in `f32` (`f16`/`bf16`
+    /// operands are widened exactly first), so both back ends agree bit for bit. How the GPU
+    /// computes it (plain FMAs today, tensor cores later) is the lowering's business.
+    Dot,
     /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no memory is
     /// touched and the element is `other`.
     Load {
@@ -360,6 +366,7 @@ impl OpKind {
             OpKind::Math(m) => m.name(),
             OpKind::Cast => "cast",
             OpKind::Reduce { .. } => "reduce",
+            OpKind::Dot => "dot",
             OpKind::Load { .. } => "load",
             OpKind::Store { .. } => "store",
             OpKind::For => "for",
@@ -390,6 +397,7 @@ impl OpKind {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Reduce { .. }
+            | OpKind::Dot
             | OpKind::Load { .. } => 1,
         })
     }
@@ -417,6 +425,7 @@ impl OpKind {
             | OpKind::AddPtr
             | OpKind::Math(_)
             | OpKind::Cast
+            | OpKind::Dot
             | OpKind::Reduce { .. } => true,
         }
     }

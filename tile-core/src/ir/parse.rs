@@ -306,6 +306,7 @@ fn parse_op(
         }
         "return" => OpKind::Return,
         "for" => OpKind::For,
+        "dot" => OpKind::Dot,
         "yield" => OpKind::Yield,
         other => {
             if let Some(b) = BinOp::ALL.into_iter().find(|b| b.name() == other) {

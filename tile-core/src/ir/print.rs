@@ -124,6 +124,7 @@ impl Printer<'_> {
             }
             OpKind::For
             | OpKind::Yield
+            | OpKind::Dot
             | OpKind::Splat
             | OpKind::Broadcast
             | OpKind::ConvertLayout

@@ -51,6 +51,8 @@
 //!     one value per carried value, of its type. Values defined in the body are not used after
 //!     the loop (dominance, rule 1), and only `for` owns a region.
 //! 21. **yield** — only as the last op of a loop body.
+//! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
+//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout.
 
 use std::fmt;
 
@@ -745,6 +747,51 @@ impl Verifier<'_> {
                         }
                     }
                     _ => self.err(pos, "the body of `for` must end with `yield`".into()),
+                }
+            }
+            OpKind::Dot => {
+                if !want(&[3]) {
+                    return arity_err(self, "3");
+                }
+                let Some(ty) = res else { return };
+                let (a, b, acc) = (
+                    self.ty(ops[0]).clone(),
+                    self.ty(ops[1]).clone(),
+                    self.ty(ops[2]).clone(),
+                );
+                if a.shape.len() != 2 || b.shape.len() != 2 {
+                    return self.err(pos, "`dot` multiplies two 2-D tiles".into());
+                }
+                if a.shape[1] != b.shape[0] {
+                    self.err(
+                        pos,
+                        format!(
+                            "inner dimensions differ: `{a}` is {}×{}, `{b}` is {}×{}",
+                            a.shape[0], a.shape[1], b.shape[0], b.shape[1]
+                        ),
+                    );
+                }
+                if a.elem != b.elem
+                    || !matches!(a.dtype(), Some(DType::F32 | DType::F16 | DType::BF16))
+                {
+                    self.err(
+                        pos,
+                        format!(
+                            "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                            a.elem, b.elem
+                        ),
+                    );
+                }
+                let want_ty = Type {
+                    elem: Elem::Scalar(DType::F32),
+                    shape: vec![a.shape[0], b.shape[1]],
+                    layout: ty.layout.clone(),
+                };
+                if ty != want_ty || acc != want_ty {
+                    self.err(
+                        pos,
+                        format!("the accumulator and the result must be `{want_ty}`"),
+                    );
                 }
             }
             // Checked where the loop is (`for`) and where it sits (the last op of a loop body).
