@@ -27,7 +27,10 @@
 //! at launch), `i32`, `i64`, `f32` by value, and compile-time constants: `NAME: Const<N>`, or
 //! `NAME: Const<{[N1, N2, …]}>` to compile one specialization per value — the launch wrapper then
 //! takes `NAME: i32` and dispatches, returning an `Err` naming the declared values for any other
-//! (`kernel::values::NAME` lists them). Options: `#[tile_kernel(num_warps = 8)]`, or
+//! (`kernel::values::NAME` lists them). Element types specialize the same way: `T: Type<{[f32,
+//! f16]}>` declares a type parameter that `Ptr<T>` and `x as T` use; each declared type is
+//! compiled, `launch` becomes generic over `T` and runs the instance of its buffers' type (an
+//! undeclared type is an `Err` naming the declared ones). Options: `#[tile_kernel(num_warps = 8)]`, or
 //! `num_warps = auto` (4, 8 or 16 warps by the largest tile).
 //!
 //! Body: `let` bindings and assignments (also `+=` …); integer, float and bool literals (typed by

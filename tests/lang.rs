@@ -227,3 +227,78 @@ fn specializations_are_compiled_and_dispatched() {
         "kernel `softmax_spec`: no specialization for BLOCK = 512 (declared: 32, 256, 4096)"
     );
 }
+
+/// A kernel specialized on an element type: each declared type runs its own instance, chosen by
+/// the buffers' type; an undeclared type is an `Err` naming the declared ones.
+#[test]
+fn element_type_specialization_dispatches_on_the_buffers() {
+    use common::axpb_typed;
+    let dev = Device::interpreter();
+    let n = 1000;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 / 8.0 - 60.0).collect();
+    let want: Vec<f32> = xs.iter().map(|&v| v * 0.5 + 1.0).collect();
+
+    let mut out = vec![f32::NAN; n];
+    axpb_typed::launch(
+        &dev,
+        Grid::x(cdiv(n, 256)),
+        &xs,
+        &mut out,
+        n as i32,
+        0.5,
+        256,
+    )
+    .unwrap();
+    assert_eq!(out, want);
+
+    let xh: Vec<f16> = xs.iter().map(|&v| f16::from_f32(v)).collect();
+    let mut oh = vec![f16::NAN; n];
+    axpb_typed::launch(
+        &dev,
+        Grid::x(cdiv(n, 1024)),
+        &xh,
+        &mut oh,
+        n as i32,
+        0.5,
+        1024,
+    )
+    .unwrap();
+    for (g, x) in oh.iter().zip(&xh) {
+        assert_eq!(*g, f16::from_f32(x.to_f32() * 0.5 + 1.0));
+    }
+
+    let xb: Vec<bf16> = xs.iter().map(|&v| bf16::from_f32(v)).collect();
+    let mut ob = vec![bf16::NAN; n];
+    axpb_typed::launch(
+        &dev,
+        Grid::x(cdiv(n, 256)),
+        &xb,
+        &mut ob,
+        n as i32,
+        0.5,
+        256,
+    )
+    .unwrap();
+    for (g, x) in ob.iter().zip(&xb) {
+        assert_eq!(*g, bf16::from_f32(x.to_f32() * 0.5 + 1.0));
+    }
+
+    assert_eq!(
+        axpb_typed::values::T,
+        &[
+            tile::ir::DType::F32,
+            tile::ir::DType::F16,
+            tile::ir::DType::BF16
+        ]
+    );
+    let xi = vec![1i32; 4];
+    let mut oi = vec![0i32; 4];
+    let e = axpb_typed::launch(&dev, Grid::x(1), &xi, &mut oi, 4, 0.5, 256).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("T = i32 (declared: f32, f16, bf16)"), "{msg}");
+    let e = axpb_typed::launch(&dev, Grid::x(1), &xs, &mut out, 4, 0.5, 512).unwrap_err();
+    assert!(
+        e.to_string().contains("BLOCK = 512 (declared: 256, 1024)"),
+        "{e}"
+    );
+}

@@ -6,164 +6,212 @@
 //! and the normalized rows go through memory. Rows of up to 4096 elements are one tile (one instance
 //! per tile width, chosen by the row length); wider rows loop over 8192-wide tiles (three passes
 //! over the row: sum, squared deviations, normalize), so any row length works.
+//!
+//! Each kernel is written once: the element type is a `Type` parameter and the tile width a
+//! `Const` with several values, so every (type, width) instance is compiled and the launch picks
+//! the one of its buffers and the width the launcher passes.
 
 use tile::prelude::*;
 
-macro_rules! layernorm_kernels {
-    ($($t:ident, $block:literal, $warps:literal: $fused:ident, $mean:ident, $var:ident;)*) => {$(
-        #[tile_kernel(num_warps = $warps)]
-        /// Fused layer norm of each row (`n` ≤ the tile width). Two-pass statistics inside the
-        /// tile; masked lanes load 0 and are excluded from the variance by `select`.
-        pub fn $fused(x: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<$block>) {
-            let cols = arange(0, BLOCK);
-            let mask = cols < n;
-            let offs = program_id(0) * n + cols;
-            let v = load(x + offs, mask) as f32;
-            let mean = v.sum() / (n as f32);
-            let d = select(mask, v - mean, 0.0);
-            let rstd = 1.0 / sqrt((d * d).sum() / (n as f32) + eps);
-            let out = d * rstd * (load(w + cols, mask) as f32) + load(b + cols, mask) as f32;
-            store(y + offs, out as $t, mask);
-        }
-
-        #[tile_kernel(num_warps = $warps)]
-        /// Unfused step 1: the mean of each row (f32).
-        pub fn $mean(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<$block>) {
-            let cols = arange(0, BLOCK);
-            let v = load(x + program_id(0) * n + cols, cols < n) as f32;
-            store(mean + program_id(0), v.sum() / (n as f32));
-        }
-
-        #[tile_kernel(num_warps = $warps)]
-        /// Unfused step 2: the (biased) variance of each row, given its mean (f32).
-        pub fn $var(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<$block>) {
-            let cols = arange(0, BLOCK);
-            let mask = cols < n;
-            let v = load(x + program_id(0) * n + cols, mask) as f32;
-            let d = select(mask, v - load(mean + program_id(0)), 0.0);
-            store(var + program_id(0), (d * d).sum() / (n as f32));
-        }
-    )*};
+#[tile_kernel(num_warps = auto)]
+/// Fused layer norm of each row (`n` ≤ the tile width). Two-pass statistics inside the tile;
+/// masked lanes load 0 and are excluded from the variance by `select`.
+#[allow(clippy::too_many_arguments)]
+pub fn ln(
+    x: Ptr<T, { rows * n }>,
+    w: Ptr<T, n>,
+    b: Ptr<T, n>,
+    y: Ptr<T, { rows * n }>,
+    rows: i32,
+    n: i32,
+    eps: f32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<{ [1024, 4096] }>,
+) {
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let offs = program_id(0) * n + cols;
+    let v = load(x + offs, mask) as f32;
+    let mean = v.sum() / (n as f32);
+    let d = select(mask, v - mean, 0.0);
+    let rstd = 1.0 / sqrt((d * d).sum() / (n as f32) + eps);
+    let out = d * rstd * (load(w + cols, mask) as f32) + load(b + cols, mask) as f32;
+    store(y + offs, out as T, mask);
 }
 
-macro_rules! wide_kernels {
-    ($($t:ident: $fused:ident, $mean:ident, $var:ident;)*) => {$(
-        #[tile_kernel(num_warps = 16)]
-        /// Fused layer norm of each row, any length: three loops over `BLOCK`-wide slices of the
-        /// row (mean, variance about it, normalize); the second and third passes mostly hit L2.
-        pub fn $fused(x: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<8192>) {
-            let row = program_id(0) * n;
-            let cols = arange(0, BLOCK);
-            let mut acc = zeros(BLOCK);
-            for off in (0..n).step_by(BLOCK) {
-                let c = off + cols;
-                acc += load(x + row + c, c < n) as f32;
-            }
-            let mean = acc.sum() / (n as f32);
-            let mut sq = zeros(BLOCK);
-            for off in (0..n).step_by(BLOCK) {
-                let c = off + cols;
-                let d = select(c < n, (load(x + row + c, c < n) as f32) - mean, 0.0);
-                sq += d * d;
-            }
-            let rstd = 1.0 / sqrt(sq.sum() / (n as f32) + eps);
-            for off in (0..n).step_by(BLOCK) {
-                let c = off + cols;
-                let m = c < n;
-                let d = (load(x + row + c, m) as f32) - mean;
-                let out = d * rstd * (load(w + c, m) as f32) + load(b + c, m) as f32;
-                store(y + row + c, out as $t, m);
-            }
-        }
-
-        #[tile_kernel(num_warps = 16)]
-        /// Unfused step 1 for any row length: the mean of each row (f32).
-        pub fn $mean(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<8192>) {
-            let row = program_id(0) * n;
-            let cols = arange(0, BLOCK);
-            let mut acc = zeros(BLOCK);
-            for off in (0..n).step_by(BLOCK) {
-                let c = off + cols;
-                acc += load(x + row + c, c < n) as f32;
-            }
-            store(mean + program_id(0), acc.sum() / (n as f32));
-        }
-
-        #[tile_kernel(num_warps = 16)]
-        /// Unfused step 2 for any row length: the variance of each row about its mean (f32).
-        pub fn $var(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, rows: i32, n: i32, BLOCK: Const<8192>) {
-            let row = program_id(0) * n;
-            let cols = arange(0, BLOCK);
-            let m = load(mean + program_id(0));
-            let mut sq = zeros(BLOCK);
-            for off in (0..n).step_by(BLOCK) {
-                let c = off + cols;
-                let d = select(c < n, (load(x + row + c, c < n) as f32) - m, 0.0);
-                sq += d * d;
-            }
-            store(var + program_id(0), sq.sum() / (n as f32));
-        }
-    )*};
+#[tile_kernel(num_warps = auto)]
+/// Unfused step 1: the mean of each row (f32).
+pub fn ln_mean(
+    x: Ptr<T, { rows * n }>,
+    mean: Ptr<f32, rows>,
+    rows: i32,
+    n: i32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<{ [1024, 4096] }>,
+) {
+    let cols = arange(0, BLOCK);
+    let v = load(x + program_id(0) * n + cols, cols < n) as f32;
+    store(mean + program_id(0), v.sum() / (n as f32));
 }
 
-macro_rules! elementwise_kernels {
-    ($($t:ident: $norm:ident, $affine:ident;)*) => {$(
-        #[tile_kernel]
-        /// Unfused step 3, element-wise (program (row, column block), as an eager broadcast
-        /// kernel): `xhat = (x − mean) / sqrt(var + eps)`, stored in the input's type.
-        pub fn $norm(x: Ptr<$t, { rows * n }>, mean: Ptr<f32, rows>, var: Ptr<f32, rows>, xhat: Ptr<$t, { rows * n }>, rows: i32, n: i32, eps: f32, BLOCK: Const<1024>) {
-            let row = program_id(0);
-            let cols = program_id(1) * BLOCK + arange(0, BLOCK);
-            let mask = cols < n;
-            let offs = row * n + cols;
-            let d = (load(x + offs, mask) as f32) - load(mean + row);
-            store(xhat + offs, (d / sqrt(load(var + row) + eps)) as $t, mask);
-        }
-
-        #[tile_kernel]
-        /// Unfused step 4, element-wise (program (row, column block)): `y = xhat · w + b`.
-        pub fn $affine(xhat: Ptr<$t, { rows * n }>, w: Ptr<$t, n>, b: Ptr<$t, n>, y: Ptr<$t, { rows * n }>, rows: i32, n: i32, BLOCK: Const<1024>) {
-            let cols = program_id(1) * BLOCK + arange(0, BLOCK);
-            let mask = cols < n;
-            let offs = program_id(0) * n + cols;
-            let out = (load(xhat + offs, mask) as f32) * (load(w + cols, mask) as f32) + load(b + cols, mask) as f32;
-            store(y + offs, out as $t, mask);
-        }
-    )*};
+#[tile_kernel(num_warps = auto)]
+/// Unfused step 2: the (biased) variance of each row, given its mean (f32).
+pub fn ln_var(
+    x: Ptr<T, { rows * n }>,
+    mean: Ptr<f32, rows>,
+    var: Ptr<f32, rows>,
+    rows: i32,
+    n: i32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<{ [1024, 4096] }>,
+) {
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let v = load(x + program_id(0) * n + cols, mask) as f32;
+    let d = select(mask, v - load(mean + program_id(0)), 0.0);
+    store(var + program_id(0), (d * d).sum() / (n as f32));
 }
 
-layernorm_kernels! {
-    f32, 1024, 4: ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
-    f32, 4096, 8: ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
-    f16, 1024, 4: ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
-    f16, 4096, 8: ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
+#[tile_kernel(num_warps = 16)]
+/// Fused layer norm of each row, any length: three loops over `BLOCK`-wide slices of the row
+/// (mean, variance about it, normalize); the second and third passes mostly hit L2.
+#[allow(clippy::too_many_arguments)]
+pub fn ln_wide(
+    x: Ptr<T, { rows * n }>,
+    w: Ptr<T, n>,
+    b: Ptr<T, n>,
+    y: Ptr<T, { rows * n }>,
+    rows: i32,
+    n: i32,
+    eps: f32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<8192>,
+) {
+    let row = program_id(0) * n;
+    let cols = arange(0, BLOCK);
+    let mut acc = zeros(BLOCK);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        acc += load(x + row + c, c < n) as f32;
+    }
+    let mean = acc.sum() / (n as f32);
+    let mut sq = zeros(BLOCK);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        let d = select(c < n, (load(x + row + c, c < n) as f32) - mean, 0.0);
+        sq += d * d;
+    }
+    let rstd = 1.0 / sqrt(sq.sum() / (n as f32) + eps);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        let m = c < n;
+        let d = (load(x + row + c, m) as f32) - mean;
+        let out = d * rstd * (load(w + c, m) as f32) + load(b + c, m) as f32;
+        store(y + row + c, out as T, m);
+    }
 }
 
-wide_kernels! {
-    f32: ln_f32_wide, ln_mean_f32_wide, ln_var_f32_wide;
-    f16: ln_f16_wide, ln_mean_f16_wide, ln_var_f16_wide;
+#[tile_kernel(num_warps = 16)]
+/// Unfused step 1 for any row length: the mean of each row (f32).
+pub fn ln_mean_wide(
+    x: Ptr<T, { rows * n }>,
+    mean: Ptr<f32, rows>,
+    rows: i32,
+    n: i32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<8192>,
+) {
+    let row = program_id(0) * n;
+    let cols = arange(0, BLOCK);
+    let mut acc = zeros(BLOCK);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        acc += load(x + row + c, c < n) as f32;
+    }
+    store(mean + program_id(0), acc.sum() / (n as f32));
 }
 
-elementwise_kernels! {
-    f32: ln_norm_f32, ln_affine_f32;
-    f16: ln_norm_f16, ln_affine_f16;
+#[tile_kernel(num_warps = 16)]
+/// Unfused step 2 for any row length: the variance of each row about its mean (f32).
+pub fn ln_var_wide(
+    x: Ptr<T, { rows * n }>,
+    mean: Ptr<f32, rows>,
+    var: Ptr<f32, rows>,
+    rows: i32,
+    n: i32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<8192>,
+) {
+    let row = program_id(0) * n;
+    let cols = arange(0, BLOCK);
+    let m = load(mean + program_id(0));
+    let mut sq = zeros(BLOCK);
+    for off in (0..n).step_by(BLOCK) {
+        let c = off + cols;
+        let d = select(c < n, (load(x + row + c, c < n) as f32) - m, 0.0);
+        sq += d * d;
+    }
+    store(var + program_id(0), sq.sum() / (n as f32));
 }
 
-/// Every kernel of this example.
+#[tile_kernel]
+/// Unfused step 3, element-wise (program (row, column block), as an eager broadcast kernel):
+/// `xhat = (x − mean) / sqrt(var + eps)`, stored in the input's type.
+#[allow(clippy::too_many_arguments)]
+pub fn ln_norm(
+    x: Ptr<T, { rows * n }>,
+    mean: Ptr<f32, rows>,
+    var: Ptr<f32, rows>,
+    xhat: Ptr<T, { rows * n }>,
+    rows: i32,
+    n: i32,
+    eps: f32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<1024>,
+) {
+    let row = program_id(0);
+    let cols = program_id(1) * BLOCK + arange(0, BLOCK);
+    let mask = cols < n;
+    let offs = row * n + cols;
+    let d = (load(x + offs, mask) as f32) - load(mean + row);
+    store(xhat + offs, (d / sqrt(load(var + row) + eps)) as T, mask);
+}
+
+#[tile_kernel]
+/// Unfused step 4, element-wise (program (row, column block)): `y = xhat · w + b`.
+#[allow(clippy::too_many_arguments)]
+pub fn ln_affine(
+    xhat: Ptr<T, { rows * n }>,
+    w: Ptr<T, n>,
+    b: Ptr<T, n>,
+    y: Ptr<T, { rows * n }>,
+    rows: i32,
+    n: i32,
+    T: Type<{ [f32, f16] }>,
+    BLOCK: Const<1024>,
+) {
+    let cols = program_id(1) * BLOCK + arange(0, BLOCK);
+    let mask = cols < n;
+    let offs = program_id(0) * n + cols;
+    let out = (load(xhat + offs, mask) as f32) * (load(w + cols, mask) as f32)
+        + load(b + cols, mask) as f32;
+    store(y + offs, out as T, mask);
+}
+
+/// Every kernel of this example (every instance).
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
-    macro_rules! specs {
-        ($($k:ident)*) => { vec![$(&$k::KERNEL),*] };
-    }
-    specs! {
-        ln_f32_1024 ln_mean_f32_1024 ln_var_f32_1024
-        ln_f32_4096 ln_mean_f32_4096 ln_var_f32_4096
-        ln_f32_wide ln_mean_f32_wide ln_var_f32_wide
-        ln_f16_1024 ln_mean_f16_1024 ln_var_f16_1024
-        ln_f16_4096 ln_mean_f16_4096 ln_var_f16_4096
-        ln_f16_wide ln_mean_f16_wide ln_var_f16_wide
-        ln_norm_f32 ln_affine_f32 ln_norm_f16 ln_affine_f16
-    }
+    [
+        &ln::KERNELS[..],
+        &ln_mean::KERNELS[..],
+        &ln_var::KERNELS[..],
+        &ln_wide::KERNELS[..],
+        &ln_mean_wide::KERNELS[..],
+        &ln_var_wide::KERNELS[..],
+        &ln_norm::KERNELS[..],
+        &ln_affine::KERNELS[..],
+    ]
+    .concat()
 }
 
 /// Intermediates of the unfused form.
@@ -176,7 +224,13 @@ pub struct Scratch<T> {
     pub xhat: Buffer<T>,
 }
 
-/// The element types layer norm runs on, with the launchers of both forms.
+/// The one-tile width for rows of `n`, or `None` when the looped kernels take them.
+fn width(n: i32) -> Option<i32> {
+    [1024, 4096].into_iter().find(|&w| n <= w)
+}
+
+/// The element types layer norm runs on (those its kernels declare), with the launchers of both
+/// forms.
 pub trait LayerNorm: tile::Element {
     /// Fused layer norm of `rows` rows of `n`, choosing the kernel by `n`.
     #[allow(clippy::too_many_arguments)]
@@ -189,7 +243,14 @@ pub trait LayerNorm: tile::Element {
         rows: i32,
         n: i32,
         eps: f32,
-    ) -> Result<(), Error>;
+    ) -> Result<(), Error> {
+        let g = Grid::x(rows.max(0) as u32);
+        match width(n) {
+            Some(block) => ln::launch(dev, g, x, w, b, y, rows, n, eps, block),
+            None => ln_wide::launch(dev, g, x, w, b, y, rows, n, eps),
+        }
+    }
+
     /// Unfused layer norm: four kernels, intermediates in `s`.
     #[allow(clippy::too_many_arguments)]
     fn unfused(
@@ -202,46 +263,23 @@ pub trait LayerNorm: tile::Element {
         rows: i32,
         n: i32,
         eps: f32,
-    ) -> Result<(), Error>;
-}
-
-macro_rules! layernorm_impl {
-    ($t:ty, $norm:ident, $affine:ident, $wide:ident, $wmean:ident, $wvar:ident; $($block:literal => $fused:ident, $mean:ident, $var:ident;)*) => {
-        impl LayerNorm for $t {
-            fn fused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
-                let g = Grid::x(rows.max(0) as u32);
-                $(if n <= $block {
-                    return $fused::launch(dev, g, x, w, b, y, rows, n, eps);
-                })*
-                $wide::launch(dev, g, x, w, b, y, rows, n, eps)
+    ) -> Result<(), Error> {
+        let g = Grid::x(rows.max(0) as u32);
+        match width(n) {
+            Some(block) => {
+                ln_mean::launch(dev, g, x, &mut s.mean, rows, n, block)?;
+                ln_var::launch(dev, g, x, &s.mean, &mut s.var, rows, n, block)?;
             }
-
-            fn unfused(dev: &Device, x: &Buffer<Self>, w: &Buffer<Self>, b: &Buffer<Self>, s: &mut Scratch<Self>, y: &mut Buffer<Self>, rows: i32, n: i32, eps: f32) -> Result<(), Error> {
-                let g = Grid::x(rows.max(0) as u32);
-                let mut stats = false;
-                $(if !stats && n <= $block {
-                    $mean::launch(dev, g, x, &mut s.mean, rows, n)?;
-                    $var::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
-                    stats = true;
-                })*
-                if !stats {
-                    $wmean::launch(dev, g, x, &mut s.mean, rows, n)?;
-                    $wvar::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
-                }
-                let ge = Grid::xy(rows.max(0) as u32, cdiv(n, 1024));
-                $norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
-                $affine::launch(dev, ge, &s.xhat, w, b, y, rows, n)
+            None => {
+                ln_mean_wide::launch(dev, g, x, &mut s.mean, rows, n)?;
+                ln_var_wide::launch(dev, g, x, &s.mean, &mut s.var, rows, n)?;
             }
         }
-    };
+        let ge = Grid::xy(rows.max(0) as u32, cdiv(n, 1024));
+        ln_norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
+        ln_affine::launch(dev, ge, &s.xhat, w, b, y, rows, n)
+    }
 }
 
-layernorm_impl! { f32, ln_norm_f32, ln_affine_f32, ln_f32_wide, ln_mean_f32_wide, ln_var_f32_wide;
-    1024 => ln_f32_1024, ln_mean_f32_1024, ln_var_f32_1024;
-    4096 => ln_f32_4096, ln_mean_f32_4096, ln_var_f32_4096;
-}
-
-layernorm_impl! { f16, ln_norm_f16, ln_affine_f16, ln_f16_wide, ln_mean_f16_wide, ln_var_f16_wide;
-    1024 => ln_f16_1024, ln_mean_f16_1024, ln_var_f16_1024;
-    4096 => ln_f16_4096, ln_mean_f16_4096, ln_var_f16_4096;
-}
+impl LayerNorm for f32 {}
+impl LayerNorm for f16 {}

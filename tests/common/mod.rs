@@ -280,6 +280,22 @@ pub fn matmul_f16(
     store(c + out, acc, ok);
 }
 
+#[tile_kernel]
+/// An element-type specialization: one instance per declared `T` (and per `BLOCK`), the launch
+/// picking the instance of its buffers' type.
+pub fn axpb_typed(
+    x: Ptr<T, n>,
+    out: Ptr<T, n>,
+    n: i32,
+    a: f32,
+    T: Type<{ [f32, f16, bf16] }>,
+    BLOCK: Const<{ [256, 1024] }>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    store(out + offs, ((load(x + offs, m) as f32) * a + 1.0) as T, m);
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -301,6 +317,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &blocked_row_sums::KERNEL,
         &matmul_f16::KERNEL,
     ]);
+    v.extend(axpb_typed::KERNELS);
     v
 }
 

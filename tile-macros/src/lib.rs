@@ -118,6 +118,30 @@ fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
     }
 }
 
+/// The `ParamSpec`s of one instance (its element types substituted).
+fn param_spec_tokens(params: &[Param], written: &[bool]) -> Vec<Tokens> {
+    let mut out = Vec::new();
+    let mut ir_index = 0;
+    for p in params {
+        let pname = &p.name;
+        match &p.kind {
+            ParamDecl::Ptr { dtype, .. } => {
+                let w = written.get(ir_index).copied().unwrap_or(false);
+                ir_index += 1;
+                let dt = dtype_path(*dtype);
+                out.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #w } }));
+            }
+            ParamDecl::Scalar(d) => {
+                ir_index += 1;
+                let dt = dtype_path(*d);
+                out.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Scalar(#dt) }));
+            }
+            ParamDecl::Const(_) | ParamDecl::Type(_) => {}
+        }
+    }
+    out
+}
+
 fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
     let name = &c.kernel.name;
     c.variants
@@ -155,22 +179,30 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         })
         .collect();
 
-    let mut param_specs = Vec::new();
     let mut wrapper_params = Vec::new();
     let mut arg_exprs = Vec::new();
     let mut extents = Vec::new();
-    let mut chosen = Vec::new(); // multi-valued constants: (ident, values)
+    let mut chosen = Vec::new(); // multi-valued constants: (ident, name, values)
+    let mut type_params = Vec::new(); // element-type parameters: (ident, name, types)
     let mut ir_index = 0;
     for p in &first.params {
         let pname = &p.name;
         let id = format_ident!("{}", p.name, span = p.span);
         match &p.kind {
-            ParamDecl::Ptr { dtype, extent } => {
+            ParamDecl::Ptr {
+                dtype,
+                extent,
+                elem_param,
+            } => {
                 let w = written[ir_index];
                 ir_index += 1;
-                let dt = dtype_path(*dtype);
-                let ty = dtype_tokens(*dtype);
-                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #w } }));
+                let ty = match elem_param {
+                    Some(t) => {
+                        let t = format_ident!("{}", t);
+                        quote!(#t)
+                    }
+                    None => dtype_tokens(*dtype),
+                };
                 if w {
                     wrapper_params.push(quote!(#id: &mut (impl ::tile::TensorMut<#ty> + ?Sized)));
                     arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorMut::<#ty>::tile_arg_mut(#id, dev).map_err(|e| e.at(#base, #pname))?)));
@@ -188,9 +220,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             }
             ParamDecl::Scalar(d) => {
                 ir_index += 1;
-                let dt = dtype_path(*d);
                 let ty = dtype_tokens(*d);
-                param_specs.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Scalar(#dt) }));
                 wrapper_params.push(quote!(#id: #ty));
                 let variant = match d {
                     DType::I32 => quote!(I32),
@@ -205,6 +235,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                 chosen.push((id, p.name.clone(), values.clone()));
             }
             ParamDecl::Const(_) => {}
+            ParamDecl::Type(types) => type_params.push((id, p.name.clone(), types.clone())),
         }
     }
     let n_ir = ir_index;
@@ -215,6 +246,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             let name = &c.kernel.name;
             let ir = &c.tile_ir;
             let variants = variant_tokens(c);
+            let param_specs = param_spec_tokens(&c.kernel.params, &written);
             quote!(::tile::KernelSpec {
                 name: #name,
                 ir: #ir,
@@ -235,7 +267,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
     };
 
-    if chosen.is_empty() {
+    if chosen.is_empty() && type_params.is_empty() {
         let spec = &specs[0];
         return quote! {
             #(#docs)*
@@ -282,14 +314,23 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             quote!(&#k)
         })
         .collect();
-    let chosen_ids: Vec<&syn::Ident> = chosen.iter().map(|(id, _, _)| id).collect();
+    let mut scrutinee: Vec<Tokens> = chosen.iter().map(|(id, _, _)| quote!(#id)).collect();
+    scrutinee.extend(
+        type_params
+            .iter()
+            .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE)),
+    );
+    let generics: Vec<Tokens> = type_params
+        .iter()
+        .map(|(id, _, _)| quote!(#id: ::tile::Element))
+        .collect();
     let arms: Vec<Tokens> = instances
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let k = format_ident!("__KERNEL_{}", i);
             let cache = format_ident!("__CACHE_{}", i);
-            let pats: Vec<Tokens> = chosen
+            let mut pats: Vec<Tokens> = chosen
                 .iter()
                 .map(|(_, name, _)| {
                     let v = c
@@ -301,6 +342,15 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                     quote!(#v)
                 })
                 .collect();
+            pats.extend(type_params.iter().map(|(_, name, _)| {
+                let d = c
+                    .kernel
+                    .types
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(DType::F32, |(_, d)| *d);
+                dtype_path(d)
+            }));
             quote!((#(#pats,)*) => (&#k, &#cache))
         })
         .collect();
@@ -312,7 +362,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             quote!(#[doc = #doc] pub const #id: &[i32] = &[#(#vals),*];)
         })
         .collect();
-    let describe: Vec<Tokens> = chosen
+    let mut describe: Vec<Tokens> = chosen
         .iter()
         .map(|(id, name, values)| {
             let list = values
@@ -324,6 +374,23 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             quote!(::std::format!(#fmt, #id))
         })
         .collect();
+    describe.extend(type_params.iter().map(|(id, name, types)| {
+        let list = types
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let fmt = format!("{name} = {{}} (declared: {list})");
+        quote!(::std::format!(#fmt, <#id as ::tile::Element>::DTYPE))
+    }));
+    let type_docs: Vec<Tokens> = type_params
+        .iter()
+        .map(|(id, name, types)| {
+            let list: Vec<Tokens> = types.iter().map(|&t| dtype_path(t)).collect();
+            let doc = format!("The element types `{name}` was compiled for.");
+            quote!(#[doc = #doc] pub const #id: &[::tile::ir::DType] = &[#(#list),*];)
+        })
+        .collect();
     quote! {
         #(#docs)*
         #[allow(non_snake_case, non_upper_case_globals, dead_code, clippy::all)]
@@ -331,22 +398,24 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             #(#statics)*
             /// Every compiled instance of the kernel, one per combination of its constants.
             pub static KERNELS: [&::tile::KernelSpec; #n] = [#(#kernel_refs),*];
-            /// The declared values of each specialized constant.
+            /// The declared values of each specialized constant and element type.
             pub mod values {
                 #(#declared)*
+                #(#type_docs)*
             }
             #common
 
             #launch_doc
             ///
-            /// The specialized constants are arguments: a combination that was not declared is an
-            /// `Err` naming the declared values.
-            pub fn launch(
+            /// The specialized constants are arguments, and element-type parameters follow the
+            /// buffers' types: a combination that was not declared is an `Err` naming the
+            /// declared values.
+            pub fn launch<#(#generics),*>(
                 dev: &::tile::Device,
                 grid: impl ::core::convert::Into<::tile::Grid>,
                 #(#wrapper_params),*
             ) -> ::core::result::Result<(), ::tile::Error> {
-                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (#(#chosen_ids,)*) {
+                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (#(#scrutinee,)*) {
                     #(#arms,)*
                     _ => {
                         let parts: ::std::vec::Vec<::std::string::String> = ::std::vec![#(#describe),*];

@@ -52,6 +52,7 @@ pub fn lower_body(
     name: &str,
     params: &[Param],
     consts: &[i64],
+    types: &[(String, DType)],
     body: &syn::Block,
     num_warps: u32,
 ) -> syn::Result<Function> {
@@ -60,7 +61,7 @@ pub fn lower_body(
         .filter_map(|p| match &p.kind {
             ParamDecl::Ptr { dtype, .. } => Some((p.name.clone(), Type::ptr(*dtype))),
             ParamDecl::Scalar(d) => Some((p.name.clone(), Type::scalar(*d))),
-            ParamDecl::Const(_) => None,
+            ParamDecl::Const(_) | ParamDecl::Type(_) => None,
         })
         .collect();
     let f = Function::new(name, ir_params, num_warps);
@@ -78,12 +79,14 @@ pub fn lower_body(
                 scope.insert(p.name.clone(), Val::V(f.params()[ir_index]));
                 ir_index += 1;
             }
+            ParamDecl::Type(_) => {}
         }
     }
     let mut l = Lowering {
         block: f.entry(),
         f,
         scope,
+        types: types.iter().cloned().collect(),
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
@@ -97,6 +100,8 @@ struct Lowering {
     f: Function,
     block: tile_core::ir::BlockId,
     scope: HashMap<String, Val>,
+    /// The element type each `Type` parameter stands for in this instance.
+    types: HashMap<String, DType>,
 }
 
 impl Lowering {
@@ -1218,10 +1223,11 @@ impl Lowering {
             Some("i32") => DType::I32,
             Some("i64") => DType::I64,
             Some("bool") => DType::I1,
+            Some(t) if self.types.contains_key(t) => self.types[t],
             _ => {
                 return Err(err(
                     &c.ty,
-                    "a kernel converts to f32, f16, bf16, i32, i64 or bool",
+                    "a kernel converts to f32, f16, bf16, i32, i64, bool or a `Type` parameter",
                 ))
             }
         };

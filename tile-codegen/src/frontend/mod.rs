@@ -7,7 +7,7 @@
 pub mod lower;
 pub mod signature;
 
-use tile_core::ir::{verify, Function, OpKind, ValueDef, ValueId};
+use tile_core::ir::{verify, BlockId, DType, Function, OpId, OpKind, ValueDef, ValueId};
 
 pub use signature::{parse_options, KernelOptions, Param, ParamDecl};
 
@@ -18,6 +18,8 @@ pub struct Kernel {
     pub name: String,
     /// The value of each constant parameter, in declaration order.
     pub consts: Vec<(String, i64)>,
+    /// The element type of each `Type` parameter, in declaration order.
+    pub types: Vec<(String, DType)>,
     /// Every parameter as declared, compile-time constants included.
     pub params: Vec<Param>,
     /// For each IR parameter (constants excluded), whether the kernel stores through it.
@@ -26,22 +28,46 @@ pub struct Kernel {
     pub ir: Function,
 }
 
-/// Every combination of the kernel's constant values (one combination when all are single).
-pub fn const_instances(params: &[Param]) -> Vec<Vec<(String, i64)>> {
-    let mut out: Vec<Vec<(String, i64)>> = vec![Vec::new()];
+/// One choice for each specialized parameter: its name and value.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Constants.
+    pub consts: Vec<(String, i64)>,
+    /// Element types.
+    pub types: Vec<(String, DType)>,
+}
+
+/// Every combination of the kernel's constant values and element types (one combination when
+/// each has one).
+pub fn instances(params: &[Param]) -> Vec<Instance> {
+    let mut out = vec![Instance {
+        consts: Vec::new(),
+        types: Vec::new(),
+    }];
     for p in params {
-        if let ParamDecl::Const(values) = &p.kind {
-            out = out
+        out = match &p.kind {
+            ParamDecl::Const(values) => out
                 .into_iter()
                 .flat_map(|prefix| {
                     values.iter().map(move |&v| {
                         let mut next = prefix.clone();
-                        next.push((p.name.clone(), v));
+                        next.consts.push((p.name.clone(), v));
                         next
                     })
                 })
-                .collect();
-        }
+                .collect(),
+            ParamDecl::Type(types) => out
+                .into_iter()
+                .flat_map(|prefix| {
+                    types.iter().map(move |&t| {
+                        let mut next = prefix.clone();
+                        next.types.push((p.name.clone(), t));
+                        next
+                    })
+                })
+                .collect(),
+            ParamDecl::Ptr { .. } | ParamDecl::Scalar(_) => out,
+        };
     }
     out
 }
@@ -52,7 +78,7 @@ pub const MAX_INSTANCES: usize = 64;
 /// Runs the front end on a kernel function, once per combination of its constants.
 pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec<Kernel>> {
     let params = signature::parse_signature(&item.sig)?;
-    let instances = const_instances(&params);
+    let instances = instances(&params);
     if instances.len() > MAX_INSTANCES {
         return Err(syn::Error::new_spanned(
             &item.sig.inputs,
@@ -62,12 +88,10 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec
             ),
         ));
     }
-    let multi = params
-        .iter()
-        .any(|p| matches!(&p.kind, ParamDecl::Const(v) if v.len() > 1));
+    let multi = instances.len() > 1;
     instances
         .into_iter()
-        .map(|consts| lower_instance(item, opts, &params, consts, multi))
+        .map(|inst| lower_instance(item, opts, &params, inst, multi))
         .collect()
 }
 
@@ -75,19 +99,36 @@ fn lower_instance(
     item: &syn::ItemFn,
     opts: &KernelOptions,
     params: &[Param],
-    consts: Vec<(String, i64)>,
+    inst: Instance,
     multi: bool,
 ) -> syn::Result<Kernel> {
-    let params = params.to_vec();
+    let Instance { consts, types } = inst;
+    // The instance's element types in the buffers written `Ptr<T>`.
+    let mut params = params.to_vec();
+    for p in &mut params {
+        if let ParamDecl::Ptr {
+            dtype,
+            elem_param: Some(t),
+            ..
+        } = &mut p.kind
+        {
+            if let Some((_, d)) = types.iter().find(|(n, _)| n == t) {
+                *dtype = *d;
+            }
+        }
+    }
     let mut name = item.sig.ident.to_string();
     if multi {
         for (c, v) in &consts {
             name.push_str(&format!("__{c}_{v}"));
         }
+        for (t, d) in &types {
+            name.push_str(&format!("__{t}_{d}"));
+        }
     }
     let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
     let warps = opts.num_warps.unwrap_or(4);
-    let mut ir = lower::lower_body(&name, &params, &values, &item.block, warps)?;
+    let mut ir = lower::lower_body(&name, &params, &values, &types, &item.block, warps)?;
     if opts.num_warps.is_none() {
         // `auto`: 4 warps up to 1024 elements per tile, 8 up to 4096, 16 beyond.
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
@@ -109,6 +150,7 @@ fn lower_instance(
     Ok(Kernel {
         name,
         consts,
+        types,
         params,
         written,
         ir,
@@ -129,7 +171,15 @@ pub fn written_params(f: &Function) -> Vec<bool> {
                 }
                 match f.values[v.index()].def {
                     ValueDef::BlockArg(b, i) if b == f.entry() => written[i as usize] = true,
-                    ValueDef::BlockArg(..) => {}
+                    // A carried value of a loop: its initial and its yielded value.
+                    ValueDef::BlockArg(b, i) => {
+                        if let (Some(op), Some(c)) = (loop_of(f, b), (i as usize).checked_sub(1)) {
+                            stack.extend(carried_sources(f, op, c));
+                        }
+                    }
+                    ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::For) => {
+                        stack.extend(carried_sources(f, def, r as usize));
+                    }
                     ValueDef::OpResult(def, _) => {
                         // Follow only pointer-typed operands: offsets and masks do not carry addresses.
                         for &o in &f.op(def).operands {
@@ -143,4 +193,29 @@ pub fn written_params(f: &Function) -> Vec<bool> {
         }
     }
     written
+}
+
+/// The `for` op whose body is block `b`.
+fn loop_of(f: &Function, b: BlockId) -> Option<OpId> {
+    f.walk().into_iter().find(|&op| {
+        f.op(op)
+            .regions
+            .iter()
+            .any(|r| f.regions[r.index()].blocks.contains(&b))
+    })
+}
+
+/// The values carried value `c` of loop `op` comes from: its initial value and what the body
+/// yields.
+fn carried_sources(f: &Function, op: OpId, c: usize) -> Vec<ValueId> {
+    let d = f.op(op);
+    let mut out: Vec<ValueId> = d.operands.get(3 + c).copied().into_iter().collect();
+    for r in &d.regions {
+        for b in &f.regions[r.index()].blocks {
+            if let Some(&y) = f.blocks[b.index()].ops.last() {
+                out.extend(f.op(y).operands.get(c).copied());
+            }
+        }
+    }
+    out
 }

@@ -11,6 +11,7 @@
 //! | `i32`, `i64`, `f32`        | a number passed by value                                        |
 //! | `Const<1024>`              | a compile-time `i32` constant, folded into the kernel           |
 //! | `Const<{[512, 4096]}>`     | one of these, chosen at launch: each value is compiled (a specialization) |
+//! | `T: Type<{[f32, f16]}>`    | an element type, one of these: `Ptr<T>` and `as T` use it; each is compiled, and the launch picks the one of its buffers |
 
 use proc_macro2::Span;
 use syn::{Expr, FnArg, GenericArgument, Pat, PathArguments, Type as SynType};
@@ -32,15 +33,21 @@ pub struct Param {
 pub enum ParamDecl {
     /// A buffer of `dtype`; `extent` is its declared minimum length in elements.
     Ptr {
-        /// Element type.
+        /// Element type (for `Ptr<T>` with a type parameter `T`, the type of the instance being
+        /// compiled; the first declared one until then).
         dtype: DType,
         /// Declared extent, an integer expression of other parameters.
         extent: Option<Expr>,
+        /// The type parameter the element type is written as, if any.
+        elem_param: Option<String>,
     },
     /// A number by value.
     Scalar(DType),
     /// A compile-time constant: one value, or several (each compiled; the launch picks one).
     Const(Vec<i64>),
+    /// A compile-time element type: one of these (each compiled; the launch picks the one its
+    /// buffers have).
+    Type(Vec<DType>),
 }
 
 /// Options of `#[tile_kernel(...)]`.
@@ -104,8 +111,12 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
 
 fn dtype_of(ty: &SynType) -> Option<DType> {
     let SynType::Path(p) = ty else { return None };
-    let id = p.path.get_ident()?.to_string();
-    match id.as_str() {
+    dtype_named(&p.path.get_ident()?.to_string())
+}
+
+/// The element type spelled `name` in a signature.
+pub fn dtype_named(name: &str) -> Option<DType> {
+    match name {
         "f32" => Some(DType::F32),
         "i32" => Some(DType::I32),
         "i64" => Some(DType::I64),
@@ -116,7 +127,7 @@ fn dtype_of(ty: &SynType) -> Option<DType> {
 }
 
 const PARAM_HELP: &str =
-    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32` or `Const<N>` (T is f32, f16, bf16, i32 or i64)";
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i32, i64 or a `Type` parameter)";
 
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
@@ -154,6 +165,22 @@ pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
             ),
         );
     }
+    // Type parameters first: a `Ptr<T>` may come before `T: Type<…>`.
+    let type_params: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
+                (Pat::Ident(pi), SynType::Path(tp))
+                    if tp.path.segments.len() == 1 && tp.path.segments[0].ident == "Type" =>
+                {
+                    Some(pi.ident.to_string())
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
     let mut params: Vec<Param> = Vec::new();
     for input in &sig.inputs {
         let pt = match input {
@@ -188,7 +215,7 @@ pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
             );
             continue;
         }
-        match parse_param_type(&pt.ty) {
+        match parse_param_type(&pt.ty, &type_params) {
             Ok(kind) => params.push(Param {
                 name,
                 span: pi.ident.span(),
@@ -228,7 +255,7 @@ fn add(errors: &mut Option<syn::Error>, e: syn::Error) {
     }
 }
 
-fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
+fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDecl> {
     if let Some(d) = dtype_of(ty) {
         return Ok(ParamDecl::Scalar(d));
     }
@@ -261,14 +288,24 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
                     "write `Ptr<T>` or `Ptr<T, extent>`",
                 ));
             }
-            let dtype = match args[0] {
-                GenericArgument::Type(t) => dtype_of(t),
+            let param = match args[0] {
+                GenericArgument::Type(SynType::Path(p)) => p
+                    .path
+                    .get_ident()
+                    .map(|i| i.to_string())
+                    .filter(|n| type_params.contains(n)),
                 _ => None,
+            };
+            let dtype = match (&param, args[0]) {
+                // Set per instance; any type until then.
+                (Some(_), _) => Some(DType::F32),
+                (None, GenericArgument::Type(t)) => dtype_of(t),
+                (None, _) => None,
             }
             .ok_or_else(|| {
                 syn::Error::new_spanned(
                     args[0],
-                    "the element type of a `Ptr` is `f32`, `f16`, `bf16`, `i32` or `i64`",
+                    "the element type of a `Ptr` is `f32`, `f16`, `bf16`, `i32`, `i64` or a `Type` parameter",
                 )
             })?;
             let extent =
@@ -289,7 +326,49 @@ fn parse_param_type(ty: &SynType) -> syn::Result<ParamDecl> {
                         "the extent of a `Ptr` is an integer parameter's name or `{ expression }`",
                     )),
                 };
-            Ok(ParamDecl::Ptr { dtype, extent })
+            Ok(ParamDecl::Ptr {
+                dtype,
+                extent,
+                elem_param: param,
+            })
+        }
+        "Type" => {
+            const HELP: &str =
+                "write `Type<{[T1, T2, …]}>` with element types (f32, f16, bf16, i32, i64)";
+            let types: Vec<DType> = match args.as_slice() {
+                [GenericArgument::Type(t)] => {
+                    vec![dtype_of(t).ok_or_else(|| syn::Error::new_spanned(t, HELP))?]
+                }
+                [GenericArgument::Const(e)] => match unblock(e) {
+                    Expr::Array(a) => a
+                        .elems
+                        .iter()
+                        .map(|x| {
+                            let t = match x {
+                                Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+                                _ => None,
+                            };
+                            t.as_deref()
+                                .and_then(dtype_named)
+                                .ok_or_else(|| syn::Error::new_spanned(x, HELP))
+                        })
+                        .collect::<syn::Result<_>>()?,
+                    other => return Err(syn::Error::new_spanned(other, HELP)),
+                },
+                _ => return Err(syn::Error::new_spanned(ty, HELP)),
+            };
+            if types.is_empty() {
+                return Err(syn::Error::new_spanned(ty, "declare at least one type"));
+            }
+            for (i, t) in types.iter().enumerate() {
+                if types[..i].contains(t) {
+                    return Err(syn::Error::new_spanned(
+                        ty,
+                        format!("`{t}` is declared twice"),
+                    ));
+                }
+            }
+            Ok(ParamDecl::Type(types))
         }
         "Const" => {
             let [GenericArgument::Const(e)] = args.as_slice() else {
