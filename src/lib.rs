@@ -51,7 +51,15 @@
 //! | `exp exp2 log log2 sqrt rsqrt erf tanh sigmoid abs floor ceil` | f32 math (`abs` also on integers), as `exp(x)` or `x.exp()` |
 //! | `pow(a, b)`, `fma(a, b, c)` | `2^(b·log2 a)`; `a·b + c` rounded once |
 //! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
+//! | `t.argmax(axis)`, `t.argmin(axis)` | the `i32` index of the first maximum / minimum along `axis` (NaN ignored; 0 where all are NaN) |
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
+//! | `zeros(shape)`, `full(shape, v)` | an f32 tile of zeros / a tile of `v`; `shape` is `N` or `[M, N]` |
+//! | `dot(a, b)`, `dot(a, b, acc)` | `acc + a @ b` for an `M × K` and a `K × N` tile of one float type, f32 result: per element the ordered chain of f32 fused multiply-adds over `k` (bit-identical on both back ends) |
+//!
+//! Control flow: `for i in a..b { … }` and `for i in (a..b).step_by(S) { … }` (`i32` bounds, a
+//! positive compile-time step) and `if c { … } else if … { … } else { … }` on a scalar `bool`.
+//! A name bound before a loop or `if` and assigned inside it carries its value through the
+//! iterations and out of it (start a tile accumulator with `zeros`); names bound inside stay inside.
 //!
 //! Tiles have one or two dimensions. Shapes broadcast as in NumPy and Triton: a scalar meets a tile
 //! by being repeated; a 1-D tile meeting a 2-D one counts as a single row; then extent-1

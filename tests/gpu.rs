@@ -413,3 +413,60 @@ fn gpu_matches_interpreter_on_dot() {
         assert!(same, "matmul_f16 {m}x{n}x{k}: GPU and interpreter differ");
     }
 }
+
+/// `argmax`/`argmin` on the GPU against the interpreter (exact).
+#[test]
+fn gpu_matches_interpreter_on_arg_extremes() {
+    use common::arg_extremes;
+    let Some(gpu) = cuda() else { return };
+    for rows in [1usize, 7, 64] {
+        let mut r = Rng(rows as u64 + 99);
+        let mut x: Vec<f32> = (0..rows * 32).map(|_| (r.next() % 5) as f32).collect();
+        x[rows * 16] = f32::NAN;
+        let run = |dev: &Device| {
+            let bx = dev.upload(&x).unwrap();
+            let mut rm = dev.upload(&vec![-1i32; rows]).unwrap();
+            let mut cm = dev.upload(&[-1i32; 32]).unwrap();
+            let mut fm = dev.upload(&[-1i32]).unwrap();
+            arg_extremes::launch(dev, Grid::x(1), &bx, &mut rm, &mut cm, &mut fm, rows as i32)
+                .unwrap();
+            [rm, cm, fm].map(|b| dev.download(&b).unwrap())
+        };
+        assert_eq!(run(&gpu), run(&Device::interpreter()), "rows {rows}");
+    }
+}
+
+/// `if` on scalars on the GPU against the interpreter.
+#[test]
+fn gpu_matches_interpreter_on_if() {
+    use common::branchy;
+    let Some(gpu) = cuda() else { return };
+    let n = 100_003;
+    let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+    for flag in [1, 0] {
+        let run = |dev: &Device| {
+            let bx = dev.upload(&x).unwrap();
+            let mut out = dev.upload(&vec![f32::NAN; n]).unwrap();
+            let mut flags = dev.upload(&[flag, 0]).unwrap();
+            branchy::launch(
+                dev,
+                Grid::x(cdiv(n, 256)),
+                &bx,
+                &mut out,
+                &mut flags,
+                n as i32,
+            )
+            .unwrap();
+            (dev.download(&out).unwrap(), dev.download(&flags).unwrap())
+        };
+        let (g, c) = (run(&gpu), run(&Device::interpreter()));
+        assert_eq!(g.1, c.1, "flags");
+        // Sums inside a branch differ in order: compare with a tolerance (NaN where not stored).
+        for (i, (a, b)) in g.0.iter().zip(&c.0).enumerate() {
+            assert!(
+                (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                "flag {flag} element {i}: {a} vs {b}"
+            );
+        }
+    }
+}

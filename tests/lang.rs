@@ -302,3 +302,102 @@ fn element_type_specialization_dispatches_on_the_buffers() {
         "{e}"
     );
 }
+
+/// `argmax`/`argmin` along either axis and of a 1-D tile: the first index of the extreme, NaN
+/// ignored (as `max`/`min` ignore it), ties to the smaller index.
+#[test]
+fn argmax_and_argmin() {
+    use common::arg_extremes;
+    for rows in [1usize, 7, 64] {
+        let mut r = Rng(rows as u64);
+        // Few distinct values, so ties happen; a NaN in each row.
+        let mut x: Vec<f32> = (0..rows * 32).map(|_| (r.next() % 5) as f32).collect();
+        for i in 0..rows {
+            x[i * 32 + (i * 7) % 32] = f32::NAN;
+        }
+        let (mut rm, mut cm, mut fm) = (vec![-1; rows], vec![-1; 32], vec![-1; 1]);
+        arg_extremes::launch(
+            &Device::interpreter(),
+            Grid::x(1),
+            &x,
+            &mut rm,
+            &mut cm,
+            &mut fm,
+            rows as i32,
+        )
+        .unwrap();
+        let first = |vals: &mut dyn Iterator<Item = f32>, better: fn(f32, f32) -> bool| {
+            let mut best: Option<(usize, f32)> = None;
+            for (i, v) in vals.enumerate() {
+                if v.is_nan() {
+                    continue;
+                }
+                if best.is_none_or(|(_, b)| better(v, b)) {
+                    best = Some((i, v));
+                }
+            }
+            best.map_or(0, |(i, _)| i as i32)
+        };
+        for i in 0..rows {
+            let want = first(&mut x[i * 32..(i + 1) * 32].iter().copied(), |a, b| a > b);
+            assert_eq!(rm[i], want, "rows {rows}: argmax of row {i}");
+        }
+        for j in 0..32 {
+            // The tile has 64 rows: those past `rows` load +∞.
+            let col = (0..64).map(|i| {
+                if i < rows {
+                    x[i * 32 + j]
+                } else {
+                    f32::INFINITY
+                }
+            });
+            let want = first(&mut col.into_iter(), |a, b| a < b);
+            assert_eq!(cm[j], want, "rows {rows}: argmin of column {j}");
+        }
+        assert_eq!(fm[0], first(&mut x[..32].iter().copied(), |a, b| a > b));
+    }
+}
+
+/// `if` on scalars: each program takes its branch, values assigned in branches hold after the
+/// `if`, a false flag skips the store.
+#[test]
+fn if_on_scalars() {
+    use common::branchy;
+    let n = 1500;
+    let x: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+    for flag in [1, 0] {
+        let mut out = vec![f32::NAN; n];
+        let mut flags = vec![flag, 0];
+        branchy::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(n, 256)),
+            &x,
+            &mut out,
+            &mut flags,
+            n as i32,
+        )
+        .unwrap();
+        assert_eq!(flags[1], 7);
+        for (pid, chunk) in out.chunks(256).enumerate() {
+            let xs = &x[pid * 256..(pid * 256 + chunk.len())];
+            for (j, &o) in chunk.iter().enumerate() {
+                let v = xs[j];
+                let want = if pid % 2 == 0 {
+                    v * 2.0 + xs.iter().sum::<f32>()
+                } else if pid % 3 == 0 {
+                    v - 1.0
+                } else {
+                    v + 1.0
+                };
+                if flag == 0 {
+                    assert!(o.is_nan(), "flag 0 stored");
+                } else {
+                    assert!(
+                        (o - want).abs() <= 1e-4 * (1.0 + want.abs()),
+                        "program {pid} [{j}]: {o} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -296,6 +296,54 @@ pub fn axpb_typed(
     store(out + offs, ((load(x + offs, m) as f32) * a + 1.0) as T, m);
 }
 
+#[tile_kernel]
+/// `argmax`/`argmin`: per row of a `rows × cols` matrix (axis 1), per column block (axis 0) and
+/// of a whole 1-D row; masked elements load ∓∞ so that they never win.
+pub fn arg_extremes(
+    x: Ptr<f32, { rows * 32 }>,
+    row_max: Ptr<i32, rows>,
+    col_min: Ptr<i32, 32>,
+    first_max: Ptr<i32, 1>,
+    rows: i32,
+    BM: Const<64>,
+) {
+    let r = arange(0, BM);
+    let c = arange(0, 32);
+    let ok = (r < rows).expand_dims(1);
+    let offs = r.expand_dims(1) * 32 + c.expand_dims(0);
+    let hi = load(x + offs, ok, f32::NEG_INFINITY);
+    let lo = load(x + offs, ok, f32::INFINITY);
+    store(row_max + r, hi.argmax(1), r < rows);
+    store(col_min + c, lo.argmin(0));
+    store(first_max, load(x + c).argmax());
+}
+
+#[tile_kernel]
+/// `if` on scalars: an `else if` chain assigning a tile and a scalar (a reduction inside a
+/// branch), a branch without `else` that stores, and one guarded by a loaded flag.
+pub fn branchy(x: Ptr<f32, n>, out: Ptr<f32, n>, flags: Ptr<i32, 2>, n: i32, BLOCK: Const<256>) {
+    let pid = program_id(0);
+    let offs = pid * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m);
+    let mut y = v;
+    let mut s = 0.0;
+    if pid % 2 == 0 {
+        y = v * 2.0;
+        s = v.sum();
+    } else if pid % 3 == 0 {
+        y = v - 1.0;
+    } else {
+        s = 1.0;
+    }
+    if load(flags) > 0 {
+        store(out + offs, y + s, m);
+    }
+    if pid == 0 {
+        store(flags + 1, 7);
+    }
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -318,6 +366,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &matmul_f16::KERNEL,
     ]);
     v.extend(axpb_typed::KERNELS);
+    v.push(&arg_extremes::KERNEL);
+    v.push(&branchy::KERNEL);
     v
 }
 

@@ -496,6 +496,32 @@ impl Program<'_, '_, '_> {
                 self.run_loop(op)?;
                 None
             }
+            OpKind::If => {
+                let taken = match self.get(data.operands[0])?.first() {
+                    Some(Scalar::I1(true)) => 0,
+                    _ => 1,
+                };
+                let region = *data.regions.get(taken).ok_or_else(|| {
+                    InterpError::Unsupported("an `if` without two branches".into())
+                })?;
+                let block = f.regions[region.index()].blocks[0];
+                let mut yielded = Vec::new();
+                for &inner in &f.blocks[block.index()].ops {
+                    self.exec(inner)?;
+                    let d = f.op(inner);
+                    if matches!(d.kind, OpKind::Yield) {
+                        yielded = d
+                            .operands
+                            .iter()
+                            .map(|&o| self.get(o).cloned())
+                            .collect::<Result<_, _>>()?;
+                    }
+                }
+                for (&r, v) in data.results.iter().zip(yielded) {
+                    self.env[r.index()] = Some(v);
+                }
+                None
+            }
             // A loop body's end: `run_loop` reads its operands.
             OpKind::Yield | OpKind::Return => None,
         };

@@ -532,3 +532,32 @@ fn dot_shapes_and_types() {
         "the accumulator and the result must be `tensor<8x4xf32>`",
     );
 }
+
+#[test]
+fn if_round_trips_and_checks_its_branches() {
+    let ok = "  %0 = constant 1.0 : f32
+  %1 = constant 0 : i32
+  %2 = cmp gt %n, %1 : i1
+  %3 = if %2 : f32 {
+  ^bb0():
+    %4 = add %0, %0 : f32
+    yield %4
+  ^bb0():
+    yield %0
+  }
+  store %p, %3
+  return";
+    accepts(ok);
+    rejects(
+        &ok.replace("%3 = if %2 : f32", "%3 = if %1 : f32"),
+        "the condition of `if` must be an `i1` scalar",
+    );
+    rejects(
+        &ok.replace("    yield %0\n", "    yield %1\n"),
+        "the else branch must yield one value of each result's type",
+    );
+    rejects(
+        &ok.replace("    yield %4\n", ""),
+        "the then branch of `if` must end with `yield`",
+    );
+}

@@ -39,8 +39,8 @@ enum Val {
 const BUILTINS: &str =
     "program_id, num_programs, arange, zeros, full, expand_dims, load, store, select, min, \
 max, exp, exp2, log, log2, sqrt, rsqrt, erf, tanh, sigmoid, abs, floor, ceil, pow, fma; \
-and the methods .sum(axis), .max(axis), .min(axis) (reductions; the axis is optional for 1-D \
-tiles), .expand_dims(axis) and the math functions as methods (x.exp())";
+and the methods .sum(axis), .max(axis), .min(axis), .argmax(axis), .argmin(axis) (reductions; \
+the axis is optional for 1-D tiles), .expand_dims(axis) and the math functions as methods (x.exp())";
 
 fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
     syn::Error::new_spanned(t.to_token_stream(), msg)
@@ -172,6 +172,7 @@ impl Lowering {
                 Ok(())
             }
             Expr::ForLoop(fl) => self.for_loop(fl),
+            Expr::If(ei) => self.if_stmt(ei),
             _ => {
                 self.expr(e)?;
                 Ok(())
@@ -311,6 +312,87 @@ impl Lowering {
         Ok(())
     }
 
+    /// `if cond { … } else { … }` (`else` optional, `else if` chains) on a scalar `bool`: names the
+    /// branches assign that were bound before hold, after it, the values of the branch that ran
+    /// (an `if` op's results); what a branch binds with `let` stays inside it.
+    fn if_stmt(&mut self, ei: &syn::ExprIf) -> syn::Result<()> {
+        let cv = self.expr(&ei.cond)?;
+        let cond = match (cv, self.ty(cv)) {
+            (Val::V(id), Some(t)) if t == Type::scalar(DType::I1) => id,
+            (_, t) => {
+                let found = t.map_or("a literal".to_string(), |t| format!("`{t}`"));
+                return Err(err(
+                    &ei.cond,
+                    format!("the condition of `if` is a scalar bool, found {found}; for a mask use `select(mask, a, b)`"),
+                ));
+            }
+        };
+        let mut assigned = Vec::new();
+        assigned_in_if(ei, &[], &mut assigned);
+        assigned.retain(|n| self.scope.contains_key(n));
+        let mut before = Vec::with_capacity(assigned.len());
+        for n in &assigned {
+            let v = match self.scope[n] {
+                Val::V(id) => id,
+                lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], ei)?,
+                lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], ei)?,
+            };
+            self.scope.insert(n.clone(), Val::V(v));
+            before.push(v);
+        }
+        let types: Vec<Type> = before.iter().map(|&v| self.f.ty(v).clone()).collect();
+        let op = self
+            .f
+            .push_op(self.block, OpKind::If, vec![cond], types.clone());
+        let outer_scope = self.scope.clone();
+        let outer_block = self.block;
+        for branch in 0..2 {
+            let region = self.f.new_region();
+            let block = self.f.new_block(region);
+            self.f.ops[op.index()].regions.push(region);
+            self.block = block;
+            self.scope = outer_scope.clone();
+            match (branch, &ei.else_branch) {
+                (0, _) => {
+                    for stmt in &ei.then_branch.stmts {
+                        self.stmt(stmt)?;
+                    }
+                }
+                (_, Some((_, e))) => match &**e {
+                    Expr::Block(b) => {
+                        for stmt in &b.block.stmts {
+                            self.stmt(stmt)?;
+                        }
+                    }
+                    Expr::If(inner) => self.if_stmt(inner)?,
+                    other => return Err(err(other, "expected a block or `if` after `else`")),
+                },
+                (_, None) => {}
+            }
+            let mut yielded = Vec::with_capacity(assigned.len());
+            for (n, t) in assigned.iter().zip(&types) {
+                let v = self.scope[n];
+                if self.ty(v).is_some_and(|vt| vt != *t) {
+                    let vt = self.ty(v).map(|x| x.to_string()).unwrap_or_default();
+                    return Err(err(
+                        ei,
+                        format!("`{n}` is `{t}` before this `if` and `{vt}` after a branch; a value assigned in a branch keeps its type"),
+                    ));
+                }
+                let d = t.dtype().unwrap_or(DType::I32);
+                yielded.push(self.materialize(v, d, &t.shape, ei)?);
+            }
+            self.f.push_op(block, OpKind::Yield, yielded, vec![]);
+        }
+        self.block = outer_block;
+        self.scope = outer_scope;
+        let results = self.f.op(op).results.clone();
+        for (n, r) in assigned.iter().zip(results) {
+            self.scope.insert(n.clone(), Val::V(r));
+        }
+        Ok(())
+    }
+
     fn assign_target(&self, left: &Expr) -> syn::Result<String> {
         let Expr::Path(p) = left else {
             return Err(err(left, "only a local name can be assigned to"));
@@ -412,9 +494,13 @@ impl Lowering {
                 e,
                 "only `for i in a..b { … }` loops (optionally `(a..b).step_by(S)`) are supported in kernels",
             )),
-            Expr::If(_) | Expr::Match(_) => Err(err(
+            Expr::If(_) => Err(err(
                 e,
-                "`if` and `match` are not supported in kernels yet; use `select(mask, a, b)`",
+                "`if` is a statement in kernels, not a value; for a value per element use `select(mask, a, b)`",
+            )),
+            Expr::Match(_) => Err(err(
+                e,
+                "`match` is not supported in kernels; use `if` on a scalar or `select(mask, a, b)`",
             )),
             Expr::MethodCall(m) => self.method_call(m, e),
             Expr::Cast(c) => self.cast(c),
@@ -1057,7 +1143,16 @@ impl Lowering {
             let v = self.expr(&mc.receiver)?;
             return self.expand_dims(v, &mc.receiver, &mc.args[0]);
         }
-        let kind = ReduceKind::ALL.into_iter().find(|k| k.name() == name);
+        // `argmax`/`argmin` are built from a reduction, a comparison and a `min` of indices.
+        let arg = match name.as_str() {
+            "argmax" => Some(ReduceKind::Max),
+            "argmin" => Some(ReduceKind::Min),
+            _ => None,
+        };
+        let kind = ReduceKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .or(arg);
         if let Some(kind) = kind {
             if mc.args.len() > 1 {
                 return Err(err(
@@ -1115,14 +1210,18 @@ impl Lowering {
             let Val::V(id) = v else { unreachable_ptr() };
             let mut shape = t.shape.clone();
             shape.remove(axis as usize);
-            return Ok(Val::V(self.push(
+            let reduced = self.push(
                 OpKind::Reduce {
                     kind,
                     axis: axis as u32,
                 },
                 vec![id],
-                Type::tensor(t.elem, shape),
-            )));
+                Type::tensor(t.elem, shape.clone()),
+            );
+            if arg.is_none() {
+                return Ok(Val::V(reduced));
+            }
+            return Ok(Val::V(self.arg_index(id, &t, axis as u32, reduced, &shape)));
         }
         if let Some(m) = MathFn::ALL.into_iter().find(|m| m.name() == name) {
             if mc.args.len() + 1 != m.arity() {
@@ -1147,6 +1246,89 @@ impl Lowering {
             &mc.method,
             format!("unknown method `{name}`; the kernel language has: {BUILTINS}"),
         ))
+    }
+
+    /// The `i32` index along `axis` of the first element of `x` (type `t`) equal to `extreme`, its
+    /// maximum or minimum along `axis` (shape `rshape`): the smallest index `i` with
+    /// `x[.., i, ..] == extreme`, by a `min` reduction of the indices where that holds and the
+    /// extent elsewhere. NaN elements never equal the extreme (`max`/`min` ignore them); where
+    /// every element is NaN the result is 0.
+    fn arg_index(
+        &mut self,
+        x: ValueId,
+        t: &Type,
+        axis: u32,
+        extreme: ValueId,
+        rshape: &[u32],
+    ) -> ValueId {
+        let i1 = |shape: &[u32]| Type::tensor(Elem::Scalar(DType::I1), shape.to_vec());
+        let i32t = |shape: &[u32]| Type::tensor(Elem::Scalar(DType::I32), shape.to_vec());
+        let n = t.shape[axis as usize];
+        // The indices along `axis`, broadcast to the tile's shape.
+        let mut idx = self.push(
+            OpKind::Arange {
+                start: 0,
+                end: i64::from(n),
+            },
+            vec![],
+            i32t(&[n]),
+        );
+        if t.shape.len() == 2 {
+            let mut e = vec![n];
+            e.insert(1 - axis as usize, 1);
+            idx = self.push(OpKind::ExpandDims { axis: 1 - axis }, vec![idx], i32t(&e));
+            idx = self.push(OpKind::Broadcast, vec![idx], i32t(&t.shape));
+        }
+        // The extreme, broadcast back along `axis`.
+        let mut ext = extreme;
+        if rshape.is_empty() {
+            ext = self.push(OpKind::Splat, vec![ext], t.clone());
+        } else {
+            let mut e = rshape.to_vec();
+            e.insert(axis as usize, 1);
+            ext = self.push(
+                OpKind::ExpandDims { axis },
+                vec![ext],
+                Type::tensor(t.elem, e),
+            );
+            ext = self.push(OpKind::Broadcast, vec![ext], t.clone());
+        }
+        let hit = self.push(OpKind::Cmp(CmpPred::Eq), vec![x, ext], i1(&t.shape));
+        let n_c = self.push(
+            OpKind::Constant(ConstValue::Int(i64::from(n))),
+            vec![],
+            Type::scalar(DType::I32),
+        );
+        let n_t = self.push(OpKind::Splat, vec![n_c], i32t(&t.shape));
+        let cand = self.push(OpKind::Select, vec![hit, idx, n_t], i32t(&t.shape));
+        let first = self.push(
+            OpKind::Reduce {
+                kind: ReduceKind::Min,
+                axis,
+            },
+            vec![cand],
+            i32t(rshape),
+        );
+        // Where nothing matched (all NaN): 0.
+        let (n_r, zero) = if rshape.is_empty() {
+            let z = self.push(
+                OpKind::Constant(ConstValue::Int(0)),
+                vec![],
+                Type::scalar(DType::I32),
+            );
+            (n_c, z)
+        } else {
+            let z = self.push(
+                OpKind::Constant(ConstValue::Int(0)),
+                vec![],
+                Type::scalar(DType::I32),
+            );
+            let nr = self.push(OpKind::Splat, vec![n_c], i32t(rshape));
+            let zr = self.push(OpKind::Splat, vec![z], i32t(rshape));
+            (nr, zr)
+        };
+        let none = self.push(OpKind::Cmp(CmpPred::Eq), vec![first, n_r], i1(rshape));
+        self.push(OpKind::Select, vec![none, zero, first], i32t(rshape))
     }
 
     /// A tile shape argument: `N` or `[M, N]`, compile-time powers of two, rank 1 or 2.
@@ -1355,6 +1537,10 @@ fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>
                         assigned_names(&fl.body.stmts, &mut inner, out);
                         None
                     }
+                    Expr::If(ei) => {
+                        assigned_in_if(ei, bound, out);
+                        None
+                    }
                     _ => None,
                 };
                 if let Some(Expr::Path(p)) = target {
@@ -1367,6 +1553,18 @@ fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>
                 }
             }
             Stmt::Item(_) | Stmt::Macro(_) => {}
+        }
+    }
+}
+
+/// [`assigned_names`] of both branches of an `if` (and of `else if` chains).
+fn assigned_in_if(ei: &syn::ExprIf, bound: &[String], out: &mut Vec<String>) {
+    assigned_names(&ei.then_branch.stmts, &mut bound.to_vec(), out);
+    if let Some((_, e)) = &ei.else_branch {
+        match &**e {
+            Expr::Block(b) => assigned_names(&b.block.stmts, &mut bound.to_vec(), out),
+            Expr::If(inner) => assigned_in_if(inner, bound, out),
+            _ => {}
         }
     }
 }

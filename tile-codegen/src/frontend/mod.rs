@@ -177,6 +177,9 @@ pub fn written_params(f: &Function) -> Vec<bool> {
                             stack.extend(carried_sources(f, op, c));
                         }
                     }
+                    ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::If) => {
+                        stack.extend(carried_sources(f, def, r as usize));
+                    }
                     ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::For) => {
                         stack.extend(carried_sources(f, def, r as usize));
                     }
@@ -205,11 +208,14 @@ fn loop_of(f: &Function, b: BlockId) -> Option<OpId> {
     })
 }
 
-/// The values carried value `c` of loop `op` comes from: its initial value and what the body
-/// yields.
+/// The values result `c` of a `for` or `if` comes from: the loop's initial value, and what its
+/// regions yield.
 fn carried_sources(f: &Function, op: OpId, c: usize) -> Vec<ValueId> {
     let d = f.op(op);
-    let mut out: Vec<ValueId> = d.operands.get(3 + c).copied().into_iter().collect();
+    let mut out: Vec<ValueId> = Vec::new();
+    if matches!(d.kind, OpKind::For) {
+        out.extend(d.operands.get(3 + c).copied());
+    }
     for r in &d.regions {
         for b in &f.regions[r.index()].blocks {
             if let Some(&y) = f.blocks[b.index()].ops.last() {

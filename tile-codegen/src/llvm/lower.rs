@@ -355,6 +355,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if matches!(data.kind, OpKind::For) {
             return self.for_loop(data);
         }
+        if matches!(data.kind, OpKind::If) {
+            return self.if_op(data);
+        }
         // These change the layout by definition (a dimension dropped or added, or a conversion),
         // or hold several values of their own layouts.
         if !matches!(
@@ -439,8 +442,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.builder.build_return(None).llvm()?;
                 None
             }
-            // `for_loop` reads the yielded values; `for` itself never gets here.
-            OpKind::Yield | OpKind::For => None,
+            // `for_loop` and `if_op` read the yielded values; they never get here.
+            OpKind::Yield | OpKind::For | OpKind::If => None,
         };
         match (result, data.results.first()) {
             (Some(vals), Some(&r)) => {
@@ -546,6 +549,76 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         })?;
         for (r, vals) in data.results.iter().zip(split(&last)) {
             self.values[r.index()] = Some(vals);
+        }
+        Ok(())
+    }
+
+    /// `if`: a branch on the scalar condition to the two regions' blocks, and a phi per scalar
+    /// each result holds where they meet.
+    fn if_op(&mut self, data: &OpData) -> Result<()> {
+        let f = self.f;
+        let ctx = self.context;
+        let cond = int(*self
+            .operand(data, 0)?
+            .first()
+            .ok_or("`if` without a condition")?)?;
+        let function = self
+            .builder
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .ok_or("the builder is not inside a function")?;
+        let then_bb = ctx.append_basic_block(function, "if.then");
+        let else_bb = ctx.append_basic_block(function, "if.else");
+        let merge = ctx.append_basic_block(function, "if.end");
+        self.builder
+            .build_conditional_branch(cond, then_bb, else_bb)
+            .llvm()?;
+        let mut incoming = Vec::with_capacity(2);
+        for (&region, bb) in data.regions.iter().zip([then_bb, else_bb]) {
+            self.builder.position_at_end(bb);
+            let block = *f.regions[region.index()]
+                .blocks
+                .first()
+                .ok_or("an `if` branch without a block")?;
+            let mut yielded: Vec<BasicValueEnum<'ctx>> = Vec::new();
+            for &op in &f.blocks[block.index()].ops {
+                let d = f.op(op);
+                if matches!(d.kind, OpKind::Yield) {
+                    for i in 0..d.operands.len() {
+                        yielded.extend_from_slice(self.operand(d, i)?);
+                    }
+                } else {
+                    self.op(op)?;
+                }
+            }
+            let end = self
+                .builder
+                .get_insert_block()
+                .ok_or("no insertion block")?;
+            self.builder.build_unconditional_branch(merge).llvm()?;
+            incoming.push((yielded, end));
+        }
+        self.builder.position_at_end(merge);
+        let [(then_vals, then_end), (else_vals, else_end)] =
+            <[_; 2]>::try_from(incoming).map_err(|_| "`if` needs two branches".to_string())?;
+        if then_vals.len() != else_vals.len() {
+            return Err("the branches of `if` yield values of other sizes".into());
+        }
+        let mut merged = Vec::with_capacity(then_vals.len());
+        for (t, e) in then_vals.iter().zip(&else_vals) {
+            let phi = self.builder.build_phi(t.get_type(), "if.value").llvm()?;
+            phi.add_incoming(&[(t, then_end), (e, else_end)]);
+            merged.push(phi.as_basic_value());
+        }
+        let mut rest = &merged[..];
+        for &r in &data.results {
+            let n = self.count(f.ty(r))?;
+            if rest.len() < n {
+                return Err("the branches of `if` yield too few values".into());
+            }
+            let (head, tail) = rest.split_at(n);
+            self.values[r.index()] = Some(head.to_vec());
+            rest = tail;
         }
         Ok(())
     }

@@ -105,6 +105,21 @@ pub fn run(f: &mut Function) {
                 }
                 false
             }
+            OpKind::If => {
+                // Each result and what both branches yield for it share a layout.
+                for &r in &d.regions {
+                    for &b in &f.regions[r.index()].blocks {
+                        if let Some(&y) = f.blocks[b.index()].ops.last() {
+                            for (&res, &v) in d.results.iter().zip(&f.op(y).operands) {
+                                if f.ty(res).is_tensor() {
+                                    classes.join(res, v);
+                                }
+                            }
+                        }
+                    }
+                }
+                false
+            }
             OpKind::Yield
             | OpKind::Constant(_)
             | OpKind::ProgramId { .. }

@@ -68,6 +68,16 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
     }
     for op in f.walk() {
         let d = f.op(op);
+        if matches!(d.kind, OpKind::If) {
+            for &r in &d.results {
+                info[r.index()] = if f.ty(r).is_tensor() {
+                    AxisInfo::UNKNOWN
+                } else {
+                    AxisInfo::scalar(1)
+                };
+            }
+            continue;
+        }
         if matches!(d.kind, OpKind::For) {
             // The induction variable `lb + k · step` is a multiple of what divides both; carried
             // values may be anything.
@@ -256,7 +266,9 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Store { .. } | OpKind::For | OpKind::Yield | OpKind::Return => continue,
+            OpKind::Store { .. } | OpKind::For | OpKind::If | OpKind::Yield | OpKind::Return => {
+                continue
+            }
         };
         if let Some(&n) = ty.shape.last() {
             out.contiguity = out.contiguity.min(n as u64);

@@ -340,7 +340,12 @@ pub enum OpKind {
     /// `yield` of their next values. The op's results are the carried values after the last
     /// iteration (the `init` values when there was none).
     For,
-    /// Ends a loop body, giving the carried values of the next iteration.
+    /// `if %cond`: runs its first region when the `i1` scalar `cond` is true, else its second;
+    /// each region is one block without arguments ending with `yield` of one value per result of
+    /// the op, which takes the yielded values of the region that ran.
+    If,
+    /// Ends a loop body (the carried values of the next iteration) or a branch of an `if` (the
+    /// `if`'s results).
     Yield,
     /// Ends the kernel.
     Return,
@@ -370,16 +375,17 @@ impl OpKind {
             OpKind::Load { .. } => "load",
             OpKind::Store { .. } => "store",
             OpKind::For => "for",
+            OpKind::If => "if",
             OpKind::Yield => "yield",
             OpKind::Return => "return",
         }
     }
 
-    /// How many results the op has, when its kind fixes it: `None` for `for`, which has one per
-    /// carried value.
+    /// How many results the op has, when its kind fixes it: `None` for `for` and `if`, which have
+    /// one per carried or yielded value.
     pub fn num_results(&self) -> Option<usize> {
         Some(match self {
-            OpKind::For => return None,
+            OpKind::For | OpKind::If => return None,
             OpKind::Store { .. } | OpKind::Return | OpKind::Yield => 0,
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
@@ -406,7 +412,9 @@ impl OpKind {
     /// unused, or merged with an identical op).
     pub fn is_pure(&self) -> bool {
         match self {
-            OpKind::Store { .. } | OpKind::Return | OpKind::For | OpKind::Yield => false,
+            OpKind::Store { .. } | OpKind::Return | OpKind::For | OpKind::If | OpKind::Yield => {
+                false
+            }
             // A load reads memory that a store in the same program may change; treat it as impure
             // for CSE purposes.
             OpKind::Load { .. } => false,

@@ -140,62 +140,81 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
     Ok(f)
 }
 
-/// Parses ops into `block` up to and including a line `}`.
+/// How a block's list of ops ended.
+enum BlockEnd {
+    /// A line `}`.
+    Close,
+    /// A line opening the next region of the same op (`^bb0(…):`), not consumed.
+    NextRegion,
+}
+
+/// Parses ops into `block` up to a line `}` (consumed) or, inside an op's region, the next
+/// region's `^bb0(…):` line (left for [`parse_regions`]).
 fn parse_block(
     lines: &mut Lines<'_>,
     f: &mut Function,
     block: BlockId,
     names: &mut HashMap<String, ValueId>,
     closing: &str,
-) -> Result<(), ParseError> {
+) -> Result<BlockEnd, ParseError> {
     loop {
         let (ln, line) = lines.expect_line(closing)?;
         let mut c = Cursor::new(line, ln);
         if c.eat("}") {
-            return c.end();
+            c.end()?;
+            return Ok(BlockEnd::Close);
+        }
+        if c.peek_is("^") {
+            lines.idx -= 1;
+            return Ok(BlockEnd::NextRegion);
         }
         let op = parse_op(&mut c, f, block, names)?;
         if let Some(op) = op {
-            parse_region(lines, f, op, names)?;
+            parse_regions(lines, f, op, names)?;
         }
     }
 }
 
-/// Parses the region of `op` (whose line ended with `{`): a line `^bb0(%a: T, …):`, the block's
-/// ops, and the closing `}`.
-fn parse_region(
+/// Parses the regions of `op` (whose line ended with `{`): for each, a line `^bb0(%a: T, …):` and
+/// the block's ops; then the closing `}`.
+fn parse_regions(
     lines: &mut Lines<'_>,
     f: &mut Function,
     op: OpId,
     names: &mut HashMap<String, ValueId>,
 ) -> Result<(), ParseError> {
-    let (ln, line) = lines.expect_line("`^bb0(…):` opening a region")?;
-    let mut c = Cursor::new(line, ln);
-    c.expect("^bb0(")?;
-    let region = f.new_region();
-    let block = f.new_block(region);
-    if !c.eat(")") {
-        loop {
-            let col = c.col();
-            c.expect("%")?;
-            let n = format!("%{}", c.ident()?);
-            if names.contains_key(&n) {
-                return Err(c.err_at(col, format!("value `{n}` is defined twice")));
+    loop {
+        let (ln, line) = lines.expect_line("`^bb0(…):` opening a region")?;
+        let mut c = Cursor::new(line, ln);
+        c.expect("^bb0(")?;
+        let region = f.new_region();
+        let block = f.new_block(region);
+        if !c.eat(")") {
+            loop {
+                let col = c.col();
+                c.expect("%")?;
+                let n = format!("%{}", c.ident()?);
+                if names.contains_key(&n) {
+                    return Err(c.err_at(col, format!("value `{n}` is defined twice")));
+                }
+                c.expect(":")?;
+                let ty = c.ty()?;
+                let v = f.add_block_arg(block, ty);
+                names.insert(n, v);
+                if c.eat(")") {
+                    break;
+                }
+                c.expect(",")?;
             }
-            c.expect(":")?;
-            let ty = c.ty()?;
-            let v = f.add_block_arg(block, ty);
-            names.insert(n, v);
-            if c.eat(")") {
-                break;
-            }
-            c.expect(",")?;
+        }
+        c.expect(":")?;
+        c.end()?;
+        f.ops[op.index()].regions.push(region);
+        match parse_block(lines, f, block, names, "`}` closing a region")? {
+            BlockEnd::Close => return Ok(()),
+            BlockEnd::NextRegion => {}
         }
     }
-    c.expect(":")?;
-    c.end()?;
-    f.ops[op.index()].regions.push(region);
-    parse_block(lines, f, block, names, "`}` closing a region")
 }
 
 /// Parses one op line into `block`; returns the op when the line ends with `{` (a region follows).
@@ -306,6 +325,7 @@ fn parse_op(
         }
         "return" => OpKind::Return,
         "for" => OpKind::For,
+        "if" => OpKind::If,
         "dot" => OpKind::Dot,
         "yield" => OpKind::Yield,
         other => {

@@ -11,8 +11,9 @@
 //! }
 //! ```
 //!
-//! An op with a region (a `for`) ends its line with `{`; the region's block follows as
-//! `^bb0(%i: i32, %acc: f32):` and its ops, one level deeper, then a line `}`.
+//! An op with regions (`for`, `if`) ends its line with `{`; each region's block follows as
+//! `^bb0(%i: i32, %acc: f32):` (`^bb0():` without arguments) and its ops, one level deeper; a
+//! line `}` closes the op.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -123,6 +124,7 @@ impl Printer<'_> {
                 }
             }
             OpKind::For
+            | OpKind::If
             | OpKind::Yield
             | OpKind::Dot
             | OpKind::Splat

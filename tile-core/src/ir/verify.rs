@@ -49,10 +49,12 @@
 //!     initial values; one result per carried value, of its type; one region of one block whose
 //!     arguments are the `i32` induction variable and the carried values, ending with `yield` of
 //!     one value per carried value, of its type. Values defined in the body are not used after
-//!     the loop (dominance, rule 1), and only `for` owns a region.
-//! 21. **yield** — only as the last op of a loop body.
+//!     the loop (dominance, rule 1); `for` owns one region, `if` two, other ops none.
+//! 21. **yield** — only as the last op of a loop body or a branch of an `if`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
 //!     `bf16`); `acc` and the result are `M × N` `f32` of one layout.
+//! 23. **if** — one `i1` scalar operand; two regions (then, else) of one block without
+//!     arguments, each ending with `yield` of one value per result, of its type.
 
 use std::fmt;
 
@@ -248,14 +250,22 @@ impl Verifier<'_> {
                 let last_of_loop =
                     f.blocks[block.index()].ops.last() == Some(&op) && block != f.entry();
                 if !last_of_loop {
-                    self.err(here, "`yield` must be the last op of a loop body".into());
+                    self.err(
+                        here,
+                        "`yield` must be the last op of a loop body or a branch".into(),
+                    );
                 }
             }
-            if data.regions.len() != usize::from(matches!(data.kind, OpKind::For)) {
+            let regions = match data.kind {
+                OpKind::For => 1,
+                OpKind::If => 2,
+                _ => 0,
+            };
+            if data.regions.len() != regions {
                 self.err(
                     here,
                     format!(
-                        "`{}` owns {} region(s); only `for` owns one",
+                        "`{}` owns {} region(s), not {regions} (`for` owns one, `if` two, others none)",
                         data.kind.name(),
                         data.regions.len()
                     ),
@@ -268,7 +278,7 @@ impl Verifier<'_> {
             for &r in &data.regions {
                 let blocks = &f.regions[r.index()].blocks;
                 if blocks.len() != 1 {
-                    self.err(here, "a loop body must have exactly one block".into());
+                    self.err(here, "a region must have exactly one block".into());
                 }
                 for &b in blocks {
                     let before = defined.clone();
@@ -794,7 +804,41 @@ impl Verifier<'_> {
                     );
                 }
             }
-            // Checked where the loop is (`for`) and where it sits (the last op of a loop body).
+            OpKind::If => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                if *self.ty(ops[0]) != Type::scalar(DType::I1) {
+                    self.err(pos, "the condition of `if` must be an `i1` scalar".into());
+                }
+                let results: Vec<Type> = data.results.iter().map(|&r| f.ty(r).clone()).collect();
+                for (i, &region) in data.regions.iter().enumerate() {
+                    let Some(&block) = f.regions[region.index()].blocks.first() else {
+                        continue;
+                    };
+                    if !f.blocks[block.index()].args.is_empty() {
+                        self.err(pos, "the branches of `if` take no arguments".into());
+                    }
+                    let branch = if i == 0 { "then" } else { "else" };
+                    match f.blocks[block.index()].ops.last().map(|&o| f.op(o)) {
+                        Some(y) if matches!(y.kind, OpKind::Yield) => {
+                            let yielded: Vec<Type> =
+                                y.operands.iter().map(|&o| f.ty(o).clone()).collect();
+                            if yielded != results {
+                                self.err(
+                                    pos,
+                                    format!("the {branch} branch must yield one value of each result's type"),
+                                );
+                            }
+                        }
+                        _ => self.err(
+                            pos,
+                            format!("the {branch} branch of `if` must end with `yield`"),
+                        ),
+                    }
+                }
+            }
+            // Checked where the loop or branch is (`for`, `if`) and where it sits (last).
             OpKind::Yield => {}
             OpKind::Return => {
                 if !want(&[0]) {
