@@ -470,3 +470,34 @@ fn gpu_matches_interpreter_on_if() {
         }
     }
 }
+
+/// More than `i32::MAX` elements: a kernel with 64-bit offsets fills 2^31 + 100 floats (8.6 GB)
+/// and reads back its last elements; a kernel with 32-bit offsets is refused that buffer.
+#[test]
+fn gpu_more_than_2_pow_31_elements() {
+    use common::{clamp, fill_i64};
+    let Some(gpu) = cuda() else { return };
+    let n = (1usize << 31) + 100;
+    let mut big = gpu.zeros::<f32>(n).unwrap();
+    let mut tail = gpu.zeros::<f32>(64).unwrap();
+    let start = n as i64 - 64;
+    fill_i64::launch(
+        &gpu,
+        Grid::x(cdiv(n, 1024)),
+        &mut big,
+        &mut tail,
+        n as i64,
+        start,
+        3.0,
+    )
+    .unwrap();
+    // The tail copy ran in program 0, maybe before other programs filled the end: copy again
+    // (one program: it refills its own first block with the same values).
+    fill_i64::launch(&gpu, Grid::x(1), &mut big, &mut tail, n as i64, start, 3.0).unwrap();
+    let got = gpu.download(&tail).unwrap();
+    let want: Vec<f32> = (0..64).map(|i| 3.0 + ((start + i) % 7) as f32).collect();
+    assert_eq!(got, want);
+    let mut out = gpu.zeros::<f32>(16).unwrap();
+    let e = clamp::launch(&gpu, Grid::x(1), &big, &mut out, 16, 0.0, 1.0).unwrap_err();
+    assert!(e.to_string().contains("32-bit offsets"), "{e}");
+}

@@ -401,3 +401,21 @@ fn if_on_scalars() {
         }
     }
 }
+
+/// Which buffers a kernel addresses with 32-bit offsets (the launch refuses buffers of more than
+/// `i32::MAX` elements for those): none with `i64` offsets throughout, all with `i32`.
+#[test]
+fn kernels_record_their_offset_width() {
+    use common::{clamp, fill_i64};
+    let narrow = |k: &tile::KernelSpec| -> Vec<bool> {
+        k.params
+            .iter()
+            .filter_map(|p| match p.kind {
+                tile::ParamKind::Ptr { offsets32, .. } => Some(offsets32),
+                tile::ParamKind::Scalar(_) => None,
+            })
+            .collect()
+    };
+    assert_eq!(narrow(&fill_i64::KERNEL), [false, false]);
+    assert_eq!(narrow(&clamp::KERNEL), [true, true]);
+}

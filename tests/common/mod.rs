@@ -344,6 +344,25 @@ pub fn branchy(x: Ptr<f32, n>, out: Ptr<f32, n>, flags: Ptr<i32, 2>, n: i32, BLO
     }
 }
 
+#[tile_kernel]
+/// 64-bit offsets: fills `n` elements (possibly more than `i32::MAX`) with `v`, and copies the
+/// 64 elements from `start` into `tail`.
+pub fn fill_i64(
+    out: Ptr<f32, n>,
+    tail: Ptr<f32, 64>,
+    n: i64,
+    start: i64,
+    v: f32,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) as i64 * BLOCK + arange(0, BLOCK) as i64;
+    store(out + offs, v + (offs % 7) as f32, offs < n);
+    if program_id(0) == 0 {
+        let t = arange(0, 64) as i64;
+        store(tail + t, load(out + start + t, start + t < n, -1.0));
+    }
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -368,6 +387,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(axpb_typed::KERNELS);
     v.push(&arg_extremes::KERNEL);
     v.push(&branchy::KERNEL);
+    v.push(&fill_i64::KERNEL);
     v
 }
 

@@ -119,7 +119,7 @@ fn extent_code(e: &Expr, params: &[Param]) -> Tokens {
 }
 
 /// The `ParamSpec`s of one instance (its element types substituted).
-fn param_spec_tokens(params: &[Param], written: &[bool]) -> Vec<Tokens> {
+fn param_spec_tokens(params: &[Param], written: &[bool], offsets32: &[bool]) -> Vec<Tokens> {
     let mut out = Vec::new();
     let mut ir_index = 0;
     for p in params {
@@ -127,9 +127,11 @@ fn param_spec_tokens(params: &[Param], written: &[bool]) -> Vec<Tokens> {
         match &p.kind {
             ParamDecl::Ptr { dtype, .. } => {
                 let w = written.get(ir_index).copied().unwrap_or(false);
+                // Unknown is narrow: the launch then refuses what 32-bit offsets cannot reach.
+                let o = offsets32.get(ir_index).copied().unwrap_or(true);
                 ir_index += 1;
                 let dt = dtype_path(*dtype);
-                out.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #w } }));
+                out.push(quote!(::tile::ParamSpec { name: #pname, kind: ::tile::ParamKind::Ptr { dtype: #dt, written: #w, offsets32: #o } }));
             }
             ParamDecl::Scalar(d) => {
                 ir_index += 1;
@@ -246,7 +248,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             let name = &c.kernel.name;
             let ir = &c.tile_ir;
             let variants = variant_tokens(c);
-            let param_specs = param_spec_tokens(&c.kernel.params, &written);
+            let param_specs = param_spec_tokens(&c.kernel.params, &written, &c.kernel.offsets32);
             quote!(::tile::KernelSpec {
                 name: #name,
                 ir: #ir,

@@ -24,6 +24,9 @@ pub struct Kernel {
     pub params: Vec<Param>,
     /// For each IR parameter (constants excluded), whether the kernel stores through it.
     pub written: Vec<bool>,
+    /// For each IR parameter, whether some `addptr` on a pointer derived from it adds an `i32`
+    /// offset (see [`narrow_offsets`]).
+    pub offsets32: Vec<bool>,
     /// The tile-level IR.
     pub ir: Function,
 }
@@ -147,30 +150,58 @@ fn lower_instance(
         ));
     }
     let written = written_params(&ir);
+    let offsets32 = narrow_offsets(&ir);
     Ok(Kernel {
         name,
         consts,
         types,
         params,
         written,
+        offsets32,
         ir,
     })
 }
 
 /// Which parameters a `store` writes through: the parameters its pointer operand derives from.
 pub fn written_params(f: &Function) -> Vec<bool> {
-    let mut written = vec![false; f.params().len()];
-    for op in f.walk() {
-        let data = f.op(op);
-        if matches!(data.kind, OpKind::Store { .. }) {
-            let mut stack: Vec<ValueId> = vec![data.operands[0]];
+    let stores = f
+        .walk()
+        .into_iter()
+        .filter(|&op| matches!(f.op(op).kind, OpKind::Store { .. }))
+        .map(|op| f.op(op).operands[0]);
+    pointer_params(f, stores)
+}
+
+/// Which parameters some `addptr` with an `i32` offset derives its pointer from. A buffer of more
+/// than `i32::MAX` elements bound to such a parameter has elements those offsets cannot reach
+/// without overflowing, so the launch refuses it; with `i64` offsets throughout it is accepted.
+pub fn narrow_offsets(f: &Function) -> Vec<bool> {
+    let narrow = f
+        .walk()
+        .into_iter()
+        .filter(|&op| {
+            let d = f.op(op);
+            matches!(d.kind, OpKind::AddPtr)
+                && f.ty(d.operands[1]).dtype() == Some(tile_core::ir::DType::I32)
+        })
+        .map(|op| f.op(op).operands[0]);
+    pointer_params(f, narrow)
+}
+
+/// The parameters the pointers `roots` derive from, by the pointer-typed operands of the ops that
+/// define them (through loop-carried values and branch results too).
+fn pointer_params(f: &Function, roots: impl Iterator<Item = ValueId>) -> Vec<bool> {
+    let mut found = vec![false; f.params().len()];
+    for root in roots {
+        {
+            let mut stack: Vec<ValueId> = vec![root];
             let mut seen = std::collections::HashSet::new();
             while let Some(v) = stack.pop() {
                 if !seen.insert(v) {
                     continue;
                 }
                 match f.values[v.index()].def {
-                    ValueDef::BlockArg(b, i) if b == f.entry() => written[i as usize] = true,
+                    ValueDef::BlockArg(b, i) if b == f.entry() => found[i as usize] = true,
                     // A carried value of a loop: its initial and its yielded value.
                     ValueDef::BlockArg(b, i) => {
                         if let (Some(op), Some(c)) = (loop_of(f, b), (i as usize).checked_sub(1)) {
@@ -195,7 +226,7 @@ pub fn written_params(f: &Function) -> Vec<bool> {
             }
         }
     }
-    written
+    found
 }
 
 /// The `for` op whose body is block `b`.

@@ -206,6 +206,22 @@ pub fn launch<const N: usize>(
                 p.name
             )));
         }
+        if let (
+            Arg::Buf(b),
+            ParamKind::Ptr {
+                offsets32: true, ..
+            },
+        ) = (a, p.kind)
+        {
+            if b.len() > i32::MAX as usize {
+                return Err(Error::Args(format!(
+                    "kernel `{kernel}`: buffer `{}` has {} elements, and the kernel addresses it with 32-bit offsets, which reach {} elements; compute its offsets in i64 (e.g. `program_id(0) as i64 * BLOCK + arange(0, BLOCK) as i64`)",
+                    p.name,
+                    b.len(),
+                    i32::MAX
+                )));
+            }
+        }
         if let (Arg::Buf(b), Some(ext)) = (a, extents.get(i).copied().flatten()) {
             let required = ext
                 .ok_or(Error::Extent {

@@ -36,6 +36,9 @@ pub enum ParamKind {
         dtype: DType,
         /// Whether the kernel stores through it (the wrapper then takes `&mut`).
         written: bool,
+        /// Whether some access through it adds a 32-bit offset: then a buffer of more than
+        /// `i32::MAX` elements is refused at launch (its far elements need 64-bit offsets).
+        offsets32: bool,
     },
     /// A number passed by value.
     Scalar(DType),
