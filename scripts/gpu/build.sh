@@ -2,8 +2,9 @@
 # Builds the release binaries the GPU machine runs (it has no Rust) into .device-bin/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-cargo build --release --examples
-mkdir -p .device-bin
+mkdir -p .device-bin/ptx
+# The PTX of every example kernel too, for the SASS check in run.sh.
+TILE_DUMP=ptx TILE_DUMP_DIR="$PWD/.device-bin/ptx" cargo build --release --examples
 for ex in fused_add_mul launch_overhead $(cd examples && ls -d */ | tr -d / | grep -v '^common$' | grep -v '^fused_add_mul$'); do
   cp "target/release/examples/$ex" .device-bin/
 done

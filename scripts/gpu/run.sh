@@ -16,10 +16,13 @@ done
 echo "== launch_overhead"; $B/launch_overhead 2>&1 | tee "$OUT/launch_overhead.log"
 echo "== memcheck"; compute-sanitizer --tool memcheck $B/fused_add_mul --quick > "$OUT/memcheck.log" 2>&1; echo "exit $?" >> "$OUT/memcheck.log"
 tail -3 "$OUT/memcheck.log"
-echo "== SASS of the fused add_mul PTX (sm_90a): memory instructions"
-for f in $B/*.ptx; do
-  ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | tail -2
-  cuobjdump --dump-sass /tmp/k.cubin | grep -E "LDG|STG" | sed 's/^ *//' | head -12
+echo "== SASS (sm_90a) of some kernels: registers, spills, global memory instructions"
+for k in add_mul.v0 qk_norm_rope.v0 ln_wide__BLOCK_8192__T_f32.v0 softmax_regression__BM_16__BK_32__BC_128.v0; do
+  f=$B/ptx/$k.sm_90a.ptx
+  [ -f "$f" ] || { echo "$k: no PTX at $f"; continue; }
+  echo "-- $k"
+  ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed 's/^ptxas info *: //'
+  cuobjdump --dump-sass /tmp/k.cubin | grep -oE "(LDG|STG|LDS|STS)[.A-Z0-9]*" | sort | uniq -c
 done 2>&1 | tee "$OUT/sass.log"
 echo; echo "===== summary"
 grep -E "test result" "$OUT/gpu_tests.log"
