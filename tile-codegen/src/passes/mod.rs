@@ -4,9 +4,9 @@
 //! | name             | level        | does                                                       |
 //! |------------------|--------------|------------------------------------------------------------|
 //! | `canonicalize`   | tile         | folds constants, simplifies `x + 0`, `x * 1`, splat chains |
-//! | `cse`            | tile and GPU | merges identical pure ops                                  |
+//! | `cse`            | tile and GPU | merges identical pure ops (scoped: never out of a loop body or branch) |
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
-//! | `assign-layouts` | tile → GPU   | gives every tensor a blocked layout sized for 16-byte, coalesced accesses |
+//! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, or a slice of the 2-D one; inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //!
 //! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
