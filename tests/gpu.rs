@@ -501,3 +501,30 @@ fn gpu_more_than_2_pow_31_elements() {
     let e = clamp::launch(&gpu, Grid::x(1), &big, &mut out, 16, 0.0, 1.0).unwrap_err();
     assert!(e.to_string().contains("32-bit offsets"), "{e}");
 }
+
+/// `Ptr<bool>` buffers on the GPU against the interpreter.
+#[test]
+fn gpu_matches_interpreter_on_bool_buffers() {
+    use common::bool_mask;
+    let Some(gpu) = cuda() else { return };
+    let n = 100_003;
+    let x: Vec<f32> = (0..n).map(|i| (i % 9) as f32 - 4.0).collect();
+    let keep: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+    let run = |dev: &Device| {
+        let (bx, bk) = (dev.upload(&x).unwrap(), dev.upload(&keep).unwrap());
+        let mut out = dev.upload(&vec![f32::NAN; n]).unwrap();
+        let mut pos = dev.upload(&vec![false; n]).unwrap();
+        bool_mask::launch(
+            dev,
+            Grid::x(cdiv(n, 256)),
+            &bx,
+            &bk,
+            &mut out,
+            &mut pos,
+            n as i32,
+        )
+        .unwrap();
+        (dev.download(&out).unwrap(), dev.download(&pos).unwrap())
+    };
+    assert_eq!(run(&gpu), run(&Device::interpreter()));
+}

@@ -419,3 +419,29 @@ fn kernels_record_their_offset_width() {
     assert_eq!(narrow(&fill_i64::KERNEL), [false, false]);
     assert_eq!(narrow(&clamp::KERNEL), [true, true]);
 }
+
+/// `Ptr<bool>` buffers (one byte per element) load as masks and store comparisons.
+#[test]
+fn bool_buffers() {
+    use common::bool_mask;
+    let n = 1000;
+    let x: Vec<f32> = (0..n).map(|i| (i % 9) as f32 - 4.0).collect();
+    let keep: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+    let mut out = vec![f32::NAN; n];
+    let mut pos = vec![false; n];
+    let dev = Device::interpreter();
+    bool_mask::launch(
+        &dev,
+        Grid::x(cdiv(n, 256)),
+        &x,
+        &keep,
+        &mut out,
+        &mut pos,
+        n as i32,
+    )
+    .unwrap();
+    for i in 0..n {
+        assert_eq!(out[i], if keep[i] { x[i] } else { 0.0 });
+        assert_eq!(pos[i], x[i] > 0.0);
+    }
+}

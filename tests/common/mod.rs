@@ -363,6 +363,23 @@ pub fn fill_i64(
     }
 }
 
+#[tile_kernel]
+/// `bool` buffers: a mask read from memory selects, and the comparison is stored back as bytes.
+pub fn bool_mask(
+    x: Ptr<f32, n>,
+    keep: Ptr<bool, n>,
+    out: Ptr<f32, n>,
+    pos: Ptr<bool, n>,
+    n: i32,
+    BLOCK: Const<256>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m);
+    store(out + offs, select(load(keep + offs, m), v, 0.0), m);
+    store(pos + offs, v > 0.0, m);
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -388,6 +405,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&arg_extremes::KERNEL);
     v.push(&branchy::KERNEL);
     v.push(&fill_i64::KERNEL);
+    v.push(&bool_mask::KERNEL);
     v
 }
 

@@ -26,6 +26,8 @@ pub enum HostRef<'a> {
     F16(&'a [half::f16]),
     /// `bf16` elements.
     BF16(&'a [half::bf16]),
+    /// `bool` elements (one byte each, as on the GPU).
+    Bool(&'a [bool]),
 }
 
 /// A host buffer the kernel may write.
@@ -41,6 +43,8 @@ pub enum HostMut<'a> {
     F16(&'a mut [half::f16]),
     /// `bf16` elements.
     BF16(&'a mut [half::bf16]),
+    /// `bool` elements (one byte each, as on the GPU).
+    Bool(&'a mut [bool]),
 }
 
 /// One argument of an interpreted launch.
@@ -78,6 +82,7 @@ impl HostRef<'_> {
             HostRef::I64(_) => DType::I64,
             HostRef::F16(_) => DType::F16,
             HostRef::BF16(_) => DType::BF16,
+            HostRef::Bool(_) => DType::I1,
         }
     }
     /// True when the buffer has no elements.
@@ -93,6 +98,7 @@ impl HostRef<'_> {
             HostRef::I64(s) => s.len(),
             HostRef::F16(s) => s.len(),
             HostRef::BF16(s) => s.len(),
+            HostRef::Bool(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -102,6 +108,7 @@ impl HostRef<'_> {
             HostRef::I64(s) => Scalar::I64(s[i]),
             HostRef::F16(s) => Scalar::F16(s[i]),
             HostRef::BF16(s) => Scalar::BF16(s[i]),
+            HostRef::Bool(s) => Scalar::I1(s[i]),
         }
     }
 }
@@ -114,6 +121,7 @@ impl HostMut<'_> {
             HostMut::I64(_) => DType::I64,
             HostMut::F16(_) => DType::F16,
             HostMut::BF16(_) => DType::BF16,
+            HostMut::Bool(_) => DType::I1,
         }
     }
     /// True when the buffer has no elements.
@@ -129,6 +137,7 @@ impl HostMut<'_> {
             HostMut::I64(s) => s.len(),
             HostMut::F16(s) => s.len(),
             HostMut::BF16(s) => s.len(),
+            HostMut::Bool(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -138,6 +147,7 @@ impl HostMut<'_> {
             HostMut::I64(s) => Scalar::I64(s[i]),
             HostMut::F16(s) => Scalar::F16(s[i]),
             HostMut::BF16(s) => Scalar::BF16(s[i]),
+            HostMut::Bool(s) => Scalar::I1(s[i]),
         }
     }
     fn set(&mut self, i: usize, v: Scalar) -> bool {
@@ -147,6 +157,7 @@ impl HostMut<'_> {
             (HostMut::I64(s), Scalar::I64(x)) => s[i] = x,
             (HostMut::F16(s), Scalar::F16(x)) => s[i] = x,
             (HostMut::BF16(s), Scalar::BF16(x)) => s[i] = x,
+            (HostMut::Bool(s), Scalar::I1(x)) => s[i] = x,
             _ => return false,
         }
         true

@@ -863,6 +863,13 @@ impl Lowering {
                     let m = self.mask(args[1], &pty)?;
                     let other = if args.len() == 3 {
                         self.expr(args[2])?
+                    } else if d == DType::I1 {
+                        // Masked-off bools read `false`.
+                        Val::V(self.push(
+                            OpKind::Constant(ConstValue::Int(0)),
+                            vec![],
+                            Type::scalar(DType::I1),
+                        ))
                     } else {
                         Val::Int(0)
                     };

@@ -5,7 +5,7 @@
 //!
 //! | written                    | meaning                                                        |
 //! |----------------------------|----------------------------------------------------------------|
-//! | `Ptr<f32>`                 | a buffer of `f32` (also `f16`, `bf16`, `i32`, `i64`), no extent |
+//! | `Ptr<f32>`                 | a buffer of `f32` (also `f16`, `bf16`, `i32`, `i64`, `bool`), no extent |
 //! | `Ptr<f32, n>`              | a buffer of at least `n` elements, `n` an integer parameter    |
 //! | `Ptr<f32, { 2 * n + 1 }>`  | likewise with an expression of integer parameters and literals |
 //! | `i32`, `i64`, `f32`        | a number passed by value                                        |
@@ -122,6 +122,7 @@ pub fn dtype_named(name: &str) -> Option<DType> {
         "i64" => Some(DType::I64),
         "f16" => Some(DType::F16),
         "bf16" => Some(DType::BF16),
+        "bool" => Some(DType::I1),
         _ => None,
     }
 }
@@ -257,6 +258,12 @@ fn add(errors: &mut Option<syn::Error>, e: syn::Error) {
 
 fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDecl> {
     if let Some(d) = dtype_of(ty) {
+        if d == DType::I1 {
+            return Err(syn::Error::new_spanned(
+                ty,
+                "a scalar parameter is `i32`, `i64` or `f32`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
+            ));
+        }
         return Ok(ParamDecl::Scalar(d));
     }
     let SynType::Path(tp) = ty else {

@@ -27,13 +27,16 @@ pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync +
 
 macro_rules! element {
     ($t:ty, $d:ident) => {
+        element!($t, $d, $d);
+    };
+    ($t:ty, $d:ident, $host:ident) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             fn host_ref(s: &[Self]) -> HostRef<'_> {
-                HostRef::$d(s)
+                HostRef::$host(s)
             }
             fn host_mut(s: &mut [Self]) -> HostMut<'_> {
-                HostMut::$d(s)
+                HostMut::$host(s)
             }
         }
     };
@@ -42,6 +45,7 @@ element!(f32, F32);
 element!(i32, I32);
 element!(i64, I64);
 element!(half::f16, F16);
+element!(bool, I1, Bool);
 element!(half::bf16, BF16);
 
 /// A buffer in device memory (CUDA) or host memory (interpreter).
