@@ -14,7 +14,7 @@ use tile::prelude::*;
 /// Head dimension.
 pub const HEAD_DIM: i32 = 128;
 
-#[tile_kernel(num_warps = 2)]
+#[tile_kernel(num_warps = 4)]
 /// Fused per-head RMSNorm + RoPE on `NH` q/k heads of one token (program (head block, token)):
 /// a `NH × 64` tile per half-head, the sums of squares along the rows, the weights and the
 /// token's cos/sin broadcast down the heads.

@@ -133,12 +133,19 @@ fn lower_instance(
     let warps = opts.num_warps.unwrap_or(4);
     let mut ir = lower::lower_body(&name, &params, &values, &types, &item.block, warps)?;
     if opts.num_warps.is_none() {
-        // `auto`: 4 warps up to 1024 elements per tile, 8 up to 4096, 16 beyond.
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
-        ir.num_warps = match largest {
-            0..=1024 => 4,
-            1025..=4096 => 8,
-            _ => 16,
+        ir.num_warps = match opts.elems_per_thread {
+            // `auto(E)`: `E` elements of the largest tile per thread, 1 to 16 warps.
+            Some(e) => (largest / (32 * u64::from(e)))
+                .clamp(1, 16)
+                .next_power_of_two()
+                .min(16) as u32,
+            // `auto`: 4 warps up to 1024 elements per tile, 8 up to 4096, 16 beyond.
+            None => match largest {
+                0..=1024 => 4,
+                1025..=4096 => 8,
+                _ => 16,
+            },
         };
     }
     if let Err(e) = verify(&ir) {

@@ -55,11 +55,17 @@ pub enum ParamDecl {
 pub struct KernelOptions {
     /// Warps per program; `None` (`num_warps = auto`) picks 4, 8 or 16 from the largest tile.
     pub num_warps: Option<u32>,
+    /// With `num_warps = auto(E)`: per instance, as many warps (1 to 16) as give each thread `E`
+    /// elements of the instance's largest tile.
+    pub elems_per_thread: Option<u32>,
 }
 
 impl Default for KernelOptions {
     fn default() -> Self {
-        KernelOptions { num_warps: Some(4) }
+        KernelOptions {
+            num_warps: Some(4),
+            elems_per_thread: None,
+        }
     }
 }
 
@@ -80,6 +86,29 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
                     continue;
                 }
             }
+            if let Expr::Call(c) = &m.value {
+                let is_auto = matches!(&*c.func, Expr::Path(p) if p.path.is_ident("auto"));
+                let per = match c.args.first() {
+                    Some(Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(i),
+                        ..
+                    })) if c.args.len() == 1 => i.base10_parse::<u32>().ok(),
+                    _ => None,
+                };
+                match (is_auto, per) {
+                    (true, Some(e)) if e.is_power_of_two() => {
+                        opts.num_warps = None;
+                        opts.elems_per_thread = Some(e);
+                        continue;
+                    }
+                    _ => {
+                        return Err(syn::Error::new_spanned(
+                            &m.value,
+                            "write `num_warps = auto(E)` with E, the elements per thread, a power of two",
+                        ))
+                    }
+                }
+            }
             let n = match &m.value {
                 Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Int(i),
@@ -88,7 +117,7 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
                 other => {
                     return Err(syn::Error::new_spanned(
                         other,
-                        "`num_warps` takes an integer literal or `auto`",
+                        "`num_warps` takes an integer literal, `auto` or `auto(E)`",
                     ))
                 }
             };
