@@ -445,3 +445,19 @@ fn bool_buffers() {
         assert_eq!(pos[i], x[i] > 0.0);
     }
 }
+
+/// `num_warps = auto(8)`: each instance gets the warps that give a thread 8 elements of its tile.
+#[test]
+fn auto_warps_per_instance() {
+    use common::axpb_typed;
+    for k in axpb_typed::KERNELS {
+        let block = if k.name.contains("BLOCK_256") {
+            256
+        } else {
+            1024
+        };
+        for v in k.variants {
+            assert_eq!(v.num_warps, (block / (32 * 8)).max(1), "{}", k.name);
+        }
+    }
+}

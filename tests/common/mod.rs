@@ -280,7 +280,7 @@ pub fn matmul_f16(
     store(c + out, acc, ok);
 }
 
-#[tile_kernel]
+#[tile_kernel(num_warps = auto(8))]
 /// An element-type specialization: one instance per declared `T` (and per `BLOCK`), the launch
 /// picking the instance of its buffers' type.
 pub fn axpb_typed(
