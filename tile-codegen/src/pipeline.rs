@@ -157,7 +157,11 @@ fn compile_instance(
             .map_err(internal)?;
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
-            let a = llvm::compile(&g, t).map_err(|e| internal(e.to_string()))?;
+            // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
+            // only on a bug in tile: say what failed, at the kernel.
+            let a = llvm::compile(&g, t).map_err(|e| {
+                syn::Error::new_spanned(&item.sig.ident, format!("cannot compile this kernel: {e}"))
+            })?;
             dump.write(
                 "llvm",
                 format!("{}.v{vi}.{}.ll", kernel.name, t.arch()),

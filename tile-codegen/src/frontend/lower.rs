@@ -1012,6 +1012,19 @@ impl Lowering {
                         ),
                     ));
                 }
+                // Lowered through shared memory for now: both operands as f32 (see `llvm::dot`).
+                let staged = 4
+                    * (u64::from(at.shape[0]) * u64::from(at.shape[1])
+                        + u64::from(bt.shape[0]) * u64::from(bt.shape[1]));
+                if staged > 48 * 1024 {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare 49152: use smaller tiles (loop over K)",
+                            at.shape[0], at.shape[1], bt.shape[0], bt.shape[1]
+                        ),
+                    ));
+                }
                 let shape = vec![at.shape[0], bt.shape[1]];
                 let acc = match args.get(2) {
                     Some(e) => {
