@@ -90,7 +90,10 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         }",
     )
     .unwrap();
-    let opts = KernelOptions { num_warps: None };
+    let opts = KernelOptions {
+        num_warps: None,
+        elems_per_thread: None,
+    };
     let dump = DumpConfig {
         stages: vec!["ir".into()],
         dir: dir.clone(),
