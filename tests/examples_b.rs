@@ -169,6 +169,21 @@ fn layernorm_case<T: LayerNorm + Half>(name: &str, seed: u64, tol: f64) {
             &want,
             tol,
         );
+        let k = fused_layernorm::splits(ni) as usize;
+        let mut stats = poisoned::<f32>(rows * k * 2);
+        let mut y = poisoned::<T>(rows * n);
+        let split = T::split(&d, &xb, &wb, &bb, &mut stats, &mut y, ri, ni, eps);
+        if k <= 64 {
+            split.unwrap();
+            assert_close(
+                &format!("{name} layernorm split {rows}x{n}"),
+                &y,
+                &want,
+                tol,
+            );
+        } else {
+            assert!(split.is_err(), "{rows}x{n}: {k} chunks must be refused");
+        }
     }
 }
 

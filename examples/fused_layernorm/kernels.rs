@@ -156,6 +156,67 @@ pub fn ln_var_wide(
     store(var + program_id(0), sq.sum() / (n as f32));
 }
 
+#[tile_kernel(num_warps = 8)]
+/// Split rows, step 1 (program (chunk, row)): the mean and the sum of squared deviations about it
+/// of one `CHUNK`-wide slice of a row, into `stats[row][chunk]`.
+pub fn ln_split_stats(
+    x: Ptr<T, { rows * n }>,
+    stats: Ptr<f32, { rows * splits * 2 }>,
+    rows: i32,
+    n: i32,
+    splits: i32,
+    T: Type<{ [f32, f16] }>,
+    CHUNK: Const<4096>,
+) {
+    let chunk = program_id(0);
+    let row = program_id(1);
+    let cols = chunk * CHUNK + arange(0, CHUNK);
+    let m = cols < n;
+    let v = load(x + row * n + cols, m) as f32;
+    let count = min(n - chunk * CHUNK, CHUNK) as f32;
+    let mean = v.sum() / count;
+    let d = select(m, v - mean, 0.0);
+    let at = (row * splits + chunk) * 2;
+    store(stats + at, mean);
+    store(stats + at + 1, (d * d).sum());
+}
+
+#[tile_kernel(num_warps = 8)]
+/// Split rows, step 2 (program (chunk, row)): combines the row's chunk statistics (Chan's
+/// formula: `M2 = Σ M2_c + n_c · (mean_c − mean)²`) and normalizes its slice.
+#[allow(clippy::too_many_arguments)]
+pub fn ln_split_apply(
+    x: Ptr<T, { rows * n }>,
+    w: Ptr<T, n>,
+    b: Ptr<T, n>,
+    y: Ptr<T, { rows * n }>,
+    stats: Ptr<f32, { rows * splits * 2 }>,
+    rows: i32,
+    n: i32,
+    splits: i32,
+    eps: f32,
+    T: Type<{ [f32, f16] }>,
+    CHUNK: Const<4096>,
+    S: Const<64>,
+) {
+    let chunk = program_id(0);
+    let row = program_id(1);
+    let s = arange(0, S);
+    let sm = s < splits;
+    let at = (row * splits + s) * 2;
+    let means = load(stats + at, sm);
+    let m2s = load(stats + at + 1, sm);
+    let counts = select(sm, min(n - s * CHUNK, CHUNK) as f32, 0.0);
+    let mean = (means * counts).sum() / (n as f32);
+    let dm = select(sm, means - mean, 0.0);
+    let rstd = 1.0 / sqrt((m2s + counts * dm * dm).sum() / (n as f32) + eps);
+    let cols = chunk * CHUNK + arange(0, CHUNK);
+    let m = cols < n;
+    let v = load(x + row * n + cols, m) as f32;
+    let out = (v - mean) * rstd * (load(w + cols, m) as f32) + load(b + cols, m) as f32;
+    store(y + row * n + cols, out as T, m);
+}
+
 #[tile_kernel]
 /// Unfused step 3, element-wise (program (row, column block), as an eager broadcast kernel):
 /// `xhat = (x − mean) / sqrt(var + eps)`, stored in the input's type.
@@ -210,6 +271,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &ln_wide::KERNELS[..],
         &ln_mean_wide::KERNELS[..],
         &ln_var_wide::KERNELS[..],
+        &ln_split_stats::KERNELS[..],
+        &ln_split_apply::KERNELS[..],
         &ln_norm::KERNELS[..],
         &ln_affine::KERNELS[..],
     ]
@@ -281,6 +344,41 @@ pub trait LayerNorm: tile::Element {
         ln_norm::launch(dev, ge, x, &s.mean, &s.var, &mut s.xhat, rows, n, eps)?;
         ln_affine::launch(dev, ge, &s.xhat, w, b, y, rows, n)
     }
+
+    /// Layer norm with each row split over programs of [`SPLIT_CHUNK`] columns (two kernels:
+    /// chunk statistics into `stats`, at least `rows · splits(n) · 2` floats, then combine and
+    /// normalize), for few wide rows that one program per row would leave most SMs idle on. Rows of
+    /// up to `64 · SPLIT_CHUNK` elements.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        dev: &Device,
+        x: &Buffer<Self>,
+        w: &Buffer<Self>,
+        b: &Buffer<Self>,
+        stats: &mut Buffer<f32>,
+        y: &mut Buffer<Self>,
+        rows: i32,
+        n: i32,
+        eps: f32,
+    ) -> Result<(), Error> {
+        let k = splits(n);
+        if k > 64 {
+            return Err(Error::Args(format!(
+                "layer norm split rows: {n} columns are {k} chunks of {SPLIT_CHUNK}; at most 64"
+            )));
+        }
+        let g = Grid::xy(k as u32, rows.max(0) as u32);
+        ln_split_stats::launch(dev, g, x, stats, rows, n, k)?;
+        ln_split_apply::launch(dev, g, x, w, b, y, stats, rows, n, k, eps)
+    }
+}
+
+/// Columns per program in [`LayerNorm::split`].
+pub const SPLIT_CHUNK: i32 = 4096;
+
+/// Chunks of [`SPLIT_CHUNK`] a row of `n` splits into (at least 1).
+pub fn splits(n: i32) -> i32 {
+    ((n.max(1) + SPLIT_CHUNK - 1) / SPLIT_CHUNK).max(1)
 }
 
 impl LayerNorm for f32 {}

@@ -5,8 +5,10 @@
 //! sizes 4096×1024, 16384×4096 and 64×65536, then times fused and unfused on the latter (median of
 //! CUDA events after warm-up) against the copy bandwidth measured in the same run; where the fused
 //! kernel takes under 75 µs (launch-bound: 4096×1024), also CUDA-graph replays of both forms, each
-//! checked against the reference before it is timed. Without a GPU: checks awkward shapes on the
-//! interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs for every size.
+//! checked against the reference before it is timed. Rows wider than 4096 are also timed split over
+//! programs of 4096 columns (two kernels: chunk statistics, then combine and normalize), plain
+//! and as a CUDA graph. Without a GPU: checks awkward shapes on the interpreter. `--quick`: checks
+//! only; `--graph-all`: CUDA graphs for every size.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -14,8 +16,10 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
-use kernels::{LayerNorm, Scratch};
+use common::{
+    check_close, copy_bandwidth, graph_form, graph_rows, graph_time_ms, report, time_ms, Rng, Row,
+};
+use kernels::{splits, LayerNorm, Scratch};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -69,6 +73,8 @@ fn reference(x: &[f32], w: &[f32], b: &[f32], n: usize) -> Vec<f64> {
 }
 
 struct Case<T> {
+    /// Chunk statistics of the split-row form.
+    stats: Buffer<f32>,
     x: Buffer<T>,
     w: Buffer<T>,
     b: Buffer<T>,
@@ -91,6 +97,7 @@ fn case<T: Host>(dev: &Device, rows: usize, n: usize) -> Res<(Case<T>, Vec<f64>)
     let want = reference(&f(&x), &f(&w), &f(&b), n);
     let nan = vec![T::of(f32::NAN); rows * n];
     let c = Case {
+        stats: dev.upload(&vec![f32::NAN; rows * splits(n as i32) as usize * 2])?,
         x: dev.upload(&x)?,
         w: dev.upload(&w)?,
         b: dev.upload(&b)?,
@@ -125,7 +132,25 @@ fn check<T: Host>(dev: &Device, rows: usize, n: usize) -> Res<bool> {
         &want,
         T::TOL,
     );
-    Ok(a && b)
+    let mut y3 = dev.upload(&vec![T::of(f32::NAN); rows * n])?;
+    T::split(
+        dev,
+        &c.x,
+        &c.w,
+        &c.b,
+        &mut c.stats,
+        &mut y3,
+        c.rows,
+        c.n,
+        EPS,
+    )?;
+    let d = check_close(
+        &format!("{} {rows}x{n} split  ", T::NAME),
+        &got(&y3)?,
+        &want,
+        T::TOL,
+    );
+    Ok(a && b && d)
 }
 
 fn bench<T: Host>(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<bool> {
@@ -163,6 +188,32 @@ fn bench<T: Host>(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<bool> {
             Ok(check_close(&what, &got, want, T::TOL))
         },
     )?;
+    // Few wide rows: also the split-row form (two kernels), plain and as a CUDA graph.
+    let mut ok = ok;
+    if n > 4096 {
+        let t_split = time_ms(&stream, 5, 30, || {
+            T::split(dev, &c.x, &c.w, &c.b, &mut c.stats, &mut c.y, r, nn, EPS)
+        })?;
+        table.push(Row {
+            name: "tile split rows (2 kernels)".into(),
+            ms: t_split,
+        });
+        let (ms, good) = graph_time_ms(
+            dev,
+            |g| case::<T>(g, rows, n),
+            |g, (c, _)| T::split(g, &c.x, &c.w, &c.b, &mut c.stats, &mut c.y, r, nn, EPS),
+            |g, (c, want)| {
+                let got: Vec<f32> = g.download(&c.y)?.into_iter().map(T::f).collect();
+                let what = format!("{} {rows}x{n} split, CUDA graph", T::NAME);
+                Ok(check_close(&what, &got, want, T::TOL))
+            },
+        )?;
+        ok &= good;
+        table.push(Row {
+            name: "tile split rows, CUDA graph".into(),
+            ms,
+        });
+    }
     // Minimal traffic: read x, w, b once, write y once.
     let bytes = ((2 * rows * n + 2 * n) * std::mem::size_of::<T>()) as f64;
     report(
