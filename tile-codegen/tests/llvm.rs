@@ -840,17 +840,18 @@ fn reduce_f32_1024_four_warps() {
     check(
         &reduce_kernel("reduce_f32", "f32", 1024, 4, SPT4, &["sum", "max", "min"]),
         &[
-            // Three reductions: 5 butterfly steps each, 2 barriers each, one shared array each.
+            // Three reductions: 5 butterfly steps each, 2 barriers each; their shared arrays are
+            // laid over one another (one 16-byte array: 4 warps' partials).
             "#15 shfl.sync.bfly.b32",
             "#6 bar.sync",
-            "#3 .shared .align 16 .b8 __tile_smem_",
+            "#1 .shared .align 16 .b8 __tile_smem[16];",
             "ld.shared.v4.f32",
             "add.rn.f32",
             "max.f32",
             "min.f32",
             // Every element is counted: no thread-dependent identity select.
             "!selp",
-            "llvm:addrspace(3) global [4 x float] undef",
+            "llvm:addrspace(3) global [16 x i8] undef",
         ],
     );
 }
@@ -911,7 +912,7 @@ fn reduce_ints() {
             "#4 bar.sync",
             "add.s64",
             "min.s64",
-            "llvm:addrspace(3) global [4 x i64] undef",
+            "llvm:addrspace(3) global [32 x i8] undef",
         ],
     );
 }
@@ -1001,7 +1002,7 @@ fn repeatable() {
 /// of 4). Along the rows: 8 lanes hold a row, so 3 butterfly steps for the thread's one row, and no
 /// shared memory (the warps split the rows). Down the columns: 4 lanes, so 2 steps for each of the
 /// thread's 8 columns, then the 4 warps through a `4 × 64` shared array. The row sums move to the
-/// column layout through a `convert_layout` (16 floats of shared memory).
+/// column layout through a `convert_layout` (16 floats of shared memory, laid over the first).
 #[test]
 fn reduce_2d_along_each_axis() {
     let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
@@ -1040,8 +1041,8 @@ fn reduce_2d_along_each_axis() {
             "ld.global.v4.f32",
             // Row sums: 3 steps (xor 1, 2, 4); column maxima: 8 × 2 steps (xor 8, 16).
             "#19 shfl.sync.bfly.b32",
-            "llvm:addrspace(3) global [256 x float] undef",
-            "llvm:addrspace(3) global [16 x float] undef",
+            // The column maxima's 4 × 64 floats and the conversion's 16 share one array.
+            "llvm:addrspace(3) global [1024 x i8] undef",
             "bar.sync",
             "max.f32",
         ],

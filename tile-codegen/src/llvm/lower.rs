@@ -78,7 +78,7 @@ pub(super) fn lower_kernel<'ctx>(
         tid: None,
         current_op: None,
         addressing: addressing_values(f),
-        shared_bytes: 0,
+        smem: Vec::new(),
     };
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
@@ -101,7 +101,7 @@ pub(super) fn lower_kernel<'ctx>(
             format!("op #{pos} `{line}`: {e}")
         })?;
     }
-    Ok(())
+    l.merge_shared()
 }
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
@@ -215,8 +215,8 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) current_op: Option<OpId>,
     /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).
     addressing: Vec<bool>,
-    /// Static shared memory declared so far, in bytes.
-    pub(super) shared_bytes: u64,
+    /// The shared arrays created so far (see `shared`).
+    pub(super) smem: Vec<super::shared::SharedArray<'ctx>>,
 }
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,

@@ -1,9 +1,11 @@
 //! Shared memory: static arrays, barriers, and `convert_layout`, which moves a tensor between two
 //! layouts through one.
 //!
-//! Every user of shared memory gets its own static array (`addrspace(3)`, internal linkage, 16-byte
-//! aligned), named after the op, so arrays never alias; the kernel's total stays below the 48 KiB a
-//! program may declare statically ([`SHARED_LIMIT`]), or the lowering fails with a message.
+//! Every user of shared memory gets its own static arrays (`addrspace(3)`, internal linkage,
+//! 16-byte aligned) while it is lowered; once the kernel is lowered, the arrays of different ops are
+//! laid over one another in a single array (`Lowerer::merge_shared`, safe because every use is
+//! bracketed by barriers). One op's arrays stay below the 48 KiB a program may declare statically
+//! ([`SHARED_LIMIT`]), or the lowering fails with a message.
 //!
 //! `convert_layout` writes every element once (from the thread and slot that hold it *primarily*,
 //! see `layout`) at its row-major index, waits at a barrier, and reads each slot of the new layout
@@ -26,24 +28,41 @@ const SHARED: u16 = 3;
 /// Static shared memory a program may declare, in bytes.
 pub(super) const SHARED_LIMIT: u64 = 48 * 1024;
 
+/// One shared array created during lowering: the op it belongs to, and its size.
+pub(super) struct SharedArray<'ctx> {
+    /// The op (its index) whose lowering created it.
+    pub op: usize,
+    /// The array.
+    pub global: inkwell::values::GlobalValue<'ctx>,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
 impl<'ctx> Lowerer<'_, 'ctx> {
-    /// A new static shared array of `n` elements of type `elem`, named after the current op.
+    /// A new static shared array of `n` elements of type `elem`, named after the current op. The
+    /// arrays of one op must fit the limit together; those of different ops share memory (see
+    /// [`Lowerer::merge_shared`]).
     pub(super) fn shared_array(
         &mut self,
         elem: BasicTypeEnum<'ctx>,
         n: u64,
     ) -> Result<PointerValue<'ctx>> {
+        let op = self.current_op.map_or(0, |o| o.index());
         let bytes = n * self.store_size(elem)?;
-        self.shared_bytes += bytes;
-        if self.shared_bytes > SHARED_LIMIT {
+        let this_op: u64 = self
+            .smem
+            .iter()
+            .filter(|a| a.op == op)
+            .map(|a| a.bytes.next_multiple_of(16))
+            .sum::<u64>()
+            + bytes;
+        if this_op > SHARED_LIMIT {
             return Err(format!(
-                "the kernel needs {} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)",
-                self.shared_bytes
+                "an op needs {this_op} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)"
             ));
         }
         let len = u32::try_from(n).map_err(|_| "a shared array is too long".to_string())?;
         let array_ty = elem.array_type(len);
-        let op = self.current_op.map_or(0, |o| o.index());
         let mut name = format!("__tile_smem_op{op}");
         let mut i = 1;
         while self.module.get_global(&name).is_some() {
@@ -57,7 +76,62 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         // Shared memory cannot be initialized; `undef` is what NVPTX accepts.
         g.set_initializer(&array_ty.get_undef());
         g.set_alignment(16);
+        self.smem.push(SharedArray {
+            op,
+            global: g,
+            bytes,
+        });
         Ok(g.as_pointer_value())
+    }
+
+    /// Makes every op's shared arrays one region of a single array `__tile_smem` as large as the
+    /// largest op's arrays together (each 16-byte aligned), instead of one array each. Safe because
+    /// every use of shared memory is bracketed by barriers (a barrier, the writes, a barrier, the
+    /// reads; see `reduce`, `convert_layout`, `dot`): the next op's writes come after a barrier
+    /// that every thread reaches only after its reads of the previous op's data. So a kernel
+    /// needs the shared memory of its largest op, not of all of them, and more programs fit on an
+    /// SM.
+    pub(super) fn merge_shared(&mut self) -> Result<()> {
+        let mut ops: Vec<usize> = self.smem.iter().map(|a| a.op).collect();
+        ops.dedup();
+        if ops.len() < 2 {
+            return Ok(());
+        }
+        let mut offsets = Vec::with_capacity(self.smem.len());
+        let mut size = 0u64;
+        let mut cursor = 0u64;
+        let mut last_op = None;
+        for a in &self.smem {
+            if last_op != Some(a.op) {
+                cursor = 0;
+                last_op = Some(a.op);
+            }
+            offsets.push(cursor);
+            cursor += a.bytes.next_multiple_of(16);
+            size = size.max(cursor);
+        }
+        let i8_ty = self.context.i8_type();
+        let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
+        let array_ty = i8_ty.array_type(len);
+        let union =
+            self.module
+                .add_global(array_ty, Some(AddressSpace::from(SHARED)), "__tile_smem");
+        union.set_linkage(Linkage::Internal);
+        union.set_initializer(&array_ty.get_undef());
+        union.set_alignment(16);
+        let base = union.as_pointer_value();
+        for (a, &off) in self.smem.iter().zip(&offsets) {
+            let at = self.context.i64_type().const_int(off, false);
+            // SAFETY: a constant GEP of `off` bytes into `__tile_smem`, whose length (`size`) is at
+            // least `off` plus this array's bytes, so the address stays inside it.
+            let p = unsafe { base.const_gep(i8_ty, &[at]) };
+            a.global.as_pointer_value().replace_all_uses_with(p);
+            // SAFETY: every use of the old global was just replaced, so deleting it leaves no
+            // dangling reference; it is not used again (`smem` is cleared below).
+            unsafe { a.global.delete() };
+        }
+        self.smem.clear();
+        Ok(())
     }
 
     /// Bytes one element of `t` occupies in a shared array.
