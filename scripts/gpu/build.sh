@@ -8,6 +8,8 @@ TILE_DUMP=ptx TILE_DUMP_DIR="$PWD/.device-bin/ptx" cargo build --release --examp
 for ex in fused_add_mul launch_overhead $(cd examples && ls -d */ | tr -d / | grep -v '^common$' | grep -v '^fused_add_mul$'); do
   cp "target/release/examples/$ex" .device-bin/
 done
+# tile-bench: every example kernel family, fused and unfused, with tables, JSON and plots.
+cargo build --release -p tile-bench && cp target/release/tile-bench .device-bin/
 bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:

@@ -24,6 +24,14 @@ for k in add_mul.v0 qk_norm_rope.v0 ln_wide__BLOCK_8192__T_f32.v0 softmax_regres
   ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed 's/^ptxas info *: //'
   cuobjdump --dump-sass /tmp/k.cubin | grep -oE "(LDG|STG|LDS|STS)[.A-Z0-9]*" | sort | uniq -c
 done 2>&1 | tee "$OUT/sass.log"
+echo "== tile-bench, then the PyTorch/Triton baseline, then the joined table (under $OUT/bench)"
+mkdir -p "$OUT/bench"
+$B/tile-bench --out "$OUT/bench" > "$OUT/tile-bench.log" 2>&1; echo "exit $?" >> "$OUT/tile-bench.log"
+tail -3 "$OUT/tile-bench.log"
+python3 bench/python/baseline.py --out "$OUT/bench/baseline.json" > "$OUT/baseline.log" 2>&1; echo "exit $?" >> "$OUT/baseline.log"
+tail -3 "$OUT/baseline.log"
+python3 bench/join.py "$OUT/bench" > "$OUT/join.log" 2>&1; echo "exit $?" >> "$OUT/join.log"
+tail -3 "$OUT/join.log"
 echo; echo "===== summary"
 grep -E "test result" "$OUT/gpu_tests.log"
 grep -E "check n|tile (un)?fused|copy bandwidth" "$OUT/fused_add_mul.log"
@@ -32,3 +40,5 @@ grep -E "ERROR SUMMARY" "$OUT/memcheck.log"
 for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple; do
   [ -f "$OUT/$ex.log" ] && echo "$ex: $(grep -c -- '-> ok' "$OUT/$ex.log") checks ok, $(grep -c FAILED "$OUT/$ex.log") failed, $(tail -1 "$OUT/$ex.log")"
 done
+echo "tile-bench: $(grep -E '^checks:' "$OUT/tile-bench.log" | tail -1), $(tail -1 "$OUT/tile-bench.log"); baseline: $(grep -E '^checks:' "$OUT/baseline.log" | tail -1), $(tail -1 "$OUT/baseline.log")"
+echo "joined table: $OUT/bench/joined.md ($(tail -1 "$OUT/join.log")); tile tables: $OUT/bench/tile.md; plots: $OUT/bench/plots, $OUT/bench/joined_plots"

@@ -1,0 +1,169 @@
+//! The command line: options, defaults and their parsing (bad input is an `Err` with a message,
+//! never a panic).
+
+use std::path::PathBuf;
+
+/// What `--help` prints.
+pub const USAGE: &str = "\
+usage: tile-bench [--filter SUBSTR] [--quick] [--out DIR] [--graph-all] [--warmup N] [--reps N]
+                  [--interpreter] [--no-plots]
+
+Benchmarks every kernel family of tile's examples, fused and unfused, against a float64 reference
+(checked before timing) and the device-to-device copy bandwidth; writes DIR/tile.json, DIR/tile.md
+and DIR/plots/*.png|svg.
+
+  --filter SUBSTR  only the kernel families whose name contains SUBSTR
+  --quick          the small shapes of bench/python/baseline.py --quick, few repetitions
+  --out DIR        output folder (default bench-out)
+  --graph-all      CUDA-graph timings for every size, not only launch-bound ones (< 75 us)
+  --warmup N       untimed launches before timing (default 10; quick 2; interpreter 0)
+  --reps N         timed launches, median taken (default 50; quick 5; interpreter 1)
+  --interpreter    run on the CPU interpreter even if there is a GPU (smoke test, tiny sizes)
+  --no-plots       skip the plots
+  -h, --help       this text
+
+Without a GPU the interpreter runs tiny sizes: a smoke test whose timings are meaningless.";
+
+/// The parsed options.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    /// Only families whose name contains this (empty: all).
+    pub filter: String,
+    /// Small shapes, few repetitions.
+    pub quick: bool,
+    /// Output folder.
+    pub out: PathBuf,
+    /// CUDA graphs for every size.
+    pub graph_all: bool,
+    /// Untimed launches before timing, if given.
+    pub warmup: Option<usize>,
+    /// Timed launches, if given.
+    pub reps: Option<usize>,
+    /// Force the CPU interpreter.
+    pub interpreter: bool,
+    /// Skip the plots.
+    pub no_plots: bool,
+}
+
+impl Opts {
+    /// `(warm-up, repetitions)`: as given, else the defaults for a GPU or the interpreter.
+    pub fn warmup_reps(&self, gpu: bool) -> (usize, usize) {
+        let (w, r) = match (gpu, self.quick) {
+            (false, _) => (0, 1),
+            (true, true) => (2, 5),
+            (true, false) => (10, 50),
+        };
+        (self.warmup.unwrap_or(w), self.reps.unwrap_or(r).max(1))
+    }
+}
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Run with these options.
+    Run(Opts),
+    /// Print the usage.
+    Help,
+}
+
+/// Parses the arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<Parsed, String> {
+    let mut o = Opts {
+        filter: String::new(),
+        quick: false,
+        out: PathBuf::from("bench-out"),
+        graph_all: false,
+        warmup: None,
+        reps: None,
+        interpreter: false,
+        no_plots: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        // `--opt=value` is accepted too.
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value = |what: &str| -> Result<String, String> {
+            match inline.clone() {
+                Some(v) => Ok(v),
+                None => it
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("{name} needs {what}")),
+            }
+        };
+        let count = |v: String| -> Result<usize, String> {
+            v.parse::<usize>()
+                .map_err(|_| format!("{name} needs a non-negative integer, got {v:?}"))
+        };
+        match name {
+            "--filter" => o.filter = value("a substring")?,
+            "--quick" => o.quick = true,
+            "--out" => {
+                let v = value("a folder")?;
+                if v.is_empty() {
+                    return Err("--out needs a non-empty folder".into());
+                }
+                o.out = PathBuf::from(v);
+            }
+            "--graph-all" => o.graph_all = true,
+            "--warmup" => o.warmup = Some(count(value("a count")?)?),
+            "--reps" => {
+                let n = count(value("a count")?)?;
+                if n == 0 {
+                    return Err("--reps must be at least 1".into());
+                }
+                o.reps = Some(n);
+            }
+            "--interpreter" => o.interpreter = true,
+            "--no-plots" => o.no_plots = true,
+            "-h" | "--help" => return Ok(Parsed::Help),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+        if inline.is_some()
+            && matches!(
+                name,
+                "--quick" | "--graph-all" | "--interpreter" | "--no-plots"
+            )
+        {
+            return Err(format!("{name} takes no value"));
+        }
+    }
+    Ok(Parsed::Run(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Parsed, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn parses_options_and_rejects_bad_input() {
+        let Ok(Parsed::Run(o)) = p(&["--filter", "soft", "--quick", "--out=x", "--reps", "3"])
+        else {
+            panic!("should parse");
+        };
+        assert_eq!(
+            (o.filter.as_str(), o.quick, o.out.clone(), o.reps),
+            ("soft", true, PathBuf::from("x"), Some(3))
+        );
+        assert_eq!(o.warmup_reps(true), (2, 3));
+        assert!(matches!(p(&["--help"]), Ok(Parsed::Help)));
+        for bad in [
+            &["--filter"][..],
+            &["--reps", "0"],
+            &["--reps", "-1"],
+            &["--warmup", "x"],
+            &["--bogus"],
+            &["--out", ""],
+            &["--quick=1"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+}
