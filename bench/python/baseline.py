@@ -45,7 +45,9 @@ time. On the CPU the interpreter truncates f32 -> bf16 where the GPU rounds to n
 smoke test patches the interpreter to round like the GPU (patch_interpreter_bf16_rounding).
 
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
-act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim].
+act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim];
+softmax_regression_simple [batch, dim, classes] (x @ w through cuBLAS, then softmax, against a
+Triton kernel with `tl.dot` in IEEE f32).
 """
 
 import argparse
@@ -478,6 +480,28 @@ def k_mean_center(x, y, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def k_softmax_regression(x, w, out, b, c, D: tl.constexpr, BM: tl.constexpr, BK: tl.constexpr,
+                         BC: tl.constexpr):
+    # `D` (dim) is a compile-time constant: the loop bound (one compile per size).
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    cls = tl.arange(0, BC)
+    ks = tl.arange(0, BK)
+    acc = tl.zeros((BM, BC), dtype=tl.float32)
+    for k0 in tl.range(0, D, BK):
+        k = k0 + ks
+        xt = tl.load(x + rows[:, None] * D + k[None, :],
+                     mask=(rows[:, None] < b) & (k[None, :] < D), other=0.0)
+        wt = tl.load(w + k[:, None] * c + cls[None, :],
+                     mask=(k[:, None] < D) & (cls[None, :] < c), other=0.0)
+        acc = tl.dot(xt, wt, acc, input_precision="ieee")
+    z = tl.where(cls[None, :] < c, acc, -float("inf"))
+    e = tl.exp(z - tl.max(z, axis=1)[:, None])
+    p = e / tl.sum(e, axis=1)[:, None]
+    tl.store(out + rows[:, None] * c + cls[None, :], p,
+             mask=(rows[:, None] < b) & (cls[None, :] < c))
+
+
+@triton.jit
 def k_qk_norm_rope(qkv, positions, cos_sin, qw, kw, stride, q_heads, heads, eps,
                    HALF: tl.constexpr, BH: tl.constexpr):
     # Program (block of BH q/k heads, token): per-head RMSNorm (weight qw for q heads, kw for k
@@ -820,6 +844,42 @@ def bench_fused_softmax():
                  (1e-5,), ("out",), timed)
 
 
+def bench_softmax_regression_simple():
+    """probs = softmax(x @ w) over the classes, f32 (the document's simple fused kernel); x in
+    [-1, 1), w in [-0.5, 0.5); shapes (batch, dim, classes). Bytes: x, w read once, probs written
+    once. The Triton kernel is the document's tiled fused kernel: a block of rows per program,
+    `tl.dot` over slices of dim (on the tensor cores, in tf32 unless `allow_tf32`/input_precision
+    says otherwise: here "ieee", so it computes in f32 as tile does), softmax in registers."""
+    small = [(1, 1, 1), (17, 33, 10), (5, 100, 17), (33, 64, 64)]
+    big = [(64, 128, 10), (256, 512, 50), (1024, 1024, 100)]
+    for (b, d, c), timed in plan(small, big):
+        r = Rand(b * 131 + d * 7 + c)
+        x = r.uniform((b, d), -1, 1)
+        w = r.uniform((d, c), -0.5, 0.5)
+        out = torch.empty((b, c), device=x.device, dtype=torch.float32)
+        ref = (torch.softmax(x.double() @ w.double(), dim=-1),)
+        bc = max(16, triton.next_power_of_2(c))
+
+        def reset():
+            out.fill_(NAN)
+
+        def torch_unfused():
+            logits = x @ w
+            torch.softmax(logits, dim=-1, out=out)
+            return (out,)
+
+        def triton_fused():
+            k_softmax_regression[(cdiv(b, 16),)](x, w, out, b, c, D=d, BM=16, BK=32, BC=bc,
+                                                 num_warps=4)
+            return (out,)
+
+        impls = [("torch_unfused", "matmul (cuBLAS), softmax", torch_unfused),
+                 ("triton", f"1 kernel, 16 rows per program, tl.dot over 32-wide slices, "
+                            f"{bc} classes", triton_fused)]
+        run_case("softmax_regression_simple", None, [b, d, c], "f32",
+                 4.0 * (b * d + d * c + b * c), impls, reset, ref, (1e-5,), ("probs",), timed)
+
+
 def bench_mean_center():
     """y = x - mean(row), f32; x in [-1, 3)."""
     for (rows, n), timed in plan([(1, 1), (3, 17), (2, 4096), (2, 5000)], [(16384, 4096)]):
@@ -941,6 +1001,7 @@ FAMILIES = [
     ("fused_softmax", bench_fused_softmax),
     ("mean_center", bench_mean_center),
     ("qk_norm_rope", bench_qk_norm_rope),
+    ("softmax_regression_simple", bench_softmax_regression_simple),
 ]
 
 
