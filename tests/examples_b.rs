@@ -7,6 +7,8 @@
 mod fused_add_rmsnorm;
 #[path = "../examples/fused_layernorm/kernels.rs"]
 mod fused_layernorm;
+#[path = "../examples/fused_layernorm/reference.rs"]
+mod fused_layernorm_reference;
 #[path = "../examples/mean_center/kernels.rs"]
 mod mean_center;
 
@@ -119,20 +121,6 @@ fn assert_close<T: Half + tile::Element>(what: &str, got: &Buffer<T>, want: &[f6
     );
 }
 
-fn layernorm_ref(x: &[f32], w: &[f32], b: &[f32], n: usize, eps: f64) -> Vec<f64> {
-    let mut out = Vec::new();
-    for row in x.chunks(n) {
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-        out.extend(
-            row.iter()
-                .enumerate()
-                .map(|(j, &v)| (v as f64 - mean) / (var + eps).sqrt() * w[j] as f64 + b[j] as f64),
-        );
-    }
-    out
-}
-
 fn layernorm_case<T: LayerNorm + Half>(name: &str, seed: u64, tol: f64) {
     let d = dev();
     let eps = 1e-5f32;
@@ -141,7 +129,13 @@ fn layernorm_case<T: LayerNorm + Half>(name: &str, seed: u64, tol: f64) {
         let x = r.vec(rows * n, -3.0, 5.0, T::of);
         let w = r.vec(n, -1.5, 1.5, T::of);
         let b = r.vec(n, -1.0, 1.0, T::of);
-        let want = layernorm_ref(&to_f32(&x), &to_f32(&w), &to_f32(&b), n, eps as f64);
+        let want = fused_layernorm_reference::layernorm(
+            &to_f32(&x),
+            &to_f32(&w),
+            &to_f32(&b),
+            n,
+            eps as f64,
+        );
         let (xb, wb, bb) = (
             d.upload(&x).unwrap(),
             d.upload(&w).unwrap(),

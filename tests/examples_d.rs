@@ -3,6 +3,8 @@
 //! 32-wide slices, batches that leave a partial row block), the error for too many classes, and
 //! every instance's IR round trip and PTX (no spills).
 
+#[path = "../examples/softmax_regression_simple/reference.rs"]
+mod softmax_regression_reference;
 #[path = "../examples/softmax_regression_simple/kernels.rs"]
 mod softmax_regression_simple;
 
@@ -11,23 +13,6 @@ mod common;
 use common::Rng;
 use softmax_regression_simple::{fused, unfused};
 use tile::prelude::*;
-
-fn reference(x: &[f32], w: &[f32], b: usize, d: usize, c: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(b * c);
-    for i in 0..b {
-        let z: Vec<f64> = (0..c)
-            .map(|j| {
-                (0..d)
-                    .map(|k| x[i * d + k] as f64 * w[k * c + j] as f64)
-                    .sum()
-            })
-            .collect();
-        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = z.iter().map(|v| (v - m).exp()).sum();
-        out.extend(z.iter().map(|v| (v - m).exp() / s));
-    }
-    out
-}
 
 #[test]
 fn fused_and_unfused_match_the_reference() {
@@ -44,7 +29,7 @@ fn fused_and_unfused_match_the_reference() {
         let mut r = Rng((b * 131 + d * 7 + c) as u64);
         let x: Vec<f32> = (0..b * d).map(|_| r.f32()).collect();
         let w: Vec<f32> = (0..d * c).map(|_| 0.5 * r.f32()).collect();
-        let want = reference(&x, &w, b, d, c);
+        let want = softmax_regression_reference::softmax_regression(&x, &w, (b, d, c));
         let (xb, wb) = (dev.upload(&x).unwrap(), dev.upload(&w).unwrap());
         let s = (b as i32, d as i32, c as i32);
         let mut p = dev.upload(&vec![f32::NAN; b * c]).unwrap();

@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod kernels;
+mod reference;
 
 use std::process::ExitCode;
 
@@ -56,22 +57,6 @@ impl Host for f16 {
     }
 }
 
-/// The f64 layer norm of the (already rounded) inputs.
-fn reference(x: &[f32], w: &[f32], b: &[f32], n: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(x.len());
-    for row in x.chunks(n) {
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-        let rstd = 1.0 / (var + EPS as f64).sqrt();
-        out.extend(
-            row.iter()
-                .enumerate()
-                .map(|(j, &v)| (v as f64 - mean) * rstd * w[j] as f64 + b[j] as f64),
-        );
-    }
-    out
-}
-
 struct Case<T> {
     /// Chunk statistics of the split-row form.
     stats: Buffer<f32>,
@@ -94,7 +79,7 @@ fn case<T: Host>(dev: &Device, rows: usize, n: usize) -> Res<(Case<T>, Vec<f64>)
         gen(n, -0.5, 0.5),
     );
     let f = |v: &[T]| v.iter().map(|&e| e.f()).collect::<Vec<f32>>();
-    let want = reference(&f(&x), &f(&w), &f(&b), n);
+    let want = reference::layernorm(&f(&x), &f(&w), &f(&b), n, EPS as f64);
     let nan = vec![T::of(f32::NAN); rows * n];
     let c = Case {
         stats: dev.upload(&vec![f32::NAN; rows * splits(n as i32) as usize * 2])?,

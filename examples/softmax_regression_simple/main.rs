@@ -13,6 +13,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod kernels;
+mod reference;
 
 use std::process::ExitCode;
 
@@ -23,23 +24,6 @@ use tile::prelude::*;
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 type Shape = (i32, i32, i32);
-
-fn reference(x: &[f32], w: &[f32], (b, d, c): (usize, usize, usize)) -> Vec<f64> {
-    let mut out = Vec::with_capacity(b * c);
-    for i in 0..b {
-        let z: Vec<f64> = (0..c)
-            .map(|j| {
-                (0..d)
-                    .map(|k| x[i * d + k] as f64 * w[k * c + j] as f64)
-                    .sum()
-            })
-            .collect();
-        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = z.iter().map(|v| (v - m).exp()).sum();
-        out.extend(z.iter().map(|v| (v - m).exp() / s));
-    }
-    out
-}
 
 struct Case {
     x: Buffer<f32>,
@@ -54,7 +38,7 @@ fn case(dev: &Device, (b, d, c): Shape) -> Res<(Case, Vec<f64>)> {
     let mut r = Rng::new((bu * 131 + du * 7 + cu) as u64);
     let x = r.vec(bu * du, -1.0, 1.0);
     let w = r.vec(du * cu, -0.5, 0.5);
-    let want = reference(&x, &w, (bu, du, cu));
+    let want = reference::softmax_regression(&x, &w, (bu, du, cu));
     let nan = vec![f32::NAN; bu * cu];
     let k = Case {
         x: dev.upload(&x)?,

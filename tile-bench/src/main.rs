@@ -53,6 +53,8 @@ mod fused_bias_gelu;
 #[allow(dead_code)]
 #[path = "../../examples/fused_layernorm/kernels.rs"]
 mod fused_layernorm;
+#[path = "../../examples/fused_layernorm/reference.rs"]
+mod fused_layernorm_reference;
 #[allow(dead_code)]
 #[path = "../../examples/fused_softmax/kernels.rs"]
 mod fused_softmax;
@@ -62,6 +64,8 @@ mod mean_center;
 #[allow(dead_code)]
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 mod qk_norm_rope;
+#[path = "../../examples/softmax_regression_simple/reference.rs"]
+mod softmax_regression_reference;
 #[allow(dead_code)]
 #[path = "../../examples/softmax_regression_simple/kernels.rs"]
 mod softmax_regression_simple;

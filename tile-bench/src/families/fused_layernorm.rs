@@ -47,28 +47,18 @@ fn tol(dtype: &str) -> f64 {
     }
 }
 
-/// The f64 layer norm of the (already rounded) inputs.
-fn reference(x: &[f32], w: &[f32], b: &[f32], n: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(x.len());
-    for row in x.chunks(n) {
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / n as f64;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-        let rstd = 1.0 / (var + EPS as f64).sqrt();
-        out.extend(
-            row.iter()
-                .enumerate()
-                .map(|(j, &v)| (v as f64 - mean) * rstd * w[j] as f64 + b[j] as f64),
-        );
-    }
-    out
-}
-
 fn bench<T: Elem + LayerNorm>(ctx: &mut Ctx, (rows, n): (usize, usize), timed: bool) -> Res<()> {
     let mut rng = Rng::new((rows * 31 + n) as u64);
     let x: Vec<T> = rand_vec(&mut rng, rows * n, -2.0, 4.0);
     let w: Vec<T> = rand_vec(&mut rng, n, 0.5, 1.5);
     let b: Vec<T> = rand_vec(&mut rng, n, -0.5, 0.5);
-    let want = reference(&widen(&x), &widen(&w), &widen(&b), n);
+    let want = crate::fused_layernorm_reference::layernorm(
+        &widen(&x),
+        &widen(&w),
+        &widen(&b),
+        n,
+        EPS as f64,
+    );
     let case = LnCase {
         x,
         w,

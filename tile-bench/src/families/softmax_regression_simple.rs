@@ -31,28 +31,11 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         .collect()
 }
 
-fn reference(x: &[f32], w: &[f32], (b, d, c): (usize, usize, usize)) -> Vec<f64> {
-    let mut out = Vec::with_capacity(b * c);
-    for i in 0..b {
-        let z: Vec<f64> = (0..c)
-            .map(|j| {
-                (0..d)
-                    .map(|k| x[i * d + k] as f64 * w[k * c + j] as f64)
-                    .sum()
-            })
-            .collect();
-        let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = z.iter().map(|v| (v - m).exp()).sum();
-        out.extend(z.iter().map(|v| (v - m).exp() / s));
-    }
-    out
-}
-
 fn bench(ctx: &mut Ctx, (b, d, c): (usize, usize, usize), timed: bool) -> Res<()> {
     let mut r = Rng::new((b * 131 + d * 7 + c) as u64);
     let x = r.vec(b * d, -1.0, 1.0);
     let w = r.vec(d * c, -0.5, 0.5);
-    let want = reference(&x, &w, (b, d, c));
+    let want = crate::softmax_regression_reference::softmax_regression(&x, &w, (b, d, c));
     let shape = (i32_of(b)?, i32_of(d)?, i32_of(c)?);
     i32_of(b * d)?;
     i32_of(d * c)?;
