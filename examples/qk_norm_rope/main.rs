@@ -6,55 +6,19 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod host;
 mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
+use common::{check_close, copy_bandwidth, report, time_ms, Row};
+use host::{host, Host};
 use kernels::{fused, unfused, Shape, Tables, HEAD_DIM};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
 const EPS: f32 = 1e-6;
-
-struct Host {
-    qkv: Vec<bf16>,
-    positions: Vec<i32>,
-    cos_sin: Vec<bf16>,
-    qw: Vec<bf16>,
-    kw: Vec<bf16>,
-}
-
-fn host(s: Shape, seed: u64) -> Host {
-    let mut r = Rng::new(seed);
-    let b = |v: f32| bf16::from_f32(v);
-    let qkv = r
-        .vec((s.tokens * s.stride()) as usize, -2.0, 2.0)
-        .into_iter()
-        .map(b)
-        .collect();
-    let positions = (0..s.tokens)
-        .map(|_| (r.uniform(0.0, 1.0) * s.max_pos as f32) as i32 % s.max_pos)
-        .collect();
-    let mut cos_sin = Vec::with_capacity((s.max_pos * HEAD_DIM) as usize);
-    for p in 0..s.max_pos {
-        let freqs: Vec<f64> = (0..64)
-            .map(|i| p as f64 / 10000f64.powf(2.0 * i as f64 / 128.0))
-            .collect();
-        cos_sin.extend(freqs.iter().map(|f| b(f.cos() as f32)));
-        cos_sin.extend(freqs.iter().map(|f| b(f.sin() as f32)));
-    }
-    let qw = r.vec(128, 0.5, 1.5).into_iter().map(b).collect();
-    let kw = r.vec(128, 0.5, 1.5).into_iter().map(b).collect();
-    Host {
-        qkv,
-        positions,
-        cos_sin,
-        qw,
-        kw,
-    }
-}
 
 /// The q and k heads after norm and rope (the normalized head rounded to bf16, as vLLM and both
 /// kernels do), in f64, laid out like `qkv`; v heads as they were.
@@ -95,7 +59,12 @@ fn tables(dev: &Device, h: &Host) -> Res<Tables> {
 }
 
 fn check(dev: &Device, s: Shape) -> Res<bool> {
-    let h = host(s, (s.tokens * 7 + s.q_heads) as u64);
+    let h = host(
+        s.tokens,
+        s.stride(),
+        s.max_pos,
+        (s.tokens * 7 + s.q_heads) as u64,
+    );
     let want = reference(s, &h);
     let t = tables(dev, &h)?;
     let mut ok = true;
@@ -135,7 +104,7 @@ fn check(dev: &Device, s: Shape) -> Res<bool> {
 
 fn bench(dev: &Device, copy: f64, s: Shape) -> Res<()> {
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let h = host(s, 1);
+    let h = host(s.tokens, s.stride(), s.max_pos, 1);
     let t = tables(dev, &h)?;
     let mut qkv = dev.upload(&h.qkv)?;
     // Repeated in place: the values drift, but the work per call is the same.

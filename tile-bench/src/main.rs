@@ -64,6 +64,8 @@ mod mean_center;
 #[allow(dead_code)]
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 mod qk_norm_rope;
+#[path = "../../examples/qk_norm_rope/host.rs"]
+mod qk_norm_rope_host;
 #[path = "../../examples/softmax_regression_simple/reference.rs"]
 mod softmax_regression_reference;
 #[allow(dead_code)]

@@ -6,9 +6,9 @@
 use tile::{bf16, Buffer, Device};
 
 use super::{Job, Plan};
-use crate::common::Rng;
 use crate::measure::{compare, exact, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 use crate::qk_norm_rope::{fused, unfused, Shape, Tables, HEAD_DIM};
+use crate::qk_norm_rope_host::{host, Host};
 
 const NAME: &str = "qk_norm_rope";
 const EPS: f32 = 1e-6;
@@ -29,44 +29,6 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             Job::new(NAME, label, timed, move |ctx| bench(ctx, shape, timed))
         })
         .collect()
-}
-
-struct Host {
-    qkv: Vec<bf16>,
-    positions: Vec<i32>,
-    cos_sin: Vec<bf16>,
-    qw: Vec<bf16>,
-    kw: Vec<bf16>,
-}
-
-fn host(s: Shape, seed: u64) -> Host {
-    let mut r = Rng::new(seed);
-    let b = bf16::from_f32;
-    let qkv = r
-        .vec((s.tokens * s.stride()).max(0) as usize, -2.0, 2.0)
-        .into_iter()
-        .map(b)
-        .collect();
-    let positions = (0..s.tokens)
-        .map(|_| (r.uniform(0.0, 1.0) * s.max_pos as f32) as i32 % s.max_pos)
-        .collect();
-    let mut cos_sin = Vec::with_capacity((s.max_pos * HEAD_DIM).max(0) as usize);
-    for p in 0..s.max_pos {
-        let freqs: Vec<f64> = (0..64)
-            .map(|i| p as f64 / 10000f64.powf(2.0 * i as f64 / 128.0))
-            .collect();
-        cos_sin.extend(freqs.iter().map(|f| b(f.cos() as f32)));
-        cos_sin.extend(freqs.iter().map(|f| b(f.sin() as f32)));
-    }
-    let qw = r.vec(128, 0.5, 1.5).into_iter().map(b).collect();
-    let kw = r.vec(128, 0.5, 1.5).into_iter().map(b).collect();
-    Host {
-        qkv,
-        positions,
-        cos_sin,
-        qw,
-        kw,
-    }
 }
 
 /// The q and k heads after norm and rope (the normalized head rounded to bf16, as vLLM and both
@@ -114,7 +76,12 @@ fn bench(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
     if s.tokens < 1 || s.q_heads < 1 || s.kv_heads < 0 || s.max_pos < 1 {
         return Err(format!("bad qk_norm_rope shape {s:?}").into());
     }
-    let h = host(s, (s.tokens * 7 + s.q_heads) as u64);
+    let h = host(
+        s.tokens,
+        s.stride(),
+        s.max_pos,
+        (s.tokens * 7 + s.q_heads) as u64,
+    );
     let want = reference(s, &h);
     let (_, v) = split(s, &h.qkv);
     let heads = (s.tokens * (s.q_heads + s.kv_heads) * HEAD_DIM) as f64;
