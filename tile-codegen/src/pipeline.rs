@@ -11,7 +11,8 @@
 //! `llvm`, `ptx`, or `all`) and `TILE_DUMP_DIR` (default `target/tile-dump`). Files are named
 //! `<kernel>.ir`, `<kernel>.<variant>.gpu-ir`, `<kernel>.<variant>.<arch>.ll` and
 //! `<kernel>.<variant>.<arch>.ptx`, where `<variant>` is `v0`, `v1`, … in the order the wrapper
-//! tries them.
+//! tries them. `TILE_SKIP_PASSES` (comma-separated pass names) leaves passes out, to measure what
+//! one buys; cargo does not rebuild on it, so touch the kernel's file after changing it.
 
 use std::path::PathBuf;
 
@@ -22,9 +23,9 @@ use crate::llvm::{self, Artifacts, GpuTarget};
 use crate::passes;
 
 /// Passes run at the tile level, in order.
-pub const TILE_PASSES: &[&str] = &["canonicalize", "cse", "dce"];
+pub const TILE_PASSES: &[&str] = &["canonicalize", "cse", "dce", "hoist-loads"];
 /// Passes from the tile level to the GPU level, in order.
-pub const GPU_PASSES: &[&str] = &["assign-layouts", "vectorize", "cse", "dce"];
+pub const GPU_PASSES: &[&str] = &["assign-layouts", "vectorize", "cse", "dce", "hoist-loads"];
 
 /// One compiled specialization.
 #[derive(Debug)]
@@ -50,13 +51,16 @@ pub struct CompiledKernel {
     pub variants: Vec<CompiledVariant>,
 }
 
-/// Which stages to write, and where.
+/// Which stages to write, and where; and which passes to leave out (for A/B measurements).
 #[derive(Clone, Debug, Default)]
 pub struct DumpConfig {
     /// Stage names to write.
     pub stages: Vec<String>,
     /// Directory.
     pub dir: PathBuf,
+    /// Passes not to run (`TILE_SKIP_PASSES`, comma-separated names). The passes that make the
+    /// IR valid for the next level (`assign-layouts`) cannot be skipped.
+    pub skip_passes: Vec<String>,
 }
 
 impl DumpConfig {
@@ -71,7 +75,17 @@ impl DumpConfig {
         let dir = std::env::var("TILE_DUMP_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| PathBuf::from("target/tile-dump"));
-        DumpConfig { stages, dir }
+        let skip_passes = std::env::var("TILE_SKIP_PASSES")
+            .unwrap_or_default()
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s != "assign-layouts")
+            .collect();
+        DumpConfig {
+            stages,
+            dir,
+            skip_passes,
+        }
     }
 
     fn wants(&self, stage: &str) -> bool {
@@ -91,7 +105,11 @@ impl DumpConfig {
 
 /// Runs passes by name.
 pub fn run_passes(f: &mut Function, names: &[&str]) {
-    for name in names {
+    run_passes_except(f, names, &[]);
+}
+
+fn run_passes_except(f: &mut Function, names: &[&str], skip: &[String]) {
+    for name in names.iter().filter(|n| !skip.iter().any(|s| s == *n)) {
         if let Some(p) = passes::by_name(name) {
             (p.run)(f);
         }
@@ -120,7 +138,7 @@ fn compile_instance(
         syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"))
     };
     let mut tile = kernel.ir.clone();
-    run_passes(&mut tile, TILE_PASSES);
+    run_passes_except(&mut tile, TILE_PASSES, &dump.skip_passes);
     // Print and parse again so ids are dense and in program order.
     let tile_ir = print(&tile);
     let tile = tile_core::ir::parse(&tile_ir).map_err(|e| internal(e.to_string()))?;
@@ -149,7 +167,7 @@ fn compile_instance(
         for (i, &d) in div16.iter().enumerate() {
             g.param_attrs[i].divisibility = if d { 16 } else { 1 };
         }
-        run_passes(&mut g, GPU_PASSES);
+        run_passes_except(&mut g, GPU_PASSES, &dump.skip_passes);
         let gpu_ir = print(&g);
         let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
         verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;

@@ -57,6 +57,11 @@ fn dce() {
 }
 
 #[test]
+fn hoist_loads() {
+    check("hoist-loads");
+}
+
+#[test]
 fn assign_layouts() {
     check("assign-layouts");
 }

@@ -18,6 +18,7 @@ fn dumps_every_stage_of_every_variant_and_target() {
     let dump = DumpConfig {
         stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()],
         dir: dir.clone(),
+        skip_passes: Vec::new(),
     };
     let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
     assert_eq!(all.len(), 1, "one constant value, one instance");
@@ -70,6 +71,7 @@ fn only_the_requested_stages_are_written() {
     let dump = DumpConfig {
         stages: vec!["ptx".into()],
         dir: dir.clone(),
+        skip_passes: Vec::new(),
     };
     compile(&item, &KernelOptions::default(), &dump).unwrap();
     let n = std::fs::read_dir(&dir).unwrap().count();
@@ -97,6 +99,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
     let dump = DumpConfig {
         stages: vec!["ir".into()],
         dir: dir.clone(),
+        skip_passes: Vec::new(),
     };
     let all = compile(&item, &opts, &dump).unwrap();
     let names: Vec<&str> = all.iter().map(|c| c.kernel.name.as_str()).collect();

@@ -6,6 +6,7 @@
 //! | `canonicalize`   | tile         | folds constants, simplifies `x + 0`, `x * 1`, splat chains |
 //! | `cse`            | tile and GPU | merges identical pure ops (scoped: never out of a loop body or branch) |
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
+//! | `hoist-loads`    | tile         | moves loads (and their address math) as early as memory order allows, so they overlap |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, or a slice of the 2-D one; inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //!
@@ -16,6 +17,7 @@ pub mod axis_info;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
+pub mod hoist_loads;
 pub mod vectorize;
 
 use tile_core::ir::Function;
@@ -41,6 +43,10 @@ pub const ALL: &[Pass] = &[
     Pass {
         name: "dce",
         run: dce::run,
+    },
+    Pass {
+        name: "hoist-loads",
+        run: hoist_loads::run,
     },
     Pass {
         name: "assign-layouts",
