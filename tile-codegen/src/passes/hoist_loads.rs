@@ -85,7 +85,7 @@ fn uses(f: &Function, op: OpId) -> Vec<tile_core::ir::ValueId> {
     out
 }
 
-/// The most 32-bit words per thread that live values may hold, by [`live_words`]' estimate,
+/// The most 32-bit words per thread that live values may hold, by this pass's estimate,
 /// anywhere a load is hoisted across. A hoisted load's value lives longer; past this, the extra
 /// registers cost occupancy (a 4-row LayerNorm tile went from 125 to 142 registers and from 2 to
 /// 1 program per SM) more than the overlap gains.
