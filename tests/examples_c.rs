@@ -1,10 +1,11 @@
 //! qk_norm_rope on the interpreter: fused and unfused agree (to bf16 rounding), v heads stay
-//! untouched, and a q head with position 0 (cos 1, sin 0) comes out RMS-normalized.
+//! untouched, and a q head with position 0 (cos 1, sin 0) comes out RMS-normalized; the
+//! access-pattern ceiling kernel leaves the buffer as it was.
 
 #[path = "../examples/qk_norm_rope/kernels.rs"]
 mod qk_norm_rope;
 
-use qk_norm_rope::{fused, unfused, Shape, Tables};
+use qk_norm_rope::{fused, touch, unfused, Shape, Tables};
 use tile::prelude::*;
 
 #[test]
@@ -57,4 +58,21 @@ fn fused_and_unfused_agree_and_leave_v_alone() {
     let head: Vec<f32> = a[..128].iter().map(|v| v.to_f32()).collect();
     let rms = (head.iter().map(|v| v * v).sum::<f32>() / 128.0).sqrt();
     assert!((rms - 1.0).abs() < 1e-2, "rms {rms}");
+}
+
+#[test]
+fn touch_leaves_every_element_as_it_was() {
+    let dev = Device::interpreter();
+    // 11 q/k heads: the second program of each token has 3 of its 8 rows masked off.
+    let s = Shape {
+        tokens: 3,
+        q_heads: 9,
+        kv_heads: 2,
+        max_pos: 1,
+    };
+    let n = (s.tokens * s.stride()) as usize;
+    let qkv: Vec<bf16> = (0..n).map(|i| bf16::from_f32(i as f32 * 0.25)).collect();
+    let mut a = dev.upload(&qkv).unwrap();
+    touch(s, &dev, &mut a).unwrap();
+    assert_eq!(dev.download(&a).unwrap(), qkv);
 }

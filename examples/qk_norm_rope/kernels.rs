@@ -56,6 +56,25 @@ pub fn qk_norm_rope(
     store(qkv + offs + HALF, (y2 * c + y1 * s) as bf16, rows);
 }
 
+#[tile_kernel(num_warps = 4)]
+/// The access pattern's ceiling, not part of the computation: each q/k head of a token read and
+/// written back unchanged, in place, with the fused kernel's programs and tiles (v untouched).
+pub fn qk_touch(
+    qkv: Ptr<bf16, { tokens * stride }>,
+    tokens: i32,
+    stride: i32,
+    qk_heads: i32,
+    HALF: Const<64>,
+    NH: Const<8>,
+) {
+    let h = program_id(0) * NH + arange(0, NH);
+    let rows = (h < qk_heads).expand_dims(1);
+    let offs =
+        program_id(1) * stride + h.expand_dims(1) * (2 * HALF) + arange(0, HALF).expand_dims(0);
+    store(qkv + offs, load(qkv + offs, rows), rows);
+    store(qkv + offs + HALF, load(qkv + offs + HALF, rows), rows);
+}
+
 #[tile_kernel(num_warps = 1)]
 /// Unfused step 1: per-head RMSNorm of the q and k heads, in place.
 pub fn qk_norm(
@@ -103,7 +122,12 @@ pub fn rope(
 /// Every kernel of this example.
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
-    vec![&qk_norm_rope::KERNEL, &qk_norm::KERNEL, &rope::KERNEL]
+    vec![
+        &qk_norm_rope::KERNEL,
+        &qk_touch::KERNEL,
+        &qk_norm::KERNEL,
+        &rope::KERNEL,
+    ]
 }
 
 /// The problem's shape.
@@ -167,6 +191,19 @@ pub fn fused(
         s.q_heads + s.kv_heads,
         s.max_pos,
         eps,
+    )
+}
+
+/// The access pattern's ceiling: [`qk_touch`] over the fused kernel's grid.
+pub fn touch(s: Shape, dev: &Device, qkv: &mut Buffer<bf16>) -> Result<(), Error> {
+    let blocks = ((s.q_heads + s.kv_heads).max(0) as u32).div_ceil(8);
+    qk_touch::launch(
+        dev,
+        Grid::xy(blocks, s.tokens.max(0) as u32),
+        qkv,
+        s.tokens,
+        s.stride(),
+        s.q_heads + s.kv_heads,
     )
 }
 
