@@ -42,9 +42,11 @@ pub fn qk_norm_rope(
     let x1 = load(qkv + offs, rows) as f32;
     let x2 = load(qkv + offs + HALF, rows) as f32;
     let is_q = (h < q_heads).expand_dims(1);
-    let w1 = select(is_q, load(qw + i) as f32, load(kw + i) as f32);
-    let w2 = select(is_q, load(qw + HALF + i) as f32, load(kw + HALF + i) as f32);
-    let ss = (x1 * x1).sum(1) + (x2 * x2).sum(1);
+    // Choosing the weight before widening it, and one reduction over both halves, keep the
+    // instruction count down: this kernel is bound by instruction issue, not by memory.
+    let w1 = select(is_q, load(qw + i), load(kw + i)) as f32;
+    let w2 = select(is_q, load(qw + HALF + i), load(kw + HALF + i)) as f32;
+    let ss = (x1 * x1 + x2 * x2).sum(1);
     let r = rsqrt(ss / (2.0 * 64.0) + eps).expand_dims(1);
     // vLLM rounds the normalized head to the model's type before the rotation.
     let y1 = ((x1 * r) * w1) as bf16 as f32;

@@ -415,13 +415,14 @@ fn f16_load_math_store_vec8() {
             "#1 st.global.v4.b32",
             "#1 ld.global.v4.u32",
             "#1 st.global.v4.u32",
-            "#8 cvt.rn.f16.f32",
+            // Narrowing in pairs: one `cvt.rn.f16x2.f32` per two results.
+            "#4 cvt.rn.f16x2.f32",
+            "!cvt.rn.f16.f32",
             "#16 cvt.f32.f16",
             "#8 ex2.approx.f32",
             "!ex2.approx.ftz",
             "!ld.global.b16",
             "!st.global.b16",
-            "llvm:bitcast <2 x half>",
         ],
     );
 }
@@ -433,7 +434,11 @@ fn bf16_load_math_store_vec8() {
         &[
             "#1 ld.global.v4.b32",
             "#1 st.global.v4.b32",
-            "#8 cvt.rn.bf16.f32",
+            "#4 cvt.rn.bf16x2.f32",
+            "!cvt.rn.bf16.f32",
+            // Widening is a shift (the low element) or a mask (the high one), never a conversion.
+            "!cvt.f32.bf16",
+            "and.b32",
             // sigmoid's 1 / (1 + e^-x): the flushing approximations (one MUFU instruction each),
             // no IEEE reciprocal.
             "#8 ex2.approx.ftz.f32",
@@ -441,7 +446,6 @@ fn bf16_load_math_store_vec8() {
             "!rcp.rn",
             "!ld.global.b16",
             "!st.global.b16",
-            "llvm:bitcast <2 x bfloat>",
         ],
     );
 }

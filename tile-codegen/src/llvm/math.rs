@@ -4,9 +4,10 @@
 //! extension and narrow by truncation, booleans widen by zero extension (`true` is 1 or 1.0),
 //! integers become floats rounded to nearest (`sitofp`; to `f16`/`bf16` through `f32`, as the
 //! interpreter rounds twice), floats become integers truncated toward zero, saturated, NaN → 0
-//! (`llvm.fptosi.sat`), `f32` narrows to `f16`/`bf16` rounding to nearest even (`cvt.rn.f16.f32`,
-//! `cvt.rn.bf16.f32`), half-precision widens exactly, `f16` ↔ `bf16` goes through `f32`, and a
-//! number becomes `i1` by `!= 0` (`fcmp une`, so NaN is true).
+//! (`llvm.fptosi.sat`), `f32` narrows to `f16`/`bf16` rounding to nearest even (two elements per
+//! `cvt.rn.f16x2.f32` / `cvt.rn.bf16x2.f32`), half-precision widens exactly (`bf16` by a 16-bit
+//! shift, which LLVM folds into the unpacking of loaded pairs), `f16` ↔ `bf16` goes through `f32`,
+//! and a number becomes `i1` by `!= 0` (`fcmp une`, so NaN is true).
 //!
 //! **Math functions** take `f32` (and `abs` integers: `llvm.abs` without poison, so `|MIN| = MIN`).
 //! The hardware's approximate instructions are used where the IR allows it:
@@ -410,10 +411,57 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     pub(super) fn cast_op(&self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let to = dtype(self.result_type(data)?)?;
         let from = dtype(self.f.ty(*data.operands.first().ok_or("missing operand")?))?;
-        self.operand(data, 0)?
-            .iter()
-            .map(|&v| self.cast(from, to, v))
-            .collect()
+        let vals = self.operand(data, 0)?;
+        if from == DType::F32 && matches!(to, DType::F16 | DType::BF16) && vals.len() >= 2 {
+            // Two at a time: `cvt.rn.{bf16x2,f16x2}.f32` rounds a pair in one instruction (LLVM 19
+            // splits `fptrunc <2 x float>` into two scalar conversions), each element rounded
+            // exactly as the scalar conversion would.
+            let (half, cvt) = if to == DType::BF16 {
+                (self.context.bf16_type(), "cvt.rn.bf16x2.f32 $0, $1, $2;")
+            } else {
+                (self.context.f16_type(), "cvt.rn.f16x2.f32 $0, $1, $2;")
+            };
+            let f32_ty = self.context.f32_type();
+            let i32_ty = self.context.i32_type();
+            let fn_ty = i32_ty.fn_type(&[f32_ty.into(), f32_ty.into()], false);
+            let asm = self.context.create_inline_asm(
+                fn_ty,
+                cvt.into(),
+                "=r,f,f".into(),
+                false,
+                false,
+                None,
+                false,
+            );
+            let b = &self.builder;
+            let mut out = Vec::with_capacity(vals.len());
+            for pair in vals.chunks(2) {
+                let [lo, hi] = pair else {
+                    out.push(self.cast(from, to, pair[0])?);
+                    continue;
+                };
+                // The first source operand goes to the upper half, the element at lane 1.
+                let call = b
+                    .build_indirect_call(fn_ty, asm, &[float(*hi)?.into(), float(*lo)?.into()], "")
+                    .llvm()?;
+                let word = match call.try_as_basic_value() {
+                    ValueKind::Basic(v) => v,
+                    ValueKind::Instruction(_) => {
+                        return Err("cvt's inline asm yields nothing".into())
+                    }
+                };
+                let v = b.build_bit_cast(word, half.vec_type(2), "").llvm()?;
+                let v = v.into_vector_value();
+                for i in 0..2 {
+                    out.push(
+                        b.build_extract_element(v, i32_ty.const_int(i, false), "")
+                            .llvm()?,
+                    );
+                }
+            }
+            return Ok(out);
+        }
+        vals.iter().map(|&v| self.cast(from, to, v)).collect()
     }
 
     /// One element converted from `from` to `to` (see the module documentation).
@@ -473,7 +521,22 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .build_float_trunc(float(v)?, half_ty(to), "")
                 .llvm()?
                 .into(),
-            (F16 | BF16, F32) => b.build_float_ext(float(v)?, f32_ty, "").llvm()?.into(),
+            // A bf16 is the top half of the f32 with the same value: widening is a shift, written
+            // as integer ops so that LLVM folds the unpacking of a loaded pair of bf16 into it
+            // (the high element becomes `word & 0xffff0000`, one instruction instead of a byte
+            // permute and a shift).
+            (BF16, F32) => {
+                let bits = b
+                    .build_bit_cast(float(v)?, ctx.i16_type(), "")
+                    .llvm()?
+                    .into_int_value();
+                let wide = b.build_int_z_extend(bits, ctx.i32_type(), "").llvm()?;
+                let top = b
+                    .build_left_shift(wide, ctx.i32_type().const_int(16, false), "")
+                    .llvm()?;
+                b.build_bit_cast(top, f32_ty, "").llvm()?
+            }
+            (F16, F32) => b.build_float_ext(float(v)?, f32_ty, "").llvm()?.into(),
             (F16, BF16) | (BF16, F16) => {
                 let x = float(self.cast(from, F32, v)?)?;
                 b.build_float_trunc(x, half_ty(to), "").llvm()?.into()

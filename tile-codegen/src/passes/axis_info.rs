@@ -177,9 +177,11 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                         constancy,
                     },
                     // `x % m` with `m` constant over a run: runs of `x` stay runs as long as they
-                    // do not wrap at a multiple of `m`.
+                    // do not wrap at a multiple of `m`. A run starting at a multiple of `d` wraps
+                    // after a multiple of gcd(d, m) elements, so runs of that length are safe
+                    // (`(j + 64) % 128` over `j` in 0..128 is two runs of 64, not one of 128).
                     BinOp::Rem if y.constancy > 1 || ty.shape.is_empty() => AxisInfo {
-                        contiguity: gcd(x.contiguity, y.divisibility),
+                        contiguity: gcd(x.contiguity, gcd(x.divisibility, y.divisibility)),
                         divisibility: gcd(x.divisibility, y.divisibility),
                         constancy,
                     },
