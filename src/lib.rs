@@ -53,6 +53,7 @@
 //! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
 //! | `t.argmax(axis)`, `t.argmin(axis)` | the `i32` index of the first maximum / minimum along `axis` (NaN ignored; 0 where all are NaN) |
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
+//! | `t.roll(shift, axis)` | rotate along `axis` (NumPy's `roll`: element `j` takes element `(j - shift) mod n`); `shift` and `axis` are compile-time integers. A shift of half the extent, as rotary embeddings use, is a lane shuffle or a register swap in most layouts |
 //! | `zeros(shape)`, `full(shape, v)` | an f32 tile of zeros / a tile of `v`; `shape` is `N` or `[M, N]` |
 //! | `dot(a, b)`, `dot(a, b, acc)` | `acc + a @ b` for an `M × K` and a `K × N` tile of one float type, f32 result: per element the ordered chain of f32 fused multiply-adds over `k` (bit-identical on both back ends) |
 //!

@@ -436,6 +436,36 @@ fn gpu_matches_interpreter_on_arg_extremes() {
     }
 }
 
+/// `roll` on the GPU (lane shuffles, slot swaps, shared memory) against the interpreter (exact).
+#[test]
+fn gpu_matches_interpreter_on_roll() {
+    use common::rolls;
+    let Some(gpu) = cuda() else { return };
+    let x = data(8192, 5);
+    let h: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
+    let run = |dev: &Device| {
+        let (bx, bh) = (dev.upload(&x).unwrap(), dev.upload(&h).unwrap());
+        let mut out = dev.upload(&vec![f32::NAN; 33472]).unwrap();
+        let mut hout = dev.upload(&vec![bf16::ZERO; 8192]).unwrap();
+        let mut iout = dev.upload(&vec![-1i32; 256]).unwrap();
+        rolls::launch(dev, Grid::x(1), &bx, &bh, &mut out, &mut hout, &mut iout).unwrap();
+        let o = dev.download(&out).unwrap();
+        (
+            o,
+            dev.download(&hout).unwrap(),
+            dev.download(&iout).unwrap(),
+        )
+    };
+    let (g, i) = (run(&gpu), run(&Device::interpreter()));
+    // Row sums may differ in the last bits (the GPU adds in a tree); everything else is exact.
+    assert_eq!(g.0[..33280], i.0[..33280]);
+    for (a, b) in g.0[33280..33344].iter().zip(&i.0[33280..33344]) {
+        assert!((a - b).abs() <= 1e-4 * b.abs().max(1.0), "{a} vs {b}");
+    }
+    assert_eq!(g.0[33344..], i.0[33344..]);
+    assert_eq!((g.1, g.2), (i.1, i.2));
+}
+
 /// `if` on scalars on the GPU against the interpreter.
 #[test]
 fn gpu_matches_interpreter_on_if() {

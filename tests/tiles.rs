@@ -1,10 +1,11 @@
 //! 2-D tiles on the interpreter: broadcasting (`expand_dims`, NumPy rules), reductions along either
 //! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
-//! sizes that are not multiples of the tile, rows wider than one program's columns).
+//! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
+//! either axis against NumPy's definition.
 
 mod common;
 
-use common::{layernorm_rows, outer_2d, sums_2d, transpose_2d, Rng};
+use common::{layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
 use tile::prelude::*;
 
 /// Shapes every 2-D test runs: `(rows, cols)`.
@@ -204,4 +205,89 @@ fn outer_products_broadcast_both_ways() {
             }
         }
     }
+}
+
+/// NumPy's `roll` of a row-major `rows × cols` matrix: element `(i, j)` of the result is element
+/// `((i − dr) mod rows, (j − dc) mod cols)`.
+fn roll_ref<T: Copy>(a: &[T], rows: usize, cols: usize, dr: i64, dc: i64) -> Vec<T> {
+    let m = |x: i64, n: usize| x.rem_euclid(n as i64) as usize;
+    (0..rows * cols)
+        .map(|k| {
+            let (i, j) = (k / cols, k % cols);
+            a[m(i as i64 - dr, rows) * cols + m(j as i64 - dc, cols)]
+        })
+        .collect()
+}
+
+#[test]
+fn roll_matches_numpy_on_every_lowering() {
+    let dev = Device::interpreter();
+    let mut r = Rng(41);
+    let x: Vec<f32> = (0..8192).map(|_| r.next() as f32 / 1e9).collect();
+    let h: Vec<bf16> = (0..8192).map(|i| bf16::from_f32(i as f32)).collect();
+    let (bx, bh) = (dev.upload(&x).unwrap(), dev.upload(&h).unwrap());
+    let mut out = dev.upload(&vec![f32::NAN; 33472]).unwrap();
+    let mut hout = dev.upload(&vec![bf16::ZERO; 8192]).unwrap();
+    let mut iout = dev.upload(&vec![-1i32; 256]).unwrap();
+    rolls::launch(&dev, Grid::x(1), &bx, &bh, &mut out, &mut hout, &mut iout).unwrap();
+    let out = dev.download(&out).unwrap();
+    assert_eq!(
+        out[..8192],
+        roll_ref(&x, 64, 128, 0, 64)[..],
+        "half along columns"
+    );
+    assert_eq!(
+        out[8192..16384],
+        roll_ref(&x, 64, 128, 32, 0)[..],
+        "half along rows"
+    );
+    assert_eq!(
+        out[16384..24576],
+        roll_ref(&x, 64, 128, 0, 3)[..],
+        "by 3 along columns"
+    );
+    assert_eq!(
+        out[24576..32768],
+        roll_ref(&x, 64, 128, -5, 0)[..],
+        "by -5 along rows"
+    );
+    assert_eq!(
+        out[32768..33280],
+        roll_ref(&x[..512], 4, 128, 2, 0)[..],
+        "4 rows, by 2"
+    );
+    let sums: Vec<f32> = (0..64)
+        .map(|i| x[i * 128..(i + 1) * 128].iter().sum())
+        .collect();
+    let got: Vec<f32> = out[33280..33344].to_vec();
+    let want = roll_ref(&sums, 1, 64, 0, 32);
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "row sums rolled: {g} vs {w}"
+        );
+    }
+    let maxes: Vec<f32> = (0..128)
+        .map(|j| {
+            (0..64)
+                .map(|i| x[i * 128 + j])
+                .fold(f32::NEG_INFINITY, f32::max)
+        })
+        .collect();
+    assert_eq!(
+        out[33344..],
+        roll_ref(&maxes, 1, 128, 0, 64)[..],
+        "column maxima"
+    );
+    assert_eq!(
+        dev.download(&hout).unwrap(),
+        roll_ref(&h, 64, 128, 0, 64),
+        "bf16"
+    );
+    let i3: Vec<i32> = (0..256).map(|i| i * 3).collect();
+    assert_eq!(
+        dev.download(&iout).unwrap(),
+        roll_ref(&i3, 1, 256, 0, 128),
+        "1-D i32"
+    );
 }

@@ -380,6 +380,36 @@ pub fn bool_mask(
     store(pos + offs, v > 0.0, m);
 }
 
+#[tile_kernel(num_warps = 4)]
+/// `roll` through each of its lowerings: by half along the inner axis (lane shuffles; bf16 two to
+/// a shuffle), by half along rows (the thread's own slots, or warps through shared memory for a
+/// 4-row tile), by other shifts (shared memory), on a reduction's slice layout and on a 1-D `i32`
+/// tile. `out` holds the f32 results one after another.
+pub fn rolls(
+    x: Ptr<f32, 8192>,
+    h: Ptr<bf16, 8192>,
+    out: Ptr<f32, 33472>,
+    hout: Ptr<bf16, 8192>,
+    iout: Ptr<i32, 256>,
+) {
+    let r = arange(0, 64);
+    let c = arange(0, 128);
+    let offs = r.expand_dims(1) * 128 + c.expand_dims(0);
+    let v = load(x + offs);
+    store(out + offs, v.roll(64, 1));
+    store(out + 8192 + offs, v.roll(32, 0));
+    store(out + 16384 + offs, v.roll(3, 1));
+    store(out + 24576 + offs, v.roll(-5, 0));
+    let r4 = arange(0, 4);
+    let offs4 = r4.expand_dims(1) * 128 + c.expand_dims(0);
+    store(out + 32768 + offs4, load(x + offs4).roll(2, 0));
+    store(out + 33280 + r, v.sum(1).roll(32, 0));
+    store(out + 33344 + c, v.max(0).roll(64, 0));
+    store(hout + offs, load(h + offs).roll(64, 1));
+    let i = arange(0, 256);
+    store(iout + i, (i * 3).roll(128, 0));
+}
+
 /// Every kernel the project compiles (examples and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -406,6 +436,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&branchy::KERNEL);
     v.push(&fill_i64::KERNEL);
     v.push(&bool_mask::KERNEL);
+    v.push(&rolls::KERNEL);
     v
 }
 

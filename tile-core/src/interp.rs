@@ -395,6 +395,11 @@ impl Program<'_, '_, '_> {
             OpKind::ExpandDims { .. } | OpKind::ConvertLayout => {
                 Some(self.get(data.operands[0])?.clone())
             }
+            OpKind::Roll { axis, shift } => {
+                let a = self.get(data.operands[0])?;
+                let shape = &f.ty(data.operands[0]).shape;
+                Some(roll(a, shape, *axis as usize, *shift as usize))
+            }
             OpKind::Broadcast => {
                 let a = self.get(data.operands[0])?;
                 let from = &f.ty(data.operands[0]).shape;
@@ -910,6 +915,23 @@ fn broadcast(a: &[Scalar], from: &[u32], to: &[u32]) -> Val {
                 break;
             }
             idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// `a` (row-major, `shape`) rotated by `shift` positions toward higher indices along `axis`.
+fn roll(a: &[Scalar], shape: &[u32], axis: usize, shift: usize) -> Val {
+    let n = shape[axis] as usize;
+    // Elements along `axis` are `inner` apart; `outer` blocks of `n · inner` elements each.
+    let inner: usize = shape[axis + 1..].iter().map(|&d| d as usize).product();
+    let mut out = a.to_vec();
+    for (block, chunk) in a.chunks(n * inner).enumerate() {
+        for j in 0..n {
+            let src = (j + n - shift % n) % n;
+            for i in 0..inner {
+                out[block * n * inner + j * inner + i] = chunk[src * inner + i];
+            }
         }
     }
     out

@@ -561,3 +561,30 @@ fn if_round_trips_and_checks_its_branches() {
         "the then branch of `if` must end with `yield`",
     );
 }
+
+#[test]
+fn roll_axis_shift_and_type() {
+    rejects(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>
+  %1 = roll {axis = 1, shift = 4} %0 : tensor<8xi32>
+  return",
+        "axis 1 is out of range for `tensor<8xi32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>
+  %1 = roll {axis = 0, shift = 8} %0 : tensor<8xi32>
+  return",
+        "shift 8 is not below the extent of axis 0",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>
+  %1 = roll {axis = 0, shift = 3} %0 : tensor<8xf32>
+  return",
+        "the result must be `tensor<8xi32>`",
+    );
+    accepts(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>
+  %1 = roll {axis = 0, shift = 3} %0 : tensor<8xi32>
+  return",
+    );
+}

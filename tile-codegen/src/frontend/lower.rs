@@ -1163,6 +1163,16 @@ impl Lowering {
             let v = self.expr(&mc.receiver)?;
             return self.expand_dims(v, &mc.receiver, &mc.args[0]);
         }
+        if name == "roll" {
+            if mc.args.len() != 2 {
+                return Err(err(
+                    e,
+                    "`.roll(shift, axis)` takes 2 arguments (the shift and the axis)",
+                ));
+            }
+            let v = self.expr(&mc.receiver)?;
+            return self.roll(v, &mc.receiver, &mc.args[0], &mc.args[1]);
+        }
         // `argmax`/`argmin` are built from a reduction, a comparison and a `min` of indices.
         let arg = match name.as_str() {
             "argmax" => Some(ReduceKind::Max),
@@ -1409,6 +1419,38 @@ impl Lowering {
             OpKind::ExpandDims { axis: axis as u32 },
             vec![id],
             Type::tensor(t.elem, shape),
+        )))
+    }
+
+    /// `x.roll(shift, axis)`: `x` rotated by `shift` positions toward higher indices along `axis`
+    /// (NumPy's `roll`; a negative shift rotates the other way). Both are compile-time integers.
+    fn roll(&mut self, v: Val, at: &Expr, shift_expr: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(at, "`roll` rotates a tile; this is a scalar"));
+        };
+        let av = self.expr(axis_expr)?;
+        let axis = self.const_arg(av, axis_expr, "the axis of `roll`")?;
+        if axis < 0 || axis as usize >= t.shape.len() {
+            return Err(err(
+                axis_expr,
+                format!(
+                    "axis {axis} is out of range for a tile of rank {} (0 ..= {})",
+                    t.shape.len(),
+                    t.shape.len() - 1
+                ),
+            ));
+        }
+        let sv = self.expr(shift_expr)?;
+        let shift = self.const_arg(sv, shift_expr, "the shift of `roll`")?;
+        let n = i64::from(t.shape[axis as usize]);
+        let Val::V(id) = v else { unreachable_ptr() };
+        Ok(Val::V(self.push(
+            OpKind::Roll {
+                axis: axis as u32,
+                shift: shift.rem_euclid(n) as u32,
+            },
+            vec![id],
+            t,
         )))
     }
 

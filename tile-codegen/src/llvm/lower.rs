@@ -384,6 +384,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::ExpandDims { .. } => Some(self.operand(data, 0)?.to_vec()),
             OpKind::Broadcast => Some(self.broadcast(data)?),
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
+            OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),
             OpKind::Binary(b) => {
                 let d = dtype(self.result_type(data)?)?;
                 let nsw = data

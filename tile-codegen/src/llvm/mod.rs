@@ -34,6 +34,7 @@ mod lower;
 mod math;
 mod memory;
 mod reduce;
+mod roll;
 mod shared;
 
 use std::fmt;

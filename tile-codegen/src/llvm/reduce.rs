@@ -211,7 +211,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// The value of lane `lane ^ step` (`shfl.sync.bfly.b32`, full warp).
-    fn shuffle_xor(
+    pub(super) fn shuffle_xor(
         &self,
         d: DType,
         v: BasicValueEnum<'ctx>,
@@ -372,7 +372,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
 /// The position of dimension `d`'s lane bits in the lane id: the bits of the dimensions before it
 /// in `order` come first.
-fn lane_shift(layout: &tile_core::ir::BlockedLayout, d: usize) -> u64 {
+pub(super) fn lane_shift(layout: &tile_core::ir::BlockedLayout, d: usize) -> u64 {
     let mut shift = 0;
     for &o in &layout.order {
         if o as usize == d {

@@ -233,15 +233,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         );
         let vals = self.operand(data, 0)?.to_vec();
         let elem = from.elem;
-        let mem_ty: BasicTypeEnum<'ctx> = match elem {
-            Elem::Ptr(_) => self.context.i64_type().into(),
-            Elem::Scalar(DType::I1) => self.context.i8_type().into(),
-            Elem::Scalar(_) => register_type(self.context, elem),
-        };
-        let smem = self.shared_array(mem_ty, from.numel())?;
-        self.barrier()?;
-        self.store_tensor(smem, mem_ty, &src, &vals, Self::memory_from_register)?;
-        self.barrier()?;
+        let (smem, mem_ty) = self.tensor_to_shared(&src, elem, &vals)?;
 
         let td = self.thread_coords(&dst)?;
         let mut out = Vec::with_capacity(dst.elems_per_thread());
@@ -251,6 +243,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             out.push(self.register_from_memory(v, elem)?);
         }
         Ok(out)
+    }
+
+    /// A new shared array holding the tensor `vals` (this thread's slots under `dist`, elements of
+    /// type `elem`) at row-major indices, between two barriers; and the array's element type.
+    pub(super) fn tensor_to_shared(
+        &mut self,
+        dist: &Distribution<'_>,
+        elem: Elem,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)> {
+        let mem_ty: BasicTypeEnum<'ctx> = match elem {
+            Elem::Ptr(_) => self.context.i64_type().into(),
+            Elem::Scalar(DType::I1) => self.context.i8_type().into(),
+            Elem::Scalar(_) => register_type(self.context, elem),
+        };
+        let numel = (0..dist.rank()).map(|d| dist.extent(d)).product();
+        let smem = self.shared_array(mem_ty, numel)?;
+        self.barrier()?;
+        self.store_tensor(smem, mem_ty, dist, vals, Self::memory_from_register)?;
+        self.barrier()?;
+        Ok((smem, mem_ty))
     }
 
     /// Writes the tensor `vals` (this thread's slots under `dist`) to the shared array `smem` at
@@ -330,7 +343,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// The register value of element type `elem` from its shared-memory form.
-    fn register_from_memory(
+    pub(super) fn register_from_memory(
         &self,
         v: BasicValueEnum<'ctx>,
         elem: Elem,

@@ -71,6 +71,7 @@ pub fn run(f: &mut Function) {
         let joined = match d.kind {
             OpKind::Splat
             | OpKind::Broadcast
+            | OpKind::Roll { .. }
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)

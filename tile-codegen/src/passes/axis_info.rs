@@ -122,6 +122,12 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 divisibility: pow2_dividing(*start),
                 constancy: 1,
             },
+            // Conservative: a rotated run is no longer known to be a run.
+            OpKind::Roll { .. } => AxisInfo {
+                contiguity: 1,
+                divisibility: 1,
+                constancy: 1,
+            },
             OpKind::Splat => AxisInfo {
                 contiguity: 1,
                 divisibility: a(0).divisibility,

@@ -294,6 +294,14 @@ pub enum OpKind {
     Broadcast,
     /// The same tensor in another layout (GPU level only; data moves through shared memory).
     ConvertLayout,
+    /// The operand rotated along `axis` (NumPy's `roll`): element `j` of the result is element
+    /// `(j − shift) mod n` of the operand, `n` the extent of `axis`. Same type and layout.
+    Roll {
+        /// The dimension rotated.
+        axis: u32,
+        /// Positions each element moves toward higher indices, `0 ≤ shift < n`.
+        shift: u32,
+    },
     /// Element-wise arithmetic.
     Binary(BinOp),
     /// Element-wise comparison.
@@ -363,6 +371,7 @@ impl OpKind {
             OpKind::ExpandDims { .. } => "expand_dims",
             OpKind::Broadcast => "broadcast",
             OpKind::ConvertLayout => "convert_layout",
+            OpKind::Roll { .. } => "roll",
             OpKind::Binary(b) => b.name(),
             OpKind::Cmp(_) => "cmp",
             OpKind::Unary(u) => u.name(),
@@ -395,6 +404,7 @@ impl OpKind {
             | OpKind::ExpandDims { .. }
             | OpKind::Broadcast
             | OpKind::ConvertLayout
+            | OpKind::Roll { .. }
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)
@@ -426,6 +436,7 @@ impl OpKind {
             | OpKind::ExpandDims { .. }
             | OpKind::Broadcast
             | OpKind::ConvertLayout
+            | OpKind::Roll { .. }
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)

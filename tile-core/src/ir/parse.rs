@@ -283,6 +283,18 @@ fn parse_op(
             c.expect("}")?;
             OpKind::ExpandDims { axis }
         }
+        "roll" => {
+            c.expect("{")?;
+            c.keyword("axis")?;
+            c.expect("=")?;
+            let axis = c.uint()? as u32;
+            c.expect(",")?;
+            c.keyword("shift")?;
+            c.expect("=")?;
+            let shift = c.uint()? as u32;
+            c.expect("}")?;
+            OpKind::Roll { axis, shift }
+        }
         "cmp" => {
             let col = c.col();
             let p = c.ident()?;

@@ -115,6 +115,9 @@ impl Printer<'_> {
             OpKind::ExpandDims { axis } => {
                 let _ = write!(line, " {{axis = {axis}}}");
             }
+            OpKind::Roll { axis, shift } => {
+                let _ = write!(line, " {{axis = {axis}, shift = {shift}}}");
+            }
             OpKind::Reduce { kind, axis } => {
                 let _ = write!(line, " {} {{axis = {axis}}}", kind.name());
             }

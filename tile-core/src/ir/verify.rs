@@ -55,6 +55,8 @@
 //!     `bf16`); `acc` and the result are `M × N` `f32` of one layout.
 //! 23. **if** — one `i1` scalar operand; two regions (then, else) of one block without
 //!     arguments, each ending with `yield` of one value per result, of its type.
+//! 24. **roll** — a tensor operand, `axis` below its rank, `shift` below the extent of `axis`; the
+//!     result has the operand's type, layout included.
 
 use std::fmt;
 
@@ -672,6 +674,25 @@ impl Verifier<'_> {
                     self.err(pos, format!("the result must be `{want}` (layout aside)"));
                 }
                 self.sliced(pos, &ty, *axis, &a, "the operand");
+            }
+            OpKind::Roll { axis, shift } => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if !a.is_tensor() || (*axis as usize) >= a.shape.len() {
+                    return self.err(pos, format!("axis {axis} is out of range for `{a}`"));
+                }
+                if *shift >= a.shape[*axis as usize] {
+                    self.err(
+                        pos,
+                        format!("shift {shift} is not below the extent of axis {axis}"),
+                    );
+                }
+                if ty != a {
+                    self.err(pos, format!("the result must be `{a}`"));
+                }
             }
             OpKind::Broadcast => {
                 if !want(&[1]) {

@@ -1,0 +1,220 @@
+//! `roll`: a tensor rotated along one dimension, element `j` taking element `(j − shift) mod n`.
+//!
+//! A rotation by half the extent (`n / 2`, what rotary embeddings use) flips the top bit of the
+//! index along the dimension. Where a layout covers the dimension without copies, that bit is one
+//! of four things (see `layout` for `rep · tile + t · spt + v`, `t` = lane part + `tpw` · warp
+//! part), and the first three need no shared memory:
+//! - a bit of `v` (the thread's chunk spans the whole extent): the thread's own slots swap;
+//! - a bit of `rep` (the layout tile repeats): again the thread's own slots swap;
+//! - a bit of the lane part: each slot comes from lane `lane ^ m` (`shfl.sync.bfly`), 16-bit
+//!   elements two to a 32-bit shuffle;
+//! - a bit of the warp part: through shared memory, as any other shift.
+//!
+//! Any other rotation goes through shared memory like `convert_layout`: every element written once
+//! at its row-major index, a barrier, every slot read from the index it rotates from.
+
+use inkwell::types::BasicTypeEnum;
+use inkwell::values::BasicValueEnum;
+use tile_core::ir::{DType, Elem, Layout, OpData};
+
+use super::layout::{Distribution, Slot};
+use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
+use super::reduce::lane_shift;
+
+/// Where the top bit of the index along a dimension lives, for a rotation by half.
+enum HalfBit {
+    /// In the thread's own slots: slot `k` takes slot `perm[k]`.
+    Slots(Vec<usize>),
+    /// In the lane id: slot `k` takes the same slot of lane `lane ^ mask`.
+    Lanes(u64),
+}
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// Lowers `roll {axis, shift}`.
+    pub(super) fn roll(
+        &mut self,
+        data: &OpData,
+        axis: u32,
+        shift: u32,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ty = self.result_type(data)?;
+        let dist = self.tensor_distribution(ty)?;
+        let vals = self.operand(data, 0)?.to_vec();
+        // The dimension of the (parent) distribution that the tensor's `axis` is.
+        let d = match &ty.layout {
+            Some(Layout::Slice(s)) if s.dim <= axis => axis as usize + 1,
+            _ => axis as usize,
+        };
+        let n = dist.extent(d);
+        if shift == 0 || n == 1 {
+            return Ok(vals);
+        }
+        let elem = ty.elem;
+        match half_bit(&dist, d, u64::from(shift)) {
+            Some(HalfBit::Slots(perm)) => Ok(perm.iter().map(|&k| vals[k]).collect()),
+            Some(HalfBit::Lanes(mask)) => self.shuffle_slots(elem, &vals, mask),
+            None => self.roll_through_shared(&dist, d, u64::from(shift), elem, &vals),
+        }
+    }
+
+    /// Every slot replaced by the same slot of lane `lane ^ mask`; 16-bit elements in pairs.
+    fn shuffle_slots(
+        &mut self,
+        elem: Elem,
+        vals: &[BasicValueEnum<'ctx>],
+        mask: u64,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
+        let i32_ty = self.context.i32_type();
+        let d = match elem {
+            Elem::Scalar(d) => d,
+            Elem::Ptr(_) => DType::I64,
+        };
+        if matches!(d, DType::F16 | DType::BF16) && vals.len().is_multiple_of(2) {
+            let half = register_type(self.context, elem);
+            let pair_ty = match half {
+                BasicTypeEnum::FloatType(t) => t.vec_type(2),
+                _ => return Err(format!("`{elem}` is not a half-precision float")),
+            };
+            let mut out = Vec::with_capacity(vals.len());
+            for pair in vals.chunks(2) {
+                let mut v = pair_ty.get_poison();
+                for (i, &e) in pair.iter().enumerate() {
+                    let lane = i32_ty.const_int(i as u64, false);
+                    v = b.build_insert_element(v, e, lane, "").llvm()?;
+                }
+                let word = b.build_bit_cast(v, i32_ty, "").llvm()?;
+                let moved = self.shuffle_xor(DType::I32, word, mask)?;
+                let back = b.build_bit_cast(moved, pair_ty, "").llvm()?;
+                let back = back.into_vector_value();
+                for i in 0..2 {
+                    let lane = i32_ty.const_int(i, false);
+                    out.push(b.build_extract_element(back, lane, "").llvm()?);
+                }
+            }
+            return Ok(out);
+        }
+        vals.iter()
+            .map(|&v| {
+                // Into a shuffleable form (i32, i64 or f32 bits) and back.
+                let b = &self.builder;
+                match (elem, d) {
+                    (Elem::Ptr(_), _) => {
+                        let bits = b
+                            .build_ptr_to_int(v.into_pointer_value(), self.context.i64_type(), "")
+                            .llvm()?;
+                        let moved = int(self.shuffle_xor(DType::I64, bits.into(), mask)?)?;
+                        let ptr_ty = v.get_type().into_pointer_type();
+                        Ok(self
+                            .builder
+                            .build_int_to_ptr(moved, ptr_ty, "")
+                            .llvm()?
+                            .into())
+                    }
+                    (_, DType::I1 | DType::F16 | DType::BF16) => {
+                        let bits = if d == DType::I1 {
+                            int(v)?
+                        } else {
+                            b.build_bit_cast(v, self.context.i16_type(), "")
+                                .llvm()?
+                                .into_int_value()
+                        };
+                        let wide = b.build_int_z_extend(bits, i32_ty, "").llvm()?;
+                        let moved = int(self.shuffle_xor(DType::I32, wide.into(), mask)?)?;
+                        let narrow = self
+                            .builder
+                            .build_int_truncate(moved, bits.get_type(), "")
+                            .llvm()?;
+                        if d == DType::I1 {
+                            Ok(narrow.into())
+                        } else {
+                            self.builder
+                                .build_bit_cast(narrow, register_type(self.context, elem), "")
+                                .llvm()
+                        }
+                    }
+                    _ => self.shuffle_xor(d, v, mask),
+                }
+            })
+            .collect()
+    }
+
+    /// The general rotation: through a shared array, as `convert_layout` moves data.
+    fn roll_through_shared(
+        &mut self,
+        dist: &Distribution<'_>,
+        d: usize,
+        shift: u64,
+        elem: Elem,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let (smem, mem_ty) = self.tensor_to_shared(dist, elem, vals)?;
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let n = dist.extent(d);
+        let t = self.thread_coords(dist)?;
+        let mut out = Vec::with_capacity(vals.len());
+        for k in 0..vals.len() {
+            let mut at = c(0);
+            for e in 0..dist.rank() {
+                let mut x = self.index_along(dist, &t, e, k)?;
+                if e == d {
+                    // (x − shift) mod n, with n a power of two.
+                    let b = &self.builder;
+                    let y = b.build_int_nsw_add(x, c(n - shift), "").llvm()?;
+                    x = b.build_and(y, c(n - 1), "").llvm()?;
+                }
+                let b = &self.builder;
+                let scaled = b.build_int_nsw_mul(at, c(dist.extent(e)), "").llvm()?;
+                at = b.build_int_nsw_add(scaled, x, "").llvm()?;
+            }
+            let v = self.shared_load(smem, mem_ty, at)?;
+            out.push(self.register_from_memory(v, elem)?);
+        }
+        Ok(out)
+    }
+}
+
+/// For a rotation by `shift` along `d` of `dist`: where the top bit of the index lives, when the
+/// rotation is by half the extent and no thread holds copies along `d`; `None` otherwise (shared
+/// memory).
+fn half_bit(dist: &Distribution<'_>, d: usize, shift: u64) -> Option<HalfBit> {
+    let n = dist.extent(d);
+    if 2 * shift != n || dist.wraps(d) {
+        return None;
+    }
+    let layout = dist.layout();
+    let (spt, tpw, wpc) = (
+        dist.spt(d),
+        u64::from(layout.threads_per_warp[d]),
+        u64::from(layout.warps_per_cta[d]),
+    );
+    let flip = |f: &dyn Fn(Slot) -> Slot| {
+        (0..dist.elems_per_thread())
+            .map(|k| {
+                let mut s = dist.slot(k);
+                s[d] = f(s[d]);
+                dist.slot_index(&s)
+            })
+            .collect()
+    };
+    if dist.reps(d) >= 2 {
+        // n = reps · tile: the top bit is the top bit of `rep`.
+        let half = dist.reps(d) / 2;
+        Some(HalfBit::Slots(flip(&|s| Slot {
+            rep: s.rep ^ half,
+            v: s.v,
+        })))
+    } else if spt >= n {
+        Some(HalfBit::Slots(flip(&|s| Slot {
+            rep: s.rep,
+            v: s.v ^ (n / 2),
+        })))
+    } else if wpc >= 2 {
+        // n = spt · tpw · wpc: the top bit is the warp part's.
+        None
+    } else {
+        // n = spt · tpw: the top bit is the top bit of the lane part along `d`.
+        Some(HalfBit::Lanes((tpw / 2) << lane_shift(layout, d)))
+    }
+}
