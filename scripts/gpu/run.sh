@@ -24,6 +24,13 @@ for k in add_mul.v0 qk_norm_rope.v0 ln_wide__BLOCK_8192__T_f32.v0 softmax_regres
   ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed 's/^ptxas info *: //'
   cuobjdump --dump-sass /tmp/k.cubin | grep -oE "(LDG|STG|LDS|STS)[.A-Z0-9]*" | sort | uniq -c
 done 2>&1 | tee "$OUT/sass.log"
+echo "== every kernel's PTX through this machine's ptxas (the CUDA version the driver JIT matches), sm_90a: spills"
+for f in $B/ptx/*.sm_90a.ptx; do
+  r=$(ptxas -arch=sm_90a -v "$f" -o /dev/null 2>&1)
+  if echo "$r" | grep -qE "[1-9][0-9]* bytes spill (stores|loads)"; then spilled=$((spilled+1)); echo "SPILL $(basename "$f"): $(echo "$r" | grep -E 'spill|Used' | tr '\n' ' ')"; fi
+  echo "$(basename "$f") $(echo "$r" | grep -oE 'Used [0-9]+ registers')" >> "$OUT/registers.log"
+done 2>&1 | tee "$OUT/spills.log"
+echo "ptxas $(ptxas --version | tail -1): $(ls $B/ptx/*.sm_90a.ptx | wc -l) kernels for sm_90a, $(grep -c SPILL "$OUT/spills.log") with spills" | tee -a "$OUT/spills.log"
 echo "== tile-bench, then the PyTorch/Triton baseline, then the joined table (under $OUT/bench)"
 mkdir -p "$OUT/bench"
 $B/tile-bench --out "$OUT/bench" > "$OUT/tile-bench.log" 2>&1; echo "exit $?" >> "$OUT/tile-bench.log"
@@ -37,6 +44,7 @@ grep -E "test result" "$OUT/gpu_tests.log"
 grep -E "check n|tile (un)?fused|copy bandwidth" "$OUT/fused_add_mul.log"
 grep -E "launch cost" "$OUT/launch_overhead.log"
 grep -E "ERROR SUMMARY" "$OUT/memcheck.log"
+tail -1 "$OUT/spills.log"
 for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple; do
   [ -f "$OUT/$ex.log" ] && echo "$ex: $(grep -c -- '-> ok' "$OUT/$ex.log") checks ok, $(grep -c FAILED "$OUT/$ex.log") failed, $(tail -1 "$OUT/$ex.log")"
 done
