@@ -27,7 +27,7 @@ done 2>&1 | tee "$OUT/sass.log"
 echo "== every kernel's PTX through this machine's ptxas (the CUDA version the driver JIT matches), sm_90a: spills"
 for f in $B/ptx/*.sm_90a.ptx; do
   r=$(ptxas -arch=sm_90a -v "$f" -o /dev/null 2>&1)
-  if echo "$r" | grep -qE "[1-9][0-9]* bytes spill (stores|loads)"; then spilled=$((spilled+1)); echo "SPILL $(basename "$f"): $(echo "$r" | grep -E 'spill|Used' | tr '\n' ' ')"; fi
+  if echo "$r" | grep -qE "[1-9][0-9]* bytes spill (stores|loads)"; then echo "SPILL $(basename "$f"): $(echo "$r" | grep -E 'spill|Used' | tr '\n' ' ')"; fi
   echo "$(basename "$f") $(echo "$r" | grep -oE 'Used [0-9]+ registers')" >> "$OUT/registers.log"
 done 2>&1 | tee "$OUT/spills.log"
 echo "ptxas $(ptxas --version | tail -1): $(ls $B/ptx/*.sm_90a.ptx | wc -l) kernels for sm_90a, $(grep -c SPILL "$OUT/spills.log") with spills" | tee -a "$OUT/spills.log"
