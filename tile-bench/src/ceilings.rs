@@ -10,7 +10,7 @@ use tile::{cdiv, Device, Grid};
 
 use crate::common;
 use crate::fused_add_mul::add_mul;
-use crate::mean_center::row_mean_4096;
+use crate::mean_center::row_mean;
 use crate::measure::{median, Res};
 
 /// Bytes of the copy that measures the bandwidth on a GPU (as the examples: 1 GiB).
@@ -49,7 +49,7 @@ pub fn read_gbps(dev: &Device) -> Res<Option<f64>> {
     let mut mean = dev.zeros::<f32>(rows)?;
     let (r, nn) = (rows as i32, n as i32);
     let ms = common::time_ms(stream, 10, 50, || {
-        row_mean_4096::launch(dev, Grid::x(rows as u32), &x, &mut mean, r, nn)
+        row_mean::launch(dev, Grid::x(rows as u32), &x, &mut mean, r, nn, 4096)
     })?;
     Ok(Some(4.0 * (rows * n + rows) as f64 / (ms * 1e-3) / 1e9))
 }
