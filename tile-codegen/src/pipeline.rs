@@ -129,6 +129,39 @@ pub fn compile(
         .collect()
 }
 
+/// The GPU-level IR of `tile` with the parameters marked in `div16` assumed 16-divisible.
+fn gpu_level(tile: &Function, div16: &[bool], skip: &[String]) -> Function {
+    let mut g = tile.clone();
+    for (i, &d) in div16.iter().enumerate() {
+        g.param_attrs[i].divisibility = if d { 16 } else { 1 };
+    }
+    run_passes_except(&mut g, GPU_PASSES, skip);
+    g
+}
+
+/// Which of the `candidates` the first specialization assumes 16-divisible: every pointer, and
+/// only the integers whose assumption changes the GPU-level IR (a vectorized access). An integer
+/// used only in comparisons or as a loop bound (`qk_heads = 40`) then does not push every launch
+/// onto the unspecialized variant.
+fn needed_divisibility(tile: &Function, candidates: &[bool], skip: &[String]) -> Vec<bool> {
+    // The body, without the signature that spells the assumptions out.
+    let body = |div16: &[bool]| {
+        let text = print(&gpu_level(tile, div16, skip));
+        text.split_once('\n').map(|(_, b)| b.to_string()).unwrap_or(text)
+    };
+    let full = body(candidates);
+    let mut needed = candidates.to_vec();
+    for (i, &p) in tile.params().iter().enumerate() {
+        if needed[i] && matches!(tile.ty(p).elem, Elem::Scalar(_)) {
+            needed[i] = false;
+            if body(&needed) != full {
+                needed[i] = true;
+            }
+        }
+    }
+    needed
+}
+
 fn compile_instance(
     item: &syn::ItemFn,
     kernel: Kernel,
@@ -146,7 +179,8 @@ fn compile_instance(
     dump.write("ir", format!("{}.ir", kernel.name), &tile_ir)
         .map_err(internal)?;
 
-    // Specializations: every pointer and integer parameter 16-divisible, then nothing assumed.
+    // Specializations: every pointer and the integers that matter 16-divisible, then nothing
+    // assumed.
     let candidates: Vec<bool> = tile
         .params()
         .iter()
@@ -157,17 +191,14 @@ fn compile_instance(
             )
         })
         .collect();
-    let mut specs = vec![candidates.clone()];
+    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes);
+    let mut specs = vec![first];
     if candidates.iter().any(|&c| c) {
         specs.push(vec![false; candidates.len()]);
     }
     let mut variants = Vec::new();
     for (vi, div16) in specs.into_iter().enumerate() {
-        let mut g = tile.clone();
-        for (i, &d) in div16.iter().enumerate() {
-            g.param_attrs[i].divisibility = if d { 16 } else { 1 };
-        }
-        run_passes_except(&mut g, GPU_PASSES, &dump.skip_passes);
+        let g = gpu_level(&tile, &div16, &dump.skip_passes);
         let gpu_ir = print(&g);
         let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
         verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
