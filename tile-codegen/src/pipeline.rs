@@ -147,7 +147,9 @@ fn needed_divisibility(tile: &Function, candidates: &[bool], skip: &[String]) ->
     // The body, without the signature that spells the assumptions out.
     let body = |div16: &[bool]| {
         let text = print(&gpu_level(tile, div16, skip));
-        text.split_once('\n').map(|(_, b)| b.to_string()).unwrap_or(text)
+        text.split_once('\n')
+            .map(|(_, b)| b.to_string())
+            .unwrap_or(text)
     };
     let full = body(candidates);
     let mut needed = candidates.to_vec();
