@@ -1,7 +1,8 @@
 //! Per-head RMSNorm of q and k followed by neox-style rotary embedding, in place in a packed
 //! `qkv` buffer (`[tokens, (q_heads + 2·kv_heads)·128]`, bf16), as vLLM's fused QK-norm + RoPE
 //! kernel does; v is untouched. Fused: one program per (block of 8 q/k heads, token) loads the
-//! heads' two halves once as two 8 × 64 tiles, normalizes them and rotates them. Unfused: an
+//! heads once as an 8 × 128 tile, normalizes them and rotates them (`roll` by half a head gives
+//! each element its partner). Unfused: an
 //! RMSNorm kernel, then a RoPE kernel (one program per head and token), with the normalized heads
 //! written to and read back from memory in between.
 //!
@@ -16,8 +17,9 @@ pub const HEAD_DIM: i32 = 128;
 
 #[tile_kernel(num_warps = 4)]
 /// Fused per-head RMSNorm + RoPE on `NH` q/k heads of one token (program (head block, token)):
-/// a `NH × 64` tile per half-head, the sums of squares along the rows, the weights and the
-/// token's cos/sin broadcast down the heads.
+/// an `NH × 128` tile of whole heads (16-byte accesses), the sums of squares along the rows, the
+/// weights and the token's cos/sin broadcast down the heads, and each element's rotation partner
+/// (`j ± 64`) from `roll` by half a head, which is a lane shuffle in this layout.
 #[allow(clippy::too_many_arguments)]
 pub fn qk_norm_rope(
     qkv: Ptr<bf16, { tokens * stride }>,
@@ -31,31 +33,28 @@ pub fn qk_norm_rope(
     qk_heads: i32,
     max_pos: i32,
     eps: f32,
-    HALF: Const<64>,
+    D: Const<128>,
     NH: Const<8>,
 ) {
     let tok = program_id(1);
     let h = program_id(0) * NH + arange(0, NH);
-    let i = arange(0, HALF);
+    let j = arange(0, D);
     let rows = (h < qk_heads).expand_dims(1);
-    let offs = tok * stride + h.expand_dims(1) * (2 * HALF) + i.expand_dims(0);
-    let x1 = load(qkv + offs, rows) as f32;
-    let x2 = load(qkv + offs + HALF, rows) as f32;
-    let is_q = (h < q_heads).expand_dims(1);
-    // Choosing the weight before widening it, and one reduction over both halves, keep the
-    // instruction count down: this kernel is bound by instruction issue, not by memory.
-    let w1 = select(is_q, load(qw + i), load(kw + i)) as f32;
-    let w2 = select(is_q, load(qw + HALF + i), load(kw + HALF + i)) as f32;
-    let ss = (x1 * x1 + x2 * x2).sum(1);
-    let r = rsqrt(ss / (2.0 * 64.0) + eps).expand_dims(1);
+    let offs = tok * stride + h.expand_dims(1) * D + j.expand_dims(0);
+    let x = load(qkv + offs, rows) as f32;
+    // Choosing the weight before widening it keeps the instruction count down.
+    let w = select((h < q_heads).expand_dims(1), load(qw + j), load(kw + j)) as f32;
+    let r = rsqrt((x * x).sum(1) / 128.0 + eps).expand_dims(1);
     // vLLM rounds the normalized head to the model's type before the rotation.
-    let y1 = ((x1 * r) * w1) as bf16 as f32;
-    let y2 = ((x2 * r) * w2) as bf16 as f32;
-    let p = load(positions + tok) * (2 * HALF);
-    let c = load(cos_sin + p + i) as f32;
-    let s = load(cos_sin + p + HALF + i) as f32;
-    store(qkv + offs, (y1 * c - y2 * s) as bf16, rows);
-    store(qkv + offs + HALF, (y2 * c + y1 * s) as bf16, rows);
+    let y = ((x * r) * w) as bf16;
+    let partner = y.roll(64, 1) as f32;
+    // First half: y·cos − partner·sin; second half: y·cos + partner·sin.
+    let half = j % 64;
+    let p = load(positions + tok) * D;
+    let c = load(cos_sin + p + half) as f32;
+    let s = load(cos_sin + p + 64 + half) as f32;
+    let s = select(j < 64, 0.0 - s, s);
+    store(qkv + offs, ((y as f32) * c + partner * s) as bf16, rows);
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -66,15 +65,13 @@ pub fn qk_touch(
     tokens: i32,
     stride: i32,
     qk_heads: i32,
-    HALF: Const<64>,
+    D: Const<128>,
     NH: Const<8>,
 ) {
     let h = program_id(0) * NH + arange(0, NH);
     let rows = (h < qk_heads).expand_dims(1);
-    let offs =
-        program_id(1) * stride + h.expand_dims(1) * (2 * HALF) + arange(0, HALF).expand_dims(0);
+    let offs = program_id(1) * stride + h.expand_dims(1) * D + arange(0, D).expand_dims(0);
     store(qkv + offs, load(qkv + offs, rows), rows);
-    store(qkv + offs + HALF, load(qkv + offs + HALF, rows), rows);
 }
 
 #[tile_kernel(num_warps = 1)]
