@@ -25,7 +25,12 @@
 //! feed a hoisted load (and those loads) first, then the rest, each group in the original order.
 //! A block already in that order is left as it was.
 
+use std::collections::HashMap;
+
 use tile_core::ir::{BlockId, DType, Function, OpId, OpKind, RegionId, ValueDef};
+
+/// Each op of a block and its position in the block's order.
+type Positions = HashMap<OpId, usize>;
 
 /// Runs the pass over every block of the kernel.
 pub fn run(f: &mut Function) {
@@ -115,12 +120,12 @@ fn result_words(f: &Function, op: OpId) -> u64 {
 
 /// For each position `k` of the block's order, the words of the values defined before `k` and
 /// used at or after it (a use inside an op's regions counts at that op).
-fn live_words(f: &Function, ops: &[OpId], words: &[u64]) -> Vec<u64> {
+fn live_words(f: &Function, ops: &[OpId], pos: &Positions, words: &[u64]) -> Vec<u64> {
     let n = ops.len();
     let mut last_use = vec![None; n];
     for (k, &op) in ops.iter().enumerate() {
         for v in uses(f, op) {
-            if let Some(j) = f.def_op(v).and_then(|d| ops.iter().position(|&o| o == d)) {
+            if let Some(j) = f.def_op(v).and_then(|d| pos.get(&d).copied()) {
                 last_use[j] = Some(k);
             }
         }
@@ -137,7 +142,7 @@ fn live_words(f: &Function, ops: &[OpId], words: &[u64]) -> Vec<u64> {
 }
 
 /// Load `l` and the ops of the block that feed it through pure ops and other loads.
-fn feeding_slice(f: &Function, ops: &[OpId], l: usize) -> Vec<usize> {
+fn feeding_slice(f: &Function, ops: &[OpId], pos: &Positions, l: usize) -> Vec<usize> {
     let mut slice = Vec::new();
     let mut stack = vec![l];
     while let Some(i) = stack.pop() {
@@ -146,7 +151,7 @@ fn feeding_slice(f: &Function, ops: &[OpId], l: usize) -> Vec<usize> {
         }
         slice.push(i);
         for &o in &f.op(ops[i]).operands {
-            if let Some(j) = f.def_op(o).and_then(|d| ops.iter().position(|&x| x == d)) {
+            if let Some(j) = f.def_op(o).and_then(|d| pos.get(&d).copied()) {
                 let k = &f.op(ops[j]).kind;
                 if k.is_pure() || matches!(k, OpKind::Load { .. }) {
                     stack.push(j);
@@ -160,7 +165,8 @@ fn feeding_slice(f: &Function, ops: &[OpId], l: usize) -> Vec<usize> {
 fn schedule(f: &mut Function, b: BlockId) {
     let ops = f.blocks[b.index()].ops.clone();
     let n = ops.len();
-    let index_of = |op: OpId| ops.iter().position(|&o| o == op);
+    let pos: Positions = ops.iter().enumerate().map(|(i, &op)| (op, i)).collect();
+    let index_of = |op: OpId| pos.get(&op).copied();
     let eff: Vec<Effect> = ops.iter().map(|&op| effect(&f.op(op).kind)).collect();
 
     // preds[i]: the ops of this block that op i must follow.
@@ -189,13 +195,13 @@ fn schedule(f: &mut Function, b: BlockId) {
     // Ops that feed a load through pure ops, and the loads themselves, go first, for each load
     // whose hoisting keeps the estimated registers per thread within budget.
     let words: Vec<u64> = ops.iter().map(|&op| result_words(f, op)).collect();
-    let mut live = live_words(f, &ops, &words);
+    let mut live = live_words(f, &ops, &pos, &words);
     let mut early = vec![false; n];
     for l in 0..n {
         if !matches!(f.op(ops[l]).kind, OpKind::Load { .. }) {
             continue;
         }
-        let slice = feeding_slice(f, &ops, l);
+        let slice = feeding_slice(f, &ops, &pos, l);
         // Where the slice could start: after every op it needs that is not in it, and after the
         // last op before the load that no load may cross.
         let mut from = 0;
@@ -221,14 +227,15 @@ fn schedule(f: &mut Function, b: BlockId) {
         }
     }
 
+    // Every dependence points to an earlier op, so the first op not yet placed is always ready.
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
-    while order.len() < n {
+    while let Some(first) = (0..n).find(|&i| !done[i]) {
         let ready = |i: usize| !done[i] && preds[i].iter().all(|&j| done[j]);
         let next = (0..n)
-            .filter(|&i| ready(i))
-            .min_by_key(|&i| (!early[i], i))
-            .expect("a block's dependences follow its order, so some op is always ready");
+            .filter(|&i| early[i] && ready(i))
+            .min()
+            .unwrap_or(first);
         done[next] = true;
         order.push(next);
     }
