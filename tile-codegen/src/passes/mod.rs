@@ -6,7 +6,7 @@
 //! | `canonicalize`   | tile         | folds constants, simplifies `x + 0`, `x * 1`, splat chains |
 //! | `cse`            | tile and GPU | merges identical pure ops (scoped: never out of a loop body or branch) |
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
-//! | `hoist-loads`    | tile         | moves loads (and their address math) as early as memory order allows, so they overlap |
+//! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, or a slice of the 2-D one; inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //!
