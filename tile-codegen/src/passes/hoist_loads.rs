@@ -19,9 +19,9 @@
 //! [`HOIST_BUDGET_WORDS`]; the estimate spreads each float tensor over the program's threads.
 //! Measured on an H100 (docs/perf/NOTES.md, the pass on and off in two interleaved runs):
 //! qk_norm_rope (then on its unvectorized variant) +1.3 and +4.8 points of the copy rate, an
-//! 8-warp f16 LayerNorm +1.5 and +1.9, a
-//! 4-warp one −2.4 and −1.7, and a 4-rows-per-program one −25 and −28 (registers 125 → 142, 2 → 1
-//! program per SM); the budget keeps the first two and drops the rest.
+//! 8-warp f16 LayerNorm +1.5 and +1.9, a 4-warp one −2.4 and −1.7, and a 4-rows-per-program one
+//! −25 and −28 (registers 125 → 142, 2 → 1 program per SM); the budget keeps the first two and
+//! drops the rest.
 //!
 //! The new order is a list schedule of the block's dependence graph: among ready ops, those that
 //! feed a hoisted load (and those loads) first, then the rest, each group in the original order.
