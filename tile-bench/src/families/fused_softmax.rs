@@ -1,14 +1,26 @@
 //! Softmax over rows, f32 (examples/fused_softmax): fused against row max, exp(x − max), row sum,
 //! divide. x in [-4, 4).
 
-use tile::{Buffer, Device};
+use tile::Device;
 
-use super::{i32_of, rc, Job, Plan};
-use crate::common::Rng;
+use super::rows::RowFamily;
+use super::{rc, Job, Plan};
 use crate::fused_softmax::{fused, unfused, Scratch};
-use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
+use crate::measure::Res;
 
-const NAME: &str = "fused_softmax";
+static FAMILY: RowFamily<Scratch> = RowFamily {
+    name: "fused_softmax",
+    range: (-4.0, 4.0),
+    reference,
+    out: "out",
+    scratch,
+    fused,
+    unfused,
+    ops: [
+        "1 kernel, 1 program per row",
+        "4 kernels: row max, exp(x - max), row sum, divide",
+    ],
+};
 
 /// The jobs of this family.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
@@ -16,7 +28,11 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
     let big = [(1024, 512), (16384, 4096), (4096, 32768)];
     plan.shapes(&small, &small, &big)
         .into_iter()
-        .map(|(s, timed)| Job::new(NAME, rc(s), timed, move |ctx| bench(ctx, s, timed)))
+        .map(|(s, timed)| {
+            Job::new(FAMILY.name, rc(s), timed, move |ctx| {
+                FAMILY.bench(ctx, s, timed)
+            })
+        })
         .collect()
 }
 
@@ -30,81 +46,10 @@ fn reference(x: &[f32], n: usize) -> Vec<f64> {
     out
 }
 
-fn bench(ctx: &mut Ctx, (rows, n): (usize, usize), timed: bool) -> Res<()> {
-    let x = Rng::new((rows * 31 + n) as u64).vec(rows * n, -4.0, 4.0);
-    let want = reference(&x, n);
-    let case = SoftmaxCase {
-        x,
-        want,
-        rows: i32_of(rows)?,
-        n: i32_of(n)?,
-    };
-    i32_of(rows * n)?;
-    let meta = Meta {
-        kernel: NAME,
-        variant: None,
-        shape: vec![rows as i64, n as i64],
-        dtype: "f32",
-        bytes: 2.0 * 4.0 * (rows * n) as f64,
-        flops: None,
-        timed,
-    };
-    ctx.bench(&meta, &case);
-    Ok(())
-}
-
-struct SoftmaxCase {
-    x: Vec<f32>,
-    want: Vec<f64>,
-    rows: i32,
-    n: i32,
-}
-
-struct State {
-    x: Buffer<f32>,
-    out: Buffer<f32>,
-    scratch: Scratch,
-}
-
-impl Case for SoftmaxCase {
-    type State = State;
-
-    fn setup(&self, dev: &Device) -> Res<State> {
-        let nan = vec![f32::NAN; self.x.len()];
-        let rows = self.rows as usize;
-        Ok(State {
-            x: dev.upload(&self.x)?,
-            out: dev.upload(&nan)?,
-            scratch: Scratch {
-                m: dev.upload(&vec![f32::NAN; rows])?,
-                y: dev.upload(&nan)?,
-                s: dev.upload(&vec![f32::NAN; rows])?,
-            },
-        })
-    }
-
-    fn run(&self, dev: &Device, s: &mut State, form: Form) -> Result<(), tile::Error> {
-        match form {
-            Form::Fused => fused(dev, &s.x, &mut s.out, self.rows, self.n),
-            Form::Unfused => unfused(dev, &s.x, &mut s.scratch, &mut s.out, self.rows, self.n),
-            other => Err(not_a_form(other)),
-        }
-    }
-
-    fn verify(&self, dev: &Device, s: &State, _: Form) -> Res<Vec<OutErr>> {
-        Ok(vec![compare(
-            "out",
-            &dev.download(&s.out)?,
-            &self.want,
-            1e-5,
-        )])
-    }
-
-    fn ops(&self, form: Form) -> String {
-        match form {
-            Form::Fused => "1 kernel, 1 program per row".into(),
-            Form::Unfused => "4 kernels: row max, exp(x - max), row sum, divide".into(),
-            other => not_a_form(other).to_string(),
-        }
-    }
+fn scratch(dev: &Device, rows: usize, len: usize) -> Res<Scratch> {
+    Ok(Scratch {
+        m: dev.upload(&vec![f32::NAN; rows])?,
+        y: dev.upload(&vec![f32::NAN; len])?,
+        s: dev.upload(&vec![f32::NAN; rows])?,
+    })
 }

@@ -15,6 +15,7 @@ mod fused_layernorm;
 mod fused_softmax;
 mod mean_center;
 mod qk_norm_rope;
+mod rows;
 mod softmax_regression_simple;
 
 use crate::measure::{Ctx, Res};
