@@ -3,12 +3,14 @@
 //!
 //! `cargo run --release --example launch_overhead` (needs a CUDA device).
 
+#[path = "common/mod.rs"]
+mod common;
 #[path = "fused_add_mul/kernels.rs"]
 mod kernels;
 
 use std::process::ExitCode;
-use std::time::Instant;
 
+use common::launch_rounds;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 use kernels::add_mul;
@@ -62,30 +64,11 @@ fn run() -> Res<()> {
         add_mul::launch(&dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
         Ok(())
     };
-    // Mean host time of one launch over LAUNCHES back-to-back launches, after 1000 warm-ups.
-    let mean_us = |f: &mut dyn FnMut() -> Res<()>| -> Res<f64> {
-        for _ in 0..1000 {
-            f()?;
-        }
-        stream.synchronize()?;
-        let t = Instant::now();
-        for _ in 0..LAUNCHES {
-            f()?;
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
-        stream.synchronize()?;
-        Ok(us)
-    };
-    // Alternate the order between rounds so that neither side always runs second.
     let (mut raws, mut tiles) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        let (r, t) = if round % 2 == 0 {
-            let r = mean_us(&mut raw)?;
-            (r, mean_us(&mut wrapper)?)
-        } else {
-            let t = mean_us(&mut wrapper)?;
-            (mean_us(&mut raw)?, t)
-        };
+    for (round, (r, t)) in launch_rounds(&stream, LAUNCHES, ROUNDS, &mut raw, &mut wrapper)?
+        .into_iter()
+        .enumerate()
+    {
         println!(
             "round {round}: cudarc launch {r:.2} us, tile wrapper {t:.2} us, difference {:+.2} us",
             t - r

@@ -1,6 +1,6 @@
 //! Helpers shared by the examples: random inputs, error norms, CUDA-event timing (plain launches
-//! and CUDA-graph replays) and the device-to-device copy bandwidth that every table is measured
-//! against.
+//! and CUDA-graph replays), the device-to-device copy bandwidth that every table is measured
+//! against, and the host-side timing of launches.
 
 #![allow(dead_code)]
 
@@ -232,6 +232,43 @@ pub fn copy_bandwidth(
             })
     })?;
     Ok(2.0 * (n * 4) as f64 / (ms * 1e-3) / 1e9)
+}
+
+/// Host time of one launch, in µs, of two launchers `a` and `b` (cudarc's own launch and tile's
+/// wrapper, say): per round, the mean over `launches` back-to-back launches after 1000 warm-ups,
+/// each timed from the first launch until the host has queued the last; rounds alternate which
+/// launcher goes first, so that neither always runs second. One `(a, b)` pair per round.
+pub fn launch_rounds(
+    stream: &Arc<CudaStream>,
+    launches: usize,
+    rounds: usize,
+    a: &mut dyn FnMut() -> Result<(), Box<dyn std::error::Error>>,
+    b: &mut dyn FnMut() -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<Vec<(f64, f64)>, Box<dyn std::error::Error>> {
+    let mean_us = |f: &mut dyn FnMut() -> Result<(), Box<dyn std::error::Error>>| {
+        for _ in 0..1000 {
+            f()?;
+        }
+        stream.synchronize()?;
+        let t = std::time::Instant::now();
+        for _ in 0..launches {
+            f()?;
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / launches as f64;
+        stream.synchronize()?;
+        Ok::<f64, Box<dyn std::error::Error>>(us)
+    };
+    (0..rounds)
+        .map(|round| {
+            if round % 2 == 0 {
+                let x = mean_us(a)?;
+                Ok((x, mean_us(b)?))
+            } else {
+                let y = mean_us(b)?;
+                Ok((mean_us(a)?, y))
+            }
+        })
+        .collect()
 }
 
 /// Prints a table with a header row and aligned columns.

@@ -159,29 +159,10 @@ pub fn launch_cost(dev: &Device) -> Res<LaunchCost> {
         add_mul::launch(dev, Grid::x(1), &x, &y, &z, &mut out2, n)?;
         Ok(())
     };
-    let mean_us = |f: &mut dyn FnMut() -> Res<()>| -> Res<f64> {
-        for _ in 0..1000 {
-            f()?;
-        }
-        stream.synchronize()?;
-        let t = Instant::now();
-        for _ in 0..LAUNCHES {
-            f()?;
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / LAUNCHES as f64;
-        stream.synchronize()?;
-        Ok(us)
-    };
-    let (mut raws, mut tiles) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        if round % 2 == 0 {
-            raws.push(mean_us(&mut raw)?);
-            tiles.push(mean_us(&mut wrapper)?);
-        } else {
-            tiles.push(mean_us(&mut wrapper)?);
-            raws.push(mean_us(&mut raw)?);
-        }
-    }
+    let (mut raws, mut tiles): (Vec<f64>, Vec<f64>) =
+        common::launch_rounds(&stream, LAUNCHES, ROUNDS, &mut raw, &mut wrapper)?
+            .into_iter()
+            .unzip();
     if stream.clone_dtoh(&out2)? != want {
         return Err("launch cost: wrapper launches computed a wrong result".into());
     }
