@@ -348,6 +348,13 @@ pub fn report(title: &str, copy_gbs: f64, bytes: f64, rows: &[Row], baseline: us
     }
 }
 
+/// [`check_close`] of a fused and an unfused output against one reference, both reported.
+pub fn check_forms(what: &str, fused: &[f32], unfused: &[f32], want: &[f64], tol: f64) -> bool {
+    let a = check_close(&format!("{what} fused  "), fused, want, tol);
+    let b = check_close(&format!("{what} unfused"), unfused, want, tol);
+    a && b
+}
+
 /// Relative L2 error of `got` against `want`, with a verdict against `tol`.
 pub fn check_close(what: &str, got: &[f32], want: &[f64], tol: f64) -> bool {
     let e = rel_l2(got, want);

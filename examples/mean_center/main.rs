@@ -13,7 +13,9 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
+use common::{
+    check_close, check_forms, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row,
+};
 use kernels::{fused, unfused};
 use tile::prelude::*;
 
@@ -56,19 +58,13 @@ fn check(dev: &Device, rows: usize, n: usize) -> Res<bool> {
     let (mut c, want) = case(dev, rows, n)?;
     fused(dev, &c.x, &mut c.y, c.rows, c.n)?;
     unfused(dev, &c.x, &mut c.mean, &mut c.y2, c.rows, c.n)?;
-    let a = check_close(
-        &format!("{rows}x{n} fused  "),
+    Ok(check_forms(
+        &format!("{rows}x{n}"),
         &dev.download(&c.y)?,
-        &want,
-        1e-5,
-    );
-    let b = check_close(
-        &format!("{rows}x{n} unfused"),
         &dev.download(&c.y2)?,
         &want,
         1e-5,
-    );
-    Ok(a && b)
+    ))
 }
 
 fn bench(dev: &Device, copy: f64, rows: usize, n: usize) -> Res<bool> {

@@ -17,7 +17,7 @@ mod reference;
 
 use std::process::ExitCode;
 
-use common::{check_close, graph_form, graph_rows, print_table, time_ms, Rng, Row};
+use common::{check_close, check_forms, graph_form, graph_rows, print_table, time_ms, Rng, Row};
 use kernels::{fused, unfused};
 use tile::prelude::*;
 
@@ -54,20 +54,13 @@ fn check(dev: &Device, s: Shape) -> Res<bool> {
     let (mut k, want) = case(dev, s)?;
     fused(dev, &k.x, &k.w, &mut k.probs, s)?;
     unfused(dev, &k.x, &k.w, &mut k.logits, &mut k.probs2, s)?;
-    let name = format!("{}x{}x{}", s.0, s.1, s.2);
-    let a = check_close(
-        &format!("{name} fused  "),
+    Ok(check_forms(
+        &format!("{}x{}x{}", s.0, s.1, s.2),
         &dev.download(&k.probs)?,
-        &want,
-        1e-5,
-    );
-    let b = check_close(
-        &format!("{name} unfused"),
         &dev.download(&k.probs2)?,
         &want,
         1e-5,
-    );
-    Ok(a && b)
+    ))
 }
 
 fn bench(dev: &Device, s: Shape) -> Res<(Vec<Row>, bool)> {
