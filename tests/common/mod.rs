@@ -13,6 +13,8 @@ pub mod fused_add_mul;
 pub mod fused_bias_gelu;
 #[path = "../../examples/fused_softmax/kernels.rs"]
 pub mod fused_softmax;
+#[path = "../../examples/gemm/kernels.rs"]
+pub mod gemm;
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 pub mod qk_norm_rope;
 
@@ -418,6 +420,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(fused_bias_gelu::all());
     v.extend(act_and_mul::all());
     v.extend(qk_norm_rope::all());
+    v.extend(gemm::all());
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,

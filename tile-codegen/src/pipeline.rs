@@ -146,10 +146,13 @@ fn gpu_level(tile: &Function, div16: &[bool], skip: &[String]) -> Function {
 fn needed_divisibility(tile: &Function, candidates: &[bool], skip: &[String]) -> Vec<bool> {
     // The body, without the signature that spells the assumptions out.
     let body = |div16: &[bool]| {
-        let text = print(&gpu_level(tile, div16, skip));
-        text.split_once('\n')
-            .map(|(_, b)| b.to_string())
-            .unwrap_or(text)
+        // The signature line spells the assumptions out; the layout aliases above it and the body
+        // below it are what the assumptions change.
+        print(&gpu_level(tile, div16, skip))
+            .lines()
+            .filter(|l| !l.starts_with("kernel @"))
+            .collect::<Vec<_>>()
+            .join("\n")
     };
     let full = body(candidates);
     let mut needed = candidates.to_vec();

@@ -1,4 +1,7 @@
-//! Lowering of `dot` without tensor cores: both operands go through shared memory (as `f32`), and
+//! Lowering of `dot`: on tensor cores when its result has an mma layout (see [`Lowerer::mma_dot`]),
+//! otherwise as follows.
+//!
+//! Without tensor cores, both operands go through shared memory (as `f32`), and
 //! each thread computes the elements of the result it holds with one fused multiply-add per `k`,
 //! in order from `k = 0` — exactly the IR's definition, so the GPU agrees with the interpreter bit
 //! for bit.
@@ -10,10 +13,11 @@
 //! then one `fma` per element held. The arrays take `4 · (M·K + K·N)` bytes of the 48 KiB a program
 //! may declare; a later lowering (mma/wgmma) replaces this one without changing the op.
 
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
-use tile_core::ir::OpData;
+use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
+use tile_core::ir::{DType, Layout, OpData};
 
+use super::layout::Distribution;
 use super::lower::{float, Lowerer, OrLlvm, Result};
 
 impl<'ctx> Lowerer<'_, 'ctx> {
@@ -25,6 +29,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let (aty, bty) = (ty(0)?, ty(1)?);
         let rty = self.result_type(data)?;
+        if let Some(Layout::Mma(mma)) = &rty.layout {
+            let warps = (mma.warps_per_cta[0], mma.warps_per_cta[1]);
+            return self.mma_dot(data, warps);
+        }
         let (m, k, n) = (
             u64::from(aty.shape[0]),
             u64::from(aty.shape[1]),
@@ -54,8 +62,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mut cols: Vec<(u64, IntValue<'ctx>)> = Vec::new();
         let mut at = Vec::with_capacity(dst.elems_per_thread());
         for slot in 0..dst.elems_per_thread() {
-            let s = dst.slot(slot);
-            let (rk, ck) = (dst.slot_offset(0, s[0]), dst.slot_offset(1, s[1]));
+            let off = dst.reg_offset(slot);
+            let (rk, ck) = (off[0], off[1]);
             let r = match rows.iter().position(|&(o, _)| o == rk) {
                 Some(i) => i,
                 None => {
@@ -104,6 +112,171 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             Ok(next)
         })
+    }
+
+    /// `dot` on tensor cores: the operands are in the mma operand layouts and the accumulator in
+    /// the mma layout (the verifier's rule 22), so each thread already holds its fragments; one
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}` per 16 × 8 result tile of its warp and
+    /// 16-wide step of `K`, with `K` outermost so that consecutive instructions write different
+    /// tiles (independent accumulators between dependent ones). Registers are found by their offsets in the linear layouts: operand `A`'s
+    /// fragment `a_e` of the tile at `(m0, k0)` is the register at `(m0 + 8·((e/2)%2),
+    /// k0 + e%2 + 8·(e/4))`, `B`'s `b_e` at `(k0 + e%2 + 8·(e/2), n0)`, the accumulator's `c_e`
+    /// at `(m0 + 8·(e/2), n0 + e%2)` (the PTX ISA's fragment tables).
+    pub(super) fn mma_dot(
+        &mut self,
+        data: &OpData,
+        warps: (u32, u32),
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let ty = |i: usize| -> Result<&tile_core::ir::Type> {
+            Ok(f.ty(*data.operands.get(i).ok_or("`dot` takes 3 operands")?))
+        };
+        let (aty, bty) = (ty(0)?, ty(1)?);
+        let rty = self.result_type(data)?;
+        let ptx_ty = match aty.dtype() {
+            Some(DType::F16) => "f16",
+            Some(DType::BF16) => "bf16",
+            other => {
+                return Err(format!(
+                    "a tensor-core `dot` takes f16 or bf16, not {other:?}"
+                ))
+            }
+        };
+        let (da, db, dc) = (
+            Distribution::of(aty)?,
+            Distribution::of(bty)?,
+            Distribution::of(rty)?,
+        );
+        let (m, k, n) = (
+            u64::from(aty.shape[0]),
+            u64::from(aty.shape[1]),
+            u64::from(bty.shape[1]),
+        );
+        let (wm, wn) = (u64::from(warps.0), u64::from(warps.1));
+        let (va, vb) = (
+            self.operand(data, 0)?.to_vec(),
+            self.operand(data, 1)?.to_vec(),
+        );
+        let mut acc = self.operand(data, 2)?.to_vec();
+        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> Result<usize> {
+            d.reg_at(&at)
+                .ok_or_else(|| format!("no {what} register at {at:?}"))
+        };
+        // Instruction tiles of one warp: M and N repetitions (at least one: a smaller tile is
+        // held by several warps as copies).
+        let reps_m = (m / (16 * wm)).max(1);
+        let reps_n = (n / (8 * wn)).max(1);
+        for k0 in (0..k).step_by(16) {
+            // This K step's A fragments per M repetition and B fragments per N repetition, as
+            // 32-bit words of two elements.
+            let mut a_words = Vec::with_capacity(reps_m as usize);
+            for i in 0..reps_m {
+                let m0 = i * 16 * wm;
+                let mut words = Vec::with_capacity(4);
+                for e in (0..8).step_by(2) {
+                    let at = |e: u64| [m0 + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
+                    let lo = va[reg(&da, at(e), "A")?];
+                    let hi = va[reg(&da, at(e + 1), "A")?];
+                    words.push(self.pack_pair(lo, hi)?);
+                }
+                a_words.push(words);
+            }
+            let mut b_words = Vec::with_capacity(reps_n as usize);
+            for j in 0..reps_n {
+                let n0 = j * 8 * wn;
+                let mut words = Vec::with_capacity(2);
+                for e in (0..4).step_by(2) {
+                    let at = |e: u64| [k0 + e % 2 + 8 * (e / 2), n0];
+                    let lo = vb[reg(&db, at(e), "B")?];
+                    let hi = vb[reg(&db, at(e + 1), "B")?];
+                    words.push(self.pack_pair(lo, hi)?);
+                }
+                b_words.push(words);
+            }
+            for i in 0..reps_m {
+                for j in 0..reps_n {
+                    let (m0, n0) = (i * 16 * wm, j * 8 * wn);
+                    let c_regs = (0..4)
+                        .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
+                        .collect::<Result<Vec<_>>>()?;
+                    let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
+                    let d =
+                        self.mma_m16n8k16(ptx_ty, &a_words[i as usize], &b_words[j as usize], &c)?;
+                    for (&r, v) in c_regs.iter().zip(d) {
+                        acc[r] = v;
+                    }
+                }
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Two 16-bit floats as one 32-bit word, `lo` in the low half (the order `mma` reads them).
+    fn pack_pair(
+        &self,
+        lo: BasicValueEnum<'ctx>,
+        hi: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let half = lo.get_type().into_float_type();
+        let pair_ty = half.vec_type(2);
+        let i32_ty = self.context.i32_type();
+        let mut v = pair_ty.get_poison();
+        v = b
+            .build_insert_element(v, float(lo)?, i32_ty.const_zero(), "")
+            .llvm()?;
+        v = b
+            .build_insert_element(v, float(hi)?, i32_ty.const_int(1, false), "")
+            .llvm()?;
+        b.build_bit_cast(v, i32_ty, "").llvm()
+    }
+
+    /// One `mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32` (inline PTX): `d = a · b + c` for one
+    /// 16 × 8 tile, `a` four words, `b` two, `c` four `f32`.
+    fn mma_m16n8k16(
+        &self,
+        ptx_ty: &str,
+        a: &[BasicValueEnum<'ctx>],
+        b: &[BasicValueEnum<'ctx>],
+        c: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ctx = self.context;
+        let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
+        let text = format!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.{ptx_ty}.{ptx_ty}.f32 {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
+        );
+        let constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); 6];
+        params.extend([BasicMetadataTypeEnum::from(f32_ty); 4]);
+        let ret = ctx.struct_type(&[f32_ty.into(); 4], false);
+        let fn_ty = ret.fn_type(&params, false);
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text,
+            constraints.to_string(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = a
+            .iter()
+            .chain(b)
+            .chain(c)
+            .map(|&v| BasicMetadataValueEnum::from(v))
+            .collect();
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        let ValueKind::Basic(v) = call.try_as_basic_value() else {
+            return Err("`mma` yields nothing".into());
+        };
+        let s =
+            StructValue::try_from(v).map_err(|()| "`mma` did not yield a struct".to_string())?;
+        (0..4)
+            .map(|i| self.builder.build_extract_value(s, i, "").llvm())
+            .collect()
     }
 
     /// An `f32`, `f16` or `bf16` element as `f32` (exact).

@@ -24,11 +24,11 @@ use inkwell::values::{
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use tile_core::ir::{
-    BinOp, BlockedLayout, CmpPred, ConstValue, DType, Elem, Function, Layout, OpData, OpId, OpKind,
-    Type, UnOp, ValueId,
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, InDim, OpData, OpId, OpKind, Type, UnOp,
+    ValueId,
 };
 
-use super::layout::{Distribution, Slot};
+use super::layout::Distribution;
 
 /// LLVM's calling convention number for PTX kernel entry points (`ptx_kernel`).
 const PTX_KERNEL_CC: u32 = 71;
@@ -105,8 +105,8 @@ pub(super) fn lower_kernel<'ctx>(
 }
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
-/// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program)
-/// so that ptxas knows the block size.
+/// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
+/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot`).
 fn declare_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
@@ -152,6 +152,16 @@ fn declare_kernel<'ctx>(
     };
     annotate("kernel", 1)?;
     annotate("maxntidx", 32 * u64::from(f.num_warps))?;
+    // A kernel with a `dot` is compute-bound and holds large tiles: one program per SM is
+    // enough, so ptxas must not trade registers for occupancy (its default for a known block
+    // size may cap registers low enough to spill: the FMA matmul of softmax_regression_simple
+    // spilled 92 bytes at 80 registers on sm_80). Memory-bound kernels keep ptxas's default.
+    if f.walk()
+        .iter()
+        .any(|&op| matches!(f.op(op).kind, OpKind::Dot))
+    {
+        annotate("minctasm", 1)?;
+    }
     Ok(function)
 }
 
@@ -268,83 +278,94 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     }
 
     /// The distribution of a tensor type (`None` for a scalar).
-    pub(super) fn distribution<'t>(&self, ty: &'t Type) -> Result<Option<Distribution<'t>>> {
+    pub(super) fn distribution(&self, ty: &Type) -> Result<Option<Distribution>> {
         if !ty.is_tensor() {
             return Ok(None);
         }
-        if ty.layout.is_none() {
-            return Err(format!(
-                "`{ty}` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)"
-            ));
-        }
-        Distribution::of(ty)
-            .map(Some)
-            .ok_or_else(|| format!("the layout of `{ty}` does not have the tensor's rank"))
+        Distribution::of(ty).map(Some)
     }
 
     /// The distribution of a tensor type, which must be a tensor.
-    pub(super) fn tensor_distribution<'t>(&self, ty: &'t Type) -> Result<Distribution<'t>> {
-        self.distribution(ty)?
-            .ok_or_else(|| format!("expected a tensor, found `{ty}`"))
+    pub(super) fn tensor_distribution(&self, ty: &Type) -> Result<Distribution> {
+        Distribution::of(ty)
     }
 
-    /// Per dimension of `dist`, this thread's position along it (see [`Lowerer::thread_coord`]).
-    pub(super) fn thread_coords(&mut self, dist: &Distribution<'_>) -> Result<Vec<IntValue<'ctx>>> {
-        (0..dist.rank())
-            .map(|d| self.thread_coord(dist.layout(), d))
-            .collect()
-    }
-
-    /// Whether this thread starts its chunk inside the tensor along every dimension in `dims`
-    /// (`t[d] < owning_threads(d)`, see `layout`); `None` when that holds for every thread.
-    pub(super) fn owns_along(
-        &self,
-        dist: &Distribution<'_>,
-        t: &[IntValue<'ctx>],
-        dims: impl IntoIterator<Item = usize>,
-    ) -> Result<Option<IntValue<'ctx>>> {
+    /// Per dimension of `dist`, this thread's part of its indices (see `layout`): the lane and
+    /// warp bits of the layout's bases, moved into place with masks and shifts.
+    pub(super) fn thread_coords(&mut self, dist: &Distribution) -> Result<Vec<IntValue<'ctx>>> {
         let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let tid = self.tid()?;
         let b = &self.builder;
-        let mut acc: Option<IntValue<'ctx>> = None;
-        for d in dims {
-            let owners = dist.owning_threads(d);
-            if owners < dist.threads_along(d) {
-                let o = b
-                    .build_int_compare(IntPredicate::ULT, t[d], i32_ty.const_int(owners, false), "")
-                    .llvm()?;
+        let lane = b.build_and(tid, c(31), "lane").llvm()?;
+        let warp = b.build_right_shift(tid, c(5), false, "warp").llvm()?;
+        let mut out = Vec::with_capacity(dist.rank());
+        for d in 0..dist.rank() {
+            let mut acc: Option<IntValue<'ctx>> = None;
+            for t in dist.thread_terms(d) {
+                let x = if t.input == InDim::Lane { lane } else { warp };
+                let shifted = if t.shift > 0 {
+                    b.build_right_shift(x, c(u64::from(t.shift)), false, "")
+                        .llvm()?
+                } else {
+                    x
+                };
+                let masked = b.build_and(shifted, c((1 << t.len) - 1), "").llvm()?;
+                let moved = if t.to > 0 {
+                    b.build_left_shift(masked, c(u64::from(t.to)), "").llvm()?
+                } else {
+                    masked
+                };
+                // The terms set distinct bits: `or` is their sum.
                 acc = Some(match acc {
-                    None => o,
-                    Some(p) => b.build_and(p, o, "").llvm()?,
+                    None => moved,
+                    Some(a) => b.build_or(a, moved, "").llvm()?,
                 });
             }
+            out.push(acc.unwrap_or_else(|| c(0)));
         }
-        Ok(acc)
+        Ok(out)
     }
 
-    /// The logical index along dimension `d` of slot `k` of this thread, given its coordinates
-    /// `t` from [`Lowerer::thread_coords`]: `t[d]·spt[d] + rep·tile[d] + v`, reduced modulo the
-    /// extent when the tensor is smaller than the layout tile (see `layout`). Below 2^21, so the
-    /// arithmetic is `nsw`.
+    /// Whether this thread is the owner of its elements (its copy bits are 0, see `layout`), so
+    /// that writing each element once is done by owners only; `None` when no thread holds copies.
+    pub(super) fn owner(&mut self, dist: &Distribution) -> Result<Option<IntValue<'ctx>>> {
+        let (lanes, warps) = (dist.free_lanes(), dist.free_warps() << 5);
+        if lanes | warps == 0 {
+            return Ok(None);
+        }
+        let i32_ty = self.context.i32_type();
+        let tid = self.tid()?;
+        let b = &self.builder;
+        let bits = b
+            .build_and(tid, i32_ty.const_int(lanes | warps, false), "")
+            .llvm()?;
+        Ok(Some(
+            b.build_int_compare(IntPredicate::EQ, bits, i32_ty.const_zero(), "")
+                .llvm()?,
+        ))
+    }
+
+    /// The logical index along dimension `d` of register `k` of this thread, given its part `t`
+    /// from [`Lowerer::thread_coords`]: the sum of the two parts (their XOR where they may share
+    /// bits). Below 2^21, so the arithmetic is `nsw`.
     pub(super) fn index_along(
         &self,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         t: &[IntValue<'ctx>],
         d: usize,
         k: usize,
     ) -> Result<IntValue<'ctx>> {
         let i32_ty = self.context.i32_type();
-        let c = |x: u64| i32_ty.const_int(x, false);
+        let off = i32_ty.const_int(dist.reg_offset(k)[d], false);
         if dist.extent(d) == 1 {
-            return Ok(c(0));
+            return Ok(i32_ty.const_zero());
         }
         let b = &self.builder;
-        let base = b.build_int_nsw_mul(t[d], c(dist.spt(d)), "").llvm()?;
-        let off = dist.slot_offset(d, dist.slot(k)[d]);
-        let i = b.build_int_nsw_add(base, c(off), "").llvm()?;
-        if dist.wraps(d) {
-            b.build_and(i, c(dist.extent(d) - 1), "").llvm()
+        if dist.disjoint(d) {
+            b.build_int_nsw_add(t[d], off, "").llvm()
         } else {
-            Ok(i)
+            b.build_xor(t[d], off, "").llvm()
         }
     }
 
@@ -359,13 +380,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             return self.if_op(data);
         }
         // These change the layout by definition (a dimension dropped or added, or a conversion),
-        // or hold several values of their own layouts.
+        // hold several values of their own layouts, or (`dot`) take operands in layouts of their
+        // own that the verifier checks.
         if !matches!(
             data.kind,
             OpKind::Reduce { .. }
                 | OpKind::ExpandDims { .. }
                 | OpKind::ConvertLayout
                 | OpKind::Yield
+                | OpKind::Dot
         ) {
             self.check_layouts(data)?;
         }
@@ -800,60 +823,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(t)
     }
 
-    /// The thread's position along dimension `dim` of `layout` (see the `layout` module): lane and warp ids split
-    /// over the dimensions in `order`. Every factor is a power of two, so this is masks and shifts;
-    /// the last dimension in `order` takes what is left (the thread id is below `32 · num_warps`).
-    pub(super) fn thread_coord(
-        &mut self,
-        layout: &BlockedLayout,
-        dim: usize,
-    ) -> Result<IntValue<'ctx>> {
-        let i32_ty = self.context.i32_type();
-        let c = |x: u64| i32_ty.const_int(x, false);
-        let tid = self.tid()?;
-        let b = &self.builder;
-        let mut lane = b.build_and(tid, c(31), "lane").llvm()?;
-        let mut warp = b.build_right_shift(tid, c(5), false, "warp").llvm()?;
-        let last = layout.order.last().map(|&d| d as usize);
-        for &d in &layout.order {
-            let d = d as usize;
-            let tpw = u64::from(layout.threads_per_warp[d]);
-            let wpc = u64::from(layout.warps_per_cta[d]);
-            let (lane_d, warp_d) = if Some(d) == last {
-                (lane, warp)
-            } else {
-                (
-                    b.build_and(lane, c(tpw - 1), "").llvm()?,
-                    b.build_and(warp, c(wpc - 1), "").llvm()?,
-                )
-            };
-            if d == dim {
-                let scaled = b.build_int_mul(warp_d, c(tpw), "").llvm()?;
-                return b.build_int_add(scaled, lane_d, "").llvm();
-            }
-            lane = b
-                .build_right_shift(lane, c(u64::from(tpw.trailing_zeros())), false, "")
-                .llvm()?;
-            warp = b
-                .build_right_shift(warp, c(u64::from(wpc.trailing_zeros())), false, "")
-                .llvm()?;
-        }
-        Err(format!("dimension {dim} is not in the layout's order"))
-    }
-
-    /// `arange`: slot `k` holds `start + i` where `i` is its logical index.
+    /// `arange`: register `k` holds `start + i` where `i` is its logical index.
     fn arange(&mut self, start: i64, ty: &Type) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let dist = self.tensor_distribution(ty)?;
-        // The arange's one dimension among the distribution's (a slice adds an extent-1 one).
-        let dim = match &ty.layout {
-            Some(Layout::Slice(s)) if s.dim == 0 => 1,
-            _ => 0,
-        };
         let t = self.thread_coords(&dist)?;
         let i32_ty = self.context.i32_type();
         let mut out = Vec::with_capacity(dist.elems_per_thread());
         for k in 0..dist.elems_per_thread() {
-            let i = self.index_along(&dist, &t, dim, k)?;
+            let i = self.index_along(&dist, &t, 0, k)?;
             let v = self
                 .builder
                 .build_int_nsw_add(i, i32_ty.const_int(start as u64, true), "")
@@ -863,8 +840,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(out)
     }
 
-    /// `broadcast`: each slot of the result takes the operand's slot at the same position, or at
-    /// position 0 along the dimensions the operand has extent 1 (the layout is the same).
+    /// `broadcast`: each register of the result takes the operand's register at the same offset
+    /// with 0 along the dimensions the operand has extent 1 (the layouts are one, so the threads'
+    /// parts agree along the others).
     fn broadcast(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
         let from = f.ty(*data.operands.first().ok_or("missing operand")?);
@@ -876,13 +854,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let vals = self.operand(data, 0)?;
         let mut out = Vec::with_capacity(dst.elems_per_thread());
         for k in 0..dst.elems_per_thread() {
-            let mut slots = dst.slot(k);
-            for (d, s) in slots.iter_mut().enumerate() {
+            let mut off = dst.reg_offset(k);
+            for (d, o) in off.iter_mut().enumerate() {
                 if src.extent(d) == 1 {
-                    *s = Slot { rep: 0, v: 0 };
+                    *o = 0;
                 }
             }
-            let j = src.slot_index(&slots);
+            let j = src
+                .reg_at(&off)
+                .ok_or("a broadcast register has no source register")?;
             out.push(*vals.get(j).ok_or("a broadcast slot is out of range")?);
         }
         Ok(out)

@@ -86,14 +86,9 @@ fn asm_reg(d: DType, w: usize) -> AsmReg {
 /// PTX vector access; booleans are accessed one at a time), stays within the tensor's extent along
 /// the inner dimension (a tensor smaller than a thread's chunk repeats its elements) and divides both
 /// the chunk and the thread's slot count. Scalar pointers are accessed one element at a time.
-pub(super) fn access_width(
-    dist: Option<&Distribution<'_>>,
-    d: DType,
-    vec: u32,
-    slots: usize,
-) -> usize {
+pub(super) fn access_width(dist: Option<&Distribution>, d: DType, vec: u32, slots: usize) -> usize {
     let Some(dist) = dist else { return 1 };
-    let inner = dist.inner_dim();
+    let (inner, run) = dist.contiguous_run();
     let cap = match d {
         DType::I1 => 1,
         DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32 => {
@@ -105,7 +100,7 @@ pub(super) fn access_width(
     let w = u64::from(vec.max(1))
         .min(cap)
         .min(dist.extent(inner))
-        .min(pow2_factor(dist.chunk(inner)))
+        .min(pow2_factor(run))
         .min(pow2_factor(slots as u64))
         .max(1);
     let w = 1u64 << w.ilog2();

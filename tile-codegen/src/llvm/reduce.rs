@@ -2,35 +2,34 @@
 //! of a rank-2 tensor along one axis to a rank-1 tensor in the operand's layout sliced at that axis
 //! (every thread along the axis holds the combined values).
 //!
-//! Both are one procedure over the operand's distribution (see `layout`; a slice operand is seen
-//! through its parent). The *reduced* dimensions are the axis, or every dimension for a reduction
-//! to a scalar; the others index *groups* (one result element each). Three steps, each combining
-//! with the reduction's operation (`sum`: wrapping integer add or `fadd`; `max`/`min`:
-//! `smax`/`smin` or `llvm.maxnum`/`llvm.minnum`, which ignore NaN):
+//! Both are one procedure over the operand's linear layout (see `layout`). The *reduced*
+//! dimensions are the axis, or every dimension for a reduction to a scalar; the others are *kept*
+//! and index *groups* (one result element each). Every basis of the layout either lies along the
+//! reduced dimensions or along the kept ones (true of every layout tile builds; anything else is
+//! an error). Three steps, each combining with the reduction's operation (`sum`: wrapping integer
+//! add or `fadd`; `max`/`min`: `smax`/`smin` or `llvm.maxnum`/`llvm.minnum`, which ignore NaN, so an
+//! all-NaN tensor still reduces to NaN, as in the interpreter):
 //!
-//! 1. **In the thread**: per group, the thread's slots that are *primary* along the reduced
-//!    dimensions (each element is in exactly one such slot of one thread along them) are combined
-//!    pairwise. Threads whose chunk starts past the tensor along a reduced dimension hold only
-//!    copies and contribute the identity instead (`0`, `−0.0`, `INT_MIN`/`INT_MAX`, and NaN for
-//!    float `max`/`min`: `maxnum(NaN, x) = x`, so an all-NaN tensor still reduces to NaN, as in the
-//!    interpreter).
-//! 2. **In the warp**: a butterfly over the lane bits of the reduced dimensions with
-//!    `llvm.nvvm.shfl.sync.bfly.i32` (full mask; `f32` as its bits, `i64` as two halves). The
-//!    combining operations are commutative, so afterwards every lane along those dimensions holds
-//!    the same bits.
-//! 3. **Across warps**, when the reduced dimensions spread over several: one thread per group and
-//!    warp (lane 0 along the reduced dimensions, owning the group's element along the others)
-//!    writes its partial to a static shared array (`addrspace(3)`, one per `reduce` op,
-//!    `warps × groups` elements, at `warp · groups + group`), between two `bar.sync 0`s (the first
-//!    keeps a write from overtaking readers of an earlier use of the array); then every thread reads
-//!    its groups' partials and combines them in the same fixed order, so all threads agree.
+//! 1. **In the thread**: per group, the thread's registers (each a distinct element) are combined
+//!    pairwise.
+//! 2. **In the warp**: a butterfly over the lane bits whose bases lie along the reduced
+//!    dimensions, with `llvm.nvvm.shfl.sync.bfly.i32` (full mask; `f32` as its bits, `i64` as two
+//!    halves). Lane bits whose basis is 0 (copies) are not crossed: those lanes hold the same data
+//!    and reach the same result. The operations are commutative, so afterwards every lane of a
+//!    butterfly holds the same bits.
+//! 3. **Across warps**, when warp bits lie along the reduced dimensions: one thread per group and
+//!    reduced warp index (reduced lane bits 0, copy bits 0) writes its partial to a shared array
+//!    (`reduced warps × groups` elements, at `warp index · groups + group`), between two barriers
+//!    (the first keeps a write from overtaking readers of an earlier use of the array); then every
+//!    thread reads its groups' partials and combines them in the same fixed order, so all threads
+//!    agree.
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
 use inkwell::IntPredicate;
 use tile_core::ir::{DType, OpData, ReduceKind};
 
-use super::layout::{Distribution, Slot};
+use super::layout::Distribution;
 use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
 
 /// Lanes of a warp.
@@ -59,101 +58,98 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             return Err(format!("axis {axis} is out of range for `{ty}`"));
         }
         let dist = self.tensor_distribution(ty)?;
-        // The reduced dimensions of the distribution, and the result's distribution.
-        let (reduced, out): (Vec<usize>, Option<Distribution<'_>>) = if ty.shape.len() == 1 {
+        // The reduced dimensions, and the result's distribution (a tensor result only).
+        let (reduced, out): (Vec<usize>, Option<Distribution>) = if ty.shape.len() == 1 {
             ((0..dist.rank()).collect(), None)
         } else {
-            if ty.layout != Some(tile_core::ir::Layout::Blocked(dist.layout().clone())) {
-                return Err(format!(
-                    "reducing `{ty}` along an axis needs a blocked layout"
-                ));
-            }
             (vec![axis as usize], Some(self.tensor_distribution(rty)?))
         };
+        let kept: Vec<usize> = (0..dist.rank()).filter(|r| !reduced.contains(r)).collect();
+        let ll = dist.linear();
+        let dims_mask = |dims: &[usize]| {
+            dims.iter().fold(0u64, |m, &d| {
+                let bits = ll.shape[d].trailing_zeros() as usize;
+                m | (((1u64 << bits) - 1) * ll.dim_bit(d, 0))
+            })
+        };
+        let (rmask, kmask) = (dims_mask(&reduced), dims_mask(&kept));
+        let along = |bases: &[u64]| -> Result<u64> {
+            let mut m = 0;
+            for (i, &b) in bases.iter().enumerate() {
+                if b & rmask != 0 && b & kmask != 0 {
+                    return Err(format!(
+                        "reducing `{ty}`: its layout mixes the reduced and kept dimensions in one bit"
+                    ));
+                }
+                if b & rmask != 0 {
+                    m |= 1 << i;
+                }
+            }
+            Ok(m)
+        };
+        let (red_lanes, red_warps) = (along(&ll.lane)?, along(&ll.warp)?);
+        along(&ll.reg)?;
         let vals = self.operand(data, 0)?.to_vec();
-        let identity = self.identity(kind, d)?;
-        let t = self.thread_coords(&dist)?;
 
-        // Groups: one per result slot (one for a scalar), each a list of this thread's slots.
+        // Groups: one per result register (one for a scalar), each a list of this thread's
+        // registers.
         let groups = out.as_ref().map_or(1, Distribution::elems_per_thread);
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); groups];
-        let mut group_slot = vec![0usize; groups];
+        let mut group_reg = vec![0usize; groups];
         for k in 0..vals.len() {
-            let mut slots = dist.slot(k);
-            if reduced.iter().any(|&r| dist.static_copy(r, slots[r])) {
-                continue;
-            }
             let g = match &out {
                 None => 0,
                 Some(o) => {
-                    for &r in &reduced {
-                        slots[r] = Slot { rep: 0, v: 0 };
+                    let mut off = dist.reg_offset(k);
+                    for &r in reduced.iter().rev() {
+                        off.remove(r);
                     }
-                    o.slot_index(&slots)
+                    o.reg_at(&off)
+                        .ok_or("a reduced register has no result register")?
                 }
             };
             members[g].push(k);
-            group_slot[g] = k;
+            group_reg[g] = k;
         }
 
-        // 1. In the thread, with the owners' test along the reduced dimensions.
-        let owns = self.owns_along(&dist, &t, reduced.iter().copied())?;
+        // 1. In the thread.
         let mut acc = Vec::with_capacity(groups);
         for m in &members {
             let xs: Vec<_> = m.iter().map(|&k| vals[k]).collect();
-            let mut a = self.combine_all(kind, d, &xs)?.unwrap_or(identity);
-            if let Some(o) = owns {
-                a = self.builder.build_select(o, a, identity, "").llvm()?;
-            }
-            acc.push(a);
+            acc.push(
+                self.combine_all(kind, d, &xs)?
+                    .ok_or("a reduction group without registers")?,
+            );
         }
 
         // 2. Across the lanes of the reduced dimensions.
-        let layout = dist.layout();
-        for &r in &reduced {
-            let shift = lane_shift(layout, r);
-            let lanes = u64::from(layout.threads_per_warp[r]);
-            let mut step = 1;
-            while step < lanes {
+        for bit in 0..5 {
+            if red_lanes >> bit & 1 == 1 {
                 for a in &mut acc {
-                    let other = self.shuffle_xor(d, *a, step << shift)?;
+                    let other = self.shuffle_xor(d, *a, 1 << bit)?;
                     *a = self.combine(kind, d, *a, other)?;
                 }
-                step *= 2;
             }
         }
 
         // 3. Across warps.
-        let warps: u32 = reduced.iter().map(|&r| layout.warps_per_cta[r]).product();
-        if warps > 1 {
-            acc = self.across_warps(kind, d, &dist, &t, &reduced, &group_slot, acc, warps)?;
+        if red_warps != 0 {
+            let t = self.thread_coords(&dist)?;
+            acc = self.across_warps(
+                kind,
+                d,
+                &dist,
+                &t,
+                &kept,
+                &group_reg,
+                acc,
+                (red_lanes, red_warps),
+            )?;
         }
         if out.is_none() {
             return Ok(vec![acc[0]]);
         }
         Ok(acc)
-    }
-
-    /// The value that leaves any other unchanged under the reduction.
-    fn identity(&self, kind: ReduceKind, d: DType) -> Result<BasicValueEnum<'ctx>> {
-        let ctx = self.context;
-        Ok(match (d, kind) {
-            (DType::I32, ReduceKind::Sum) => ctx.i32_type().const_zero().into(),
-            (DType::I32, ReduceKind::Max) => ctx.i32_type().const_int(i32::MIN as u64, true).into(),
-            (DType::I32, ReduceKind::Min) => ctx.i32_type().const_int(i32::MAX as u64, true).into(),
-            (DType::I64, ReduceKind::Sum) => ctx.i64_type().const_zero().into(),
-            (DType::I64, ReduceKind::Max) => ctx.i64_type().const_int(i64::MIN as u64, true).into(),
-            (DType::I64, ReduceKind::Min) => ctx.i64_type().const_int(i64::MAX as u64, true).into(),
-            // −0.0, not +0.0: a sum of negative zeros is −0.0.
-            (DType::F32, ReduceKind::Sum) => ctx.f32_type().const_float(-0.0).into(),
-            (DType::F32, ReduceKind::Max | ReduceKind::Min) => {
-                ctx.f32_type().const_float(f64::NAN).into()
-            }
-            (
-                DType::I1 | DType::F16 | DType::BF16,
-                ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min,
-            ) => return Err(format!("reductions take i32, i64 or f32, found `{d}`")),
-        })
     }
 
     /// `x ∘ y` for the reduction's operation.
@@ -256,66 +252,64 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// Step 3: each group's partials of every warp along the reduced dimensions, through shared
-    /// memory to every thread. `group_slot[g]` is one of this thread's slots in group `g` (its
-    /// position along the kept dimensions).
+    /// memory to every thread. `group_reg[g]` is one of this thread's registers in group `g` (its
+    /// position along the kept dimensions); `red` the lane and warp bits along the reduced ones.
     #[allow(clippy::too_many_arguments)]
     fn across_warps(
         &mut self,
         kind: ReduceKind,
         d: DType,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         t: &[IntValue<'ctx>],
-        reduced: &[usize],
-        group_slot: &[usize],
+        kept: &[usize],
+        group_reg: &[usize],
         partial: Vec<BasicValueEnum<'ctx>>,
-        warps: u32,
+        red: (u64, u64),
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let (red_lanes, red_warps) = red;
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
-        let layout = dist.layout();
-        let kept: Vec<usize> = (0..dist.rank()).filter(|r| !reduced.contains(r)).collect();
+        let warps = 1u64 << red_warps.count_ones();
         // Result elements: the extents of the kept dimensions.
         let groups: u64 = kept.iter().map(|&k| dist.extent(k)).product();
         let elem: BasicTypeEnum = partial
             .first()
             .ok_or("a reduction without groups")?
             .get_type();
-        let smem = self.shared_array(elem, u64::from(warps) * groups)?;
+        let smem = self.shared_array(elem, warps * groups)?;
 
-        // This thread's warp index along the reduced dimensions, and whether it writes: lane 0
-        // along them, and the owner of its elements along the kept ones.
-        let mut warp_index = c(0);
-        let mut writer = None;
+        // This thread's warp index along the reduced dimensions (its reduced warp bits, packed),
+        // and whether it writes: reduced lane bits and copy bits all 0.
+        let tid = self.tid()?;
         let b = &self.builder;
-        for &r in reduced.iter().rev() {
-            let tpw = u64::from(layout.threads_per_warp[r]);
-            let wpc = u64::from(layout.warps_per_cta[r]);
-            let w = b
-                .build_right_shift(t[r], c(u64::from(tpw.trailing_zeros())), false, "")
-                .llvm()?;
-            let scaled = b.build_int_nsw_mul(warp_index, c(wpc), "").llvm()?;
-            warp_index = b.build_int_nsw_add(scaled, w, "").llvm()?;
-            let lane = b.build_and(t[r], c(tpw - 1), "").llvm()?;
-            let first = b
-                .build_int_compare(IntPredicate::EQ, lane, c(0), "")
-                .llvm()?;
-            writer = Some(match writer {
-                None => first,
-                Some(p) => b.build_and(p, first, "").llvm()?,
-            });
+        let warp = b.build_right_shift(tid, c(5), false, "").llvm()?;
+        let mut warp_index = c(0);
+        let mut j = 0u64;
+        for bit in 0..32u64 {
+            if red_warps >> bit & 1 == 1 {
+                let x = b.build_right_shift(warp, c(bit), false, "").llvm()?;
+                let x = b.build_and(x, c(1), "").llvm()?;
+                let x = b.build_left_shift(x, c(j), "").llvm()?;
+                warp_index = b.build_or(warp_index, x, "").llvm()?;
+                j += 1;
+            }
         }
-        if let Some(o) = self.owns_along(dist, t, kept.iter().copied())? {
-            writer = Some(match writer {
-                None => o,
-                Some(p) => self.builder.build_and(p, o, "").llvm()?,
-            });
-        }
+        let quiet = red_lanes | dist.free_lanes() | (dist.free_warps() << 5);
+        let bits = b.build_and(tid, c(quiet), "").llvm()?;
+        let writer = if quiet == 0 {
+            None
+        } else {
+            Some(
+                b.build_int_compare(IntPredicate::EQ, bits, c(0), "")
+                    .llvm()?,
+            )
+        };
         // Each group's element index along the kept dimensions, row-major.
-        let mut group_index = Vec::with_capacity(group_slot.len());
-        for &k in group_slot {
+        let mut group_index = Vec::with_capacity(group_reg.len());
+        for &k in group_reg {
             let mut g = c(0);
-            for &kd in &kept {
+            for &kd in kept {
                 let i = self.index_along(dist, t, kd, k)?;
                 let scaled = self
                     .builder
@@ -325,15 +319,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             group_index.push(g);
         }
-        // A group whose slot is a static copy along a kept dimension repeats another group of
-        // this thread; only the first of each element writes.
-        let writes: Vec<bool> = group_slot
-            .iter()
-            .map(|&k| {
-                let s = dist.slot(k);
-                kept.iter().all(|&kd| !dist.static_copy(kd, s[kd]))
-            })
-            .collect();
 
         self.barrier()?;
         let base = self
@@ -341,11 +326,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .build_int_nsw_mul(warp_index, c(groups), "")
             .llvm()?;
         self.guarded(writer, |me| {
-            for ((&g, &p), &w) in group_index.iter().zip(&partial).zip(&writes) {
-                if w {
-                    let at = me.builder.build_int_nsw_add(base, g, "").llvm()?;
-                    me.shared_store(smem, elem, at, p)?;
-                }
+            for (&g, &p) in group_index.iter().zip(&partial) {
+                let at = me.builder.build_int_nsw_add(base, g, "").llvm()?;
+                me.shared_store(smem, elem, at, p)?;
             }
             Ok(())
         })?;
@@ -354,7 +337,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mut out = Vec::with_capacity(partial.len());
         for &g in &group_index {
             let mut parts = Vec::with_capacity(warps as usize);
-            for w in 0..u64::from(warps) {
+            for w in 0..warps {
                 let at = self
                     .builder
                     .build_int_nsw_add(c(w * groups), g, "")
@@ -368,17 +351,4 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
         Ok(out)
     }
-}
-
-/// The position of dimension `d`'s lane bits in the lane id: the bits of the dimensions before it
-/// in `order` come first.
-pub(super) fn lane_shift(layout: &tile_core::ir::BlockedLayout, d: usize) -> u64 {
-    let mut shift = 0;
-    for &o in &layout.order {
-        if o as usize == d {
-            break;
-        }
-        shift += u64::from(layout.threads_per_warp[o as usize].trailing_zeros());
-    }
-    shift
 }

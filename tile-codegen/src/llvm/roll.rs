@@ -1,25 +1,22 @@
 //! `roll`: a tensor rotated along one dimension, element `j` taking element `(j − shift) mod n`.
 //!
 //! A rotation by half the extent (`n / 2`, what rotary embeddings use) flips the top bit of the
-//! index along the dimension. Where a layout covers the dimension without copies, that bit is one
-//! of four things (see `layout` for `rep · tile + t · spt + v`, `t` = lane part + `tpw` · warp
-//! part), and the first three need no shared memory:
-//! - a bit of `v` (the thread's chunk spans the whole extent): the thread's own slots swap;
-//! - a bit of `rep` (the layout tile repeats): again the thread's own slots swap;
-//! - a bit of the lane part: each slot comes from lane `lane ^ m` (`shfl.sync.bfly`), 16-bit
-//!   elements two to a 32-bit shuffle;
-//! - a bit of the warp part: through shared memory, as any other shift.
+//! index along the dimension. When one bit of the layout's linear map selects exactly that bit
+//! (see `layout`), the rotation is that bit flipped:
+//! - a register bit: the thread's own registers swap;
+//! - a lane bit: each register comes from lane `lane ^ m` (`shfl.sync.bfly`), 16-bit elements two
+//!   to a 32-bit shuffle;
+//! - a warp bit: through shared memory, as any other shift.
 //!
 //! Any other rotation goes through shared memory like `convert_layout`: every element written once
 //! at its row-major index, a barrier, every slot read from the index it rotates from.
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
-use tile_core::ir::{DType, Elem, Layout, OpData};
+use tile_core::ir::{DType, Elem, InDim, OpData};
 
-use super::layout::{Distribution, Slot};
+use super::layout::Distribution;
 use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
-use super::reduce::lane_shift;
 
 /// Where the top bit of the index along a dimension lives, for a rotation by half.
 enum HalfBit {
@@ -40,11 +37,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ty = self.result_type(data)?;
         let dist = self.tensor_distribution(ty)?;
         let vals = self.operand(data, 0)?.to_vec();
-        // The dimension of the (parent) distribution that the tensor's `axis` is.
-        let d = match &ty.layout {
-            Some(Layout::Slice(s)) if s.dim <= axis => axis as usize + 1,
-            _ => axis as usize,
-        };
+        let d = axis as usize;
         let n = dist.extent(d);
         if shift == 0 || n == 1 {
             return Ok(vals);
@@ -142,7 +135,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// The general rotation: through a shared array, as `convert_layout` moves data.
     fn roll_through_shared(
         &mut self,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         d: usize,
         shift: u64,
         elem: Elem,
@@ -176,45 +169,22 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 }
 
 /// For a rotation by `shift` along `d` of `dist`: where the top bit of the index lives, when the
-/// rotation is by half the extent and no thread holds copies along `d`; `None` otherwise (shared
-/// memory).
-fn half_bit(dist: &Distribution<'_>, d: usize, shift: u64) -> Option<HalfBit> {
+/// rotation is by half the extent and one register or lane bit selects exactly that bit; `None`
+/// otherwise (shared memory).
+fn half_bit(dist: &Distribution, d: usize, shift: u64) -> Option<HalfBit> {
     let n = dist.extent(d);
-    if 2 * shift != n || dist.wraps(d) {
+    if 2 * shift != n {
         return None;
     }
-    let layout = dist.layout();
-    let (spt, tpw, wpc) = (
-        dist.spt(d),
-        u64::from(layout.threads_per_warp[d]),
-        u64::from(layout.warps_per_cta[d]),
-    );
-    let flip = |f: &dyn Fn(Slot) -> Slot| {
-        (0..dist.elems_per_thread())
-            .map(|k| {
-                let mut s = dist.slot(k);
-                s[d] = f(s[d]);
-                dist.slot_index(&s)
-            })
-            .collect()
-    };
-    if dist.reps(d) >= 2 {
-        // n = reps · tile: the top bit is the top bit of `rep`.
-        let half = dist.reps(d) / 2;
-        Some(HalfBit::Slots(flip(&|s| Slot {
-            rep: s.rep ^ half,
-            v: s.v,
-        })))
-    } else if spt >= n {
-        Some(HalfBit::Slots(flip(&|s| Slot {
-            rep: s.rep,
-            v: s.v ^ (n / 2),
-        })))
-    } else if wpc >= 2 {
-        // n = spt · tpw · wpc: the top bit is the warp part's.
-        None
-    } else {
-        // n = spt · tpw: the top bit is the top bit of the lane part along `d`.
-        Some(HalfBit::Lanes((tpw / 2) << lane_shift(layout, d)))
+    let ll = dist.linear();
+    let top = ll.dim_bit(d, n.trailing_zeros() as usize - 1);
+    match ll.find_basis(top)? {
+        (InDim::Reg, bit) => Some(HalfBit::Slots(
+            (0..dist.elems_per_thread())
+                .map(|k| k ^ (1 << bit))
+                .collect(),
+        )),
+        (InDim::Lane, bit) => Some(HalfBit::Lanes(1 << bit)),
+        (InDim::Warp, _) => None,
     }
 }

@@ -7,8 +7,8 @@
 //! bracketed by barriers). One op's arrays stay below the 48 KiB a program may declare statically
 //! ([`SHARED_LIMIT`]), or the lowering fails with a message.
 //!
-//! `convert_layout` writes every element once (from the thread and slot that hold it *primarily*,
-//! see `layout`) at its row-major index, waits at a barrier, and reads each slot of the new layout
+//! `convert_layout` writes every element once (from the thread that owns it, see `layout`) at its
+//! row-major index, waits at a barrier, and reads each slot of the new layout
 //! from its index. A barrier also precedes the writes, so that a later use of the array (once loops
 //! exist) cannot overtake readers of an earlier one. Elements travel in their memory form:
 //! booleans as bytes, pointers as 64-bit integers.
@@ -249,7 +249,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// type `elem`) at row-major indices, between two barriers; and the array's element type.
     pub(super) fn tensor_to_shared(
         &mut self,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         elem: Elem,
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)> {
@@ -258,7 +258,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Elem::Scalar(DType::I1) => self.context.i8_type().into(),
             Elem::Scalar(_) => register_type(self.context, elem),
         };
-        let numel = (0..dist.rank()).map(|d| dist.extent(d)).product();
+        let numel = dist.numel();
         let smem = self.shared_array(mem_ty, numel)?;
         self.barrier()?;
         self.store_tensor(smem, mem_ty, dist, vals, Self::memory_from_register)?;
@@ -266,15 +266,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok((smem, mem_ty))
     }
 
-    /// Writes the tensor `vals` (this thread's slots under `dist`) to the shared array `smem` at
-    /// row-major indices, each element once: from its primary slot (see `layout`), by the thread
-    /// that owns it, after `to_mem` (the element's form in the array). No barrier: the caller
+    /// Writes the tensor `vals` (this thread's registers under `dist`) to the shared array `smem`
+    /// at row-major indices, each element once: by the thread that owns it (see `layout`), after
+    /// `to_mem` (the element's form in the array). No barrier: the caller
     /// places them.
     pub(super) fn store_tensor(
         &mut self,
         smem: PointerValue<'ctx>,
         mem_ty: BasicTypeEnum<'ctx>,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         vals: &[BasicValueEnum<'ctx>],
         to_mem: impl Fn(
             &Self,
@@ -283,13 +283,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         ) -> Result<BasicValueEnum<'ctx>>,
     ) -> Result<()> {
         let t = self.thread_coords(dist)?;
-        let owner = self.owns_along(dist, &t, 0..dist.rank())?;
+        let owner = self.owner(dist)?;
         let mut writes = Vec::new();
         for (k, &v) in vals.iter().enumerate() {
-            let s = dist.slot(k);
-            if (0..dist.rank()).any(|d| dist.static_copy(d, s[d])) {
-                continue;
-            }
             let at = self.flat_index(dist, &t, k)?;
             writes.push((at, to_mem(self, v, mem_ty)?));
         }
@@ -305,7 +301,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// dimension adds nothing).
     pub(super) fn flat_index(
         &self,
-        dist: &Distribution<'_>,
+        dist: &Distribution,
         t: &[IntValue<'ctx>],
         k: usize,
     ) -> Result<IntValue<'ctx>> {

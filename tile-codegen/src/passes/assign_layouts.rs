@@ -21,7 +21,7 @@
 //! the first it meets in program order; at each other site a `convert_layout` is inserted (before an
 //! `expand_dims`, after a `reduce`).
 
-use tile_core::ir::{BlockedLayout, Function, Layout, OpKind, SliceLayout, Type, ValueId};
+use tile_core::ir::{BlockedLayout, Function, Layout, OpKind, Type, ValueId};
 
 use super::axis_info::analyze;
 use super::vectorize::access_width;
@@ -37,13 +37,7 @@ pub fn run(f: &mut Function) {
         .unwrap_or(1)
         .max(1);
     let threads = 32 * f.num_warps;
-    let largest_2d = f
-        .values
-        .iter()
-        .filter(|v| v.ty.shape.len() == 2)
-        .map(|v| v.ty.shape.clone())
-        .max_by_key(|s| s.iter().map(|&d| u64::from(d)).product::<u64>());
-    let Some(shape_2d) = largest_2d else {
+    if !f.values.iter().any(|v| v.ty.shape.len() == 2) {
         for v in &mut f.values {
             if v.ty.is_tensor() {
                 v.ty.layout = Some(Layout::Blocked(default_layout(
@@ -55,15 +49,7 @@ pub fn run(f: &mut Function) {
             }
         }
         return;
-    };
-    let l2 = default_layout(&shape_2d, widest, threads, f.num_warps);
-    let slice = |dim: u32| {
-        Layout::Slice(SliceLayout {
-            dim,
-            parent: l2.clone(),
-        })
-    };
-
+    }
     split_shared_leaves(f);
     let mut classes = Classes::new(f.values.len());
     for op in f.walk() {
@@ -147,17 +133,60 @@ pub fn run(f: &mut Function) {
         }
     }
 
-    // What each class of 1-D values is asked for, first request first.
+    // 2-D classes: a tensor-core `dot`'s result (with its accumulator, joined to it) takes an mma
+    // layout; every other 2-D class the one blocked layout.
     let mut wanted: Vec<Option<Layout>> = vec![None; f.values.len()];
+    let mut tensor_core_dots = Vec::new();
     for op in f.walk() {
         let d = f.op(op);
-        let (v, want) = match d.kind {
-            OpKind::ExpandDims { axis } => (d.operands[0], slice(axis)),
+        if !matches!(d.kind, OpKind::Dot) {
+            continue;
+        }
+        let (a, b, acc, r) = (d.operands[0], d.operands[1], d.operands[2], d.results[0]);
+        classes.join(acc, r);
+        let Some(mma) = super::accelerate_dot::mma_layout(f.ty(a), f.ty(b), f.num_warps) else {
+            continue;
+        };
+        let root = classes.root(r);
+        wanted[root].get_or_insert(Layout::Mma(mma));
+        tensor_core_dots.push(op);
+    }
+    // Every other 2-D class: the blocked layout for its largest tile.
+    let mut largest: Vec<Option<Vec<u32>>> = vec![None; f.values.len()];
+    for i in 0..f.values.len() {
+        let shape = &f.values[i].ty.shape;
+        if shape.len() == 2 {
+            let root = classes.root(ValueId(i as u32));
+            let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
+            if largest[root]
+                .as_ref()
+                .is_none_or(|l| numel(shape) > numel(l))
+            {
+                largest[root] = Some(shape.clone());
+            }
+        }
+    }
+    let layout_2d = |classes: &mut Classes, wanted: &[Option<Layout>], v: ValueId| {
+        let root = classes.root(v);
+        wanted[root].clone().unwrap_or_else(|| {
+            let shape = largest[root].clone().unwrap_or_else(|| vec![1, 1]);
+            Layout::Blocked(default_layout(&shape, widest, threads, f.num_warps))
+        })
+    };
+    // What each class of 1-D values is asked for, first request first: the slice of the 2-D
+    // layout it is expanded to or reduced from.
+    for op in f.walk() {
+        let d = f.op(op);
+        let (v, full, axis) = match d.kind {
+            OpKind::ExpandDims { axis } if f.ty(d.results[0]).shape.len() == 2 => {
+                (d.operands[0], d.results[0], axis)
+            }
             OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
-                (d.results[0], slice(axis))
+                (d.results[0], d.operands[0], axis)
             }
             _ => continue,
         };
+        let want = layout_2d(&mut classes, &wanted, full).sliced(axis);
         let root = classes.root(v);
         wanted[root].get_or_insert(want);
     }
@@ -166,10 +195,11 @@ pub fn run(f: &mut Function) {
         if !ty.is_tensor() {
             continue;
         }
+        let v = ValueId(i as u32);
         let layout = if ty.shape.len() == 2 {
-            Layout::Blocked(l2.clone())
+            layout_2d(&mut classes, &wanted, v)
         } else {
-            let root = classes.root(ValueId(i as u32));
+            let root = classes.root(v);
             wanted[root].clone().unwrap_or_else(|| {
                 Layout::Blocked(default_layout(&ty.shape, widest, threads, f.num_warps))
             })
@@ -185,7 +215,9 @@ pub fn run(f: &mut Function) {
         match d.kind {
             OpKind::ExpandDims { axis } => {
                 let v = d.operands[0];
-                let want = slice(axis);
+                let Some(want) = f.ty(d.results[0]).layout.as_ref().map(|l| l.sliced(axis)) else {
+                    continue;
+                };
                 if f.ty(v).layout.as_ref() != Some(&want) {
                     let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
@@ -196,7 +228,10 @@ pub fn run(f: &mut Function) {
             }
             OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
                 let r = d.results[0];
-                let natural = slice(axis);
+                let Some(natural) = f.ty(d.operands[0]).layout.as_ref().map(|l| l.sliced(axis))
+                else {
+                    continue;
+                };
                 if f.ty(r).layout.as_ref() != Some(&natural) {
                     let class_ty = f.ty(r).clone();
                     f.values[r.index()].ty = with_layout(&class_ty, natural);
@@ -210,6 +245,11 @@ pub fn run(f: &mut Function) {
             }
             _ => {}
         }
+    }
+
+    // Tensor-core dots read their operands in the mma operand layouts.
+    for op in tensor_core_dots {
+        super::accelerate_dot::convert_operands(f, op);
     }
 }
 
@@ -253,30 +293,37 @@ fn with_layout(ty: &Type, layout: Layout) -> Type {
     }
 }
 
-/// Gives each further user of a multiply-used `arange` or tensor `splat` its own copy (they
-/// cost a few instructions and may need different layouts).
+/// Gives each further user of a multiply-used *cheap* tensor op its own copy, placed right after
+/// the original (so nothing moves into a loop), walking backwards so that a copied user's
+/// operands are split in turn. Cheap: index and mask arithmetic (`arange`, `splat`, and integer,
+/// boolean or pointer results of element-wise ops, `expand_dims`, `broadcast`, `addptr`). The
+/// pointers and masks of one load then join only that load's class, so a row mask shared by an
+/// operand's load and the result's store does not force one layout on both (the operand's loads
+/// stay coalesced while the result is an mma accumulator). Copies that end up with one layout are
+/// merged again by `cse`.
 fn split_shared_leaves(f: &mut Function) {
-    for op in f.walk() {
+    let order = f.walk();
+    for &op in order.iter().rev() {
         let d = f.op(op).clone();
-        if !matches!(d.kind, OpKind::Arange { .. } | OpKind::Splat) {
+        let Some(&r) = d.results.first() else {
+            continue;
+        };
+        if !cheap(f, &d.kind, r) {
             continue;
         }
-        let r = d.results[0];
-        let users: Vec<_> = f
+        let mut users: Vec<_> = f
             .walk()
             .into_iter()
             .filter(|&u| f.op(u).operands.contains(&r))
             .collect();
+        users.dedup();
+        let Some(at) = f.blocks[d.block.index()].ops.iter().position(|&o| o == op) else {
+            continue;
+        };
         for &u in users.iter().skip(1) {
-            let block = f.op(u).block;
-            let at = f.blocks[block.index()]
-                .ops
-                .iter()
-                .position(|&o| o == u)
-                .unwrap_or(0);
             let copy = f.insert_op(
-                block,
-                at,
+                d.block,
+                at + 1,
                 d.kind.clone(),
                 d.operands.clone(),
                 vec![f.ty(r).clone()],
@@ -288,6 +335,44 @@ fn split_shared_leaves(f: &mut Function) {
                 }
             }
         }
+    }
+}
+
+/// Whether `kind` producing `r` is cheap enough to compute once per user (see
+/// [`split_shared_leaves`]).
+fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
+    let ty = f.ty(r);
+    if !ty.is_tensor() {
+        return false;
+    }
+    let index_like = match ty.elem {
+        tile_core::ir::Elem::Ptr(_) => true,
+        tile_core::ir::Elem::Scalar(d) => d.is_int(),
+    };
+    match kind {
+        OpKind::Arange { .. } | OpKind::Splat => true,
+        OpKind::Binary(_)
+        | OpKind::Cmp(_)
+        | OpKind::Unary(_)
+        | OpKind::ExpandDims { .. }
+        | OpKind::Broadcast
+        | OpKind::AddPtr
+        | OpKind::Select => index_like,
+        OpKind::Constant(_)
+        | OpKind::ProgramId { .. }
+        | OpKind::NumPrograms { .. }
+        | OpKind::Roll { .. }
+        | OpKind::Math(_)
+        | OpKind::Cast
+        | OpKind::Load { .. }
+        | OpKind::Store { .. }
+        | OpKind::Reduce { .. }
+        | OpKind::ConvertLayout
+        | OpKind::Dot
+        | OpKind::For
+        | OpKind::If
+        | OpKind::Yield
+        | OpKind::Return => false,
     }
 }
 

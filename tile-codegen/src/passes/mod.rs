@@ -12,6 +12,7 @@
 //!
 //! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
 
+pub mod accelerate_dot;
 pub mod assign_layouts;
 pub mod axis_info;
 pub mod canonicalize;

@@ -3,7 +3,7 @@
 //! pointers' contiguity, the addresses aligned to the access size, the mask constant over the
 //! access, and within the elements a thread holds contiguously in the layout.
 
-use tile_core::ir::{run_dim, Function, OpKind};
+use tile_core::ir::{Function, OpKind};
 
 use super::axis_info::{analyze, AxisInfo};
 
@@ -48,14 +48,10 @@ pub fn run(f: &mut Function) {
         let spt = match d.kind {
             OpKind::Load { .. } | OpKind::Store { .. } => {
                 let pty = f.ty(d.operands[0]);
-                match pty.layout.as_ref().and_then(|l| l.blocked_view(&pty.shape)) {
-                    Some((shape, b)) => {
-                        let inner = run_dim(&shape, b);
-                        // A thread's run is its chunk: `spt`, or the extent when that is smaller.
-                        let spt = b.size_per_thread.get(inner).copied().unwrap_or(1);
-                        spt.min(shape.get(inner).copied().unwrap_or(1))
-                    }
-                    None => 1,
+                // A thread's run of consecutive elements in its registers.
+                match pty.layout.as_ref().map(|l| l.linear(&pty.shape)) {
+                    Some(Ok(ll)) => u32::try_from(ll.contiguous_run().1).unwrap_or(1),
+                    Some(Err(_)) | None => 1,
                 }
             }
             _ => continue,

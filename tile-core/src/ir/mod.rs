@@ -5,6 +5,7 @@
 //! [`Layout`]). The interpreter runs the tile level; the LLVM lowering takes the GPU level.
 
 mod function;
+mod linear;
 mod ops;
 mod parse;
 mod print;
@@ -15,8 +16,11 @@ pub use function::{
     BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
     ValueDef, ValueId,
 };
+pub use linear::{InDim, LinearLayout};
 pub use ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 pub use parse::{parse, ParseError};
 pub use print::print;
-pub use types::{BlockedLayout, DType, Elem, Layout, SliceLayout, Type};
-pub use verify::{run_dim, verify, VerifyError, VerifyErrors};
+pub use types::{
+    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SliceLayout, Type,
+};
+pub use verify::{verify, VerifyError, VerifyErrors};

@@ -1,5 +1,8 @@
 //! Reads the textual form written by [`super::print`] back into a [`Function`].
 //!
+//! Layout alias lines (`#blocked0 = #blocked<…>`) may precede the kernel; a type names a layout by
+//! its alias or spells it out.
+//!
 //! The parser checks syntax and names (every value defined once, before use, by a known op with the
 //! right number of results); whether the types fit the ops is the verifier's job. Lines starting
 //! with `//` are comments.
@@ -9,7 +12,9 @@ use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
 use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
-use super::types::{BlockedLayout, DType, Elem, Layout, SliceLayout, Type};
+use super::types::{
+    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SliceLayout, Type,
+};
 
 /// A syntax error with its 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,6 +39,8 @@ impl std::error::Error for ParseError {}
 struct Lines<'a> {
     lines: Vec<&'a str>,
     idx: usize,
+    /// Layout aliases defined above the kernel.
+    aliases: HashMap<String, Layout>,
 }
 
 impl<'a> Lines<'a> {
@@ -66,16 +73,33 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
     let mut lines = Lines {
         lines: text.lines().collect(),
         idx: 0,
+        aliases: HashMap::new(),
     };
-    let (hline, header) = lines.next_line().ok_or(ParseError {
-        line: 1,
-        col: 1,
-        msg: "expected `kernel @name(...)`, found end of input".into(),
-    })?;
+    let (hline, header) = loop {
+        let (ln, line) = lines.next_line().ok_or(ParseError {
+            line: 1,
+            col: 1,
+            msg: "expected `kernel @name(...)`, found end of input".into(),
+        })?;
+        if !line.trim_start().starts_with('#') {
+            break (ln, line);
+        }
+        let mut c = Cursor::new(line, ln, &lines.aliases);
+        c.expect("#")?;
+        let col = c.col();
+        let name = format!("#{}", c.ident()?);
+        c.expect("=")?;
+        let layout = c.layout()?;
+        c.end()?;
+        if lines.aliases.contains_key(&name) {
+            return Err(c.err_at(col, format!("layout alias `{name}` is defined twice")));
+        }
+        lines.aliases.insert(name, layout);
+    };
     let mut f;
     let mut names: HashMap<String, ValueId> = HashMap::new();
     {
-        let mut c = Cursor::new(header, hline);
+        let mut c = Cursor::new(header, hline, &lines.aliases);
         c.keyword("kernel")?;
         c.expect("@")?;
         let name = c.ident()?;
@@ -159,7 +183,7 @@ fn parse_block(
 ) -> Result<BlockEnd, ParseError> {
     loop {
         let (ln, line) = lines.expect_line(closing)?;
-        let mut c = Cursor::new(line, ln);
+        let mut c = Cursor::new(line, ln, &lines.aliases);
         if c.eat("}") {
             c.end()?;
             return Ok(BlockEnd::Close);
@@ -185,7 +209,7 @@ fn parse_regions(
 ) -> Result<(), ParseError> {
     loop {
         let (ln, line) = lines.expect_line("`^bb0(…):` opening a region")?;
-        let mut c = Cursor::new(line, ln);
+        let mut c = Cursor::new(line, ln, &lines.aliases);
         c.expect("^bb0(")?;
         let region = f.new_region();
         let block = f.new_block(region);
@@ -432,11 +456,18 @@ struct Cursor<'a> {
     s: &'a str,
     pos: usize,
     line: usize,
+    /// Layout aliases defined above the kernel.
+    aliases: &'a HashMap<String, Layout>,
 }
 
 impl<'a> Cursor<'a> {
-    fn new(s: &'a str, line: usize) -> Self {
-        Cursor { s, pos: 0, line }
+    fn new(s: &'a str, line: usize, aliases: &'a HashMap<String, Layout>) -> Self {
+        Cursor {
+            s,
+            pos: 0,
+            line,
+            aliases,
+        }
     }
 
     fn col(&mut self) -> usize {
@@ -633,7 +664,8 @@ impl<'a> Cursor<'a> {
         })
     }
 
-    /// `#blocked<…>` or `#slice<dim = D, parent = #blocked<…>>`.
+    /// A layout spelled out (`#blocked<…>`, `#slice<dim = D, parent = L>`, `#mma<…>`,
+    /// `#dot_op<idx = I, parent = L, k_width = W>`) or an alias defined above the kernel.
     fn layout(&mut self) -> Result<Layout, ParseError> {
         if self.eat("#slice<") {
             self.keyword("dim")?;
@@ -642,11 +674,53 @@ impl<'a> Cursor<'a> {
             self.expect(",")?;
             self.keyword("parent")?;
             self.expect("=")?;
-            let parent = self.blocked()?;
+            let parent = Box::new(self.layout()?);
             self.expect(">")?;
             return Ok(Layout::Slice(SliceLayout { dim, parent }));
         }
-        Ok(Layout::Blocked(self.blocked()?))
+        if self.eat("#mma<") {
+            self.keyword("version")?;
+            self.expect("=")?;
+            let version = self.uint()? as u32;
+            self.expect(",")?;
+            self.keyword("wpc")?;
+            self.expect("=")?;
+            let warps_per_cta = self.list()?;
+            self.expect(">")?;
+            return Ok(Layout::Mma(MmaLayout {
+                version,
+                warps_per_cta,
+            }));
+        }
+        if self.eat("#dot_op<") {
+            self.keyword("idx")?;
+            self.expect("=")?;
+            let op_idx = self.uint()? as u32;
+            self.expect(",")?;
+            self.keyword("parent")?;
+            self.expect("=")?;
+            let parent = Box::new(self.layout()?);
+            self.expect(",")?;
+            self.keyword("k_width")?;
+            self.expect("=")?;
+            let k_width = self.uint()? as u32;
+            self.expect(">")?;
+            return Ok(Layout::DotOperand(DotOperandLayout {
+                op_idx,
+                parent,
+                k_width,
+            }));
+        }
+        if self.peek_is("#blocked<") {
+            return Ok(Layout::Blocked(self.blocked()?));
+        }
+        let col = self.col();
+        self.expect("#")?;
+        let name = format!("#{}", self.ident()?);
+        self.aliases
+            .get(&name)
+            .cloned()
+            .ok_or_else(|| self.err_at(col, format!("unknown layout `{name}`")))
     }
 
     fn blocked(&mut self) -> Result<BlockedLayout, ParseError> {

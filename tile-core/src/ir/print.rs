@@ -14,23 +14,95 @@
 //! An op with regions (`for`, `if`) ends its line with `{`; each region's block follows as
 //! `^bb0(%i: i32, %acc: f32):` (`^bb0():` without arguments) and its ops, one level deeper; a
 //! line `}` closes the op.
+//!
+//! At the GPU level every layout is printed once, as a named alias above the kernel, in order of
+//! first use (`#blocked0 = #blocked<…>`, `#slice0 = #slice<dim = 1, parent = #blocked0>`, `#mma0`,
+//! `#dot_op0`); types name the alias: `tensor<64x64xf32, #mma0>`.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::function::{Function, OpId, RegionId, ValueId};
 use super::ops::OpKind;
+use super::types::{Layout, Type};
 
 /// Prints a kernel in the textual form.
 pub fn print(f: &Function) -> String {
+    print_with(f, true)
+}
+
+/// Prints a kernel, with layout aliases (what [`print`] does) or with every layout spelled out in
+/// every type (what error messages quote, so that one line says everything).
+pub(crate) fn print_with(f: &Function, aliases: bool) -> String {
     let mut p = Printer {
         f,
         names: HashMap::new(),
         next: 0,
         out: String::new(),
+        aliases: Aliases {
+            inline: !aliases,
+            ..Aliases::default()
+        },
     };
     p.kernel();
-    p.out
+    let mut text = p.aliases.defs;
+    text.push_str(&p.out);
+    text
+}
+
+/// Layout aliases, named in order of first use.
+#[derive(Default)]
+struct Aliases {
+    names: HashMap<Layout, String>,
+    counts: HashMap<&'static str, usize>,
+    /// The definitions, one line each.
+    defs: String,
+    /// Spell every layout out instead.
+    inline: bool,
+}
+
+impl Aliases {
+    /// The alias of `l`, defining it (and its parents first) on first use.
+    fn name(&mut self, l: &Layout) -> String {
+        if let Some(n) = self.names.get(l) {
+            return n.clone();
+        }
+        let body = match l {
+            Layout::Blocked(b) => b.to_string(),
+            Layout::Mma(m) => m.to_string(),
+            Layout::Slice(s) => {
+                let parent = self.name(&s.parent);
+                format!("#slice<dim = {}, parent = {parent}>", s.dim)
+            }
+            Layout::DotOperand(d) => {
+                let parent = self.name(&d.parent);
+                format!(
+                    "#dot_op<idx = {}, parent = {parent}, k_width = {}>",
+                    d.op_idx, d.k_width
+                )
+            }
+        };
+        let kind = l.kind_name();
+        let count = self.counts.entry(kind).or_insert(0);
+        let name = format!("#{kind}{count}");
+        *count += 1;
+        let _ = writeln!(self.defs, "{name} = {body}");
+        self.names.insert(l.clone(), name.clone());
+        name
+    }
+
+    /// A type with its layout (if any) as an alias.
+    fn ty(&mut self, t: &Type) -> String {
+        let Some(l) = t.layout.as_ref().filter(|_| !self.inline) else {
+            return t.to_string();
+        };
+        let mut s = String::from("tensor<");
+        for d in &t.shape {
+            let _ = write!(s, "{d}x");
+        }
+        let _ = write!(s, "{}, {}>", t.elem, self.name(l));
+        s
+    }
 }
 
 struct Printer<'a> {
@@ -38,6 +110,7 @@ struct Printer<'a> {
     names: HashMap<ValueId, String>,
     next: u32,
     out: String,
+    aliases: Aliases,
 }
 
 impl Printer<'_> {
@@ -49,7 +122,8 @@ impl Printer<'_> {
             if i > 0 {
                 self.out.push_str(", ");
             }
-            let _ = write!(self.out, "{name}: {}", f.ty(v));
+            let t = self.aliases.ty(f.ty(v));
+            let _ = write!(self.out, "{name}: {t}");
             let div = f.param_attrs[i].divisibility;
             if div > 1 {
                 let _ = write!(self.out, " {{divisibility = {div}}}");
@@ -146,7 +220,11 @@ impl Printer<'_> {
             let _ = write!(line, " {}", operands.join(", "));
         }
         if !op.results.is_empty() {
-            let tys: Vec<String> = op.results.iter().map(|&r| f.ty(r).to_string()).collect();
+            let tys: Vec<String> = op
+                .results
+                .iter()
+                .map(|&r| self.aliases.ty(f.ty(r)))
+                .collect();
             let _ = write!(line, " : {}", tys.join(", "));
         }
         if !op.regions.is_empty() {
@@ -173,7 +251,7 @@ impl Printer<'_> {
                     let n = format!("%{}", self.next);
                     self.next += 1;
                     self.names.insert(a, n.clone());
-                    format!("{n}: {}", f.ty(a))
+                    format!("{n}: {}", self.aliases.ty(f.ty(a)))
                 })
                 .collect();
             let _ = writeln!(

@@ -168,7 +168,7 @@ impl fmt::Display for BlockedLayout {
     }
 }
 
-/// The layout of a tensor of rank `r` that is a slice of a rank-`r + 1` blocked layout: the
+/// The layout of a tensor of rank `r` that is a slice of a rank-`r + 1` layout (of any kind): the
 /// elements sit where the parent puts the elements of the rank-`r + 1` tensor with a dimension of
 /// extent 1 inserted at `dim`. Threads that differ only in their position along `dim` hold copies.
 ///
@@ -179,42 +179,76 @@ pub struct SliceLayout {
     /// The parent's dimension that is removed.
     pub dim: u32,
     /// The layout of the rank-`r + 1` tensor.
-    pub parent: BlockedLayout,
+    pub parent: Box<Layout>,
 }
 
-/// The layout of a tensor at the GPU level. Closed; mma and shared layouts come later.
+/// The accumulator layout of the tensor-core `mma` instructions for a 2-D tensor (see
+/// [`super::LinearLayout::mma`]): `version` 2 is `mma.sync.m16n8` (16 × 8 fragments per warp;
+/// version 3, wgmma's warpgroup form, is reserved), warps tiling the tensor `warps_per_cta[0]`
+/// along the rows and `warps_per_cta[1]` along the columns.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MmaLayout {
+    /// 2: `mma.sync` with m16n8 fragments.
+    pub version: u32,
+    /// Warps along M and along N; the product is the program's `num_warps`.
+    pub warps_per_cta: Vec<u32>,
+}
+
+impl fmt::Display for MmaLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#mma<version = {}, wpc = {:?}>",
+            self.version, self.warps_per_cta
+        )
+    }
+}
+
+/// The layout of operand `op_idx` (0: `A`, 1: `B`) of a `dot` whose result has the mma layout
+/// `parent`, as the `mma` instruction reads it from registers, `k_width` consecutive `K` elements
+/// per 32-bit register (2 for f16/bf16, 1 for tf32); see [`super::LinearLayout::dot_operand`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DotOperandLayout {
+    /// 0 for `A` (`M × K`), 1 for `B` (`K × N`).
+    pub op_idx: u32,
+    /// The result's layout (mma).
+    pub parent: Box<Layout>,
+    /// Consecutive `K` elements in one 32-bit register.
+    pub k_width: u32,
+}
+
+impl fmt::Display for DotOperandLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#dot_op<idx = {}, parent = {}, k_width = {}>",
+            self.op_idx, self.parent, self.k_width
+        )
+    }
+}
+
+/// The layout of a tensor at the GPU level. Every kind is a constructor of one representation,
+/// the [`super::LinearLayout`] ([`Layout::linear`]), which is all the back end reads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Elements spread over threads in blocks of `size_per_thread`.
     Blocked(BlockedLayout),
-    /// A blocked layout with one dimension removed.
+    /// Another layout with one dimension removed.
     Slice(SliceLayout),
+    /// A tensor-core accumulator.
+    Mma(MmaLayout),
+    /// A tensor-core operand.
+    DotOperand(DotOperandLayout),
 }
 
 impl Layout {
-    /// The blocked layout and the shape under it that place the elements of a tensor of `shape`
-    /// with this layout: the layout itself for a blocked one; for a slice, the parent and `shape`
-    /// with an extent of 1 inserted at the sliced dimension. `None` when `dim` is past the end.
-    pub fn blocked_view(&self, shape: &[u32]) -> Option<(Vec<u32>, &BlockedLayout)> {
-        match self {
-            Layout::Blocked(b) => Some((shape.to_vec(), b)),
-            Layout::Slice(s) => {
-                let dim = s.dim as usize;
-                if dim > shape.len() {
-                    return None;
-                }
-                let mut full = shape.to_vec();
-                full.insert(dim, 1);
-                Some((full, &s.parent))
-            }
-        }
-    }
-
     /// Rank of the tensors this layout applies to.
     pub fn rank(&self) -> usize {
         match self {
             Layout::Blocked(b) => b.rank(),
             Layout::Slice(s) => s.parent.rank().saturating_sub(1),
+            Layout::Mma(m) => m.warps_per_cta.len(),
+            Layout::DotOperand(d) => d.parent.rank(),
         }
     }
 
@@ -223,6 +257,26 @@ impl Layout {
         match self {
             Layout::Blocked(b) => b.num_warps(),
             Layout::Slice(s) => s.parent.num_warps(),
+            Layout::Mma(m) => m.warps_per_cta.iter().product(),
+            Layout::DotOperand(d) => d.parent.num_warps(),
+        }
+    }
+
+    /// The layout sliced at `dim`.
+    pub fn sliced(&self, dim: u32) -> Layout {
+        Layout::Slice(SliceLayout {
+            dim,
+            parent: Box::new(self.clone()),
+        })
+    }
+
+    /// The short name of the layout's kind, used for printed aliases (`#blocked0`, `#mma1`, …).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Layout::Blocked(_) => "blocked",
+            Layout::Slice(_) => "slice",
+            Layout::Mma(_) => "mma",
+            Layout::DotOperand(_) => "dot_op",
         }
     }
 }
@@ -232,6 +286,8 @@ impl fmt::Display for Layout {
         match self {
             Layout::Blocked(b) => b.fmt(f),
             Layout::Slice(s) => write!(f, "#slice<dim = {}, parent = {}>", s.dim, s.parent),
+            Layout::Mma(m) => m.fmt(f),
+            Layout::DotOperand(d) => d.fmt(f),
         }
     }
 }

@@ -12,8 +12,13 @@
 //! 3. **shapes** — a tensor type has rank 1 to 4, each dimension a power of two; scalars have no
 //!    layout.
 //! 4. **layouts** — either no tensor has a layout (tile level) or every tensor has one (GPU level);
-//!    a blocked layout has the tensor's rank, 32 threads per warp in all, and `num_warps` warps; a
-//!    slice layout's parent is such a layout of rank one more, and its `dim` is below that rank.
+//!    a layout has the tensor's rank and spreads over `num_warps` warps; a blocked layout has 32
+//!    threads per warp in all, nonzero `spt` and an `order` that is a permutation; a slice
+//!    layout's parent is a layout of rank one more, and its `dim` is below that rank; an mma
+//!    layout is version 2 over 2-D tensors; an operand layout's parent is an mma layout, its index
+//!    0 or 1, its `k_width` 1 or 2. The layout's linear map ([`super::LinearLayout::check`])
+//!    reaches every element, never holds one element twice in one thread pattern, and gives every
+//!    register its own element.
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
 //!    same shape); bitwise ops take integers or booleans, arithmetic only i32, i64 and f32.
@@ -26,7 +31,8 @@
 //!     result has the pointer's type.
 //! 11. **load / store** — a pointer operand; the value has the pointee element type and the
 //!     pointer's shape; a mask is `i1` of that shape; `other` has the value's type; `vec` is a power
-//!     of two that divides the elements each thread holds contiguously.
+//!     of two that divides the elements each thread holds contiguously (or those span the whole
+//!     dimension: the access narrows to the extent).
 //! 12. **return** — exactly one, the last op of the kernel's body, without operands; the body is
 //!     one block.
 //! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
@@ -37,11 +43,10 @@
 //!     type.
 //! 16. **reduce** — a tensor of `i32`, `i64` or `f32`, `axis` below its rank; the result is the
 //!     operand without that dimension (a scalar for rank 1); at the GPU level a tensor result's
-//!     layout is the operand's blocked layout sliced at `axis`.
+//!     layout is the operand's layout sliced at `axis`.
 //! 17. **expand_dims** — a tensor operand, `axis` at most its rank, rank 2 at most after it; the
 //!     result is the operand with an extent-1 dimension inserted at `axis`, of the same element
-//!     type; at the GPU level the operand's layout is the result's blocked layout sliced at
-//!     `axis`.
+//!     type; at the GPU level the operand's layout is the result's layout sliced at `axis`.
 //! 18. **broadcast** — a tensor operand of the result's rank and element type whose every
 //!     dimension is 1 or the result's; one layout for both.
 //! 19. **convert_layout** — GPU level only: the operand and the result differ only in layout.
@@ -52,7 +57,9 @@
 //!     the loop (dominance, rule 1); `for` owns one region, `if` two, other ops none.
 //! 21. **yield** — only as the last op of a loop body or a branch of an `if`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
-//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout.
+//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout. At the GPU level, when that
+//!     layout is mma (tensor cores), the operands are `f16` or `bf16` in the operand layouts of
+//!     that parent (index 0 for `a`, 1 for `b`, `k_width` 2).
 //! 23. **if** — one `i1` scalar operand; two regions (then, else) of one block without
 //!     arguments, each ending with `yield` of one value per result, of its type.
 //! 24. **roll** — a tensor operand, `axis` below its rank, `shift` below the extent of `axis`; the
@@ -62,8 +69,8 @@ use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ValueDef, ValueId};
 use super::ops::{ConstValue, OpKind, UnOp};
-use super::print::print;
-use super::types::{DType, Elem, Layout, Type};
+use super::print::print_with;
+use super::types::{DType, DotOperandLayout, Elem, Layout, Type};
 
 /// One broken invariant, located at an op (or at the kernel when `op` is `None`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,9 +152,10 @@ impl Verifier<'_> {
     fn run(&mut self) {
         let f = self.f;
         // Op lines for messages: the printed body, one line per op, in program order.
-        let text = print(f);
+        let text = print_with(f, false);
         self.op_lines = text
             .lines()
+            .skip_while(|l| !l.starts_with("kernel @"))
             .skip(1)
             .map(str::trim)
             .filter(|l| !l.starts_with('^') && *l != "}")
@@ -325,50 +333,83 @@ impl Verifier<'_> {
             );
         }
         let Some(layout) = &ty.layout else { return };
-        let Some((shape, b)) = layout.blocked_view(&ty.shape) else {
-            return self.err(
-                pos,
-                format!("layout of `{ty}` slices a dimension past its rank"),
-            );
-        };
-        let rank = shape.len();
-        if b.size_per_thread.len() != rank
-            || b.threads_per_warp.len() != rank
-            || b.warps_per_cta.len() != rank
-            || b.order.len() != rank
-        {
-            self.err(
-                pos,
-                format!("layout of `{ty}` does not have the tensor's rank {rank}"),
-            );
-            return;
+        if let Err(e) = self.layout_structure(layout, ty.shape.len()) {
+            return self.err(pos, format!("layout of `{ty}`: {e}"));
         }
-        if b.threads_per_warp.iter().product::<u32>() != 32 {
-            self.err(
-                pos,
-                format!("layout of `{ty}` does not have 32 threads per warp"),
-            );
+        if let Err(e) = layout.linear(&ty.shape).and_then(|ll| ll.check()) {
+            self.err(pos, format!("layout of `{ty}`: {e}"));
         }
-        if b.num_warps() != self.f.num_warps {
-            self.err(
-                pos,
-                format!(
-                    "layout of `{ty}` spreads over {} warps, the kernel has {}",
-                    b.num_warps(),
-                    self.f.num_warps
-                ),
-            );
+    }
+
+    /// The rules of rule 4 that concern a layout's own fields, for a tensor of rank `rank`.
+    fn layout_structure(&self, layout: &Layout, rank: usize) -> Result<(), String> {
+        self.layout_fields(layout, rank)?;
+        if layout.rank() != rank {
+            return Err(format!("it does not have the tensor's rank {rank}"));
         }
-        if b.size_per_thread.contains(&0) {
-            self.err(pos, format!("layout of `{ty}` gives a thread no elements"));
+        if layout.num_warps() != self.f.num_warps {
+            return Err(format!(
+                "it spreads over {} warps, the kernel has {}",
+                layout.num_warps(),
+                self.f.num_warps
+            ));
         }
-        let mut sorted = b.order.clone();
-        sorted.sort_unstable();
-        if sorted != (0..rank as u32).collect::<Vec<_>>() {
-            self.err(
-                pos,
-                format!("layout of `{ty}` has an order that is not a permutation"),
-            );
+        Ok(())
+    }
+
+    /// The fields of each kind of layout, for a tensor of rank `rank`.
+    fn layout_fields(&self, layout: &Layout, rank: usize) -> Result<(), String> {
+        match layout {
+            Layout::Blocked(b) => {
+                if b.size_per_thread.len() != rank
+                    || b.threads_per_warp.len() != rank
+                    || b.warps_per_cta.len() != rank
+                    || b.order.len() != rank
+                {
+                    return Err(format!("it does not have the tensor's rank {rank}"));
+                }
+                if b.threads_per_warp.iter().product::<u32>() != 32 {
+                    return Err("it does not have 32 threads per warp".into());
+                }
+                if b.size_per_thread.contains(&0) {
+                    return Err("it gives a thread no elements".into());
+                }
+                if b.size_per_thread
+                    .iter()
+                    .chain(&b.warps_per_cta)
+                    .chain(&b.threads_per_warp)
+                    .any(|x| !x.is_power_of_two())
+                {
+                    return Err("a factor is not a power of two".into());
+                }
+                let mut sorted = b.order.clone();
+                sorted.sort_unstable();
+                if sorted != (0..rank as u32).collect::<Vec<_>>() {
+                    return Err("its order is not a permutation".into());
+                }
+                Ok(())
+            }
+            Layout::Slice(s) => {
+                if s.dim as usize > rank {
+                    return Err("it slices a dimension past its rank".into());
+                }
+                self.layout_structure(&s.parent, rank + 1)
+            }
+            Layout::Mma(m) => {
+                if m.version != 2 || m.warps_per_cta.len() != 2 {
+                    return Err("an mma layout is version 2 over 2-D tensors".into());
+                }
+                Ok(())
+            }
+            Layout::DotOperand(d) => {
+                if !matches!(*d.parent, Layout::Mma(_)) {
+                    return Err("an operand layout's parent must be an mma layout".into());
+                }
+                if d.op_idx > 1 || !matches!(d.k_width, 1 | 2) {
+                    return Err("an operand layout has index 0 or 1 and k_width 1 or 2".into());
+                }
+                self.layout_structure(&d.parent, rank)
+            }
         }
     }
 
@@ -824,6 +865,29 @@ impl Verifier<'_> {
                         format!("the accumulator and the result must be `{want_ty}`"),
                     );
                 }
+                if let Some(parent @ Layout::Mma(_)) = &ty.layout {
+                    if !matches!(a.dtype(), Some(DType::F16 | DType::BF16)) {
+                        self.err(
+                            pos,
+                            format!("a tensor-core `dot` takes f16 or bf16, found `{}`", a.elem),
+                        );
+                    }
+                    for (i, t) in [(0u32, &a), (1, &b)] {
+                        let want = Layout::DotOperand(DotOperandLayout {
+                            op_idx: i,
+                            parent: Box::new(parent.clone()),
+                            k_width: 2,
+                        });
+                        if t.layout.as_ref() != Some(&want) {
+                            self.err(
+                                pos,
+                                format!(
+                                    "operand {i} of a tensor-core `dot` must be in the layout {want}"
+                                ),
+                            );
+                        }
+                    }
+                }
             }
             OpKind::If => {
                 if !want(&[1]) {
@@ -869,20 +933,22 @@ impl Verifier<'_> {
         }
     }
 
-    /// At the GPU level, `part`'s layout (the lower-rank tensor `low`) must be `full`'s blocked
-    /// layout sliced at `axis`.
+    /// At the GPU level, `part`'s layout (the lower-rank tensor `low`) must be `full`'s layout
+    /// sliced at `axis`.
     fn sliced(&mut self, pos: usize, full: &Type, axis: u32, low: &Type, part: &str) {
         let (Some(fl), Some(ll)) = (&full.layout, &low.layout) else {
             return;
         };
         let ok = match (fl, ll) {
-            (Layout::Blocked(parent), Layout::Slice(s)) => s.dim == axis && s.parent == *parent,
-            _ => false,
+            (parent, Layout::Slice(s)) => s.dim == axis && *s.parent == *parent,
+            (_, Layout::Blocked(_) | Layout::Mma(_) | Layout::DotOperand(_)) => false,
         };
         if !ok {
             self.err(
                 pos,
-                format!("{part}'s layout must be the blocked layout of `{full}` sliced at dimension {axis}"),
+                format!(
+                    "{part}'s layout must be the layout of `{full}` sliced at dimension {axis}"
+                ),
             );
         }
     }
@@ -912,10 +978,13 @@ impl Verifier<'_> {
         if vec == 1 {
             return;
         }
-        match ptr.layout.as_ref().and_then(|l| l.blocked_view(&ptr.shape)) {
-            Some((shape, b)) => {
-                let inner = run_dim(&shape, b);
-                if b.size_per_thread.get(inner).is_none_or(|&s| s % vec != 0) {
+        match ptr.layout.as_ref().map(|l| l.linear(&ptr.shape)) {
+            Some(Ok(ll)) => {
+                // A run that covers its whole dimension may be narrower than `vec`: the access
+                // narrows to the extent.
+                let (dim, run) = ll.contiguous_run();
+                let whole = run == u64::from(ll.shape[dim]);
+                if run % u64::from(vec) != 0 && !whole {
                     self.err(
                         pos,
                         format!(
@@ -924,19 +993,8 @@ impl Verifier<'_> {
                     );
                 }
             }
+            Some(Err(_)) => {}
             None => self.err(pos, format!("vec = {vec} needs a layout")),
         }
     }
-}
-
-/// The dimension along which a thread's consecutive elements lie under `b` for a tensor of
-/// `shape`: the fastest dimension in `order` whose extent is not 1 (extent-1 dimensions hold one
-/// element per thread), or `order[0]` when every extent is 1.
-pub fn run_dim(shape: &[u32], b: &crate::ir::BlockedLayout) -> usize {
-    b.order
-        .iter()
-        .map(|&d| d as usize)
-        .find(|&d| shape.get(d).is_some_and(|&n| n > 1))
-        .or_else(|| b.order.first().map(|&d| d as usize))
-        .unwrap_or(0)
 }

@@ -1,0 +1,217 @@
+//! GEMM on tensor cores, `C = A @ B` (row-major, f16 and bf16 in, f32 accumulation, output in the
+//! input type or in f32), against an f64 reference.
+//!
+//! `cargo run --release --example gemm` — on a GPU: checks awkward shapes (`M`, `N`, `K` of 1, 17,
+//! 1000, non-multiples of the 128 × 128 × 32 tile) against the full f64 reference, then the
+//! issue's sizes (`M × N × K`: 4096³, 8192³, 4000 × 3000 × 1000, 1 × 4096 × 4096, 17 × 8192 × 1024)
+//! against the reference on 512 sampled elements, then times them (median of CUDA events after
+//! warm-up) in TFLOP/s. cuBLAS and Triton on the same sizes come from `bench/python/baseline.py`
+//! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: checks only.
+//!
+//! Tolerance: the tensor cores sum in their own order, so results agree with the f64 reference
+//! within a relative L2 error of 1e-3 for f32 output (f32 accumulation of exact f16/bf16
+//! products) and 4e-3 / 2e-2 for f16 / bf16 output (one rounding to the output type).
+
+#[path = "../common/mod.rs"]
+mod common;
+mod kernels;
+
+use std::process::ExitCode;
+
+use common::{check_close, print_table, time_ms, Rng};
+use half::{bf16, f16};
+use kernels::{gemm, gemm_f32};
+use tile::prelude::*;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// `M × N × K`.
+type Shape = (usize, usize, usize);
+
+/// A 16-bit input type: conversions from and to f32, a name, the output tolerance.
+trait Half: tile::Element + Copy {
+    const NAME: &'static str;
+    const TOL: f64;
+    fn from_f32(x: f32) -> Self;
+    fn to_f32(self) -> f32;
+}
+
+impl Half for f16 {
+    const NAME: &'static str = "f16";
+    const TOL: f64 = 4e-3;
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+}
+
+impl Half for bf16 {
+    const NAME: &'static str = "bf16";
+    const TOL: f64 = 2e-2;
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+/// f32 output: f32 accumulation of exact products, summed in the tensor cores' order.
+const TOL_F32: f64 = 1e-3;
+
+/// Random inputs in [-1, 1) rounded to the input type, and the same values as f64.
+fn inputs<T: Half>(s: Shape) -> (Vec<T>, Vec<T>, Vec<f64>, Vec<f64>) {
+    let (m, n, k) = s;
+    let mut r = Rng::new((m * 1_000_003 + n * 1009 + k) as u64);
+    let a: Vec<T> = r
+        .vec(m * k, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let b: Vec<T> = r
+        .vec(k * n, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let a64 = a.iter().map(|x| x.to_f32() as f64).collect();
+    let b64 = b.iter().map(|x| x.to_f32() as f64).collect();
+    (a, b, a64, b64)
+}
+
+/// Element `(i, j)` of `A @ B` in f64.
+fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {
+    (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum()
+}
+
+/// The elements to compare: all of them for small shapes, else 512 sampled ones.
+fn sample(s: Shape) -> Vec<(usize, usize)> {
+    let (m, n, _) = s;
+    if m * n <= 1 << 16 {
+        return (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+    }
+    let mut r = Rng::new(7);
+    (0..512)
+        .map(|_| {
+            let i = (r.uniform(0.0, 1.0) * m as f32) as usize;
+            let j = (r.uniform(0.0, 1.0) * n as f32) as usize;
+            (i.min(m - 1), j.min(n - 1))
+        })
+        .collect()
+}
+
+fn grid(s: Shape) -> Grid {
+    Grid::xy(cdiv(s.0, 128), cdiv(s.1, 128))
+}
+
+/// Runs both kernels on `s`, checks them, and (when `reps > 0`) times them: `(ok, ms of gemm,
+/// ms of gemm_f32)`.
+fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64, f64)> {
+    let (m, n, k) = s;
+    let (a, b, a64, b64) = inputs::<T>(s);
+    let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
+    let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
+    let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    gemm::launch(dev, grid(s), &da, &db, &mut c, mi, ni, ki)?;
+    gemm_f32::launch(dev, grid(s), &da, &db, &mut c32, mi, ni, ki)?;
+    let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
+    let at = sample(s);
+    let want: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
+        .collect();
+    let pick =
+        |v: &dyn Fn(usize) -> f32| -> Vec<f32> { at.iter().map(|&(i, j)| v(i * n + j)).collect() };
+    let what = format!("{m}x{n}x{k} {}", T::NAME);
+    let mut ok = check_close(
+        &format!("{what} -> {}", T::NAME),
+        &pick(&|x| got[x].to_f32()),
+        &want,
+        T::TOL,
+    );
+    ok &= check_close(
+        &format!("{what} -> f32"),
+        &pick(&|x| got32[x]),
+        &want,
+        TOL_F32,
+    );
+    if reps == 0 {
+        return Ok((ok, 0.0, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || {
+        gemm::launch(dev, grid(s), &da, &db, &mut c, mi, ni, ki)
+    })?;
+    let t32 = time_ms(&stream, 5, reps, || {
+        gemm_f32::launch(dev, grid(s), &da, &db, &mut c32, mi, ni, ki)
+    })?;
+    Ok((ok, t, t32))
+}
+
+fn run() -> Res<bool> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (dev, no_gpu) = Device::best_available();
+    let awkward: Vec<Shape> = vec![
+        (1, 1, 1),
+        (17, 17, 17),
+        (1, 130, 1000),
+        (100, 70, 129),
+        (129, 257, 48),
+    ];
+    let sizes: [Shape; 5] = [
+        (4096, 4096, 4096),
+        (8192, 8192, 8192),
+        (4000, 3000, 1000),
+        (1, 4096, 4096),
+        (17, 8192, 1024),
+    ];
+    let mut ok = true;
+    match &no_gpu {
+        Some(e) => {
+            println!("No CUDA device found ({e}).");
+            println!("Running on the CPU interpreter instead (checks only).");
+            for &s in &awkward {
+                ok &= run_case::<f16>(&dev, s, 0)?.0;
+                ok &= run_case::<bf16>(&dev, s, 0)?.0;
+            }
+            return Ok(ok);
+        }
+        None => println!("Running on {}", dev.name()),
+    }
+    for &s in &awkward {
+        ok &= run_case::<f16>(&dev, s, 0)?.0;
+        ok &= run_case::<bf16>(&dev, s, 0)?.0;
+    }
+    let mut rows = Vec::new();
+    for &s in &sizes {
+        let reps = if quick { 0 } else { 20 };
+        let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
+        for (name, r) in [
+            ("f16", run_case::<f16>(&dev, s, reps)?),
+            ("bf16", run_case::<bf16>(&dev, s, reps)?),
+        ] {
+            ok &= r.0;
+            if reps > 0 {
+                for (out, ms) in [(name, r.1), ("f32", r.2)] {
+                    rows.push(vec![
+                        format!("{}x{}x{}", s.0, s.1, s.2),
+                        format!("{name} -> {out}"),
+                        format!("{ms:.4}"),
+                        format!("{:.1}", flop / (ms * 1e-3) / 1e12),
+                    ]);
+                }
+            }
+        }
+    }
+    if !rows.is_empty() {
+        println!("\ngemm (tile, mma.sync), median of 20 after 5 warm-ups");
+        print_table(&["M x N x K", "types", "time (ms)", "TFLOP/s"], &rows);
+    }
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    common::exit("gemm", run())
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repo root (after scripts/gpu/build.sh here): the tensor-core
+# checks and GEMM numbers in one call, logs under $OUT, a short summary last.
+#   bash .device-bin/gemm.sh
+set -uo pipefail
+B=.device-bin
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+echo "== GPU tests"; $B/gpu_tests --test-threads=1 > "$OUT/gpu_tests.log" 2>&1; grep -E "test result|FAILED|panicked" "$OUT/gpu_tests.log"
+echo "== gemm example"; $B/gemm > "$OUT/gemm.log" 2>&1; echo "exit $?" >> "$OUT/gemm.log"; cat "$OUT/gemm.log" | tail -40
+echo "== SASS of the gemm kernels (sm_90a): registers, spills, HMMA / LDSM / LDGSTS / LDS / STS / BAR"
+for f in $B/ptx/gemm*.v0.sm_90a.ptx; do
+  [ -f "$f" ] || continue
+  ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed "s|^ptxas info *: |$(basename $f): |"
+  cuobjdump --dump-sass /tmp/k.cubin | grep -oE "\b(HMMA|LDSM|LDGSTS|LDS|STS|BAR|LDG|STG)[.A-Z0-9]*" | sort | uniq -c
+done 2>&1 | tee "$OUT/sass.log"
+echo "== cuBLAS through torch.matmul, same sizes (do_bench-style: median, L2 flushed)"
+PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$OUT/cublas.log"
+import torch, triton
+from triton.testing import do_bench
+for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 1000), (1, 4096, 4096), (17, 8192, 1024)]:
+    for dt in (torch.float16, torch.bfloat16):
+        a = torch.randn(m, k, device="cuda", dtype=dt); b = torch.randn(k, n, device="cuda", dtype=dt)
+        ms = do_bench(lambda: torch.matmul(a, b), return_mode="median")
+        print(f"cublas {m}x{n}x{k} {str(dt)[6:]}: {ms:.4f} ms {2*m*n*k/ms/1e9:.1f} TFLOP/s")
+PY
+echo "== memcheck / racecheck on small gemm shapes"
+compute-sanitizer --tool memcheck $B/gemm --quick > "$OUT/memcheck.log" 2>&1; echo "exit $?" >> "$OUT/memcheck.log"; grep -E "ERROR SUMMARY|exit" "$OUT/memcheck.log"
+compute-sanitizer --tool racecheck $B/gemm --quick > "$OUT/racecheck.log" 2>&1; echo "exit $?" >> "$OUT/racecheck.log"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/racecheck.log"
+echo; echo "===== summary"
+grep -E "test result" "$OUT/gpu_tests.log"
+grep -cE "\-> ok" "$OUT/gemm.log" | sed 's/^/gemm checks ok: /'; grep -c FAILED "$OUT/gemm.log" | sed 's/^/gemm checks failed: /'
+grep -E "^\| [0-9]" "$OUT/gemm.log"
+grep cublas "$OUT/cublas.log"
