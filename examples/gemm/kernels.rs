@@ -86,7 +86,9 @@ pub fn gemm_f32(
     );
 }
 
-/// Every kernel of this example, each instance (tests assemble them all).
+/// Every kernel of this example, each instance (tests assemble them all; the example itself does
+/// not need the list).
+#[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     gemm::KERNELS
         .iter()

@@ -3,7 +3,7 @@
 //! ```text
 //! syn::ItemFn ──frontend──▶ tile IR ──canonicalize, cse, dce──▶ tile IR (embedded for the interpreter)
 //!   for each specialization (what it assumes about 16-divisibility of pointers and integers):
-//!     ──set param facts, assign-layouts, vectorize, cse, dce──▶ GPU IR
+//!     ──set param facts, pipeline-loads, assign-layouts, vectorize, cse, dce, hoist-loads──▶ GPU IR
 //!     for each target (sm_90a, sm_80): ──llvm──▶ LLVM IR ──O3, NVPTX──▶ PTX
 //! ```
 //!
@@ -25,7 +25,14 @@ use crate::passes;
 /// Passes run at the tile level, in order.
 pub const TILE_PASSES: &[&str] = &["canonicalize", "cse", "dce", "hoist-loads"];
 /// Passes from the tile level to the GPU level, in order.
-pub const GPU_PASSES: &[&str] = &["assign-layouts", "vectorize", "cse", "dce", "hoist-loads"];
+pub const GPU_PASSES: &[&str] = &[
+    "pipeline-loads",
+    "assign-layouts",
+    "vectorize",
+    "cse",
+    "dce",
+    "hoist-loads",
+];
 
 /// One compiled specialization.
 #[derive(Debug)]

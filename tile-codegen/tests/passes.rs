@@ -70,3 +70,8 @@ fn assign_layouts() {
 fn vectorize() {
     check("vectorize");
 }
+
+#[test]
+fn pipeline_loads() {
+    check("pipeline-loads");
+}

@@ -30,6 +30,7 @@
 
 mod dot;
 mod layout;
+mod ldmatrix;
 mod lower;
 mod math;
 mod memory;

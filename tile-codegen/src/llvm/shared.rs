@@ -227,6 +227,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let f = self.f;
         let from = f.ty(*data.operands.first().ok_or("missing operand")?);
         let to = self.result_type(data)?;
+        if Self::wants_ldmatrix(from, to) {
+            return self.convert_with_ldmatrix(data);
+        }
         let (src, dst) = (
             self.tensor_distribution(from)?,
             self.tensor_distribution(to)?,

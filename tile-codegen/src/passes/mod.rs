@@ -7,7 +7,8 @@
 //! | `cse`            | tile and GPU | merges identical pure ops (scoped: never out of a loop body or branch) |
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
 //! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
-//! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, or a slice of the 2-D one; inserts `convert_layout` where needed |
+//! | `pipeline-loads` | tile (first in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
+//! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //!
 //! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
@@ -19,6 +20,7 @@ pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 pub mod hoist_loads;
+pub mod pipeline_loads;
 pub mod vectorize;
 
 use tile_core::ir::Function;
@@ -48,6 +50,10 @@ pub const ALL: &[Pass] = &[
     Pass {
         name: "hoist-loads",
         run: hoist_loads::run,
+    },
+    Pass {
+        name: "pipeline-loads",
+        run: pipeline_loads::run,
     },
     Pass {
         name: "assign-layouts",

@@ -176,6 +176,14 @@ impl Function {
         v
     }
 
+    /// Adds a result of type `ty` to `op` (a loop gaining a carried value).
+    pub fn add_result(&mut self, op: OpId, ty: Type) -> ValueId {
+        let idx = self.ops[op.index()].results.len() as u32;
+        let v = self.new_value(ty, ValueDef::OpResult(op, idx));
+        self.ops[op.index()].results.push(v);
+        v
+    }
+
     fn new_value(&mut self, ty: Type, def: ValueDef) -> ValueId {
         self.values.push(ValueData { ty, def });
         ValueId(self.values.len() as u32 - 1)

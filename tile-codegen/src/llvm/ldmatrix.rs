@@ -1,0 +1,449 @@
+//! `convert_layout` of a 16-bit tile into an mma operand layout, through swizzled shared memory
+//! and `ldmatrix`: the path every tensor-core `dot` takes for its operands.
+//!
+//! **Shared layout.** The tile (`R × C`, row-major: `A` is `M × K`, `B` is `K × N`) is stored in
+//! 16-byte chunks of 8 elements, the chunk index XORed with the row's *phase*
+//! `(row / per_phase) % max_phase`, where `per_phase = max(1, 128 / row bytes)` rows share one
+//! 128-byte line and `max_phase = min(8, C / 8)`: the 8 rows that one `ldmatrix` matrix reads
+//! (16 bytes each) then fall on 8 different groups of 4 banks, so the reads have no bank
+//! conflicts, and a thread's 8 consecutive elements stay one 16-byte store.
+//!
+//! **Writes.** Each element once, by its owner (see `layout`): runs of 8 consecutive registers
+//! along the columns (a blocked layout with 8 or more elements per thread along the row) as one
+//! 16-byte `st.shared`, anything else element by element at its swizzled address.
+//!
+//! **Reads.** `ldmatrix.sync.aligned.m8n8.x4.shared.b16` (lane `l` gives the address of row
+//! `l % 8` of matrix `l / 8`; register `i` of every lane receives matrix `i`'s fragment: lane `l`
+//! holds row `l / 4`, elements `2·(l % 4) + {0, 1}`). `A`, per 16 × 16 tile at `(m0, k0)`: the
+//! matrices `(m0, k0)`, `(m0 + 8, k0)`, `(m0, k0 + 8)`, `(m0 + 8, k0 + 8)` are exactly the words
+//! `a0 … a3` of the `mma.m16n8k16` operand. `B` (row-major `K × N`, the instruction wants
+//! columns): `.trans`, per 16-row step of `K` and two 8-column tiles `j`, `j + 1` of the warp, the
+//! matrices `(k0, n_j)`, `(k0 + 8, n_j)`, `(k0, n_{j+1})`, `(k0 + 8, n_{j+1})` are `b0, b1` of tile
+//! `j` and of tile `j + 1` (`.x2` when the warp has one tile). Each word is split back into the
+//! operand layout's registers, found by their offsets, so `dot` reads them as any operand.
+
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
+use tile_core::ir::{Elem, InDim, Layout, OpData};
+
+use super::layout::Distribution;
+use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
+
+/// The swizzle of a shared tile with rows of `c` 16-bit elements.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Swizzle {
+    /// Elements per row.
+    pub c: u64,
+    /// Rows per 128-byte line.
+    pub per_phase: u64,
+    /// Distinct phases.
+    pub max_phase: u64,
+}
+
+impl Swizzle {
+    /// The swizzle for rows of `c` 16-bit elements (`c` a power of two, at least 8).
+    pub fn new(c: u64) -> Swizzle {
+        Swizzle {
+            c,
+            per_phase: (128 / (2 * c)).max(1),
+            max_phase: (c / 8).min(8),
+        }
+    }
+
+    /// The element index where element `(row, col)` is stored (the specification the generated
+    /// code implements).
+    #[cfg(test)]
+    pub fn index(&self, row: u64, col: u64) -> u64 {
+        let phase = (row / self.per_phase) % self.max_phase;
+        row * self.c + ((col / 8) ^ phase) * 8 + col % 8
+    }
+}
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// Whether `convert_layout` from `from` to `to` takes the `ldmatrix` path.
+    pub(super) fn wants_ldmatrix(from: &tile_core::ir::Type, to: &tile_core::ir::Type) -> bool {
+        let Some(Layout::DotOperand(d)) = &to.layout else {
+            return false;
+        };
+        let sixteen = matches!(
+            to.elem,
+            Elem::Scalar(tile_core::ir::DType::F16 | tile_core::ir::DType::BF16)
+        );
+        let parent_mma = matches!(*d.parent, Layout::Mma(_));
+        let shape_ok = to.shape.len() == 2
+            && to.shape[1] >= 8
+            && to.shape[if d.op_idx == 0 { 1 } else { 0 }] >= 16
+            && to.shape[if d.op_idx == 0 { 0 } else { 1 }] >= if d.op_idx == 0 { 16 } else { 8 };
+        sixteen
+            && parent_mma
+            && d.k_width == 2
+            && shape_ok
+            && !matches!(from.layout, Some(Layout::DotOperand(_)))
+    }
+
+    /// `convert_layout` into an mma operand layout through swizzled shared memory and `ldmatrix`
+    /// (see the module documentation).
+    pub(super) fn convert_with_ldmatrix(
+        &mut self,
+        data: &OpData,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
+        let to = self.result_type(data)?;
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            return Err("`ldmatrix` converts into an operand layout".into());
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            return Err("an operand layout's parent must be mma".into());
+        };
+        let (src, dst) = (Distribution::of(from)?, Distribution::of(to)?);
+        let vals = self.operand(data, 0)?.to_vec();
+        let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
+        let sw = Swizzle::new(c);
+        let i16_ty = self.context.i16_type();
+        let smem = self.shared_array(i16_ty.into(), r * c)?;
+
+        // Writes, each element once, between two barriers.
+        self.barrier()?;
+        let t = self.thread_coords(&src)?;
+        let owner = self.owner(&src)?;
+        let (run_dim, run) = src.contiguous_run();
+        let vector = run_dim == 1 && run >= 8;
+        let elem_ty = register_type(self.context, from.elem);
+        let mut writes = Vec::new();
+        let step = if vector { 8 } else { 1 };
+        for k in (0..vals.len()).step_by(step) {
+            let row = self.index_along(&src, &t, 0, k)?;
+            let col = self.index_along(&src, &t, 1, k)?;
+            let at = self.swizzled_byte_offset(sw, row, col)?;
+            writes.push((at, &vals[k..k + step]));
+        }
+        self.guarded(owner, |me| {
+            for (at, vs) in &writes {
+                me.shared_store_run(smem, *at, elem_ty, vs)?;
+            }
+            Ok(())
+        })?;
+        self.barrier()?;
+
+        // Reads.
+        let (wm, wn) = (
+            u64::from(mma.warps_per_cta[0]),
+            u64::from(mma.warps_per_cta[1]),
+        );
+        let lane = {
+            let tid = self.tid()?;
+            let i32_ty = self.context.i32_type();
+            self.builder
+                .build_and(tid, i32_ty.const_int(31, false), "")
+                .llvm()?
+        };
+        let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
+        if op.op_idx == 0 {
+            let (m, k) = (r, c);
+            let warp_m = self.warp_part(&dst, 0)?;
+            for i in 0..(m / (16 * wm)).max(1) {
+                for k0 in (0..k).step_by(16) {
+                    // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 8 + l / 16.
+                    let row = self.lane_row(lane, warp_m, i * 16 * wm)?;
+                    let chunk = self.lane_chunk(lane, k0 / 8, 16)?;
+                    let words = self.ldmatrix(smem, sw, row, chunk, 4, false)?;
+                    for (w, word) in words.iter().enumerate() {
+                        for h in 0..2u64 {
+                            let e = 2 * w as u64 + h;
+                            let at = [i * 16 * wm + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
+                            self.place(&dst, &mut out, at, *word, h, from.elem)?;
+                        }
+                    }
+                }
+            }
+        } else {
+            let (k, n) = (r, c);
+            let warp_n = self.warp_part(&dst, 1)?;
+            let reps_n = (n / (8 * wn)).max(1);
+            for k0 in (0..k).step_by(16) {
+                for j in (0..reps_n).step_by(2) {
+                    let pair = j + 1 < reps_n;
+                    let row = self.lane_row(lane, self.context.i32_type().const_zero(), k0)?;
+                    // Lane l: column tile j + l / 16 (j alone for `.x2`).
+                    let col_tile = if pair {
+                        let b = &self.builder;
+                        let i32_ty = self.context.i32_type();
+                        let hi = b
+                            .build_right_shift(lane, i32_ty.const_int(4, false), false, "")
+                            .llvm()?;
+                        let t = b
+                            .build_int_nsw_add(hi, i32_ty.const_int(j, false), "")
+                            .llvm()?;
+                        b.build_int_nsw_mul(t, i32_ty.const_int(8 * wn, false), "")
+                            .llvm()?
+                    } else {
+                        self.context.i32_type().const_int(j * 8 * wn, false)
+                    };
+                    let col = self
+                        .builder
+                        .build_int_nsw_add(col_tile, warp_n, "")
+                        .llvm()?;
+                    let chunk = self
+                        .builder
+                        .build_right_shift(
+                            col,
+                            self.context.i32_type().const_int(3, false),
+                            false,
+                            "",
+                        )
+                        .llvm()?;
+                    let count = if pair { 4 } else { 2 };
+                    let words = self.ldmatrix(smem, sw, row, chunk, count, true)?;
+                    for (w, word) in words.iter().enumerate() {
+                        let tile = j + w as u64 / 2;
+                        for h in 0..2u64 {
+                            let e = 2 * (w as u64 % 2) + h;
+                            let at = [k0 + e % 2 + 8 * (e / 2), tile * 8 * wn];
+                            self.place(&dst, &mut out, at, *word, h, from.elem)?;
+                        }
+                    }
+                }
+            }
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| format!("operand register {i} was not loaded")))
+            .collect()
+    }
+
+    /// This thread's warp part of its indices along `d` under `dist` (the warp bits' terms only).
+    fn warp_part(&mut self, dist: &Distribution, d: usize) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let tid = self.tid()?;
+        let b = &self.builder;
+        let warp = b.build_right_shift(tid, c(5), false, "").llvm()?;
+        let mut acc = c(0);
+        for t in dist.thread_terms(d) {
+            if t.input != InDim::Warp {
+                continue;
+            }
+            let x = b
+                .build_right_shift(warp, c(u64::from(t.shift)), false, "")
+                .llvm()?;
+            let x = b.build_and(x, c((1 << t.len) - 1), "").llvm()?;
+            let x = b.build_left_shift(x, c(u64::from(t.to)), "").llvm()?;
+            acc = b.build_or(acc, x, "").llvm()?;
+        }
+        Ok(acc)
+    }
+
+    /// The row lane `lane` addresses for `ldmatrix`: `base + offset + (lane / 8 % 2) · 8 +
+    /// lane % 8`.
+    fn lane_row(
+        &self,
+        lane: IntValue<'ctx>,
+        base: IntValue<'ctx>,
+        offset: u64,
+    ) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let b = &self.builder;
+        let lo = b.build_and(lane, c(15), "").llvm()?;
+        let r = b.build_int_nsw_add(base, lo, "").llvm()?;
+        b.build_int_nsw_add(r, c(offset), "").llvm()
+    }
+
+    /// The chunk lane `lane` addresses: `first + lane / split`.
+    fn lane_chunk(&self, lane: IntValue<'ctx>, first: u64, split: u64) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let b = &self.builder;
+        let hi = b
+            .build_right_shift(
+                lane,
+                i32_ty.const_int(u64::from(split.trailing_zeros()), false),
+                false,
+                "",
+            )
+            .llvm()?;
+        b.build_int_nsw_add(hi, i32_ty.const_int(first, false), "")
+            .llvm()
+    }
+
+    /// The byte offset of element `(row, col)` in a tile with swizzle `sw`.
+    fn swizzled_byte_offset(
+        &self,
+        sw: Swizzle,
+        row: IntValue<'ctx>,
+        col: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let b = &self.builder;
+        let chunk = b.build_right_shift(col, c(3), false, "").llvm()?;
+        let within = b.build_and(col, c(7), "").llvm()?;
+        let phase = self.phase(sw, row)?;
+        let b = &self.builder;
+        let chunk = b.build_xor(chunk, phase, "").llvm()?;
+        let row_bytes = b.build_int_nsw_mul(row, c(2 * sw.c), "").llvm()?;
+        let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
+        let within_bytes = b.build_left_shift(within, c(1), "").llvm()?;
+        let x = b.build_or(chunk_bytes, within_bytes, "").llvm()?;
+        b.build_int_nsw_add(row_bytes, x, "").llvm()
+    }
+
+    /// `(row / per_phase) % max_phase`.
+    fn phase(&self, sw: Swizzle, row: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let b = &self.builder;
+        let p = b
+            .build_right_shift(row, c(u64::from(sw.per_phase.trailing_zeros())), false, "")
+            .llvm()?;
+        b.build_and(p, c(sw.max_phase - 1), "").llvm()
+    }
+
+    /// Stores `vals` (one element, or a run of 8 as one 16-byte store) at byte offset `at` of
+    /// the shared array `smem`.
+    fn shared_store_run(
+        &self,
+        smem: inkwell::values::PointerValue<'ctx>,
+        at: IntValue<'ctx>,
+        elem_ty: BasicTypeEnum<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<()> {
+        let b = &self.builder;
+        let i8_ty = self.context.i8_type();
+        // SAFETY: a GEP of `at` bytes into the shared array: `at` is the swizzled offset of an
+        // element of the tile (row < R, swizzled chunk < C / 8), inside its R · C elements.
+        let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
+        let value: BasicValueEnum<'ctx> = if vals.len() == 1 {
+            vals[0]
+        } else {
+            let vty = elem_ty.into_float_type().vec_type(vals.len() as u32);
+            let mut v = vty.get_poison();
+            for (i, &x) in vals.iter().enumerate() {
+                let idx = self.context.i32_type().const_int(i as u64, false);
+                v = b.build_insert_element(v, x, idx, "").llvm()?;
+            }
+            v.into()
+        };
+        let st = b.build_store(p, value).llvm()?;
+        st.set_alignment(if vals.len() == 1 { 2 } else { 16 })
+            .map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` with this lane's row address
+    /// `(row, chunk)` in the swizzled tile: `count` 32-bit words.
+    fn ldmatrix(
+        &self,
+        smem: inkwell::values::PointerValue<'ctx>,
+        sw: Swizzle,
+        row: IntValue<'ctx>,
+        chunk: IntValue<'ctx>,
+        count: usize,
+        trans: bool,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ctx = self.context;
+        let i32_ty = ctx.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
+        let phase = self.phase(sw, row)?;
+        let b = &self.builder;
+        let chunk = b.build_xor(chunk, phase, "").llvm()?;
+        let row_bytes = b.build_int_nsw_mul(row, c(2 * sw.c), "").llvm()?;
+        let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
+        let off = b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()?;
+        let base = b.build_ptr_to_int(smem, ctx.i64_type(), "").llvm()?;
+        let base = b.build_int_truncate(base, i32_ty, "").llvm()?;
+        let addr = b.build_int_add(base, off, "").llvm()?;
+        let dsts = (0..count)
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "ldmatrix.sync.aligned.m8n8.x{count}{}.shared.b16 {{{dsts}}}, [${count}];",
+            if trans { ".trans" } else { "" }
+        );
+        let mut constraints: Vec<String> = (0..count).map(|_| "=r".to_string()).collect();
+        constraints.push("r".into());
+        constraints.push("~{memory}".into());
+        let params: [BasicMetadataTypeEnum; 1] = [i32_ty.into()];
+        let ret = ctx.struct_type(&vec![i32_ty.as_basic_type_enum(); count], false);
+        let fn_ty = ret.fn_type(&params, false);
+        let asm =
+            ctx.create_inline_asm(fn_ty, text, constraints.join(","), true, false, None, false);
+        let args: [BasicMetadataValueEnum; 1] = [addr.into()];
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        let ValueKind::Basic(v) = call.try_as_basic_value() else {
+            return Err("`ldmatrix` yields nothing".into());
+        };
+        let s = StructValue::try_from(v)
+            .map_err(|()| "`ldmatrix` did not yield a struct".to_string())?;
+        (0..count as u32)
+            .map(|i| self.builder.build_extract_value(s, i, "").llvm())
+            .collect()
+    }
+
+    /// Puts half `h` of `word` into the operand register at offset `at` under `dst`.
+    fn place(
+        &self,
+        dst: &Distribution,
+        out: &mut [Option<BasicValueEnum<'ctx>>],
+        at: [u64; 2],
+        word: BasicValueEnum<'ctx>,
+        h: u64,
+        elem: Elem,
+    ) -> Result<()> {
+        let reg = dst
+            .reg_at(&at)
+            .ok_or_else(|| format!("no operand register at {at:?}"))?;
+        let half = register_type(self.context, elem).into_float_type();
+        let b = &self.builder;
+        let pair = b.build_bit_cast(int(word)?, half.vec_type(2), "").llvm()?;
+        let x = b
+            .build_extract_element(
+                pair.into_vector_value(),
+                self.context.i32_type().const_int(h, false),
+                "",
+            )
+            .llvm()?;
+        out[reg] = Some(x);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The swizzle is a permutation of each row's chunks, keeps 8-element runs together, and the 8
+    /// rows of any aligned 8-row group (what one `ldmatrix` matrix reads) put a given logical
+    /// chunk on 8 different 16-byte bank groups.
+    #[test]
+    fn swizzle_is_conflict_free_for_ldmatrix() {
+        for c in [8u64, 16, 32, 64, 128, 256] {
+            let sw = Swizzle::new(c);
+            for row in 0..64u64 {
+                let mut seen = vec![false; c as usize];
+                for col in 0..c {
+                    let i = sw.index(row, col);
+                    assert!(i / c == row, "c {c}: row {row} col {col} leaves its row");
+                    assert!(!seen[(i % c) as usize]);
+                    seen[(i % c) as usize] = true;
+                    if col % 8 != 0 {
+                        assert_eq!(i, sw.index(row, col - 1) + 1);
+                    }
+                }
+            }
+            for r0 in (0..64u64).step_by(8) {
+                for chunk in 0..c / 8 {
+                    // The 16-byte group of the 128-byte bank line each of the 8 rows falls on.
+                    let groups: std::collections::HashSet<u64> = (r0..r0 + 8)
+                        .map(|row| (sw.index(row, chunk * 8) * 2 / 16) % 8)
+                        .collect();
+                    assert_eq!(groups.len(), 8, "c {c}: rows {r0}.. chunk {chunk}");
+                }
+            }
+        }
+    }
+}

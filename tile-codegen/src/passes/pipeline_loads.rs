@@ -1,0 +1,227 @@
+//! `pipeline-loads`: in a loop whose body multiplies tiles with `dot` and stores nothing, each
+//! tile load whose address and mask depend only on the induction variable and on values from
+//! outside the loop is issued one iteration ahead: a prologue loads iteration `lb`'s tile before
+//! the loop, the loop carries the loaded tile, and the body first loads iteration `i + step`'s
+//! tile (masked off past the upper bound, so it never touches memory the loop would not) and then
+//! works on the carried one. The global-memory latency of the next tile overlaps this
+//! iteration's `dot` (two stages, in registers; shared-memory rings filled by `cp.async` are the
+//! next step).
+//!
+//! It runs on tile-level IR, first in the GPU pipeline, so the interpreter runs the loop as
+//! written; `assign-layouts` then treats the carried tiles like any carried value.
+
+use std::collections::{HashMap, HashSet};
+
+use tile_core::ir::{CmpPred, DType, Elem, Function, OpId, OpKind, Type, ValueDef, ValueId};
+
+/// Runs the pass.
+pub fn run(f: &mut Function) {
+    let loops: Vec<OpId> = f
+        .walk()
+        .into_iter()
+        .filter(|&op| matches!(f.op(op).kind, OpKind::For))
+        .collect();
+    for l in loops {
+        pipeline(f, l);
+    }
+}
+
+/// Pipelines the loads of the loop `l` where the rules of the module documentation allow.
+fn pipeline(f: &mut Function, l: OpId) {
+    let Some(&region) = f.op(l).regions.first() else {
+        return;
+    };
+    let body = f.regions[region.index()].blocks[0];
+    let ops = f.blocks[body.index()].ops.clone();
+    let has_dot = ops.iter().any(|&o| matches!(f.op(o).kind, OpKind::Dot));
+    // Only the body's own ops: a nested loop or branch could store.
+    let plain = ops.iter().all(|&o| {
+        !matches!(
+            f.op(o).kind,
+            OpKind::Store { .. } | OpKind::For | OpKind::If
+        )
+    });
+    if !has_dot || !plain {
+        return;
+    }
+    let iv = f.blocks[body.index()].args[0];
+    let in_body: HashSet<OpId> = ops.iter().copied().collect();
+    let loads: Vec<OpId> = ops
+        .iter()
+        .copied()
+        .filter(|&o| {
+            matches!(f.op(o).kind, OpKind::Load { .. }) && f.ty(f.op(o).results[0]).is_tensor()
+        })
+        .collect();
+    for load in loads {
+        // The body ops the load depends on, in body order; none may read a carried value or
+        // another load.
+        let Some(slice) = backward_slice(f, load, &in_body, iv, body) else {
+            continue;
+        };
+        let (lb, ub, step) = {
+            let d = f.op(l);
+            (d.operands[0], d.operands[1], d.operands[2])
+        };
+        // Prologue: the slice with iv = lb, before the loop.
+        let outer = f.op(l).block;
+        let at = f.blocks[outer.index()]
+            .ops
+            .iter()
+            .position(|&o| o == l)
+            .unwrap_or(0);
+        let (first, _) = clone_masked_load(f, &slice, load, iv, lb, ub, outer, at);
+        // The loop carries the tile.
+        let ty = f.ty(f.op(load).results[0]).clone();
+        f.ops[l.index()].operands.push(first);
+        let carried = f.add_block_arg(body, ty.clone());
+        f.add_result(l, ty);
+        let old = f.op(load).results[0];
+        // The body: iv_next = iv + step, then the next tile, first thing.
+        let next_iv = f.insert_op(
+            body,
+            0,
+            OpKind::Binary(tile_core::ir::BinOp::Add),
+            vec![iv, step],
+            vec![Type::scalar(DType::I32)],
+        );
+        let next_iv = f.op(next_iv).results[0];
+        let (next, _) = clone_masked_load(f, &slice, load, iv, next_iv, ub, body, 1);
+        // Uses of the old load (in the body) read the carried tile; the yield passes the next.
+        for &o in &f.blocks[body.index()].ops.clone() {
+            for operand in &mut f.ops[o.index()].operands {
+                if *operand == old {
+                    *operand = carried;
+                }
+            }
+        }
+        if let Some(&y) = f.blocks[body.index()].ops.last() {
+            if matches!(f.op(y).kind, OpKind::Yield) {
+                f.ops[y.index()].operands.push(next);
+            }
+        }
+        f.detach(load);
+    }
+}
+
+/// The ops of `body` that `load` depends on (itself last), in body order; `None` when it depends
+/// on a block argument other than `iv` or on another load.
+fn backward_slice(
+    f: &Function,
+    load: OpId,
+    in_body: &HashSet<OpId>,
+    iv: ValueId,
+    body: tile_core::ir::BlockId,
+) -> Option<Vec<OpId>> {
+    let mut need: HashSet<OpId> = HashSet::new();
+    let mut stack = vec![load];
+    while let Some(op) = stack.pop() {
+        if !need.insert(op) {
+            continue;
+        }
+        for &v in &f.op(op).operands {
+            match f.values[v.index()].def {
+                ValueDef::BlockArg(b, _) if b == body && v != iv => return None,
+                ValueDef::BlockArg(..) => {}
+                ValueDef::OpResult(d, _) => {
+                    if in_body.contains(&d) {
+                        if d != load && matches!(f.op(d).kind, OpKind::Load { .. }) {
+                            return None;
+                        }
+                        stack.push(d);
+                    }
+                }
+            }
+        }
+    }
+    Some(
+        f.blocks[body.index()]
+            .ops
+            .iter()
+            .copied()
+            .filter(|o| need.contains(o))
+            .collect(),
+    )
+}
+
+/// Clones `slice` (ending with `load`) into `block` at `at` with `iv` replaced by `new_iv`, the
+/// load masked by `new_iv < ub` as well; returns the loaded tile and the position after the
+/// inserted ops.
+#[allow(clippy::too_many_arguments)]
+fn clone_masked_load(
+    f: &mut Function,
+    slice: &[OpId],
+    load: OpId,
+    iv: ValueId,
+    new_iv: ValueId,
+    ub: ValueId,
+    block: tile_core::ir::BlockId,
+    mut at: usize,
+) -> (ValueId, usize) {
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    map.insert(iv, new_iv);
+    let emit =
+        |f: &mut Function, at: &mut usize, kind: OpKind, operands: Vec<ValueId>, ty: Type| {
+            let op = f.insert_op(block, *at, kind, operands, vec![ty]);
+            *at += 1;
+            f.op(op).results[0]
+        };
+    for &op in slice {
+        let d = f.op(op).clone();
+        let operands: Vec<ValueId> = d
+            .operands
+            .iter()
+            .map(|v| *map.get(v).unwrap_or(v))
+            .collect();
+        if op != load {
+            let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
+            let new = f.insert_op(block, at, d.kind.clone(), operands, tys);
+            at += 1;
+            for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
+                map.insert(r, n);
+            }
+            continue;
+        }
+        // The load, masked by new_iv < ub.
+        let ty = f.ty(d.results[0]).clone();
+        let mask_ty = ty.with_elem(Elem::Scalar(DType::I1));
+        let inside = emit(
+            f,
+            &mut at,
+            OpKind::Cmp(CmpPred::Lt),
+            vec![new_iv, ub],
+            Type::scalar(DType::I1),
+        );
+        let inside = emit(f, &mut at, OpKind::Splat, vec![inside], mask_ty.clone());
+        let (mask, other) = if operands.len() == 3 {
+            let m = emit(
+                f,
+                &mut at,
+                OpKind::Binary(tile_core::ir::BinOp::And),
+                vec![operands[1], inside],
+                mask_ty,
+            );
+            (m, operands[2])
+        } else {
+            let Some(dt) = ty.dtype() else {
+                return (operands[0], at);
+            };
+            let zero = match dt {
+                DType::F16 | DType::BF16 | DType::F32 => tile_core::ir::ConstValue::Float(0.0),
+                DType::I1 | DType::I32 | DType::I64 => tile_core::ir::ConstValue::Int(0),
+            };
+            let z = emit(f, &mut at, OpKind::Constant(zero), vec![], Type::scalar(dt));
+            let z = emit(f, &mut at, OpKind::Splat, vec![z], ty.clone());
+            (inside, z)
+        };
+        let v = emit(
+            f,
+            &mut at,
+            d.kind.clone(),
+            vec![operands[0], mask, other],
+            ty,
+        );
+        return (v, at);
+    }
+    (new_iv, at)
+}
