@@ -55,7 +55,7 @@
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
 //! | `t.roll(shift, axis)` | rotate along `axis` (NumPy's `roll`: element `j` takes element `(j - shift) mod n`); `shift` and `axis` are compile-time integers. A shift of half the extent, as rotary embeddings use, is a lane shuffle or a register swap in most layouts |
 //! | `zeros(shape)`, `full(shape, v)` | an f32 tile of zeros / a tile of `v`; `shape` is `N` or `[M, N]` |
-//! | `dot(a, b)`, `dot(a, b, acc)` | `acc + a @ b` for an `M × K` and a `K × N` tile of one float type, f32 result: per element the ordered chain of f32 fused multiply-adds over `k` (bit-identical on both back ends) |
+//! | `dot(a, b)`, `dot(a, b, acc)` | `acc + a @ b` for an `M × K` and a `K × N` tile of one float type, f32 result. The interpreter computes per element the ordered chain of f32 fused multiply-adds over `k`. On the GPU, f16 and bf16 tiles of at least 16 × 16 × 8 (`M × K × N`) run on tensor cores (`mma.sync.m16n8k16`, f32 accumulation), which sum in their own order: results agree with the interpreter and with an exact reference within `(K + 2) · 2⁻²² · (|acc| + Σₖ |aₖ bₖ|)` per element (products of 16-bit values are exact in f32). f32 tiles keep the ordered FMA chain on the GPU too (bit-identical) |
 //!
 //! Control flow: `for i in a..b { … }` and `for i in (a..b).step_by(S) { … }` (`i32` bounds, a
 //! positive compile-time step) and `if c { … } else if … { … } else { … }` on a scalar `bool`.

@@ -25,10 +25,11 @@ fn gemm_matches_reference_on_awkward_shapes() {
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
         let mut c = dev.upload(&vec![f16::NAN; m * n]).unwrap();
         let mut c32 = dev.upload(&vec![f32::NAN; m * n]).unwrap();
-        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 64));
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-        gemm::launch(&dev, grid, &da, &db, &mut c, mi, ni, ki).unwrap();
-        gemm_f32::launch(&dev, grid, &da, &db, &mut c32, mi, ni, ki).unwrap();
+        gemm::launch(&dev, grid, &da, &db, &mut c, mi, ni, ki, 64).unwrap();
+        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+        gemm_f32::launch(&dev, grid, &da, &db, &mut c32, mi, ni, ki, 128).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
         for i in 0..m {
             for j in 0..n {

@@ -1,32 +1,65 @@
 #!/usr/bin/env python3
-"""PyTorch eager and Triton baselines for every kernel family of the `tile` examples.
+"""PyTorch eager, cuBLAS and Triton baselines for every kernel family of the `tile` examples.
 
-For each (kernel, shape, dtype) that the Rust examples in `examples/*/` time at GPU sizes, this
-measures, where they exist:
+For each (kernel, shape, dtype) that the Rust examples in `examples/*/` time at GPU sizes, and for
+the GEMM families of issue 9, this measures, where they exist:
 
 - `torch_unfused`: PyTorch eager written step by step after the example's unfused form (the same
   steps and intermediates; PyTorch may need a few extra small kernels for per-row scalars or for
-  dtype promotion: the row's `ops` field lists the calls);
+  dtype promotion: the row's `ops` field lists the calls), or, for the GEMM families, what a
+  PyTorch user writes (`torch.addmm` then `F.relu` / `F.gelu`; `torch.matmul` then
+  `torch.softmax(dtype=float32)`);
 - `torch_native`: PyTorch's own op for the job (F.layer_norm, torch.softmax, F.rms_norm, F.gelu,
-  F.silu/F.gelu * gate). For fused_bias_gelu and act_and_mul this is the same two kernels as
-  `torch_unfused` (PyTorch has no single-kernel form), only with freshly allocated outputs;
-- `triton`: a @triton.jit kernel written here, fused the way the Rust fused kernel is (one program
-  per row, per block of elements, or per (head block, token)).
+  F.silu/F.gelu * gate, `torch._addmm_activation` = cuBLASLt's fused bias + ReLU/GELU-tanh
+  epilogue). For fused_bias_gelu and act_and_mul this is the same two kernels as `torch_unfused`
+  (PyTorch has no single-kernel form), only with freshly allocated outputs;
+- `cublas`: `torch.matmul` (gemm; `torch.mm(out_dtype=float32)` for the f32-output variant), and
+  `cublas_gemm_only` in softmax_regression: the matmul alone, a ceiling, not the whole job;
+- `triton`, `triton_unfused`, `triton_fused`, `triton_fused_split`: @triton.jit kernels. Where a
+  public Triton kernel exists for the job it is used, written out here in our own code structure
+  and marked in the row's `source` field:
+    - "triton-tutorial": Triton's official tutorials: 02-fused-softmax (fused_softmax and the
+      softmax of softmax_regression's triton_unfused: rows strided over an occupancy-sized
+      persistent grid, 8 warps, num_stages by shared memory size), 05-layer-norm
+      (`_layer_norm_fwd_fused`: BLOCK_SIZE = min(65536 // elem_size, next_pow2(N)), num_warps =
+      min(max(BLOCK_SIZE // 256, 1), 8)), 03-matrix-multiplication (`matmul_kernel`: GROUP_SIZE_M
+      swizzle, masked K loop, autotuned over the tutorial's `get_cuda_autotune_config()` keyed on
+      M, N, K; gemm_bias_act adds the bias and the activation in its epilogue, where the tutorial
+      fuses leaky_relu, and also keys the tuning on the activation);
+    - "liger": Liger-Kernel's fused_add_rms_norm forward (fused_add_rmsnorm; casting mode "llama",
+      its default; BLOCK_SIZE and num_warps by its `calculate_settings`), launched in place;
+    - "ours": written here where no public kernel exists (element-wise chains, bias + GELU,
+      act_and_mul, mean_center, qk_norm_rope, softmax_regression_simple's document kernel, and the
+      two fused softmax_regression kernels).
+  Torch and cuBLAS rows have `source` "pytorch".
 
 Method (as examples/common/mod.rs and the device METHOD.md): seeded random inputs in the examples'
 ranges (never zeros); every impl is first checked against a float64 reference computed with torch
 on the device, with outputs poisoned with NaN (in-place buffers restored from pristine copies),
 by relative L2 error (pass/fail against the examples' tolerances; NaN never passes) and max
-absolute error; then timed: warm-up runs, then the median over many runs, each bracketed by CUDA
-events and synchronized (as the Rust `time_ms`, so launch gaps count the same way). Where the
-Triton kernel takes under 75 us (launch-bound, as the Rust GRAPH_BELOW_MS), every impl of that case
-is also timed as a CUDA-graph replay (median of 30 timings of 20 back-to-back replays, after the
-graph's output was checked). Effective GB/s counts the minimal traffic as the Rust examples do
-(each input read once, each output written once) and is also given as % of the device-to-device
-copy bandwidth measured in the same run (a 1 GiB copy_, counting bytes read plus bytes written;
-measured at the start and again at the end).
+absolute error. Then timed, like `triton.testing.do_bench`: after warm-up, each timing sample is
+a batch of back-to-back launches (as many as make ~0.2 ms of device work, 1 to 50) timed with a
+pair of CUDA events and divided by the batch; before every sample the L2 is flushed (a 256 MB
+buffer zeroed) and the GPU is held busy (`torch.cuda._sleep`) for longer than the host takes to
+enqueue the batch, so that no Python launch cost lands between the events: the rows are device
+time. No synchronization between samples; the row's `ms` is the median over `--reps` samples
+(`batch` and `samples` are in the row). Where the case's Triton kernel takes under 75 us
+(launch-bound, as the Rust GRAPH_BELOW_MS), every impl of that case is also timed as a CUDA-graph
+replay (the graph's output checked first, then the same sampling with at least 20 replays per
+sample). Effective GB/s counts the minimal traffic as the Rust examples do (each input read once,
+each output written once) and is also given as % of the device-to-device copy bandwidth measured
+in the same run (a 1 GiB copy_, counting bytes read plus bytes written; measured at the start and
+again at the end). GEMM rows also carry `flops` (2 M N K), `tflops` and `pct_cublas` (100 x
+cuBLAS's time / this row's time, cuBLAS's plain GEMM of the same M, N, K and dtype in this run).
 
-Run on the GPU machine (full run: about 30 s on an H100, Triton compiles included):
+Autotuning: the autotuned kernels (the tutorial matmul and the fused softmax_regression kernels)
+are tuned by Triton's autotuner at their first launch (the check), each config benchmarked for 40
+ms (Triton's default is 100 ms; shortened to keep the run short). Before that, every config of
+the case is compiled in a thread pool (`triton.AsyncCompileMode`), since the autotuner compiles
+its configs one after the other.
+
+Run on the GPU machine (full run: a few minutes on an H100, Triton compiles and autotuning
+included; the GEMM families are most of it):
 
     python3 bench/python/baseline.py --out $OUT/baseline.json
 
@@ -34,24 +67,27 @@ Options: `--filter SUBSTR` (only kernels whose name contains it), `--quick` (the
 shapes only, few repetitions), `--graph-all` (CUDA graphs for every case), `--device cpu` (smoke test
 without a GPU: sets TRITON_INTERPRET=1, implies --quick; timings there are meaningless).
 
-Output: JSON with one row per measurement {kernel, variant, shape, dtype, impl, graph, ms, gbps,
-pct_copy, max_err, rel_err, ok, ...}, the check-only results of the small shapes, the device,
-versions, copy bandwidth and date; a Markdown table at the end of stdout. Exit code 1 if any check
-failed or any impl raised.
+Output: JSON with one row per measurement {kernel, variant, shape, dtype, impl, source, graph, ms,
+gbps, pct_copy, max_err, rel_err, ok, ...; GEMM rows also flops, tflops, pct_cublas; autotuned
+rows config}, the check-only results of the small shapes, the device, versions, copy bandwidth and
+date; a Markdown table at the end of stdout. Exit code 1 if any check failed or any impl raised.
 
-Plain (non-graph) rows include the host launch cost, as the Rust plain rows do: Triton's Python
-launch path costs tens of microseconds, which dominates the small sizes; the graph rows are device
-time. On the CPU the interpreter truncates f32 -> bf16 where the GPU rounds to nearest even, so the
-smoke test patches the interpreter to round like the GPU (patch_interpreter_bf16_rounding).
+On the CPU the Triton 3.6 interpreter needs a few patches to behave like the GPU
+(patch_interpreter): it truncates f32 -> bf16 where the GPU rounds to nearest even, does bf16
+arithmetic and tl.dot on the raw 16-bit integers, and (with NumPy >= 2.4) cannot turn a program
+id into a Python int for a loop bound.
 
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
 act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim];
-softmax_regression_simple [batch, dim, classes] (x @ w through cuBLAS, then softmax, against a
-Triton kernel with `tl.dot` in IEEE f32).
+softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 probabilities)
+[batch, dim, classes]; gemm and gemm_bias_act [M, N, K] (A row-major M x K, B row-major K x N, C
+M x N in the input dtype; gemm's variant "out_f32": C in f32; gemm_bias_act's variant is the
+activation: relu, gelu (erf), gelu_tanh).
 """
 
 import argparse
 import datetime
+import itertools
 import json
 import math
 import os
@@ -70,7 +106,7 @@ def parse_args(argv=None):
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--graph-all", action="store_true", help="CUDA-graph timings for every case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs before timing")
-    p.add_argument("--reps", type=int, default=None, help="timed runs (median taken)")
+    p.add_argument("--reps", type=int, default=None, help="timing samples (median taken)")
     a = p.parse_args(argv)
     if a.device == "cpu":
         a.quick = True
@@ -101,37 +137,90 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
 F32 = torch.float32
 NAN = float("nan")
 GRAPH_BELOW_MS = 0.075  # as examples/common/mod.rs
-GRAPH_REPLAYS = 20
+GRAPH_REPLAYS = 20  # at least this many replays per timing sample of a CUDA graph
 BLOCK = 1024  # elements (or columns) per program of the element-wise kernels, as in Rust
+L2_FLUSH_BYTES = 256 << 20  # zeroed before every timing sample, as triton.testing.do_bench
+SAMPLE_MS = 0.2  # device time aimed at per timing sample (a batch of launches)
+MAX_BATCH = 50  # launches per timing sample at most
+AUTOTUNE_WARMUP_MS, AUTOTUNE_REP_MS = 10, 40  # per config (Triton's defaults: 25 and 100)
 
 ROWS = []  # timed measurements
 CHECKS = []  # check-only results (small shapes in a full run)
 FAILURES = []
 COPY_GBPS = None
+CUBLAS_MS = {}  # (gemm key, graph) -> cuBLAS's time in this run, for pct_cublas
 
 
 # ----------------------------------------------------------------------------------------------
-# Infrastructure: inputs, checks, timing, reporting
+# Infrastructure: interpreter patches, inputs, checks, timing, reporting
 # ----------------------------------------------------------------------------------------------
 
 
-def patch_interpreter_bf16_rounding():
-    """CPU smoke test only: Triton 3.6's interpreter truncates f32 -> bf16 where the GPU rounds
-    to nearest even; make it round like the GPU so the bf16 checks mean the same thing."""
+def _bf16_bits_to_f32(u16):
+    u = numpy.ascontiguousarray(u16, dtype=numpy.uint16).astype(numpy.uint32) << 16
+    return u.view(numpy.float32)
+
+
+def _f32_to_bf16_bits(f):
+    """Round to nearest even, as the GPU (NaN stays NaN)."""
+    f = numpy.ascontiguousarray(f, dtype=numpy.float32)
+    u = f.view(numpy.uint32).astype(numpy.uint64)
+    out = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(numpy.uint16)
+    out[numpy.isnan(f)] = 0x7FC0
+    return out
+
+
+def patch_interpreter():
+    """CPU smoke test only: make Triton 3.6's interpreter compute like the GPU where it does not.
+
+    - f32 -> bf16 casts truncate; the GPU rounds to nearest even;
+    - bf16 tensors are held as uint16 and +, -, *, / and tl.dot act on those integers; here they
+      are done in f32 and rounded to bf16 (one rounding, as the GPU's bf16 instructions);
+    - `int()` of a program id (a 1-element array) fails with NumPy >= 2.4, so a loop bounded by
+      one (the tutorial softmax's `tl.range(pid, n_rows, num_programs)`) cannot run."""
     from triton.runtime import interpreter as ti
 
-    orig = ti.InterpreterBuilder.cast_impl
+    orig_cast = ti.InterpreterBuilder.cast_impl
 
     def cast_impl(self, src, dst_type):
         if src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16:
-            f = numpy.ascontiguousarray(src.data, dtype=numpy.float32)
-            u = f.view(numpy.uint32).astype(numpy.uint64)
-            out = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(numpy.uint16)
-            out[numpy.isnan(f)] = 0x7FC0
-            return ti.TensorHandle(out, tl.bfloat16)
-        return orig(self, src, dst_type)
+            return ti.TensorHandle(_f32_to_bf16_bits(src.data), tl.bfloat16)
+        return orig_cast(self, src, dst_type)
 
     ti.InterpreterBuilder.cast_impl = cast_impl
+
+    for name, op in (("create_fadd", numpy.add), ("create_fsub", numpy.subtract),
+                     ("create_fmul", numpy.multiply), ("create_fdiv", numpy.divide)):
+        orig = getattr(ti.InterpreterBuilder, name)
+
+        def binary(self, lhs, rhs, orig=orig, op=op):
+            if lhs.dtype.scalar == tl.bfloat16 and rhs.dtype.scalar == tl.bfloat16:
+                out = op(_bf16_bits_to_f32(lhs.data), _bf16_bits_to_f32(rhs.data))
+                return ti.TensorHandle(_f32_to_bf16_bits(out), tl.bfloat16)
+            return orig(self, lhs, rhs)
+
+        setattr(ti.InterpreterBuilder, name, binary)
+
+    orig_dot = ti.InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        def f32(h):
+            if h.dtype.scalar == tl.bfloat16:
+                return ti.TensorHandle(_bf16_bits_to_f32(h.data), tl.float32)
+            return h
+
+        return orig_dot(self, f32(a), f32(b), d, input_precision, max_num_imprecise_acc)
+
+    ti.InterpreterBuilder.create_dot = create_dot
+
+    orig_patch_tensor = ti._patch_lang_tensor
+
+    def patch_lang_tensor(tensor, scope):
+        orig_patch_tensor(tensor, scope)
+        scope.set_attr(tensor, "__index__",
+                       lambda self: int(numpy.asarray(self.handle.data).reshape(-1)[0]))
+
+    ti._patch_lang_tensor = patch_lang_tensor
 
 
 def sync():
@@ -152,6 +241,12 @@ class Rand:
 
     def randint(self, hi, shape):
         return torch.randint(0, hi, shape, generator=self.g, device=DEV, dtype=torch.int32)
+
+
+def rel_l2(o, r):
+    d = float(torch.linalg.vector_norm(o.double() - r))
+    n = float(torch.linalg.vector_norm(r))
+    return d / n if n > 0 else d
 
 
 def compare(outs, refs, tols, names):
@@ -177,33 +272,74 @@ def compare(outs, refs, tols, names):
     return ok, rel, max_abs, detail
 
 
-def time_plain(fn):
-    """Median ms of ARGS.reps runs, each bracketed by CUDA events and synchronized, after
-    ARGS.warmup untimed runs (as `time_ms` of examples/common/mod.rs)."""
-    for _ in range(ARGS.warmup):
-        fn()
-    sync()
-    times = []
-    if ON_GPU:
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        for _ in range(ARGS.reps):
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-    else:
-        for _ in range(ARGS.reps):
-            t0 = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+class Timer:
+    """Device time of a launch function, sampled as triton.testing.do_bench does (L2 flushed
+    before every sample, no synchronization between samples), with a batch of back-to-back
+    launches per sample and the GPU held busy while the host enqueues the batch."""
+
+    def __init__(self):
+        self.flush = None
+        self.cycles_per_ms = None
+        if ON_GPU:
+            self.flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device=DEV)
+            # Clock cycles per ms of torch.cuda._sleep: the largest of three ~10 ms sleeps (the
+            # highest clock seen; a hold computed from it is long enough at any lower clock).
+            self.cycles_per_ms = 0.0
+            cycles = 20_000_000
+            for _ in range(3):
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                torch.cuda._sleep(cycles)
+                e.record()
+                e.synchronize()
+                self.cycles_per_ms = max(self.cycles_per_ms, cycles / max(s.elapsed_time(e), 1e-3))
+
+    def _samples(self, launch, batch, host_ms, n):
+        """n samples of `batch` launches each: ms per launch."""
+        hold_ms = 2.0 * host_ms * batch + 0.05
+        cycles = int(hold_ms * self.cycles_per_ms)
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+        for i in range(n):
+            self.flush.zero_()
+            torch.cuda._sleep(cycles)  # the host enqueues the batch meanwhile
+            starts[i].record()
+            for _ in range(batch):
+                launch()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) / batch for s, e in zip(starts, ends)]
+
+    def time(self, launch, min_batch=1, samples=None):
+        """(median ms per launch, batch, samples)."""
+        samples = samples or ARGS.reps
+        for _ in range(ARGS.warmup):
+            launch()
+        if not ON_GPU:
+            times = []
+            for _ in range(samples):
+                t0 = time.perf_counter()
+                launch()
+                times.append((time.perf_counter() - t0) * 1e3)
+            return statistics.median(times), 1, samples
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(5):
+            launch()
+        host_ms = (time.perf_counter() - t0) * 1e3 / 5  # enqueue cost, device still running
+        torch.cuda.synchronize()
+        est = min(self._samples(launch, 5, host_ms, 3))
+        batch = max(min_batch, min(MAX_BATCH, math.ceil(SAMPLE_MS / max(est, 1e-4))))
+        times = self._samples(launch, batch, host_ms, samples)
+        return statistics.median(times), batch, samples
+
+
+TIMER = None
 
 
 def time_graph(fn, reset, refs, tols, names):
-    """One CUDA-graph replay of `fn`: capture, check the graph's output from fresh inputs, then the
-    median of 30 timings of GRAPH_REPLAYS back-to-back replays, divided by GRAPH_REPLAYS."""
+    """One CUDA-graph replay of `fn`: capture, check the graph's output from fresh inputs, then
+    time the replays as TIMER does (at least GRAPH_REPLAYS back-to-back replays per sample)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -218,44 +354,48 @@ def time_graph(fn, reset, refs, tols, names):
     g.replay()
     torch.cuda.synchronize()
     check = compare(outs, refs, tols, names)
-    for _ in range(5):
-        g.replay()
-    torch.cuda.synchronize()
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(30):
-        start.record()
-        for _ in range(GRAPH_REPLAYS):
-            g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / GRAPH_REPLAYS)
+    ms, batch, samples = TIMER.time(g.replay, min_batch=GRAPH_REPLAYS)
     del g, outs
-    return statistics.median(times), check
+    return ms, batch, samples, check
 
 
 def shape_str(shape):
     return "x".join(str(s) for s in shape)
 
 
-def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, names, timed):
+def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, names, timed,
+             flops=None, gemm_key=None, gate_impl="triton"):
     """Checks every impl against `refs` (after `reset()`), then times it if `timed`.
 
-    impls: list of (impl name, ops description, fn); fn() launches the impl and returns its output
-    tensors in the order of `refs` (`tols` and `names` give each output's tolerance and name).
+    impls: list of (impl name, ops description, fn) or (impl, ops, fn, meta); fn() launches the
+    impl and returns its output tensors in the order of `refs` (`tols` and `names` give each
+    output's tolerance and name). meta (optional dict): `source` (provenance, default "pytorch"),
+    `refs`/`tols`/`names` (this impl's own outputs and references), `config` (a function giving
+    the autotuned config after the check, for the row). flops: work of one launch (GEMM rows);
+    gemm_key: the (M, N, K, dtype, variant) of the cuBLAS GEMM that `pct_cublas` compares with
+    (set by this case's `cublas` impl, or looked up from the gemm family's rows of this run).
     """
     label = f"{kernel}{'/' + variant if variant else ''} {shape_str(shape)} {dtype}"
     plain = {}
-    for impl, ops, fn in impls:
+    case_rows = []
+    for spec in impls:
+        impl, ops, fn = spec[:3]
+        meta = spec[3] if len(spec) > 3 else {}
+        c_refs = meta.get("refs", refs)
+        c_tols = meta.get("tols", tols)
+        c_names = meta.get("names", names)
         base = {"kernel": kernel, "variant": variant, "shape": list(shape), "dtype": dtype,
-                "impl": impl, "ops": ops, "bytes": nbytes}
+                "impl": impl, "source": meta.get("source", "pytorch"), "ops": ops, "bytes": nbytes}
+        if flops:
+            base["flops"] = flops
         try:
             reset()
             outs = fn()
             sync()
-            ok, rel, max_abs, detail = compare(outs, refs, tols, names)
+            ok, rel, max_abs, detail = compare(outs, c_refs, c_tols, c_names)
             del outs
+            if meta.get("config"):
+                base["config"] = meta["config"]()
         except Exception as e:  # one broken impl must not hide the others
             traceback.print_exc()
             print(f"check {label} {impl}: raised {type(e).__name__}: {e} -> FAILED")
@@ -266,7 +406,7 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
             continue
         worst = ", ".join(f"{d['output']} rel {d['rel_l2']:.2e} max abs {d['max_abs']:.2e} "
                           f"(tol {d['tol']:.0e})" for d in detail)
-        print(f"check {label:<44} {impl:<13}: {worst} -> {'ok' if ok else 'FAILED'}")
+        print(f"check {label:<44} {impl:<18}: {worst} -> {'ok' if ok else 'FAILED'}")
         if not ok:
             FAILURES.append(f"{label} {impl}: {worst}")
         check = dict(base, max_err=max_abs, rel_err=rel, ok=ok, errors=detail)
@@ -275,7 +415,7 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
             continue
         try:
             reset()
-            ms = time_plain(fn)
+            ms, batch, samples = TIMER.time(fn)
         except Exception as e:
             traceback.print_exc()
             FAILURES.append(f"{label} {impl} timing: {e}")
@@ -283,36 +423,67 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
                              error=f"{type(e).__name__}: {e}"))
             continue
         plain[impl] = ms
-        ROWS.append(dict(check, graph=False, **rate(ms, nbytes)))
+        row = dict(check, graph=False, batch=batch, samples=samples, **rate(ms, nbytes, flops))
+        ROWS.append(row)
+        case_rows.append(row)
+    set_pct_cublas(case_rows, plain, gemm_key, False)
     if not (timed and ON_GPU and plain):
         return
-    gate = plain.get("triton", min(plain.values()))
+    gate = plain.get(gate_impl, min(plain.values()))
     if not (ARGS.graph_all or gate < GRAPH_BELOW_MS):
         return
-    for impl, ops, fn in impls:
+    graph = {}
+    case_rows = []
+    for spec in impls:
+        impl, ops, fn = spec[:3]
+        meta = spec[3] if len(spec) > 3 else {}
         if impl not in plain:
             continue
         base = {"kernel": kernel, "variant": variant, "shape": list(shape), "dtype": dtype,
-                "impl": impl, "ops": ops, "bytes": nbytes, "graph": True}
+                "impl": impl, "source": meta.get("source", "pytorch"), "ops": ops, "bytes": nbytes,
+                "graph": True}
+        if flops:
+            base["flops"] = flops
         try:
-            ms, (ok, rel, max_abs, detail) = time_graph(fn, reset, refs, tols, names)
+            ms, batch, samples, (ok, rel, max_abs, detail) = time_graph(
+                fn, reset, meta.get("refs", refs), meta.get("tols", tols),
+                meta.get("names", names))
         except Exception as e:
             traceback.print_exc()
             FAILURES.append(f"{label} {impl} CUDA graph: {e}")
             ROWS.append(dict(base, ms=None, gbps=None, pct_copy=None, max_err=None, rel_err=None,
                              ok=False, error=f"{type(e).__name__}: {e}"))
             continue
-        print(f"check {label:<44} {impl + ' graph':<13}: rel {rel:.2e} max abs {max_abs:.2e} "
+        print(f"check {label:<44} {impl + ' graph':<18}: rel {rel:.2e} max abs {max_abs:.2e} "
               f"-> {'ok' if ok else 'FAILED'}")
         if not ok:
             FAILURES.append(f"{label} {impl} CUDA graph: rel {rel:.2e}")
-        ROWS.append(dict(base, max_err=max_abs, rel_err=rel, ok=ok, errors=detail,
-                         **rate(ms, nbytes)))
+        graph[impl] = ms
+        row = dict(base, max_err=max_abs, rel_err=rel, ok=ok, errors=detail, batch=batch,
+                   samples=samples, **rate(ms, nbytes, flops))
+        ROWS.append(row)
+        case_rows.append(row)
+    set_pct_cublas(case_rows, graph, gemm_key, True)
 
 
-def rate(ms, nbytes):
+def set_pct_cublas(rows, times, gemm_key, graph):
+    """pct_cublas = 100 x cuBLAS's GEMM time / the row's time, for rows with flops."""
+    if gemm_key is None:
+        return
+    if "cublas" in times:
+        CUBLAS_MS[(gemm_key, graph)] = times["cublas"]
+    ref = times.get("cublas_gemm_only") or CUBLAS_MS.get((gemm_key, graph))
+    for r in rows:
+        if ref and r.get("ms"):
+            r["pct_cublas"] = 100.0 * ref / r["ms"]
+
+
+def rate(ms, nbytes, flops=None):
     gbps = nbytes / (ms * 1e-3) / 1e9
-    return {"ms": ms, "gbps": gbps, "pct_copy": 100.0 * gbps / COPY_GBPS}
+    out = {"ms": ms, "gbps": gbps, "pct_copy": 100.0 * gbps / COPY_GBPS}
+    if flops:
+        out["tflops"] = flops / (ms * 1e-3) / 1e12
+    return out
 
 
 def plan(small, big):
@@ -328,7 +499,7 @@ def copy_bandwidth():
     nbytes = (1 << 30) if not ARGS.quick else (1 << 24)
     src = Rand(7).uniform(nbytes // 4, -1.0, 1.0)
     dst = torch.empty_like(src)
-    ms = time_plain(lambda: dst.copy_(src))
+    ms, _, _ = TIMER.time(lambda: dst.copy_(src))
     del src, dst
     return 2.0 * nbytes / (ms * 1e-3) / 1e9
 
@@ -353,8 +524,60 @@ def cdiv(a, b):
     return (a + b - 1) // b
 
 
+_EXECUTOR = None
+
+
+def precompile(kernel, *args, **kwargs):
+    """GPU only: compile every autotune config of `kernel` for these arguments at once in a thread
+    pool (Triton's AsyncCompileMode; the compiles release the GIL), so that the autotuner, which
+    compiles its configs one after the other at the first launch, finds them all compiled."""
+    global _EXECUTOR
+    if not ON_GPU or not hasattr(triton, "AsyncCompileMode"):
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    if _EXECUTOR is None:
+        _EXECUTOR = ThreadPoolExecutor(max_workers=min(32, max(2, os.cpu_count() or 8)))
+    try:
+        with triton.AsyncCompileMode(_EXECUTOR, ignore_errors=True):
+            kernel.warmup(*args, grid=(1,), **kwargs)
+    except Exception as e:  # the autotuner compiles them itself then
+        print(f"(parallel precompile skipped: {type(e).__name__}: {e})")
+
+
+_FAKE_TIMES = itertools.count()
+
+
+def autotune_bench(kernel_call, quantiles):
+    """The autotuner's benchmark: triton.testing.do_bench, shortened. On the CPU (interpreter)
+    every config runs once and gets a made-up time, so that different cases pick different
+    configs."""
+    if not ON_GPU:
+        kernel_call()
+        t = float(next(_FAKE_TIMES) % 3)
+        return [t, t, t]
+    return triton.testing.do_bench(kernel_call, warmup=AUTOTUNE_WARMUP_MS, rep=AUTOTUNE_REP_MS,
+                                   quantiles=quantiles)
+
+
+_PROPS = None
+
+
+def device_props():
+    global _PROPS
+    if _PROPS is None:
+        _PROPS = triton.runtime.driver.active.utils.get_device_properties(
+            torch.cuda.current_device())
+    return _PROPS
+
+
+# Provenance of a Triton impl (the row's `source`); torch / cuBLAS rows default to "pytorch".
+TUTORIAL = {"source": "triton-tutorial"}
+LIGER = {"source": "liger"}
+OURS = {"source": "ours"}
+
+
 # ----------------------------------------------------------------------------------------------
-# Triton kernels
+# Triton kernels written here ("ours": no public kernel for the job)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -417,7 +640,9 @@ def k_bias_gelu(x, bias, out, cols, APPROX: tl.constexpr, LIBDEVICE: tl.constexp
 
 @triton.jit
 def k_act_and_mul(x, out, d, ACT: tl.constexpr, BLOCK: tl.constexpr):
-    # out[r, j] = act(x[r, j]) * x[r, d + j]; program (column block, row).
+    # out[r, j] = act(x[r, j]) * x[r, d + j]; program (column block, row). (Liger-Kernel's
+    # swiglu/geglu kernels take the two halves as separate tensors sharing one row stride, and its
+    # geglu is the tanh form only, so they do not fit this packed layout.)
     j = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = j < d
     row = tl.program_id(1)
@@ -428,46 +653,6 @@ def k_act_and_mul(x, out, d, ACT: tl.constexpr, BLOCK: tl.constexpr):
     else:
         a = 0.5 * v * (1.0 + tl.erf(v * 0.7071067811865476))
     tl.store(out + row * d + j, (a * gate).to(out.dtype.element_ty), mask=m)
-
-
-@triton.jit
-def k_layernorm(x, w, b, y, n, eps, BLOCK: tl.constexpr):
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    offs = tl.program_id(0) * n + cols
-    v = tl.load(x + offs, mask=m, other=0.0).to(tl.float32)
-    mean = tl.sum(v, axis=0) / n
-    d = tl.where(m, v - mean, 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / n + eps)
-    out = d * rstd * tl.load(w + cols, mask=m).to(tl.float32) + tl.load(b + cols, mask=m).to(
-        tl.float32)
-    tl.store(y + offs, out.to(y.dtype.element_ty), mask=m)
-
-
-@triton.jit
-def k_add_rmsnorm(x, res, w, n, eps, BLOCK: tl.constexpr):
-    # In place: residual = x + residual (rounded, stored); x = residual * rsqrt(mean(r^2) + eps) * w.
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    offs = tl.program_id(0) * n + cols
-    s = tl.load(x + offs, mask=m, other=0.0).to(tl.float32) + tl.load(
-        res + offs, mask=m, other=0.0).to(tl.float32)
-    s = s.to(res.dtype.element_ty)
-    tl.store(res + offs, s, mask=m)
-    r = s.to(tl.float32)
-    inv = tl.math.rsqrt(tl.sum(r * r, axis=0) / n + eps)
-    tl.store(x + offs, (r * inv * tl.load(w + cols, mask=m).to(tl.float32)).to(x.dtype.element_ty),
-             mask=m)
-
-
-@triton.jit
-def k_softmax(x, out, n, BLOCK: tl.constexpr):
-    cols = tl.arange(0, BLOCK)
-    m = cols < n
-    offs = tl.program_id(0) * n + cols
-    v = tl.load(x + offs, mask=m, other=-float("inf"))
-    e = tl.exp(v - tl.max(v, axis=0))
-    tl.store(out + offs, e / tl.sum(e, axis=0), mask=m)
 
 
 @triton.jit
@@ -529,6 +714,449 @@ def k_qk_norm_rope(qkv, positions, cos_sin, qw, kw, stride, q_heads, heads, eps,
 
 
 # ----------------------------------------------------------------------------------------------
+# Public Triton kernels, in our own code structure: Triton's tutorials and Liger-Kernel
+# ----------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def k_softmax_tutorial(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
+                       BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+    # Mirrors `softmax_kernel` of Triton's tutorial 02-fused-softmax.py: a persistent grid, each
+    # program taking the rows pid, pid + num_programs, ... (software-pipelined over num_stages),
+    # a whole row per iteration. One change: the row is converted to f32 after the load (a no-op
+    # for the f32 rows of fused_softmax; softmax_regression feeds it f16/bf16 logits).
+    first = tl.program_id(0)
+    step = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    in_row = cols < n_cols
+    for row in tl.range(first, n_rows, step, num_stages=num_stages):
+        v = tl.load(input_ptr + row * input_row_stride + cols, mask=in_row,
+                    other=-float("inf")).to(tl.float32)
+        num = tl.exp(v - tl.max(v, axis=0))
+        tl.store(output_ptr + row * output_row_stride + cols, num / tl.sum(num, axis=0),
+                 mask=in_row)
+
+
+_SOFTMAX_LAUNCH = {}  # (shape, strides, dtypes) -> (compiled kernel, programs, block, stages)
+
+
+def tutorial_softmax(x, y):
+    """y = softmax(x) over rows, launched as tutorial 02-fused-softmax's `softmax(x)` does:
+    BLOCK_SIZE = next_pow2(n_cols), num_warps = 8, num_stages = 4 if the device has more than
+    200 KB of shared memory else 2, the kernel compiled first (warmup) to read its registers and
+    shared memory, then NUM_SM * occupancy persistent programs (at most n_rows). Cached per shape
+    (the tutorial recompiles-or-looks-up on every call: host cost only). On the CPU: 4 programs."""
+    n_rows, n_cols = x.shape
+    key = (n_rows, n_cols, x.stride(0), y.stride(0), x.dtype, y.dtype)
+    hit = _SOFTMAX_LAUNCH.get(key)
+    if hit is None:
+        block = triton.next_power_of_2(n_cols)
+        warps = 8
+        if ON_GPU:
+            props = device_props()
+            stages = 4 if props["max_shared_mem"] > 200000 else 2
+            kernel = k_softmax_tutorial.warmup(y, x, x.stride(0), y.stride(0), n_rows, n_cols,
+                                               BLOCK_SIZE=block, num_stages=stages,
+                                               num_warps=warps, grid=(1,))
+            kernel._init_handles()
+            occupancy = props["max_num_regs"] // (kernel.n_regs * props["warpSize"] * warps)
+            if kernel.metadata.shared:  # (the tutorial divides unguarded)
+                occupancy = min(occupancy, props["max_shared_mem"] // kernel.metadata.shared)
+            programs = max(1, min(props["multiprocessor_count"] * occupancy, n_rows))
+        else:
+            kernel, stages, programs = None, 2, min(n_rows, 4)
+        hit = (kernel, programs, block, stages, warps)
+        _SOFTMAX_LAUNCH[key] = hit
+    kernel, programs, block, stages, warps = hit
+    if kernel is None:
+        k_softmax_tutorial[(programs,)](y, x, x.stride(0), y.stride(0), n_rows, n_cols,
+                                        BLOCK_SIZE=block, num_stages=stages, num_warps=warps)
+    else:
+        kernel[(programs, 1, 1)](y, x, x.stride(0), y.stride(0), n_rows, n_cols, block, stages)
+    return y
+
+
+def tutorial_softmax_desc(x, y):
+    kernel, programs, block, stages, warps = _SOFTMAX_LAUNCH[
+        (x.shape[0], x.shape[1], x.stride(0), y.stride(0), x.dtype, y.dtype)]
+    regs = f", {kernel.n_regs} registers" if kernel is not None else ""
+    return (f"{programs} persistent programs, tile {block}, {warps} warps, {stages} stages"
+            f"{regs}")
+
+
+@triton.jit
+def k_layer_norm_fwd_tutorial(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    # Mirrors `_layer_norm_fwd_fused` of Triton's tutorial 05-layer-norm.py: one program per row,
+    # three passes over the row in BLOCK_SIZE chunks (sum for the mean, sum of squared deviations,
+    # normalize and write), f32 arithmetic; it also writes the row's mean and 1/std.
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    part = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        part += tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(part, axis=0) / N
+    part = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        v = tl.load(X + cols, mask=cols < N, other=0.0).to(tl.float32)
+        v = tl.where(cols < N, v - mean, 0.0)
+        part += v * v
+    rstd = 1 / tl.sqrt(tl.sum(part, axis=0) / N + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        m = cols < N
+        w = tl.load(W + cols, mask=m)
+        b = tl.load(B + cols, mask=m)
+        v = tl.load(X + cols, mask=m, other=0.0).to(tl.float32)
+        tl.store(Y + cols, (v - mean) * rstd * w + b, mask=m)
+
+
+def tutorial_layer_norm_settings(n, elem_size):
+    """The tutorial's LayerNorm.forward: (BLOCK_SIZE, num_warps). (The tutorial refuses rows over
+    64 KB, N > BLOCK_SIZE; the kernel loops over the row, so they are run here anyway.)"""
+    block = min(65536 // elem_size, triton.next_power_of_2(n))
+    return block, min(max(block // 256, 1), 8)
+
+
+@triton.jit
+def k_liger_fused_add_rms_norm_fwd(Y_ptr, Y_row_stride, S_ptr, S_row_stride, X_ptr, X_row_stride,
+                                   R_ptr, R_row_stride, W_ptr, RSTD_ptr, RSTD_row_stride, n_cols,
+                                   eps, offset, BLOCK_SIZE: tl.constexpr,
+                                   LIBDEVICE: tl.constexpr):
+    # Mirrors `_fused_add_rms_norm_forward_kernel` of Liger-Kernel
+    # (src/liger_kernel/ops/fused_add_rms_norm.py) in its default casting mode "llama": S = X + R
+    # in the storage type, stored; 1/rms of S in f32 (rsqrt of libdevice), stored per row;
+    # Y = (S * rstd) rounded to the storage type, times (offset + W). Liger's `.to(tl.float32)` on
+    # eps and offset (against fp64 scalars under torch.compile) is a no-op for an eager launch and
+    # is left out (the interpreter passes Python floats). Launched in place: Y = x, S = residual.
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK_SIZE)
+    mask = cols < n_cols
+    Y_ptr += row * Y_row_stride
+    S_ptr += row * S_row_stride
+    X_ptr += row * X_row_stride
+    R_ptr += row * R_row_stride
+    RSTD_ptr += row * RSTD_row_stride
+    X_row = tl.load(X_ptr + cols, mask=mask, other=0)
+    R_row = tl.load(R_ptr + cols, mask=mask, other=0)
+    S_row = X_row + R_row
+    tl.store(S_ptr + cols, S_row, mask=mask)
+    S_row_dtype = S_row.dtype
+    W_row = tl.load(W_ptr + cols, mask=mask, other=0)
+    S_row = S_row.to(tl.float32)
+    mean_square = tl.sum(S_row * S_row, axis=0) / n_cols
+    if LIBDEVICE:
+        rstd = libdevice.rsqrt(mean_square + eps)
+    else:
+        rstd = tl.math.rsqrt(mean_square + eps)
+    tl.store(RSTD_ptr, rstd)
+    S_row = (S_row * rstd).to(S_row_dtype)
+    tl.store(Y_ptr + cols, S_row * (offset + W_row), mask=mask)
+
+
+def liger_calculate_settings(n):
+    """Liger-Kernel's `calculate_settings` (src/liger_kernel/ops/utils.py): (BLOCK_SIZE,
+    num_warps) for a row of n."""
+    block = triton.next_power_of_2(n)
+    if block > 65536:
+        raise RuntimeError(f"n = {n} exceeds Liger's largest block (65536)")
+    warps = 4
+    if block >= 32768:
+        warps = 32
+    elif block >= 8192:
+        warps = 16
+    elif block >= 2048:
+        warps = 8
+    return block, warps
+
+
+def tutorial_matmul_configs():
+    """`get_cuda_autotune_config()` of Triton's tutorial 03-matrix-multiplication.py (all 16, the
+    tutorial's "good config for fp8 inputs" included, since it tunes over all of them):
+    (BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K, num_stages, num_warps), GROUP_SIZE_M = 8. On the
+    CPU (interpreter): two small tiles."""
+    table = [
+        (128, 256, 64, 3, 8), (64, 256, 32, 4, 4), (128, 128, 32, 4, 4), (128, 64, 32, 4, 4),
+        (64, 128, 32, 4, 4), (128, 32, 32, 4, 4), (64, 32, 32, 5, 2), (32, 64, 32, 5, 2),
+        (128, 256, 128, 3, 8), (256, 128, 128, 3, 8), (256, 64, 128, 4, 4), (64, 256, 128, 4, 4),
+        (128, 128, 128, 4, 4), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 32, 64, 4, 4),
+    ]
+    if not ON_GPU:
+        table = [(32, 32, 32, 2, 4), (16, 32, 32, 2, 4)]
+    return [triton.Config({"BLOCK_SIZE_M": m, "BLOCK_SIZE_N": n, "BLOCK_SIZE_K": k,
+                           "GROUP_SIZE_M": 8}, num_stages=s, num_warps=w)
+            for m, n, k, s, w in table]
+
+
+@triton.jit
+def _epilogue_act(acc, ACTIVATION: tl.constexpr, LIBDEVICE: tl.constexpr):
+    if ACTIVATION == "relu":
+        acc = tl.maximum(acc, 0.0)
+    elif ACTIVATION == "gelu":
+        acc = _gelu(acc, False, LIBDEVICE)
+    elif ACTIVATION == "gelu_tanh":
+        acc = _gelu(acc, True, LIBDEVICE)
+    elif ACTIVATION == "leaky_relu":  # the tutorial's own example
+        acc = tl.where(acc >= 0, acc, 0.01 * acc)
+    return acc
+
+
+@triton.jit
+def grouped_tile(pid, tiles_m, tiles_n, GROUP_SIZE_M: tl.constexpr):
+    # The (row tile, column tile) of program `pid` in the tutorial's grouped order: GROUP_SIZE_M
+    # row tiles are swept column by column before the next group (its "L2 cache optimization").
+    per_group = GROUP_SIZE_M * tiles_n
+    first_m = (pid // per_group) * GROUP_SIZE_M
+    group_rows = min(tiles_m - first_m, GROUP_SIZE_M)
+    return first_m + ((pid % per_group) % group_rows), (pid % per_group) // group_rows
+
+
+@triton.autotune(configs=tutorial_matmul_configs(), key=["M", "N", "K", "ACTIVATION"],
+                 do_bench=autotune_bench)
+@triton.jit
+def k_matmul_tutorial(a_ptr, b_ptr, c_ptr, bias_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                      stride_bn, stride_cm, stride_cn, BLOCK_SIZE_M: tl.constexpr,
+                      BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                      GROUP_SIZE_M: tl.constexpr, ACTIVATION: tl.constexpr,
+                      HAS_BIAS: tl.constexpr, LIBDEVICE: tl.constexpr):
+    # Mirrors `matmul_kernel` of Triton's tutorial 03-matrix-multiplication.py, with its configs
+    # and its key (M, N, K; the activation added, so that each fused epilogue is tuned for
+    # itself). C = act(A @ B + bias), f32 accumulation, written in C's dtype (the tutorial writes
+    # f16).
+    # 1. Tile order: GROUP_SIZE_M row tiles are swept column by column before the next group
+    #    (the tutorial's "L2 cache optimization").
+    pid_m, pid_n = grouped_tile(tl.program_id(axis=0), tl.cdiv(M, BLOCK_SIZE_M),
+                                tl.cdiv(N, BLOCK_SIZE_N), GROUP_SIZE_M)
+    # 2. Row and column indices wrap (% M, % N): every load is in bounds without a mask; only the
+    #    K tail is masked (zeros), and the store masks the edges.
+    rows = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+    cols = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+    ks = tl.arange(0, BLOCK_SIZE_K)
+    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for kb in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+        left = K - kb * BLOCK_SIZE_K
+        a = tl.load(a_tile, mask=ks[None, :] < left, other=0.0)
+        b = tl.load(b_tile, mask=ks[:, None] < left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_tile += BLOCK_SIZE_K * stride_ak
+        b_tile += BLOCK_SIZE_K * stride_bk
+    # 3. Epilogue in f32 (where the tutorial fuses leaky_relu), then the store.
+    out_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    out_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + out_n, mask=out_n < N, other=0.0).to(tl.float32)[None, :]
+    acc = _epilogue_act(acc, ACTIVATION, LIBDEVICE)
+    tl.store(c_ptr + out_m[:, None] * stride_cm + out_n[None, :] * stride_cn,
+             acc.to(c_ptr.dtype.element_ty), mask=(out_m[:, None] < M) & (out_n[None, :] < N))
+
+
+def _matmul_args(a, b, c, bias, activation):
+    m, k = a.shape
+    n = b.shape[1]
+    args = (a, b, c, bias, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+            c.stride(0), c.stride(1))
+    kwargs = {"ACTIVATION": activation, "HAS_BIAS": bias is not None, "LIBDEVICE": USE_LIBDEVICE}
+    return args, kwargs
+
+
+def tutorial_matmul(a, b, c, bias=None, activation=""):
+    """c = act(a @ b + bias) with the tutorial's kernel (its `matmul(a, b, activation)`, with the
+    output given)."""
+    args, kwargs = _matmul_args(a, b, c, bias, activation)
+    m, n = c.shape
+
+    def grid(meta):
+        return (triton.cdiv(m, meta["BLOCK_SIZE_M"]) * triton.cdiv(n, meta["BLOCK_SIZE_N"]),)
+
+    k_matmul_tutorial[grid](*args, **kwargs)
+    return c
+
+
+def precompile_matmul(a, b, c, bias=None, activation=""):
+    args, kwargs = _matmul_args(a, b, c, bias, activation)
+    precompile(k_matmul_tutorial, *args, **kwargs)
+
+
+def best_config(kernel):
+    return lambda: str(kernel.best_config)
+
+
+# ----------------------------------------------------------------------------------------------
+# softmax_regression, fused (ours): probs = softmax(x @ w) without the logits in memory
+# ----------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _logits_tile(x, w, rows, cols, D, sx, sw, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
+    # x[rows, :] @ w[:, cols] in f32 (tl.dot over D in BK slices; rows and cols in bounds).
+    ks = tl.arange(0, BK)
+    xp = x + rows[:, None] * sx + ks[None, :]
+    wp = w + ks[:, None] * sw + cols[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for kb in range(0, tl.cdiv(D, BK)):
+        left = D - kb * BK
+        acc = tl.dot(tl.load(xp, mask=ks[None, :] < left, other=0.0),
+                     tl.load(wp, mask=ks[:, None] < left, other=0.0), acc)
+        xp += BK
+        wp += BK * sw
+    return acc
+
+
+def smr_fused_configs():
+    """(BM, BN, BK, num_warps, num_stages) x RESCALE in {0, 1}; on the CPU two small ones."""
+    table = [(16, 16, 64, 4, 3), (16, 64, 64, 4, 3), (32, 128, 64, 4, 3), (64, 128, 64, 4, 3),
+             (64, 256, 64, 8, 3), (128, 128, 64, 8, 3), (128, 64, 64, 4, 4)]
+    if not ON_GPU:
+        return [triton.Config({"BM": 16, "BN": 32, "BK": 32, "RESCALE": r}, num_warps=4)
+                for r in (0, 1)]
+    return [triton.Config({"BM": bm, "BN": bn, "BK": bk, "RESCALE": r}, num_warps=nw,
+                          num_stages=ns)
+            for bm, bn, bk, nw, ns in table for r in (0, 1)]
+
+
+def _smr_prune(configs, nargs, **kwargs):
+    """RESCALE is moot when one class tile holds every class: keep RESCALE = 0 there."""
+    c = nargs["C"]
+    keep = [cfg for cfg in configs if not (cfg.kwargs["RESCALE"] and c <= cfg.kwargs["BN"])]
+    return keep or configs
+
+
+@triton.autotune(configs=smr_fused_configs(), key=["B", "D", "C"], do_bench=autotune_bench,
+                 prune_configs_by={"early_config_prune": _smr_prune})
+@triton.heuristics({"ONE_TILE": lambda a: a["C"] <= a["BN"]})
+@triton.jit
+def k_smr_fused(x, w, out, B, D, C, sx, sw, so, BM: tl.constexpr, BN: tl.constexpr,
+                BK: tl.constexpr, RESCALE: tl.constexpr, ONE_TILE: tl.constexpr):
+    # One program per BM rows; the logits of a (BM, BN) class tile come from tl.dot over D.
+    # ONE_TILE (C <= BN): softmax of the one tile in registers. Otherwise an online softmax over
+    # the class tiles (running max m and sum l, rescaled as the max grows), then a second pass
+    # that writes exp(z - m) / l: RESCALE = 0 recomputes each tile's logits, RESCALE = 1 stored
+    # the raw logits in `out` in the first pass and reads them back.
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    row_ok = rows < B
+    rr = rows % B
+    if ONE_TILE:
+        cols = tl.arange(0, BN)
+        z = _logits_tile(x, w, rr, cols % C, D, sx, sw, BM, BN, BK)
+        z = tl.where(cols[None, :] < C, z, -float("inf"))
+        e = tl.exp(z - tl.max(z, axis=1)[:, None])
+        tl.store(out + rows[:, None] * so + cols[None, :], e / tl.sum(e, axis=1)[:, None],
+                 mask=row_ok[:, None] & (cols[None, :] < C))
+    else:
+        m = tl.full((BM,), -float("inf"), tl.float32)
+        s = tl.zeros((BM,), dtype=tl.float32)
+        for n0 in range(0, C, BN):
+            cols = n0 + tl.arange(0, BN)
+            z = _logits_tile(x, w, rr, cols % C, D, sx, sw, BM, BN, BK)
+            z = tl.where(cols[None, :] < C, z, -float("inf"))
+            m_new = tl.maximum(m, tl.max(z, axis=1))
+            s = s * tl.exp(m - m_new) + tl.sum(tl.exp(z - m_new[:, None]), axis=1)
+            m = m_new
+            if RESCALE:
+                tl.store(out + rows[:, None] * so + cols[None, :], z,
+                         mask=row_ok[:, None] & (cols[None, :] < C))
+        inv = 1.0 / s
+        if RESCALE:
+            tl.debug_barrier()  # the second pass reads what other threads of the block stored
+        for n0 in range(0, C, BN):
+            cols = n0 + tl.arange(0, BN)
+            ok = row_ok[:, None] & (cols[None, :] < C)
+            if RESCALE:
+                z = tl.load(out + rows[:, None] * so + cols[None, :], mask=ok, other=0.0)
+            else:
+                z = _logits_tile(x, w, rr, cols % C, D, sx, sw, BM, BN, BK)
+            tl.store(out + rows[:, None] * so + cols[None, :],
+                     tl.exp(z - m[:, None]) * inv[:, None], mask=ok)
+
+
+def _smr_fused_args(x, w, out):
+    b, d = x.shape
+    return (x, w, out, b, d, w.shape[1], x.stride(0), w.stride(0), out.stride(0))
+
+
+def smr_fused(x, w, out):
+    args = _smr_fused_args(x, w, out)
+    k_smr_fused[lambda meta: (triton.cdiv(x.shape[0], meta["BM"]),)](*args)
+    return out
+
+
+def smr_split_configs():
+    """The first eight of the tutorial matmul's configs (its f16 ones); on the CPU one small."""
+    return tutorial_matmul_configs()[:8] if ON_GPU else tutorial_matmul_configs()[:1]
+
+
+@triton.autotune(configs=smr_split_configs(), key=["B", "D", "C"], do_bench=autotune_bench)
+@triton.jit
+def k_smr_tile_softmax(x, w, out, tile_max, tile_sum, B, D, C, sx, sw, so, st,
+                       BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                       BLOCK_SIZE_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr):
+    # Split form, kernel 1: GEMM tiles over (rows, classes) in the tutorial's grouped order; each
+    # writes exp(z - m_t) for its tile and the tile's row max m_t and row sum of the
+    # exponentials (tile_max / tile_sum [B, tiles]).
+    pid_m, pid_n = grouped_tile(tl.program_id(axis=0), tl.cdiv(B, BLOCK_SIZE_M),
+                                tl.cdiv(C, BLOCK_SIZE_N), GROUP_SIZE_M)
+    rows = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+    z = _logits_tile(x, w, rows % B, cols % C, D, sx, sw, BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K)
+    z = tl.where(cols[None, :] < C, z, -float("inf"))
+    mt = tl.max(z, axis=1)
+    e = tl.exp(z - mt[:, None])
+    row_ok = rows < B
+    tl.store(out + rows[:, None] * so + cols[None, :], e,
+             mask=row_ok[:, None] & (cols[None, :] < C))
+    tl.store(tile_max + rows * st + pid_n, mt, mask=row_ok)
+    tl.store(tile_sum + rows * st + pid_n, tl.sum(e, axis=1), mask=row_ok)
+
+
+@triton.jit
+def k_smr_rescale(out, tile_max, tile_sum, C, so, st, tiles, tile_n, BLOCK_T: tl.constexpr,
+                  BLOCK_C: tl.constexpr):
+    # Split form, kernel 2: program (column block, row): the row's max M and sum S from its
+    # tiles' (m_t, s_t), then out *= exp(m_t - M) / S in place.
+    row = tl.program_id(1)
+    t = tl.arange(0, BLOCK_T)
+    mts = tl.load(tile_max + row * st + t, mask=t < tiles, other=-float("inf"))
+    sts = tl.load(tile_sum + row * st + t, mask=t < tiles, other=0.0)
+    mx = tl.max(mts, axis=0)
+    total = tl.sum(sts * tl.exp(mts - mx), axis=0)
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    ok = cols < C
+    scale = tl.exp(tl.load(tile_max + row * st + cols // tile_n, mask=ok, other=0.0) - mx) / total
+    p = out + row * so + cols
+    tl.store(p, tl.load(p, mask=ok, other=0.0) * scale, mask=ok)
+
+
+def smr_split(x, w, out, tile_max, tile_sum):
+    """Two launches: k_smr_tile_softmax (autotuned), then k_smr_rescale with the tile width the
+    autotuner chose. tile_max / tile_sum hold [B, cdiv(C, 32)] (the narrowest tile)."""
+    b, d = x.shape
+    c = w.shape[1]
+    st = tile_max.stride(0)
+
+    def grid(meta):
+        return (triton.cdiv(b, meta["BLOCK_SIZE_M"]) * triton.cdiv(c, meta["BLOCK_SIZE_N"]),)
+
+    k_smr_tile_softmax[grid](x, w, out, tile_max, tile_sum, b, d, c, x.stride(0), w.stride(0),
+                             out.stride(0), st)
+    tile_n = k_smr_tile_softmax.best_config.kwargs["BLOCK_SIZE_N"]
+    tiles = triton.cdiv(c, tile_n)
+    block_c = min(4096, triton.next_power_of_2(c))
+    k_smr_rescale[(triton.cdiv(c, block_c), b)](out, tile_max, tile_sum, c, out.stride(0), st,
+                                                tiles, tile_n,
+                                                BLOCK_T=max(2, triton.next_power_of_2(tiles)),
+                                                BLOCK_C=block_c,
+                                                num_warps=8 if block_c >= 2048 else 4)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
 # Kernel families (one function each; names and sizes as examples/<name>/main.rs)
 # ----------------------------------------------------------------------------------------------
 
@@ -555,7 +1183,7 @@ def bench_fused_add_mul():
             return (out,)
 
         impls = [("torch_unfused", "add, mul (out= buffers)", torch_unfused),
-                 ("triton", "1 kernel, 1024 elements per program", triton_fused)]
+                 ("triton", "1 kernel, 1024 elements per program", triton_fused, OURS)]
         run_case("fused_add_mul", None, [n], "f32", 16.0 * n, impls, reset, ref, (1e-6,),
                  ("out",), timed)
 
@@ -612,7 +1240,7 @@ def bench_elementwise_chains():
 
             impls = [("torch_unfused", ops + " (out= buffers)", torch_unfused),
                      ("triton", "1 kernel, 1024 elements per program, bias at offs % cols",
-                      triton_fused)]
+                      triton_fused, OURS)]
             nbytes = 4.0 * ((3 if reads_y else 2) * n + (0 if reads_y else cols))
             run_case("elementwise_chains", variant, [rows, cols], "f32", nbytes, impls, reset,
                      (ref,), (1e-5,), ("out",), timed)
@@ -663,7 +1291,8 @@ def bench_fused_bias_gelu():
                           torch_unfused),
                          ("torch_native", f"F.gelu(x + bias, approximate='{a}') (2 kernels)",
                           torch_native),
-                         ("triton", "1 kernel, program (1024 columns, row)", triton_fused)]
+                         ("triton", "1 kernel, program (1024 columns, row)", triton_fused,
+                          OURS)]
                 nbytes = x.element_size() * (2.0 * rows * cols + cols)
                 run_case("fused_bias_gelu", variant, [rows, cols], dname, nbytes, impls, reset,
                          ref, (tol,), ("out",), timed)
@@ -708,7 +1337,7 @@ def bench_act_and_mul():
             impls = [("torch_unfused", f"{name} into a bf16 temporary, mul (out= buffers)",
                       torch_unfused),
                      ("torch_native", f"F.{name}(x[:, :d]) * x[:, d:] (2 kernels)", torch_native),
-                     ("triton", "1 kernel, program (1024 columns, row)", triton_fused)]
+                     ("triton", "1 kernel, program (1024 columns, row)", triton_fused, OURS)]
             run_case("act_and_mul", variant, [rows, 2 * d], "bf16", 2.0 * 3 * rows * d, impls,
                      reset, ref, (1e-2,), ("out",), timed)
 
@@ -730,7 +1359,9 @@ def bench_fused_layernorm():
             var64 = ((x64 - mean64) ** 2).mean(-1, keepdim=True)
             ref = ((x64 - mean64) / torch.sqrt(var64 + eps) * w.double() + b.double(),)
             del x64, mean64, var64
-            block = row_block(n)
+            block, warps = tutorial_layer_norm_settings(n, x.element_size())
+            mean_buf = torch.empty(rows, device=DEV, dtype=F32)  # the tutorial kernel's extra
+            rstd_buf = torch.empty(rows, device=DEV, dtype=F32)  # outputs (8 bytes a row)
 
             def reset():
                 y.fill_(NAN)
@@ -746,13 +1377,16 @@ def bench_fused_layernorm():
                 return (F.layer_norm(x, (n,), w, b, eps),)
 
             def triton_fused():
-                k_layernorm[(rows,)](x, w, b, y, n, eps, BLOCK=block, num_warps=warps_for(block))
+                k_layer_norm_fwd_tutorial[(rows,)](x, y, w, b, mean_buf, rstd_buf, x.stride(0), n,
+                                                   eps, BLOCK_SIZE=block, num_warps=warps)
                 return (y,)
 
             impls = [("torch_unfused", "mean, var, (x - mean) * rsqrt(var + eps) (f32), "
                       "addcmul(b, xhat, w)", torch_unfused),
                      ("torch_native", "F.layer_norm", torch_native),
-                     ("triton", f"1 kernel, 1 program per row, tile {block}", triton_fused)]
+                     ("triton", f"tutorial _layer_norm_fwd_fused: 1 program per row, 3 passes in "
+                      f"chunks of {block}, {warps} warps; also writes mean and rstd",
+                      triton_fused, TUTORIAL)]
             nbytes = x.element_size() * (2.0 * rows * n + 2 * n)
             run_case("fused_layernorm", None, [rows, n], dname, nbytes, impls, reset, ref,
                      (1e-5 if dname == "f32" else 1e-2,), ("y",), timed)
@@ -775,7 +1409,8 @@ def bench_fused_add_rmsnorm():
             inv64 = 1.0 / torch.sqrt((res64 ** 2).mean(-1, keepdim=True) + eps)
             ref = (res64 * inv64 * w.double(), res64)
             del inv64
-            block = row_block(n)
+            block, warps = liger_calculate_settings(n)
+            rstd_buf = torch.empty(rows, device=DEV, dtype=F32)  # Liger's cached 1/rms per row
 
             def reset():
                 x.copy_(x0)
@@ -793,15 +1428,19 @@ def bench_fused_add_rmsnorm():
                 return (F.rms_norm(res, (n,), w, eps), res)
 
             def triton_fused():
-                k_add_rmsnorm[(rows,)](x, res, w, n, eps, BLOCK=block, num_warps=warps_for(block))
+                k_liger_fused_add_rms_norm_fwd[(rows,)](
+                    x, x.stride(0), res, res.stride(0), x, x.stride(0), res, res.stride(0), w,
+                    rstd_buf, rstd_buf.stride(0), n, eps, 0.0, BLOCK_SIZE=block,
+                    LIBDEVICE=USE_LIBDEVICE, num_warps=warps, num_stages=2)
                 return (x, res)
 
             impls = [("torch_unfused", "residual.add_(x), float, pow, mean, rsqrt, mul, mul into x",
                       torch_unfused),
                      ("torch_native", "residual.add_(x), F.rms_norm (new output tensor)",
                       torch_native),
-                     ("triton", f"1 kernel, 1 program per row, tile {block}, in place",
-                      triton_fused)]
+                     ("triton", f"Liger fused_add_rms_norm forward (casting 'llama'): 1 program "
+                      f"per row, tile {block}, {warps} warps, in place; also writes rstd",
+                      triton_fused, LIGER)]
             nbytes = x.element_size() * (4.0 * rows * n + n)
             run_case("fused_add_rmsnorm", None, [rows, n], dname, nbytes, impls, reset, ref,
                      (1e-2, 1e-6), ("x", "residual"), timed)
@@ -816,7 +1455,6 @@ def bench_fused_softmax():
         x = r.uniform((rows, n), -4, 4)
         out, e = torch.empty_like(x), torch.empty_like(x)
         ref = (torch.softmax(x.double(), dim=-1),)
-        block = row_block(n)
 
         def reset():
             out.fill_(NAN)
@@ -834,12 +1472,12 @@ def bench_fused_softmax():
             return (torch.softmax(x, dim=-1),)
 
         def triton_fused():
-            k_softmax[(rows,)](x, out, n, BLOCK=block, num_warps=warps_for(block))
-            return (out,)
+            return (tutorial_softmax(x, out),)
 
         impls = [("torch_unfused", "amax, sub, exp_, sum, div (out= buffers)", torch_unfused),
                  ("torch_native", "torch.softmax", torch_native),
-                 ("triton", f"1 kernel, 1 program per row, tile {block}", triton_fused)]
+                 ("triton", "tutorial fused softmax", triton_fused,
+                  dict(TUTORIAL, config=lambda: tutorial_softmax_desc(x, out)))]
         run_case("fused_softmax", None, [rows, n], "f32", 8.0 * rows * n, impls, reset, ref,
                  (1e-5,), ("out",), timed)
 
@@ -875,7 +1513,7 @@ def bench_softmax_regression_simple():
 
         impls = [("torch_unfused", "matmul (cuBLAS), softmax", torch_unfused),
                  ("triton", f"1 kernel, 16 rows per program, tl.dot over 32-wide slices, "
-                            f"{bc} classes", triton_fused)]
+                            f"{bc} classes", triton_fused, OURS)]
         run_case("softmax_regression_simple", None, [b, d, c], "f32",
                  4.0 * (b * d + d * c + b * c), impls, reset, ref, (1e-5,), ("probs",), timed)
 
@@ -903,7 +1541,7 @@ def bench_mean_center():
             return (y,)
 
         impls = [("torch_unfused", "mean, sub (out= buffer)", torch_unfused),
-                 ("triton", f"1 kernel, 1 program per row, tile {block}", triton_fused)]
+                 ("triton", f"1 kernel, 1 program per row, tile {block}", triton_fused, OURS)]
         run_case("mean_center", None, [rows, n], "f32", 8.0 * rows * n, impls, reset, ref,
                  (1e-5,), ("y",), timed)
 
@@ -984,11 +1622,226 @@ def bench_qk_norm_rope():
                   "cos_sin[pos], float, 6 mul/add, 2 slice copies", torch_unfused),
                  ("torch_native", "F.rms_norm on q and k head views (copied back), eager rope",
                   torch_native),
-                 ("triton", f"1 kernel, program ({bh} heads, token), in place", triton_fused)]
+                 ("triton", f"1 kernel, program ({bh} heads, token), in place", triton_fused,
+                  OURS)]
         elems = tokens * heads * hd
         nbytes = 2.0 * 2.0 * elems + tokens * (4.0 + 2.0 * hd) + 2.0 * 2.0 * hd
         run_case("qk_norm_rope", None, [tokens, hq, hkv, hd], "bf16", nbytes, impls, reset, refs,
                  (1e-2, 0.0), ("qk", "v (must be untouched)"), timed)
+
+
+# ----------------------------------------------------------------------------------------------
+# GEMM families (issue 9): shapes [M, N, K]; A row-major M x K, B row-major K x N
+# ----------------------------------------------------------------------------------------------
+
+# Tolerances (relative L2 error against the float64 product of the rounded inputs): f16/bf16
+# inputs multiply exactly on the tensor cores and accumulate in f32; what is left is the rounding
+# of C to f16 (~3e-4) or bf16 (~2e-3) and cuBLAS's split-K reductions. 1e-2 for both; any
+# indexing or masking bug is O(1). f32 output (no output rounding): 1e-3.
+GEMM_TOL, GEMM_TOL_F32 = 1e-2, 1e-3
+GEMM_SMALL = [(1, 1, 1), (17, 33, 65), (64, 48, 100)]
+# (17, 1024, 8192) is issue 9's "17 x 8192 x 1024" read as M x K x N; examples/gemm reads it as
+# M x N x K, (17, 8192, 1024): both are timed, so that either joins.
+GEMM_BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 1000), (1, 4096, 4096),
+            (17, 1024, 8192), (17, 8192, 1024)]
+GEMM_OUT_F32 = [(4096, 4096, 4096), (8192, 8192, 8192)] + GEMM_SMALL  # the "out_f32" variant
+
+
+def gemm_inputs(m, n, k, dt):
+    r = Rand(m * 7919 + n * 131 + k)
+    return r.uniform((m, k), -1, 1, dt), r.uniform((k, n), -1, 1, dt), r
+
+
+def mm_out_f32(a, b):
+    """cuBLAS with f16/bf16 inputs and an f32 output (torch.mm's out_dtype, CUDA only; on the CPU
+    the inputs are widened first, the same values)."""
+    if ON_GPU:
+        return torch.mm(a, b, out_dtype=F32)
+    return torch.mm(a.float(), b.float())
+
+
+def bench_gemm():
+    """C = A @ B, f16 and bf16 inputs, C in the input dtype (and, variant "out_f32", in f32);
+    inputs in [-1, 1). Impls: cuBLAS (torch.matmul) and the Triton tutorial's matmul."""
+    for (m, n, k), timed in plan(GEMM_SMALL, GEMM_BIG):
+        for dname in ("f16", "bf16"):
+            dt = DTYPES[dname]
+            a, b, _ = gemm_inputs(m, n, k, dt)
+            ref = (a.double() @ b.double(),)
+            variants = [(None, dt)] + ([("out_f32", F32)] if (m, n, k) in GEMM_OUT_F32 else [])
+            for variant, out_dt in variants:
+                c = torch.empty((m, n), device=DEV, dtype=out_dt)
+                precompile_matmul(a, b, c)
+
+                def reset(c=c):
+                    c.fill_(NAN)
+
+                if out_dt == dt:
+                    def cublas(c=c):
+                        torch.matmul(a, b, out=c)
+                        return (c,)
+                    cublas_ops = "torch.matmul(a, b, out=c)"
+                else:
+                    def cublas():
+                        return (mm_out_f32(a, b),)
+                    cublas_ops = "torch.mm(a, b, out_dtype=torch.float32)"
+
+                def triton_mm(c=c):
+                    return (tutorial_matmul(a, b, c),)
+
+                impls = [("cublas", cublas_ops, cublas),
+                         ("triton", "tutorial matmul_kernel, autotuned over its 16 CUDA configs",
+                          triton_mm, dict(TUTORIAL, config=best_config(k_matmul_tutorial)))]
+                nbytes = a.element_size() * (m * k + k * n) + c.element_size() * m * n
+                tol = GEMM_TOL if out_dt == dt else GEMM_TOL_F32
+                run_case("gemm", variant, [m, n, k], dname, float(nbytes), impls, reset, ref,
+                         (tol,), ("c",), timed, flops=2.0 * m * n * k,
+                         gemm_key=(m, n, k, dname, variant))
+                del c
+            del a, b, ref
+        if ON_GPU:
+            torch.cuda.empty_cache()
+
+
+GEMM_ACTS = [("relu", "F.relu"), ("gelu", "F.gelu(approximate='none')"),
+             ("gelu_tanh", "F.gelu(approximate='tanh')")]
+
+
+def bench_gemm_bias_act():
+    """C = act(A @ B + bias), act in {relu, gelu (erf), gelu_tanh}, f16 and bf16, C in the input
+    dtype; bias[N] in [-1, 1). Impls: addmm then the activation (what a PyTorch user writes),
+    torch._addmm_activation (cuBLASLt's fused epilogue; ReLU and tanh-GELU only), and the Triton
+    tutorial's matmul with the bias and the activation in its epilogue."""
+    small = [(17, 33, 65), (64, 48, 100)]
+    big = [(4096, 4096, 4096), (8192, 8192, 8192)]
+    for (m, n, k), timed in plan(small, big):
+        for dname in ("f16", "bf16"):
+            dt = DTYPES[dname]
+            a, b, r = gemm_inputs(m, n, k, dt)
+            bias = r.uniform(n, -1, 1, dt)
+            z64 = a.double() @ b.double() + bias.double()
+            c = torch.empty((m, n), device=DEV, dtype=dt)
+
+            def reset():
+                c.fill_(NAN)
+
+            for variant, act_ops in GEMM_ACTS:
+                if variant == "relu":
+                    ref = (z64.clamp_min(0),)
+                else:
+                    ref = (gelu64(z64, variant == "gelu_tanh"),)
+                precompile_matmul(a, b, c, bias, variant)
+
+                def torch_unfused(variant=variant):
+                    t = torch.addmm(bias, a, b)
+                    if variant == "relu":
+                        return (F.relu(t),)
+                    return (F.gelu(t, approximate="tanh" if variant == "gelu_tanh" else "none"),)
+
+                def torch_native(variant=variant):
+                    return (torch._addmm_activation(bias, a, b, use_gelu=variant == "gelu_tanh"),)
+
+                def triton_mm(variant=variant):
+                    return (tutorial_matmul(a, b, c, bias, variant),)
+
+                impls = [("torch_unfused", f"torch.addmm(bias, a, b), {act_ops}", torch_unfused)]
+                if variant != "gelu" and hasattr(torch, "_addmm_activation"):
+                    impls.append(("torch_native", "torch._addmm_activation(bias, a, b, use_gelu="
+                                  f"{variant == 'gelu_tanh'}) (cuBLASLt epilogue)", torch_native))
+                impls.append(("triton", f"tutorial matmul_kernel, bias + {variant} in its "
+                              "epilogue, autotuned over its 16 CUDA configs", triton_mm,
+                              dict(TUTORIAL, config=best_config(k_matmul_tutorial))))
+                nbytes = a.element_size() * (m * k + k * n + n + m * n)
+                run_case("gemm_bias_act", variant, [m, n, k], dname, float(nbytes), impls, reset,
+                         ref, (GEMM_TOL,), ("c",), timed, flops=2.0 * m * n * k,
+                         gemm_key=(m, n, k, dname, None))
+            del a, b, bias, z64, c
+        if ON_GPU:
+            torch.cuda.empty_cache()
+
+
+def bench_softmax_regression():
+    """probs = softmax(x @ w) over the classes: x [batch, dim], w [dim, classes] in f16 or bf16
+    (x in [-1, 1), w in [-0.5, 0.5), as the f32 example), logits accumulated in f32, softmax in
+    f32, probs f32. Shapes [batch, dim, classes]: the document's three sizes, 8192x4096x1000 and
+    4096x4096x32000.
+
+    Tolerances (relative L2 of probs against the float64 softmax of the float64 logits): the
+    impls that keep the logits in f32 (triton_fused, triton_fused_split) 1e-3; those that round
+    the logits to the input dtype first (torch_unfused, triton_unfused: the logits are a bf16/f16
+    tensor) max(1e-3, 3 x the error that rounding the exact logits causes), computed per case
+    (bf16 at dim 4096: ~2.5e-2; the logits are large there, |z| up to ~50)."""
+    small = [(1, 1, 1), (17, 33, 10), (5, 100, 17), (33, 64, 300)]
+    big = [(64, 128, 10), (256, 512, 50), (1024, 1024, 100), (8192, 4096, 1000),
+           (4096, 4096, 32000)]
+    for (bt, d, c), timed in plan(small, big):
+        for dname in ("f16", "bf16"):
+            dt = DTYPES[dname]
+            r = Rand(bt * 131 + d * 7 + c)
+            x = r.uniform((bt, d), -1, 1, dt)
+            w = r.uniform((d, c), -0.5, 0.5, dt)
+            z64 = x.double() @ w.double()
+            ref = (torch.softmax(z64, dim=-1),)
+            rounded = torch.softmax(z64.to(dt).double(), dim=-1)
+            tol_rounded = max(1e-3, 3.0 * rel_l2(rounded, ref[0]))
+            del rounded
+            out = torch.empty((bt, c), device=DEV, dtype=F32)
+            logits = torch.empty((bt, c), device=DEV, dtype=dt)
+            tiles = cdiv(c, 32)  # the narrowest class tile of the split form's configs
+            tile_max = torch.empty((bt, tiles), device=DEV, dtype=F32)
+            tile_sum = torch.empty((bt, tiles), device=DEV, dtype=F32)
+            precompile_matmul(x, w, logits)
+            precompile(k_smr_fused, *_smr_fused_args(x, w, out))
+            precompile(k_smr_tile_softmax, x, w, out, tile_max, tile_sum, bt, d, c, x.stride(0),
+                       w.stride(0), out.stride(0), tile_max.stride(0))
+
+            def reset():
+                for t in (out, logits, tile_max, tile_sum):
+                    t.fill_(NAN)
+
+            def torch_unfused():
+                return (torch.softmax(torch.matmul(x, w), dim=-1, dtype=F32),)
+
+            def cublas_gemm_only():
+                torch.matmul(x, w, out=logits)
+                return (logits,)
+
+            def triton_unfused():
+                tutorial_matmul(x, w, logits)
+                return (tutorial_softmax(logits, out),)
+
+            def triton_fused():
+                return (smr_fused(x, w, out),)
+
+            def triton_fused_split():
+                return (smr_split(x, w, out, tile_max, tile_sum),)
+
+            rounded_tols = {"tols": (tol_rounded,)}
+            impls = [
+                ("torch_unfused", f"torch.matmul (cuBLAS, {dname} logits), "
+                 "torch.softmax(dim=-1, dtype=float32)", torch_unfused, rounded_tols),
+                ("cublas_gemm_only", f"ceiling, not the job: torch.matmul alone ({dname} "
+                 "logits, checked against the float64 logits)", cublas_gemm_only,
+                 {"refs": (z64,), "tols": (GEMM_TOL,), "names": ("logits",)}),
+                ("triton_unfused", f"tutorial matmul ({dname} logits), then tutorial fused "
+                 "softmax (f32)", triton_unfused,
+                 dict(TUTORIAL, config=best_config(k_matmul_tutorial), **rounded_tols)),
+                ("triton_fused", "1 kernel: BM rows per program, tl.dot over dim, online softmax "
+                 "over class tiles, then a pass that writes the probabilities (logits recomputed "
+                 "or stored raw and reread; autotuned)", triton_fused,
+                 dict(OURS, config=best_config(k_smr_fused))),
+                ("triton_fused_split", "2 kernels: GEMM tiles (tutorial order) writing "
+                 "exp(z - tile max) and per-tile max/sum, then an in-place rescale per row",
+                 triton_fused_split, dict(OURS, config=best_config(k_smr_tile_softmax))),
+            ]
+            es = x.element_size()
+            nbytes = float(es * (bt * d + d * c) + 4 * bt * c)
+            run_case("softmax_regression", None, [bt, d, c], dname, nbytes, impls, reset, ref,
+                     (1e-3,), ("probs",), timed, flops=2.0 * bt * d * c,
+                     gemm_key=(bt, c, d, dname, None), gate_impl="triton_fused")
+            del x, w, z64, ref, out, logits, tile_max, tile_sum
+        if ON_GPU:
+            torch.cuda.empty_cache()
 
 
 FAMILIES = [
@@ -1002,6 +1855,9 @@ FAMILIES = [
     ("mean_center", bench_mean_center),
     ("qk_norm_rope", bench_qk_norm_rope),
     ("softmax_regression_simple", bench_softmax_regression_simple),
+    ("gemm", bench_gemm),
+    ("gemm_bias_act", bench_gemm_bias_act),
+    ("softmax_regression", bench_softmax_regression),
 ]
 
 
@@ -1016,8 +1872,8 @@ def markdown_table(rows):
     for r in rows:
         if r["impl"] == "torch_unfused" and not r["graph"] and r["ms"]:
             base[(r["kernel"], r["variant"], tuple(r["shape"]), r["dtype"])] = r["ms"]
-    head = ["kernel", "variant", "shape", "dtype", "impl", "ms", "GB/s", "% copy",
-            "vs torch_unfused", "rel err", "ok"]
+    head = ["kernel", "variant", "shape", "dtype", "impl", "source", "ms", "GB/s", "% copy",
+            "TFLOP/s", "% cuBLAS", "vs torch_unfused", "rel err", "ok"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in rows:
         key = (r["kernel"], r["variant"], tuple(r["shape"]), r["dtype"])
@@ -1025,9 +1881,12 @@ def markdown_table(rows):
         sp = f"{base[key] / ms:.2f}x" if ms and key in base else "-"
         cells = [r["kernel"], r["variant"] or "-", shape_str(r["shape"]), r["dtype"],
                  r["impl"] + (" (graph)" if r["graph"] else ""),
+                 r.get("source", "-"),
                  f"{ms:.4f}" if ms else "-",
                  f"{r['gbps']:.0f}" if ms else "-",
                  f"{r['pct_copy']:.1f}%" if ms else "-",
+                 f"{r['tflops']:.1f}" if ms and r.get("tflops") else "-",
+                 f"{r['pct_cublas']:.1f}%" if ms and r.get("pct_cublas") else "-",
                  sp,
                  f"{r['rel_err']:.1e}" if r.get("rel_err") is not None else "-",
                  "ok" if r["ok"] else "FAIL"]
@@ -1036,7 +1895,7 @@ def markdown_table(rows):
 
 
 def main():
-    global COPY_GBPS
+    global COPY_GBPS, TIMER
     t_start = time.time()
     if ON_GPU and not torch.cuda.is_available():
         sys.exit("no CUDA device visible to torch; use --device cpu for a smoke test")
@@ -1044,10 +1903,12 @@ def main():
     print(f"device: {name}; torch {torch.__version__}, triton {triton.__version__}, "
           f"numpy {numpy.__version__}, python {platform.python_version()}")
     if not ON_GPU:
-        patch_interpreter_bf16_rounding()
+        patch_interpreter()
         print("CPU smoke test (TRITON_INTERPRET=1): TIMINGS ARE MEANINGLESS, only the checks count.")
-    print(f"timing: median of {ARGS.reps} runs after {ARGS.warmup} warm-ups"
-          f"{' (quick: small shapes only)' if ARGS.quick else ''}")
+    TIMER = Timer()
+    print(f"timing: median of {ARGS.reps} samples after {ARGS.warmup} warm-ups, each sample a "
+          f"batch of back-to-back launches (~{SAMPLE_MS} ms of device work, at most {MAX_BATCH}) "
+          f"after an L2 flush{' (quick: small shapes only)' if ARGS.quick else ''}")
     COPY_GBPS = copy_bandwidth()
     print(f"device-to-device copy bandwidth (read + write): {COPY_GBPS:.0f} GB/s")
     for fam, fn in FAMILIES:
@@ -1076,10 +1937,22 @@ def main():
         "copy_gbps_end": copy_end,
         "quick": ARGS.quick,
         "meaningful_timings": ON_GPU,
-        "method": (f"median of {ARGS.reps} runs after {ARGS.warmup} warm-ups, each run between "
-                   "CUDA events and synchronized; graph rows: median of 30 timings of "
-                   f"{GRAPH_REPLAYS} replays / {GRAPH_REPLAYS}; bytes = each input read once + "
-                   "each output written once"),
+        "method": (f"device time: median of {ARGS.reps} samples after {ARGS.warmup} warm-ups; "
+                   f"each sample = a batch of back-to-back launches (~{SAMPLE_MS} ms of device "
+                   f"work, 1 to {MAX_BATCH}; the row's `batch`) between two CUDA events, divided "
+                   f"by the batch; before each sample a {L2_FLUSH_BYTES >> 20} MB buffer is zeroed "
+                   "(L2 flush, as triton.testing.do_bench) and the GPU is held busy "
+                   "(torch.cuda._sleep) while the host enqueues the batch, so host launch cost is "
+                   "not timed; no synchronization between samples. Graph rows: the same, with at "
+                   f"least {GRAPH_REPLAYS} replays per sample. bytes = each input read once + "
+                   "each output written once; GEMM rows: tflops = 2 M N K / time, pct_cublas = "
+                   "100 x cuBLAS GEMM time / time. Autotuning: Triton's autotuner at the first "
+                   f"launch, do_bench(warmup={AUTOTUNE_WARMUP_MS}, rep={AUTOTUNE_REP_MS}) per "
+                   "config"),
+        "timing": {"l2_flush_bytes": L2_FLUSH_BYTES, "sample_ms": SAMPLE_MS,
+                   "max_batch": MAX_BATCH, "samples": ARGS.reps, "warmup": ARGS.warmup,
+                   "graph_min_replays": GRAPH_REPLAYS,
+                   "autotune_warmup_ms": AUTOTUNE_WARMUP_MS, "autotune_rep_ms": AUTOTUNE_REP_MS},
         "filter": ARGS.filter,
         "wall_s": time.time() - t_start,
         "rows": ROWS,

@@ -2,7 +2,8 @@
 //! accumulation on tensor cores (`dot` of 16-bit tiles lowers to `mma.sync.m16n8k16`): one program
 //! per `BM × BN` block of `C`, a loop over `BK`-wide slices of `k` whose ragged edge is masked (the
 //! masked-off elements load as 0, which adds nothing). Two output forms: `gemm` writes `C` in the
-//! input type, `gemm_f32` in f32.
+//! input type, `gemm_f32` in f32. `BN` is 64 or 128 (8 warps either way: 32 × 32 or 64 × 32
+//! accumulator tiles per warp), chosen at launch.
 
 use tile::prelude::*;
 
@@ -18,7 +19,7 @@ pub fn gemm(
     k: i32,
     T: Type<{ [f16, bf16] }>,
     BM: Const<128>,
-    BN: Const<128>,
+    BN: Const<{ [64, 128] }>,
     BK: Const<32>,
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
@@ -58,7 +59,7 @@ pub fn gemm_f32(
     k: i32,
     T: Type<{ [f16, bf16] }>,
     BM: Const<128>,
-    BN: Const<128>,
+    BN: Const<{ [64, 128] }>,
     BK: Const<32>,
 ) {
     let rows = program_id(0) * BM + arange(0, BM);

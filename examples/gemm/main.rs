@@ -101,21 +101,21 @@ fn sample(s: Shape) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn grid(s: Shape) -> Grid {
-    Grid::xy(cdiv(s.0, 128), cdiv(s.1, 128))
+fn grid(s: Shape, bn: i32) -> Grid {
+    Grid::xy(cdiv(s.0, 128), cdiv(s.1, bn as usize))
 }
 
-/// Runs both kernels on `s`, checks them, and (when `reps > 0`) times them: `(ok, ms of gemm,
-/// ms of gemm_f32)`.
-fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64, f64)> {
+/// Runs both kernels with `BN = bn` on `s`, checks them, and (when `reps > 0`) times them: `(ok,
+/// ms of gemm, ms of gemm_f32)`.
+fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool, f64, f64)> {
     let (m, n, k) = s;
     let (a, b, a64, b64) = inputs::<T>(s);
     let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
     let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
     let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    gemm::launch(dev, grid(s), &da, &db, &mut c, mi, ni, ki)?;
-    gemm_f32::launch(dev, grid(s), &da, &db, &mut c32, mi, ni, ki)?;
+    gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)?;
+    gemm_f32::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
     let want: Vec<f64> = at
@@ -124,7 +124,7 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64, f64
         .collect();
     let pick =
         |v: &dyn Fn(usize) -> f32| -> Vec<f32> { at.iter().map(|&(i, j)| v(i * n + j)).collect() };
-    let what = format!("{m}x{n}x{k} {}", T::NAME);
+    let what = format!("{m}x{n}x{k} BN {bn} {}", T::NAME);
     let mut ok = check_close(
         &format!("{what} -> {}", T::NAME),
         &pick(&|x| got[x].to_f32()),
@@ -142,10 +142,10 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64, f64
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
     let t = time_ms(&stream, 5, reps, || {
-        gemm::launch(dev, grid(s), &da, &db, &mut c, mi, ni, ki)
+        gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)
     })?;
     let t32 = time_ms(&stream, 5, reps, || {
-        gemm_f32::launch(dev, grid(s), &da, &db, &mut c32, mi, ni, ki)
+        gemm_f32::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
     })?;
     Ok((ok, t, t32))
 }
@@ -173,16 +173,20 @@ fn run() -> Res<bool> {
             println!("No CUDA device found ({e}).");
             println!("Running on the CPU interpreter instead (checks only).");
             for &s in &awkward {
-                ok &= run_case::<f16>(&dev, s, 0)?.0;
-                ok &= run_case::<bf16>(&dev, s, 0)?.0;
+                for bn in [64, 128] {
+                    ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
+                    ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
+                }
             }
             return Ok(ok);
         }
         None => println!("Running on {}", dev.name()),
     }
     for &s in &awkward {
-        ok &= run_case::<f16>(&dev, s, 0)?.0;
-        ok &= run_case::<bf16>(&dev, s, 0)?.0;
+        for bn in [64, 128] {
+            ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
+            ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
+        }
     }
     if quick {
         return Ok(ok);
@@ -191,14 +195,17 @@ fn run() -> Res<bool> {
     for &s in &sizes {
         let reps = 20;
         let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
-        for (name, r) in [
-            ("f16", run_case::<f16>(&dev, s, reps)?),
-            ("bf16", run_case::<bf16>(&dev, s, reps)?),
+        for (name, bn, r) in [
+            ("f16", 128, run_case::<f16>(&dev, s, reps, 128)?),
+            ("bf16", 128, run_case::<bf16>(&dev, s, reps, 128)?),
+            ("f16", 64, run_case::<f16>(&dev, s, reps, 64)?),
+            ("bf16", 64, run_case::<bf16>(&dev, s, reps, 64)?),
         ] {
             ok &= r.0;
             for (out, ms) in [(name, r.1), ("f32", r.2)] {
                 rows.push(vec![
                     format!("{}x{}x{}", s.0, s.1, s.2),
+                    format!("128x{bn}x32"),
                     format!("{name} -> {out}"),
                     format!("{ms:.4}"),
                     format!("{:.1}", flop / (ms * 1e-3) / 1e12),
@@ -207,7 +214,10 @@ fn run() -> Res<bool> {
         }
     }
     println!("\ngemm (tile, mma.sync), median of 20 after 5 warm-ups");
-    print_table(&["M x N x K", "types", "time (ms)", "TFLOP/s"], &rows);
+    print_table(
+        &["M x N x K", "tile", "types", "time (ms)", "TFLOP/s"],
+        &rows,
+    );
     Ok(ok)
 }
 

@@ -15,6 +15,10 @@ for f in $B/ptx/gemm*.v0.sm_90a.ptx; do
   ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed "s|^ptxas info *: |$(basename $f): |"
   cuobjdump --dump-sass /tmp/k.cubin | grep -oE "\b(HMMA|LDSM|LDGSTS|LDS|STS|BAR|LDG|STG)[.A-Z0-9]*" | sort | uniq -c
 done 2>&1 | tee "$OUT/sass.log"
+echo "== ncu: gemm BN=64 f16 4096^3 (the 73rd gemm__ launch): bank conflicts, ldmatrix, throughput, stalls"
+ncu --clock-control none --launch-skip 72 --launch-count 1 -k regex:gemm__ \
+  --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_ldsm.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__warps_active.avg.per_cycle_active \
+  $B/gemm > "$OUT/ncu.log" 2>&1; grep -vE "^==PROF==|^check|^Running" "$OUT/ncu.log" | tail -25
 echo "== cuBLAS through torch.matmul, same sizes (do_bench-style: median, L2 flushed)"
 PYTHONUNBUFFERED=1 python3 - <<'PY' 2>&1 | tee "$OUT/cublas.log"
 import torch, triton
@@ -33,3 +37,8 @@ grep -E "test result" "$OUT/gpu_tests.log"
 grep -cE "\-> ok" "$OUT/gemm.log" | sed 's/^/gemm checks ok: /'; grep -c FAILED "$OUT/gemm.log" | sed 's/^/gemm checks failed: /'
 grep -E "^\| [0-9]" "$OUT/gemm.log"
 grep cublas "$OUT/cublas.log"
+if [ "${GEMM_BASELINE:-1}" = 1 ]; then
+  echo "== bench/python/baseline.py --filter gemm (cuBLAS, Triton's tutorial matmul autotuned)"
+  PYTHONUNBUFFERED=1 timeout 360 python3 bench/python/baseline.py --filter gemm --out "$OUT/baseline_gemm.json" > "$OUT/baseline_gemm.log" 2>&1; echo "exit $?" >> "$OUT/baseline_gemm.log"
+  grep -E "^\|" "$OUT/baseline_gemm.log" | head -60; tail -3 "$OUT/baseline_gemm.log"
+fi
