@@ -8,7 +8,7 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
 echo "== GPU tests"; $B/gpu_tests --test-threads=1 2>&1 | tee "$OUT/gpu_tests.log"
 echo "== fused_add_mul"; $B/fused_add_mul 2>&1 | tee "$OUT/fused_add_mul.log"
-for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple; do
+for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple gemm; do
   if [ -x "$B/$ex" ]; then
     echo "== $ex"; $B/$ex > "$OUT/$ex.log" 2>&1; echo "exit $?" >> "$OUT/$ex.log"; grep -E "FAILED|exit|^\| tile|^[a-z].*median" "$OUT/$ex.log" | head -40
   fi
@@ -45,7 +45,7 @@ grep -E "check n|tile (un)?fused|copy bandwidth" "$OUT/fused_add_mul.log"
 grep -E "launch cost" "$OUT/launch_overhead.log"
 grep -E "ERROR SUMMARY" "$OUT/memcheck.log"
 tail -1 "$OUT/spills.log"
-for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple; do
+for ex in fused_softmax elementwise_chains fused_bias_gelu act_and_mul fused_layernorm fused_add_rmsnorm mean_center qk_norm_rope softmax_regression_simple gemm; do
   [ -f "$OUT/$ex.log" ] && echo "$ex: $(grep -c -- '-> ok' "$OUT/$ex.log") checks ok, $(grep -c FAILED "$OUT/$ex.log") failed, $(tail -1 "$OUT/$ex.log")"
 done
 echo "tile-bench: $(grep -E '^checks:' "$OUT/tile-bench.log" | tail -1), $(tail -1 "$OUT/tile-bench.log"); baseline: $(grep -E '^checks:' "$OUT/baseline.log" | tail -1), $(tail -1 "$OUT/baseline.log")"
