@@ -70,10 +70,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Elem::Scalar(tile_core::ir::DType::F16 | tile_core::ir::DType::BF16)
         );
         let parent_mma = matches!(*d.parent, Layout::Mma(_));
-        let shape_ok = to.shape.len() == 2
-            && to.shape[1] >= 8
-            && to.shape[if d.op_idx == 0 { 1 } else { 0 }] >= 16
-            && to.shape[if d.op_idx == 0 { 0 } else { 1 }] >= if d.op_idx == 0 { 16 } else { 8 };
+        // At least one instruction tile: A is M × K with M, K ≥ 16; B is K × N with K ≥ 16,
+        // N ≥ 8 (rows of at least one 16-byte chunk either way).
+        let min = if d.op_idx == 0 { [16, 16] } else { [16, 8] };
+        let shape_ok = to.shape.len() == 2 && to.shape[0] >= min[0] && to.shape[1] >= min[1];
         sixteen
             && parent_mma
             && d.k_width == 2
@@ -141,7 +141,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
         if op.op_idx == 0 {
             let (m, k) = (r, c);
-            let warp_m = self.warp_part(&dst, 0)?;
+            let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
             for i in 0..(m / (16 * wm)).max(1) {
                 for k0 in (0..k).step_by(16) {
                     // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 8 + l / 16.
@@ -159,7 +159,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
         } else {
             let (k, n) = (r, c);
-            let warp_n = self.warp_part(&dst, 1)?;
+            let warp_n = self.thread_part(&dst, 1, &[InDim::Warp])?;
             let reps_n = (n / (8 * wn)).max(1);
             for k0 in (0..k).step_by(16) {
                 for j in (0..reps_n).step_by(2) {
@@ -212,28 +212,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect()
     }
 
-    /// This thread's warp part of its indices along `d` under `dist` (the warp bits' terms only).
-    fn warp_part(&mut self, dist: &Distribution, d: usize) -> Result<IntValue<'ctx>> {
-        let i32_ty = self.context.i32_type();
-        let c = |x: u64| i32_ty.const_int(x, false);
-        let tid = self.tid()?;
-        let b = &self.builder;
-        let warp = b.build_right_shift(tid, c(5), false, "").llvm()?;
-        let mut acc = c(0);
-        for t in dist.thread_terms(d) {
-            if t.input != InDim::Warp {
-                continue;
-            }
-            let x = b
-                .build_right_shift(warp, c(u64::from(t.shift)), false, "")
-                .llvm()?;
-            let x = b.build_and(x, c((1 << t.len) - 1), "").llvm()?;
-            let x = b.build_left_shift(x, c(u64::from(t.to)), "").llvm()?;
-            acc = b.build_or(acc, x, "").llvm()?;
-        }
-        Ok(acc)
-    }
-
     /// The row lane `lane` addresses for `ldmatrix`: `base + offset + (lane / 8 % 2) · 8 +
     /// lane % 8`.
     fn lane_row(
@@ -278,14 +256,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let b = &self.builder;
         let chunk = b.build_right_shift(col, c(3), false, "").llvm()?;
         let within = b.build_and(col, c(7), "").llvm()?;
+        let within_bytes = b.build_left_shift(within, c(1), "").llvm()?;
+        let at = self.chunk_byte_offset(sw, row, chunk)?;
+        self.builder.build_int_nsw_add(at, within_bytes, "").llvm()
+    }
+
+    /// The byte offset of logical 16-byte chunk `chunk` of row `row` (its index XORed with the
+    /// row's phase).
+    fn chunk_byte_offset(
+        &self,
+        sw: Swizzle,
+        row: IntValue<'ctx>,
+        chunk: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let c = |x: u64| i32_ty.const_int(x, false);
         let phase = self.phase(sw, row)?;
         let b = &self.builder;
         let chunk = b.build_xor(chunk, phase, "").llvm()?;
         let row_bytes = b.build_int_nsw_mul(row, c(2 * sw.c), "").llvm()?;
         let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
-        let within_bytes = b.build_left_shift(within, c(1), "").llvm()?;
-        let x = b.build_or(chunk_bytes, within_bytes, "").llvm()?;
-        b.build_int_nsw_add(row_bytes, x, "").llvm()
+        b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()
     }
 
     /// `(row / per_phase) % max_phase`.
@@ -343,13 +334,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
-        let c = |x: u64| i32_ty.const_int(x, false);
-        let phase = self.phase(sw, row)?;
+        let off = self.chunk_byte_offset(sw, row, chunk)?;
         let b = &self.builder;
-        let chunk = b.build_xor(chunk, phase, "").llvm()?;
-        let row_bytes = b.build_int_nsw_mul(row, c(2 * sw.c), "").llvm()?;
-        let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
-        let off = b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()?;
         let base = b.build_ptr_to_int(smem, ctx.i64_type(), "").llvm()?;
         let base = b.build_int_truncate(base, i32_ty, "").llvm()?;
         let addr = b.build_int_add(base, off, "").llvm()?;

@@ -293,57 +293,72 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// Per dimension of `dist`, this thread's part of its indices (see `layout`): the lane and
     /// warp bits of the layout's bases, moved into place with masks and shifts.
     pub(super) fn thread_coords(&mut self, dist: &Distribution) -> Result<Vec<IntValue<'ctx>>> {
+        (0..dist.rank())
+            .map(|d| self.thread_part(dist, d, &[InDim::Lane, InDim::Warp]))
+            .collect()
+    }
+
+    /// This thread's part of its index along `d` from the terms of the inputs in `inputs` (lane
+    /// and warp for the whole part, warp alone for a warp's base).
+    pub(super) fn thread_part(
+        &mut self,
+        dist: &Distribution,
+        d: usize,
+        inputs: &[InDim],
+    ) -> Result<IntValue<'ctx>> {
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let tid = self.tid()?;
         let b = &self.builder;
         let lane = b.build_and(tid, c(31), "lane").llvm()?;
         let warp = b.build_right_shift(tid, c(5), false, "warp").llvm()?;
-        let mut out = Vec::with_capacity(dist.rank());
-        for d in 0..dist.rank() {
-            let mut acc: Option<IntValue<'ctx>> = None;
-            for t in dist.thread_terms(d) {
-                let x = if t.input == InDim::Lane { lane } else { warp };
-                let shifted = if t.shift > 0 {
-                    b.build_right_shift(x, c(u64::from(t.shift)), false, "")
-                        .llvm()?
-                } else {
-                    x
-                };
-                let masked = b.build_and(shifted, c((1 << t.len) - 1), "").llvm()?;
-                let moved = if t.to > 0 {
-                    b.build_left_shift(masked, c(u64::from(t.to)), "").llvm()?
-                } else {
-                    masked
-                };
-                // The terms set distinct bits: `or` is their sum.
-                acc = Some(match acc {
-                    None => moved,
-                    Some(a) => b.build_or(a, moved, "").llvm()?,
-                });
+        let mut acc: Option<IntValue<'ctx>> = None;
+        for t in dist.thread_terms(d) {
+            if !inputs.contains(&t.input) {
+                continue;
             }
-            out.push(acc.unwrap_or_else(|| c(0)));
+            let x = if t.input == InDim::Lane { lane } else { warp };
+            let shifted = if t.shift > 0 {
+                b.build_right_shift(x, c(u64::from(t.shift)), false, "")
+                    .llvm()?
+            } else {
+                x
+            };
+            let masked = b.build_and(shifted, c((1 << t.len) - 1), "").llvm()?;
+            let moved = if t.to > 0 {
+                b.build_left_shift(masked, c(u64::from(t.to)), "").llvm()?
+            } else {
+                masked
+            };
+            // The terms set distinct bits: `or` is their sum.
+            acc = Some(match acc {
+                None => moved,
+                Some(a) => b.build_or(a, moved, "").llvm()?,
+            });
         }
-        Ok(out)
+        Ok(acc.unwrap_or_else(|| c(0)))
     }
 
-    /// Whether this thread is the owner of its elements (its copy bits are 0, see `layout`), so
-    /// that writing each element once is done by owners only; `None` when no thread holds copies.
-    pub(super) fn owner(&mut self, dist: &Distribution) -> Result<Option<IntValue<'ctx>>> {
-        let (lanes, warps) = (dist.free_lanes(), dist.free_warps() << 5);
-        if lanes | warps == 0 {
+    /// Whether the bits `mask` of this thread's id are all 0; `None` when `mask` is 0 (true for
+    /// every thread).
+    pub(super) fn tid_bits_clear(&mut self, mask: u64) -> Result<Option<IntValue<'ctx>>> {
+        if mask == 0 {
             return Ok(None);
         }
         let i32_ty = self.context.i32_type();
         let tid = self.tid()?;
         let b = &self.builder;
-        let bits = b
-            .build_and(tid, i32_ty.const_int(lanes | warps, false), "")
-            .llvm()?;
+        let bits = b.build_and(tid, i32_ty.const_int(mask, false), "").llvm()?;
         Ok(Some(
             b.build_int_compare(IntPredicate::EQ, bits, i32_ty.const_zero(), "")
                 .llvm()?,
         ))
+    }
+
+    /// Whether this thread is the owner of its elements (its copy bits are 0, see `layout`), so
+    /// that writing each element once is done by owners only; `None` when no thread holds copies.
+    pub(super) fn owner(&mut self, dist: &Distribution) -> Result<Option<IntValue<'ctx>>> {
+        self.tid_bits_clear(dist.free_lanes() | (dist.free_warps() << 5))
     }
 
     /// The logical index along dimension `d` of register `k` of this thread, given its part `t`

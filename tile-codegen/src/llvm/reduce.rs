@@ -26,7 +26,6 @@
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
-use inkwell::IntPredicate;
 use tile_core::ir::{DType, OpData, ReduceKind};
 
 use super::layout::Distribution;
@@ -295,16 +294,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 j += 1;
             }
         }
-        let quiet = red_lanes | dist.free_lanes() | (dist.free_warps() << 5);
-        let bits = b.build_and(tid, c(quiet), "").llvm()?;
-        let writer = if quiet == 0 {
-            None
-        } else {
-            Some(
-                b.build_int_compare(IntPredicate::EQ, bits, c(0), "")
-                    .llvm()?,
-            )
-        };
+        let writer =
+            self.tid_bits_clear(red_lanes | dist.free_lanes() | (dist.free_warps() << 5))?;
         // Each group's element index along the kept dimensions, row-major.
         let mut group_index = Vec::with_capacity(group_reg.len());
         for &k in group_reg {

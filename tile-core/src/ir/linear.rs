@@ -227,14 +227,12 @@ impl LinearLayout {
                 .zip(&shape)
                 .fold(0, |acc, (&i, &n)| acc * u64::from(n) + i)
         };
-        let mut out = LinearLayout {
-            shape: shape.clone(),
-            reg: self.reg.iter().map(|&b| project(b)).collect(),
-            lane: self.lane.iter().map(|&b| project(b)).collect(),
-            warp: self.warp.iter().map(|&b| project(b)).collect(),
-        };
-        out.reg.retain(|&b| b != 0);
-        out
+        LinearLayout::from_bases(
+            &shape,
+            self.reg.iter().map(|&b| project(b)).collect(),
+            self.lane.iter().map(|&b| project(b)).collect(),
+            self.warp.iter().map(|&b| project(b)).collect(),
+        )
     }
 }
 
@@ -314,6 +312,23 @@ impl Builder<'_> {
 }
 
 impl LinearLayout {
+    /// A layout of `shape` from its bases, dropping register bits that select nothing: the one
+    /// place that keeps registers from holding copies (see the module documentation).
+    fn from_bases(
+        shape: &[u32],
+        mut reg: Vec<u64>,
+        lane: Vec<u64>,
+        warp: Vec<u64>,
+    ) -> LinearLayout {
+        reg.retain(|&x| x != 0);
+        LinearLayout {
+            shape: shape.to_vec(),
+            reg,
+            lane,
+            warp,
+        }
+    }
+
     /// The layout of `shape` under a blocked layout: along each dimension in `order`, the
     /// thread's chunk (`min(spt, extent)` consecutive elements), then the repetitions of the layout
     /// tile, in registers; lanes and warps split over the dimensions in `order`, lanes first.
@@ -343,13 +358,7 @@ impl LinearLayout {
             let wpc = u64::from(b.warps_per_cta[d]);
             warp.extend(bl.run(d, spt * tpw, log2(wpc)));
         }
-        reg.retain(|&x| x != 0);
-        LinearLayout {
-            shape: shape.to_vec(),
-            reg,
-            lane,
-            warp,
-        }
+        LinearLayout::from_bases(shape, reg, lane, warp)
     }
 
     /// The accumulator layout of `mma.sync.m16n8` for an `M × N` tensor: per warp, per 16 × 8
@@ -372,13 +381,7 @@ impl LinearLayout {
         warp.extend(bl.run(0, 16, log2(wm)));
         reg.extend(bl.run(1, 8 * wn, log2((big_n / (8 * wn)).max(1))));
         reg.extend(bl.run(0, 16 * wm, log2((big_m / (16 * wm)).max(1))));
-        reg.retain(|&x| x != 0);
-        LinearLayout {
-            shape: shape.to_vec(),
-            reg,
-            lane,
-            warp,
-        }
+        LinearLayout::from_bases(shape, reg, lane, warp)
     }
 
     /// The operand layout of `mma.sync.m16n8k{8·kw}` for operand `idx` (0: `A`, `M × K`; 1: `B`,
@@ -418,13 +421,7 @@ impl LinearLayout {
             reg.extend(bl.run(kd, 8 * kw, log2((k_extent / (8 * kw)).max(1))));
             reg.extend(bl.run(od, 8 * wn, log2((o_extent / (8 * wn)).max(1))));
         }
-        reg.retain(|&x| x != 0);
-        LinearLayout {
-            shape: shape.to_vec(),
-            reg,
-            lane,
-            warp,
-        }
+        LinearLayout::from_bases(shape, reg, lane, warp)
     }
 }
 
