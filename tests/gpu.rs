@@ -413,10 +413,7 @@ fn gpu_matches_interpreter_on_dot() {
         let (g, c) = (run(&gpu), run(&Device::interpreter()));
         for i in 0..m {
             for j in 0..n {
-                let terms = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j]));
-                let want = f64::from(c0[i * n + j]) + terms.clone().sum::<f64>();
-                let scale = f64::from(c0[i * n + j]).abs() + terms.map(f64::abs).sum::<f64>();
-                let tol = (k as f64 + 2.0) * 2f64.powi(-22) * scale;
+                let (want, tol) = common::dot_reference(&a, &b, Some(&c0), (n, k), (i, j));
                 for (what, x) in [("GPU", g[i * n + j]), ("interpreter", c[i * n + j])] {
                     let err = (f64::from(x) - want).abs();
                     assert!(

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use common::{check_close, print_table, time_ms, Rng};
 use half::{bf16, f16};
-use kernels::{gemm, gemm_f32};
+use kernels::gemm;
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -105,8 +105,8 @@ fn grid(s: Shape, bn: i32) -> Grid {
     Grid::xy(cdiv(s.0, 128), cdiv(s.1, bn as usize))
 }
 
-/// Runs both kernels with `BN = bn` on `s`, checks them, and (when `reps > 0`) times them: `(ok,
-/// ms of gemm, ms of gemm_f32)`.
+/// Runs the kernel with `BN = bn` on `s`, writing the input type and f32, checks both, and
+/// (when `reps > 0`) times them: `(ok, ms writing the input type, ms writing f32)`.
 fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool, f64, f64)> {
     let (m, n, k) = s;
     let (a, b, a64, b64) = inputs::<T>(s);
@@ -115,7 +115,7 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
     let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
     gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)?;
-    gemm_f32::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)?;
+    gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
     let want: Vec<f64> = at
@@ -145,7 +145,7 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)
     })?;
     let t32 = time_ms(&stream, 5, reps, || {
-        gemm_f32::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
+        gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
     })?;
     Ok((ok, t, t32))
 }

@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | t
 echo "== GPU tests"; $B/gpu_tests --test-threads=1 > "$OUT/gpu_tests.log" 2>&1; grep -E "test result|FAILED|panicked" "$OUT/gpu_tests.log"
 echo "== gemm example"; $B/gemm > "$OUT/gemm.log" 2>&1; echo "exit $?" >> "$OUT/gemm.log"; cat "$OUT/gemm.log" | tail -40
 echo "== SASS of the gemm kernels (sm_90a): registers, spills, HMMA / LDSM / LDGSTS / LDS / STS / BAR"
-for f in $B/ptx/gemm*.v0.sm_90a.ptx; do
+for f in $B/ptx/gemm__*T_f16__O_f16.v0.sm_90a.ptx $B/ptx/gemm__*T_f16__O_f32.v0.sm_90a.ptx; do
   [ -f "$f" ] || continue
   ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed "s|^ptxas info *: |$(basename $f): |"
   cuobjdump --dump-sass /tmp/k.cubin | grep -oE "\b(HMMA|LDSM|LDGSTS|LDS|STS|BAR|LDG|STG)[.A-Z0-9]*" | sort | uniq -c

@@ -443,6 +443,23 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v
 }
 
+/// Element `(i, j)` of `acc + a @ b` (`a`: `m × k`, `b`: `k × n`, row-major; `acc` 0 when `None`)
+/// in f64, and the tolerance a `dot` result must meet: `(K + 2) · 2⁻²² · (|acc| + Σₖ |aₖ bₖ|)`,
+/// f32 accumulation of exact products in any order (the documented tensor-core semantics).
+pub fn dot_reference(
+    a: &[f16],
+    b: &[f16],
+    acc: Option<&[f32]>,
+    (n, k): (usize, usize),
+    (i, j): (usize, usize),
+) -> (f64, f64) {
+    let c = acc.map_or(0.0, |c| f64::from(c[i * n + j]));
+    let terms = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j]));
+    let want = c + terms.clone().sum::<f64>();
+    let scale = c.abs() + terms.map(f64::abs).sum::<f64>();
+    (want, (k as f64 + 2.0) * 2f64.powi(-22) * scale)
+}
+
 /// Deterministic pseudo-random numbers for tests.
 pub struct Rng(pub u64);
 
