@@ -29,6 +29,7 @@ pub const GPU_PASSES: &[&str] = &[
     "pipeline-loads",
     "assign-layouts",
     "vectorize",
+    "pipeline-dot",
     "cse",
     "dce",
     "hoist-loads",

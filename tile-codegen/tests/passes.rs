@@ -72,6 +72,11 @@ fn vectorize() {
 }
 
 #[test]
+fn pipeline_dot() {
+    check("pipeline-dot");
+}
+
+#[test]
 fn pipeline_loads() {
     check("pipeline-loads");
 }

@@ -95,6 +95,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
     let opts = KernelOptions {
         num_warps: None,
         elems_per_thread: None,
+        num_stages: None,
     };
     let dump = DumpConfig {
         stages: vec!["ir".into()],

@@ -395,6 +395,17 @@ impl Program<'_, '_, '_> {
             OpKind::ExpandDims { .. } | OpKind::ConvertLayout => {
                 Some(self.get(data.operands[0])?.clone())
             }
+            OpKind::LocalAlloc
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier
+            | OpKind::LocalLoad => {
+                return Err(InterpError::Unsupported(format!(
+                    "`{}` is a GPU-level op; the interpreter runs tile-level IR",
+                    data.kind.name()
+                )))
+            }
             OpKind::Roll { axis, shift } => {
                 let a = self.get(data.operands[0])?;
                 let shape = &f.ty(data.operands[0]).shape;

@@ -155,7 +155,8 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
                 let sm = t.sm();
                 let arch = t.arch();
                 let ptx = &a.ptx;
-                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name })
+                let smem = a.dyn_shared_bytes;
+                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name, dyn_shared_bytes: #smem })
             });
             quote!(::tile::Variant { div16: &[#(#div16),*], num_warps: #warps, targets: &[#(#targets),*] })
         })

@@ -132,6 +132,7 @@ fn lower_instance(
     let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
     let warps = opts.num_warps.unwrap_or(4);
     let mut ir = lower::lower_body(&name, &params, &values, &types, &item.block, warps)?;
+    ir.num_stages = opts.num_stages.unwrap_or(0);
     if opts.num_warps.is_none() {
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
         ir.num_warps = match opts.elems_per_thread {

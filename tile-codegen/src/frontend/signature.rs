@@ -58,6 +58,9 @@ pub struct KernelOptions {
     /// With `num_warps = auto(E)`: per instance, as many warps (1 to 16) as give each thread `E`
     /// elements of the instance's largest tile.
     pub elems_per_thread: Option<u32>,
+    /// Shared-memory stages of a pipelined `dot` loop (`num_stages = S`, 2 to 8); `None` lets the
+    /// compiler choose.
+    pub num_stages: Option<u32>,
 }
 
 impl Default for KernelOptions {
@@ -65,6 +68,7 @@ impl Default for KernelOptions {
         KernelOptions {
             num_warps: Some(4),
             elems_per_thread: None,
+            num_stages: None,
         }
     }
 }
@@ -79,7 +83,27 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
         syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
     let metas = syn::parse::Parser::parse2(parser, args)?;
     for m in metas {
-        if m.path.is_ident("num_warps") {
+        if m.path.is_ident("num_stages") {
+            let n = match &m.value {
+                Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                }) => i.base10_parse::<u32>()?,
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "`num_stages` takes an integer literal",
+                    ))
+                }
+            };
+            if !(2..=8).contains(&n) {
+                return Err(syn::Error::new_spanned(
+                    &m.value,
+                    "`num_stages` must be 2 to 8",
+                ));
+            }
+            opts.num_stages = Some(n);
+        } else if m.path.is_ident("num_warps") {
             if let Expr::Path(p) = &m.value {
                 if p.path.is_ident("auto") {
                     opts.num_warps = None;
@@ -131,7 +155,7 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
         } else {
             return Err(syn::Error::new_spanned(
                 &m.path,
-                "unknown option; the accepted option is `num_warps = N`",
+                "unknown option; the accepted options are `num_warps = N` and `num_stages = S`",
             ));
         }
     }

@@ -38,6 +38,8 @@ pub(super) struct Swizzle {
     pub per_phase: u64,
     /// Distinct phases.
     pub max_phase: u64,
+    /// Bytes per element (a chunk is 16 bytes).
+    pub elem_bytes: u64,
 }
 
 impl Swizzle {
@@ -47,6 +49,17 @@ impl Swizzle {
             c,
             per_phase: (128 / (2 * c)).max(1),
             max_phase: (c / 8).min(8),
+            elem_bytes: 2,
+        }
+    }
+
+    /// The swizzle a shared buffer's layout states, for rows of `c` elements of `elem_bytes`.
+    pub fn from_layout(l: &tile_core::ir::SharedLayout, c: u64, elem_bytes: u32) -> Swizzle {
+        Swizzle {
+            c,
+            per_phase: u64::from(l.per_phase),
+            max_phase: u64::from(l.max_phase),
+            elem_bytes: u64::from(elem_bytes),
         }
     }
 
@@ -90,13 +103,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let f = self.f;
         let from = f.ty(*data.operands.first().ok_or("missing operand")?);
         let to = self.result_type(data)?;
-        let Some(Layout::DotOperand(op)) = &to.layout else {
-            return Err("`ldmatrix` converts into an operand layout".into());
-        };
-        let Layout::Mma(mma) = &*op.parent else {
-            return Err("an operand layout's parent must be mma".into());
-        };
-        let (src, dst) = (Distribution::of(from)?, Distribution::of(to)?);
+        let src = Distribution::of(from)?;
         let vals = self.operand(data, 0)?.to_vec();
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let sw = Swizzle::new(c);
@@ -125,8 +132,39 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Ok(())
         })?;
         self.barrier()?;
+        let base = self.shared_address(smem)?;
+        self.ldmatrix_operand(base, sw, to, from.elem)
+    }
 
-        // Reads.
+    /// The 32-bit shared-window address of a shared array (what `ldmatrix` and `cp.async` take).
+    pub(super) fn shared_address(
+        &self,
+        p: inkwell::values::PointerValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let b = &self.builder;
+        let wide = b.build_ptr_to_int(p, self.context.i64_type(), "").llvm()?;
+        b.build_int_truncate(wide, self.context.i32_type(), "")
+            .llvm()
+    }
+
+    /// Reads the swizzled `R × C` tile at shared address `base` into the mma operand layout of
+    /// `to` with `ldmatrix` (see the module documentation); the tile must be complete and visible
+    /// (after a barrier).
+    pub(super) fn ldmatrix_operand(
+        &mut self,
+        base: IntValue<'ctx>,
+        sw: Swizzle,
+        to: &tile_core::ir::Type,
+        elem: Elem,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            return Err("`ldmatrix` reads into an operand layout".into());
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            return Err("an operand layout's parent must be mma".into());
+        };
+        let dst = Distribution::of(to)?;
+        let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let (wm, wn) = (
             u64::from(mma.warps_per_cta[0]),
             u64::from(mma.warps_per_cta[1]),
@@ -147,12 +185,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 8 + l / 16.
                     let row = self.lane_row(lane, warp_m, i * 16 * wm)?;
                     let chunk = self.lane_chunk(lane, k0 / 8, 16)?;
-                    let words = self.ldmatrix(smem, sw, row, chunk, 4, false)?;
+                    let words = self.ldmatrix(base, sw, row, chunk, 4, false)?;
                     for (w, word) in words.iter().enumerate() {
                         for h in 0..2u64 {
                             let e = 2 * w as u64 + h;
                             let at = [i * 16 * wm + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
-                            self.place(&dst, &mut out, at, *word, h, from.elem)?;
+                            self.place(&dst, &mut out, at, *word, h, elem)?;
                         }
                     }
                 }
@@ -194,13 +232,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         )
                         .llvm()?;
                     let count = if pair { 4 } else { 2 };
-                    let words = self.ldmatrix(smem, sw, row, chunk, count, true)?;
+                    let words = self.ldmatrix(base, sw, row, chunk, count, true)?;
                     for (w, word) in words.iter().enumerate() {
                         let tile = j + w as u64 / 2;
                         for h in 0..2u64 {
                             let e = 2 * (w as u64 % 2) + h;
                             let at = [k0 + e % 2 + 8 * (e / 2), tile * 8 * wn];
-                            self.place(&dst, &mut out, at, *word, h, from.elem)?;
+                            self.place(&dst, &mut out, at, *word, h, elem)?;
                         }
                     }
                 }
@@ -245,7 +283,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// The byte offset of element `(row, col)` in a tile with swizzle `sw`.
-    fn swizzled_byte_offset(
+    pub(super) fn swizzled_byte_offset(
         &self,
         sw: Swizzle,
         row: IntValue<'ctx>,
@@ -254,9 +292,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let b = &self.builder;
-        let chunk = b.build_right_shift(col, c(3), false, "").llvm()?;
-        let within = b.build_and(col, c(7), "").llvm()?;
-        let within_bytes = b.build_left_shift(within, c(1), "").llvm()?;
+        let per_chunk = 16 / sw.elem_bytes;
+        let chunk = b
+            .build_right_shift(col, c(u64::from(per_chunk.trailing_zeros())), false, "")
+            .llvm()?;
+        let within = b.build_and(col, c(per_chunk - 1), "").llvm()?;
+        let within_bytes = b
+            .build_left_shift(within, c(u64::from(sw.elem_bytes.trailing_zeros())), "")
+            .llvm()?;
         let at = self.chunk_byte_offset(sw, row, chunk)?;
         self.builder.build_int_nsw_add(at, within_bytes, "").llvm()
     }
@@ -274,7 +317,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let phase = self.phase(sw, row)?;
         let b = &self.builder;
         let chunk = b.build_xor(chunk, phase, "").llvm()?;
-        let row_bytes = b.build_int_nsw_mul(row, c(2 * sw.c), "").llvm()?;
+        let row_bytes = b
+            .build_int_nsw_mul(row, c(sw.elem_bytes * sw.c), "")
+            .llvm()?;
         let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
         b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()
     }
@@ -325,7 +370,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// `(row, chunk)` in the swizzled tile: `count` 32-bit words.
     fn ldmatrix(
         &self,
-        smem: inkwell::values::PointerValue<'ctx>,
+        base: IntValue<'ctx>,
         sw: Swizzle,
         row: IntValue<'ctx>,
         chunk: IntValue<'ctx>,
@@ -335,10 +380,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
         let off = self.chunk_byte_offset(sw, row, chunk)?;
-        let b = &self.builder;
-        let base = b.build_ptr_to_int(smem, ctx.i64_type(), "").llvm()?;
-        let base = b.build_int_truncate(base, i32_ty, "").llvm()?;
-        let addr = b.build_int_add(base, off, "").llvm()?;
+        let addr = self.builder.build_int_add(base, off, "").llvm()?;
         let dsts = (0..count)
             .map(|i| format!("${i}"))
             .collect::<Vec<_>>()

@@ -56,7 +56,7 @@ pub(super) fn lower_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-) -> Result<()> {
+) -> Result<DynSharedBytes> {
     let body = &f.regions[f.body.index()];
     if body.blocks.len() != 1 {
         return Err(format!(
@@ -103,6 +103,9 @@ pub(super) fn lower_kernel<'ctx>(
     }
     l.merge_shared()
 }
+
+/// The kernel's dynamic shared memory in bytes, as [`lower_kernel`] reports it.
+pub(super) type DynSharedBytes = u64;
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
@@ -279,7 +282,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
 
     /// The distribution of a tensor type (`None` for a scalar).
     pub(super) fn distribution(&self, ty: &Type) -> Result<Option<Distribution>> {
-        if !ty.is_tensor() {
+        // A shared buffer is one pointer, held by every thread.
+        if !ty.is_tensor() || ty.is_shared() {
             return Ok(None);
         }
         Distribution::of(ty).map(Some)
@@ -404,6 +408,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::ConvertLayout
                 | OpKind::Yield
                 | OpKind::Dot
+                | OpKind::AsyncCopy { .. }
+                | OpKind::LocalLoad
         ) {
             self.check_layouts(data)?;
         }
@@ -481,6 +487,24 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.builder.build_return(None).llvm()?;
                 None
             }
+            OpKind::LocalAlloc => Some(self.local_alloc(data)?),
+            OpKind::AsyncCopy { vec } => {
+                self.async_copy(data, *vec)?;
+                None
+            }
+            OpKind::AsyncCommit => {
+                self.async_commit()?;
+                None
+            }
+            OpKind::AsyncWait { pending } => {
+                self.async_wait(*pending)?;
+                None
+            }
+            OpKind::Barrier => {
+                self.barrier()?;
+                None
+            }
+            OpKind::LocalLoad => Some(self.local_load(data)?),
             // `for_loop` and `if_op` read the yielded values; they never get here.
             OpKind::Yield | OpKind::For | OpKind::If => None,
         };

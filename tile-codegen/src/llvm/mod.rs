@@ -37,6 +37,7 @@ mod memory;
 mod reduce;
 mod roll;
 mod shared;
+mod smem;
 
 use std::fmt;
 use std::sync::Once;
@@ -81,6 +82,15 @@ impl GpuTarget {
         }
     }
 
+    /// The most shared memory one program may use on this target, in bytes (dynamic shared
+    /// memory after the opt-in: 163 KiB on sm_80, 227 KiB on sm_90).
+    pub fn max_shared_bytes(self) -> u64 {
+        match self {
+            GpuTarget::Sm80 => 163 * 1024,
+            GpuTarget::Sm90a => 227 * 1024,
+        }
+    }
+
     /// The LLVM subtarget features: the PTX ISA version to emit. PTX 8.0 is the first with sm_90a;
     /// PTX 7.0 the first with sm_80.
     fn features(self) -> &'static str {
@@ -104,6 +114,9 @@ pub struct Artifacts {
     pub llvm_ir: String,
     /// The PTX module, ready for `cuModuleLoadData` or ptxas.
     pub ptx: String,
+    /// Dynamic shared memory the kernel needs per program, in bytes (0: its shared memory, if
+    /// any, is static). The launch passes it; above 48 KiB the module load opts the function in.
+    pub dyn_shared_bytes: u32,
 }
 
 /// Why a kernel could not be compiled. The message names the kernel and, where there is one, the op.
@@ -142,7 +155,19 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
 
-    lower::lower_kernel(&context, &module, f).map_err(|e| err("lowering", &e))?;
+    let dyn_shared = lower::lower_kernel(&context, &module, f).map_err(|e| err("lowering", &e))?;
+    if dyn_shared > target.max_shared_bytes() {
+        return Err(err(
+            "shared memory",
+            &format!(
+                "the kernel needs {dyn_shared} bytes of shared memory per program; {} allows {} (fewer `num_stages` or smaller tiles help)",
+                target.arch(),
+                target.max_shared_bytes()
+            ),
+        ));
+    }
+    let dyn_shared_bytes =
+        u32::try_from(dyn_shared).map_err(|_| err("shared memory", &"too many bytes"))?;
     module
         .verify()
         .map_err(|e| err("LLVM verifier (internal error)", &e.to_string()))?;
@@ -158,7 +183,11 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     let bytes = buffer.as_slice();
     let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
     let ptx = String::from_utf8(bytes.to_vec()).map_err(|e| err("PTX emission", &e))?;
-    Ok(Artifacts { llvm_ir, ptx })
+    Ok(Artifacts {
+        llvm_ir,
+        ptx,
+        dyn_shared_bytes,
+    })
 }
 
 /// True for names PTX and LLVM keep as they are: `[A-Za-z_][A-Za-z0-9_]*`.

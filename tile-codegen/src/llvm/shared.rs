@@ -36,6 +36,9 @@ pub(super) struct SharedArray<'ctx> {
     pub global: inkwell::values::GlobalValue<'ctx>,
     /// Its size in bytes.
     pub bytes: u64,
+    /// A `local_alloc` buffer, live for the whole kernel: it gets bytes of its own instead of
+    /// sharing them with other ops.
+    pub persistent: bool,
 }
 
 impl<'ctx> Lowerer<'_, 'ctx> {
@@ -80,6 +83,29 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             op,
             global: g,
             bytes,
+            persistent: false,
+        });
+        Ok(g.as_pointer_value())
+    }
+
+    /// A `local_alloc` buffer of `bytes` bytes: a placeholder array, given its place in the
+    /// kernel's dynamic shared memory by [`Lowerer::merge_shared`], after every op's scratch arrays.
+    pub(super) fn shared_buffer(&mut self, bytes: u64) -> Result<PointerValue<'ctx>> {
+        let op = self.current_op.map_or(0, |o| o.index());
+        let len = u32::try_from(bytes).map_err(|_| "a shared buffer is too large".to_string())?;
+        let array_ty = self.context.i8_type().array_type(len);
+        let name = format!("__tile_buffer_op{op}");
+        let g = self
+            .module
+            .add_global(array_ty, Some(AddressSpace::from(SHARED)), &name);
+        g.set_linkage(Linkage::Internal);
+        g.set_initializer(&array_ty.get_undef());
+        g.set_alignment(16);
+        self.smem.push(SharedArray {
+            op,
+            global: g,
+            bytes,
+            persistent: true,
         });
         Ok(g.as_pointer_value())
     }
@@ -91,47 +117,78 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// that every thread reaches only after its reads of the previous op's data. So a kernel
     /// needs the shared memory of its largest op, not of all of them, and more programs fit on an
     /// SM.
-    pub(super) fn merge_shared(&mut self) -> Result<()> {
-        let mut ops: Vec<usize> = self.smem.iter().map(|a| a.op).collect();
+    ///
+    /// A kernel with `local_alloc` buffers puts everything in one dynamic shared array instead
+    /// (`extern`, sized at launch): the scratch region first, then each buffer in bytes of its
+    /// own (buffers live for the whole kernel). Returns the dynamic bytes (0 without buffers).
+    pub(super) fn merge_shared(&mut self) -> Result<u64> {
+        let dynamic = self.smem.iter().any(|a| a.persistent);
+        let mut ops: Vec<usize> = self
+            .smem
+            .iter()
+            .filter(|a| !a.persistent)
+            .map(|a| a.op)
+            .collect();
         ops.dedup();
-        if ops.len() < 2 {
-            return Ok(());
+        if ops.len() < 2 && !dynamic {
+            return Ok(0);
         }
         let mut offsets = Vec::with_capacity(self.smem.len());
         let mut size = 0u64;
         let mut cursor = 0u64;
         let mut last_op = None;
-        for a in &self.smem {
+        for a in self.smem.iter().filter(|a| !a.persistent) {
             if last_op != Some(a.op) {
                 cursor = 0;
                 last_op = Some(a.op);
             }
-            offsets.push(cursor);
+            offsets.push((a.global, cursor));
             cursor += a.bytes.next_multiple_of(16);
             size = size.max(cursor);
         }
+        for a in self.smem.iter().filter(|a| a.persistent) {
+            size = size.next_multiple_of(128);
+            offsets.push((a.global, size));
+            size += a.bytes;
+        }
+        let size = size.next_multiple_of(16);
         let i8_ty = self.context.i8_type();
-        let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
-        let array_ty = i8_ty.array_type(len);
-        let union =
-            self.module
-                .add_global(array_ty, Some(AddressSpace::from(SHARED)), "__tile_smem");
-        union.set_linkage(Linkage::Internal);
-        union.set_initializer(&array_ty.get_undef());
-        union.set_alignment(16);
+        let union = if dynamic {
+            // `.extern .shared .align 16 .b8 __tile_dyn_smem[]`: sized by the launch.
+            let array_ty = i8_ty.array_type(0);
+            let g = self.module.add_global(
+                array_ty,
+                Some(AddressSpace::from(SHARED)),
+                "__tile_dyn_smem",
+            );
+            g.set_linkage(Linkage::External);
+            g.set_alignment(16);
+            g
+        } else {
+            let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
+            let array_ty = i8_ty.array_type(len);
+            let g =
+                self.module
+                    .add_global(array_ty, Some(AddressSpace::from(SHARED)), "__tile_smem");
+            g.set_linkage(Linkage::Internal);
+            g.set_initializer(&array_ty.get_undef());
+            g.set_alignment(16);
+            g
+        };
         let base = union.as_pointer_value();
-        for (a, &off) in self.smem.iter().zip(&offsets) {
+        for (global, off) in offsets {
             let at = self.context.i64_type().const_int(off, false);
-            // SAFETY: a constant GEP of `off` bytes into `__tile_smem`, whose length (`size`) is at
-            // least `off` plus this array's bytes, so the address stays inside it.
+            // SAFETY: a constant GEP of `off` bytes into the merged array, whose length (`size`,
+            // the launch's dynamic size for the extern one) is at least `off` plus this array's
+            // bytes, so the address stays inside it.
             let p = unsafe { base.const_gep(i8_ty, &[at]) };
-            a.global.as_pointer_value().replace_all_uses_with(p);
+            global.as_pointer_value().replace_all_uses_with(p);
             // SAFETY: every use of the old global was just replaced, so deleting it leaves no
             // dangling reference; it is not used again (`smem` is cleared below).
-            unsafe { a.global.delete() };
+            unsafe { global.delete() };
         }
         self.smem.clear();
-        Ok(())
+        Ok(if dynamic { size } else { 0 })
     }
 
     /// Bytes one element of `t` occupies in a shared array.

@@ -117,7 +117,14 @@ pub fn run(f: &mut Function) {
             | OpKind::Reduce { .. }
             // Its operands and result are 2-D, so they have the one 2-D layout anyway.
             | OpKind::Dot
-            | OpKind::Return => false,
+            | OpKind::Return
+            // Shared memory comes after layout assignment.
+            | OpKind::LocalAlloc
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier
+            | OpKind::LocalLoad => false,
         };
         if joined {
             let tensors: Vec<ValueId> = d
@@ -369,6 +376,12 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Reduce { .. }
         | OpKind::ConvertLayout
         | OpKind::Dot
+        | OpKind::LocalAlloc
+        | OpKind::AsyncCopy { .. }
+        | OpKind::AsyncCommit
+        | OpKind::AsyncWait { .. }
+        | OpKind::Barrier
+        | OpKind::LocalLoad
         | OpKind::For
         | OpKind::If
         | OpKind::Yield

@@ -267,7 +267,14 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Dot | OpKind::Load { .. } => {
+            OpKind::Dot
+            | OpKind::Load { .. }
+            | OpKind::LocalAlloc
+            | OpKind::LocalLoad
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier => {
                 if ty.is_tensor() {
                     AxisInfo::UNKNOWN
                 } else {

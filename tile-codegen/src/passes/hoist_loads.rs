@@ -54,25 +54,26 @@ fn collect_blocks(f: &Function, r: RegionId, out: &mut Vec<BlockId>) {
     }
 }
 
-/// What an op does to memory, for ordering.
+/// What an op does to memory, for ordering: the op's own [`tile_core::ir::Effect`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Effect {
     /// Pure arithmetic.
     None,
     /// A `load`: free to move among loads and pure ops.
     Read,
-    /// A `store`, or a `for`/`if` (which may hold either): ordered with every memory op.
+    /// A `store`, a `for`/`if` (which may hold either), or a shared-memory or synchronizing op:
+    /// ordered with every memory op.
     Write,
     /// `yield`/`return`: after everything.
     End,
 }
 
 fn effect(k: &OpKind) -> Effect {
-    match k {
-        OpKind::Load { .. } => Effect::Read,
-        OpKind::Store { .. } | OpKind::For | OpKind::If => Effect::Write,
-        OpKind::Yield | OpKind::Return => Effect::End,
-        _ => Effect::None,
+    match k.effect() {
+        tile_core::ir::Effect::Pure => Effect::None,
+        tile_core::ir::Effect::Read => Effect::Read,
+        tile_core::ir::Effect::Write | tile_core::ir::Effect::Sync => Effect::Write,
+        tile_core::ir::Effect::Terminator => Effect::End,
     }
 }
 

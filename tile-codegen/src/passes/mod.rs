@@ -10,6 +10,7 @@
 //! | `pipeline-loads` | tile (first in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
+//! | `pipeline-dot`   | GPU          | a tensor-core `dot` loop's tiles through a ring of `num_stages` shared buffers filled by `cp.async` ahead of use |
 //!
 //! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
 
@@ -20,6 +21,7 @@ pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 pub mod hoist_loads;
+pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod vectorize;
 
@@ -62,6 +64,10 @@ pub const ALL: &[Pass] = &[
     Pass {
         name: "vectorize",
         run: vectorize::run,
+    },
+    Pass {
+        name: "pipeline-dot",
+        run: pipeline_dot::run,
     },
 ];
 

@@ -4,8 +4,8 @@
 //! the loop, the loop carries the loaded tile, and the body first loads iteration `i + step`'s
 //! tile (masked off past the upper bound, so it never touches memory the loop would not) and then
 //! works on the carried one. The global-memory latency of the next tile overlaps this
-//! iteration's `dot` (two stages, in registers; shared-memory rings filled by `cp.async` are the
-//! next step).
+//! iteration's `dot` (two stages, in registers). Loops with a tensor-core `dot` are left to
+//! `pipeline-dot`, which fills a shared-memory ring with `cp.async` instead.
 //!
 //! It runs on tile-level IR, first in the GPU pipeline, so the interpreter runs the loop as
 //! written; `assign-layouts` then treats the carried tiles like any carried value.
@@ -42,6 +42,20 @@ fn pipeline(f: &mut Function, l: OpId) {
         )
     });
     if !has_dot || !plain {
+        return;
+    }
+    // A tensor-core `dot`'s tiles go through `pipeline-dot`'s shared-memory ring instead.
+    let tensor_core = ops.iter().any(|&o| {
+        let d = f.op(o);
+        matches!(d.kind, OpKind::Dot)
+            && super::accelerate_dot::mma_layout(
+                f.ty(d.operands[0]),
+                f.ty(d.operands[1]),
+                f.num_warps,
+            )
+            .is_some()
+    });
+    if tensor_core {
         return;
     }
     let iv = f.blocks[body.index()].args[0];
@@ -106,7 +120,7 @@ fn pipeline(f: &mut Function, l: OpId) {
 
 /// The ops of `body` that `load` depends on (itself last), in body order; `None` when it depends
 /// on a block argument other than `iv` or on another load.
-fn backward_slice(
+pub(crate) fn backward_slice(
     f: &Function,
     load: OpId,
     in_body: &HashSet<OpId>,

@@ -117,6 +117,9 @@ pub struct Function {
     pub param_attrs: Vec<ParamAttrs>,
     /// Warps per program.
     pub num_warps: u32,
+    /// Shared-memory stages of a pipelined `dot` loop (`cp.async` ring buffers); 0 lets the
+    /// compiler choose.
+    pub num_stages: u32,
     /// Every value.
     pub values: Vec<ValueData>,
     /// Every op.
@@ -137,6 +140,7 @@ impl Function {
             param_names: Vec::new(),
             param_attrs: Vec::new(),
             num_warps,
+            num_stages: 0,
             values: Vec::new(),
             ops: Vec::new(),
             blocks: Vec::new(),

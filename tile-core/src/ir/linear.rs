@@ -430,6 +430,9 @@ impl Layout {
     /// fit the shape (ranks differ, a slice past the rank, an operand whose parent is not mma).
     pub fn linear(&self, shape: &[u32]) -> Result<LinearLayout, String> {
         match self {
+            Layout::Shared(_) => Err(format!(
+                "{self} places a shared-memory buffer; it has no register map"
+            )),
             Layout::Blocked(b) => {
                 let rank = shape.len();
                 let ok = rank >= 1

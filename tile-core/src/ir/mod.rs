@@ -17,10 +17,11 @@ pub use function::{
     ValueDef, ValueId,
 };
 pub use linear::{InDim, LinearLayout};
-pub use ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
+pub use ops::{BinOp, CmpPred, ConstValue, Effect, MathFn, OpKind, ReduceKind, UnOp};
 pub use parse::{parse, ParseError};
 pub use print::print;
 pub use types::{
-    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SliceLayout, Type,
+    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
+    Type,
 };
 pub use verify::{verify, VerifyError, VerifyErrors};

@@ -357,6 +357,48 @@ pub enum OpKind {
     Yield,
     /// Ends the kernel.
     Return,
+    /// GPU level: a shared-memory buffer, the result's `smem<S x R x C x T, #shared…>` type (`S`
+    /// stages of an `R × C` tile). Its bytes are the program's for the whole kernel.
+    LocalAlloc,
+    /// GPU level: `async_copy %buf, %stage, %ptr[, %mask]` starts copying the `R × C` tile of
+    /// elements `ptr` points to into stage `stage` (an `i32` scalar) of `buf` (`cp.async`), `vec`
+    /// elements per instruction; where `mask` is false no global memory is read and the element
+    /// is written as 0. The data is there once a later `async_wait` lets this thread's group
+    /// finish, and visible to other threads after a `barrier` that follows it.
+    AsyncCopy {
+        /// Elements each thread copies with one instruction.
+        vec: u32,
+    },
+    /// GPU level: closes the group of this thread's copies issued since the last commit.
+    AsyncCommit,
+    /// GPU level: waits until at most `pending` of this thread's committed groups are unfinished.
+    AsyncWait {
+        /// Groups that may still be in flight.
+        pending: u32,
+    },
+    /// GPU level: every thread of the program waits here; shared memory written before it by any
+    /// thread is visible to every read after it.
+    Barrier,
+    /// GPU level: `local_load %buf, %stage` reads stage `stage` of `buf` into registers in the
+    /// result's layout (an mma operand layout: `ldmatrix`).
+    LocalLoad,
+}
+
+/// What an op does besides computing its results: the one statement of it that passes ask
+/// (hoisting, CSE, DCE and the written-buffer analysis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Nothing: the op may move, merge with an identical op, or go when its results are unused.
+    Pure,
+    /// Reads global memory (`load`): ordered after writes, free among other reads.
+    Read,
+    /// Writes global memory (`store`), or holds ops that may (`for`, `if`).
+    Write,
+    /// Reads or writes shared memory, or synchronizes threads or asynchronous copies: ordered
+    /// with every op that has an effect, never merged or removed.
+    Sync,
+    /// Ends a block (`yield`, `return`).
+    Terminator,
 }
 
 impl OpKind {
@@ -387,6 +429,12 @@ impl OpKind {
             OpKind::If => "if",
             OpKind::Yield => "yield",
             OpKind::Return => "return",
+            OpKind::LocalAlloc => "local_alloc",
+            OpKind::AsyncCopy { .. } => "async_copy",
+            OpKind::AsyncCommit => "async_commit",
+            OpKind::AsyncWait { .. } => "async_wait",
+            OpKind::Barrier => "barrier",
+            OpKind::LocalLoad => "local_load",
         }
     }
 
@@ -395,7 +443,13 @@ impl OpKind {
     pub fn num_results(&self) -> Option<usize> {
         Some(match self {
             OpKind::For | OpKind::If => return None,
-            OpKind::Store { .. } | OpKind::Return | OpKind::Yield => 0,
+            OpKind::Store { .. }
+            | OpKind::Return
+            | OpKind::Yield
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier => 0,
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
@@ -414,20 +468,25 @@ impl OpKind {
             | OpKind::Cast
             | OpKind::Reduce { .. }
             | OpKind::Dot
-            | OpKind::Load { .. } => 1,
+            | OpKind::Load { .. }
+            | OpKind::LocalAlloc
+            | OpKind::LocalLoad => 1,
         })
     }
 
-    /// True when the op has no effect besides its results (so it may be removed when they are
-    /// unused, or merged with an identical op).
-    pub fn is_pure(&self) -> bool {
+    /// What the op does besides computing its results (see [`Effect`]).
+    pub fn effect(&self) -> Effect {
         match self {
-            OpKind::Store { .. } | OpKind::Return | OpKind::For | OpKind::If | OpKind::Yield => {
-                false
-            }
-            // A load reads memory that a store in the same program may change; treat it as impure
-            // for CSE purposes.
-            OpKind::Load { .. } => false,
+            OpKind::Load { .. } => Effect::Read,
+            OpKind::Store { .. } | OpKind::For | OpKind::If => Effect::Write,
+            OpKind::Yield | OpKind::Return => Effect::Terminator,
+            // An allocation is its own buffer: two are never one.
+            OpKind::LocalAlloc
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier
+            | OpKind::LocalLoad => Effect::Sync,
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
@@ -445,8 +504,29 @@ impl OpKind {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Dot
-            | OpKind::Reduce { .. } => true,
+            | OpKind::Reduce { .. } => Effect::Pure,
         }
+    }
+
+    /// True when the op has no effect besides its results (so it may be removed when they are
+    /// unused, or merged with an identical op). A load is not: a store in the same program may
+    /// change what it reads.
+    pub fn is_pure(&self) -> bool {
+        self.effect() == Effect::Pure
+    }
+
+    /// True for the ops that exist only at the GPU level (layouts and shared memory).
+    pub fn is_gpu_only(&self) -> bool {
+        matches!(
+            self,
+            OpKind::ConvertLayout
+                | OpKind::LocalAlloc
+                | OpKind::AsyncCopy { .. }
+                | OpKind::AsyncCommit
+                | OpKind::AsyncWait { .. }
+                | OpKind::Barrier
+                | OpKind::LocalLoad
+        )
     }
 }
 

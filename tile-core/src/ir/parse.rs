@@ -13,7 +13,8 @@ use std::fmt;
 use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
 use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
 use super::types::{
-    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SliceLayout, Type,
+    BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
+    Type,
 };
 
 /// A syntax error with its 1-based line and column.
@@ -132,6 +133,12 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         c.keyword("num_warps")?;
         c.expect("=")?;
         let num_warps = c.uint()? as u32;
+        let mut num_stages = 0;
+        if c.eat(",") {
+            c.keyword("num_stages")?;
+            c.expect("=")?;
+            num_stages = c.uint()? as u32;
+        }
         c.expect("}")?;
         c.expect("{")?;
         c.end()?;
@@ -141,6 +148,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
             }
         }
         f = Function::new(name, params, num_warps);
+        f.num_stages = num_stages;
         f.param_attrs = attrs;
         for (i, &v) in f.params().to_vec().iter().enumerate() {
             names.insert(format!("%{}", f.param_names[i]), v);
@@ -345,7 +353,7 @@ fn parse_op(
             OpKind::Reduce { kind, axis }
         }
         "addptr" => OpKind::AddPtr,
-        "load" | "store" => {
+        "load" | "store" | "async_copy" => {
             let mut vec = 1;
             if c.eat("{") {
                 c.keyword("vec")?;
@@ -353,12 +361,24 @@ fn parse_op(
                 vec = c.uint()? as u32;
                 c.expect("}")?;
             }
-            if opname == "load" {
-                OpKind::Load { vec }
-            } else {
-                OpKind::Store { vec }
+            match opname.as_str() {
+                "load" => OpKind::Load { vec },
+                "store" => OpKind::Store { vec },
+                _ => OpKind::AsyncCopy { vec },
             }
         }
+        "async_wait" => {
+            c.expect("{")?;
+            c.keyword("pending")?;
+            c.expect("=")?;
+            let pending = c.uint()? as u32;
+            c.expect("}")?;
+            OpKind::AsyncWait { pending }
+        }
+        "local_alloc" => OpKind::LocalAlloc,
+        "async_commit" => OpKind::AsyncCommit,
+        "barrier" => OpKind::Barrier,
+        "local_load" => OpKind::LocalLoad,
         "return" => OpKind::Return,
         "for" => OpKind::For,
         "if" => OpKind::If,
@@ -630,7 +650,9 @@ impl<'a> Cursor<'a> {
     }
 
     fn ty(&mut self) -> Result<Type, ParseError> {
-        if !self.eat("tensor<") {
+        let col = self.col();
+        let shared = self.eat("smem<");
+        if !shared && !self.eat("tensor<") {
             let e = self.elem()?;
             return Ok(Type {
                 elem: e,
@@ -657,11 +679,18 @@ impl<'a> Cursor<'a> {
             layout = Some(self.layout()?);
         }
         self.expect(">")?;
-        Ok(Type {
+        let ty = Type {
             elem,
             shape,
             layout,
-        })
+        };
+        if shared != ty.is_shared() {
+            return Err(self.err_at(
+                col,
+                "`smem<…>` is the type with a `#shared` layout, and only it".into(),
+            ));
+        }
+        Ok(ty)
     }
 
     /// A layout spelled out (`#blocked<…>`, `#slice<dim = D, parent = L>`, `#mma<…>`,
@@ -709,6 +738,23 @@ impl<'a> Cursor<'a> {
                 op_idx,
                 parent,
                 k_width,
+            }));
+        }
+        if self.eat("#shared<") {
+            let mut f = [0u32; 3];
+            for (i, key) in ["vec", "per_phase", "max_phase"].iter().enumerate() {
+                if i > 0 {
+                    self.expect(",")?;
+                }
+                self.keyword(key)?;
+                self.expect("=")?;
+                f[i] = self.uint()? as u32;
+            }
+            self.expect(">")?;
+            return Ok(Layout::Shared(SharedLayout {
+                vec: f[0],
+                per_phase: f[1],
+                max_phase: f[2],
             }));
         }
         if self.peek_is("#blocked<") {

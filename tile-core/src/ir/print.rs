@@ -70,6 +70,7 @@ impl Aliases {
         let body = match l {
             Layout::Blocked(b) => b.to_string(),
             Layout::Mma(m) => m.to_string(),
+            Layout::Shared(s) => s.to_string(),
             Layout::Slice(s) => {
                 let parent = self.name(&s.parent);
                 format!("#slice<dim = {}, parent = {parent}>", s.dim)
@@ -96,7 +97,7 @@ impl Aliases {
         let Some(l) = t.layout.as_ref().filter(|_| !self.inline) else {
             return t.to_string();
         };
-        let mut s = String::from("tensor<");
+        let mut s = String::from(if t.is_shared() { "smem<" } else { "tensor<" });
         for d in &t.shape {
             let _ = write!(s, "{d}x");
         }
@@ -130,7 +131,16 @@ impl Printer<'_> {
             }
             self.names.insert(v, name);
         }
-        let _ = writeln!(self.out, ") attributes {{num_warps = {}}} {{", f.num_warps);
+        let stages = if f.num_stages > 0 {
+            format!(", num_stages = {}", f.num_stages)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            self.out,
+            ") attributes {{num_warps = {}{stages}}} {{",
+            f.num_warps
+        );
         self.region_body(f.body, 1);
         self.out.push_str("}\n");
     }
@@ -195,10 +205,13 @@ impl Printer<'_> {
             OpKind::Reduce { kind, axis } => {
                 let _ = write!(line, " {} {{axis = {axis}}}", kind.name());
             }
-            OpKind::Load { vec } | OpKind::Store { vec } => {
+            OpKind::Load { vec } | OpKind::Store { vec } | OpKind::AsyncCopy { vec } => {
                 if *vec > 1 {
                     let _ = write!(line, " {{vec = {vec}}}");
                 }
+            }
+            OpKind::AsyncWait { pending } => {
+                let _ = write!(line, " {{pending = {pending}}}");
             }
             OpKind::For
             | OpKind::If
@@ -213,7 +226,11 @@ impl Printer<'_> {
             | OpKind::AddPtr
             | OpKind::Math(_)
             | OpKind::Cast
-            | OpKind::Return => {}
+            | OpKind::Return
+            | OpKind::LocalAlloc
+            | OpKind::AsyncCommit
+            | OpKind::Barrier
+            | OpKind::LocalLoad => {}
         }
         let operands: Vec<&str> = op.operands.iter().map(|&v| self.name(v)).collect();
         if !operands.is_empty() {

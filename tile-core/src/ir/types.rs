@@ -227,8 +227,55 @@ impl fmt::Display for DotOperandLayout {
     }
 }
 
-/// The layout of a tensor at the GPU level. Every kind is a constructor of one representation,
-/// the [`super::LinearLayout`] ([`Layout::linear`]), which is all the back end reads.
+/// How a shared-memory buffer (`smem<S x R x C x T, #shared…>`: `S` stages of an `R × C` row-major
+/// tile) places its elements: rows of `C` elements, cut into chunks of `vec` elements (16 bytes),
+/// chunk `j` of row `r` stored at chunk position `j XOR ((r / per_phase) % max_phase)` of the row.
+/// With `per_phase = max(1, 128 / row bytes)` and `max_phase = min(8, C / vec)` the 8 rows that one
+/// `ldmatrix` matrix reads fall on 8 different 16-byte bank groups (no bank conflicts), and a
+/// thread's 16-byte run stays one access (one `cp.async`). Stage `s` starts at element `s · R · C`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SharedLayout {
+    /// Elements per swizzled chunk (16 bytes).
+    pub vec: u32,
+    /// Consecutive rows with one phase.
+    pub per_phase: u32,
+    /// Distinct phases (a power of two, at most the chunks per row).
+    pub max_phase: u32,
+}
+
+impl SharedLayout {
+    /// The conflict-free swizzle for rows of `cols` elements of `elem_bytes` bytes each.
+    pub fn swizzled(cols: u32, elem_bytes: u32) -> SharedLayout {
+        let vec = (16 / elem_bytes.max(1)).max(1);
+        let row_bytes = cols.saturating_mul(elem_bytes).max(1);
+        SharedLayout {
+            vec,
+            per_phase: (128 / row_bytes).max(1),
+            max_phase: (cols / vec).clamp(1, 8),
+        }
+    }
+
+    /// The element index (within one stage) where element `(row, col)` is stored.
+    pub fn index(&self, cols: u64, row: u64, col: u64) -> u64 {
+        let vec = u64::from(self.vec);
+        let phase = (row / u64::from(self.per_phase)) % u64::from(self.max_phase);
+        row * cols + ((col / vec) ^ phase) * vec + col % vec
+    }
+}
+
+impl fmt::Display for SharedLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "#shared<vec = {}, per_phase = {}, max_phase = {}>",
+            self.vec, self.per_phase, self.max_phase
+        )
+    }
+}
+
+/// The layout of a tensor at the GPU level. Every register layout is a constructor of one
+/// representation, the [`super::LinearLayout`] ([`Layout::linear`]), which is all the back end
+/// reads; [`Layout::Shared`] is the encoding of a shared-memory buffer, not of registers.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Elements spread over threads in blocks of `size_per_thread`.
@@ -239,6 +286,8 @@ pub enum Layout {
     Mma(MmaLayout),
     /// A tensor-core operand.
     DotOperand(DotOperandLayout),
+    /// A shared-memory buffer's swizzle (the type is then `smem<…>`, not a register tensor).
+    Shared(SharedLayout),
 }
 
 impl Layout {
@@ -249,6 +298,8 @@ impl Layout {
             Layout::Slice(s) => s.parent.rank().saturating_sub(1),
             Layout::Mma(m) => m.warps_per_cta.len(),
             Layout::DotOperand(d) => d.parent.rank(),
+            // Stages × rows × columns.
+            Layout::Shared(_) => 3,
         }
     }
 
@@ -259,6 +310,8 @@ impl Layout {
             Layout::Slice(s) => s.parent.num_warps(),
             Layout::Mma(m) => m.warps_per_cta.iter().product(),
             Layout::DotOperand(d) => d.parent.num_warps(),
+            // Shared memory belongs to the whole program, not to warps.
+            Layout::Shared(_) => 0,
         }
     }
 
@@ -277,6 +330,7 @@ impl Layout {
             Layout::Slice(_) => "slice",
             Layout::Mma(_) => "mma",
             Layout::DotOperand(_) => "dot_op",
+            Layout::Shared(_) => "shared",
         }
     }
 }
@@ -288,6 +342,7 @@ impl fmt::Display for Layout {
             Layout::Slice(s) => write!(f, "#slice<dim = {}, parent = {}>", s.dim, s.parent),
             Layout::Mma(m) => m.fmt(f),
             Layout::DotOperand(d) => d.fmt(f),
+            Layout::Shared(s) => s.fmt(f),
         }
     }
 }
@@ -336,6 +391,11 @@ impl Type {
         !self.shape.is_empty()
     }
 
+    /// True for a shared-memory buffer (`smem<…>`: its layout is [`Layout::Shared`]).
+    pub fn is_shared(&self) -> bool {
+        matches!(self.layout, Some(Layout::Shared(_)))
+    }
+
     /// Number of elements (1 for a scalar).
     pub fn numel(&self) -> u64 {
         self.shape.iter().map(|&d| d as u64).product()
@@ -361,7 +421,7 @@ impl fmt::Display for Type {
         if self.shape.is_empty() {
             return write!(f, "{}", self.elem);
         }
-        f.write_str("tensor<")?;
+        f.write_str(if self.is_shared() { "smem<" } else { "tensor<" })?;
         for d in &self.shape {
             write!(f, "{d}x")?;
         }

@@ -64,6 +64,15 @@
 //!     arguments, each ending with `yield` of one value per result, of its type.
 //! 24. **roll** — a tensor operand, `axis` below its rank, `shift` below the extent of `axis`; the
 //!     result has the operand's type, layout included.
+//! 25. **shared memory** — GPU level only. An `smem<S x R x C x T, #shared…>` type has rank 3,
+//!     `S` ≥ 1 stages (any count), `R` and `C` powers of two, a number element type, `vec` elements
+//!     of 16 bytes, `per_phase` and `max_phase` powers of two with `max_phase · vec ≤ C`; no other
+//!     value has a `#shared` layout. `local_alloc` has no operands and an `smem` result.
+//!     `async_copy %buf, %stage, %ptr[, %mask]`: an `smem` buffer, an `i32` scalar stage, an
+//!     `R × C` pointer tensor to `T` (the buffer's tile) and an `i1` mask of its shape; `vec` is a
+//!     power of two dividing the pointer's contiguous run with `vec · size(T)` of 4, 8 or 16 bytes
+//!     (or `vec` = 1). `local_load %buf, %stage` yields an `R × C` tensor of `T` in an mma operand
+//!     layout with `T` f16 or bf16. `async_commit`, `async_wait`, `barrier` take no operands.
 
 use std::fmt;
 
@@ -314,6 +323,9 @@ impl Verifier<'_> {
     }
 
     fn check_type(&mut self, pos: usize, ty: &Type) {
+        if let Some(Layout::Shared(s)) = &ty.layout {
+            return self.check_shared_type(pos, ty, s);
+        }
         if !ty.is_tensor() {
             if ty.layout.is_some() {
                 self.err(pos, format!("scalar type `{ty}` has a layout"));
@@ -341,6 +353,35 @@ impl Verifier<'_> {
         }
     }
 
+    /// Rule 25 for an `smem` type.
+    fn check_shared_type(&mut self, pos: usize, ty: &Type, s: &super::types::SharedLayout) {
+        let Elem::Scalar(d) = ty.elem else {
+            return self.err(
+                pos,
+                format!("`{ty}` holds pointers; shared buffers hold numbers"),
+            );
+        };
+        let [stages, rows, cols] = ty.shape[..] else {
+            return self.err(pos, format!("`{ty}` is not stages × rows × columns"));
+        };
+        if stages == 0 || !rows.is_power_of_two() || !cols.is_power_of_two() {
+            return self.err(
+                pos,
+                format!("`{ty}` needs at least one stage and power-of-two rows and columns"),
+            );
+        }
+        let fields_ok = s.per_phase.is_power_of_two()
+            && s.max_phase.is_power_of_two()
+            && s.vec.checked_mul(d.size_bytes()) == Some(16)
+            && s.vec.checked_mul(s.max_phase).is_some_and(|w| w <= cols);
+        if !fields_ok {
+            self.err(
+                pos,
+                format!("`{ty}`: the swizzle needs 16-byte chunks, power-of-two phases and max_phase · vec ≤ columns"),
+            );
+        }
+    }
+
     /// The rules of rule 4 that concern a layout's own fields, for a tensor of rank `rank`.
     fn layout_structure(&self, layout: &Layout, rank: usize) -> Result<(), String> {
         self.layout_fields(layout, rank)?;
@@ -360,6 +401,7 @@ impl Verifier<'_> {
     /// The fields of each kind of layout, for a tensor of rank `rank`.
     fn layout_fields(&self, layout: &Layout, rank: usize) -> Result<(), String> {
         match layout {
+            Layout::Shared(_) => Err("a `#shared` layout belongs only to an `smem` buffer".into()),
             Layout::Blocked(b) => {
                 if b.size_per_thread.len() != rank
                     || b.threads_per_warp.len() != rank
@@ -925,6 +967,70 @@ impl Verifier<'_> {
             }
             // Checked where the loop or branch is (`for`, `if`) and where it sits (last).
             OpKind::Yield => {}
+            OpKind::LocalAlloc => {
+                if !want(&[0]) {
+                    return arity_err(self, "0");
+                }
+                if !res.is_some_and(|t| t.is_shared()) {
+                    self.err(pos, "`local_alloc` yields an `smem` buffer".into());
+                }
+            }
+            OpKind::AsyncCommit | OpKind::AsyncWait { .. } | OpKind::Barrier => {
+                if !want(&[0]) {
+                    arity_err(self, "0");
+                }
+            }
+            OpKind::AsyncCopy { vec } => {
+                if !want(&[3, 4]) {
+                    return arity_err(self, "3 or 4");
+                }
+                let (buf, stage, p) = (
+                    self.ty(ops[0]).clone(),
+                    self.ty(ops[1]).clone(),
+                    self.ty(ops[2]).clone(),
+                );
+                self.stage_operands(pos, &buf, &stage, "async_copy");
+                let tile_ok = buf.is_shared()
+                    && p.elem == Elem::Ptr(buf.dtype().unwrap_or(DType::I1))
+                    && p.shape[..] == buf.shape[1..]
+                    && p.layout.is_some();
+                if !tile_ok {
+                    self.err(
+                        pos,
+                        format!("`async_copy` needs pointers to one stage of `{buf}`, found `{p}`"),
+                    );
+                }
+                if ops.len() == 4 {
+                    self.mask(pos, ops[3], &p);
+                }
+                self.vec(pos, *vec, &p);
+                let bytes = buf.dtype().map_or(0, |d| d.size_bytes()) * vec;
+                if *vec > 1 && !matches!(bytes, 4 | 8 | 16) {
+                    self.err(
+                        pos,
+                        format!("`async_copy` copies 4, 8 or 16 bytes at once, not {bytes}"),
+                    );
+                }
+            }
+            OpKind::LocalLoad => {
+                if !want(&[2]) {
+                    return arity_err(self, "2");
+                }
+                let (buf, stage) = (self.ty(ops[0]).clone(), self.ty(ops[1]).clone());
+                self.stage_operands(pos, &buf, &stage, "local_load");
+                let Some(ty) = res else { return };
+                let ok = buf.is_shared()
+                    && ty.elem == buf.elem
+                    && ty.shape[..] == buf.shape[1..]
+                    && matches!(ty.layout, Some(Layout::DotOperand(_)))
+                    && matches!(ty.dtype(), Some(DType::F16 | DType::BF16));
+                if !ok {
+                    self.err(
+                        pos,
+                        format!("`local_load` reads one stage of `{buf}` into an f16/bf16 operand layout, not `{ty}`"),
+                    );
+                }
+            }
             OpKind::Return => {
                 if !want(&[0]) {
                     arity_err(self, "0")
@@ -941,7 +1047,10 @@ impl Verifier<'_> {
         };
         let ok = match (fl, ll) {
             (parent, Layout::Slice(s)) => s.dim == axis && *s.parent == *parent,
-            (_, Layout::Blocked(_) | Layout::Mma(_) | Layout::DotOperand(_)) => false,
+            (
+                _,
+                Layout::Blocked(_) | Layout::Mma(_) | Layout::DotOperand(_) | Layout::Shared(_),
+            ) => false,
         };
         if !ok {
             self.err(
@@ -960,6 +1069,22 @@ impl Verifier<'_> {
                 self.err(pos, format!("operand type `{found}` differs from `{ty}`"));
                 return;
             }
+        }
+    }
+
+    /// A shared buffer and an `i32` scalar stage.
+    fn stage_operands(&mut self, pos: usize, buf: &Type, stage: &Type, op: &str) {
+        if !buf.is_shared() {
+            self.err(
+                pos,
+                format!("operand #0 of `{op}` must be an `smem` buffer, found `{buf}`"),
+            );
+        }
+        if *stage != Type::scalar(DType::I32) {
+            self.err(
+                pos,
+                format!("the stage of `{op}` must be an `i32` scalar, found `{stage}`"),
+            );
         }
     }
 

@@ -157,10 +157,26 @@ impl ModuleCache {
             &format!("finding entry `{}`", t.entry),
             module.load_function(t.entry),
         )?;
+        if t.dyn_shared_bytes > STATIC_SHARED_LIMIT {
+            let bytes = i32::try_from(t.dyn_shared_bytes).unwrap_or(i32::MAX);
+            driver(
+                &format!(
+                    "allowing kernel `{}` {} bytes of dynamic shared memory",
+                    spec.name, t.dyn_shared_bytes
+                ),
+                f.set_attribute(
+                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    bytes,
+                ),
+            )?;
+        }
         funcs.push((key, variant, f.clone()));
         Ok(f)
     }
 }
+
+/// Shared memory a program may use without opting in, in bytes.
+const STATIC_SHARED_LIMIT: u32 = 48 * 1024;
 
 /// Grid limits the interpreter enforces too, so that a launch valid on one back end is valid on
 /// the other (CUDA's limits for every device since compute capability 3.0).
@@ -358,7 +374,7 @@ fn run_cuda(
     let cfg = LaunchConfig {
         grid_dim: (grid.x, grid.y, grid.z),
         block_dim: (32 * v.num_warps, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: v.targets[target].dyn_shared_bytes,
     };
     // SAFETY: the PTX entry was generated from the same kernel as `spec.params`, and the argument
     // list was checked above to have one value per parameter of the matching kind and type, in

@@ -67,6 +67,9 @@ pub struct TargetPtx {
     pub ptx: &'static str,
     /// The entry point's name in the module.
     pub entry: &'static str,
+    /// Dynamic shared memory per program, in bytes (0 when the kernel's shared memory is
+    /// static): the launch passes it, and the module load opts the function in above 48 KiB.
+    pub dyn_shared_bytes: u32,
 }
 
 impl TargetPtx {

@@ -1,0 +1,225 @@
+//! Explicit shared memory: `local_alloc`, `async_copy` (`cp.async`), `async_commit`,
+//! `async_wait`, and `local_load` (`ldmatrix` into an mma operand layout).
+//!
+//! **Buffers.** A `local_alloc` buffer (`smem<S x R x C x T, #shared…>`) is one array of
+//! `S · R · C` elements; stage `s` starts `s · R · C · size(T)` bytes in, and element `(r, c)` of
+//! a stage sits where its [`SharedLayout`] swizzle puts it. Its bytes are the buffer's alone for
+//! the whole kernel (see `Lowerer::merge_shared`), in the kernel's dynamic shared memory.
+//!
+//! **Copies.** Each thread copies the elements its pointer tile's layout gives it, `vec` at a time:
+//! `cp.async.cg` of 16 bytes, or `cp.async.ca` of 4 or 8, with the source size 0 where the mask is
+//! false (nothing is read, the destination is zero-filled). A copy of a single 16-bit element (the
+//! unaligned variant's `vec = 1`) has no `cp.async` form: it is a predicated `ld.global` and an
+//! `st.shared`, complete when it returns. Where the layout holds an element in several threads,
+//! only its owner copies it. `async_commit` and `async_wait` are `cp.async.commit_group` and
+//! `cp.async.wait_group`; visibility to other threads needs a `barrier` after the wait.
+
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
+use tile_core::ir::{Layout, OpData, SharedLayout, Type};
+
+use super::layout::Distribution;
+use super::ldmatrix::Swizzle;
+use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
+
+/// The buffer type of operand 0 and its swizzle.
+fn buffer_of<'t>(
+    f: &'t tile_core::ir::Function,
+    data: &OpData,
+) -> Result<(&'t Type, SharedLayout)> {
+    let ty = f.ty(*data.operands.first().ok_or("missing buffer operand")?);
+    match &ty.layout {
+        Some(Layout::Shared(s)) if ty.shape.len() == 3 => Ok((ty, s.clone())),
+        _ => Err(format!("expected a shared buffer, found `{ty}`")),
+    }
+}
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// `local_alloc`: the buffer's placeholder array (one pointer, held by every thread).
+    pub(super) fn local_alloc(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ty = self.result_type(data)?;
+        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let bytes = ty
+            .numel()
+            .checked_mul(u64::from(d.size_bytes()))
+            .ok_or("a shared buffer is too large")?;
+        Ok(vec![self.shared_buffer(bytes)?.into()])
+    }
+
+    /// The shared address of stage `stage` of the buffer operand: `base + stage · stage bytes`.
+    fn stage_base(&self, data: &OpData, ty: &Type) -> Result<IntValue<'ctx>> {
+        let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
+        let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;
+        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let stage_bytes =
+            u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());
+        let base = self.shared_address(buf)?;
+        let b = &self.builder;
+        let i32_ty = self.context.i32_type();
+        let off = b
+            .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
+            .llvm()?;
+        b.build_int_nuw_add(base, off, "").llvm()
+    }
+
+    /// `async_copy %buf, %stage, %ptr[, %mask]` (see the module documentation).
+    pub(super) fn async_copy(&mut self, data: &OpData, vec: u32) -> Result<()> {
+        let f = self.f;
+        let (ty, layout) = buffer_of(f, data)?;
+        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let cols = u64::from(ty.shape[2]);
+        let sw = Swizzle::from_layout(&layout, cols, d.size_bytes());
+        let pty = f.ty(*data.operands.get(2).ok_or("missing pointer operand")?);
+        let src = Distribution::of(pty)?;
+        let base = self.stage_base(data, ty)?;
+        let ptrs = self.operand(data, 2)?.to_vec();
+        let masks = match data.operands.get(3) {
+            Some(_) => Some(self.operand(data, 3)?.to_vec()),
+            None => None,
+        };
+        let t = self.thread_coords(&src)?;
+        let owner = self.owner(&src)?;
+        let bytes = u64::from(vec) * u64::from(d.size_bytes());
+        let (run_dim, run) = src.contiguous_run();
+        if vec > 1 && (run_dim != 1 || run % u64::from(vec) != 0) {
+            return Err(format!(
+                "`async_copy` of {vec} elements needs runs along the columns"
+            ));
+        }
+        // Per copy: destination address, source pointer, mask.
+        let mut copies = Vec::new();
+        for k in (0..ptrs.len()).step_by(vec as usize) {
+            let row = self.index_along(&src, &t, 0, k)?;
+            let col = self.index_along(&src, &t, 1, k)?;
+            let off = self.swizzled_byte_offset(sw, row, col)?;
+            let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
+            let m = match &masks {
+                Some(m) => Some(int(m[k])?),
+                None => None,
+            };
+            copies.push((dst, pointer(ptrs[k])?, m));
+        }
+        self.guarded(owner, |me| {
+            for &(dst, src, m) in &copies {
+                if bytes >= 4 {
+                    me.cp_async(dst, src, m, bytes)?;
+                } else {
+                    me.copy_half(dst, src, m)?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// One `cp.async` of `bytes` (4, 8 or 16) from `src` to shared address `dst`, zero-filled
+    /// (nothing read) where `mask` is false.
+    fn cp_async(
+        &self,
+        dst: IntValue<'ctx>,
+        src: inkwell::values::PointerValue<'ctx>,
+        mask: Option<IntValue<'ctx>>,
+        bytes: u64,
+    ) -> Result<()> {
+        let ctx = self.context;
+        let i32_ty = ctx.i32_type();
+        let size = match mask {
+            Some(m) => self
+                .builder
+                .build_select(m, i32_ty.const_int(bytes, false), i32_ty.const_zero(), "")
+                .llvm()?
+                .into_int_value(),
+            None => i32_ty.const_int(bytes, false),
+        };
+        // `.cg` (L2 only) exists for 16 bytes; smaller copies go through L1 (`.ca`).
+        let cache = if bytes == 16 { "cg" } else { "ca" };
+        let text = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
+        let ptr_ty = src.get_type();
+        let params: [BasicMetadataTypeEnum; 3] = [i32_ty.into(), ptr_ty.into(), i32_ty.into()];
+        let fn_ty = ctx.void_type().fn_type(&params, false);
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text,
+            "r,l,r,~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let args: [BasicMetadataValueEnum; 3] = [dst.into(), src.into(), size.into()];
+        self.builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        Ok(())
+    }
+
+    /// A 16-bit element copied synchronously (no `cp.async` is that small): 0 where `mask` is
+    /// false, else the loaded element.
+    fn copy_half(
+        &self,
+        dst: IntValue<'ctx>,
+        src: inkwell::values::PointerValue<'ctx>,
+        mask: Option<IntValue<'ctx>>,
+    ) -> Result<()> {
+        let ctx = self.context;
+        let i32_ty = ctx.i32_type();
+        let mask = mask.unwrap_or(ctx.bool_type().const_all_ones());
+        let text =
+            "{ .reg .b16 t; mov.b16 t, 0; @$2 ld.global.b16 t, [$1]; st.shared.b16 [$0], t; }";
+        let params: [BasicMetadataTypeEnum; 3] =
+            [i32_ty.into(), src.get_type().into(), ctx.bool_type().into()];
+        let fn_ty = ctx.void_type().fn_type(&params, false);
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            "r,l,b,~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let args: [BasicMetadataValueEnum; 3] = [dst.into(), src.into(), mask.into()];
+        self.builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        Ok(())
+    }
+
+    /// An instruction without operands or results, with side effects on memory.
+    fn memory_asm(&self, text: String) -> Result<()> {
+        let ctx = self.context;
+        let fn_ty = ctx.void_type().fn_type(&[], false);
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text,
+            "~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder
+            .build_indirect_call(fn_ty, asm, &[], "")
+            .llvm()?;
+        Ok(())
+    }
+
+    /// `cp.async.commit_group`.
+    pub(super) fn async_commit(&self) -> Result<()> {
+        self.memory_asm("cp.async.commit_group;".into())
+    }
+
+    /// `cp.async.wait_group pending`.
+    pub(super) fn async_wait(&self, pending: u32) -> Result<()> {
+        self.memory_asm(format!("cp.async.wait_group {pending};"))
+    }
+
+    /// `local_load %buf, %stage`: the stage read into the result's operand layout by `ldmatrix`.
+    pub(super) fn local_load(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let (ty, layout) = buffer_of(f, data)?;
+        let to = self.result_type(data)?;
+        let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[2]), 2);
+        let base = self.stage_base(data, ty)?;
+        self.ldmatrix_operand(base, sw, to, to.elem)
+    }
+}

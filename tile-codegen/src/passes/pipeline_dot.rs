@@ -1,0 +1,406 @@
+//! `pipeline-dot`: a loop whose tensor-core `dot` reads tiles loaded in the same iteration gets a
+//! ring of `S` shared-memory stages filled by `cp.async`, `S − 1` iterations ahead of use.
+//!
+//! It runs on GPU-level IR after `vectorize`. A `dot` operand qualifies when it is
+//! `convert_layout(load(ptr, mask[, 0]))` in the loop body, the load's only use is that
+//! conversion, its elements are f16 or bf16, and its address and mask depend only on the
+//! induction variable and on values from outside the loop (the body stores nothing and holds no
+//! nested loop or branch). For the qualifying operands (`R × C` each):
+//!
+//! ```text
+//! %buf = local_alloc : smem<S x R x C x T, #shared…>        before the loop, one per operand
+//! for s in 0 .. S−1:  async_copy %buf, s, ptr(lb + s·step), mask ∧ (lb + s·step < ub); async_commit
+//! for iv … carrying (…, %read = 0, %write = S − 1) {
+//!   async_wait {pending = S − 2}     this thread's copies for iteration iv are done …
+//!   barrier                          … everyone's are visible, and everyone has finished reading
+//!                                    the stage read last iteration, which is written next
+//!   async_copy %buf, %write, ptr(iv + (S−1)·step), mask ∧ (iv + (S−1)·step < ub); async_commit
+//!   %a = local_load %buf, %read      (ldmatrix into the operand layout, where the conversion was)
+//!   … dot …
+//!   yield …, (%read + 1) mod S, (%write + 1) mod S
+//! }
+//! async_wait {pending = 0}           no copy outlives the loop
+//! ```
+//!
+//! Copies past the upper bound are masked off entirely (zero-filled, nothing read), so every
+//! iteration commits exactly one group and the wait count is the same in every iteration. The
+//! bound test is done in 64 bits, so `iv + (S−1)·step` cannot wrap into range. One barrier per
+//! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
+//!
+//! `S` is the kernel's `num_stages`, or else 3, lowered (to 2 at least) while the stages of one
+//! loop would take more than 96 KiB.
+
+use std::collections::HashMap;
+
+use tile_core::ir::{
+    BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, Layout, OpId, OpKind, SharedLayout,
+    Type, ValueId,
+};
+
+use super::pipeline_loads::backward_slice;
+
+/// Stages when the kernel does not say.
+pub const DEFAULT_STAGES: u32 = 3;
+
+/// The most bytes the automatic choice gives the stages of one loop.
+pub const AUTO_STAGE_BUDGET: u64 = 96 * 1024;
+
+/// Runs the pass.
+pub fn run(f: &mut Function) {
+    let loops: Vec<OpId> = f
+        .walk()
+        .into_iter()
+        .filter(|&op| matches!(f.op(op).kind, OpKind::For))
+        .collect();
+    for l in loops {
+        if let Some((body, operands)) = candidates(f, l) {
+            pipeline(f, l, body, &operands);
+        }
+    }
+}
+
+/// One `dot` operand to pipeline.
+struct Operand {
+    /// The load of its tile.
+    load: OpId,
+    /// The conversion into the operand layout.
+    conv: OpId,
+    /// The body ops the load depends on (itself last), in body order.
+    slice: Vec<OpId>,
+}
+
+/// Every use of every value, counted.
+fn use_counts(f: &Function) -> HashMap<ValueId, usize> {
+    let mut n = HashMap::new();
+    for op in f.walk() {
+        for &v in &f.op(op).operands {
+            *n.entry(v).or_insert(0) += 1;
+        }
+    }
+    n
+}
+
+/// True when `v` is a splat of a zero constant (or the constant itself).
+fn is_zero(f: &Function, v: ValueId) -> bool {
+    let Some(d) = f.def_op(v) else { return false };
+    match f.op(d).kind {
+        OpKind::Splat => is_zero(f, f.op(d).operands[0]),
+        OpKind::Constant(ConstValue::Float(x)) => x == 0.0 && x.is_sign_positive(),
+        OpKind::Constant(ConstValue::Int(i)) => i == 0,
+        _ => false,
+    }
+}
+
+/// The body and the operands of `l` to pipeline, if there are any.
+fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
+    let region = *f.op(l).regions.first()?;
+    let body = f.regions[region.index()].blocks[0];
+    let ops = &f.blocks[body.index()].ops;
+    let plain = ops.iter().all(|&o| {
+        let k = &f.op(o).kind;
+        !matches!(k, OpKind::Store { .. } | OpKind::For | OpKind::If)
+            && k.effect() != tile_core::ir::Effect::Sync
+    });
+    if !plain {
+        return None;
+    }
+    let iv = f.blocks[body.index()].args[0];
+    let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
+    let uses = use_counts(f);
+    let mut out = Vec::new();
+    for &dot in ops {
+        let d = f.op(dot);
+        if !matches!(d.kind, OpKind::Dot) {
+            continue;
+        }
+        if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(_))) {
+            continue;
+        }
+        for &v in &d.operands[..2] {
+            let Some(conv) = f.def_op(v).filter(|o| in_body.contains(o)) else {
+                continue;
+            };
+            if !matches!(f.op(conv).kind, OpKind::ConvertLayout) {
+                continue;
+            }
+            let x = f.op(conv).operands[0];
+            let Some(load) = f.def_op(x).filter(|o| in_body.contains(o)) else {
+                continue;
+            };
+            let ld = f.op(load);
+            let OpKind::Load { vec } = ld.kind else {
+                continue;
+            };
+            let ty = f.ty(x);
+            let sixteen = matches!(ty.dtype(), Some(DType::F16 | DType::BF16));
+            let zero_other = ld.operands.len() != 3 || is_zero(f, ld.operands[2]);
+            let wide_rows = ty.shape.len() == 2 && ty.shape[1] >= 8;
+            // Vector copies run along the columns (the row-major tile's contiguous dimension).
+            let along_cols = vec == 1
+                || f.ty(ld.operands[0])
+                    .layout
+                    .as_ref()
+                    .and_then(|l| l.linear(&ty.shape).ok())
+                    .is_some_and(|ll| ll.contiguous_run().0 == 1);
+            let single_use = uses.get(&x).copied() == Some(1);
+            if !(sixteen && zero_other && wide_rows && along_cols && single_use) {
+                continue;
+            }
+            if out.iter().any(|o: &Operand| o.load == load) {
+                continue;
+            }
+            let Some(slice) = backward_slice(f, load, &in_body, iv, body) else {
+                continue;
+            };
+            out.push(Operand { load, conv, slice });
+        }
+    }
+    (!out.is_empty()).then_some((body, out))
+}
+
+/// The stages for `operands` (see the module documentation).
+fn stages(f: &Function, operands: &[Operand]) -> u32 {
+    if f.num_stages > 0 {
+        return f.num_stages;
+    }
+    let per_stage: u64 = operands
+        .iter()
+        .map(|o| {
+            let t = f.ty(f.op(o.load).results[0]);
+            t.numel() * 2
+        })
+        .sum();
+    let mut s = DEFAULT_STAGES;
+    while s > 2 && u64::from(s) * per_stage > AUTO_STAGE_BUDGET {
+        s -= 1;
+    }
+    s
+}
+
+/// Inserts ops into `block` from position `*at` on.
+struct Builder {
+    block: BlockId,
+    at: usize,
+}
+
+impl Builder {
+    fn op(
+        &mut self,
+        f: &mut Function,
+        kind: OpKind,
+        operands: Vec<ValueId>,
+        tys: Vec<Type>,
+    ) -> OpId {
+        let op = f.insert_op(self.block, self.at, kind, operands, tys);
+        self.at += 1;
+        op
+    }
+
+    fn val(&mut self, f: &mut Function, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
+        let op = self.op(f, kind, operands, vec![ty]);
+        f.op(op).results[0]
+    }
+
+    fn int(&mut self, f: &mut Function, c: i64, d: DType) -> ValueId {
+        self.val(
+            f,
+            OpKind::Constant(ConstValue::Int(c)),
+            vec![],
+            Type::scalar(d),
+        )
+    }
+
+    fn i32_op(&mut self, f: &mut Function, b: BinOp, x: ValueId, y: ValueId) -> ValueId {
+        self.val(f, OpKind::Binary(b), vec![x, y], Type::scalar(DType::I32))
+    }
+
+    /// `x + 1`, wrapped to 0 at `s`.
+    fn next_stage(&mut self, f: &mut Function, x: ValueId, one: ValueId, s: ValueId) -> ValueId {
+        let n = self.i32_op(f, BinOp::Add, x, one);
+        let lt = self.val(
+            f,
+            OpKind::Cmp(CmpPred::Lt),
+            vec![n, s],
+            Type::scalar(DType::I1),
+        );
+        let zero = self.int(f, 0, DType::I32);
+        self.val(
+            f,
+            OpKind::Select,
+            vec![lt, n, zero],
+            Type::scalar(DType::I32),
+        )
+    }
+
+    /// `iv + ahead < ub`, in 64 bits.
+    fn in_range(&mut self, f: &mut Function, iv: ValueId, ahead: ValueId, ub: ValueId) -> ValueId {
+        let i64t = Type::scalar(DType::I64);
+        let iv = self.val(f, OpKind::Cast, vec![iv], i64t.clone());
+        let ahead = self.val(f, OpKind::Cast, vec![ahead], i64t.clone());
+        let ub = self.val(f, OpKind::Cast, vec![ub], i64t.clone());
+        let next = self.val(f, OpKind::Binary(BinOp::Add), vec![iv, ahead], i64t);
+        self.val(
+            f,
+            OpKind::Cmp(CmpPred::Lt),
+            vec![next, ub],
+            Type::scalar(DType::I1),
+        )
+    }
+
+    /// The slice of `o` cloned with `iv` replaced by `new_iv`, and an `async_copy` of its tile
+    /// into stage `stage` of `buf`, masked by `inside` as well.
+    #[allow(clippy::too_many_arguments)]
+    fn copy(
+        &mut self,
+        f: &mut Function,
+        o: &Operand,
+        iv: ValueId,
+        new_iv: ValueId,
+        inside: ValueId,
+        buf: ValueId,
+        stage: ValueId,
+    ) {
+        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        map.insert(iv, new_iv);
+        for &op in &o.slice {
+            let d = f.op(op).clone();
+            let operands: Vec<ValueId> = d
+                .operands
+                .iter()
+                .map(|v| *map.get(v).unwrap_or(v))
+                .collect();
+            if op != o.load {
+                let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
+                let new = self.op(f, d.kind.clone(), operands, tys);
+                for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
+                    map.insert(r, n);
+                }
+                continue;
+            }
+            let OpKind::Load { vec } = d.kind else { return };
+            let ptr = operands[0];
+            let mask_ty = f.ty(ptr).with_elem(Elem::Scalar(DType::I1));
+            let inside = self.val(f, OpKind::Splat, vec![inside], mask_ty.clone());
+            let mask = match operands.get(1) {
+                Some(&m) => self.val(f, OpKind::Binary(BinOp::And), vec![m, inside], mask_ty),
+                None => inside,
+            };
+            self.op(
+                f,
+                OpKind::AsyncCopy { vec },
+                vec![buf, stage, ptr, mask],
+                vec![],
+            );
+        }
+    }
+}
+
+/// Rewrites the loop `l` (see the module documentation).
+fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
+    let s = stages(f, operands);
+    let (lb, ub, step) = {
+        let d = f.op(l);
+        (d.operands[0], d.operands[1], d.operands[2])
+    };
+    let outer = f.op(l).block;
+    let Some(at) = f.blocks[outer.index()].ops.iter().position(|&o| o == l) else {
+        return;
+    };
+    let mut pre = Builder { block: outer, at };
+
+    // Buffers, one per operand, and the prologue's S − 1 stages.
+    let bufs: Vec<ValueId> = operands
+        .iter()
+        .map(|o| {
+            let t = f.ty(f.op(o.load).results[0]).clone();
+            let (r, c) = (t.shape[0], t.shape[1]);
+            let elem = t.elem;
+            let ty = Type {
+                elem,
+                shape: vec![s, r, c],
+                layout: Some(Layout::Shared(SharedLayout::swizzled(c, 2))),
+            };
+            pre.val(f, OpKind::LocalAlloc, vec![], ty)
+        })
+        .collect();
+    let iv = f.blocks[body.index()].args[0];
+    for k in 0..s - 1 {
+        let stage = pre.int(f, i64::from(k), DType::I32);
+        let k_steps = pre.i32_op(f, BinOp::Mul, stage, step);
+        let iv_k = pre.i32_op(f, BinOp::Add, lb, k_steps);
+        let zero = pre.int(f, 0, DType::I32);
+        let inside = pre.in_range(f, iv_k, zero, ub);
+        for (o, &buf) in operands.iter().zip(&bufs) {
+            pre.copy(f, o, iv, iv_k, inside, buf, stage);
+        }
+        pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
+    }
+    let ahead_stages = pre.int(f, i64::from(s - 1), DType::I32);
+    let ahead = pre.i32_op(f, BinOp::Mul, ahead_stages, step);
+    let read0 = pre.int(f, 0, DType::I32);
+    let s_val = pre.int(f, i64::from(s), DType::I32);
+    let one = pre.int(f, 1, DType::I32);
+
+    // The loop carries the stage to read and the stage to write.
+    let i32t = Type::scalar(DType::I32);
+    f.ops[l.index()].operands.push(read0);
+    f.ops[l.index()].operands.push(ahead_stages);
+    let read = f.add_block_arg(body, i32t.clone());
+    let write = f.add_block_arg(body, i32t.clone());
+    f.add_result(l, i32t.clone());
+    f.add_result(l, i32t);
+
+    // The body's head: wait, barrier, the copy S − 1 iterations ahead.
+    let mut head = Builder { block: body, at: 0 };
+    head.op(f, OpKind::AsyncWait { pending: s - 2 }, vec![], vec![]);
+    head.op(f, OpKind::Barrier, vec![], vec![]);
+    let next_iv = head.i32_op(f, BinOp::Add, iv, ahead);
+    let inside = head.in_range(f, iv, ahead, ub);
+    for (o, &buf) in operands.iter().zip(&bufs) {
+        head.copy(f, o, iv, next_iv, inside, buf, write);
+    }
+    head.op(f, OpKind::AsyncCommit, vec![], vec![]);
+
+    // Each conversion becomes a read of the current stage.
+    for (o, &buf) in operands.iter().zip(&bufs) {
+        let conv_ty = f.ty(f.op(o.conv).results[0]).clone();
+        let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == o.conv) else {
+            continue;
+        };
+        let mut b = Builder {
+            block: body,
+            at: pos,
+        };
+        let t = b.val(f, OpKind::LocalLoad, vec![buf, read], conv_ty);
+        let old = f.op(o.conv).results[0];
+        f.replace_all_uses(old, t);
+        f.detach(o.conv);
+        f.detach(o.load);
+    }
+
+    // The next stages, yielded.
+    let Some(&y) = f.blocks[body.index()].ops.last() else {
+        return;
+    };
+    let end = f.blocks[body.index()].ops.len() - 1;
+    let mut tail = Builder {
+        block: body,
+        at: end,
+    };
+    let read_next = tail.next_stage(f, read, one, s_val);
+    let write_next = tail.next_stage(f, write, one, s_val);
+    if matches!(f.op(y).kind, OpKind::Yield) {
+        f.ops[y.index()].operands.push(read_next);
+        f.ops[y.index()].operands.push(write_next);
+    }
+
+    // After the loop: no copy in flight.
+    let Some(at) = f.blocks[outer.index()].ops.iter().position(|&o| o == l) else {
+        return;
+    };
+    let mut post = Builder {
+        block: outer,
+        at: at + 1,
+    };
+    post.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
+}
