@@ -1012,8 +1012,15 @@ impl Lowering {
                         ),
                     ));
                 }
-                // Lowered through shared memory for now: both operands as f32 (see `llvm::dot`).
-                let staged = 4
+                // Both operands pass through shared memory: as f32 for the FMA chain (see
+                // `llvm::dot`), as themselves (2 bytes) on tensor cores (`llvm::ldmatrix`; a
+                // pipelined loop's ring is dynamic shared memory, checked per target).
+                let per_elem = if crate::passes::accelerate_dot::mma_layout(&at, &bt, 1).is_some() {
+                    2
+                } else {
+                    4
+                };
+                let staged = per_elem
                     * (u64::from(at.shape[0]) * u64::from(at.shape[1])
                         + u64::from(bt.shape[0]) * u64::from(bt.shape[1]));
                 if staged > 48 * 1024 {

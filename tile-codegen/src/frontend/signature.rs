@@ -82,7 +82,11 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
     let parser =
         syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
     let metas = syn::parse::Parser::parse2(parser, args)?;
-    for m in metas {
+    for mut m in metas {
+        // A literal passed through a `macro_rules!` fragment arrives wrapped in a group.
+        while let Expr::Group(g) = m.value {
+            m.value = *g.expr;
+        }
         if m.path.is_ident("num_stages") {
             let n = match &m.value {
                 Expr::Lit(syn::ExprLit {
