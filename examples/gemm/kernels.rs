@@ -3,15 +3,16 @@
 //! per `BM × BN` block of `C`, a loop over `BK`-wide slices of `k` whose ragged edge is masked (the
 //! masked-off elements load as 0, which adds nothing). `C` is written as `O`: the input type or
 //! f32 (the mixed f16/bf16 instances are compiled too, and unused by the example). `BN` is 64 or
-//! 128 (4 warps either way: 64 × 32 or 64 × 64 accumulator tiles per warp), chosen at launch. The
+//! 128 (8 warps either way: 32 × 32 or 64 × 32 accumulator tiles per warp), chosen at launch. The
 //! `k` loop's tiles go through a 3-stage shared-memory ring filled by `cp.async` (`pipeline-dot`).
-//! On the H100, 4 warps with 64 × 64 per warp (two programs per SM) ran 4096³ at 400 TFLOP/s
-//! where 8 warps ran 267 (BK 32) to 377 (128 × 256 × 64), in one run of the tile-shape sweep
-//! (docs/perf/NOTES.md).
+//! On the H100, 4 warps (64 × 64 per warp, two programs per SM) ran 4096³ at 405 TFLOP/s against
+//! 267 for these 8 warps, but the 4-warp kernel's unaligned variant (2-byte copies, a 64-bit
+//! pointer per element) spills 272 bytes, so the example keeps 8 warps until that variant is
+//! fixed (docs/perf/NOTES.md).
 
 use tile::prelude::*;
 
-#[tile_kernel(num_warps = 4)]
+#[tile_kernel(num_warps = 8)]
 /// `c = a @ b`, written as `O` (the input type, or f32).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm(
