@@ -73,6 +73,17 @@ impl Default for KernelOptions {
     }
 }
 
+/// The value of an integer literal option, or `msg` at the expression.
+fn int_literal(e: &Expr, msg: &str) -> syn::Result<u32> {
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i.base10_parse::<u32>(),
+        other => Err(syn::Error::new_spanned(other, msg)),
+    }
+}
+
 /// Parses `num_warps = N` options.
 pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOptions> {
     let mut opts = KernelOptions::default();
@@ -88,18 +99,7 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
             m.value = *g.expr;
         }
         if m.path.is_ident("num_stages") {
-            let n = match &m.value {
-                Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Int(i),
-                    ..
-                }) => i.base10_parse::<u32>()?,
-                other => {
-                    return Err(syn::Error::new_spanned(
-                        other,
-                        "`num_stages` takes an integer literal",
-                    ))
-                }
-            };
+            let n = int_literal(&m.value, "`num_stages` takes an integer literal")?;
             if !(2..=8).contains(&n) {
                 return Err(syn::Error::new_spanned(
                     &m.value,
@@ -137,18 +137,10 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
                     }
                 }
             }
-            let n = match &m.value {
-                Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Int(i),
-                    ..
-                }) => i.base10_parse::<u32>()?,
-                other => {
-                    return Err(syn::Error::new_spanned(
-                        other,
-                        "`num_warps` takes an integer literal, `auto` or `auto(E)`",
-                    ))
-                }
-            };
+            let n = int_literal(
+                &m.value,
+                "`num_warps` takes an integer literal, `auto` or `auto(E)`",
+            )?;
             if !(1..=32).contains(&n) || !n.is_power_of_two() {
                 return Err(syn::Error::new_spanned(
                     &m.value,

@@ -72,13 +72,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             name = format!("__tile_smem_op{op}_{i}");
             i += 1;
         }
-        let g = self
-            .module
-            .add_global(array_ty, Some(AddressSpace::from(SHARED)), &name);
-        g.set_linkage(Linkage::Internal);
-        // Shared memory cannot be initialized; `undef` is what NVPTX accepts.
-        g.set_initializer(&array_ty.get_undef());
-        g.set_alignment(16);
+        let g = self.internal_shared_global(array_ty, &name);
         self.smem.push(SharedArray {
             op,
             global: g,
@@ -88,19 +82,29 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(g.as_pointer_value())
     }
 
+    /// A new internal, 16-byte aligned shared array of type `array_ty` named `name`.
+    fn internal_shared_global(
+        &self,
+        array_ty: inkwell::types::ArrayType<'ctx>,
+        name: &str,
+    ) -> inkwell::values::GlobalValue<'ctx> {
+        let g = self
+            .module
+            .add_global(array_ty, Some(AddressSpace::from(SHARED)), name);
+        g.set_linkage(Linkage::Internal);
+        // Shared memory cannot be initialized; `undef` is what NVPTX accepts.
+        g.set_initializer(&array_ty.get_undef());
+        g.set_alignment(16);
+        g
+    }
+
     /// A `local_alloc` buffer of `bytes` bytes: a placeholder array, given its place in the
     /// kernel's dynamic shared memory by [`Lowerer::merge_shared`], after every op's scratch arrays.
     pub(super) fn shared_buffer(&mut self, bytes: u64) -> Result<PointerValue<'ctx>> {
         let op = self.current_op.map_or(0, |o| o.index());
         let len = u32::try_from(bytes).map_err(|_| "a shared buffer is too large".to_string())?;
         let array_ty = self.context.i8_type().array_type(len);
-        let name = format!("__tile_buffer_op{op}");
-        let g = self
-            .module
-            .add_global(array_ty, Some(AddressSpace::from(SHARED)), &name);
-        g.set_linkage(Linkage::Internal);
-        g.set_initializer(&array_ty.get_undef());
-        g.set_alignment(16);
+        let g = self.internal_shared_global(array_ty, &format!("__tile_buffer_op{op}"));
         self.smem.push(SharedArray {
             op,
             global: g,
@@ -166,14 +170,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             g
         } else {
             let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
-            let array_ty = i8_ty.array_type(len);
-            let g =
-                self.module
-                    .add_global(array_ty, Some(AddressSpace::from(SHARED)), "__tile_smem");
-            g.set_linkage(Linkage::Internal);
-            g.set_initializer(&array_ty.get_undef());
-            g.set_alignment(16);
-            g
+            self.internal_shared_global(i8_ty.array_type(len), "__tile_smem")
         };
         let base = union.as_pointer_value();
         for (global, off) in offsets {

@@ -37,7 +37,7 @@ use tile_core::ir::{
     Type, ValueId,
 };
 
-use super::pipeline_loads::backward_slice;
+use super::pipeline_loads::{backward_slice, for_loops};
 
 /// Stages when the kernel does not say.
 pub const DEFAULT_STAGES: u32 = 3;
@@ -47,12 +47,7 @@ pub const AUTO_STAGE_BUDGET: u64 = 96 * 1024;
 
 /// Runs the pass.
 pub fn run(f: &mut Function) {
-    let loops: Vec<OpId> = f
-        .walk()
-        .into_iter()
-        .filter(|&op| matches!(f.op(op).kind, OpKind::For))
-        .collect();
-    for l in loops {
+    for l in for_loops(f) {
         if let Some((body, operands)) = candidates(f, l) {
             pipeline(f, l, body, &operands);
         }

@@ -16,14 +16,17 @@ use tile_core::ir::{CmpPred, DType, Elem, Function, OpId, OpKind, Type, ValueDef
 
 /// Runs the pass.
 pub fn run(f: &mut Function) {
-    let loops: Vec<OpId> = f
-        .walk()
-        .into_iter()
-        .filter(|&op| matches!(f.op(op).kind, OpKind::For))
-        .collect();
-    for l in loops {
+    for l in for_loops(f) {
         pipeline(f, l);
     }
+}
+
+/// Every `for` op of the kernel, outer before inner.
+pub(crate) fn for_loops(f: &Function) -> Vec<OpId> {
+    f.walk()
+        .into_iter()
+        .filter(|&op| matches!(f.op(op).kind, OpKind::For))
+        .collect()
 }
 
 /// Pipelines the loads of the loop `l` where the rules of the module documentation allow.
