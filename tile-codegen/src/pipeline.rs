@@ -16,7 +16,7 @@
 
 use std::path::PathBuf;
 
-use tile_core::ir::{print, verify, Elem, Function};
+use tile_core::ir::{print, verify, Elem, Function, OpKind};
 
 use crate::frontend::{self, Kernel, KernelOptions};
 use crate::llvm::{self, Artifacts, GpuTarget};
@@ -38,8 +38,9 @@ pub const GPU_PASSES: &[&str] = &[
 /// One compiled specialization.
 #[derive(Debug)]
 pub struct CompiledVariant {
-    /// Per IR parameter: whether this variant assumes it is 16-divisible (16-byte aligned).
-    pub div16: Vec<bool>,
+    /// Per IR parameter, what this variant assumes it is a multiple of (a pointer's address in
+    /// bytes, an integer's value); 1 assumes nothing.
+    pub divisibility: Vec<u32>,
     /// Warps per program.
     pub num_warps: u32,
     /// The GPU-level IR text.
@@ -137,26 +138,51 @@ pub fn compile(
         .collect()
 }
 
-/// The GPU-level IR of `tile` with the parameters marked in `div16` assumed 16-divisible.
-fn gpu_level(tile: &Function, div16: &[bool], skip: &[String]) -> Function {
+/// The GPU-level IR of `tile` with parameter `i` assumed a multiple of `div[i]`.
+fn gpu_level(tile: &Function, div: &[u32], skip: &[String]) -> Function {
     let mut g = tile.clone();
-    for (i, &d) in div16.iter().enumerate() {
-        g.param_attrs[i].divisibility = if d { 16 } else { 1 };
+    for (i, &d) in div.iter().enumerate() {
+        g.param_attrs[i].divisibility = d;
     }
     run_passes_except(&mut g, GPU_PASSES, skip);
     g
 }
 
-/// Which of the `candidates` the first specialization assumes 16-divisible: every pointer, and
-/// only the integers whose assumption changes the GPU-level IR (a vectorized access). An integer
-/// used only in comparisons or as a loop bound (`qk_heads = 40`) then does not push every launch
-/// onto the unspecialized variant.
-fn needed_divisibility(tile: &Function, candidates: &[bool], skip: &[String]) -> Vec<bool> {
-    // The body, without the signature that spells the assumptions out.
-    let body = |div16: &[bool]| {
+/// Warps for a variant whose tensor-core operands are copied element by element.
+const ELEMENTWISE_COPY_WARPS: u32 = 8;
+
+/// True when `g` fills a shared buffer with copies under 4 bytes: unaligned 16-bit operands,
+/// which `cp.async` cannot move, copied synchronously with a 64-bit address and a predicate per
+/// element. Those registers come on top of the accumulator, so such a variant runs with
+/// [`ELEMENTWISE_COPY_WARPS`] warps (each thread holding half as much of every tile as with 4):
+/// a 128 × 128 GEMM tile on 4 warps spilled otherwise. The aligned variants keep the kernel's
+/// warps; the launch reads each variant's own.
+fn copies_elementwise(g: &Function) -> bool {
+    g.walk().into_iter().any(|op| {
+        let d = g.op(op);
+        let OpKind::AsyncCopy { vec } = d.kind else {
+            return false;
+        };
+        let size = d
+            .operands
+            .first()
+            .and_then(|&b| g.ty(b).dtype())
+            .map_or(4, |t| t.size_bytes());
+        vec * size < 4
+    })
+}
+
+/// What the first specialization assumes of each parameter: every pointer (`candidates[i]` of 16)
+/// 16-byte aligned, and each integer the smallest power of two (16 at most) that leaves the
+/// GPU-level IR as it is with all of them at 16. An integer used only in comparisons or as a loop
+/// bound (`qk_heads = 40`) then assumes nothing, and one whose multiples only need to keep f16
+/// rows 16-byte aligned (a GEMM's `k = 1000`) assumes 8, so neither pushes a launch onto the
+/// unspecialized variant.
+fn needed_divisibility(tile: &Function, candidates: &[u32], skip: &[String]) -> Vec<u32> {
+    let body = |div: &[u32]| {
         // The signature line spells the assumptions out; the layout aliases above it and the body
         // below it are what the assumptions change.
-        print(&gpu_level(tile, div16, skip))
+        print(&gpu_level(tile, div, skip))
             .lines()
             .filter(|l| !l.starts_with("kernel @"))
             .collect::<Vec<_>>()
@@ -165,10 +191,15 @@ fn needed_divisibility(tile: &Function, candidates: &[bool], skip: &[String]) ->
     let full = body(candidates);
     let mut needed = candidates.to_vec();
     for (i, &p) in tile.params().iter().enumerate() {
-        if needed[i] && matches!(tile.ty(p).elem, Elem::Scalar(_)) {
-            needed[i] = false;
+        if !matches!(tile.ty(p).elem, Elem::Scalar(_)) {
+            continue;
+        }
+        while needed[i] > 1 {
+            let keep = needed[i];
+            needed[i] = keep / 2;
             if body(&needed) != full {
-                needed[i] = true;
+                needed[i] = keep;
+                break;
             }
         }
     }
@@ -192,26 +223,36 @@ fn compile_instance(
     dump.write("ir", format!("{}.ir", kernel.name), &tile_ir)
         .map_err(internal)?;
 
-    // Specializations: every pointer and the integers that matter 16-divisible, then nothing
-    // assumed.
-    let candidates: Vec<bool> = tile
+    // Specializations: every pointer 16-byte aligned and the integers that matter multiples of
+    // what matters (16 at most), then nothing assumed.
+    let candidates: Vec<u32> = tile
         .params()
         .iter()
         .map(|&p| {
-            matches!(
+            let can = matches!(
                 tile.ty(p).elem,
                 Elem::Ptr(_) | Elem::Scalar(tile_core::ir::DType::I32 | tile_core::ir::DType::I64)
-            )
+            );
+            if can {
+                16
+            } else {
+                1
+            }
         })
         .collect();
     let first = needed_divisibility(&tile, &candidates, &dump.skip_passes);
     let mut specs = vec![first];
-    if candidates.iter().any(|&c| c) {
-        specs.push(vec![false; candidates.len()]);
+    if candidates.iter().any(|&c| c > 1) {
+        specs.push(vec![1; candidates.len()]);
     }
     let mut variants = Vec::new();
-    for (vi, div16) in specs.into_iter().enumerate() {
-        let g = gpu_level(&tile, &div16, &dump.skip_passes);
+    for (vi, divisibility) in specs.into_iter().enumerate() {
+        let mut g = gpu_level(&tile, &divisibility, &dump.skip_passes);
+        if g.num_warps < ELEMENTWISE_COPY_WARPS && copies_elementwise(&g) {
+            let mut wider = tile.clone();
+            wider.num_warps = ELEMENTWISE_COPY_WARPS;
+            g = gpu_level(&wider, &divisibility, &dump.skip_passes);
+        }
         let gpu_ir = print(&g);
         let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
         verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
@@ -239,7 +280,7 @@ fn compile_instance(
             targets.push((t, a));
         }
         variants.push(CompiledVariant {
-            div16,
+            divisibility,
             num_warps: g.num_warps,
             gpu_ir,
             targets,

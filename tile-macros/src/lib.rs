@@ -149,7 +149,7 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
     c.variants
         .iter()
         .map(|v| {
-            let div16 = &v.div16;
+            let divisibility = &v.divisibility;
             let warps = v.num_warps;
             let targets = v.targets.iter().map(|(t, a)| {
                 let sm = t.sm();
@@ -158,7 +158,7 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
                 let smem = a.dyn_shared_bytes;
                 quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name, dyn_shared_bytes: #smem })
             });
-            quote!(::tile::Variant { div16: &[#(#div16),*], num_warps: #warps, targets: &[#(#targets),*] })
+            quote!(::tile::Variant { divisibility: &[#(#divisibility),*], num_warps: #warps, targets: &[#(#targets),*] })
         })
         .collect()
 }

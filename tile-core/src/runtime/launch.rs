@@ -304,12 +304,17 @@ fn run_interpreted<const N: usize>(
     Ok(())
 }
 
-/// Whether argument `a` meets a specialization's "multiple of 16" assumption.
-fn meets_div16(a: &Arg<'_>) -> bool {
+/// Whether argument `a` meets a specialization's assumption that it is a multiple of `d` (a
+/// pointer's address in bytes, an integer's value); every argument is a multiple of 1.
+fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
+    if d <= 1 {
+        return true;
+    }
+    let d = u64::from(d);
     match a {
-        Arg::Buf(BufArg::Device { ptr, .. }) => ptr % 16 == 0,
-        Arg::I32(v) => v % 16 == 0,
-        Arg::I64(v) => v % 16 == 0,
+        Arg::Buf(BufArg::Device { ptr, .. }) => ptr % d == 0,
+        Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
+        Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
         Arg::Buf(_) | Arg::F32(_) => false,
     }
 }
@@ -327,10 +332,10 @@ fn run_cuda(
         .variants
         .iter()
         .position(|v| {
-            v.div16
+            v.divisibility
                 .iter()
                 .zip(args)
-                .all(|(&need, a)| !need || meets_div16(a))
+                .all(|(&d, a)| meets_divisibility(a, d))
         })
         .ok_or_else(|| Error::NoVariant {
             kernel,

@@ -47,9 +47,9 @@ pub enum ParamKind {
 /// One specialization of a kernel: what it assumes of its arguments, and its PTX per target.
 #[derive(Debug)]
 pub struct Variant {
-    /// Per parameter, in order: `true` when this variant assumes a pointer's address is a multiple
-    /// of 16 bytes, or an integer's value is a multiple of 16.
-    pub div16: &'static [bool],
+    /// Per parameter, in order: what this variant assumes a pointer's address (in bytes) or an
+    /// integer's value is a multiple of; 1 assumes nothing.
+    pub divisibility: &'static [u32],
     /// Warps per program (threads per block = 32 × this).
     pub num_warps: u32,
     /// PTX per target, best (newest) first.
