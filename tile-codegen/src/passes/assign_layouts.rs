@@ -20,19 +20,31 @@
 //! row index and a column index without a conversion. A class that still needs two layouts takes
 //! the first it meets in program order; at each other site a `convert_layout` is inserted (before an
 //! `expand_dims`, after a `reduce`).
+//!
+//! A tile loaded for a tensor-core `dot` is staged through shared memory, so for those loads the
+//! width that counts is the run of consecutive addresses ([`super::vectorize::run_width`]), not
+//! the aligned access: with unknown alignment a thread then still holds 8-element runs, each
+//! addressed from one pointer, instead of 8 scattered elements with a pointer each.
 
-use tile_core::ir::{BlockedLayout, Function, Layout, OpKind, Type, ValueId};
+use tile_core::ir::{BlockedLayout, Function, Layout, OpId, OpKind, Type, ValueId};
 
 use super::axis_info::analyze;
-use super::vectorize::access_width;
+use super::vectorize::{access_width, run_width};
 
 /// Runs the pass on a tile-level kernel.
 pub fn run(f: &mut Function) {
     let info = analyze(f);
+    let operand_loads = tensor_core_operand_loads(f);
     let widest = f
         .walk()
         .into_iter()
-        .map(|op| access_width(f, &info, op))
+        .map(|op| {
+            if operand_loads.contains(&op) {
+                run_width(f, &info, op)
+            } else {
+                access_width(f, &info, op)
+            }
+        })
         .max()
         .unwrap_or(1)
         .max(1);
@@ -258,6 +270,29 @@ pub fn run(f: &mut Function) {
     for op in tensor_core_dots {
         super::accelerate_dot::convert_operands(f, op);
     }
+}
+
+/// The loads whose tile is an operand of a `dot` that runs on tensor cores.
+fn tensor_core_operand_loads(f: &Function) -> Vec<OpId> {
+    let mut loads = Vec::new();
+    for op in f.walk() {
+        let d = f.op(op);
+        if !matches!(d.kind, OpKind::Dot) {
+            continue;
+        }
+        let (a, b) = (d.operands[0], d.operands[1]);
+        if super::accelerate_dot::mma_layout(f.ty(a), f.ty(b), f.num_warps).is_none() {
+            continue;
+        }
+        for v in [a, b] {
+            if let Some(l) = f.def_op(v) {
+                if matches!(f.op(l).kind, OpKind::Load { .. }) {
+                    loads.push(l);
+                }
+            }
+        }
+    }
+    loads
 }
 
 /// The layout for a tensor of `shape` (row-major order): `spt` consecutive elements along the last

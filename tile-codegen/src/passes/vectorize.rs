@@ -9,6 +9,17 @@ use super::axis_info::{analyze, AxisInfo};
 
 /// The widest safe access, in elements, for the load or store `op` (ignoring the layout).
 pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) -> u32 {
+    width(f, info, op, true)
+}
+
+/// The longest run of consecutive addresses `op` makes, up to 16 bytes: its pointers'
+/// contiguity, whatever their alignment and mask. A thread holding runs this long addresses
+/// each run from one pointer, even where alignment or the mask keeps the accesses narrow.
+pub fn run_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) -> u32 {
+    width(f, info, op, false)
+}
+
+fn width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId, aligned_only: bool) -> u32 {
     let d = f.op(op);
     let (ptr, mask) = match d.kind {
         OpKind::Load { .. } => (d.operands[0], d.operands.get(1).copied()),
@@ -24,11 +35,12 @@ pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) ->
     };
     let size = elem.size_bytes() as u64;
     let p = info[ptr.index()];
-    let mut w = (16 / size)
-        .min(p.contiguity)
-        .min((p.divisibility / size).max(1));
-    if let Some(m) = mask {
-        w = w.min(info[m.index()].constancy);
+    let mut w = (16 / size).min(p.contiguity);
+    if aligned_only {
+        w = w.min((p.divisibility / size).max(1));
+        if let Some(m) = mask {
+            w = w.min(info[m.index()].constancy);
+        }
     }
     // Booleans are moved one byte at a time.
     if elem == tile_core::ir::DType::I1 {
