@@ -1,4 +1,5 @@
-//! The LLVM back end: a verified GPU-level kernel → LLVM IR → `default<O3>` → PTX text.
+//! The LLVM back end: a verified GPU-level kernel → LLVM IR → `default<O3>` → demand order
+//! ([`sink`]) → PTX text.
 //!
 //! This module owns the public entry point [`compile`], the [`GpuTarget`]s we emit PTX for and the
 //! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
@@ -37,6 +38,7 @@ mod memory;
 mod reduce;
 mod roll;
 mod shared;
+mod sink;
 mod smem;
 
 use std::fmt;
@@ -175,6 +177,13 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     module
         .run_passes("default<O3>", &machine, PassBuilderOptions::create())
         .map_err(|e| err("LLVM optimization", &e.to_string()))?;
+    sink::sink_to_uses(&context, &module);
+    module.verify().map_err(|e| {
+        err(
+            "LLVM verifier after sinking (internal error)",
+            &e.to_string(),
+        )
+    })?;
     let llvm_ir = module.print_to_string().to_string();
 
     let buffer = machine
