@@ -59,6 +59,9 @@
 //!
 //! Control flow: `for i in a..b { … }` and `for i in (a..b).step_by(S) { … }` (`i32` bounds, a
 //! positive compile-time step) and `if c { … } else if … { … } else { … }` on a scalar `bool`.
+//! A condition that compares compile-time integers only (`if ACT == 1`, with `ACT` a `Const`
+//! parameter) is decided when the kernel is built: each specialization contains only the branch
+//! it takes.
 //! A name bound before a loop or `if` and assigned inside it carries its value through the
 //! iterations and out of it (start a tile accumulator with `zeros`); names bound inside stay inside.
 //!

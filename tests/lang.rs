@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Rng;
+use common::{static_branches, Rng};
 use tile::prelude::*;
 
 #[tile_kernel]
@@ -459,5 +459,35 @@ fn auto_warps_per_instance() {
         for v in k.variants {
             assert_eq!(v.num_warps, (block / (32 * 8)).max(1), "{}", k.name);
         }
+    }
+}
+
+/// `if` on compile-time integers: each specialization runs its own branch, and holds no `if` op.
+#[test]
+fn static_if_keeps_only_the_taken_branch() {
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 7.0).collect();
+    for mode in 0..3 {
+        let mut out = vec![f32::NAN; n];
+        static_branches::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(n, 256)),
+            &x,
+            &mut out,
+            n as i32,
+            mode,
+        )
+        .unwrap();
+        for (i, (&o, &v)) in out.iter().zip(&x).enumerate() {
+            let want = match mode {
+                0 => v * 2.0,
+                1 => (v + 1.0) * (v + 1.0),
+                _ => -v,
+            };
+            assert_eq!(o, want, "mode {mode} [{i}]");
+        }
+    }
+    for k in static_branches::KERNELS {
+        assert!(!k.ir.contains(" if "), "{}: {}", k.name, k.ir);
     }
 }

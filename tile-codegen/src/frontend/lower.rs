@@ -315,7 +315,13 @@ impl Lowering {
     /// `if cond { … } else { … }` (`else` optional, `else if` chains) on a scalar `bool`: names the
     /// branches assign that were bound before hold, after it, the values of the branch that ran
     /// (an `if` op's results); what a branch binds with `let` stays inside it.
+    ///
+    /// A condition on compile-time integers alone (`if ACT == 1`, with `ACT` a `Const`) is decided
+    /// while the kernel is built: only the branch taken is lowered, with the same scoping.
     fn if_stmt(&mut self, ei: &syn::ExprIf) -> syn::Result<()> {
+        if let Some(taken) = self.static_cond(&ei.cond)? {
+            return self.static_if(ei, taken);
+        }
         let cv = self.expr(&ei.cond)?;
         let cond = match (cv, self.ty(cv)) {
             (Val::V(id), Some(t)) if t == Type::scalar(DType::I1) => id,
@@ -389,6 +395,85 @@ impl Lowering {
         let results = self.f.op(op).results.clone();
         for (n, r) in assigned.iter().zip(results) {
             self.scope.insert(n.clone(), Val::V(r));
+        }
+        Ok(())
+    }
+
+    /// The value of a condition made of comparisons of compile-time integers (with `!`, `&&`,
+    /// `||` and parentheses), or `None` when it depends on run-time values.
+    fn static_cond(&mut self, e: &Expr) -> syn::Result<Option<bool>> {
+        match e {
+            Expr::Paren(p) => self.static_cond(&p.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+                Ok(self.static_cond(&u.expr)?.map(|b| !b))
+            }
+            Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Ok(Some(b.value)),
+            Expr::Binary(b) => match b.op {
+                SynBin::And(_) | SynBin::Or(_) => {
+                    let (l, r) = (self.static_cond(&b.left)?, self.static_cond(&b.right)?);
+                    Ok(match (l, r) {
+                        (Some(l), Some(r)) if matches!(b.op, SynBin::And(_)) => Some(l && r),
+                        (Some(l), Some(r)) => Some(l || r),
+                        _ => None,
+                    })
+                }
+                SynBin::Eq(_)
+                | SynBin::Ne(_)
+                | SynBin::Lt(_)
+                | SynBin::Le(_)
+                | SynBin::Gt(_)
+                | SynBin::Ge(_) => {
+                    if !is_static_int(&b.left) || !is_static_int(&b.right) {
+                        return Ok(None);
+                    }
+                    let (Val::Int(l), Val::Int(r)) = (self.expr(&b.left)?, self.expr(&b.right)?)
+                    else {
+                        return Ok(None);
+                    };
+                    Ok(Some(match b.op {
+                        SynBin::Eq(_) => l == r,
+                        SynBin::Ne(_) => l != r,
+                        SynBin::Lt(_) => l < r,
+                        SynBin::Le(_) => l <= r,
+                        SynBin::Gt(_) => l > r,
+                        _ => l >= r,
+                    }))
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// An `if` whose condition was decided at build time: the taken branch's statements, with
+    /// what they bind by `let` dropped after it and what they assign to outer names kept.
+    fn static_if(&mut self, ei: &syn::ExprIf, taken: bool) -> syn::Result<()> {
+        let mut assigned = Vec::new();
+        assigned_in_if(ei, &[], &mut assigned);
+        let outer = self.scope.clone();
+        if taken {
+            for stmt in &ei.then_branch.stmts {
+                self.stmt(stmt)?;
+            }
+        } else if let Some((_, e)) = &ei.else_branch {
+            match &**e {
+                Expr::Block(b) => {
+                    for stmt in &b.block.stmts {
+                        self.stmt(stmt)?;
+                    }
+                }
+                Expr::If(inner) => self.if_stmt(inner)?,
+                other => return Err(err(other, "expected a block or `if` after `else`")),
+            }
+        }
+        let inner = std::mem::replace(&mut self.scope, outer);
+        for n in assigned {
+            if let (Some(slot), Some(&v)) = (self.scope.get_mut(&n), inner.get(&n)) {
+                *slot = v;
+            }
         }
         Ok(())
     }
@@ -1627,6 +1712,27 @@ fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>
 }
 
 /// [`assigned_names`] of both branches of an `if` (and of `else if` chains).
+/// Whether `e` can only be a compile-time integer: literals, paths (a `Const` parameter, or else
+/// a run-time name the caller then sees is not an integer constant) and arithmetic of them, with
+/// no call or load that building it would emit.
+fn is_static_int(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
+        Expr::Path(_) => true,
+        Expr::Paren(p) => is_static_int(&p.expr),
+        Expr::Group(g) => is_static_int(&g.expr),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && is_static_int(&u.expr),
+        Expr::Binary(b) => {
+            matches!(
+                b.op,
+                SynBin::Add(_) | SynBin::Sub(_) | SynBin::Mul(_) | SynBin::Div(_) | SynBin::Rem(_)
+            ) && is_static_int(&b.left)
+                && is_static_int(&b.right)
+        }
+        _ => false,
+    }
+}
+
 fn assigned_in_if(ei: &syn::ExprIf, bound: &[String], out: &mut Vec<String>) {
     assigned_names(&ei.then_branch.stmts, &mut bound.to_vec(), out);
     if let Some((_, e)) = &ei.else_branch {
