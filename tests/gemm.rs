@@ -49,3 +49,55 @@ fn gemm_matches_reference_on_awkward_shapes() {
         }
     }
 }
+
+/// `act(A @ B + bias)` fused and unfused (the `gemm_bias_act` example's kernels) on the
+/// interpreter, for every activation and both 16-bit types' f16 instance, against f64.
+#[test]
+fn gemm_bias_act_matches_reference() {
+    use common::gemm_bias_act::{bias_act, gemm_bias_act};
+    let dev = Device::interpreter();
+    let act_ref = |act: i32, v: f64| match act {
+        0 => v.max(0.0),
+        1 => 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)),
+        _ => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
+        }
+    };
+    for (m, n, k) in [(1usize, 1usize, 1usize), (17, 17, 17), (130, 9, 33)] {
+        let mut r = Rng((m * 131 + n * 17 + k) as u64);
+        let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
+        let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();
+        let bias: Vec<f16> = (0..n).map(|_| f16::from_f32(r.f32())).collect();
+        let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+        for act in 0..3 {
+            let mut fused = vec![f16::NAN; m * n];
+            let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+            gemm_bias_act::launch(&dev, grid, &a, &b, &bias, &mut fused, mi, ni, ki, act).unwrap();
+            let mut tmp = vec![f16::NAN; m * n];
+            let mut unfused = vec![f16::NAN; m * n];
+            let grid64 = Grid::xy(cdiv(m, 128), cdiv(n, 64));
+            gemm::launch(&dev, grid64, &a, &b, &mut tmp, mi, ni, ki, 64).unwrap();
+            let g = Grid::x(cdiv(m * n, 2048));
+            bias_act::launch(&dev, g, &tmp, &bias, &mut unfused, mi, ni, act).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let (p, tol) = common::dot_reference(&a, &b, None, (n, k), (i, j));
+                    let want = act_ref(act, p + f64::from(bias[j]));
+                    // The f32 sum's error (GELU's slope is below 1.2), erf/tanh in f32, and one
+                    // rounding to f16 (two for the unfused form, which rounds `A @ B` first).
+                    let tol = 1.2 * tol + 2e-6 + 2.0 * want.abs().max(p.abs()) * 2f64.powi(-11);
+                    for (form, got) in
+                        [("fused", fused[i * n + j]), ("unfused", unfused[i * n + j])]
+                    {
+                        let got = f64::from(got);
+                        assert!(
+                            (got - want).abs() <= tol + 2f64.powi(-24),
+                            "{m}x{n}x{k} act {act} {form} ({i}, {j}): {got} vs {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

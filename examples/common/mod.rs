@@ -8,6 +8,7 @@ use std::sync::{Arc, Once};
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::CudaStream;
+use half::{bf16, f16};
 use tile::Device;
 
 /// A small deterministic generator (xorshift64*), so runs are reproducible without a dependency.
@@ -383,4 +384,55 @@ pub fn exit(
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// A 16-bit input type of the matrix examples: conversions from and to f32, a name, and the
+/// relative L2 tolerance of a result rounded once to it.
+pub trait Half: tile::Element + Copy {
+    /// `f16` or `bf16`.
+    const NAME: &'static str;
+    /// Relative L2 error of one rounding to this type (with f32 accumulation before it).
+    const TOL: f64;
+    /// Rounds to nearest even.
+    fn from_f32(x: f32) -> Self;
+    /// Exact.
+    fn to_f32(self) -> f32;
+}
+
+impl Half for f16 {
+    const NAME: &'static str = "f16";
+    const TOL: f64 = 4e-3;
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+}
+
+impl Half for bf16 {
+    const NAME: &'static str = "bf16";
+    const TOL: f64 = 2e-2;
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+/// Random `m × k` and `k × n` matrices in [-1, 1) rounded to `T` (seeded by the shape), and the
+/// same values as f64.
+pub fn matmul_inputs<T: Half>(
+    (m, n, k): (usize, usize, usize),
+) -> (Vec<T>, Vec<T>, Vec<f64>, Vec<f64>) {
+    let mut r = Rng::new((m * 1_000_003 + n * 1009 + k) as u64);
+    let mut half = |len: usize| -> (Vec<T>, Vec<f64>) {
+        let v: Vec<T> = r.vec(len, -1.0, 1.0).into_iter().map(T::from_f32).collect();
+        let w = v.iter().map(|x| f64::from(x.to_f32())).collect();
+        (v, w)
+    };
+    let (a, a64) = half(m * k);
+    let (b, b64) = half(k * n);
+    (a, b, a64, b64)
 }

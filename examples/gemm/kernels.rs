@@ -3,16 +3,15 @@
 //! per `BM × BN` block of `C`, a loop over `BK`-wide slices of `k` whose ragged edge is masked (the
 //! masked-off elements load as 0, which adds nothing). `C` is written as `O`: the input type or
 //! f32 (the mixed f16/bf16 instances are compiled too, and unused by the example). `BN` is 64 or
-//! 128 (8 warps either way: 32 × 32 or 64 × 32 accumulator tiles per warp), chosen at launch. The
-//! `k` loop's tiles go through a 3-stage shared-memory ring filled by `cp.async` (`pipeline-dot`).
-//! On the H100, 4 warps (64 × 64 per warp, two programs per SM) ran 4096³ at 405 TFLOP/s against
-//! 267 for these 8 warps, but the 4-warp kernel's unaligned variant (2-byte copies, a 64-bit
-//! pointer per element) spills 272 bytes, so the example keeps 8 warps until that variant is
-//! fixed (docs/perf/NOTES.md).
+//! 128, chosen at launch, on 4 warps (64 × 32 or 64 × 64 accumulator tiles per warp; two programs
+//! fit on an H100 SM). The `k` loop's tiles go through a 3-stage shared-memory ring filled by
+//! `cp.async` (`pipeline-dot`). The specialization for aligned arguments needs `k` and `n` to be
+//! multiples of 8 (16-byte rows of f16); other shapes take the unspecialized variant, which copies
+//! element by element and therefore runs on 8 warps (docs/perf/NOTES.md).
 
 use tile::prelude::*;
 
-#[tile_kernel(num_warps = 8)]
+#[tile_kernel(num_warps = 4)]
 /// `c = a @ b`, written as `O` (the input type, or f32).
 #[allow(clippy::too_many_arguments)]
 pub fn gemm(

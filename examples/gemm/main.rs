@@ -18,7 +18,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, print_table, time_ms, Rng};
+use common::{check_close, matmul_inputs as inputs, print_table, time_ms, Half, Rng};
 use half::{bf16, f16};
 use kernels::gemm;
 use tile::prelude::*;
@@ -28,57 +28,8 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// `M × N × K`.
 type Shape = (usize, usize, usize);
 
-/// A 16-bit input type: conversions from and to f32, a name, the output tolerance.
-trait Half: tile::Element + Copy {
-    const NAME: &'static str;
-    const TOL: f64;
-    fn from_f32(x: f32) -> Self;
-    fn to_f32(self) -> f32;
-}
-
-impl Half for f16 {
-    const NAME: &'static str = "f16";
-    const TOL: f64 = 4e-3;
-    fn from_f32(x: f32) -> Self {
-        f16::from_f32(x)
-    }
-    fn to_f32(self) -> f32 {
-        f16::to_f32(self)
-    }
-}
-
-impl Half for bf16 {
-    const NAME: &'static str = "bf16";
-    const TOL: f64 = 2e-2;
-    fn from_f32(x: f32) -> Self {
-        bf16::from_f32(x)
-    }
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-}
-
 /// f32 output: f32 accumulation of exact products, summed in the tensor cores' order.
 const TOL_F32: f64 = 1e-3;
-
-/// Random inputs in [-1, 1) rounded to the input type, and the same values as f64.
-fn inputs<T: Half>(s: Shape) -> (Vec<T>, Vec<T>, Vec<f64>, Vec<f64>) {
-    let (m, n, k) = s;
-    let mut r = Rng::new((m * 1_000_003 + n * 1009 + k) as u64);
-    let a: Vec<T> = r
-        .vec(m * k, -1.0, 1.0)
-        .into_iter()
-        .map(T::from_f32)
-        .collect();
-    let b: Vec<T> = r
-        .vec(k * n, -1.0, 1.0)
-        .into_iter()
-        .map(T::from_f32)
-        .collect();
-    let a64 = a.iter().map(|x| x.to_f32() as f64).collect();
-    let b64 = b.iter().map(|x| x.to_f32() as f64).collect();
-    (a, b, a64, b64)
-}
 
 /// Element `(i, j)` of `A @ B` in f64.
 fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {

@@ -9,14 +9,15 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
 echo "== GPU tests"; $B/gpu_tests --test-threads=1 > "$OUT/gpu_tests.log" 2>&1; grep -E "test result|FAILED|panicked" "$OUT/gpu_tests.log"
 echo "== gemm example"; $B/gemm > "$OUT/gemm.log" 2>&1; echo "exit $?" >> "$OUT/gemm.log"; cat "$OUT/gemm.log" | tail -40
+echo "== gemm_bias_act example"; $B/gemm_bias_act > "$OUT/gemm_bias_act.log" 2>&1; echo "exit $?" >> "$OUT/gemm_bias_act.log"; grep -E "FAILED|exit|^\|" "$OUT/gemm_bias_act.log"
 echo "== SASS of the gemm kernels (sm_90a): registers, spills, HMMA / LDSM / LDGSTS / LDS / STS / BAR"
-for f in $B/ptx/gemm__*T_f16__O_f16.v0.sm_90a.ptx $B/ptx/gemm__*T_f16__O_f32.v0.sm_90a.ptx; do
+for f in $B/ptx/gemm__*T_f16__O_f16.v*.sm_90a.ptx $B/ptx/gemm__*T_f16__O_f32.v0.sm_90a.ptx $B/ptx/gemm_bias_act__ACT_1*T_f16.v0.sm_90a.ptx; do
   [ -f "$f" ] || continue
   ptxas -arch=sm_90a -v "$f" -o /tmp/k.cubin 2>&1 | grep -E "registers|spill" | sed "s|^ptxas info *: |$(basename $f): |"
   cuobjdump --dump-sass /tmp/k.cubin | grep -oE "\b(HMMA|LDSM|LDGSTS|LDS|STS|BAR|LDG|STG)[.A-Z0-9]*" | sort | uniq -c
 done 2>&1 | tee "$OUT/sass.log"
-echo "== ncu: gemm BN=64 f16 4096^3 (the 73rd gemm__ launch): bank conflicts, ldmatrix, throughput, stalls"
-ncu --clock-control none --launch-skip 72 --launch-count 1 -k regex:gemm__ \
+echo "== ncu: gemm BN=128 f16 -> f16 4096^3 (the 41st gemm__ launch): bank conflicts, ldmatrix, throughput, stalls"
+ncu --clock-control none --launch-skip 40 --launch-count 1 -k regex:gemm__ \
   --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed_op_ldsm.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio,smsp__average_warp_latency_issue_stalled_math_pipe_throttle.ratio,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio,smsp__warps_active.avg.per_cycle_active \
   $B/gemm > "$OUT/ncu.log" 2>&1; grep -vE "^==PROF==|^check|^Running" "$OUT/ncu.log" | tail -25
 echo "== cuBLAS through torch.matmul, same sizes (do_bench-style: median, L2 flushed)"
@@ -32,10 +33,14 @@ PY
 echo "== memcheck / racecheck on small gemm shapes"
 compute-sanitizer --tool memcheck $B/gemm --quick > "$OUT/memcheck.log" 2>&1; echo "exit $?" >> "$OUT/memcheck.log"; grep -E "ERROR SUMMARY|exit" "$OUT/memcheck.log"
 compute-sanitizer --tool racecheck $B/gemm --quick > "$OUT/racecheck.log" 2>&1; echo "exit $?" >> "$OUT/racecheck.log"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/racecheck.log"
+compute-sanitizer --tool memcheck $B/gemm_bias_act --quick > "$OUT/memcheck_bias_act.log" 2>&1; echo "exit $?" >> "$OUT/memcheck_bias_act.log"; grep -E "ERROR SUMMARY|exit" "$OUT/memcheck_bias_act.log"
+compute-sanitizer --tool racecheck $B/gemm_bias_act --quick > "$OUT/racecheck_bias_act.log" 2>&1; echo "exit $?" >> "$OUT/racecheck_bias_act.log"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit" "$OUT/racecheck_bias_act.log"
 echo; echo "===== summary"
 grep -E "test result" "$OUT/gpu_tests.log"
 grep -cE "\-> ok" "$OUT/gemm.log" | sed 's/^/gemm checks ok: /'; grep -c FAILED "$OUT/gemm.log" | sed 's/^/gemm checks failed: /'
 grep -E "^\| [0-9]" "$OUT/gemm.log"
+grep -cE "\-> ok" "$OUT/gemm_bias_act.log" | sed 's/^/gemm_bias_act checks ok: /'; grep -c FAILED "$OUT/gemm_bias_act.log" | sed 's/^/gemm_bias_act checks failed: /'
+grep -E "^\| [0-9]" "$OUT/gemm_bias_act.log"
 grep cublas "$OUT/cublas.log"
 if [ "${GEMM_BASELINE:-1}" = 1 ]; then
   echo "== bench/python/baseline.py --filter gemm (cuBLAS, Triton's tutorial matmul autotuned)"

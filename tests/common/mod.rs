@@ -15,6 +15,8 @@ pub mod fused_bias_gelu;
 pub mod fused_softmax;
 #[path = "../../examples/gemm/kernels.rs"]
 pub mod gemm;
+#[path = "../../examples/gemm_bias_act/kernels.rs"]
+pub mod gemm_bias_act;
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 pub mod qk_norm_rope;
 
@@ -321,6 +323,30 @@ pub fn arg_extremes(
 }
 
 #[tile_kernel]
+/// `if` on compile-time integers: each `MODE` holds only its branch (one binding a name of its own).
+pub fn static_branches(
+    x: Ptr<f32, n>,
+    out: Ptr<f32, n>,
+    n: i32,
+    MODE: Const<{ [0, 1, 2] }>,
+    BLOCK: Const<256>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m);
+    let mut y = v;
+    if MODE == 0 {
+        y = v * 2.0;
+    } else if MODE == 1 && BLOCK > 128 {
+        let t = v + 1.0;
+        y = t * t;
+    } else {
+        y = -v;
+    }
+    store(out + offs, y, m);
+}
+
+#[tile_kernel]
 /// `if` on scalars: an `else if` chain assigning a tile and a scalar (a reduction inside a
 /// branch), a branch without `else` that stores, and one guarded by a loaded flag.
 pub fn branchy(x: Ptr<f32, n>, out: Ptr<f32, n>, flags: Ptr<i32, 2>, n: i32, BLOCK: Const<256>) {
@@ -421,6 +447,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(act_and_mul::all());
     v.extend(qk_norm_rope::all());
     v.extend(gemm::all());
+    v.extend(gemm_bias_act::all());
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,
@@ -437,6 +464,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(axpb_typed::KERNELS);
     v.push(&arg_extremes::KERNEL);
     v.push(&branchy::KERNEL);
+    v.extend(static_branches::KERNELS);
     v.push(&fill_i64::KERNEL);
     v.push(&bool_mask::KERNEL);
     v.push(&rolls::KERNEL);
