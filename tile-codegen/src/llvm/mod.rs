@@ -1,5 +1,5 @@
 //! The LLVM back end: a verified GPU-level kernel → LLVM IR → `default<O3>` → demand order
-//! ([`sink`]) → PTX text.
+//! (`sink.rs`) → PTX text.
 //!
 //! This module owns the public entry point [`compile`], the [`GpuTarget`]s we emit PTX for and the
 //! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
