@@ -87,7 +87,7 @@ pub use tile_core::interp;
 pub use tile_core::ir;
 pub use tile_core::runtime::{
     cdiv, launch, Arg, BufArg, Buffer, Device, Element, Error, Grid, KernelSpec, ModuleCache,
-    ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Variant,
+    ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Variant, TARGET_ENV,
 };
 pub use tile_macros::tile_kernel;
 

@@ -101,3 +101,49 @@ fn gemm_bias_act_matches_reference() {
         }
     }
 }
+
+/// `softmax(x @ w)` (the `softmax_regression` example's fused kernels, both row blocks) on the
+/// interpreter against the softmax of the f64 logits: one class tile (`SPLIT = 0`) and several
+/// (`SPLIT = 1` plus `rescale`), ragged in every dimension.
+#[test]
+fn softmax_regression_matches_reference() {
+    use common::softmax_regression::{fused_rows, Stats};
+    let dev = Device::interpreter();
+    for (b, d, c) in [
+        (1usize, 1usize, 1usize),
+        (17, 33, 10),
+        (130, 40, 129),
+        (3, 17, 1000),
+        (20, 70, 300),
+    ] {
+        let mut r = Rng((b * 131 + d * 7 + c) as u64);
+        let x: Vec<f16> = (0..b * d).map(|_| f16::from_f32(r.f32())).collect();
+        let w: Vec<f16> = (0..d * c).map(|_| f16::from_f32(r.f32() * 4.0)).collect();
+        let (dx, dw) = (dev.upload(&x).unwrap(), dev.upload(&w).unwrap());
+        for bm in [16, 128] {
+            let mut probs = dev.upload(&vec![f32::NAN; b * c]).unwrap();
+            let mut stats = Stats::new(&dev, b, c).unwrap();
+            fused_rows(&dev, &dx, &dw, &mut probs, &mut stats, (b, d, c), bm).unwrap();
+            let probs = dev.download(&probs).unwrap();
+            for i in 0..b {
+                let z: Vec<(f64, f64)> = (0..c)
+                    .map(|j| common::dot_reference(&x, &w, None, (c, d), (i, j)))
+                    .collect();
+                let m = z.iter().map(|v| v.0).fold(f64::NEG_INFINITY, f64::max);
+                let total: f64 = z.iter().map(|v| (v.0 - m).exp()).sum();
+                // Each logit within its f32 sum's error; the softmax moves by at most twice the
+                // largest of them, relatively, plus the f32 exponentials and divisions.
+                let zerr = z.iter().map(|v| v.1).fold(0.0, f64::max);
+                for (j, &(zj, _)) in z.iter().enumerate() {
+                    let want = (zj - m).exp() / total;
+                    let got = f64::from(probs[i * c + j]);
+                    let tol = want * (2.5 * zerr + 1e-5) + 1e-12;
+                    assert!(
+                        (got - want).abs() <= tol,
+                        "{b}x{d}x{c} BM {bm} ({i}, {j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}

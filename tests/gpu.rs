@@ -570,3 +570,39 @@ fn gpu_matches_interpreter_on_bool_buffers() {
     };
     assert_eq!(run(&gpu), run(&Device::interpreter()));
 }
+
+/// A target chosen for the device is the PTX every launch takes: the gemm kernel gives the same
+/// result from its sm_80 and its default PTX (both `mma.sync`, the same order of sums); a target
+/// the device cannot run is an `Err` when it is chosen, and the form of the name is checked.
+#[test]
+fn gpu_explicit_target() {
+    use common::gemm::gemm;
+    let Some(gpu) = cuda() else { return };
+    let (m, n, k) = (130usize, 136usize, 72usize);
+    let mut r = Rng((m * n + k) as u64);
+    let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
+    let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();
+    let run = |dev: &Device| {
+        let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        let mut c = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+        let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+        gemm::launch(dev, grid, &da, &db, &mut c, mi, ni, ki, 128).unwrap();
+        dev.download(&c).unwrap()
+    };
+    let sm80 = gpu.clone().with_target("sm_80").unwrap();
+    assert_eq!(sm80.target(), Some("sm_80"));
+    assert!(sm80.name().contains("PTX target sm_80"), "{}", sm80.name());
+    let default = run(&gpu);
+    assert!(default.iter().all(|v| v.is_finite()));
+    assert_eq!(run(&sm80), default, "sm_80 PTX and the default PTX differ");
+    let (major, minor) = gpu.compute_capability().unwrap();
+    let own = format!("sm_{major}{minor}a");
+    let other = if major == 9 { "sm_100a" } else { "sm_90a" };
+    let e = gpu.clone().with_target(other).unwrap_err();
+    assert!(e.to_string().contains("does not run on"), "{e}");
+    assert!(gpu.clone().with_target("sm80").is_err());
+    if major == 9 && minor == 0 {
+        assert_eq!(run(&gpu.clone().with_target(&own).unwrap()), default);
+    }
+}

@@ -16,5 +16,5 @@ for l in sys.stdin:
     m=json.loads(l)
     if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu": print(m["executable"])')
 cp "$bin" .device-bin/gpu_tests
-cp scripts/gpu/run.sh .device-bin/
+cp scripts/gpu/*.sh .device-bin/
 ls -la .device-bin

@@ -19,6 +19,8 @@ pub mod gemm;
 pub mod gemm_bias_act;
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 pub mod qk_norm_rope;
+#[path = "../../examples/softmax_regression/kernels.rs"]
+pub mod softmax_regression;
 
 use tile::prelude::*;
 
@@ -448,6 +450,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(qk_norm_rope::all());
     v.extend(gemm::all());
     v.extend(gemm_bias_act::all());
+    v.extend(softmax_regression::all());
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,

@@ -26,6 +26,27 @@ pub struct CudaDevice {
     /// Maximum grid dimensions.
     pub(crate) max_grid: [u32; 3],
     pub(crate) name: String,
+    /// The PTX target every launch must use (`sm_80`, `sm_90a`), when one was chosen with
+    /// [`Device::with_target`] or `TILE_TARGET`; otherwise the newest one the device runs.
+    pub(crate) target: Option<String>,
+}
+
+/// The environment variable that chooses the PTX target of every CUDA device (see
+/// [`Device::with_target`]).
+pub const TARGET_ENV: &str = "TILE_TARGET";
+
+/// `(capability, arch-specific)` of a target name `sm_XY` or `sm_XYa`, or `None` when the name
+/// has another form.
+fn parse_target(arch: &str) -> Option<(u32, bool)> {
+    let digits = arch.strip_prefix("sm_")?;
+    let (digits, specific) = match digits.strip_suffix('a') {
+        Some(d) => (d, true),
+        None => (digits, false),
+    };
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((digits.parse().ok()?, specific))
 }
 
 fn cuda_present() -> bool {
@@ -33,6 +54,39 @@ fn cuda_present() -> bool {
     // preconditions. We ask before any other driver call because cudarc panics when a call finds
     // no library.
     unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_names() {
+        assert_eq!(parse_target("sm_80"), Some((80, false)));
+        assert_eq!(parse_target("sm_90a"), Some((90, true)));
+        assert_eq!(parse_target("sm_100a"), Some((100, true)));
+        for bad in [
+            "",
+            "sm_",
+            "sm_8",
+            "sm80",
+            "SM_80",
+            "sm_9a0",
+            "sm_90b",
+            "sm_+8",
+            "compute_80",
+        ] {
+            assert_eq!(parse_target(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn interpreter_checks_the_form_only() {
+        assert!(Device::interpreter().with_target("sm_90a").is_ok());
+        assert!(Device::interpreter().with_target("sm_80").is_ok());
+        let e = Device::interpreter().with_target("hopper").unwrap_err();
+        assert!(e.to_string().contains("not a target name"), "{e}");
+    }
 }
 
 impl Device {
@@ -66,12 +120,58 @@ impl Device {
             attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
         ];
         let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-        Ok(Device::Cuda(CudaDevice {
+        let dev = Device::Cuda(CudaDevice {
             stream,
             cc: (major as u32, minor as u32),
             max_grid,
             name,
-        }))
+            target: None,
+        });
+        match std::env::var(TARGET_ENV) {
+            Ok(t) if !t.is_empty() => dev
+                .with_target(&t)
+                .map_err(|e| Error::Args(format!("{TARGET_ENV}: {e}"))),
+            _ => Ok(dev),
+        }
+    }
+
+    /// This device with every launch using the PTX compiled for `arch` (`"sm_80"` or
+    /// `"sm_90a"`: the targets tile compiles for) instead of the newest target the device runs,
+    /// so that, say, the `mma.sync` code of Ampere can be measured on a Hopper GPU. The
+    /// environment variable `TILE_TARGET` does the same for every device a program creates.
+    /// `Err` for a name of another form and for a target this device cannot run (an `a` target
+    /// runs only on its own capability, others on that capability and newer); a kernel that was
+    /// not compiled for `arch` is an `Err` at its launch. On the interpreter the target is
+    /// checked for its form and otherwise ignored.
+    pub fn with_target(self, arch: &str) -> Result<Device, Error> {
+        let Some((sm, specific)) = parse_target(arch) else {
+            return Err(Error::Args(format!(
+                "`{arch}` is not a target name (sm_80, sm_90a, …)"
+            )));
+        };
+        match self {
+            Device::Interpreter => Ok(Device::Interpreter),
+            Device::Cuda(mut c) => {
+                let cc = c.cc.0 * 10 + c.cc.1;
+                let runs = if specific { cc == sm } else { cc >= sm };
+                if !runs {
+                    return Err(Error::Args(format!(
+                        "target {arch} does not run on {} (compute capability {}.{})",
+                        c.name, c.cc.0, c.cc.1
+                    )));
+                }
+                c.target = Some(arch.to_string());
+                Ok(Device::Cuda(c))
+            }
+        }
+    }
+
+    /// The PTX target chosen for this device ([`Device::with_target`]), if any.
+    pub fn target(&self) -> Option<&str> {
+        match self {
+            Device::Cuda(c) => c.target.as_deref(),
+            Device::Interpreter => None,
+        }
     }
 
     /// The CPU interpreter.
@@ -111,7 +211,10 @@ impl Device {
     /// A human-readable name.
     pub fn name(&self) -> String {
         match self {
-            Device::Cuda(c) => format!("{} (sm_{}{})", c.name, c.cc.0, c.cc.1),
+            Device::Cuda(c) => match &c.target {
+                Some(t) => format!("{} (sm_{}{}, PTX target {t})", c.name, c.cc.0, c.cc.1),
+                None => format!("{} (sm_{}{})", c.name, c.cc.0, c.cc.1),
+            },
             Device::Interpreter => "tile CPU interpreter".into(),
         }
     }

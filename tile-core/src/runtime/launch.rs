@@ -101,11 +101,11 @@ pub enum Arg<'a> {
     F32(f32),
 }
 
-/// Per-kernel cache: the parsed IR for the interpreter, and the loaded function per CUDA context
-/// and specialization. The macro generates one `static` of these per kernel.
+/// Per-kernel cache: the parsed IR for the interpreter, and the loaded function per CUDA context,
+/// specialization and target. The macro generates one `static` of these per kernel.
 pub struct ModuleCache {
     ir: OnceLock<Result<Function, String>>,
-    funcs: Mutex<Vec<(usize, usize, CudaFunction)>>,
+    funcs: Mutex<Vec<(usize, usize, usize, CudaFunction)>>,
 }
 
 impl Default for ModuleCache {
@@ -145,7 +145,10 @@ impl ModuleCache {
         let ctx = dev.stream.context();
         let key = ctx.cu_ctx() as usize;
         let mut funcs = self.funcs.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((_, _, f)) = funcs.iter().find(|(c, v, _)| *c == key && *v == variant) {
+        if let Some((.., f)) = funcs
+            .iter()
+            .find(|&&(c, v, t, _)| c == key && v == variant && t == target)
+        {
             return Ok(f.clone());
         }
         let t = &spec.variants[variant].targets[target];
@@ -170,7 +173,7 @@ impl ModuleCache {
                 ),
             )?;
         }
-        funcs.push((key, variant, f.clone()));
+        funcs.push((key, variant, target, f.clone()));
         Ok(f)
     }
 }
@@ -342,20 +345,21 @@ fn run_cuda(
             msg: "no specialization accepts these arguments".into(),
         })?;
     let v = &spec.variants[variant];
-    let target = v
-        .targets
-        .iter()
-        .position(|t| t.runs_on(major, minor))
-        .ok_or_else(|| {
-            let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
-            Error::NoVariant {
-                kernel,
-                msg: format!(
-                    "no PTX for compute capability {major}.{minor}; compiled for {}",
-                    have.join(", ")
-                ),
-            }
-        })?;
+    let target = match &dev.target {
+        Some(arch) => v.targets.iter().position(|t| t.arch == arch),
+        None => v.targets.iter().position(|t| t.runs_on(major, minor)),
+    }
+    .ok_or_else(|| {
+        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+        let wanted = match &dev.target {
+            Some(arch) => format!("target {arch} (chosen for the device)"),
+            None => format!("compute capability {major}.{minor}"),
+        };
+        Error::NoVariant {
+            kernel,
+            msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
+        }
+    })?;
     let func = cache.function(spec, dev, variant, target)?;
 
     if args

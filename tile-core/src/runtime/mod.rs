@@ -14,7 +14,7 @@ mod launch;
 mod spec;
 
 pub use buffer::{Buffer, Element, TensorMut, TensorRef};
-pub use device::Device;
+pub use device::{Device, TARGET_ENV};
 pub use error::Error;
 pub use launch::{cdiv, launch, Arg, BufArg, Grid, ModuleCache};
 pub use spec::{KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant};

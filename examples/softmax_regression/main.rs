@@ -1,0 +1,310 @@
+//! Softmax regression on tensor cores, `probs = softmax(x @ w)` (f16 or bf16 `x` and `w`, f32
+//! logits and softmax, f32 `probs`): the fused kernel (kernels.rs) against the unfused form (the
+//! `gemm` example's kernel writing f32 logits, then the `fused_softmax` example's row softmax
+//! reading them back) and an f64 reference.
+//!
+//! `cargo run --release --example softmax_regression` — on a GPU: awkward shapes (batch, dim or
+//! classes of 1, 17, 1000, non-multiples of the 128-class tile, several class tiles) against the
+//! full reference; then the document's sizes (batch × dim × classes: 64×128×10, 256×512×50,
+//! 1024×1024×100) and 8192×4096×1000, 4096×4096×32000 against the reference on sampled rows,
+//! timed (median of CUDA events after warm-up): fused, unfused, and the unfused form's GEMM alone;
+//! the launch-bound sizes also as CUDA-graph replays. cuBLAS + torch.softmax and Triton (tutorial
+//! matmul + tutorial softmax, and fused kernels) come from `bench/python/baseline.py --filter
+//! softmax_regression`. Without a GPU: the awkward shapes on the interpreter. `--quick`: the
+//! awkward shapes only (for compute-sanitizer).
+//!
+//! Tolerance: relative L2 error of the probabilities against the softmax of the f64 logits, 1e-3
+//! (f32 accumulation of exact products in the tensor cores' order, `ex2.approx`).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../gemm/kernels.rs"]
+mod gemm_kernels;
+mod kernels;
+#[allow(dead_code)]
+#[path = "../fused_softmax/kernels.rs"]
+mod softmax_kernels;
+
+use std::process::ExitCode;
+
+use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
+use gemm_kernels::gemm;
+use half::{bf16, f16};
+use kernels::{fused, Stats};
+use tile::prelude::*;
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// `batch × dim × classes`.
+type Shape = (usize, usize, usize);
+
+/// Relative L2 error allowed against the f64 softmax.
+const TOL: f64 = 1e-3;
+
+/// The rows to compare: all of them for small shapes, else 8 sampled ones (the first and the last
+/// among them).
+fn sample_rows((b, _, c): Shape) -> Vec<usize> {
+    if b * c <= 1 << 16 {
+        return (0..b).collect();
+    }
+    let mut r = Rng::new(13);
+    let mut v: Vec<usize> = (0..6)
+        .map(|_| ((r.uniform(0.0, 1.0) * b as f32) as usize).min(b - 1))
+        .collect();
+    v.extend([0, b - 1]);
+    v
+}
+
+/// The device buffers of one shape.
+struct Bufs<T: Half> {
+    x: Buffer<T>,
+    w: Buffer<T>,
+    probs: Buffer<f32>,
+    stats: Stats,
+    logits: Buffer<f32>,
+    probs2: Buffer<f32>,
+}
+
+impl<T: Half> Bufs<T> {
+    fn new(dev: &Device, x: &[T], w: &[T], s: Shape) -> Res<Bufs<T>> {
+        let (b, _, c) = s;
+        let nan = vec![f32::NAN; b * c];
+        Ok(Bufs {
+            x: dev.upload(x)?,
+            w: dev.upload(w)?,
+            probs: dev.upload(&nan)?,
+            stats: Stats::new(dev, b, c)?,
+            logits: dev.upload(&nan)?,
+            probs2: dev.upload(&nan)?,
+        })
+    }
+
+    fn fused(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
+        fused(dev, &self.x, &self.w, &mut self.probs, &mut self.stats, s)
+    }
+
+    /// The GEMM alone: f32 logits.
+    fn gemm(&mut self, dev: &Device, (b, d, c): Shape) -> Result<(), tile::Error> {
+        // 64-class tiles when 128-class ones would leave SMs idle.
+        let bn = if kernels::row_block(b, c) == 16 {
+            64
+        } else {
+            128
+        };
+        let g = Grid::xy(cdiv(b, 128), cdiv(c, bn as usize));
+        let (bi, di, ci) = (b as i32, d as i32, c as i32);
+        gemm::launch(dev, g, &self.x, &self.w, &mut self.logits, bi, ci, di, bn)
+    }
+
+    /// Unfused: f32 logits, then the row softmax.
+    fn unfused(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
+        self.gemm(dev, s)?;
+        let (b, c) = (s.0 as i32, s.2 as i32);
+        let width = softmax_kernels::width_for(c);
+        let g = Grid::x(s.0 as u32);
+        softmax_kernels::softmax::launch(dev, g, &self.logits, &mut self.probs2, b, c, width)
+    }
+}
+
+/// Inputs of one shape and what the checks compare against.
+struct Case<T: Half> {
+    s: Shape,
+    x: Vec<T>,
+    w: Vec<T>,
+    rows: Vec<usize>,
+    /// The f64 softmax of the sampled rows, row after row.
+    want: Vec<f64>,
+}
+
+impl<T: Half> Case<T> {
+    /// Random `x` in [-1, 1) and `w` in [-0.5, 0.5) rounded to `T` (seeded by the shape), as
+    /// `softmax_regression_simple` and `bench/python/baseline.py`.
+    fn new(s: Shape) -> Case<T> {
+        let (b, d, c) = s;
+        let mut r = Rng::new((b * 131 + d * 7 + c) as u64);
+        let x: Vec<T> = r
+            .vec(b * d, -1.0, 1.0)
+            .into_iter()
+            .map(T::from_f32)
+            .collect();
+        let w: Vec<T> = r
+            .vec(d * c, -0.5, 0.5)
+            .into_iter()
+            .map(T::from_f32)
+            .collect();
+        let rows = sample_rows(s);
+        let mut want = Vec::with_capacity(rows.len() * c);
+        let mut z = vec![0f64; c];
+        for &i in &rows {
+            z.iter_mut().for_each(|v| *v = 0.0);
+            for p in 0..d {
+                let xv = f64::from(x[i * d + p].to_f32());
+                for (zj, wv) in z.iter_mut().zip(&w[p * c..(p + 1) * c]) {
+                    *zj += xv * f64::from(wv.to_f32());
+                }
+            }
+            let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
+            want.extend(z.iter().map(|v| (v - m).exp() / total));
+        }
+        Case {
+            s,
+            x,
+            w,
+            rows,
+            want,
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("{}x{}x{} {}", self.s.0, self.s.1, self.s.2, T::NAME)
+    }
+
+    /// The sampled rows of `probs`.
+    fn pick(&self, probs: &[f32]) -> Vec<f32> {
+        let c = self.s.2;
+        self.rows
+            .iter()
+            .flat_map(|&i| probs[i * c..(i + 1) * c].iter().copied())
+            .collect()
+    }
+
+    /// Both forms on fresh buffers, checked.
+    fn check(&self, dev: &Device) -> Res<(bool, Bufs<T>)> {
+        let mut k = Bufs::new(dev, &self.x, &self.w, self.s)?;
+        k.fused(dev, self.s)?;
+        k.unfused(dev, self.s)?;
+        let (f, u) = (dev.download(&k.probs)?, dev.download(&k.probs2)?);
+        let ok = check_forms(
+            &self.name(),
+            &self.pick(&f),
+            &self.pick(&u),
+            &self.want,
+            TOL,
+        );
+        Ok((ok, k))
+    }
+}
+
+/// The checks of `s` for `T`, and when `timed`, its table rows.
+fn run_shape<T: Half>(
+    dev: &Device,
+    s: Shape,
+    timed: bool,
+    rows: &mut Vec<Vec<String>>,
+) -> Res<bool> {
+    let case = Case::<T>::new(s);
+    let (mut ok, mut k) = case.check(dev)?;
+    if !timed {
+        return Ok(ok);
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let tf = time_ms(&stream, 5, 20, || k.fused(dev, s))?;
+    let tu = time_ms(&stream, 5, 20, || k.unfused(dev, s))?;
+    let tg = time_ms(&stream, 5, 20, || k.gemm(dev, s))?;
+    let mut times = vec![
+        ("tile fused", tf),
+        ("tile unfused (gemm, softmax)", tu),
+        ("tile gemm alone (f32 logits)", tg),
+    ];
+    if common::wants_graph(tf) {
+        for unfused in [false, true] {
+            let (ms, good) = graph_time_ms(
+                dev,
+                |g| Ok(Bufs::new(g, &case.x, &case.w, s)?),
+                |g, b| {
+                    if unfused {
+                        b.unfused(g, s)
+                    } else {
+                        b.fused(g, s)
+                    }
+                },
+                |g, b| {
+                    let got = g.download(if unfused { &b.probs2 } else { &b.probs })?;
+                    let what = format!(
+                        "{} {}, CUDA graph",
+                        case.name(),
+                        common::graph_form(unfused)
+                    );
+                    Ok(check_close(&what, &case.pick(&got), &case.want, TOL))
+                },
+            )?;
+            ok &= good;
+            let name = if unfused {
+                "tile unfused, CUDA graph"
+            } else {
+                "tile fused, CUDA graph"
+            };
+            times.push((name, ms));
+        }
+    }
+    let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
+    for (name, ms) in times {
+        rows.push(vec![
+            format!("{}x{}x{}", s.0, s.1, s.2),
+            T::NAME.into(),
+            name.into(),
+            format!("{ms:.4}"),
+            format!("{:.1}", flop / (ms * 1e-3) / 1e12),
+            format!("{:.2}x", tu / ms),
+        ]);
+    }
+    Ok(ok)
+}
+
+fn run() -> Res<bool> {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let (dev, no_gpu) = Device::best_available();
+    let awkward: [Shape; 6] = [
+        (1, 1, 1),
+        (17, 33, 10),
+        (5, 100, 17),
+        (33, 64, 300),
+        (130, 40, 129),
+        (3, 17, 1000),
+    ];
+    let sizes: [Shape; 5] = [
+        (64, 128, 10),
+        (256, 512, 50),
+        (1024, 1024, 100),
+        (8192, 4096, 1000),
+        (4096, 4096, 32000),
+    ];
+    match &no_gpu {
+        Some(e) => {
+            println!("No CUDA device found ({e}).");
+            println!("Running on the CPU interpreter instead (checks only).");
+        }
+        None => println!("Running on {}", dev.name()),
+    }
+    let mut ok = true;
+    let mut rows = Vec::new();
+    for &s in &awkward {
+        ok &= run_shape::<f16>(&dev, s, false, &mut rows)?;
+        ok &= run_shape::<bf16>(&dev, s, false, &mut rows)?;
+    }
+    if no_gpu.is_some() || quick {
+        return Ok(ok);
+    }
+    for &s in &sizes {
+        ok &= run_shape::<f16>(&dev, s, true, &mut rows)?;
+        ok &= run_shape::<bf16>(&dev, s, true, &mut rows)?;
+    }
+    println!("\nsoftmax_regression (tile), f32 probabilities, median of 20 after 5 warm-ups");
+    print_table(
+        &[
+            "batch x dim x classes",
+            "input",
+            "impl",
+            "time (ms)",
+            "TFLOP/s",
+            "speedup vs unfused",
+        ],
+        &rows,
+    );
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    common::exit("softmax_regression", run())
+}
