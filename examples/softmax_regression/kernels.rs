@@ -70,7 +70,8 @@ pub fn softmax_regression(
     let s = e.sum(1);
     let out = probs + rows.expand_dims(1) * classes + cols.expand_dims(0);
     if SPLIT == 0 {
-        store(out, e / s.expand_dims(1), row_ok & col_ok);
+        // One reciprocal per row, not a division per element.
+        store(out, e * (1.0 / s).expand_dims(1), row_ok & col_ok);
     } else {
         store(out, e, row_ok & col_ok);
         let stat = rows * tiles + program_id(1);

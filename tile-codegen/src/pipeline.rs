@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! syn::ItemFn ──frontend──▶ tile IR ──canonicalize, cse, dce──▶ tile IR (embedded for the interpreter)
-//!   for each specialization (what it assumes about 16-divisibility of pointers and integers):
+//!   for each specialization (what it assumes about the alignment of pointers and the divisibility of integers):
 //!     ──set param facts, pipeline-loads, assign-layouts, vectorize, cse, dce, hoist-loads──▶ GPU IR
 //!     for each target (sm_90a, sm_80): ──llvm──▶ LLVM IR ──O3, NVPTX──▶ PTX
 //! ```
@@ -172,6 +172,39 @@ fn copies_elementwise(g: &Function) -> bool {
     })
 }
 
+/// The middle specialization, between the first one (`first`) and the one that assumes nothing
+/// (`generic`, its GPU-level IR): pointers as in `first`, integers multiples of 2 at most. It
+/// exists for kernels whose generic variant copies 16-bit tensor-core operands element by element
+/// (see [`copies_elementwise`]) when 2-element multiples are enough for 4-byte `cp.async` copies:
+/// a matrix of 10, 50 or 100 columns (the document's softmax regression) is not 16-byte aligned
+/// row by row, but its rows are 4-byte aligned, and with asynchronous copies its `dot` loop is
+/// pipelined instead of waiting for each tile. `None` where it would change nothing; otherwise
+/// the assumptions with their GPU-level IR.
+fn even_rows(
+    tile: &Function,
+    first: &[u32],
+    generic: &Function,
+    skip: &[String],
+) -> Option<(Vec<u32>, Option<Function>)> {
+    if !copies_elementwise(generic) {
+        return None;
+    }
+    let params = tile.params();
+    let pairs: Vec<u32> = first
+        .iter()
+        .zip(params.iter())
+        .map(|(&d, &p)| match tile.ty(p).elem {
+            Elem::Scalar(_) => d.min(2),
+            _ => d,
+        })
+        .collect();
+    if pairs == first {
+        return None;
+    }
+    let g = gpu_level(tile, &pairs, skip);
+    (!copies_elementwise(&g)).then_some((pairs, Some(g)))
+}
+
 /// What the first specialization assumes of each parameter: every pointer (`candidates[i]` of 16)
 /// 16-byte aligned, and each integer the smallest power of two (16 at most) that leaves the
 /// GPU-level IR as it is with all of them at 16. An integer used only in comparisons or as a loop
@@ -241,13 +274,18 @@ fn compile_instance(
         })
         .collect();
     let first = needed_divisibility(&tile, &candidates, &dump.skip_passes);
-    let mut specs = vec![first];
+    let mut specs = vec![(first.clone(), None)];
     if candidates.iter().any(|&c| c > 1) {
-        specs.push(vec![1; candidates.len()]);
+        let none = vec![1; candidates.len()];
+        let generic = gpu_level(&tile, &none, &dump.skip_passes);
+        if let Some(pairs) = even_rows(&tile, &first, &generic, &dump.skip_passes) {
+            specs.push(pairs);
+        }
+        specs.push((none, Some(generic)));
     }
     let mut variants = Vec::new();
-    for (vi, divisibility) in specs.into_iter().enumerate() {
-        let mut g = gpu_level(&tile, &divisibility, &dump.skip_passes);
+    for (vi, (divisibility, built)) in specs.into_iter().enumerate() {
+        let mut g = built.unwrap_or_else(|| gpu_level(&tile, &divisibility, &dump.skip_passes));
         if g.num_warps < ELEMENTWISE_COPY_WARPS && copies_elementwise(&g) {
             let mut wider = tile.clone();
             wider.num_warps = ELEMENTWISE_COPY_WARPS;
