@@ -211,7 +211,7 @@ fn run_shape<T: Half>(
         for unfused in [false, true] {
             let (ms, good) = graph_time_ms(
                 dev,
-                |g| Ok(Bufs::new(g, &case.x, &case.w, s)?),
+                |g| Bufs::new(g, &case.x, &case.w, s),
                 |g, b| {
                     if unfused {
                         b.unfused(g, s)
