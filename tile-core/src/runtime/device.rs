@@ -56,39 +56,6 @@ fn cuda_present() -> bool {
     unsafe { cudarc::driver::sys::is_culib_present() }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn target_names() {
-        assert_eq!(parse_target("sm_80"), Some((80, false)));
-        assert_eq!(parse_target("sm_90a"), Some((90, true)));
-        assert_eq!(parse_target("sm_100a"), Some((100, true)));
-        for bad in [
-            "",
-            "sm_",
-            "sm_8",
-            "sm80",
-            "SM_80",
-            "sm_9a0",
-            "sm_90b",
-            "sm_+8",
-            "compute_80",
-        ] {
-            assert_eq!(parse_target(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn interpreter_checks_the_form_only() {
-        assert!(Device::interpreter().with_target("sm_90a").is_ok());
-        assert!(Device::interpreter().with_target("sm_80").is_ok());
-        let e = Device::interpreter().with_target("hopper").unwrap_err();
-        assert!(e.to_string().contains("not a target name"), "{e}");
-    }
-}
-
 impl Device {
     /// The default stream of CUDA device `ordinal`, or `Err` when there is no driver or device.
     pub fn cuda(ordinal: usize) -> Result<Device, Error> {
@@ -262,5 +229,38 @@ impl Device {
             Device::Cuda(c) => driver("synchronizing", c.stream.synchronize()),
             Device::Interpreter => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_names() {
+        assert_eq!(parse_target("sm_80"), Some((80, false)));
+        assert_eq!(parse_target("sm_90a"), Some((90, true)));
+        assert_eq!(parse_target("sm_100a"), Some((100, true)));
+        for bad in [
+            "",
+            "sm_",
+            "sm_8",
+            "sm80",
+            "SM_80",
+            "sm_9a0",
+            "sm_90b",
+            "sm_+8",
+            "compute_80",
+        ] {
+            assert_eq!(parse_target(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn interpreter_checks_the_form_only() {
+        assert!(Device::interpreter().with_target("sm_90a").is_ok());
+        assert!(Device::interpreter().with_target("sm_80").is_ok());
+        let e = Device::interpreter().with_target("hopper").unwrap_err();
+        assert!(e.to_string().contains("not a target name"), "{e}");
     }
 }
