@@ -158,18 +158,48 @@ const ELEMENTWISE_COPY_WARPS: u32 = 8;
 /// a 128 × 128 GEMM tile on 4 warps spilled otherwise. The aligned variants keep the kernel's
 /// warps; the launch reads each variant's own.
 fn copies_elementwise(g: &Function) -> bool {
-    g.walk().into_iter().any(|op| {
-        let d = g.op(op);
-        let OpKind::AsyncCopy { vec } = d.kind else {
-            return false;
-        };
-        let size = d
-            .operands
-            .first()
-            .and_then(|&b| g.ty(b).dtype())
-            .map_or(4, |t| t.size_bytes());
-        vec * size < 4
-    })
+    narrowest_copy(g).is_some_and(|bytes| bytes < 4)
+}
+
+/// The fewest bytes one `async_copy` instruction of `g` moves, if it has any.
+fn narrowest_copy(g: &Function) -> Option<u32> {
+    g.walk()
+        .into_iter()
+        .filter_map(|op| {
+            let d = g.op(op);
+            let OpKind::AsyncCopy { vec } = d.kind else {
+                return None;
+            };
+            let size = d
+                .operands
+                .first()
+                .and_then(|&b| g.ty(b).dtype())
+                .map_or(4, |t| t.size_bytes());
+            Some(vec * size)
+        })
+        .min()
+}
+
+/// The most elements of one tensor-core `dot` result that a thread holds.
+fn accumulator_per_thread(g: &Function) -> u64 {
+    let threads = 32 * u64::from(g.num_warps.max(1));
+    g.walk()
+        .into_iter()
+        .filter(|&op| matches!(g.op(op).kind, OpKind::Dot { .. }))
+        .filter_map(|op| g.op(op).results.first().map(|&r| g.ty(r)))
+        .filter(|t| matches!(t.layout, Some(tile_core::ir::Layout::Mma(_))))
+        .map(|t| t.numel() / threads)
+        .max()
+        .unwrap_or(0)
+}
+
+/// True when `g` should run on [`ELEMENTWISE_COPY_WARPS`] warps: it copies element by element
+/// ([`copies_elementwise`]), or it copies less than 16 bytes at a time (four times the addresses
+/// of the aligned variant, or more) while each thread holds 128 or more accumulator elements (a
+/// 128 × 128 tile on 4 warps: a GELU epilogue then spilled on 4-byte copies).
+fn wants_more_warps(g: &Function) -> bool {
+    copies_elementwise(g)
+        || (narrowest_copy(g).is_some_and(|bytes| bytes < 16) && accumulator_per_thread(g) >= 128)
 }
 
 /// The middle specialization, between the first one (`first`) and the one that assumes nothing
@@ -286,7 +316,7 @@ fn compile_instance(
     let mut variants = Vec::new();
     for (vi, (divisibility, built)) in specs.into_iter().enumerate() {
         let mut g = built.unwrap_or_else(|| gpu_level(&tile, &divisibility, &dump.skip_passes));
-        if g.num_warps < ELEMENTWISE_COPY_WARPS && copies_elementwise(&g) {
+        if g.num_warps < ELEMENTWISE_COPY_WARPS && wants_more_warps(&g) {
             let mut wider = tile.clone();
             wider.num_warps = ELEMENTWISE_COPY_WARPS;
             g = gpu_level(&wider, &divisibility, &dump.skip_passes);

@@ -123,53 +123,57 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
 /// and nothing assumed (synchronous 2-byte copies, on 8 warps).
 #[test]
 fn dot_kernels_get_a_specialization_for_even_rows() {
-    let item: syn::ItemFn = syn::parse_str(
-        "fn mm(a: Ptr<f16, { m * k }>, b: Ptr<f16, { k * n }>, c: Ptr<f32, { m * n }>,
-               m: i32, n: i32, k: i32) {
-            let r = program_id(0) * 64 + arange(0, 64);
-            let cols = arange(0, 64);
-            let ks = arange(0, 32);
-            let mut acc = zeros([64, 64]);
-            for k0 in (0..k).step_by(32) {
-                let kk = k0 + ks;
-                let at = load(a + r.expand_dims(1) * k + kk.expand_dims(0),
-                              (r < m).expand_dims(1) & (kk < k).expand_dims(0));
-                let bt = load(b + kk.expand_dims(1) * n + cols.expand_dims(0),
-                              (kk < k).expand_dims(1) & (cols < n).expand_dims(0));
-                acc = dot(at, bt, acc);
-            }
-            store(c + r.expand_dims(1) * n + cols.expand_dims(0), acc,
-                  (r < m).expand_dims(1) & (cols < n).expand_dims(0));
-        }",
-    )
-    .unwrap();
-    let dump = DumpConfig {
-        stages: Vec::new(),
-        dir: std::env::temp_dir(),
-        skip_passes: Vec::new(),
-    };
-    let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
-    let v = &all[0].variants;
-    let divs: Vec<&[u32]> = v.iter().map(|v| v.divisibility.as_slice()).collect();
-    assert_eq!(
-        divs,
-        [
-            &[16, 16, 16, 1, 8, 8][..],
-            &[16, 16, 16, 1, 2, 2],
-            &[1, 1, 1, 1, 1, 1]
-        ]
-    );
-    let warps: Vec<u32> = v.iter().map(|v| v.num_warps).collect();
-    assert_eq!(warps, [4, 4, 8]);
-    let copies = |i: usize, bytes: &str| {
-        v[i].gpu_ir.matches("async_copy").count() > 0
-            && v[i].targets[0].1.ptx.contains(&format!("], {bytes}, "))
-    };
-    assert!(copies(0, "16"), "16-byte cp.async in the aligned variant");
-    assert!(copies(1, "4"), "4-byte cp.async in the even-rows variant");
-    let ptx = &v[2].targets[0].1.ptx;
-    assert!(
-        !ptx.contains("cp.async.ca.shared") && !ptx.contains("cp.async.cg.shared"),
-        "no cp.async copy in the generic variant"
-    );
+    // 64 × 64 tiles (32 accumulator elements per thread on 4 warps) keep 4 warps with 4-byte
+    // copies; 128 × 128 ones (128 per thread) take 8, as the element-wise variant does.
+    for (t, want_warps) in [(64, [4, 4, 8]), (128, [4, 8, 8])] {
+        let item: syn::ItemFn = syn::parse_str(&format!(
+            "fn mm(a: Ptr<f16, {{ m * k }}>, b: Ptr<f16, {{ k * n }}>, c: Ptr<f32, {{ m * n }}>,
+                   m: i32, n: i32, k: i32) {{
+                let r = program_id(0) * {t} + arange(0, {t});
+                let cols = arange(0, {t});
+                let ks = arange(0, 32);
+                let mut acc = zeros([{t}, {t}]);
+                for k0 in (0..k).step_by(32) {{
+                    let kk = k0 + ks;
+                    let at = load(a + r.expand_dims(1) * k + kk.expand_dims(0),
+                                  (r < m).expand_dims(1) & (kk < k).expand_dims(0));
+                    let bt = load(b + kk.expand_dims(1) * n + cols.expand_dims(0),
+                                  (kk < k).expand_dims(1) & (cols < n).expand_dims(0));
+                    acc = dot(at, bt, acc);
+                }}
+                store(c + r.expand_dims(1) * n + cols.expand_dims(0), acc,
+                      (r < m).expand_dims(1) & (cols < n).expand_dims(0));
+            }}"
+        ))
+        .unwrap();
+        let dump = DumpConfig {
+            stages: Vec::new(),
+            dir: std::env::temp_dir(),
+            skip_passes: Vec::new(),
+        };
+        let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
+        let v = &all[0].variants;
+        let divs: Vec<&[u32]> = v.iter().map(|v| v.divisibility.as_slice()).collect();
+        assert_eq!(
+            divs,
+            [
+                &[16, 16, 16, 1, 8, 8][..],
+                &[16, 16, 16, 1, 2, 2],
+                &[1, 1, 1, 1, 1, 1]
+            ]
+        );
+        let warps: Vec<u32> = v.iter().map(|v| v.num_warps).collect();
+        assert_eq!(warps, want_warps, "{t} x {t} tiles");
+        let copies = |i: usize, bytes: &str| {
+            v[i].gpu_ir.matches("async_copy").count() > 0
+                && v[i].targets[0].1.ptx.contains(&format!("], {bytes}, "))
+        };
+        assert!(copies(0, "16"), "16-byte cp.async in the aligned variant");
+        assert!(copies(1, "4"), "4-byte cp.async in the even-rows variant");
+        let ptx = &v[2].targets[0].1.ptx;
+        assert!(
+            !ptx.contains("cp.async.ca.shared") && !ptx.contains("cp.async.cg.shared"),
+            "no cp.async copy in the generic variant"
+        );
+    }
 }
