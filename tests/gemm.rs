@@ -147,3 +147,76 @@ fn softmax_regression_matches_reference() {
         }
     }
 }
+
+/// `dot(…, precision = tf32)` of f32 tiles on the interpreter: the operands rounded to tf32
+/// ([`tile::ir::round_tf32`]), then the f32 chain, against f64 on the rounded operands; both the
+/// tensor-core instances (32-row blocks, `K` steps of 8 and 16) and the 8-row FMA instance.
+#[test]
+fn tf32_dot_matches_reference() {
+    use common::matmul_tf32;
+    use tile::ir::round_tf32;
+    let dev = Device::interpreter();
+    for (m, n, k) in [(1usize, 1usize, 1usize), (17, 33, 9), (40, 8, 100)] {
+        let mut r = Rng((m * 613 + n * 37 + k) as u64);
+        let a: Vec<f32> = (0..m * k).map(|_| r.f32()).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| r.f32()).collect();
+        let c0: Vec<f32> = (0..m * n).map(|_| r.f32()).collect();
+        let (ra, rb): (Vec<f32>, Vec<f32>) = (
+            a.iter().map(|&x| round_tf32(x)).collect(),
+            b.iter().map(|&x| round_tf32(x)).collect(),
+        );
+        let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+        for (bm, bk) in [(8usize, 8), (32, 8), (32, 16)] {
+            let mut c = c0.clone();
+            let grid = Grid::xy(cdiv(m, bm), cdiv(n, 32));
+            matmul_tf32::launch(&dev, grid, &a, &b, &mut c, mi, ni, ki, bm as i32, bk).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let (want, tol) = common::dot_reference(&ra, &rb, Some(&c0), (n, k), (i, j));
+                    let got = f64::from(c[i * n + j]);
+                    assert!(
+                        (got - want).abs() <= tol,
+                        "BM {bm} BK {bk} {m}x{n}x{k} ({i}, {j}): {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+    // One dot outside a loop (operands through `convert_layout`).
+    let mut r = Rng(99);
+    let a: Vec<f32> = (0..512).map(|_| r.f32()).collect();
+    let b: Vec<f32> = (0..512).map(|_| r.f32()).collect();
+    let mut c = vec![f32::NAN; 1024];
+    common::dot_tf32_once::launch(&dev, Grid::x(1), &a, &b, &mut c).unwrap();
+    let (ra, rb): (Vec<f32>, Vec<f32>) = (
+        a.iter().map(|&x| round_tf32(x)).collect(),
+        b.iter().map(|&x| round_tf32(x)).collect(),
+    );
+    for i in 0..32 {
+        for j in 0..32 {
+            let (want, tol) = common::dot_reference(&ra, &rb, None, (32, 16), (i, j));
+            let got = f64::from(c[i * 32 + j]);
+            assert!(
+                (got - want).abs() <= tol,
+                "once ({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+    // 1 + 2⁻¹² is not a tf32 value (it rounds to 1): with tf32 the product is exactly 1.
+    let a = vec![1.0 + 2f32.powi(-12); 1];
+    let mut c = vec![0.0f32];
+    matmul_tf32::launch(
+        &dev,
+        Grid::xy(1, 1),
+        &a,
+        &[1.0f32][..],
+        &mut c,
+        1,
+        1,
+        1,
+        8,
+        8,
+    )
+    .unwrap();
+    assert_eq!(c[0], 1.0);
+}

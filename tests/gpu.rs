@@ -426,6 +426,85 @@ fn gpu_matches_interpreter_on_dot() {
     }
 }
 
+/// `dot(…, precision = tf32)` of f32 tiles: 32-row blocks on tensor cores (`mma.m16n8k8.tf32`,
+/// the hardware's summation order) within the documented tolerance of f64 on the tf32-rounded
+/// operands, as the interpreter is; 8-row blocks (the FMA chain on rounded operands) bit for bit
+/// equal to the interpreter.
+#[test]
+fn gpu_matches_interpreter_on_tf32_dot() {
+    use common::matmul_tf32;
+    use tile::ir::round_tf32;
+    let Some(gpu) = cuda() else { return };
+    for (m, n, k) in [
+        (1usize, 1usize, 1usize),
+        (32, 32, 16),
+        (33, 17, 40),
+        (100, 70, 129),
+    ] {
+        let mut r = Rng((m * 101 + n * 11 + k) as u64);
+        let a: Vec<f32> = (0..m * k).map(|_| r.f32()).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| r.f32()).collect();
+        let c0: Vec<f32> = (0..m * n).map(|_| r.f32()).collect();
+        let ra: Vec<f32> = a.iter().map(|&x| round_tf32(x)).collect();
+        let rb: Vec<f32> = b.iter().map(|&x| round_tf32(x)).collect();
+        for (bm, bk) in [(8usize, 8i32), (32, 8), (32, 16)] {
+            let run = |dev: &Device| {
+                let (ba, bb) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+                let mut c = dev.upload(&c0).unwrap();
+                let grid = Grid::xy(cdiv(m, bm), cdiv(n, 32));
+                let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+                matmul_tf32::launch(dev, grid, &ba, &bb, &mut c, mi, ni, ki, bm as i32, bk)
+                    .unwrap();
+                dev.download(&c).unwrap()
+            };
+            let (g, c) = (run(&gpu), run(&Device::interpreter()));
+            if bm == 8 {
+                assert_eq!(g, c, "matmul_tf32 BM 8 {m}x{n}x{k}: the FMA path is exact");
+            }
+            for i in 0..m {
+                for j in 0..n {
+                    let (want, tol) = common::dot_reference(&ra, &rb, Some(&c0), (n, k), (i, j));
+                    for (what, x) in [("GPU", g[i * n + j]), ("interpreter", c[i * n + j])] {
+                        let err = (f64::from(x) - want).abs();
+                        assert!(
+                            err <= tol,
+                            "matmul_tf32 BM {bm} BK {bk} {m}x{n}x{k} ({i}, {j}): {what} {x} vs {want} (error {err:.3e} > {tol:.3e})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A tf32 `dot` outside a loop (operands through `convert_layout` into the k_width-1 operand
+/// layouts) on the GPU, within the tolerance of f64 on the rounded operands.
+#[test]
+fn gpu_tf32_dot_without_a_loop() {
+    use common::dot_tf32_once;
+    use tile::ir::round_tf32;
+    let Some(gpu) = cuda() else { return };
+    let mut r = Rng(5);
+    let a: Vec<f32> = (0..512).map(|_| r.f32()).collect();
+    let b: Vec<f32> = (0..512).map(|_| r.f32()).collect();
+    let (ba, bb) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
+    let mut c = gpu.upload(&vec![f32::NAN; 1024]).unwrap();
+    dot_tf32_once::launch(&gpu, Grid::x(1), &ba, &bb, &mut c).unwrap();
+    let c = gpu.download(&c).unwrap();
+    let ra: Vec<f32> = a.iter().map(|&x| round_tf32(x)).collect();
+    let rb: Vec<f32> = b.iter().map(|&x| round_tf32(x)).collect();
+    for i in 0..32 {
+        for j in 0..32 {
+            let (want, tol) = common::dot_reference(&ra, &rb, None, (32, 16), (i, j));
+            let got = f64::from(c[i * 32 + j]);
+            assert!(
+                (got - want).abs() <= tol,
+                "dot_tf32_once ({i}, {j}): {got} vs {want}"
+            );
+        }
+    }
+}
+
 /// `argmax`/`argmin` on the GPU against the interpreter (exact).
 #[test]
 fn gpu_matches_interpreter_on_arg_extremes() {

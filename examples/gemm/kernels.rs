@@ -52,9 +52,52 @@ pub fn gemm(
     );
 }
 
+#[tile_kernel(num_warps = 4)]
+/// `c = a @ b` for f32 matrices on tf32 tensor cores (`precision = tf32`: each operand element
+/// rounded to tf32, products summed in f32): 128 × 128 blocks on 4 warps, 16-wide slices of `k`
+/// (an f32 slice holds twice the registers of a 16-bit one) through the same `cp.async` ring.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_tf32(
+    a: Ptr<f32, { m * k }>,
+    b: Ptr<f32, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<128>,
+    BN: Const<128>,
+    BK: Const<16>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            row_ok & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & col_ok,
+        );
+        acc = dot(at, bt, acc, precision = tf32);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        row_ok & col_ok,
+    );
+}
+
 /// Every kernel of this example, each instance (tests assemble them all; the example itself does
 /// not need the list).
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
-    gemm::KERNELS.to_vec()
+    let mut v = gemm::KERNELS.to_vec();
+    v.push(&gemm_tf32::KERNEL);
+    v
 }

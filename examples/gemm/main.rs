@@ -8,6 +8,10 @@
 //! warm-up) in TFLOP/s. cuBLAS and Triton on the same sizes come from `bench/python/baseline.py`
 //! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
 //!
+//! `gemm_tf32` (f32 in and out, `precision = tf32`) runs the awkward shapes and the first three
+//! sizes, checked against f64 on the tf32-rounded inputs; its error against the f32 inputs is
+//! printed.
+//!
 //! Tolerance: the tensor cores sum in their own order, so results agree with the f64 reference
 //! within a relative L2 error of 1e-3 for f32 output (f32 accumulation of exact f16/bf16
 //! products) and 4e-3 / 2e-2 for f16 / bf16 output (one rounding to the output type).
@@ -20,7 +24,7 @@ use std::process::ExitCode;
 
 use common::{check_close, matmul_inputs as inputs, print_table, time_ms, Half, Rng};
 use half::{bf16, f16};
-use kernels::gemm;
+use kernels::{gemm, gemm_tf32};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -101,6 +105,61 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
     Ok((ok, t, t32))
 }
 
+/// The tf32 kernel on `s`: checked against f64 on the tf32-rounded inputs (the semantics of
+/// `precision = tf32`) within [`TOL_F32`], and its relative L2 error against the f32 inputs
+/// printed; `(ok, ms)`, timed when `reps > 0`.
+fn run_tf32(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64)> {
+    let (m, n, k) = s;
+    let (a, b, _, _) = inputs::<f16>(s);
+    let (a, b): (Vec<f32>, Vec<f32>) = (
+        a.iter().map(|x| x.to_f32() * 1.37).collect(),
+        b.iter().map(|x| x.to_f32() * 0.61).collect(),
+    );
+    let rounded = |v: &[f32]| -> Vec<f64> {
+        v.iter()
+            .map(|&x| f64::from(tile::ir::round_tf32(x)))
+            .collect()
+    };
+    let exact = |v: &[f32]| -> Vec<f64> { v.iter().map(|&x| f64::from(x)).collect() };
+    let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
+    let mut c = dev.upload(&vec![f32::NAN; m * n])?;
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let g = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+    gemm_tf32::launch(dev, g, &da, &db, &mut c, mi, ni, ki)?;
+    let got = dev.download(&c)?;
+    let at = sample(s);
+    let got: Vec<f32> = at.iter().map(|&(i, j)| got[i * n + j]).collect();
+    let (ra, rb, ea, eb) = (rounded(&a), rounded(&b), exact(&a), exact(&b));
+    let want: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| dot_ref(&ra, &rb, s, i, j))
+        .collect();
+    let f32_ref: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| dot_ref(&ea, &eb, s, i, j))
+        .collect();
+    let what = format!("{m}x{n}x{k} f32 (tf32)");
+    let ok = check_close(&what, &got, &want, TOL_F32);
+    let (num, den) = got
+        .iter()
+        .zip(&f32_ref)
+        .fold((0.0, 0.0), |(n2, d2), (&g, &w)| {
+            (n2 + (f64::from(g) - w).powi(2), d2 + w * w)
+        });
+    println!(
+        "  {what}: relative L2 error {:.2e} against the f32 inputs (tf32 rounding)",
+        (num / den.max(f64::MIN_POSITIVE)).sqrt()
+    );
+    if reps == 0 {
+        return Ok((ok, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || {
+        gemm_tf32::launch(dev, g, &da, &db, &mut c, mi, ni, ki)
+    })?;
+    Ok((ok, t))
+}
+
 fn run() -> Res<bool> {
     let quick = std::env::args().any(|a| a == "--quick");
     let (dev, no_gpu) = Device::best_available();
@@ -128,6 +187,7 @@ fn run() -> Res<bool> {
                     ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
                     ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
                 }
+                ok &= run_tf32(&dev, s, 0)?.0;
             }
             return Ok(ok);
         }
@@ -138,6 +198,7 @@ fn run() -> Res<bool> {
             ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
             ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
         }
+        ok &= run_tf32(&dev, s, 0)?.0;
     }
     if quick {
         return Ok(ok);
@@ -163,6 +224,18 @@ fn run() -> Res<bool> {
                 ]);
             }
         }
+    }
+    for &s in &sizes[..3] {
+        let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
+        let (good, ms) = run_tf32(&dev, s, 20)?;
+        ok &= good;
+        rows.push(vec![
+            format!("{}x{}x{}", s.0, s.1, s.2),
+            "128x128x16".into(),
+            "f32 (tf32) -> f32".into(),
+            format!("{ms:.4}"),
+            format!("{:.1}", flop / (ms * 1e-3) / 1e12),
+        ]);
     }
     println!("\ngemm (tile, mma.sync), median of 20 after 5 warm-ups");
     print_table(

@@ -286,6 +286,54 @@ pub fn matmul_f16(
     store(c + out, acc, ok);
 }
 
+#[tile_kernel]
+/// `c = a @ b + c` for f32 tiles with `precision = tf32`: tensor cores (`mma.m16n8k8.tf32`) for
+/// 32-row blocks, 8 and 16-wide slices of `k`; the FMA chain on rounded operands for 8-row
+/// blocks (smaller than one instruction).
+pub fn matmul_tf32(
+    a: Ptr<f32, { m * k }>,
+    b: Ptr<f32, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<{ [8, 32] }>,
+    BN: Const<32>,
+    BK: Const<{ [8, 16] }>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let out = rows.expand_dims(1) * n + cols.expand_dims(0);
+    let ok = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    let mut acc = load(c + out, ok);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc, precision = tf32);
+    }
+    store(c + out, acc, ok);
+}
+
+#[tile_kernel]
+/// `c = a @ b` for one 32 × 16 and one 16 × 32 f32 tile with `precision = tf32`, outside any
+/// loop: the operands reach the tensor cores through `convert_layout` (no `cp.async` ring).
+pub fn dot_tf32_once(a: Ptr<f32, 512>, b: Ptr<f32, 512>, c: Ptr<f32, 1024>) {
+    let r = arange(0, 32);
+    let k = arange(0, 16);
+    let at = load(a + r.expand_dims(1) * 16 + k.expand_dims(0));
+    let bt = load(b + k.expand_dims(1) * 32 + r.expand_dims(0));
+    let out = c + r.expand_dims(1) * 32 + r.expand_dims(0);
+    store(out, dot(at, bt, precision = tf32));
+}
+
 #[tile_kernel(num_warps = auto(8))]
 /// An element-type specialization: one instance per declared `T` (and per `BLOCK`), the launch
 /// picking the instance of its buffers' type.
@@ -471,20 +519,25 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&fill_i64::KERNEL);
     v.push(&bool_mask::KERNEL);
     v.push(&rolls::KERNEL);
+    v.extend(matmul_tf32::KERNELS);
+    v.push(&dot_tf32_once::KERNEL);
     v
 }
 
 /// Element `(i, j)` of `acc + a @ b` (`a`: `m × k`, `b`: `k × n`, row-major; `acc` 0 when `None`)
 /// in f64, and the tolerance a `dot` result must meet: `(K + 2) · 2⁻²² · (|acc| + Σₖ |aₖ bₖ|)`,
 /// f32 accumulation of exact products in any order (the documented tensor-core semantics).
-pub fn dot_reference(
-    a: &[f16],
-    b: &[f16],
+pub fn dot_reference<T: Copy>(
+    a: &[T],
+    b: &[T],
     acc: Option<&[f32]>,
     (n, k): (usize, usize),
     (i, j): (usize, usize),
-) -> (f64, f64) {
-    let c = acc.map_or(0.0, |c| f64::from(c[i * n + j]));
+) -> (f64, f64)
+where
+    f64: From<T>,
+{
+    let c = acc.map_or(0.0, |c| c[i * n + j] as f64);
     let terms = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * n + j]));
     let want = c + terms.clone().sum::<f64>();
     let scale = c.abs() + terms.map(f64::abs).sum::<f64>();

@@ -9,8 +9,8 @@
 use std::fmt;
 
 use crate::ir::{
-    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, ReduceKind, Type, UnOp,
-    ValueId,
+    round_tf32, BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, Precision,
+    ReduceKind, Type, UnOp, ValueId,
 };
 
 /// A host buffer the kernel reads.
@@ -500,7 +500,7 @@ impl Program<'_, '_, '_> {
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(reduce(*kind, a, shape, *axis as usize))
             }
-            OpKind::Dot => {
+            OpKind::Dot { precision } => {
                 let a = self.get(data.operands[0])?;
                 let b = self.get(data.operands[1])?;
                 let acc = self.get(data.operands[2])?;
@@ -509,9 +509,8 @@ impl Program<'_, '_, '_> {
                     a,
                     b,
                     acc,
-                    sa[0] as usize,
-                    sa[1] as usize,
-                    sb[1] as usize,
+                    [sa[0] as usize, sa[1] as usize, sb[1] as usize],
+                    *precision,
                 ))
             }
             OpKind::Load { .. } => Some(self.load(&data.operands)?),
@@ -894,12 +893,18 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
 
 /// `acc + a · b` for row-major `a` (`m × k`), `b` (`k × n`), `acc` (`m × n`, f32): per element,
 /// one f32 fused multiply-add per `k` in order (the IR's definition of `dot`).
-fn dot(a: &[Scalar], b: &[Scalar], acc: &[Scalar], m: usize, k: usize, n: usize) -> Val {
-    let f = |x: Scalar| as_f64(x) as f32;
+/// `dot` of `a` (`m × k`) and `b` (`k × n`) added to `acc`: the ordered `f32` fma chain, with
+/// `f32` operands rounded to tf32 first under [`Precision::Tf32`] (16-bit operands are exact in
+/// tf32 already).
+fn dot(a: &[Scalar], b: &[Scalar], acc: &[Scalar], [m, k, n]: [usize; 3], p: Precision) -> Val {
+    let f = |x: Scalar| match (p, x) {
+        (Precision::Tf32, Scalar::F32(v)) => round_tf32(v),
+        _ => as_f64(x) as f32,
+    };
     let mut out = Vec::with_capacity(m * n);
     for i in 0..m {
         for j in 0..n {
-            let mut s = f(acc[i * n + j]);
+            let mut s = as_f64(acc[i * n + j]) as f32;
             for kk in 0..k {
                 s = f(a[i * k + kk]).mul_add(f(b[kk * n + j]), s);
             }

@@ -646,6 +646,52 @@ fn tensor_core_layouts() {
 }
 
 #[test]
+fn tf32_dot() {
+    let mma = "#mma<version = 2, wpc = [2, 2]>";
+    let op = |i: u32, kw: u32| format!("#dot_op<idx = {i}, parent = {mma}, k_width = {kw}>");
+    // f32 operands in k_width-1 operand layouts under `precision = tf32`; round trips.
+    let ok = format!(
+        "  %0 = constant 0.0 : f32
+  %1 = splat %0 : tensor<64x16xf32, {}>
+  %2 = splat %0 : tensor<16x64xf32, {}>
+  %4 = splat %0 : tensor<64x64xf32, {mma}>
+  %5 = dot {{precision = tf32}} %1, %2, %4 : tensor<64x64xf32, {mma}>
+  return",
+        op(0, 1),
+        op(1, 1)
+    );
+    accepts(&ok);
+    // Without tf32, f32 operands have no tensor-core form.
+    rejects(
+        &ok.replace("dot {precision = tf32}", "dot"),
+        "a tensor-core `dot` takes f16, bf16, or f32 with `precision = tf32`",
+    );
+    // tf32 operands hold one K element per register.
+    rejects(
+        &ok.replace(&op(0, 1), &op(0, 2)),
+        "operand 0 of a tensor-core `dot` must be in the layout",
+    );
+    // `precision = tf32` is for f32 operands only.
+    rejects(
+        "  %0 = constant 0.0 : f16
+  %1 = splat %0 : tensor<8x16xf16>
+  %2 = splat %0 : tensor<16x4xf16>
+  %3 = constant 0.0 : f32
+  %4 = splat %3 : tensor<8x4xf32>
+  %5 = dot {precision = tf32} %1, %2, %4 : tensor<8x4xf32>
+  return",
+        "`precision = tf32` applies to f32 operands",
+    );
+    // An unknown precision does not parse.
+    let text = format!(
+        "{HEADER}\n{}\n}}\n",
+        ok.replace("precision = tf32", "precision = tf16")
+    );
+    let e = parse(&text).expect_err("an unknown precision parsed");
+    assert!(e.msg.contains("unknown precision `tf16`"), "{e}");
+}
+
+#[test]
 fn unknown_layout_alias() {
     let text = format!("{HEADER}\n  %0 = arange {{start = 0, end = 128}} : tensor<128xi32, #blocked7>\n  return\n}}\n");
     let e = parse(&text).expect_err("an undefined alias parsed");
@@ -716,6 +762,15 @@ fn shared_memory_ops() {
         &format!("tensor<64x32xf16, {blocked}>"),
         "`local_load` reads one stage",
     );
+    // An f32 buffer reads into a tf32 (k_width 1) operand layout, not a 16-bit one.
+    let f32_ring = ok
+        .replace("ptr<f16>", "ptr<f32>")
+        .replace("x32xf16", "x32xf32")
+        .replace("vec = 8, per_phase = 2", "vec = 4, per_phase = 1")
+        .replace("async_copy {vec = 8}", "async_copy {vec = 4}");
+    verify(&parse(&f32_ring.replace("k_width = 2", "k_width = 1")).unwrap())
+        .unwrap_or_else(|e| panic!("{e}"));
+    rejects_kernel(&f32_ring, "`local_load` reads one stage");
     // Only local_alloc makes a buffer.
     reject(
         &format!("%0 = local_alloc : smem<3x64x32xf16, {sh}>"),

@@ -21,8 +21,8 @@ use std::collections::HashMap;
 use quote::ToTokens;
 use syn::{BinOp as SynBin, Expr, Lit, Stmt, UnOp as SynUn};
 use tile_core::ir::{
-    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, ReduceKind, Type, UnOp,
-    ValueId,
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, Precision, ReduceKind, Type,
+    UnOp, ValueId,
 };
 
 use super::signature::{Param, ParamDecl};
@@ -1061,7 +1061,28 @@ impl Lowering {
                 Ok(Val::V(self.materialize(v, d, &shape, at)?))
             }
             "dot" => {
-                arity(2..=3, "2 or 3 arguments (a, b[, accumulator])")?;
+                // A trailing `precision = …` is the one named argument.
+                let (args, precision) = match args.split_last() {
+                    Some((Expr::Assign(named), rest)) => {
+                        (rest.to_vec(), Some(precision_arg(named)?))
+                    }
+                    _ => (args.clone(), None),
+                };
+                if let Some(named) = args.iter().find(|a| matches!(a, Expr::Assign(_))) {
+                    return Err(err(
+                        *named,
+                        "`precision = …` comes after the tiles and the accumulator",
+                    ));
+                }
+                if !(2..=3).contains(&args.len()) {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`dot` takes 2 or 3 arguments (a, b[, accumulator]) and optionally `precision = ieee | tf32`, found {} argument(s)",
+                            args.len()
+                        ),
+                    ));
+                }
                 let mut tiles = Vec::with_capacity(2);
                 for a in &args[..2] {
                     let v = self.expr(a)?;
@@ -1097,11 +1118,18 @@ impl Lowering {
                         ),
                     ));
                 }
+                // `precision = tf32` changes only f32 operands; 16-bit ones are exact in tf32.
+                let precision = match precision {
+                    Some(Precision::Tf32) if at.dtype() == Some(DType::F32) => Precision::Tf32,
+                    _ => Precision::Ieee,
+                };
                 // Both operands pass through shared memory: as f32 for the FMA chain (see
-                // `llvm::dot`), as themselves (2 bytes) on tensor cores (`llvm::ldmatrix`; a
-                // pipelined loop's ring is dynamic shared memory, checked per target).
-                let per_elem = if crate::passes::accelerate_dot::mma_layout(&at, &bt, 1).is_some() {
-                    2
+                // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`; a pipelined
+                // loop's ring is dynamic shared memory, checked per target).
+                let per_elem = if crate::passes::accelerate_dot::mma_layout(&at, &bt, precision, 1)
+                    .is_some()
+                {
+                    u64::from(at.dtype().map_or(4, |d| d.size_bytes()))
                 } else {
                     4
                 };
@@ -1134,7 +1162,7 @@ impl Lowering {
                     None => self.materialize(Val::Float(0.0), DType::F32, &shape, c)?,
                 };
                 Ok(Val::V(self.push(
-                    OpKind::Dot,
+                    OpKind::Dot { precision },
                     vec![a, b, acc],
                     Type::tensor(Elem::Scalar(DType::F32), shape),
                 )))
@@ -1805,4 +1833,24 @@ fn compound(op: &SynBin) -> Option<SynBin> {
 #[cold]
 fn unreachable_ptr() -> ! {
     unreachable!("a typed value was checked just before")
+}
+
+/// The value of `dot`'s named argument `precision = ieee | tf32`.
+fn precision_arg(named: &syn::ExprAssign) -> syn::Result<Precision> {
+    let is = |e: &Expr, want: &str| matches!(e, Expr::Path(p) if p.path.is_ident(want));
+    if !is(&named.left, "precision") {
+        return Err(err(
+            &named.left,
+            "`dot`'s one named argument is `precision` (`precision = tf32`)",
+        ));
+    }
+    Precision::ALL
+        .into_iter()
+        .find(|p| is(&named.right, p.name()))
+        .ok_or_else(|| {
+            err(
+                &named.right,
+                "the precision is `ieee` (the default) or `tf32`",
+            )
+        })
 }

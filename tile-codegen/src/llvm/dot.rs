@@ -15,7 +15,17 @@
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
-use tile_core::ir::{DType, Layout, OpData};
+use tile_core::ir::{DType, Layout, OpData, OpKind, Precision};
+
+/// True for a `dot` with `precision = tf32`.
+fn tf32(data: &OpData) -> bool {
+    matches!(
+        data.kind,
+        OpKind::Dot {
+            precision: Precision::Tf32
+        }
+    )
+}
 
 use super::layout::Distribution;
 use super::lower::{float, Lowerer, OrLlvm, Result};
@@ -45,10 +55,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             self.tensor_distribution(aty)?,
             self.tensor_distribution(bty)?,
         );
-        let (va, vb) = (
+        let (mut va, mut vb) = (
             self.operand(data, 0)?.to_vec(),
             self.operand(data, 1)?.to_vec(),
         );
+        if tf32(data) {
+            for v in va.iter_mut().chain(vb.iter_mut()) {
+                *v = self.round_tf32(*v)?;
+            }
+        }
         self.barrier()?;
         self.store_tensor(sa, f32_ty, &da, &va, Self::widen)?;
         self.store_tensor(sb, f32_ty, &db, &vb, Self::widen)?;
@@ -136,9 +151,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ptx_ty = match aty.dtype() {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
+            Some(DType::F32) if tf32(data) => return self.mma_dot_tf32(data, warps),
             other => {
                 return Err(format!(
-                    "a tensor-core `dot` takes f16 or bf16, not {other:?}"
+                    "a tensor-core `dot` takes f16, bf16 or tf32, not {other:?}"
                 ))
             }
         };
@@ -211,6 +227,119 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(acc)
     }
 
+    /// `dot` of `f32` tiles with `precision = tf32` on tensor cores: one
+    /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` per 16 × 8 result tile of its warp
+    /// and 8-wide step of `K` (`K` outermost, as in [`Lowerer::mma_dot`]). Each operand element
+    /// is rounded to tf32 first (as the interpreter does) and is one 32-bit word: `A`'s `a_e` of
+    /// the tile at `(m0, k0)` at `(m0 + 8·(e%2), k0 + 4·(e/2))`, `B`'s `b_e` at `(k0 + 4·e, n0)`,
+    /// the accumulator as for 16-bit operands (the PTX ISA's m16n8k8 tf32 fragment tables).
+    fn mma_dot_tf32(
+        &mut self,
+        data: &OpData,
+        warps: (u32, u32),
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let ty = |i: usize| -> Result<&tile_core::ir::Type> {
+            Ok(f.ty(*data.operands.get(i).ok_or("`dot` takes 3 operands")?))
+        };
+        let (aty, bty) = (ty(0)?, ty(1)?);
+        let rty = self.result_type(data)?;
+        let (da, db, dc) = (
+            Distribution::of(aty)?,
+            Distribution::of(bty)?,
+            Distribution::of(rty)?,
+        );
+        let (m, k, n) = (
+            u64::from(aty.shape[0]),
+            u64::from(aty.shape[1]),
+            u64::from(bty.shape[1]),
+        );
+        let (wm, wn) = (u64::from(warps.0), u64::from(warps.1));
+        let i32_ty = self.context.i32_type();
+        let words = |me: &mut Self, vals: &[BasicValueEnum<'ctx>]| -> Result<Vec<_>> {
+            vals.iter()
+                .map(|&v| {
+                    let r = me.round_tf32(v)?;
+                    me.builder.build_bit_cast(r, i32_ty, "").llvm()
+                })
+                .collect()
+        };
+        let va = self.operand(data, 0)?.to_vec();
+        let vb = self.operand(data, 1)?.to_vec();
+        let (wa, wb) = (words(self, &va)?, words(self, &vb)?);
+        let mut acc = self.operand(data, 2)?.to_vec();
+        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> Result<usize> {
+            d.reg_at(&at)
+                .ok_or_else(|| format!("no {what} register at {at:?}"))
+        };
+        let reps_m = (m / (16 * wm)).max(1);
+        let reps_n = (n / (8 * wn)).max(1);
+        for k0 in (0..k).step_by(8) {
+            for i in 0..reps_m {
+                let m0 = i * 16 * wm;
+                let a = (0..4)
+                    .map(|e| Ok(wa[reg(&da, [m0 + 8 * (e % 2), k0 + 4 * (e / 2)], "A")?]))
+                    .collect::<Result<Vec<_>>>()?;
+                for j in 0..reps_n {
+                    let n0 = j * 8 * wn;
+                    let b = (0..2)
+                        .map(|e| Ok(wb[reg(&db, [k0 + 4 * e, n0], "B")?]))
+                        .collect::<Result<Vec<_>>>()?;
+                    let c_regs = (0..4)
+                        .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
+                        .collect::<Result<Vec<_>>>()?;
+                    let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
+                    let d = self.mma_m16n8k8_tf32(&a, &b, &c)?;
+                    for (&r, v) in c_regs.iter().zip(d) {
+                        acc[r] = v;
+                    }
+                }
+            }
+        }
+        Ok(acc)
+    }
+
+    /// `x` rounded to tf32 as [`tile_core::ir::round_tf32`] does, in integer operations (so the
+    /// GPU and the interpreter agree bit for bit): NaN → the canonical NaN, otherwise
+    /// `(bits + 0x1000) & !0x1fff`.
+    pub(super) fn round_tf32(&self, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
+        let ctx = self.context;
+        let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
+        let b = &self.builder;
+        let x = float(x)?;
+        let bits = b.build_bit_cast(x, i32_ty, "").llvm()?.into_int_value();
+        let up = b
+            .build_int_add(bits, i32_ty.const_int(0x1000, false), "")
+            .llvm()?;
+        let cut = b
+            .build_and(up, i32_ty.const_int(0xffff_e000, false), "")
+            .llvm()?;
+        let r = b.build_bit_cast(cut, f32_ty, "").llvm()?.into_float_value();
+        let nan = b
+            .build_float_compare(inkwell::FloatPredicate::UNO, x, x, "")
+            .llvm()?;
+        let canonical = b
+            .build_bit_cast(i32_ty.const_int(0x7fc0_0000, false), f32_ty, "")
+            .llvm()?;
+        b.build_select(nan, canonical, r.into(), "").llvm()
+    }
+
+    /// One `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: `d = a · b + c` for one 16 × 8
+    /// tile, `a` four words, `b` two, `c` four `f32`.
+    fn mma_m16n8k8_tf32(
+        &self,
+        a: &[BasicValueEnum<'ctx>],
+        b: &[BasicValueEnum<'ctx>],
+        c: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        self.mma_asm(
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};",
+            a,
+            b,
+            c,
+        )
+    }
+
     /// Two 16-bit floats as one 32-bit word, `lo` in the low half (the order `mma` reads them).
     fn pack_pair(
         &self,
@@ -240,11 +369,23 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         b: &[BasicValueEnum<'ctx>],
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ctx = self.context;
-        let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
         let text = format!(
             "mma.sync.aligned.m16n8k16.row.col.f32.{ptx_ty}.{ptx_ty}.f32 {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
         );
+        self.mma_asm(&text, a, b, c)
+    }
+
+    /// An `mma` of four `a` words, two `b` words and four `f32` accumulators (inline PTX `text`
+    /// with `$0…$3` the results, `$4…$9` the words, `$10…$13` tied to the results).
+    fn mma_asm(
+        &self,
+        text: &str,
+        a: &[BasicValueEnum<'ctx>],
+        b: &[BasicValueEnum<'ctx>],
+        c: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ctx = self.context;
+        let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
         let constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
         let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); 6];
         params.extend([BasicMetadataTypeEnum::from(f32_ty); 4]);
@@ -252,7 +393,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let fn_ty = ret.fn_type(&params, false);
         let asm = ctx.create_inline_asm(
             fn_ty,
-            text,
+            text.to_string(),
             constraints.to_string(),
             false,
             false,

@@ -161,7 +161,7 @@ fn declare_kernel<'ctx>(
     // spilled 92 bytes at 80 registers on sm_80). Memory-bound kernels keep ptxas's default.
     if f.walk()
         .iter()
-        .any(|&op| matches!(f.op(op).kind, OpKind::Dot))
+        .any(|&op| matches!(f.op(op).kind, OpKind::Dot { .. }))
     {
         annotate("minctasm", 1)?;
     }
@@ -407,7 +407,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::ExpandDims { .. }
                 | OpKind::ConvertLayout
                 | OpKind::Yield
-                | OpKind::Dot
+                | OpKind::Dot { .. }
                 | OpKind::AsyncCopy { .. }
                 | OpKind::LocalLoad
         ) {
@@ -477,7 +477,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::Math(m) => Some(self.math_op(*m, data)?),
             OpKind::Cast => Some(self.cast_op(data)?),
             OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
-            OpKind::Dot => Some(self.dot(data)?),
+            OpKind::Dot { .. } => Some(self.dot(data)?),
             OpKind::Load { vec } => Some(self.load(data, *vec)?),
             OpKind::Store { vec } => {
                 self.store(data, *vec)?;

@@ -1,5 +1,6 @@
 //! Explicit shared memory: `local_alloc`, `async_copy` (`cp.async`), `async_commit`,
-//! `async_wait`, and `local_load` (`ldmatrix` into an mma operand layout).
+//! `async_wait`, and `local_load` (`ldmatrix` into a 16-bit mma operand layout; one 4-byte
+//! `ld.shared` per register for tf32 operands).
 //!
 //! **Buffers.** A `local_alloc` buffer (`smem<S x R x C x T, #shared…>`) is one array of
 //! `S · R · C` elements; stage `s` starts `s · R · C · size(T)` bytes in, and element `(r, c)` of
@@ -15,7 +16,7 @@
 //! `cp.async.wait_group`; visibility to other threads needs a `barrier` after the wait.
 
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use tile_core::ir::{Layout, OpData, SharedLayout, Type};
 
 use super::layout::Distribution;
@@ -218,8 +219,57 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let f = self.f;
         let (ty, layout) = buffer_of(f, data)?;
         let to = self.result_type(data)?;
-        let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[2]), 2);
-        let base = self.stage_base(data, ty)?;
-        self.ldmatrix_operand(base, sw, to, to.elem)
+        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[2]), d.size_bytes());
+        if d.size_bytes() == 2 {
+            let base = self.stage_base(data, ty)?;
+            self.ldmatrix_operand(base, sw, to, to.elem)
+        } else {
+            let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
+            let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;
+            let stage_bytes =
+                u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());
+            let i32_ty = self.context.i32_type();
+            let b = &self.builder;
+            let off = b
+                .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
+                .llvm()?;
+            // SAFETY: a GEP to the start of stage `stage` (< S, the verifier's stage rule) of
+            // the buffer's S stages.
+            let base =
+                unsafe { b.build_in_bounds_gep(self.context.i8_type(), buf, &[off], "") }.llvm()?;
+            self.shared_read_each(base, sw, to)
+        }
+    }
+
+    /// Reads the swizzled tile at shared address `base` into the layout of `to` one element at a
+    /// time (`ld.shared` of 4 bytes per register at its swizzled address): the tf32 operands,
+    /// which `ldmatrix` (16-bit rows) does not transpose.
+    fn shared_read_each(
+        &mut self,
+        base: inkwell::values::PointerValue<'ctx>,
+        sw: Swizzle,
+        to: &Type,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let dst = Distribution::of(to)?;
+        let t = self.thread_coords(&dst)?;
+        let elem_ty = super::lower::register_type(self.context, to.elem);
+        let mut out = Vec::with_capacity(dst.elems_per_thread());
+        for k in 0..dst.elems_per_thread() {
+            let row = self.index_along(&dst, &t, 0, k)?;
+            let col = self.index_along(&dst, &t, 1, k)?;
+            let off = self.swizzled_byte_offset(sw, row, col)?;
+            let b = &self.builder;
+            // SAFETY: `off` is the swizzled byte offset of an element of this R × C stage.
+            let p = unsafe { b.build_in_bounds_gep(self.context.i8_type(), base, &[off], "") }
+                .llvm()?;
+            let v = b.build_load(elem_ty, p, "").llvm()?;
+            if let Some(i) = v.as_instruction_value() {
+                i.set_alignment(sw.elem_bytes as u32)
+                    .map_err(|e| e.to_string())?;
+            }
+            out.push(v);
+        }
+        Ok(out)
     }
 }

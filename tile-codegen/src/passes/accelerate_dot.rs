@@ -3,7 +3,9 @@
 //! operand layouts.
 //!
 //! A `dot` runs on tensor cores when both operands are `f16` (or both `bf16`) and the tile is at
-//! least one instruction (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`); `f32` operands keep the exact FMA chain.
+//! least one instruction (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`: `m16n8k16`), or both are `f32` with
+//! `precision = tf32` and `M ≥ 16`, `N ≥ 8`, `K ≥ 8` (`m16n8k8.tf32`); other `f32` operands keep
+//! the exact FMA chain.
 //! The result's class of values (the accumulator, the loop that carries it, the epilogue that is
 //! element-wise on it) takes the mma layout, so the accumulator never moves between iterations;
 //! `assign-layouts` joins the accumulator to the result and asks for the layout here. Warps tile
@@ -11,17 +13,49 @@
 //! the warps along M while M has at least as many instruction rows per warp as N has columns (and
 //! more rows are left), otherwise along N.
 
-use tile_core::ir::{DType, DotOperandLayout, Function, Layout, MmaLayout, OpId, OpKind, Type};
+use tile_core::ir::{
+    DType, DotOperandLayout, Function, Layout, MmaLayout, OpId, OpKind, Precision, Type,
+};
 
-/// The mma layout for `dot(a, b, …)` with `num_warps` warps, or `None` when the `dot` stays on
-/// FMAs.
-pub fn mma_layout(a: &Type, b: &Type, num_warps: u32) -> Option<MmaLayout> {
+/// The mma layout of the `dot` `op` of `f`, or `None` when it is not a tensor-core `dot`.
+pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
+    let d = f.op(op);
+    let OpKind::Dot { precision } = d.kind else {
+        return None;
+    };
+    mma_layout(
+        f.ty(*d.operands.first()?),
+        f.ty(*d.operands.get(1)?),
+        precision,
+        f.num_warps,
+    )
+}
+
+/// The `k_width` of a tensor-core `dot`'s operand layouts: elements of `K` per 32-bit register
+/// (2 for 16-bit types, 1 for tf32).
+pub fn k_width(elem: DType) -> u32 {
+    if elem == DType::F32 {
+        1
+    } else {
+        2
+    }
+}
+
+/// The mma layout for `dot(a, b, …, precision)` with `num_warps` warps, or `None` when the `dot`
+/// stays on FMAs.
+pub fn mma_layout(a: &Type, b: &Type, precision: Precision, num_warps: u32) -> Option<MmaLayout> {
     let d = a.dtype()?;
-    if !matches!(d, DType::F16 | DType::BF16) || b.dtype()? != d {
+    let tensor = match d {
+        DType::F16 | DType::BF16 => true,
+        DType::F32 => precision == Precision::Tf32,
+        _ => false,
+    };
+    if !tensor || b.dtype()? != d {
         return None;
     }
+    // One instruction: m16n8k16 for 16-bit operands, m16n8k8 for tf32.
     let (m, k, n) = (*a.shape.first()?, *a.shape.get(1)?, *b.shape.get(1)?);
-    if m < 16 || n < 8 || k < 16 {
+    if m < 16 || n < 8 || k < 8 * k_width(d) {
         return None;
     }
     let (mut wm, mut wn) = (1u32, 1u32);
@@ -56,7 +90,7 @@ pub fn convert_operands(f: &mut Function, op: OpId) {
         let want = Layout::DotOperand(DotOperandLayout {
             op_idx: i as u32,
             parent: Box::new(parent.clone()),
-            k_width: 2,
+            k_width: k_width(f.ty(v).dtype().unwrap_or(DType::F16)),
         });
         if f.ty(v).layout.as_ref() == Some(&want) {
             continue;
@@ -85,8 +119,13 @@ mod tests {
     #[test]
     fn warps_per_tile() {
         let w = |m, n, k, warps| {
-            mma_layout(&t(DType::F16, &[m, k]), &t(DType::F16, &[k, n]), warps)
-                .map(|l| l.warps_per_cta)
+            mma_layout(
+                &t(DType::F16, &[m, k]),
+                &t(DType::F16, &[k, n]),
+                Precision::Ieee,
+                warps,
+            )
+            .map(|l| l.warps_per_cta)
         };
         assert_eq!(w(128, 128, 32, 4), Some(vec![2, 2]));
         assert_eq!(w(128, 128, 32, 8), Some(vec![2, 4]));
@@ -97,13 +136,23 @@ mod tests {
         // Tiles smaller than one instruction, or f32 operands, stay on FMAs.
         assert_eq!(w(8, 128, 32, 4), None);
         assert_eq!(w(128, 128, 8, 4), None);
+        let f32_tiles = |m, k, n, p| {
+            mma_layout(&t(DType::F32, &[m, k]), &t(DType::F32, &[k, n]), p, 4)
+                .map(|l| l.warps_per_cta)
+        };
+        assert_eq!(f32_tiles(64, 32, 64, Precision::Ieee), None);
         assert_eq!(
-            mma_layout(&t(DType::F32, &[64, 32]), &t(DType::F32, &[32, 64]), 4),
+            mma_layout(
+                &t(DType::F16, &[64, 32]),
+                &t(DType::BF16, &[32, 64]),
+                Precision::Ieee,
+                4
+            ),
             None
         );
-        assert_eq!(
-            mma_layout(&t(DType::F16, &[64, 32]), &t(DType::BF16, &[32, 64]), 4),
-            None
-        );
+        // tf32: one instruction is 16 × 8 × 8.
+        assert_eq!(f32_tiles(64, 32, 64, Precision::Tf32), Some(vec![2, 2]));
+        assert_eq!(f32_tiles(16, 8, 8, Precision::Tf32), Some(vec![1, 1]));
+        assert_eq!(f32_tiles(16, 4, 8, Precision::Tf32), None);
     }
 }

@@ -128,7 +128,7 @@ pub fn run(f: &mut Function) {
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
             // Its operands and result are 2-D, so they have the one 2-D layout anyway.
-            | OpKind::Dot
+            | OpKind::Dot { .. }
             | OpKind::Return
             // Shared memory comes after layout assignment.
             | OpKind::LocalAlloc
@@ -158,12 +158,12 @@ pub fn run(f: &mut Function) {
     let mut tensor_core_dots = Vec::new();
     for op in f.walk() {
         let d = f.op(op);
-        if !matches!(d.kind, OpKind::Dot) {
+        if !matches!(d.kind, OpKind::Dot { .. }) {
             continue;
         }
-        let (a, b, acc, r) = (d.operands[0], d.operands[1], d.operands[2], d.results[0]);
+        let (acc, r) = (d.operands[2], d.results[0]);
         classes.join(acc, r);
-        let Some(mma) = super::accelerate_dot::mma_layout(f.ty(a), f.ty(b), f.num_warps) else {
+        let Some(mma) = super::accelerate_dot::mma_layout_of(f, op) else {
             continue;
         };
         let root = classes.root(r);
@@ -277,11 +277,11 @@ fn tensor_core_operand_loads(f: &Function) -> Vec<OpId> {
     let mut loads = Vec::new();
     for op in f.walk() {
         let d = f.op(op);
-        if !matches!(d.kind, OpKind::Dot) {
+        if !matches!(d.kind, OpKind::Dot { .. }) {
             continue;
         }
         let (a, b) = (d.operands[0], d.operands[1]);
-        if super::accelerate_dot::mma_layout(f.ty(a), f.ty(b), f.num_warps).is_none() {
+        if super::accelerate_dot::mma_layout_of(f, op).is_none() {
             continue;
         }
         for v in [a, b] {
@@ -410,7 +410,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Store { .. }
         | OpKind::Reduce { .. }
         | OpKind::ConvertLayout
-        | OpKind::Dot
+        | OpKind::Dot { .. }
         | OpKind::LocalAlloc
         | OpKind::AsyncCopy { .. }
         | OpKind::AsyncCommit

@@ -267,7 +267,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Dot
+            OpKind::Dot { .. }
             | OpKind::Load { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad

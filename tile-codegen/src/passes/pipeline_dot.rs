@@ -3,7 +3,7 @@
 //!
 //! It runs on GPU-level IR after `vectorize`. A `dot` operand qualifies when it is
 //! `convert_layout(load(ptr, mask[, 0]))` in the loop body, the load's only use is that
-//! conversion, its elements are f16 or bf16, and its address and mask depend only on the
+//! conversion, its elements are f16 or bf16 (or f32 for a tf32 `dot`), and its address and mask depend only on the
 //! induction variable and on values from outside the loop (the body stores nothing and holds no
 //! nested loop or branch). For the qualifying operands (`R × C` each):
 //!
@@ -33,8 +33,8 @@
 use std::collections::HashMap;
 
 use tile_core::ir::{
-    BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, Layout, OpId, OpKind, SharedLayout,
-    Type, ValueId,
+    BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, Layout, OpId, OpKind, Precision,
+    SharedLayout, Type, ValueId,
 };
 
 use super::pipeline_loads::{backward_slice, for_loops};
@@ -105,12 +105,21 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
     let mut out = Vec::new();
     for &dot in ops {
         let d = f.op(dot);
-        if !matches!(d.kind, OpKind::Dot) {
+        if !matches!(d.kind, OpKind::Dot { .. }) {
             continue;
         }
         if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(_))) {
             continue;
         }
+        // 16-bit operands, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma result).
+        let tensor_elem = |t: &Type| {
+            matches!(t.dtype(), Some(DType::F16 | DType::BF16))
+                || (t.dtype() == Some(DType::F32)
+                    && d.kind
+                        == OpKind::Dot {
+                            precision: Precision::Tf32,
+                        })
+        };
         for &v in &d.operands[..2] {
             let Some(conv) = f.def_op(v).filter(|o| in_body.contains(o)) else {
                 continue;
@@ -127,7 +136,7 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
                 continue;
             };
             let ty = f.ty(x);
-            let sixteen = matches!(ty.dtype(), Some(DType::F16 | DType::BF16));
+            let tensor = tensor_elem(ty);
             let zero_other = ld.operands.len() != 3 || is_zero(f, ld.operands[2]);
             let wide_rows = ty.shape.len() == 2 && ty.shape[1] >= 8;
             // Vector copies run along the columns (the row-major tile's contiguous dimension).
@@ -138,7 +147,7 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
                     .and_then(|l| l.linear(&ty.shape).ok())
                     .is_some_and(|ll| ll.contiguous_run().0 == 1);
             let single_use = uses.get(&x).copied() == Some(1);
-            if !(sixteen && zero_other && wide_rows && along_cols && single_use) {
+            if !(tensor && zero_other && wide_rows && along_cols && single_use) {
                 continue;
             }
             if out.iter().any(|o: &Operand| o.load == load) {
@@ -162,7 +171,7 @@ fn stages(f: &Function, operands: &[Operand]) -> u32 {
         .iter()
         .map(|o| {
             let t = f.ty(f.op(o.load).results[0]);
-            t.numel() * 2
+            t.numel() * u64::from(t.dtype().map_or(4, |d| d.size_bytes()))
         })
         .sum();
     let mut s = DEFAULT_STAGES;
@@ -313,7 +322,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             let ty = Type {
                 elem,
                 shape: vec![s, r, c],
-                layout: Some(Layout::Shared(SharedLayout::swizzled(c, 2))),
+                layout: Some(Layout::Shared(SharedLayout::swizzled(
+                    c,
+                    t.dtype().map_or(2, |d| d.size_bytes()),
+                ))),
             };
             pre.val(f, OpKind::LocalAlloc, vec![], ty)
         })

@@ -36,7 +36,9 @@ fn pipeline(f: &mut Function, l: OpId) {
     };
     let body = f.regions[region.index()].blocks[0];
     let ops = f.blocks[body.index()].ops.clone();
-    let has_dot = ops.iter().any(|&o| matches!(f.op(o).kind, OpKind::Dot));
+    let has_dot = ops
+        .iter()
+        .any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }));
     // Only the body's own ops: a nested loop or branch could store.
     let plain = ops.iter().all(|&o| {
         !matches!(
@@ -48,16 +50,9 @@ fn pipeline(f: &mut Function, l: OpId) {
         return;
     }
     // A tensor-core `dot`'s tiles go through `pipeline-dot`'s shared-memory ring instead.
-    let tensor_core = ops.iter().any(|&o| {
-        let d = f.op(o);
-        matches!(d.kind, OpKind::Dot)
-            && super::accelerate_dot::mma_layout(
-                f.ty(d.operands[0]),
-                f.ty(d.operands[1]),
-                f.num_warps,
-            )
-            .is_some()
-    });
+    let tensor_core = ops
+        .iter()
+        .any(|&o| super::accelerate_dot::mma_layout_of(f, o).is_some());
     if tensor_core {
         return;
     }

@@ -17,7 +17,9 @@ pub use function::{
     ValueDef, ValueId,
 };
 pub use linear::{InDim, LinearLayout};
-pub use ops::{BinOp, CmpPred, ConstValue, Effect, MathFn, OpKind, ReduceKind, UnOp};
+pub use ops::{
+    round_tf32, BinOp, CmpPred, ConstValue, Effect, MathFn, OpKind, Precision, ReduceKind, UnOp,
+};
 pub use parse::{parse, ParseError};
 pub use print::print;
 pub use types::{

@@ -233,6 +233,43 @@ impl MathFn {
     }
 }
 
+/// How `dot` treats `f32` operands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// Exact: the operands as they are (the ordered IEEE `fma` chain on FMA units).
+    #[default]
+    Ieee,
+    /// Each `f32` operand element is first rounded to tf32 ([`round_tf32`]: 10 explicit mantissa
+    /// bits, to nearest with ties away from zero), which lets the GPU use tensor cores
+    /// (`mma.sync.m16n8k8.tf32`). Products of tf32 values are exact in `f32`; the sum's order and
+    /// rounding are the hardware's. No effect on `f16`/`bf16` operands.
+    Tf32,
+}
+
+impl Precision {
+    /// Every precision.
+    pub const ALL: [Precision; 2] = [Precision::Ieee, Precision::Tf32];
+
+    /// The name in IR text and in the kernel language (`precision = tf32`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Ieee => "ieee",
+            Precision::Tf32 => "tf32",
+        }
+    }
+}
+
+/// `x` rounded to tf32 (`cvt.rna.tf32.f32`): the nearest `f32` whose 13 low mantissa bits are
+/// zero, ties away from zero; NaN stays NaN, values past the largest tf32 become infinite.
+pub fn round_tf32(x: f32) -> f32 {
+    if x.is_nan() {
+        return f32::NAN;
+    }
+    // Sign and magnitude: adding half of the dropped unit to the magnitude rounds ties away
+    // from zero, and a carry into the exponent is the correct next binade (or infinity).
+    f32::from_bits(x.to_bits().wrapping_add(0x1000) & !0x1fff)
+}
+
 /// How a reduction combines elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceKind {
@@ -329,8 +366,13 @@ pub enum OpKind {
     /// (`M × N`, `f32`): each element is `acc[m][n]` followed by one fused multiply-add
     /// `fma(a[m][k], b[k][n], ·)` for `k = 0, 1, …, K − 1`, in that order, in `f32` (`f16`/`bf16`
     /// operands are widened exactly first), so both back ends agree bit for bit. How the GPU
-    /// computes it (plain FMAs today, tensor cores later) is the lowering's business.
-    Dot,
+    /// computes it is the lowering's business: the FMA chain, or tensor cores for 16-bit
+    /// operands, whose sums may differ in order and rounding (ARCHITECTURE.md states the bound).
+    /// With `precision = tf32`, `f32` operands are first rounded by [`round_tf32`].
+    Dot {
+        /// How `f32` operands are treated.
+        precision: Precision,
+    },
     /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no memory is
     /// touched and the element is `other`.
     Load {
@@ -422,7 +464,7 @@ impl OpKind {
             OpKind::Math(m) => m.name(),
             OpKind::Cast => "cast",
             OpKind::Reduce { .. } => "reduce",
-            OpKind::Dot => "dot",
+            OpKind::Dot { .. } => "dot",
             OpKind::Load { .. } => "load",
             OpKind::Store { .. } => "store",
             OpKind::For => "for",
@@ -467,7 +509,7 @@ impl OpKind {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Reduce { .. }
-            | OpKind::Dot
+            | OpKind::Dot { .. }
             | OpKind::Load { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad => 1,
@@ -503,7 +545,7 @@ impl OpKind {
             | OpKind::AddPtr
             | OpKind::Math(_)
             | OpKind::Cast
-            | OpKind::Dot
+            | OpKind::Dot { .. }
             | OpKind::Reduce { .. } => Effect::Pure,
         }
     }
@@ -543,6 +585,44 @@ impl fmt::Display for ConstValue {
                 } else {
                     write!(f, "{x:?}")
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_tf32;
+
+    #[test]
+    fn tf32_rounding() {
+        let ulp = 2f32.powi(-10);
+        // tf32 values stay; below half an ulp rounds down, half and above rounds away from 0.
+        assert_eq!(round_tf32(1.0), 1.0);
+        assert_eq!(round_tf32(1.0 + ulp), 1.0 + ulp);
+        assert_eq!(round_tf32(1.0 + ulp * 0.499), 1.0);
+        assert_eq!(round_tf32(1.0 + ulp * 0.5), 1.0 + ulp);
+        assert_eq!(round_tf32(-(1.0 + ulp * 0.5)), -(1.0 + ulp));
+        assert_eq!(round_tf32(1.0 + ulp * 1.5), 1.0 + 2.0 * ulp);
+        // A carry into the exponent, past the largest tf32 value, and the specials.
+        assert_eq!(round_tf32(2.0 - ulp * 0.5), 2.0);
+        assert_eq!(round_tf32(f32::MAX), f32::INFINITY);
+        assert_eq!(round_tf32(f32::NEG_INFINITY), f32::NEG_INFINITY);
+        assert!(round_tf32(f32::NAN).is_nan());
+        assert!(round_tf32(f32::from_bits(0x7f80_0001)).is_nan());
+        assert_eq!(round_tf32(-0.0).to_bits(), (-0.0f32).to_bits());
+        // Every result has its 13 low mantissa bits clear.
+        let mut x = 0x1234_5678u32;
+        for _ in 0..10_000 {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let v = f32::from_bits(x);
+            if v.is_normal() && round_tf32(v).is_finite() {
+                let r = round_tf32(v);
+                assert_eq!(r.to_bits() & 0x1fff, 0, "{v}");
+                assert!(
+                    (r - v).abs() <= r.abs().max(v.abs()) * 2f32.powi(-11),
+                    "{v} -> {r}"
+                );
             }
         }
     }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
-use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, ReduceKind, UnOp};
+use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, Precision, ReduceKind, UnOp};
 use super::types::{
     BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
     Type,
@@ -382,7 +382,21 @@ fn parse_op(
         "return" => OpKind::Return,
         "for" => OpKind::For,
         "if" => OpKind::If,
-        "dot" => OpKind::Dot,
+        "dot" => {
+            let mut precision = Precision::Ieee;
+            if c.eat("{") {
+                c.keyword("precision")?;
+                c.expect("=")?;
+                let col = c.col();
+                let p = c.ident()?;
+                precision = Precision::ALL
+                    .into_iter()
+                    .find(|q| q.name() == p)
+                    .ok_or_else(|| c.err_at(col, format!("unknown precision `{p}`")))?;
+                c.expect("}")?;
+            }
+            OpKind::Dot { precision }
+        }
         "yield" => OpKind::Yield,
         other => {
             if let Some(b) = BinOp::ALL.into_iter().find(|b| b.name() == other) {

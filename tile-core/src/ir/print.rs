@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::function::{Function, OpId, RegionId, ValueId};
-use super::ops::OpKind;
+use super::ops::{OpKind, Precision};
 use super::types::{Layout, Type};
 
 /// Prints a kernel in the textual form.
@@ -213,10 +213,14 @@ impl Printer<'_> {
             OpKind::AsyncWait { pending } => {
                 let _ = write!(line, " {{pending = {pending}}}");
             }
+            OpKind::Dot { precision } => {
+                if *precision != Precision::Ieee {
+                    let _ = write!(line, " {{precision = {}}}", precision.name());
+                }
+            }
             OpKind::For
             | OpKind::If
             | OpKind::Yield
-            | OpKind::Dot
             | OpKind::Splat
             | OpKind::Broadcast
             | OpKind::ConvertLayout

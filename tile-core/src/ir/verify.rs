@@ -57,9 +57,10 @@
 //!     the loop (dominance, rule 1); `for` owns one region, `if` two, other ops none.
 //! 21. **yield** — only as the last op of a loop body or a branch of an `if`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
-//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout. At the GPU level, when that
-//!     layout is mma (tensor cores), the operands are `f16` or `bf16` in the operand layouts of
-//!     that parent (index 0 for `a`, 1 for `b`, `k_width` 2).
+//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout; `precision = tf32` only
+//!     with `f32` operands. At the GPU level, when that layout is mma (tensor cores), the operands
+//!     are `f16` or `bf16` (`k_width` 2), or `f32` with `precision = tf32` (`k_width` 1), in the
+//!     operand layouts of that parent (index 0 for `a`, 1 for `b`).
 //! 23. **if** — one `i1` scalar operand; two regions (then, else) of one block without
 //!     arguments, each ending with `yield` of one value per result, of its type.
 //! 24. **roll** — a tensor operand, `axis` below its rank, `shift` below the extent of `axis`; the
@@ -72,12 +73,12 @@
 //!     `R × C` pointer tensor to `T` (the buffer's tile) and an `i1` mask of its shape; `vec` is a
 //!     power of two dividing the pointer's contiguous run with `vec · size(T)` of 4, 8 or 16 bytes
 //!     (or `vec` = 1). `local_load %buf, %stage` yields an `R × C` tensor of `T` in an mma operand
-//!     layout with `T` f16 or bf16. `async_commit`, `async_wait`, `barrier` take no operands.
+//!     layout: `T` f16 or bf16 with `k_width` 2, or f32 (tf32) with `k_width` 1. `async_commit`, `async_wait`, `barrier` take no operands.
 
 use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ValueDef, ValueId};
-use super::ops::{ConstValue, OpKind, UnOp};
+use super::ops::{ConstValue, OpKind, Precision, UnOp};
 use super::print::print_with;
 use super::types::{DType, DotOperandLayout, Elem, Layout, Type};
 
@@ -863,7 +864,7 @@ impl Verifier<'_> {
                     _ => self.err(pos, "the body of `for` must end with `yield`".into()),
                 }
             }
-            OpKind::Dot => {
+            OpKind::Dot { precision } => {
                 if !want(&[3]) {
                     return arity_err(self, "3");
                 }
@@ -907,18 +908,35 @@ impl Verifier<'_> {
                         format!("the accumulator and the result must be `{want_ty}`"),
                     );
                 }
+                let tf32 = *precision == Precision::Tf32;
+                if tf32 && a.dtype() != Some(DType::F32) {
+                    self.err(
+                        pos,
+                        format!(
+                            "`precision = tf32` applies to f32 operands, found `{}`",
+                            a.elem
+                        ),
+                    );
+                }
                 if let Some(parent @ Layout::Mma(_)) = &ty.layout {
-                    if !matches!(a.dtype(), Some(DType::F16 | DType::BF16)) {
-                        self.err(
-                            pos,
-                            format!("a tensor-core `dot` takes f16 or bf16, found `{}`", a.elem),
-                        );
-                    }
+                    let k_width = match a.dtype() {
+                        Some(DType::F16 | DType::BF16) => 2,
+                        Some(DType::F32) if tf32 => 1,
+                        _ => {
+                            return self.err(
+                                pos,
+                                format!(
+                                    "a tensor-core `dot` takes f16, bf16, or f32 with `precision = tf32`, found `{}`",
+                                    a.elem
+                                ),
+                            );
+                        }
+                    };
                     for (i, t) in [(0u32, &a), (1, &b)] {
                         let want = Layout::DotOperand(DotOperandLayout {
                             op_idx: i,
                             parent: Box::new(parent.clone()),
-                            k_width: 2,
+                            k_width,
                         });
                         if t.layout.as_ref() != Some(&want) {
                             self.err(
@@ -1022,12 +1040,17 @@ impl Verifier<'_> {
                 let ok = buf.is_shared()
                     && ty.elem == buf.elem
                     && ty.shape[..] == buf.shape[1..]
-                    && matches!(ty.layout, Some(Layout::DotOperand(_)))
-                    && matches!(ty.dtype(), Some(DType::F16 | DType::BF16));
+                    && match (&ty.layout, ty.dtype()) {
+                        (Some(Layout::DotOperand(d)), Some(DType::F16 | DType::BF16)) => {
+                            d.k_width == 2
+                        }
+                        (Some(Layout::DotOperand(d)), Some(DType::F32)) => d.k_width == 1,
+                        _ => false,
+                    };
                 if !ok {
                     self.err(
                         pos,
-                        format!("`local_load` reads one stage of `{buf}` into an f16/bf16 operand layout, not `{ty}`"),
+                        format!("`local_load` reads one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
                     );
                 }
             }

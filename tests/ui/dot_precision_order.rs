@@ -1,0 +1,12 @@
+//! Must not compile: `precision = …` before a tile; named arguments come last. The error is
+//! under the named argument.
+use tile::prelude::*;
+
+#[tile_kernel]
+fn k(x: Ptr<f32, 512>, out: Ptr<f32, 256>) {
+    let a = load(x + arange(0, 16).expand_dims(1) * 16 + arange(0, 16).expand_dims(0));
+    let c = dot(a, precision = tf32, a);
+    store(out + arange(0, 16).expand_dims(1) * 16 + arange(0, 16).expand_dims(0), c);
+}
+
+fn main() {}
