@@ -736,7 +736,7 @@ fn shared_memory_ops() {
     reject(
         "vec = 8, per_phase",
         "vec = 4, per_phase",
-        "the swizzle needs 16-byte chunks",
+        "the swizzle needs 16- or 32-byte chunks",
     );
     // The copy's pointers must be one stage of the buffer.
     reject(

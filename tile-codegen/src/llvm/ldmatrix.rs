@@ -38,8 +38,10 @@ pub(super) struct Swizzle {
     pub per_phase: u64,
     /// Distinct phases.
     pub max_phase: u64,
-    /// Bytes per element (a chunk is 16 bytes).
+    /// Bytes per element.
     pub elem_bytes: u64,
+    /// Bytes per swizzled chunk (16, or 32 for [`tile_core::ir::SharedLayout::swizzled_wide`]).
+    pub chunk_bytes: u64,
 }
 
 impl Swizzle {
@@ -50,6 +52,7 @@ impl Swizzle {
             per_phase: (128 / (2 * c)).max(1),
             max_phase: (c / 8).min(8),
             elem_bytes: 2,
+            chunk_bytes: 16,
         }
     }
 
@@ -60,6 +63,7 @@ impl Swizzle {
             per_phase: u64::from(l.per_phase),
             max_phase: u64::from(l.max_phase),
             elem_bytes: u64::from(elem_bytes),
+            chunk_bytes: u64::from(l.vec) * u64::from(elem_bytes),
         }
     }
 
@@ -250,6 +254,61 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect()
     }
 
+    /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the tile at shared
+    /// address `base` with `ldmatrix.x4.b16` on 32-bit data: an 8 × 8 matrix of 16-bit elements
+    /// is 8 rows of 4 f32, and lane `l` receives row `l / 4`, element `l % 4` of it — exactly
+    /// fragment `a_w` of `mma.m16n8k8.tf32` for the matrices `(m0, k0)`, `(m0 + 8, k0)`,
+    /// `(m0, k0 + 4)`, `(m0 + 8, k0 + 4)`.
+    pub(super) fn ldmatrix_tf32_a(
+        &mut self,
+        base: IntValue<'ctx>,
+        sw: Swizzle,
+        to: &tile_core::ir::Type,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            return Err("`ldmatrix` reads into an operand layout".into());
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            return Err("an operand layout's parent must be mma".into());
+        };
+        if op.op_idx != 0 || sw.elem_bytes != 4 || sw.chunk_bytes != 16 {
+            return Err("`ldmatrix` of 32-bit data reads operand A from 16-byte chunks".into());
+        }
+        let dst = Distribution::of(to)?;
+        let (m, k) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
+        let wm = u64::from(mma.warps_per_cta[0]);
+        let lane = {
+            let tid = self.tid()?;
+            let i32_ty = self.context.i32_type();
+            self.builder
+                .build_and(tid, i32_ty.const_int(31, false), "")
+                .llvm()?
+        };
+        let f32_ty = self.context.f32_type();
+        let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
+        let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
+        for i in 0..(m / (16 * wm)).max(1) {
+            for k0 in (0..k).step_by(8) {
+                // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 4 + l / 16.
+                let row = self.lane_row(lane, warp_m, i * 16 * wm)?;
+                let chunk = self.lane_chunk(lane, k0 / 4, 16)?;
+                let words = self.ldmatrix(base, sw, row, chunk, 4, false)?;
+                for (w, word) in words.iter().enumerate() {
+                    let w = w as u64;
+                    let at = [i * 16 * wm + 8 * (w % 2), k0 + 4 * (w / 2)];
+                    let reg = dst
+                        .reg_at(&at)
+                        .ok_or_else(|| format!("no operand register at {at:?}"))?;
+                    out[reg] = Some(self.builder.build_bit_cast(*word, f32_ty, "").llvm()?);
+                }
+            }
+        }
+        out.into_iter()
+            .enumerate()
+            .map(|(i, v)| v.ok_or_else(|| format!("operand register {i} was not loaded")))
+            .collect()
+    }
+
     /// The row lane `lane` addresses for `ldmatrix`: `base + offset + (lane / 8 % 2) · 8 +
     /// lane % 8`.
     fn lane_row(
@@ -292,7 +351,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let b = &self.builder;
-        let per_chunk = 16 / sw.elem_bytes;
+        let per_chunk = sw.chunk_bytes / sw.elem_bytes;
         let chunk = b
             .build_right_shift(col, c(u64::from(per_chunk.trailing_zeros())), false, "")
             .llvm()?;
@@ -304,8 +363,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.builder.build_int_nsw_add(at, within_bytes, "").llvm()
     }
 
-    /// The byte offset of logical 16-byte chunk `chunk` of row `row` (its index XORed with the
-    /// row's phase).
+    /// The byte offset of logical chunk `chunk` of row `row` (its index XORed with the row's
+    /// phase).
     fn chunk_byte_offset(
         &self,
         sw: Swizzle,
@@ -320,7 +379,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let row_bytes = b
             .build_int_nsw_mul(row, c(sw.elem_bytes * sw.c), "")
             .llvm()?;
-        let chunk_bytes = b.build_left_shift(chunk, c(4), "").llvm()?;
+        let chunk_bytes = b
+            .build_left_shift(chunk, c(u64::from(sw.chunk_bytes.trailing_zeros())), "")
+            .llvm()?;
         b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()
     }
 
@@ -470,6 +531,35 @@ mod tests {
                         .map(|row| (sw.index(row, chunk * 8) * 2 / 16) % 8)
                         .collect();
                     assert_eq!(groups.len(), 8, "c {c}: rows {r0}.. chunk {chunk}");
+                }
+            }
+        }
+    }
+
+    /// The 32-byte swizzle of f32 rows (a tf32 `B` operand): the reads of one `ld.shared` (row
+    /// `t` of 4 aligned rows, 8 aligned consecutive columns per row) hit 32 different banks, and
+    /// the 16-byte halves of a chunk stay contiguous (one `cp.async` each).
+    #[test]
+    fn wide_swizzle_is_conflict_free_for_tf32_b() {
+        for cols in [8u32, 16, 32, 64, 128, 256] {
+            let l = tile_core::ir::SharedLayout::swizzled_wide(cols, 4);
+            let c = u64::from(cols);
+            for r0 in (0..64u64).step_by(4) {
+                for c0 in (0..c).step_by(8) {
+                    let banks: std::collections::HashSet<u64> = (r0..r0 + 4)
+                        .flat_map(|row| (c0..c0 + 8).map(move |col| (row, col)))
+                        .map(|(row, col)| l.index(c, row, col) % 32)
+                        .collect();
+                    assert_eq!(banks.len(), 32, "cols {cols}: rows {r0}.., columns {c0}..");
+                }
+            }
+            for row in 0..16u64 {
+                for col in (0..c).step_by(4) {
+                    let i = l.index(c, row, col);
+                    assert_eq!(i % 4, 0);
+                    for j in 1..4 {
+                        assert_eq!(l.index(c, row, col + j), i + j);
+                    }
                 }
             }
         }

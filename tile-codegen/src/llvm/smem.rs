@@ -1,6 +1,6 @@
 //! Explicit shared memory: `local_alloc`, `async_copy` (`cp.async`), `async_commit`,
-//! `async_wait`, and `local_load` (`ldmatrix` into a 16-bit mma operand layout; one 4-byte
-//! `ld.shared` per register for tf32 operands).
+//! `async_wait`, and `local_load` (`ldmatrix` into a 16-bit mma operand layout or a tf32 `A`
+//! operand; one 4-byte `ld.shared` per register for a tf32 `B` operand).
 //!
 //! **Buffers.** A `local_alloc` buffer (`smem<S x R x C x T, #shared…>`) is one array of
 //! `S · R · C` elements; stage `s` starts `s · R · C · size(T)` bytes in, and element `(r, c)` of
@@ -221,9 +221,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let to = self.result_type(data)?;
         let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
         let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[2]), d.size_bytes());
+        let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
         if d.size_bytes() == 2 {
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_operand(base, sw, to, to.elem)
+        } else if operand_a && sw.chunk_bytes == 16 && to.shape[0] >= 16 && to.shape[1] >= 8 {
+            let base = self.stage_base(data, ty)?;
+            self.ldmatrix_tf32_a(base, sw, to)
         } else {
             let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
             let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;

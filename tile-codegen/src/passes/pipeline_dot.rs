@@ -319,13 +319,22 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             let t = f.ty(f.op(o.load).results[0]).clone();
             let (r, c) = (t.shape[0], t.shape[1]);
             let elem = t.elem;
+            let bytes = t.dtype().map_or(2, |d| d.size_bytes());
+            // A tf32 `B` operand is read one 4-byte element per register, 8 columns from each of
+            // 4 rows at once: 32-byte chunks keep those reads free of bank conflicts.
+            let operand_b = matches!(
+                &f.ty(f.op(o.conv).results[0]).layout,
+                Some(Layout::DotOperand(d)) if d.op_idx == 1
+            );
+            let swizzle = if bytes == 4 && operand_b {
+                SharedLayout::swizzled_wide(c, bytes)
+            } else {
+                SharedLayout::swizzled(c, bytes)
+            };
             let ty = Type {
                 elem,
                 shape: vec![s, r, c],
-                layout: Some(Layout::Shared(SharedLayout::swizzled(
-                    c,
-                    t.dtype().map_or(2, |d| d.size_bytes()),
-                ))),
+                layout: Some(Layout::Shared(swizzle)),
             };
             pre.val(f, OpKind::LocalAlloc, vec![], ty)
         })

@@ -228,14 +228,16 @@ impl fmt::Display for DotOperandLayout {
 }
 
 /// How a shared-memory buffer (`smem<S x R x C x T, #shared…>`: `S` stages of an `R × C` row-major
-/// tile) places its elements: rows of `C` elements, cut into chunks of `vec` elements (16 bytes),
-/// chunk `j` of row `r` stored at chunk position `j XOR ((r / per_phase) % max_phase)` of the row.
-/// With `per_phase = max(1, 128 / row bytes)` and `max_phase = min(8, C / vec)` the 8 rows that one
-/// `ldmatrix` matrix reads fall on 8 different 16-byte bank groups (no bank conflicts), and a
-/// thread's 16-byte run stays one access (one `cp.async`). Stage `s` starts at element `s · R · C`.
+/// tile) places its elements: rows of `C` elements, cut into chunks of `vec` elements (16 bytes,
+/// or 32), chunk `j` of row `r` stored at chunk position `j XOR ((r / per_phase) % max_phase)` of
+/// the row. With 16-byte chunks, `per_phase = max(1, 128 / row bytes)` and `max_phase = min(8, C /
+/// vec)` the 8 rows that one `ldmatrix` matrix reads fall on 8 different 16-byte bank groups (no
+/// bank conflicts), and a thread's 16-byte run stays one access (one `cp.async`). 32-byte chunks
+/// ([`SharedLayout::swizzled_wide`]) serve reads of 8 consecutive 4-byte elements from each of 4
+/// rows (a tf32 `B` operand). Stage `s` starts at element `s · R · C`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SharedLayout {
-    /// Elements per swizzled chunk (16 bytes).
+    /// Elements per swizzled chunk (16 or 32 bytes).
     pub vec: u32,
     /// Consecutive rows with one phase.
     pub per_phase: u32,
@@ -247,6 +249,20 @@ impl SharedLayout {
     /// The conflict-free swizzle for rows of `cols` elements of `elem_bytes` bytes each.
     pub fn swizzled(cols: u32, elem_bytes: u32) -> SharedLayout {
         let vec = (16 / elem_bytes.max(1)).max(1);
+        let row_bytes = cols.saturating_mul(elem_bytes).max(1);
+        SharedLayout {
+            vec,
+            per_phase: (128 / row_bytes).max(1),
+            max_phase: (cols / vec).clamp(1, 8),
+        }
+    }
+
+    /// The swizzle for rows of `cols` elements of `elem_bytes` bytes read 8 consecutive elements
+    /// from each of 4 consecutive rows at once (a tf32 `mma` `B` fragment: lanes `4·g + t` read
+    /// row `t`, column `g`): 32-byte chunks, so that the 4 rows' chunks fall on 4 different
+    /// 32-byte bank groups.
+    pub fn swizzled_wide(cols: u32, elem_bytes: u32) -> SharedLayout {
+        let vec = (32 / elem_bytes.max(1)).max(1);
         let row_bytes = cols.saturating_mul(elem_bytes).max(1);
         SharedLayout {
             vec,

@@ -67,7 +67,7 @@
 //!     result has the operand's type, layout included.
 //! 25. **shared memory** — GPU level only. An `smem<S x R x C x T, #shared…>` type has rank 3,
 //!     `S` ≥ 1 stages (any count), `R` and `C` powers of two, a number element type, `vec` elements
-//!     of 16 bytes, `per_phase` and `max_phase` powers of two with `max_phase · vec ≤ C`; no other
+//!     of 16 or 32 bytes, `per_phase` and `max_phase` powers of two with `max_phase · vec ≤ C`; no other
 //!     value has a `#shared` layout. `local_alloc` has no operands and an `smem` result.
 //!     `async_copy %buf, %stage, %ptr[, %mask]`: an `smem` buffer, an `i32` scalar stage, an
 //!     `R × C` pointer tensor to `T` (the buffer's tile) and an `i1` mask of its shape; `vec` is a
@@ -373,12 +373,12 @@ impl Verifier<'_> {
         }
         let fields_ok = s.per_phase.is_power_of_two()
             && s.max_phase.is_power_of_two()
-            && s.vec.checked_mul(d.size_bytes()) == Some(16)
+            && matches!(s.vec.checked_mul(d.size_bytes()), Some(16 | 32))
             && s.vec.checked_mul(s.max_phase).is_some_and(|w| w <= cols);
         if !fields_ok {
             self.err(
                 pos,
-                format!("`{ty}`: the swizzle needs 16-byte chunks, power-of-two phases and max_phase · vec ≤ columns"),
+                format!("`{ty}`: the swizzle needs 16- or 32-byte chunks, power-of-two phases and max_phase · vec ≤ columns"),
             );
         }
     }
