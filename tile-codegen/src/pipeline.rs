@@ -2,14 +2,19 @@
 //!
 //! ```text
 //! syn::ItemFn ──frontend──▶ tile IR ──canonicalize, cse, dce──▶ tile IR (embedded for the interpreter)
-//!   for each specialization (what it assumes about the alignment of pointers and the divisibility of integers):
-//!     ──set param facts, pipeline-loads, assign-layouts, vectorize, cse, dce, hoist-loads──▶ GPU IR
-//!     for each target (sm_90a, sm_80): ──llvm──▶ LLVM IR ──O3, NVPTX──▶ PTX
+//!   for each specialization (what it assumes about the alignment of pointers and the divisibility
+//!   of integers, and its warps: decided on the sm_80 GPU-level IR):
+//!     for each target (sm_90a, sm_80):
+//!       ──set param facts and target, pipeline-loads, assign-layouts, vectorize, pipeline-dot,
+//!         cse, dce, hoist-loads──▶ GPU IR ──llvm──▶ LLVM IR ──O3, NVPTX──▶ PTX
 //! ```
+//!
+//! The GPU-level passes see the target (`Function::target`, printed as `target = sm_90a` in the
+//! kernel's attributes); `pipeline-dot` sizes its automatic ring by it.
 //!
 //! Dumps: [`DumpConfig::from_env`] reads `TILE_DUMP` (a comma-separated subset of `ir`, `gpu-ir`,
 //! `llvm`, `ptx`, or `all`) and `TILE_DUMP_DIR` (default `target/tile-dump`). Files are named
-//! `<kernel>.ir`, `<kernel>.<variant>.gpu-ir`, `<kernel>.<variant>.<arch>.ll` and
+//! `<kernel>.ir`, `<kernel>.<variant>.<arch>.gpu-ir`, `<kernel>.<variant>.<arch>.ll` and
 //! `<kernel>.<variant>.<arch>.ptx`, where `<variant>` is `v0`, `v1`, … in the order the wrapper
 //! tries them. `TILE_SKIP_PASSES` (comma-separated pass names) leaves passes out, to measure what
 //! one buys; cargo does not rebuild on it, so touch the kernel's file after changing it.
@@ -41,13 +46,27 @@ pub struct CompiledVariant {
     /// Per IR parameter, what this variant assumes it is a multiple of (a pointer's address in
     /// bytes, an integer's value); 1 assumes nothing.
     pub divisibility: Vec<u32>,
-    /// Warps per program.
+    /// Warps per program (the same for every target: the launch reads it per variant).
     pub num_warps: u32,
-    /// The GPU-level IR text.
-    pub gpu_ir: String,
-    /// LLVM IR and PTX per target, newest target first.
-    pub targets: Vec<(GpuTarget, Artifacts)>,
+    /// The variant for each target, newest target first.
+    pub targets: Vec<TargetBuild>,
 }
+
+/// One specialization compiled for one target.
+#[derive(Debug)]
+pub struct TargetBuild {
+    /// The target.
+    pub target: GpuTarget,
+    /// Its GPU-level IR text (the GPU-level passes run once per target).
+    pub gpu_ir: String,
+    /// Its LLVM IR and PTX.
+    pub artifacts: Artifacts,
+}
+
+/// The target whose GPU-level IR decides what a specialization is (which divisibilities change
+/// the IR, the warps of a variant); each target then gets its own GPU-level IR under those
+/// assumptions.
+const REFERENCE_TARGET: GpuTarget = GpuTarget::Sm80;
 
 /// A kernel through the whole pipeline.
 #[derive(Debug)]
@@ -138,12 +157,13 @@ pub fn compile(
         .collect()
 }
 
-/// The GPU-level IR of `tile` with parameter `i` assumed a multiple of `div[i]`.
-fn gpu_level(tile: &Function, div: &[u32], skip: &[String]) -> Function {
+/// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`.
+fn gpu_level(tile: &Function, div: &[u32], skip: &[String], target: GpuTarget) -> Function {
     let mut g = tile.clone();
     for (i, &d) in div.iter().enumerate() {
         g.param_attrs[i].divisibility = d;
     }
+    g.target = Some(target.arch().to_string());
     run_passes_except(&mut g, GPU_PASSES, skip);
     g
 }
@@ -231,7 +251,7 @@ fn even_rows(
     if pairs == first {
         return None;
     }
-    let g = gpu_level(tile, &pairs, skip);
+    let g = gpu_level(tile, &pairs, skip, REFERENCE_TARGET);
     (!copies_elementwise(&g)).then_some((pairs, Some(g)))
 }
 
@@ -245,7 +265,7 @@ fn needed_divisibility(tile: &Function, candidates: &[u32], skip: &[String]) -> 
     let body = |div: &[u32]| {
         // The signature line spells the assumptions out; the layout aliases above it and the body
         // below it are what the assumptions change.
-        print(&gpu_level(tile, div, skip))
+        print(&gpu_level(tile, div, skip, REFERENCE_TARGET))
             .lines()
             .filter(|l| !l.starts_with("kernel @"))
             .collect::<Vec<_>>()
@@ -307,7 +327,7 @@ fn compile_instance(
     let mut specs = vec![(first.clone(), None)];
     if candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
-        let generic = gpu_level(&tile, &none, &dump.skip_passes);
+        let generic = gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET);
         if let Some(pairs) = even_rows(&tile, &first, &generic, &dump.skip_passes) {
             specs.push(pairs);
         }
@@ -315,42 +335,40 @@ fn compile_instance(
     }
     let mut variants = Vec::new();
     for (vi, (divisibility, built)) in specs.into_iter().enumerate() {
-        let mut g = built.unwrap_or_else(|| gpu_level(&tile, &divisibility, &dump.skip_passes));
-        if g.num_warps < ELEMENTWISE_COPY_WARPS && wants_more_warps(&g) {
-            let mut wider = tile.clone();
-            wider.num_warps = ELEMENTWISE_COPY_WARPS;
-            g = gpu_level(&wider, &divisibility, &dump.skip_passes);
+        let reference = built.unwrap_or_else(|| {
+            gpu_level(&tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
+        });
+        let mut base = tile.clone();
+        if reference.num_warps < ELEMENTWISE_COPY_WARPS && wants_more_warps(&reference) {
+            base.num_warps = ELEMENTWISE_COPY_WARPS;
         }
-        let gpu_ir = print(&g);
-        let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
-        verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
-        dump.write("gpu-ir", format!("{}.v{vi}.gpu-ir", kernel.name), &gpu_ir)
-            .map_err(internal)?;
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
+            let g = gpu_level(&base, &divisibility, &dump.skip_passes, t);
+            let gpu_ir = print(&g);
+            let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
+            verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
+            let stem = format!("{}.v{vi}.{}", kernel.name, t.arch());
+            dump.write("gpu-ir", format!("{stem}.gpu-ir"), &gpu_ir)
+                .map_err(internal)?;
             // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
             // only on a bug in tile: say what failed, at the kernel.
             let a = llvm::compile(&g, t).map_err(|e| {
                 syn::Error::new_spanned(&item.sig.ident, format!("cannot compile this kernel: {e}"))
             })?;
-            dump.write(
-                "llvm",
-                format!("{}.v{vi}.{}.ll", kernel.name, t.arch()),
-                &a.llvm_ir,
-            )
-            .map_err(internal)?;
-            dump.write(
-                "ptx",
-                format!("{}.v{vi}.{}.ptx", kernel.name, t.arch()),
-                &a.ptx,
-            )
-            .map_err(internal)?;
-            targets.push((t, a));
+            dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
+                .map_err(internal)?;
+            dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
+                .map_err(internal)?;
+            targets.push(TargetBuild {
+                target: t,
+                gpu_ir,
+                artifacts: a,
+            });
         }
         variants.push(CompiledVariant {
             divisibility,
-            num_warps: g.num_warps,
-            gpu_ir,
+            num_warps: base.num_warps,
             targets,
         });
     }

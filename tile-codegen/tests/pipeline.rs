@@ -37,14 +37,16 @@ fn dumps_every_stage_of_every_variant_and_target() {
         files,
         [
             "scale.ir",
-            "scale.v0.gpu-ir",
+            "scale.v0.sm_80.gpu-ir",
             "scale.v0.sm_80.ll",
             "scale.v0.sm_80.ptx",
+            "scale.v0.sm_90a.gpu-ir",
             "scale.v0.sm_90a.ll",
             "scale.v0.sm_90a.ptx",
-            "scale.v1.gpu-ir",
+            "scale.v1.sm_80.gpu-ir",
             "scale.v1.sm_80.ll",
             "scale.v1.sm_80.ptx",
+            "scale.v1.sm_90a.gpu-ir",
             "scale.v1.sm_90a.ll",
             "scale.v1.sm_90a.ptx",
         ]
@@ -56,9 +58,11 @@ fn dumps_every_stage_of_every_variant_and_target() {
     );
     let ptx80 = std::fs::read_to_string(dir.join("scale.v0.sm_80.ptx")).unwrap();
     assert!(ptx80.contains(".target sm_80"), "{ptx80}");
-    let gpu = std::fs::read_to_string(dir.join("scale.v0.gpu-ir")).unwrap();
+    let gpu = std::fs::read_to_string(dir.join("scale.v0.sm_90a.gpu-ir")).unwrap();
     assert!(
-        gpu.contains("load {vec = 4}") && gpu.contains("#blocked<spt = [4], tpw = [32], wpc = [4]"),
+        gpu.contains("load {vec = 4}")
+            && gpu.contains("#blocked<spt = [4], tpw = [32], wpc = [4]")
+            && gpu.contains("target = sm_90a"),
         "{gpu}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
@@ -165,15 +169,66 @@ fn dot_kernels_get_a_specialization_for_even_rows() {
         let warps: Vec<u32> = v.iter().map(|v| v.num_warps).collect();
         assert_eq!(warps, want_warps, "{t} x {t} tiles");
         let copies = |i: usize, bytes: &str| {
-            v[i].gpu_ir.matches("async_copy").count() > 0
-                && v[i].targets[0].1.ptx.contains(&format!("], {bytes}, "))
+            v[i].targets[0].gpu_ir.matches("async_copy").count() > 0
+                && v[i].targets[0]
+                    .artifacts
+                    .ptx
+                    .contains(&format!("], {bytes}, "))
         };
         assert!(copies(0, "16"), "16-byte cp.async in the aligned variant");
         assert!(copies(1, "4"), "4-byte cp.async in the even-rows variant");
-        let ptx = &v[2].targets[0].1.ptx;
+        let ptx = &v[2].targets[0].artifacts.ptx;
         assert!(
             !ptx.contains("cp.async.ca.shared") && !ptx.contains("cp.async.cg.shared"),
             "no cp.async copy in the generic variant"
         );
     }
+}
+
+/// The GPU-level passes run once per target: each target's IR names it, and `pipeline-dot`
+/// sizes its automatic ring by it (a 128 × 128 × 64 f16 tile takes 32 KiB a stage: 3 stages on
+/// sm_90a, within 96 KiB; 2 on sm_80, whose PTX must leave room for two programs on a 100 KiB SM).
+#[test]
+fn gpu_level_ir_per_target() {
+    let item: syn::ItemFn = syn::parse_str(
+        "fn mm(a: Ptr<f16, { m * k }>, b: Ptr<f16, { k * n }>, c: Ptr<f32, { m * n }>,
+               m: i32, n: i32, k: i32) {
+            let r = program_id(0) * 128 + arange(0, 128);
+            let cols = arange(0, 128);
+            let ks = arange(0, 64);
+            let mut acc = zeros([128, 128]);
+            for k0 in (0..k).step_by(64) {
+                let kk = k0 + ks;
+                let at = load(a + r.expand_dims(1) * k + kk.expand_dims(0),
+                              (r < m).expand_dims(1) & (kk < k).expand_dims(0));
+                let bt = load(b + kk.expand_dims(1) * n + cols.expand_dims(0),
+                              (kk < k).expand_dims(1) & (cols < n).expand_dims(0));
+                acc = dot(at, bt, acc);
+            }
+            store(c + r.expand_dims(1) * n + cols.expand_dims(0), acc,
+                  (r < m).expand_dims(1) & (cols < n).expand_dims(0));
+        }",
+    )
+    .unwrap();
+    let dir = std::env::temp_dir().join(format!("tile-per-target-{}", std::process::id()));
+    let dump = DumpConfig {
+        stages: vec!["gpu-ir".into()],
+        dir: dir.clone(),
+        skip_passes: Vec::new(),
+    };
+    let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
+    let v0 = &all[0].variants[0];
+    let archs: Vec<&str> = v0.targets.iter().map(|t| t.target.arch()).collect();
+    assert_eq!(archs, ["sm_90a", "sm_80"]);
+    for (t, stages) in v0.targets.iter().zip([3, 2]) {
+        let arch = t.target.arch();
+        assert!(t.gpu_ir.contains(&format!("target = {arch}")), "{arch}");
+        assert!(
+            t.gpu_ir.contains(&format!("smem<{stages}x128x64xf16")),
+            "{arch}: {stages} stages"
+        );
+        let dumped = std::fs::read_to_string(dir.join(format!("mm.v0.{arch}.gpu-ir"))).unwrap();
+        assert_eq!(dumped, t.gpu_ir);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

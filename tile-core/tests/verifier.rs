@@ -692,6 +692,32 @@ fn tf32_dot() {
 }
 
 #[test]
+fn kernel_target() {
+    let text = |attrs: &str| {
+        format!("kernel @k(%p: ptr<f32>) attributes {{num_warps = 4{attrs}}} {{\n  return\n}}\n")
+    };
+    for ok in [
+        ", target = sm_90a",
+        ", num_stages = 3, target = sm_80",
+        ", target = sm_100a",
+    ] {
+        let f = parse(&text(ok)).unwrap();
+        verify(&f).unwrap_or_else(|e| panic!("{ok}: {e}"));
+        assert_eq!(print(&parse(&print(&f)).unwrap()), print(&f), "round trip");
+    }
+    assert_eq!(
+        parse(&text(", target = sm_90a")).unwrap().target.as_deref(),
+        Some("sm_90a")
+    );
+    rejects_kernel(
+        &text(", target = hopper"),
+        "target = hopper is not an architecture name",
+    );
+    let e = parse(&text(", stages = 3")).expect_err("an unknown attribute parsed");
+    assert!(e.msg.contains("unknown kernel attribute `stages`"), "{e}");
+}
+
+#[test]
 fn unknown_layout_alias() {
     let text = format!("{HEADER}\n  %0 = arange {{start = 0, end = 128}} : tensor<128xi32, #blocked7>\n  return\n}}\n");
     let e = parse(&text).expect_err("an undefined alias parsed");

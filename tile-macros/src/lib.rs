@@ -151,11 +151,11 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
         .map(|v| {
             let divisibility = &v.divisibility;
             let warps = v.num_warps;
-            let targets = v.targets.iter().map(|(t, a)| {
-                let sm = t.sm();
-                let arch = t.arch();
-                let ptx = &a.ptx;
-                let smem = a.dyn_shared_bytes;
+            let targets = v.targets.iter().map(|b| {
+                let sm = b.target.sm();
+                let arch = b.target.arch();
+                let ptx = &b.artifacts.ptx;
+                let smem = b.artifacts.dyn_shared_bytes;
                 quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name, dyn_shared_bytes: #smem })
             });
             quote!(::tile::Variant { divisibility: &[#(#divisibility),*], num_warps: #warps, targets: &[#(#targets),*] })

@@ -150,9 +150,9 @@ mod tests {
             ),
             None
         );
-        // tf32: one instruction is 16 × 8 × 8.
         assert_eq!(f32_tiles(64, 32, 64, Precision::Tf32), Some(vec![2, 2]));
-        assert_eq!(f32_tiles(16, 8, 8, Precision::Tf32), Some(vec![1, 1]));
+        // tf32: one instruction is 16 × 8 × 8 (a single-instruction tile on 4 warps: copies).
+        assert_eq!(f32_tiles(16, 8, 8, Precision::Tf32), Some(vec![4, 1]));
         assert_eq!(f32_tiles(16, 4, 8, Precision::Tf32), None);
     }
 }

@@ -28,7 +28,8 @@
 //! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
 //!
 //! `S` is the kernel's `num_stages`, or else 3, lowered (to 2 at least) while the stages of one
-//! loop would take more than 96 KiB.
+//! loop would take more than [`auto_stage_budget`] for the kernel's target (96 KiB on sm_90a, 48
+//! KiB on sm_80).
 
 use std::collections::HashMap;
 
@@ -42,8 +43,20 @@ use super::pipeline_loads::{backward_slice, for_loops};
 /// Stages when the kernel does not say.
 pub const DEFAULT_STAGES: u32 = 3;
 
-/// The most bytes the automatic choice gives the stages of one loop.
-pub const AUTO_STAGE_BUDGET: u64 = 96 * 1024;
+/// The most bytes the automatic choice gives the stages of one loop on `target` (the kernel's
+/// `target` attribute): two programs per SM should fit. Hopper has 228 KiB of shared memory per
+/// SM: 96 KiB. The sm_80 PTX also runs on Ada and the smaller Ampere parts (RTX 30/40, A10, L4,
+/// L40: 100 KiB per SM): 48 KiB. Without a target, 96 KiB.
+pub fn auto_stage_budget(target: Option<&str>) -> u64 {
+    let sm = target
+        .and_then(|t| t.strip_prefix("sm_"))
+        .map(|t| t.trim_end_matches('a'))
+        .and_then(|t| t.parse::<u32>().ok());
+    match sm {
+        Some(sm) if sm < 90 => 48 * 1024,
+        _ => 96 * 1024,
+    }
+}
 
 /// Runs the pass.
 pub fn run(f: &mut Function) {
@@ -175,7 +188,8 @@ fn stages(f: &Function, operands: &[Operand]) -> u32 {
         })
         .sum();
     let mut s = DEFAULT_STAGES;
-    while s > 2 && u64::from(s) * per_stage > AUTO_STAGE_BUDGET {
+    let budget = auto_stage_budget(f.target.as_deref());
+    while s > 2 && u64::from(s) * per_stage > budget {
         s -= 1;
     }
     s

@@ -120,6 +120,9 @@ pub struct Function {
     /// Shared-memory stages of a pipelined `dot` loop (`cp.async` ring buffers); 0 lets the
     /// compiler choose.
     pub num_stages: u32,
+    /// The GPU architecture this GPU-level IR is for (`sm_80`, `sm_90a`): the GPU-level passes
+    /// run once per target and may choose differently for each. `None` at the tile level.
+    pub target: Option<String>,
     /// Every value.
     pub values: Vec<ValueData>,
     /// Every op.
@@ -141,6 +144,7 @@ impl Function {
             param_attrs: Vec::new(),
             num_warps,
             num_stages: 0,
+            target: None,
             values: Vec::new(),
             ops: Vec::new(),
             blocks: Vec::new(),

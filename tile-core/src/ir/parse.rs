@@ -134,10 +134,22 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         c.expect("=")?;
         let num_warps = c.uint()? as u32;
         let mut num_stages = 0;
-        if c.eat(",") {
-            c.keyword("num_stages")?;
-            c.expect("=")?;
-            num_stages = c.uint()? as u32;
+        let mut target = None;
+        while c.eat(",") {
+            let col = c.col();
+            match c.ident()?.as_str() {
+                "num_stages" => {
+                    c.expect("=")?;
+                    num_stages = c.uint()? as u32;
+                }
+                "target" => {
+                    c.expect("=")?;
+                    target = Some(c.ident()?);
+                }
+                other => {
+                    return Err(c.err_at(col, format!("unknown kernel attribute `{other}`")));
+                }
+            }
         }
         c.expect("}")?;
         c.expect("{")?;
@@ -149,6 +161,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         }
         f = Function::new(name, params, num_warps);
         f.num_stages = num_stages;
+        f.target = target;
         f.param_attrs = attrs;
         for (i, &v) in f.params().to_vec().iter().enumerate() {
             names.insert(format!("%{}", f.param_names[i]), v);

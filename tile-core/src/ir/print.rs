@@ -131,11 +131,14 @@ impl Printer<'_> {
             }
             self.names.insert(v, name);
         }
-        let stages = if f.num_stages > 0 {
+        let mut stages = if f.num_stages > 0 {
             format!(", num_stages = {}", f.num_stages)
         } else {
             String::new()
         };
+        if let Some(t) = &f.target {
+            let _ = write!(stages, ", target = {t}");
+        }
         let _ = writeln!(
             self.out,
             ") attributes {{num_warps = {}{stages}}} {{",
