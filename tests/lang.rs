@@ -491,3 +491,22 @@ fn static_if_keeps_only_the_taken_branch() {
         assert!(!k.ir.contains(" if "), "{}: {}", k.name, k.ir);
     }
 }
+
+/// Kernel names that are legal Rust are legal kernel names: a raw identifier and a Unicode one
+/// compile (their PTX symbols are `type` and `f_ufc_llen`) and run under their Rust names.
+#[test]
+fn raw_and_unicode_kernel_names() {
+    let dev = Device::interpreter();
+    let mut x = vec![0.0f32; 100];
+    common::r#type::launch(&dev, Grid::x(1), &mut x, 100).unwrap();
+    assert!(x.iter().all(|&v| v == 2.0));
+    common::füllen::launch(&dev, Grid::x(1), &mut x, 100).unwrap();
+    assert!(x.iter().all(|&v| v == 3.0));
+    assert_eq!(common::r#type::KERNEL.name, "type");
+    assert_eq!(common::füllen::KERNEL.name, "f_ufc_llen");
+    for v in common::füllen::KERNEL.variants {
+        for t in v.targets {
+            assert!(t.ptx.contains(".entry f_ufc_llen("), "{}", t.arch);
+        }
+    }
+}

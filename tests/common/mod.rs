@@ -334,6 +334,20 @@ pub fn dot_tf32_once(a: Ptr<f32, 512>, b: Ptr<f32, 512>, c: Ptr<f32, 1024>) {
     store(out, dot(at, bt, precision = tf32));
 }
 
+#[tile_kernel]
+/// A kernel whose name is a raw identifier.
+pub fn r#type(x: Ptr<f32, n>, n: i32) {
+    let o = arange(0, 128);
+    store(x + o, 2.0, o < n);
+}
+
+#[tile_kernel]
+/// A kernel whose name is not ASCII.
+pub fn füllen(x: Ptr<f32, n>, n: i32) {
+    let o = arange(0, 128);
+    store(x + o, 3.0, o < n);
+}
+
 #[tile_kernel(num_warps = auto(8))]
 /// An element-type specialization: one instance per declared `T` (and per `BLOCK`), the launch
 /// picking the instance of its buffers' type.
@@ -521,6 +535,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&rolls::KERNEL);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
+    v.push(&r#type::KERNEL);
+    v.push(&füllen::KERNEL);
     v
 }
 

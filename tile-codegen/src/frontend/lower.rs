@@ -685,16 +685,19 @@ impl Lowering {
         Ok(v)
     }
 
-    /// The shape two operands combine to (see [`joint_shape`]), or a spanned mismatch error.
+    /// The shape two operands combine to (see [`joint_shape`]), or a spanned mismatch error; the
+    /// result holds at most [`MAX_TILE_ELEMENTS`].
     fn joint(&self, a: &[u32], b: &[u32], at: &dyn ToTokens) -> syn::Result<Vec<u32>> {
-        joint_shape(a, b).ok_or_else(|| {
+        let shape = joint_shape(a, b).ok_or_else(|| {
             err(
                 at,
                 format!(
                     "shape mismatch: {a:?} and {b:?} do not broadcast (each dimension must be equal, or 1 on one side)"
                 ),
             )
-        })
+        })?;
+        check_elements(&shape, at)?;
+        Ok(shape)
     }
 
     fn fold_int(op: SynBin, a: i64, b: i64) -> Option<Val> {
@@ -713,6 +716,17 @@ impl Lowering {
         if let (Val::Int(a), Val::Int(b)) = (l, r) {
             if let Some(v) = Self::fold_int(op, a, b) {
                 return Ok(v);
+            }
+            if matches!(
+                op,
+                SynBin::Add(_) | SynBin::Sub(_) | SynBin::Mul(_) | SynBin::Div(_) | SynBin::Rem(_)
+            ) {
+                let why = if b == 0 && matches!(op, SynBin::Div(_) | SynBin::Rem(_)) {
+                    "this constant expression divides by zero"
+                } else {
+                    "this constant expression overflows i64"
+                };
+                return Err(err(at, why));
             }
         }
         let (lt, rt) = (self.ty(l), self.ty(r));
@@ -844,7 +858,12 @@ impl Lowering {
 
     fn unary(&mut self, op: &SynUn, v: Val, at: &Expr) -> syn::Result<Val> {
         match (op, v) {
-            (SynUn::Neg(_), Val::Int(i)) => return Ok(Val::Int(-i)),
+            (SynUn::Neg(_), Val::Int(i)) => {
+                return i
+                    .checked_neg()
+                    .map(Val::Int)
+                    .ok_or_else(|| err(at, "this constant overflows i64"))
+            }
             (SynUn::Neg(_), Val::Float(x)) => return Ok(Val::Float(-x)),
             (SynUn::Not(_), Val::Int(_) | Val::Float(_)) => {
                 return Err(err(
@@ -854,7 +873,9 @@ impl Lowering {
             }
             _ => {}
         }
-        let Val::V(id) = v else { unreachable_ptr() };
+        let Val::V(id) = v else {
+            return Err(err(at, "this operator is not supported in kernels"));
+        };
         let ty = self.f.ty(id).clone();
         let (kind, ok) = match op {
             SynUn::Neg(_) => (
@@ -927,8 +948,8 @@ impl Lowering {
                 let start = self.const_arg(s, args[0], "the start of `arange`")?;
                 let e = self.expr(args[1])?;
                 let end = self.const_arg(e, args[1], "the end of `arange`")?;
-                let n = end - start;
-                if n <= 0 || !(n as u64).is_power_of_two() || n > (1 << 20) {
+                let n = i128::from(end) - i128::from(start);
+                if n <= 0 || !(n as u128).is_power_of_two() || n > (1 << 20) {
                     return Err(err(c, format!("`arange({start}, {end})` has {n} elements; a tile size is a power of two from 1 to 2^20")));
                 }
                 if i32::try_from(start).is_err() || i32::try_from(end).is_err() {
@@ -1146,6 +1167,7 @@ impl Lowering {
                     ));
                 }
                 let shape = vec![at.shape[0], bt.shape[1]];
+                check_elements(&shape, c)?;
                 let acc = match args.get(2) {
                     Some(e) => {
                         let v = self.expr(e)?;
@@ -1505,6 +1527,7 @@ impl Lowering {
             }
             shape.push(n as u32);
         }
+        check_elements(&shape, e)?;
         Ok(shape)
     }
 
@@ -1827,6 +1850,25 @@ fn compound(op: &SynBin) -> Option<SynBin> {
         SynBin::RemAssign(_) => SynBin::Rem(Default::default()),
         _ => return None,
     })
+}
+
+/// The most elements one tile may hold (as Triton's `TRITON_MAX_TENSOR_NUMEL`).
+pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
+
+/// A spanned error when a tile of `shape` would hold more than [`MAX_TILE_ELEMENTS`].
+fn check_elements(shape: &[u32], at: &dyn ToTokens) -> syn::Result<()> {
+    let n = shape
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
+    match n {
+        Some(n) if n <= MAX_TILE_ELEMENTS => Ok(()),
+        _ => Err(err(
+            at,
+            format!(
+                "a tile of shape {shape:?} holds more than {MAX_TILE_ELEMENTS} elements, the most one tile may hold"
+            ),
+        )),
+    }
 }
 
 /// Where a typed value is required and the code above has established it is one.

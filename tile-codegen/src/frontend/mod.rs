@@ -120,7 +120,7 @@ fn lower_instance(
             }
         }
     }
-    let mut name = item.sig.ident.to_string();
+    let mut name = symbol_name(&item.sig.ident);
     if multi {
         for (c, v) in &consts {
             name.push_str(&format!("__{c}_{v}"));
@@ -260,6 +260,22 @@ fn carried_sources(f: &Function, op: OpId, c: usize) -> Vec<ValueId> {
             if let Some(&y) = f.blocks[b.index()].ops.last() {
                 out.extend(f.op(y).operands.get(c).copied());
             }
+        }
+    }
+    out
+}
+
+/// The kernel's name as an IR and PTX symbol: a raw identifier without its `r#`, and every
+/// character outside `[A-Za-z0-9_]` (a Unicode letter) spelled `_u<hex>_`, since PTX names are
+/// ASCII. Rust itself still calls the kernel by its own name.
+pub fn symbol_name(ident: &syn::Ident) -> String {
+    use syn::ext::IdentExt;
+    let mut out = String::new();
+    for ch in ident.unraw().to_string().chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            out.push(ch);
+        } else {
+            out.push_str(&format!("_u{:x}_", u32::from(ch)));
         }
     }
     out

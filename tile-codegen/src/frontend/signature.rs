@@ -37,7 +37,7 @@ pub enum ParamDecl {
         /// compiled; the first declared one until then).
         dtype: DType,
         /// Declared extent, an integer expression of other parameters.
-        extent: Option<Expr>,
+        extent: Option<Box<Expr>>,
         /// The type parameter the element type is written as, if any.
         elem_param: Option<String>,
     },
@@ -367,15 +367,15 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
             let extent =
                 match args.get(1) {
                     None => None,
-                    Some(GenericArgument::Const(e)) => Some(unblock(e).clone()),
+                    Some(GenericArgument::Const(e)) => Some(Box::new(unblock(e).clone())),
                     Some(GenericArgument::Type(SynType::Path(p)))
                         if p.qself.is_none() && p.path.get_ident().is_some() =>
                     {
-                        Some(Expr::Path(syn::ExprPath {
+                        Some(Box::new(Expr::Path(syn::ExprPath {
                             attrs: vec![],
                             qself: None,
                             path: p.path.clone(),
-                        }))
+                        })))
                     }
                     Some(other) => return Err(syn::Error::new_spanned(
                         other,
@@ -494,7 +494,7 @@ fn const_int(e: &Expr) -> Option<i64> {
             op: syn::UnOp::Neg(_),
             expr,
             ..
-        }) => const_int(expr).map(|v| -v),
+        }) => const_int(expr).and_then(i64::checked_neg),
         _ => None,
     }
 }
@@ -508,7 +508,9 @@ fn check_extent(e: &Expr, params: &[Param]) -> syn::Result<()> {
             ..
         }) => Ok(()),
         Expr::Paren(p) => check_extent(&p.expr, params),
-        Expr::Block(_) => check_extent(unblock(e), params),
+        // A block of one expression is that expression; any other block (`{}`, `{ n; n }`) is
+        // not an extent.
+        Expr::Block(_) if !std::ptr::eq(unblock(e), e) => check_extent(unblock(e), params),
         Expr::Binary(b)
             if matches!(
                 b.op,

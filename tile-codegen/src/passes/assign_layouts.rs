@@ -49,20 +49,11 @@ pub fn run(f: &mut Function) {
         .unwrap_or(1)
         .max(1);
     let threads = 32 * f.num_warps;
-    if !f.values.iter().any(|v| v.ty.shape.len() == 2) {
-        for v in &mut f.values {
-            if v.ty.is_tensor() {
-                v.ty.layout = Some(Layout::Blocked(default_layout(
-                    &v.ty.shape,
-                    widest,
-                    threads,
-                    f.num_warps,
-                )));
-            }
-        }
-        return;
+    // A kernel of 1-D tiles has one layout per class of values, for its largest tile (which is
+    // every tile's but where a 1-element tile is broadcast); no index op needs two layouts.
+    if f.values.iter().any(|v| v.ty.shape.len() == 2) {
+        split_shared_leaves(f);
     }
-    split_shared_leaves(f);
     let mut classes = Classes::new(f.values.len());
     for op in f.walk() {
         let d = f.op(op);
@@ -170,11 +161,12 @@ pub fn run(f: &mut Function) {
         wanted[root].get_or_insert(Layout::Mma(mma));
         tensor_core_dots.push(op);
     }
-    // Every other 2-D class: the blocked layout for its largest tile.
+    // Every other class: the blocked layout for its largest tile (a 1-element tile broadcast to
+    // 256 elements takes the 256-element layout, as `broadcast` keeps the layout).
     let mut largest: Vec<Option<Vec<u32>>> = vec![None; f.values.len()];
     for i in 0..f.values.len() {
         let shape = &f.values[i].ty.shape;
-        if shape.len() == 2 {
+        if f.values[i].ty.is_tensor() {
             let root = classes.root(ValueId(i as u32));
             let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
             if largest[root]
@@ -220,7 +212,8 @@ pub fn run(f: &mut Function) {
         } else {
             let root = classes.root(v);
             wanted[root].clone().unwrap_or_else(|| {
-                Layout::Blocked(default_layout(&ty.shape, widest, threads, f.num_warps))
+                let shape = largest[root].as_deref().unwrap_or(&ty.shape);
+                Layout::Blocked(default_layout(shape, widest, threads, f.num_warps))
             })
         };
         f.values[i].ty.layout = Some(layout);

@@ -1,0 +1,81 @@
+//! Kernel texts that once made the compiler panic, overflow its stack, blame itself ("internal
+//! error") or give an error without a location (issue 11): each must come back as a located error
+//! (or compile), never a panic.
+
+use tile_codegen::frontend::KernelOptions;
+use tile_codegen::pipeline::{compile, DumpConfig};
+
+/// Compiles `text`; `Ok(None)` when it compiled, `Ok(Some(message))` for a user error with a
+/// location, `Err` for a panic, an internal error or an error without a location.
+fn outcome(text: &str) -> Result<Option<String>, String> {
+    let item: syn::ItemFn = syn::parse_str(text).map_err(|e| format!("test input: {e}"))?;
+    let dump = DumpConfig::default();
+    let r = std::panic::catch_unwind(|| compile(&item, &KernelOptions::default(), &dump));
+    match r {
+        Err(p) => Err(format!(
+            "panicked: {}",
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+        Ok(Ok(_)) => Ok(None),
+        Ok(Err(e)) => {
+            let msg = e.to_string();
+            if msg.contains("internal error") {
+                return Err(format!("internal error: {msg}"));
+            }
+            let span = e.span().start();
+            if span.line == 0 && span.column == 0 {
+                return Err(format!("no location: {msg}"));
+            }
+            Ok(Some(msg))
+        }
+    }
+}
+
+/// Each case with what it must give: `None` when it compiles, else a piece of the located error.
+#[test]
+fn findings_are_located_errors() {
+    let overflow = Some("overflows i64");
+    let too_many = Some("holds more than 1048576 elements");
+    let extent = Some("an extent is built from");
+    let cases: [(&str, Option<&str>); 14] = [
+        ("fn k() { let x = -i64::MIN; }", overflow),
+        ("fn k() { let t = arange(-1, i64::MAX); }", Some("a tile size is a power of two")),
+        ("fn k() { let x = *1; }", Some("not supported in kernels")),
+        ("fn k(p: Ptr<f32>) { store(p, zeros([65536, 65536]).sum(1).sum(0)); }", too_many),
+        ("fn k(p: Ptr<i32>) { store(p + arange(0, 256), arange(0, 1)); }", None),
+        (
+            "fn k(p: Ptr<i32>) { store(p + arange(0, 1024), arange(0, 1024), arange(0, 1) < 1); }",
+            None,
+        ),
+        (
+            "fn k(p: Ptr<f32>) { store(p + arange(0, 2048).expand_dims(1) * 2048 + arange(0, 2048).expand_dims(0), 1.0); }",
+            too_many,
+        ),
+        ("fn r#type(p: Ptr<f32>) { store(p + arange(0, 128), 1.0); }", None),
+        ("fn ключ(p: Ptr<f32>) { store(p + arange(0, 128), 1.0); }", None),
+        ("fn k(x: Ptr<f32, {}>) {}", extent),
+        ("fn k(x: Ptr<f32, { n; n }>, n: i32) {}", extent),
+        ("fn k() { ; }", Some("not supported in kernels")),
+        (
+            "fn k(p: Ptr<i64>) { store(p + arange(0, 128), arange(0, 128) + (9223372036854775807 + 1)); }",
+            overflow,
+        ),
+        (
+            "fn k(p: Ptr<i64>) { store(p + arange(0, 128), arange(0, 128) * (4 % 0)); }",
+            Some("divides by zero"),
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (text, want) in cases {
+        match (outcome(text), want) {
+            (Ok(None), None) => {}
+            (Ok(Some(m)), Some(w)) if m.contains(w) => {}
+            (Ok(got), _) => bad.push(format!("{text}: got {got:?}, want {want:?}")),
+            (Err(e), _) => bad.push(format!("{text}: {e}")),
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
