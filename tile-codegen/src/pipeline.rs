@@ -25,19 +25,19 @@ use tile_core::ir::{print, verify, Elem, Function, OpKind};
 
 use crate::frontend::{self, Kernel, KernelOptions};
 use crate::llvm::{self, Artifacts, GpuTarget};
-use crate::passes;
+use crate::passes::Pass;
 
 /// Passes run at the tile level, in order.
-pub const TILE_PASSES: &[&str] = &["canonicalize", "cse", "dce", "hoist-loads"];
+pub const TILE_PASSES: &[Pass] = &[Pass::Canonicalize, Pass::Cse, Pass::Dce, Pass::HoistLoads];
 /// Passes from the tile level to the GPU level, in order.
-pub const GPU_PASSES: &[&str] = &[
-    "pipeline-loads",
-    "assign-layouts",
-    "vectorize",
-    "pipeline-dot",
-    "cse",
-    "dce",
-    "hoist-loads",
+pub const GPU_PASSES: &[Pass] = &[
+    Pass::PipelineLoads,
+    Pass::AssignLayouts,
+    Pass::Vectorize,
+    Pass::PipelineDot,
+    Pass::Cse,
+    Pass::Dce,
+    Pass::HoistLoads,
 ];
 
 /// One compiled specialization.
@@ -88,12 +88,13 @@ pub struct DumpConfig {
     pub dir: PathBuf,
     /// Passes not to run (`TILE_SKIP_PASSES`, comma-separated names). The passes that make the
     /// IR valid for the next level (`assign-layouts`) cannot be skipped.
-    pub skip_passes: Vec<String>,
+    pub skip_passes: Vec<Pass>,
 }
 
 impl DumpConfig {
-    /// Reads `TILE_DUMP` and `TILE_DUMP_DIR`.
-    pub fn from_env() -> DumpConfig {
+    /// Reads `TILE_DUMP`, `TILE_DUMP_DIR` and `TILE_SKIP_PASSES`; a name in `TILE_SKIP_PASSES`
+    /// that is not a pass, or names a pass that cannot be left out, is an error.
+    pub fn from_env() -> Result<DumpConfig, String> {
         let stages: Vec<String> = std::env::var("TILE_DUMP")
             .unwrap_or_default()
             .split(',')
@@ -103,17 +104,13 @@ impl DumpConfig {
         let dir = std::env::var("TILE_DUMP_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| PathBuf::from("target/tile-dump"));
-        let skip_passes = std::env::var("TILE_SKIP_PASSES")
-            .unwrap_or_default()
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty() && s != "assign-layouts")
-            .collect();
-        DumpConfig {
+        let skip_passes =
+            parse_skip_passes(&std::env::var("TILE_SKIP_PASSES").unwrap_or_default())?;
+        Ok(DumpConfig {
             stages,
             dir,
             skip_passes,
-        }
+        })
     }
 
     fn wants(&self, stage: &str) -> bool {
@@ -131,17 +128,35 @@ impl DumpConfig {
     }
 }
 
-/// Runs passes by name.
-pub fn run_passes(f: &mut Function, names: &[&str]) {
-    run_passes_except(f, names, &[]);
+/// The passes named in `spec` (comma-separated, as `TILE_SKIP_PASSES` holds them).
+pub fn parse_skip_passes(spec: &str) -> Result<Vec<Pass>, String> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|name| {
+            let p = Pass::from_name(name).map_err(|e| format!("TILE_SKIP_PASSES: {e}"))?;
+            if p.skippable() {
+                Ok(p)
+            } else {
+                Err(format!(
+                    "TILE_SKIP_PASSES: `{p}` cannot be left out (the GPU-level IR needs it)"
+                ))
+            }
+        })
+        .collect()
 }
 
-fn run_passes_except(f: &mut Function, names: &[&str], skip: &[String]) {
-    for name in names.iter().filter(|n| !skip.iter().any(|s| s == *n)) {
-        if let Some(p) = passes::by_name(name) {
-            (p.run)(f);
+/// Runs `passes` in order, except those in `skip`. With debug assertions on (tests, debug
+/// builds of the macro) the IR is verified after every pass, and an invalid IR names the pass
+/// that made it.
+pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<(), String> {
+    for &p in passes.iter().filter(|p| !skip.contains(p)) {
+        p.run(f);
+        if cfg!(debug_assertions) {
+            verify(f).map_err(|e| format!("the IR is invalid after `{p}`:\n{e}"))?;
         }
     }
+    Ok(())
 }
 
 /// Runs the whole pipeline on a kernel function: one [`CompiledKernel`] per specialization of its
@@ -158,15 +173,24 @@ pub fn compile(
 }
 
 /// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`.
-fn gpu_level(tile: &Function, div: &[u32], skip: &[String], target: GpuTarget) -> Function {
+fn gpu_level(
+    tile: &Function,
+    div: &[u32],
+    skip: &[Pass],
+    target: GpuTarget,
+) -> Result<Function, String> {
     let mut g = tile.clone();
     for (i, &d) in div.iter().enumerate() {
         g.param_attrs[i].divisibility = d;
     }
     g.target = Some(target.arch().to_string());
-    run_passes_except(&mut g, GPU_PASSES, skip);
-    g
+    run_passes(&mut g, GPU_PASSES, skip)?;
+    Ok(g)
 }
+
+/// A specialization to compile: what it assumes per parameter, and its sm_80 GPU-level IR when
+/// it was already built while deciding.
+type Spec = (Vec<u32>, Option<Function>);
 
 /// Warps for a variant whose tensor-core operands are copied element by element.
 const ELEMENTWISE_COPY_WARPS: u32 = 8;
@@ -234,10 +258,10 @@ fn even_rows(
     tile: &Function,
     first: &[u32],
     generic: &Function,
-    skip: &[String],
-) -> Option<(Vec<u32>, Option<Function>)> {
+    skip: &[Pass],
+) -> Result<Option<Spec>, String> {
     if !copies_elementwise(generic) {
-        return None;
+        return Ok(None);
     }
     let params = tile.params();
     let pairs: Vec<u32> = first
@@ -249,10 +273,10 @@ fn even_rows(
         })
         .collect();
     if pairs == first {
-        return None;
+        return Ok(None);
     }
-    let g = gpu_level(tile, &pairs, skip, REFERENCE_TARGET);
-    (!copies_elementwise(&g)).then_some((pairs, Some(g)))
+    let g = gpu_level(tile, &pairs, skip, REFERENCE_TARGET)?;
+    Ok((!copies_elementwise(&g)).then_some((pairs, Some(g))))
 }
 
 /// What the first specialization assumes of each parameter: every pointer (`candidates[i]` of 16)
@@ -261,17 +285,21 @@ fn even_rows(
 /// bound (`qk_heads = 40`) then assumes nothing, and one whose multiples only need to keep f16
 /// rows 16-byte aligned (a GEMM's `k = 1000`) assumes 8, so neither pushes a launch onto the
 /// unspecialized variant.
-fn needed_divisibility(tile: &Function, candidates: &[u32], skip: &[String]) -> Vec<u32> {
-    let body = |div: &[u32]| {
+fn needed_divisibility(
+    tile: &Function,
+    candidates: &[u32],
+    skip: &[Pass],
+) -> Result<Vec<u32>, String> {
+    let body = |div: &[u32]| -> Result<String, String> {
         // The signature line spells the assumptions out; the layout aliases above it and the body
         // below it are what the assumptions change.
-        print(&gpu_level(tile, div, skip, REFERENCE_TARGET))
+        Ok(print(&gpu_level(tile, div, skip, REFERENCE_TARGET)?)
             .lines()
             .filter(|l| !l.starts_with("kernel @"))
             .collect::<Vec<_>>()
-            .join("\n")
+            .join("\n"))
     };
-    let full = body(candidates);
+    let full = body(candidates)?;
     let mut needed = candidates.to_vec();
     for (i, &p) in tile.params().iter().enumerate() {
         if !matches!(tile.ty(p).elem, Elem::Scalar(_)) {
@@ -280,13 +308,13 @@ fn needed_divisibility(tile: &Function, candidates: &[u32], skip: &[String]) -> 
         while needed[i] > 1 {
             let keep = needed[i];
             needed[i] = keep / 2;
-            if body(&needed) != full {
+            if body(&needed)? != full {
                 needed[i] = keep;
                 break;
             }
         }
     }
-    needed
+    Ok(needed)
 }
 
 fn compile_instance(
@@ -298,7 +326,7 @@ fn compile_instance(
         syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"))
     };
     let mut tile = kernel.ir.clone();
-    run_passes_except(&mut tile, TILE_PASSES, &dump.skip_passes);
+    run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(&internal)?;
     // Print and parse again so ids are dense and in program order.
     let tile_ir = print(&tile);
     let tile = tile_core::ir::parse(&tile_ir).map_err(|e| internal(e.to_string()))?;
@@ -323,28 +351,33 @@ fn compile_instance(
             }
         })
         .collect();
-    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes);
+    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes).map_err(&internal)?;
     let mut specs = vec![(first.clone(), None)];
     if candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
-        let generic = gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET);
-        if let Some(pairs) = even_rows(&tile, &first, &generic, &dump.skip_passes) {
+        let generic =
+            gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(&internal)?;
+        if let Some(pairs) =
+            even_rows(&tile, &first, &generic, &dump.skip_passes).map_err(&internal)?
+        {
             specs.push(pairs);
         }
         specs.push((none, Some(generic)));
     }
     let mut variants = Vec::new();
     for (vi, (divisibility, built)) in specs.into_iter().enumerate() {
-        let reference = built.unwrap_or_else(|| {
-            gpu_level(&tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
-        });
+        let reference = match built {
+            Some(g) => g,
+            None => gpu_level(&tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
+                .map_err(&internal)?,
+        };
         let mut base = tile.clone();
         if reference.num_warps < ELEMENTWISE_COPY_WARPS && wants_more_warps(&reference) {
             base.num_warps = ELEMENTWISE_COPY_WARPS;
         }
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
-            let g = gpu_level(&base, &divisibility, &dump.skip_passes, t);
+            let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(&internal)?;
             let gpu_ir = print(&g);
             let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
             verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;

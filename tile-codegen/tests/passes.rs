@@ -16,7 +16,7 @@ fn check(pass: &str) {
         .join("tests/passes")
         .join(format!("{pass}.tir"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let p = passes::by_name(pass).unwrap_or_else(|| panic!("no pass named {pass}"));
+    let p = passes::Pass::from_name(pass).unwrap_or_else(|e| panic!("{e}"));
     let bless = std::env::var_os("TILE_BLESS").is_some();
     let mut blessed = Vec::new();
     for (i, case) in text.split(&format!("{SEPARATOR}\n")).enumerate() {
@@ -25,7 +25,7 @@ fn check(pass: &str) {
             .unwrap_or((case, ""));
         let mut f = parse(input).unwrap_or_else(|e| panic!("{pass} case {i}: input: {e}"));
         verify(&f).unwrap_or_else(|e| panic!("{pass} case {i}: input does not verify: {e}"));
-        (p.run)(&mut f);
+        p.run(&mut f);
         let got = print(&f);
         let reparsed = parse(&got).unwrap_or_else(|e| panic!("{pass} case {i}: output: {e}"));
         verify(&reparsed)
@@ -79,4 +79,32 @@ fn pipeline_dot() {
 #[test]
 fn pipeline_loads() {
     check("pipeline-loads");
+}
+
+/// Every pass has its golden file, and its name leads back to it.
+#[test]
+fn every_pass_has_a_golden_file() {
+    for p in passes::Pass::ALL {
+        assert_eq!(passes::Pass::from_name(p.name()), Ok(p));
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/passes")
+            .join(format!("{}.tir", p.name()));
+        assert!(path.exists(), "{p}: no {}", path.display());
+    }
+}
+
+/// A misspelled or unskippable name in `TILE_SKIP_PASSES` is an error that says which.
+#[test]
+fn skip_list_names_are_checked() {
+    use tile_codegen::pipeline::parse_skip_passes;
+    assert_eq!(
+        parse_skip_passes(" cse, hoist-loads ,"),
+        Ok(vec![passes::Pass::Cse, passes::Pass::HoistLoads])
+    );
+    assert_eq!(parse_skip_passes(""), Ok(vec![]));
+    let e = parse_skip_passes("cse,hoist_loads").unwrap_err();
+    assert!(e.contains("`hoist_loads` is not a pass"), "{e}");
+    assert!(e.contains("hoist-loads"), "{e}");
+    let e = parse_skip_passes("assign-layouts").unwrap_err();
+    assert!(e.contains("cannot be left out"), "{e}");
 }

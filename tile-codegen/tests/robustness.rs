@@ -40,7 +40,12 @@ fn findings_are_located_errors() {
     let overflow = Some("overflows i64");
     let too_many = Some("holds more than 1048576 elements");
     let extent = Some("an extent is built from");
-    let cases: [(&str, Option<&str>); 14] = [
+    let cases: [(&str, Option<&str>); 15] = [
+        // Found by tile-fuzz: an FMA `dot` joined to a tensor-core `dot`'s result class.
+        (
+            "fn k(p: Ptr<f32>) { let r = arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0); store(p + r, max(dot(full([64, 64], 0.5), full([64, 64], 1.5)), dot(zeros([64, 64]) as f16, zeros([64, 64]) as f16))); }",
+            None,
+        ),
         ("fn k() { let x = -i64::MIN; }", overflow),
         ("fn k() { let t = arange(-1, i64::MAX); }", Some("a tile size is a power of two")),
         ("fn k() { let x = *1; }", Some("not supported in kernels")),

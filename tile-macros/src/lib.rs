@@ -26,6 +26,11 @@ use tile_core::ir::DType;
 /// Options: `#[tile_kernel(num_warps = 8)]` (default 4).
 #[proc_macro_attribute]
 pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    // Before syn's recursive parser sees it: nesting beyond the language's limit is an error,
+    // not a stack overflow.
+    if let Err(e) = tile_codegen::frontend::check_nesting(item.clone().into()) {
+        return e.to_compile_error().into();
+    }
     let item_fn: ItemFn = match syn::parse(item) {
         Ok(f) => f,
         Err(e) => return e.to_compile_error().into(),
@@ -44,7 +49,8 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 fn expand(attr: Tokens, item: &ItemFn) -> syn::Result<Tokens> {
     let opts = parse_options(attr)?;
-    let compiled = compile(item, &opts, &DumpConfig::from_env())?;
+    let dump = DumpConfig::from_env().map_err(|e| syn::Error::new_spanned(&item.sig.ident, e))?;
+    let compiled = compile(item, &opts, &dump)?;
     Ok(generate(item, &compiled))
 }
 

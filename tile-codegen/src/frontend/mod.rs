@@ -280,3 +280,47 @@ pub fn symbol_name(ident: &syn::Ident) -> String {
     }
     out
 }
+
+/// The deepest nesting of brackets, parentheses and braces a kernel may have, and the longest
+/// run of prefix operators (`- - - x`): parsing and lowering recurse on both, so deeper input
+/// would overflow the compiler's stack instead of failing with an error.
+pub const MAX_NESTING: usize = 128;
+
+/// Checks a kernel's tokens against [`MAX_NESTING`] before anything recursive parses them (the
+/// walk keeps its own stack). The error is spanned at the group or operator that goes too deep.
+pub fn check_nesting(tokens: proc_macro2::TokenStream) -> syn::Result<()> {
+    use proc_macro2::TokenTree;
+    let mut stack = vec![tokens.into_iter()];
+    let mut run = 0usize;
+    while let Some(top) = stack.last_mut() {
+        let Some(t) = top.next() else {
+            stack.pop();
+            continue;
+        };
+        match t {
+            TokenTree::Group(g) => {
+                run = 0;
+                if stack.len() >= MAX_NESTING {
+                    return Err(syn::Error::new(
+                        g.span(),
+                        format!(
+                            "this nests more than {MAX_NESTING} levels deep, the most a kernel may"
+                        ),
+                    ));
+                }
+                stack.push(g.stream().into_iter());
+            }
+            TokenTree::Punct(p) if matches!(p.as_char(), '-' | '!' | '*' | '&') => {
+                run += 1;
+                if run > MAX_NESTING {
+                    return Err(syn::Error::new(
+                        p.span(),
+                        format!("more than {MAX_NESTING} operators in a row, the most a kernel may have"),
+                    ));
+                }
+            }
+            _ => run = 0,
+        }
+    }
+    Ok(())
+}

@@ -255,6 +255,38 @@ pub fn run(f: &mut Function) {
                     f.ops[conv.index()].operands[0] = r;
                 }
             }
+            // An FMA `dot` whose result joined a tensor-core `dot`'s class (`max(dot_f16, dot_f32)`)
+            // computes in a blocked layout: its accumulator converts in, its result out.
+            OpKind::Dot { .. }
+                if matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(_)))
+                    && super::accelerate_dot::mma_layout_of(f, op).is_none() =>
+            {
+                let (acc, r) = (d.operands[2], d.results[0]);
+                let class_ty = f.ty(r).clone();
+                let own = Layout::Blocked(default_layout(
+                    &class_ty.shape,
+                    widest,
+                    threads,
+                    f.num_warps,
+                ));
+                let at = f.blocks[block.index()]
+                    .ops
+                    .iter()
+                    .position(|&o| o == op)
+                    .unwrap_or(0);
+                let acc_ty = with_layout(f.ty(acc), own.clone());
+                let conv_in =
+                    f.insert_op(block, at, OpKind::ConvertLayout, vec![acc], vec![acc_ty]);
+                let c_in = f.op(conv_in).results[0];
+                f.ops[op.index()].operands[2] = c_in;
+                f.values[r.index()].ty = with_layout(&class_ty, own);
+                let at = at + 2;
+                let conv_out =
+                    f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
+                let c_out = f.op(conv_out).results[0];
+                f.replace_all_uses(r, c_out);
+                f.ops[conv_out.index()].operands[0] = r;
+            }
             _ => {}
         }
     }

@@ -27,51 +27,90 @@ pub mod vectorize;
 
 use tile_core::ir::Function;
 
-/// A named transformation of a kernel.
-pub struct Pass {
-    /// The pass's name, as in golden tests and dumps.
-    pub name: &'static str,
-    /// Runs it in place.
-    pub run: fn(&mut Function),
+/// A pass, by identity: pass lists are lists of these, so a misspelled pass is a compile error
+/// in tile's own code and a reported error where a name comes from outside (`TILE_SKIP_PASSES`,
+/// golden test files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// `canonicalize`.
+    Canonicalize,
+    /// `cse`.
+    Cse,
+    /// `dce`.
+    Dce,
+    /// `hoist-loads`.
+    HoistLoads,
+    /// `pipeline-loads`.
+    PipelineLoads,
+    /// `assign-layouts`.
+    AssignLayouts,
+    /// `vectorize`.
+    Vectorize,
+    /// `pipeline-dot`.
+    PipelineDot,
 }
 
-/// Every pass, by name.
-pub const ALL: &[Pass] = &[
-    Pass {
-        name: "canonicalize",
-        run: canonicalize::run,
-    },
-    Pass {
-        name: "cse",
-        run: cse::run,
-    },
-    Pass {
-        name: "dce",
-        run: dce::run,
-    },
-    Pass {
-        name: "hoist-loads",
-        run: hoist_loads::run,
-    },
-    Pass {
-        name: "pipeline-loads",
-        run: pipeline_loads::run,
-    },
-    Pass {
-        name: "assign-layouts",
-        run: assign_layouts::run,
-    },
-    Pass {
-        name: "vectorize",
-        run: vectorize::run,
-    },
-    Pass {
-        name: "pipeline-dot",
-        run: pipeline_dot::run,
-    },
-];
+impl Pass {
+    /// Every pass.
+    pub const ALL: [Pass; 8] = [
+        Pass::Canonicalize,
+        Pass::Cse,
+        Pass::Dce,
+        Pass::HoistLoads,
+        Pass::PipelineLoads,
+        Pass::AssignLayouts,
+        Pass::Vectorize,
+        Pass::PipelineDot,
+    ];
 
-/// The pass called `name`.
-pub fn by_name(name: &str) -> Option<&'static Pass> {
-    ALL.iter().find(|p| p.name == name)
+    /// The pass's name, as in golden tests, dumps and `TILE_SKIP_PASSES`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Canonicalize => "canonicalize",
+            Pass::Cse => "cse",
+            Pass::Dce => "dce",
+            Pass::HoistLoads => "hoist-loads",
+            Pass::PipelineLoads => "pipeline-loads",
+            Pass::AssignLayouts => "assign-layouts",
+            Pass::Vectorize => "vectorize",
+            Pass::PipelineDot => "pipeline-dot",
+        }
+    }
+
+    /// Runs it on `f` in place.
+    pub fn run(self, f: &mut Function) {
+        match self {
+            Pass::Canonicalize => canonicalize::run(f),
+            Pass::Cse => cse::run(f),
+            Pass::Dce => dce::run(f),
+            Pass::HoistLoads => hoist_loads::run(f),
+            Pass::PipelineLoads => pipeline_loads::run(f),
+            Pass::AssignLayouts => assign_layouts::run(f),
+            Pass::Vectorize => vectorize::run(f),
+            Pass::PipelineDot => pipeline_dot::run(f),
+        }
+    }
+
+    /// Whether the pipeline works without it: `assign-layouts` makes the IR valid for the GPU
+    /// level, so it cannot be left out.
+    pub fn skippable(self) -> bool {
+        self != Pass::AssignLayouts
+    }
+
+    /// The pass called `name`, or an error that lists the names.
+    pub fn from_name(name: &str) -> Result<Pass, String> {
+        Pass::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Pass::ALL.iter().map(|p| p.name()).collect();
+                format!("`{name}` is not a pass (the passes: {})", names.join(", "))
+            })
+    }
+}
+
+impl std::fmt::Display for Pass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }

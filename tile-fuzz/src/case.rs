@@ -1,0 +1,151 @@
+//! One case: a kernel's text compiled as `#[tile_kernel]` would compile it, and what came of it.
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use tile_codegen::frontend::parse_options;
+use tile_codegen::pipeline::{compile, DumpConfig};
+
+/// What compiling one kernel text gave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Outcome {
+    /// The text is not a Rust function (a mutation broke the syntax): rustc reports it, not tile.
+    NotRust,
+    /// Compiled.
+    Compiled,
+    /// Rejected with an error that has a location in the text.
+    UserError,
+    /// Rejected with an error at no location (line 0).
+    NoLocation,
+    /// Rejected with an error that blames tile ("internal error").
+    Internal,
+    /// The compiler panicked.
+    Panic,
+    /// The process died (abort, stack overflow, signal).
+    Crash,
+    /// Over the time limit.
+    Timeout,
+}
+
+impl Outcome {
+    /// Every outcome, in report order.
+    pub const ALL: [Outcome; 8] = [
+        Outcome::Compiled,
+        Outcome::UserError,
+        Outcome::NotRust,
+        Outcome::NoLocation,
+        Outcome::Internal,
+        Outcome::Panic,
+        Outcome::Crash,
+        Outcome::Timeout,
+    ];
+
+    /// Whether this outcome is a bug in tile.
+    pub fn is_bug(self) -> bool {
+        matches!(
+            self,
+            Outcome::NoLocation
+                | Outcome::Internal
+                | Outcome::Panic
+                | Outcome::Crash
+                | Outcome::Timeout
+        )
+    }
+
+    /// The name used in reports and in the worker protocol.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::NotRust => "not-rust",
+            Outcome::Compiled => "compiled",
+            Outcome::UserError => "user-error",
+            Outcome::NoLocation => "no-location",
+            Outcome::Internal => "internal-error",
+            Outcome::Panic => "panic",
+            Outcome::Crash => "crash",
+            Outcome::Timeout => "timeout",
+        }
+    }
+
+    /// The outcome called `name`.
+    pub fn from_name(name: &str) -> Option<Outcome> {
+        Outcome::ALL
+            .into_iter()
+            .chain([Outcome::NotRust])
+            .find(|o| o.name() == name)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Compiles `text` (a function item, with or without its `#[tile_kernel(…)]` attribute) in this
+/// process; a panic is caught and reported, a crash is not (the parent process sees it).
+/// Returns the outcome and a one-line message.
+pub fn compile_text(text: &str) -> (Outcome, String) {
+    // As the macro does: the nesting check runs on the tokens before syn parses them.
+    let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else {
+        return (Outcome::NotRust, String::new());
+    };
+    if let Err(e) = tile_codegen::frontend::check_nesting(tokens.clone()) {
+        return classify(&e);
+    }
+    let Ok(mut item) = syn::parse2::<syn::ItemFn>(tokens) else {
+        return (Outcome::NotRust, String::new());
+    };
+    // The macro's own attribute carries the options; other attributes (docs, lints) stay.
+    let mut args = proc_macro2::TokenStream::new();
+    item.attrs.retain(|a| {
+        let ours = a
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "tile_kernel");
+        if ours {
+            if let syn::Meta::List(l) = &a.meta {
+                args = l.tokens.clone();
+            }
+        }
+        !ours
+    });
+    let dump = DumpConfig::default();
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let opts = parse_options(args)?;
+        compile(&item, &opts, &dump)
+    }));
+    match run {
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            (Outcome::Panic, one_line(&msg))
+        }
+        Ok(Ok(_)) => (Outcome::Compiled, String::new()),
+        Ok(Err(e)) => classify(&e),
+    }
+}
+
+/// A user error with a location, or which kind of bug the error shows.
+fn classify(e: &syn::Error) -> (Outcome, String) {
+    let msg = one_line(&e.to_string());
+    if msg.contains("internal error") {
+        return (Outcome::Internal, msg);
+    }
+    if e.span().start().line == 0 {
+        return (Outcome::NoLocation, msg);
+    }
+    (Outcome::UserError, msg)
+}
+
+/// `s` on one line, at most 300 characters.
+fn one_line(s: &str) -> String {
+    let s = s.replace('\n', " ⏎ ");
+    match s.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
