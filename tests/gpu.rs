@@ -505,6 +505,39 @@ fn gpu_tf32_dot_without_a_loop() {
     }
 }
 
+/// A tensor-core `dot` and an FMA `dot` of the same f16 tiles, combined by `max`: both on the GPU
+/// and on the interpreter within the tolerance of f64.
+#[test]
+fn gpu_mixed_tensor_core_and_fma_dots() {
+    use common::mixed_dots;
+    let Some(gpu) = cuda() else { return };
+    let mut r = Rng(11);
+    let a: Vec<f16> = (0..1024).map(|_| f16::from_f32(r.f32())).collect();
+    let b: Vec<f16> = (0..1024).map(|_| f16::from_f32(r.f32())).collect();
+    let run = |dev: &Device| {
+        let (ba, bb) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        let mut c = dev.upload(&vec![f32::NAN; 1024]).unwrap();
+        mixed_dots::launch(dev, Grid::x(1), &ba, &bb, &mut c).unwrap();
+        dev.download(&c).unwrap()
+    };
+    let (g, i) = (run(&gpu), run(&Device::interpreter()));
+    for row in 0..32 {
+        for col in 0..32 {
+            let (want, tol) = common::dot_reference(&a, &b, None, (32, 32), (row, col));
+            for (who, got) in [
+                ("gpu", g[row * 32 + col]),
+                ("interpreter", i[row * 32 + col]),
+            ] {
+                let got = f64::from(got);
+                assert!(
+                    (got - want).abs() <= tol,
+                    "{who} ({row}, {col}): {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
 /// `argmax`/`argmin` on the GPU against the interpreter (exact).
 #[test]
 fn gpu_matches_interpreter_on_arg_extremes() {

@@ -335,6 +335,18 @@ pub fn dot_tf32_once(a: Ptr<f32, 512>, b: Ptr<f32, 512>, c: Ptr<f32, 1024>) {
 }
 
 #[tile_kernel]
+/// Two products of the same 32 × 32 f16 tiles, one on tensor cores and one as f32 FMAs, combined
+/// element-wise: the FMA `dot` joins the tensor-core result's layout class and computes in a
+/// blocked layout with conversions around it (found by tile-fuzz as an internal error).
+pub fn mixed_dots(a: Ptr<f16, 1024>, b: Ptr<f16, 1024>, c: Ptr<f32, 1024>) {
+    let r = arange(0, 32);
+    let at = load(a + r.expand_dims(1) * 32 + r.expand_dims(0));
+    let bt = load(b + r.expand_dims(1) * 32 + r.expand_dims(0));
+    let out = c + r.expand_dims(1) * 32 + r.expand_dims(0);
+    store(out, max(dot(at, bt), dot(at as f32, bt as f32)));
+}
+
+#[tile_kernel]
 /// A kernel whose name is a raw identifier.
 pub fn r#type(x: Ptr<f32, n>, n: i32) {
     let o = arange(0, 128);
@@ -535,6 +547,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&rolls::KERNEL);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
+    v.push(&mixed_dots::KERNEL);
     v.push(&r#type::KERNEL);
     v.push(&füllen::KERNEL);
     v
