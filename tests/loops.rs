@@ -100,3 +100,37 @@ fn dot_in_a_loop_is_the_ordered_fma_chain() {
         }
     }
 }
+
+#[tile_kernel]
+/// Counts to `n` one step at a time: with `n = i32::MAX`, two billion iterations.
+fn spin(x: Ptr<f32, 128>, n: i32) {
+    let o = arange(0, 128);
+    let mut acc = zeros([128]);
+    for _i in (0..n).step_by(1) {
+        acc = acc + 1.0;
+    }
+    store(x + o, acc);
+}
+
+/// The interpreter stops a launch that runs over its step budget with an `Err` naming the kernel
+/// and program, instead of running for hours; within the budget the same kernel completes.
+#[test]
+fn interpreter_loops_are_bounded_by_a_step_budget() {
+    use tile::interp::{run_with_budget, HostMut, InterpArg, InterpError};
+    let f = tile::ir::parse(spin::KERNEL.ir).unwrap();
+    let mut x = vec![0.0f32; 128];
+    let mut args = [
+        InterpArg::Mut(HostMut::F32(&mut x)),
+        InterpArg::I32(i32::MAX),
+    ];
+    let e = run_with_budget(&f, [1, 1, 1], &mut args, 1 << 20).unwrap_err();
+    assert!(
+        matches!(&e, InterpError::StepBudget { kernel, budget, program }
+            if kernel == "spin" && *budget == 1 << 20 && *program == [0, 0, 0]),
+        "{e}"
+    );
+    assert!(e.to_string().contains("TILE_INTERP_STEPS"), "{e}");
+    let mut args = [InterpArg::Mut(HostMut::F32(&mut x)), InterpArg::I32(100)];
+    run_with_budget(&f, [1, 1, 1], &mut args, 1 << 20).unwrap();
+    assert!(x.iter().all(|&v| v == 100.0));
+}

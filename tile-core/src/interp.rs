@@ -4,7 +4,8 @@
 //!
 //! It is the back end when no GPU is present and the reference the tests compare against. Unlike
 //! the GPU, it checks every unmasked access against the buffer's bounds and reports an error
-//! instead of reading or writing outside it.
+//! instead of reading or writing outside it, and it stops a launch that runs over a budget of
+//! element operations ([`step_budget`]) with an error instead of running for hours.
 
 use std::fmt;
 
@@ -189,6 +190,16 @@ pub enum InterpError {
     },
     /// The kernel is not tile-level IR this interpreter can run.
     Unsupported(String),
+    /// The launch did more element operations than the step budget allows (a loop of 2^31
+    /// iterations would otherwise run for hours).
+    StepBudget {
+        /// Kernel name.
+        kernel: String,
+        /// The budget, in element operations.
+        budget: u64,
+        /// The program that ran over it.
+        program: [u32; 3],
+    },
 }
 
 impl fmt::Display for InterpError {
@@ -201,6 +212,10 @@ impl fmt::Display for InterpError {
             ),
             InterpError::ReadOnly { param } => write!(f, "store through read-only buffer `{param}`"),
             InterpError::Unsupported(m) => write!(f, "cannot interpret: {m}"),
+            InterpError::StepBudget { kernel, budget, program } => write!(
+                f,
+                "kernel `{kernel}`, program {program:?}: over the interpreter's budget of {budget} element operations (TILE_INTERP_STEPS sets it)"
+            ),
         }
     }
 }
@@ -226,8 +241,33 @@ enum Scalar {
 /// A value: one element for a scalar, all elements (row-major) for a tensor.
 type Val = Vec<Scalar>;
 
-/// Runs `f` (verified, tile level) over `grid` programs with `args`, one per parameter.
+/// The element operations one launch may do by default (about a minute of interpretation); the
+/// environment variable `TILE_INTERP_STEPS` sets another.
+pub const DEFAULT_STEP_BUDGET: u64 = 1 << 36;
+
+/// The step budget: `TILE_INTERP_STEPS` if it is a number, else [`DEFAULT_STEP_BUDGET`].
+pub fn step_budget() -> u64 {
+    std::env::var("TILE_INTERP_STEPS")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(DEFAULT_STEP_BUDGET)
+}
+
+/// Runs `f` (verified, tile level) over `grid` programs with `args`, one per parameter, within
+/// [`step_budget`] element operations.
 pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(), InterpError> {
+    run_with_budget(f, grid, args, step_budget())
+}
+
+/// [`run`] with an explicit budget of element operations (each op costs the elements of its
+/// largest operand or result, a `dot` `m · n · k`); over it, the launch stops with
+/// [`InterpError::StepBudget`].
+pub fn run_with_budget(
+    f: &Function,
+    grid: [u32; 3],
+    args: &mut [InterpArg<'_>],
+    budget: u64,
+) -> Result<(), InterpError> {
     let params = f.params();
     if args.len() != params.len() {
         return Err(InterpError::BadArgs(format!(
@@ -262,6 +302,7 @@ pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(
     }
     let order = f.blocks[f.entry().index()].ops.clone();
     let mut env: Vec<Option<Val>> = vec![None; f.values.len()];
+    let mut steps = 0u64;
     for z in 0..grid[2] {
         for y in 0..grid[1] {
             for x in 0..grid[0] {
@@ -271,6 +312,8 @@ pub fn run(f: &Function, grid: [u32; 3], args: &mut [InterpArg<'_>]) -> Result<(
                     pid: [x, y, z],
                     args,
                     env: &mut env,
+                    steps: &mut steps,
+                    budget,
                 };
                 prog.bind_params();
                 for &op in &order {
@@ -288,6 +331,9 @@ struct Program<'p, 'a, 'b> {
     pid: [u32; 3],
     args: &'p mut [InterpArg<'a>],
     env: &'b mut Vec<Option<Val>>,
+    /// Element operations done so far in this launch, and the most allowed.
+    steps: &'b mut u64,
+    budget: u64,
 }
 
 impl Program<'_, '_, '_> {
@@ -370,6 +416,30 @@ impl Program<'_, '_, '_> {
     fn exec(&mut self, op: crate::ir::OpId) -> Result<(), InterpError> {
         let f = self.f;
         let data = f.op(op);
+        let cost = match &data.kind {
+            OpKind::Dot { .. } => {
+                let (sa, sb) = (&f.ty(data.operands[0]).shape, &f.ty(data.operands[1]).shape);
+                [sa.first(), sa.get(1), sb.get(1)]
+                    .iter()
+                    .map(|d| d.map_or(1, |&d| u64::from(d)))
+                    .product()
+            }
+            _ => data
+                .operands
+                .iter()
+                .chain(&data.results)
+                .map(|&v| f.ty(v).numel())
+                .max()
+                .unwrap_or(1),
+        };
+        *self.steps = self.steps.saturating_add(cost.max(1));
+        if *self.steps > self.budget {
+            return Err(InterpError::StepBudget {
+                kernel: f.name.clone(),
+                budget: self.budget,
+                program: self.pid,
+            });
+        }
         let result_ty: Option<&Type> = data.results.first().map(|&r| f.ty(r));
         let out: Option<Val> = match &data.kind {
             OpKind::Constant(c) => {
