@@ -40,7 +40,16 @@ fn findings_are_located_errors() {
     let overflow = Some("overflows i64");
     let too_many = Some("holds more than 1048576 elements");
     let extent = Some("an extent is built from");
-    let cases: [(&str, Option<&str>); 15] = [
+    let cases: [(&str, Option<&str>); 17] = [
+        // One tile of 2^20 elements compiled for 7 s to minutes: a thread holds 128 at most.
+        (
+            "fn k(p: Ptr<f32>, n: i32) { let o = arange(0, 1048576); store(p + o, 1.0, o < n); }",
+            Some("a thread holds at most 128"),
+        ),
+        (
+            "fn k(p: Ptr<f32>, n: i32) { let o = arange(0, 16384); store(p + o, 1.0, o < n); }",
+            None,
+        ),
         // Found by tile-fuzz: an FMA `dot` joined to a tensor-core `dot`'s result class.
         (
             "fn k(p: Ptr<f32>) { let r = arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0); store(p + r, max(dot(full([64, 64], 0.5), full([64, 64], 1.5)), dot(zeros([64, 64]) as f16, zeros([64, 64]) as f16))); }",

@@ -55,6 +55,7 @@ pub fn lower_body(
     types: &[(String, DType)],
     body: &syn::Block,
     num_warps: u32,
+    max_warps: u32,
 ) -> syn::Result<Function> {
     let ir_params: Vec<(String, Type)> = params
         .iter()
@@ -87,6 +88,7 @@ pub fn lower_body(
         f,
         scope,
         types: types.iter().cloned().collect(),
+        max_warps: max_warps.max(1),
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
@@ -102,6 +104,9 @@ struct Lowering {
     scope: HashMap<String, Val>,
     /// The element type each `Type` parameter stands for in this instance.
     types: HashMap<String, DType>,
+    /// The most warps the kernel may run on (its `num_warps`, or 16 when chosen automatically):
+    /// what the elements-per-thread limit divides by.
+    max_warps: u32,
 }
 
 impl Lowering {
@@ -696,8 +701,36 @@ impl Lowering {
                 ),
             )
         })?;
-        check_elements(&shape, at)?;
+        self.check_elements(&shape, at)?;
         Ok(shape)
+    }
+
+    /// A spanned error when a tile of `shape` would hold more than [`MAX_TILE_ELEMENTS`], or more
+    /// than [`MAX_ELEMENTS_PER_THREAD`] per thread on the most warps the kernel may have.
+    fn check_elements(&self, shape: &[u32], at: &dyn ToTokens) -> syn::Result<()> {
+        let n = shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
+        let Some(n) = n.filter(|&n| n <= MAX_TILE_ELEMENTS) else {
+            return Err(err(
+                at,
+                format!(
+                    "a tile of shape {shape:?} holds more than {MAX_TILE_ELEMENTS} elements, the most one tile may hold"
+                ),
+            ));
+        };
+        let threads = 32 * u64::from(self.max_warps);
+        if n > MAX_ELEMENTS_PER_THREAD * threads {
+            return Err(err(
+                at,
+                format!(
+                    "a tile of shape {shape:?} is {} elements per thread on {} warps; a thread holds at most {MAX_ELEMENTS_PER_THREAD} (use smaller tiles and a loop, or more warps)",
+                    n / threads,
+                    self.max_warps
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn fold_int(op: SynBin, a: i64, b: i64) -> Option<Val> {
@@ -955,6 +988,7 @@ impl Lowering {
                 if i32::try_from(start).is_err() || i32::try_from(end).is_err() {
                     return Err(err(c, "`arange` bounds must fit in i32"));
                 }
+                self.check_elements(&[n as u32], c)?;
                 Ok(Val::V(self.push(
                     OpKind::Arange { start, end },
                     vec![],
@@ -1167,7 +1201,7 @@ impl Lowering {
                     ));
                 }
                 let shape = vec![at.shape[0], bt.shape[1]];
-                check_elements(&shape, c)?;
+                self.check_elements(&shape, c)?;
                 let acc = match args.get(2) {
                     Some(e) => {
                         let v = self.expr(e)?;
@@ -1527,7 +1561,7 @@ impl Lowering {
             }
             shape.push(n as u32);
         }
-        check_elements(&shape, e)?;
+        self.check_elements(&shape, e)?;
         Ok(shape)
     }
 
@@ -1855,21 +1889,11 @@ fn compound(op: &SynBin) -> Option<SynBin> {
 /// The most elements one tile may hold (as Triton's `TRITON_MAX_TENSOR_NUMEL`).
 pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
 
-/// A spanned error when a tile of `shape` would hold more than [`MAX_TILE_ELEMENTS`].
-fn check_elements(shape: &[u32], at: &dyn ToTokens) -> syn::Result<()> {
-    let n = shape
-        .iter()
-        .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
-    match n {
-        Some(n) if n <= MAX_TILE_ELEMENTS => Ok(()),
-        _ => Err(err(
-            at,
-            format!(
-                "a tile of shape {shape:?} holds more than {MAX_TILE_ELEMENTS} elements, the most one tile may hold"
-            ),
-        )),
-    }
-}
+/// The most elements of one tile one thread may hold: a register each (at 32 bits), half of
+/// the 255 a thread has, so that the rest of the program fits beside it (a 128 × 128 f32
+/// accumulator on 4 warps is exactly this). Larger tiles spill, and take seconds to minutes to
+/// compile.
+pub const MAX_ELEMENTS_PER_THREAD: u64 = 128;
 
 /// Where a typed value is required and the code above has established it is one.
 #[cold]

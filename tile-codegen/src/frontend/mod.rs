@@ -131,7 +131,17 @@ fn lower_instance(
     }
     let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
     let warps = opts.num_warps.unwrap_or(4);
-    let mut ir = lower::lower_body(&name, &params, &values, &types, &item.block, warps)?;
+    // Chosen automatically, the warps go up to 16 for large tiles.
+    let max_warps = opts.num_warps.unwrap_or(16);
+    let mut ir = lower::lower_body(
+        &name,
+        &params,
+        &values,
+        &types,
+        &item.block,
+        warps,
+        max_warps,
+    )?;
     ir.num_stages = opts.num_stages.unwrap_or(0);
     if opts.num_warps.is_none() {
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
