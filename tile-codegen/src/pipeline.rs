@@ -146,17 +146,61 @@ pub fn parse_skip_passes(spec: &str) -> Result<Vec<Pass>, String> {
         .collect()
 }
 
+/// A failure inside the pipeline: what went wrong, and the source location (an index into the
+/// kernel's span table) of the op to blame, where there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// What went wrong.
+    pub msg: String,
+    /// The blamed op's `loc`.
+    pub loc: Option<u32>,
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Self {
+        Failure { msg, loc: None }
+    }
+}
+
+impl Failure {
+    /// A failure of `f` at the op in program-order position `op`.
+    fn at(f: &Function, op: Option<usize>, msg: String) -> Failure {
+        let loc = op.and_then(|i| f.locs().get(i).copied().flatten());
+        Failure { msg, loc }
+    }
+}
+
 /// Runs `passes` in order, except those in `skip`. With debug assertions on (tests, debug
 /// builds of the macro) the IR is verified after every pass, and an invalid IR names the pass
-/// that made it.
-pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<(), String> {
+/// that made it and locates the op.
+pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<(), Failure> {
     for &p in passes.iter().filter(|p| !skip.contains(p)) {
         p.run(f);
         if cfg!(debug_assertions) {
-            verify(f).map_err(|e| format!("the IR is invalid after `{p}`:\n{e}"))?;
+            if let Err(e) = verify(f) {
+                let op = e.0.first().and_then(|v| v.op);
+                return Err(Failure::at(
+                    f,
+                    op,
+                    format!("the IR is invalid after `{p}`:\n{e}"),
+                ));
+            }
         }
     }
     Ok(())
+}
+
+/// Prints `f` and parses it again (ids dense and in program order), keeping the source
+/// locations, and verifies the result.
+fn reparse(f: &Function, what: &str) -> Result<(String, Function), Failure> {
+    let text = print(f);
+    let mut g = tile_core::ir::parse(&text).map_err(|e| Failure::from(e.to_string()))?;
+    g.set_locs(&f.locs());
+    verify(&g).map_err(|e| {
+        let op = e.0.first().and_then(|v| v.op);
+        Failure::at(&g, op, format!("{what} is invalid:\n{e}"))
+    })?;
+    Ok((text, g))
 }
 
 /// Runs the whole pipeline on a kernel function: one [`CompiledKernel`] per specialization of its
@@ -178,7 +222,7 @@ fn gpu_level(
     div: &[u32],
     skip: &[Pass],
     target: GpuTarget,
-) -> Result<Function, String> {
+) -> Result<Function, Failure> {
     let mut g = tile.clone();
     for (i, &d) in div.iter().enumerate() {
         g.param_attrs[i].divisibility = d;
@@ -259,7 +303,7 @@ fn even_rows(
     first: &[u32],
     generic: &Function,
     skip: &[Pass],
-) -> Result<Option<Spec>, String> {
+) -> Result<Option<Spec>, Failure> {
     if !copies_elementwise(generic) {
         return Ok(None);
     }
@@ -289,8 +333,8 @@ fn needed_divisibility(
     tile: &Function,
     candidates: &[u32],
     skip: &[Pass],
-) -> Result<Vec<u32>, String> {
-    let body = |div: &[u32]| -> Result<String, String> {
+) -> Result<Vec<u32>, Failure> {
+    let body = |div: &[u32]| -> Result<String, Failure> {
         // The signature line spells the assumptions out; the layout aliases above it and the body
         // below it are what the assumptions change.
         Ok(print(&gpu_level(tile, div, skip, REFERENCE_TARGET)?)
@@ -322,17 +366,17 @@ fn compile_instance(
     kernel: Kernel,
     dump: &DumpConfig,
 ) -> syn::Result<CompiledKernel> {
-    let internal = |msg: String| {
-        syn::Error::new_spanned(&item.sig.ident, format!("internal error in tile: {msg}"))
+    // An internal error is reported at the tokens the blamed op came from, else at the name.
+    let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
+        Some(r) => r.error(msg),
+        None => syn::Error::new_spanned(&item.sig.ident, msg),
     };
+    let internal = |e: Failure| at(e.loc, format!("internal error in tile: {}", e.msg));
     let mut tile = kernel.ir.clone();
     run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(&internal)?;
-    // Print and parse again so ids are dense and in program order.
-    let tile_ir = print(&tile);
-    let tile = tile_core::ir::parse(&tile_ir).map_err(|e| internal(e.to_string()))?;
-    verify(&tile).map_err(|e| internal(e.to_string()))?;
+    let (tile_ir, tile) = reparse(&tile, "tile-level IR").map_err(&internal)?;
     dump.write("ir", format!("{}.ir", kernel.name), &tile_ir)
-        .map_err(internal)?;
+        .map_err(|e| internal(e.into()))?;
 
     // Specializations: every pointer 16-byte aligned and the integers that matter multiples of
     // what matters (16 at most), then nothing assumed.
@@ -378,21 +422,20 @@ fn compile_instance(
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
             let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(&internal)?;
-            let gpu_ir = print(&g);
-            let g = tile_core::ir::parse(&gpu_ir).map_err(|e| internal(e.to_string()))?;
-            verify(&g).map_err(|e| internal(format!("GPU-level IR is invalid:\n{e}")))?;
+            let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(&internal)?;
             let stem = format!("{}.v{vi}.{}", kernel.name, t.arch());
             dump.write("gpu-ir", format!("{stem}.gpu-ir"), &gpu_ir)
-                .map_err(internal)?;
+                .map_err(|e| internal(e.into()))?;
             // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
-            // only on a bug in tile: say what failed, at the kernel.
+            // only on a bug in tile: say what failed, at the tokens of the op that needs it.
             let a = llvm::compile(&g, t).map_err(|e| {
-                syn::Error::new_spanned(&item.sig.ident, format!("cannot compile this kernel: {e}"))
+                let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
+                at(loc, format!("cannot compile this kernel: {e}"))
             })?;
             dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
-                .map_err(internal)?;
+                .map_err(|e| internal(e.into()))?;
             dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
-                .map_err(internal)?;
+                .map_err(|e| internal(e.into()))?;
             targets.push(TargetBuild {
                 target: t,
                 gpu_ir,

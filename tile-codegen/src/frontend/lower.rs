@@ -56,7 +56,7 @@ pub fn lower_body(
     body: &syn::Block,
     num_warps: u32,
     max_warps: u32,
-) -> syn::Result<Function> {
+) -> syn::Result<(Function, Vec<SourceRange>)> {
     let ir_params: Vec<(String, Type)> = params
         .iter()
         .filter_map(|p| match &p.kind {
@@ -89,13 +89,14 @@ pub fn lower_body(
         scope,
         types: types.iter().cloned().collect(),
         max_warps: max_warps.max(1),
+        spans: Vec::new(),
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
     }
     let block = l.block;
     l.f.push_op(block, OpKind::Return, vec![], vec![]);
-    Ok(l.f)
+    Ok((l.f, l.spans))
 }
 
 struct Lowering {
@@ -107,10 +108,20 @@ struct Lowering {
     /// The most warps the kernel may run on (its `num_warps`, or 16 when chosen automatically):
     /// what the elements-per-thread limit divides by.
     max_warps: u32,
+    /// Source ranges; an op's `loc` indexes this.
+    spans: Vec<SourceRange>,
 }
 
 impl Lowering {
+    /// Lowers `s`; its ops not located at a subexpression are located at it.
     fn stmt(&mut self, s: &Stmt) -> syn::Result<()> {
+        let first = self.f.ops.len();
+        self.stmt_inner(s)?;
+        self.locate(first, s);
+        Ok(())
+    }
+
+    fn stmt_inner(&mut self, s: &Stmt) -> syn::Result<()> {
         match s {
             Stmt::Local(local) => {
                 let name = match &local.pat {
@@ -519,7 +530,34 @@ impl Lowering {
         self.f.push1(self.block, kind, operands, ty)
     }
 
+    /// Lowers `e`; the ops it makes (and its subexpressions did not claim) are located at it.
     fn expr(&mut self, e: &Expr) -> syn::Result<Val> {
+        let first = self.f.ops.len();
+        let v = self.expr_inner(e)?;
+        self.locate(first, e);
+        Ok(v)
+    }
+
+    /// Gives the ops made since `first` that have no location yet the location of `at`.
+    fn locate(&mut self, first: usize, at: &dyn ToTokens) {
+        if first == self.f.ops.len() {
+            return;
+        }
+        let id = self.spans.len() as u32;
+        // The first and last tokens' spans: an error between them underlines the expression.
+        let tokens = at.to_token_stream();
+        let mut it = tokens.into_iter();
+        let start = it
+            .next()
+            .map_or_else(proc_macro2::Span::call_site, |t| t.span());
+        let end = it.last().map_or(start, |t| t.span());
+        self.spans.push(SourceRange { start, end });
+        for op in &mut self.f.ops[first..] {
+            op.loc.get_or_insert(id);
+        }
+    }
+
+    fn expr_inner(&mut self, e: &Expr) -> syn::Result<Val> {
         match e {
             Expr::Lit(l) => match &l.lit {
                 Lit::Int(i) => {
@@ -1888,6 +1926,26 @@ fn compound(op: &SynBin) -> Option<SynBin> {
 
 /// The most elements one tile may hold (as Triton's `TRITON_MAX_TENSOR_NUMEL`).
 pub const MAX_TILE_ELEMENTS: u64 = 1 << 20;
+
+/// Where an op came from: the spans of the first and last tokens of its expression.
+#[derive(Clone, Copy, Debug)]
+pub struct SourceRange {
+    /// The first token's span.
+    pub start: proc_macro2::Span,
+    /// The last token's span.
+    pub end: proc_macro2::Span,
+}
+
+impl SourceRange {
+    /// An error that underlines the whole range (as `syn::Error::new_spanned` does for tokens).
+    pub fn error(&self, msg: impl std::fmt::Display) -> syn::Error {
+        let ends = [
+            proc_macro2::Ident::new("start", self.start),
+            proc_macro2::Ident::new("end", self.end),
+        ];
+        syn::Error::new_spanned(quote::quote!(#(#ends)*), msg)
+    }
+}
 
 /// The most elements of one tile one thread may hold: a register each (at 32 bits), half of
 /// the 255 a thread has, so that the rest of the program fits beside it (a 128 × 128 f32

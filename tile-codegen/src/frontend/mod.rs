@@ -29,6 +29,15 @@ pub struct Kernel {
     pub offsets32: Vec<bool>,
     /// The tile-level IR.
     pub ir: Function,
+    /// The source ranges its ops' `loc`s index.
+    pub spans: Vec<lower::SourceRange>,
+}
+
+impl Kernel {
+    /// The source range of location `loc`, if it has one.
+    pub fn range_of(&self, loc: Option<u32>) -> Option<lower::SourceRange> {
+        loc.and_then(|l| self.spans.get(l as usize).copied())
+    }
 }
 
 /// One choice for each specialized parameter: its name and value.
@@ -133,7 +142,7 @@ fn lower_instance(
     let warps = opts.num_warps.unwrap_or(4);
     // Chosen automatically, the warps go up to 16 for large tiles.
     let max_warps = opts.num_warps.unwrap_or(16);
-    let mut ir = lower::lower_body(
+    let (mut ir, spans) = lower::lower_body(
         &name,
         &params,
         &values,
@@ -161,11 +170,18 @@ fn lower_instance(
     }
     if let Err(e) = verify(&ir) {
         // The front end only builds well-typed IR; reaching this is a bug in tile, reported at the
-        // kernel's name rather than as a panic.
-        return Err(syn::Error::new_spanned(
-            &item.sig.ident,
-            format!("internal error: tile built invalid IR for this kernel:\n{e}"),
-        ));
+        // tokens the offending op came from (else the kernel's name) rather than as a panic.
+        let locs = ir.locs();
+        let msg = format!("internal error: tile built invalid IR for this kernel:\n{e}");
+        let at =
+            e.0.first()
+                .and_then(|v| v.op)
+                .and_then(|i| locs.get(i).copied().flatten())
+                .and_then(|l| spans.get(l as usize).copied());
+        return Err(match at {
+            Some(r) => r.error(msg),
+            None => syn::Error::new_spanned(&item.sig.ident, msg),
+        });
     }
     let written = written_params(&ir);
     let offsets32 = narrow_offsets(&ir);
@@ -177,6 +193,7 @@ fn lower_instance(
         written,
         offsets32,
         ir,
+        spans,
     })
 }
 

@@ -56,13 +56,14 @@ pub(super) fn lower_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-) -> Result<DynSharedBytes> {
+) -> std::result::Result<DynSharedBytes, LowerError> {
     let body = &f.regions[f.body.index()];
     if body.blocks.len() != 1 {
         return Err(format!(
             "the body has {} blocks; control flow is not implemented",
             body.blocks.len()
-        ));
+        )
+        .into());
     }
     let function = declare_kernel(context, module, f)?;
     let builder = context.create_builder();
@@ -88,20 +89,44 @@ pub(super) fn lower_kernel<'ctx>(
     }
     // Read in the entry block, so that every later use (also after a loop) is dominated by it.
     l.tid()?;
-    for (pos, &op) in f.blocks[f.entry().index()].ops.iter().enumerate() {
+    let order = f.walk();
+    for &op in &f.blocks[f.entry().index()].ops {
         l.op(op).map_err(|e| {
-            // The op's line: the body's ops are the lines indented by exactly one level.
-            let text = tile_core::ir::print(f);
-            let line = text
-                .lines()
-                .filter(|l| l.starts_with("  ") && !l[2..].starts_with([' ', '}', '^']))
-                .nth(pos)
-                .map(str::trim)
-                .unwrap_or("");
-            format!("op #{pos} `{line}`: {e}")
+            // By the op's position in program order, as the verifier counts.
+            let pos = order.iter().position(|&o| o == op);
+            let name = f.op(op).kind.name();
+            LowerError {
+                op: pos,
+                msg: match pos {
+                    Some(p) => format!("op #{p} `{name}`: {e}"),
+                    None => format!("`{name}`: {e}"),
+                },
+            }
         })?;
     }
-    l.merge_shared()
+    Ok(l.merge_shared()?)
+}
+
+/// Why lowering failed, and at which op (its position in program order), where one is to blame.
+#[derive(Debug)]
+pub(super) struct LowerError {
+    pub op: Option<usize>,
+    pub msg: String,
+}
+
+impl From<String> for LowerError {
+    fn from(msg: String) -> Self {
+        LowerError { op: None, msg }
+    }
+}
+
+impl From<&str> for LowerError {
+    fn from(msg: &str) -> Self {
+        LowerError {
+            op: None,
+            msg: msg.to_string(),
+        }
+    }
 }
 
 /// The kernel's dynamic shared memory in bytes, as [`lower_kernel`] reports it.

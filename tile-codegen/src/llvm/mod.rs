@@ -121,13 +121,20 @@ pub struct Artifacts {
     pub dyn_shared_bytes: u32,
 }
 
-/// Why a kernel could not be compiled. The message names the kernel and, where there is one, the op.
+/// Why a kernel could not be compiled: a message that names the kernel, and the op to blame (its
+/// position in program order, as [`tile_core::ir::verify`] counts), where there is one; the
+/// caller maps the op to its source location.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CodegenError(pub String);
+pub struct CodegenError {
+    /// What went wrong.
+    pub msg: String,
+    /// The op, by position in program order.
+    pub op: Option<usize>,
+}
 
 impl fmt::Display for CodegenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.msg)
     }
 }
 
@@ -135,14 +142,14 @@ impl std::error::Error for CodegenError {}
 
 /// Compiles a verified GPU-level kernel (every tensor type has a blocked layout) to PTX for `target`.
 pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenError> {
-    let err = |stage: &str, msg: &dyn fmt::Display| {
-        CodegenError(format!(
-            "kernel `{}` ({}): {stage}: {msg}",
-            f.name,
-            target.arch()
-        ))
+    let err = |stage: &str, msg: &dyn fmt::Display| CodegenError {
+        msg: format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()),
+        op: None,
     };
-    tile_core::ir::verify(f).map_err(|e| err("the kernel does not verify", &e))?;
+    tile_core::ir::verify(f).map_err(|e| CodegenError {
+        op: e.0.first().and_then(|v| v.op),
+        ..err("the kernel does not verify", &e)
+    })?;
     if !is_ptx_identifier(&f.name) {
         // LLVM would rename the entry, and the runtime could not find it by this name.
         return Err(err(
@@ -157,7 +164,10 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
 
-    let dyn_shared = lower::lower_kernel(&context, &module, f).map_err(|e| err("lowering", &e))?;
+    let dyn_shared = lower::lower_kernel(&context, &module, f).map_err(|e| CodegenError {
+        op: e.op,
+        ..err("lowering", &e.msg)
+    })?;
     if dyn_shared > target.max_shared_bytes() {
         return Err(err(
             "shared memory",

@@ -80,6 +80,10 @@ pub struct OpData {
     pub regions: Vec<RegionId>,
     /// The block it sits in.
     pub block: BlockId,
+    /// Where in the kernel's source it came from: an index into the front end's table of source
+    /// spans (the IR does not interpret it, and its text does not carry it). Ops a pass inserts
+    /// take the location of the op they are inserted next to.
+    pub loc: Option<u32>,
 }
 
 /// A basic block: arguments, then operations in order.
@@ -227,6 +231,7 @@ impl Function {
             results,
             regions: Vec::new(),
             block,
+            loc: None,
         });
         self.blocks[block.index()].ops.push(op);
         op
@@ -245,8 +250,35 @@ impl Function {
         let op = self.push_op(block, kind, operands, result_types);
         let order = &mut self.blocks[block.index()].ops;
         order.pop();
-        order.insert(pos.min(order.len()), op);
+        let pos = pos.min(order.len());
+        order.insert(pos, op);
+        // The location of the op it goes before (else the one it follows).
+        let near = order
+            .get(pos + 1)
+            .or_else(|| pos.checked_sub(1).and_then(|p| order.get(p)))
+            .copied();
+        self.ops[op.index()].loc = near.and_then(|n| self.ops[n.index()].loc);
         op
+    }
+
+    /// Each op's source location, in program order ([`Function::walk`]).
+    pub fn locs(&self) -> Vec<Option<u32>> {
+        self.walk()
+            .iter()
+            .map(|&o| self.ops[o.index()].loc)
+            .collect()
+    }
+
+    /// Sets the source locations from [`Function::locs`] of a function with the same ops in the
+    /// same order (this one printed and parsed again); a count that differs sets nothing.
+    pub fn set_locs(&mut self, locs: &[Option<u32>]) {
+        let order = self.walk();
+        if order.len() != locs.len() {
+            return;
+        }
+        for (o, &l) in order.iter().zip(locs) {
+            self.ops[o.index()].loc = l;
+        }
     }
 
     /// Appends a one-result op and returns the result.
