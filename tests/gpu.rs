@@ -538,6 +538,29 @@ fn gpu_mixed_tensor_core_and_fma_dots() {
     }
 }
 
+/// A `[1]` value reduced from a `[1, 1]` tile and broadcast over 1024 elements, on the GPU and
+/// the interpreter (exact: one product and one sum per element).
+#[test]
+fn gpu_unit_tile_broadcast_to_a_wide_one() {
+    use common::wide_from_unit;
+    let Some(gpu) = cuda() else { return };
+    let mut r = Rng(3);
+    let x: Vec<f32> = (0..1024).map(|_| r.f32()).collect();
+    let y = [1.5f32];
+    let run = |dev: &Device| {
+        let (bx, by) = (dev.upload(&x).unwrap(), dev.upload(&y).unwrap());
+        let mut out = dev.upload(&vec![f32::NAN; 1024]).unwrap();
+        wide_from_unit::launch(dev, Grid::x(1), &bx, &by, &mut out).unwrap();
+        dev.download(&out).unwrap()
+    };
+    let (g, i) = (run(&gpu), run(&Device::interpreter()));
+    for j in 0..1024 {
+        let want = x[j] * 1.5 + j as f32;
+        assert_eq!(g[j], want, "gpu [{j}]");
+        assert_eq!(i[j], want, "interpreter [{j}]");
+    }
+}
+
 /// `argmax`/`argmin` on the GPU against the interpreter (exact).
 #[test]
 fn gpu_matches_interpreter_on_arg_extremes() {

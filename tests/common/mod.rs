@@ -347,6 +347,17 @@ pub fn mixed_dots(a: Ptr<f16, 1024>, b: Ptr<f16, 1024>, c: Ptr<f32, 1024>) {
 }
 
 #[tile_kernel]
+/// A `[1, 1]` tile reduced to `[1]` and broadcast over a `[1024]` tile: the 1-D values keep a
+/// layout of their own instead of the slice of the `[1, 1]` layout, which would have put all
+/// 1024 elements in every thread (found by tile-fuzz: 12 s to compile).
+pub fn wide_from_unit(x: Ptr<f32, 1024>, y: Ptr<f32, 1>, out: Ptr<f32, 1024>) {
+    let o = arange(0, 1024);
+    let u = arange(0, 1).expand_dims(1) + arange(0, 1).expand_dims(0);
+    let s = load(y + u).min(0);
+    store(out + o, load(x + o) * s + o as f32);
+}
+
+#[tile_kernel]
 /// A kernel whose name is a raw identifier.
 pub fn r#type(x: Ptr<f32, n>, n: i32) {
     let o = arange(0, 128);
@@ -548,6 +559,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
     v.push(&mixed_dots::KERNEL);
+    v.push(&wide_from_unit::KERNEL);
     v.push(&r#type::KERNEL);
     v.push(&füllen::KERNEL);
     v

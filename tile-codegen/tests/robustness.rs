@@ -40,7 +40,12 @@ fn findings_are_located_errors() {
     let overflow = Some("overflows i64");
     let too_many = Some("holds more than 1048576 elements");
     let extent = Some("an extent is built from");
-    let cases: [(&str, Option<&str>); 17] = [
+    let cases: [(&str, Option<&str>); 18] = [
+        // Found by tile-fuzz: 12 s to compile (every thread held all 1024 elements).
+        (
+            "fn k(p: Ptr<f32>) { let u = arange(0, 1).expand_dims(1) + arange(0, 1).expand_dims(0); let s = load(p + u).min(0); let o = arange(0, 1024); store(p + o, load(p + o) * s); }",
+            None,
+        ),
         // One tile of 2^20 elements compiled for 7 s to minutes: a thread holds 128 at most.
         (
             "fn k(p: Ptr<f32>, n: i32) { let o = arange(0, 1048576); store(p + o, 1.0, o < n); }",

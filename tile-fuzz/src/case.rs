@@ -110,7 +110,8 @@ pub fn compile_text(text: &str) -> (Outcome, String) {
         }
         !ours
     });
-    let dump = DumpConfig::default();
+    // TILE_DUMP and TILE_DUMP_DIR work as for the macro (useful with `replay`).
+    let dump = DumpConfig::from_env().unwrap_or_default();
     let run = catch_unwind(AssertUnwindSafe(|| {
         let opts = parse_options(args)?;
         compile(&item, &opts, &dump)

@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p tile-fuzz -- [--seed S] [--generated N] [--mutated N] [--jobs J]
 //!                                     [--time-limit-ms T] [--slow-ms T] [--out DIR] [--show N]
+//! cargo run --release -p tile-fuzz -- replay target/fuzz/*.rs
 //! ```
 //!
 //! Generated kernels come from a grammar of the whole language ([`gen`]); mutated ones are the
@@ -121,6 +122,35 @@ fn worker() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `tile-fuzz replay FILE…`: compiles each finding file's original text (after its
+/// `// original:` line; a file without one is taken whole) in this process and prints the
+/// outcome and the time, to check a fix or time a case alone.
+fn replay(files: Vec<String>) -> ExitCode {
+    let mut bugs = 0;
+    for file in &files {
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("{file}: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let case = text
+            .split_once("// original:\n")
+            .map_or(text.as_str(), |(_, c)| c);
+        let start = Instant::now();
+        let (o, msg) = case::compile_text(case);
+        let ms = start.elapsed().as_millis();
+        bugs += usize::from(o.is_bug());
+        println!("{file}: {o} in {ms} ms {msg}");
+    }
+    if bugs == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// A running worker process.
@@ -289,6 +319,9 @@ struct Finding {
 fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("worker") {
         return worker();
+    }
+    if std::env::args().nth(1).as_deref() == Some("replay") {
+        return replay(std::env::args().skip(2).collect());
     }
     let o = match parse_args() {
         Ok(o) => o,

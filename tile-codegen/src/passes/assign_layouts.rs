@@ -197,8 +197,19 @@ pub fn run(f: &mut Function) {
             }
             _ => continue,
         };
-        let want = layout_2d(&mut classes, &wanted, full).sliced(axis);
         let root = classes.root(v);
+        // A class whose tiles are longer than the 2-D tile's kept dimension (a `[1]` reduced
+        // from `[1, 1]` and broadcast to `[1024]`) would be replicated in every thread by the
+        // slice: it keeps its own layout, and the site converts.
+        let kept = f.ty(full).shape[1 - axis as usize];
+        let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
+        if largest[root]
+            .as_deref()
+            .is_some_and(|l| numel(l) > u64::from(kept))
+        {
+            continue;
+        }
+        let want = layout_2d(&mut classes, &wanted, full).sliced(axis);
         wanted[root].get_or_insert(want);
     }
     for i in 0..f.values.len() {
