@@ -28,7 +28,8 @@ import os
 import sys
 
 # Order of the columns; an impl not listed here is appended after these.
-IMPLS = ["tile_fused", "tile_unfused", "tile_split_rows", "torch_unfused", "torch_native", "triton"]
+IMPLS = ["tile_fused", "tile_unfused", "tile_split_rows", "torch_unfused", "torch_native", "cublas",
+         "triton"]
 BASE = "tile_fused"
 
 
@@ -115,11 +116,37 @@ def cell_ms(row):
     return f"{ms:.4f}"
 
 
+def is_compute(by_impl):
+    """Whether a case is a matrix product (its rows count FLOPs): its table shows TFLOP/s and the
+    share of cuBLAS instead of the share of the copy bandwidth."""
+    return any(r.get("flops") or r.get("gflops") for r in by_impl.values())
+
+
+def tflops_of(row):
+    """TFLOP/s of a row whose time and check are good, from either file's fields."""
+    ms = ms_of(row)
+    if ms is None:
+        return None
+    if isinstance(row.get("flops"), (int, float)):
+        return row["flops"] / (ms * 1e-3) / 1e12
+    if isinstance(row.get("gflops"), (int, float)):
+        return row["gflops"] / 1e3
+    return None
+
+
+# The cuBLAS row of a compute case (% cuBLAS is against it): plain cuBLAS for gemm, cuBLASLt's
+# fused epilogue where PyTorch has one, else addmm + activation.
+CUBLAS = ["cublas", "torch_native", "torch_unfused"]
+
+
 def table(cases, impls, copy):
-    """Markdown lines of one table (plain or graph)."""
+    """Markdown lines of one table (plain or graph); compute cases get TFLOP/s columns."""
     others = [i for i in impls if i != BASE]
+    compute = bool(cases) and all(is_compute(b) for b in cases.values())
+    tail = (["tile_fused TFLOP/s", "best other TFLOP/s", "tile_fused % of cuBLAS"] if compute
+            else ["tile_fused % copy", "triton % copy"])
     head = (["kernel", "variant", "shape", "dtype"] + [f"{i} (ms)" for i in impls]
-            + [f"{i} / {BASE}" for i in others] + ["tile_fused % copy", "triton % copy"])
+            + [f"{i} / {BASE}" for i in others] + tail)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for k, by_impl in cases.items():
         kernel, variant, shape, dtype = k
@@ -129,10 +156,19 @@ def table(cases, impls, copy):
         for i in others:
             t = ms_of(by_impl.get(i))
             cells.append(f"{t / base:.2f}x" if t and base else "-")
-        for impl, c in ((BASE, copy["tile"]), ("triton", copy["baseline"])):
-            r = by_impl.get(impl)
-            g = r.get("gbps") if r and ms_of(r) else None
-            cells.append(f"{100.0 * g / c:.1f}%" if g and c else "-")
+        if compute:
+            mine = tflops_of(by_impl.get(BASE))
+            rest = [tflops_of(r) for i, r in by_impl.items() if not i.startswith("tile")]
+            rest = [t for t in rest if t]
+            ref = next((ms_of(by_impl.get(i)) for i in CUBLAS if ms_of(by_impl.get(i))), None)
+            cells.append(f"{mine:.1f}" if mine else "-")
+            cells.append(f"{max(rest):.1f}" if rest else "-")
+            cells.append(f"{100.0 * ref / base:.1f}%" if ref and base else "-")
+        else:
+            for impl, c in ((BASE, copy["tile"]), ("triton", copy["baseline"])):
+                r = by_impl.get(impl)
+                g = r.get("gbps") if r and ms_of(r) else None
+                cells.append(f"{100.0 * g / c:.1f}%" if g and c else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -241,7 +277,16 @@ def main(argv=None):
         if not rows:
             out.append("(none)")
             continue
-        out += table(rows, impls_in(rows), copy)
+        memory = {k: v for k, v in rows.items() if not is_compute(v)}
+        compute = {k: v for k, v in rows.items() if is_compute(v)}
+        if memory:
+            out += table(memory, impls_in(memory), copy)
+        for fam in dict.fromkeys(k[0] for k in compute):
+            part = {k: v for k, v in compute.items() if k[0] == fam}
+            out += ["", f"### {title}: {fam} (matrix products; % of cuBLAS = cuBLAS's time / "
+                    "tile_fused's, cuBLAS being the first of " + ", ".join(CUBLAS)
+                    + " the case has)", ""]
+            out += table(part, impls_in(part), copy)
     if mismatches:
         out += ["", "## Byte counts that differ", ""] + [f"- {m}" for m in mismatches]
     failures = (tile.get("failures") or []) + (base.get("failures") or [])

@@ -1,5 +1,5 @@
-//! Helpers shared by the examples: random inputs, error norms, CUDA-event timing (plain launches
-//! and CUDA-graph replays), the device-to-device copy bandwidth that every table is measured
+//! Helpers shared by the examples: random inputs, error norms, CUDA-event timing sampled as
+//! `triton.testing.do_bench` samples (plain launches and CUDA-graph replays), the device-to-device copy bandwidth that every table is measured
 //! against, and the host-side timing of launches.
 
 #![allow(dead_code)]
@@ -7,7 +7,7 @@
 use std::sync::{Arc, Once};
 
 use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
-use cudarc::driver::CudaStream;
+use cudarc::driver::{CudaSlice, CudaStream};
 use half::{bf16, f16};
 use tile::Device;
 
@@ -52,31 +52,168 @@ pub fn rel_l2(got: &[f32], want: &[f64]) -> f64 {
     }
 }
 
-/// Median of the times (ms) of `reps` runs of `f`, each bracketed by CUDA events, after `warmup`
-/// untimed runs.
-pub fn time_ms(
+/// Bytes zeroed before every timing sample, so that no input of the timed launch is left in the
+/// L2 (50 MB on an H100), as `triton.testing.do_bench` does and `bench/python/baseline.py` does.
+pub const L2_FLUSH_BYTES: usize = 256 << 20;
+
+/// Device time aimed at per timing sample: launches shorter than this are timed in batches of
+/// back-to-back launches (as many as make this much work, at most [`MAX_BATCH`]).
+pub const SAMPLE_MS: f64 = 0.2;
+
+/// Launches per timing sample at most.
+pub const MAX_BATCH: usize = 50;
+
+#[tile::tile_kernel(num_warps = 1)]
+/// Holds the GPU busy for about `iters` dependent multiply-adds (the sampler's stand-in for
+/// `torch.cuda._sleep`): the host enqueues a timing sample's launches meanwhile, so no host
+/// launch cost lands between the sample's events.
+pub fn spin(x: Ptr<f32, 32>, iters: i32) {
+    let o = arange(0, 32);
+    let mut v = load(x + o);
+    for _ in 0..iters {
+        v = v * 0.999 + 0.5;
+    }
+    store(x + o, v);
+}
+
+/// What timing on one stream needs: the L2 flush buffer, the spin kernel's buffer and its rate.
+struct Sampler {
+    stream: Arc<CudaStream>,
+    dev: Device,
+    flush: CudaSlice<u8>,
+    spin_buf: tile::Buffer<f32>,
+    /// Iterations of [`spin`] per ms (the fastest of three calibrations, so a hold computed from
+    /// it is long enough at any lower clock).
+    iters_per_ms: f64,
+}
+
+thread_local! {
+    /// The last stream's sampler (examples time on one stream; the graph timings on their own).
+    static SAMPLER: std::cell::RefCell<Option<Sampler>> = const { std::cell::RefCell::new(None) };
+}
+
+type BoxErr = Box<dyn std::error::Error>;
+
+impl Sampler {
+    fn new(stream: &Arc<CudaStream>) -> Result<Sampler, BoxErr> {
+        let dev = Device::from_stream(stream.clone())?;
+        let flush = stream.alloc_zeros::<u8>(L2_FLUSH_BYTES)?;
+        let mut spin_buf = dev.upload(&[0f32; 32])?;
+        let ctx = stream.context();
+        let mut iters_per_ms: f64 = 0.0;
+        let iters = 200_000;
+        // The first launch loads the module; then three ~1-10 ms holds.
+        spin::launch(&dev, tile::Grid::x(1), &mut spin_buf, 1000)?;
+        for _ in 0..3 {
+            let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            start.record(stream)?;
+            spin::launch(&dev, tile::Grid::x(1), &mut spin_buf, iters)?;
+            end.record(stream)?;
+            end.synchronize()?;
+            let ms = f64::from(start.elapsed_ms(&end)?).max(1e-3);
+            iters_per_ms = iters_per_ms.max(f64::from(iters) / ms);
+        }
+        Ok(Sampler {
+            stream: stream.clone(),
+            dev,
+            flush,
+            spin_buf,
+            iters_per_ms,
+        })
+    }
+
+    /// `n` samples of `batch` launches of `f` each, every sample after an L2 flush and a hold
+    /// of the GPU longer than the host takes to enqueue the batch (`host_ms` per launch), with
+    /// no synchronization between samples: ms per launch.
+    fn samples(
+        &mut self,
+        batch: usize,
+        host_ms: f64,
+        n: usize,
+        f: &mut dyn FnMut() -> Result<(), tile::Error>,
+    ) -> Result<Vec<f64>, BoxErr> {
+        let hold_ms = 2.0 * host_ms * batch as f64 + 0.05;
+        let iters = (hold_ms * self.iters_per_ms)
+            .ceil()
+            .min(f64::from(i32::MAX)) as i32;
+        let ctx = self.stream.context().clone();
+        let mut events = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+            self.stream.memset_zeros(&mut self.flush)?;
+            spin::launch(&self.dev, tile::Grid::x(1), &mut self.spin_buf, iters)?;
+            start.record(&self.stream)?;
+            for _ in 0..batch {
+                f()?;
+            }
+            end.record(&self.stream)?;
+            events.push((start, end));
+        }
+        self.stream.synchronize()?;
+        events
+            .iter()
+            .map(|(s, e)| Ok(f64::from(s.elapsed_ms(e)?) / batch as f64))
+            .collect()
+    }
+}
+
+/// Median device time (ms) of one launch of `f` over `samples` samples, sampled as
+/// `triton.testing.do_bench` does and as `bench/python/baseline.py` times PyTorch and Triton:
+/// after `warmup` launches, each sample is a batch of back-to-back launches (at least
+/// `min_batch`, as many as make [`SAMPLE_MS`] of work, at most [`MAX_BATCH`]) between two CUDA
+/// events, divided by the batch; before every sample the L2 is flushed ([`L2_FLUSH_BYTES`]
+/// zeroed) and the GPU held busy ([`spin`]) for longer than the host takes to enqueue the batch,
+/// so the events bracket device time only; no synchronization between samples. `f` launches on
+/// `stream`.
+pub fn sample_ms(
     stream: &Arc<CudaStream>,
     warmup: usize,
-    reps: usize,
+    samples: usize,
+    min_batch: usize,
     mut f: impl FnMut() -> Result<(), tile::Error>,
-) -> Result<f64, Box<dyn std::error::Error>> {
+) -> Result<f64, BoxErr> {
     for _ in 0..warmup {
         f()?;
     }
     stream.synchronize()?;
-    let ctx = stream.context();
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        start.record(stream)?;
+    let t0 = std::time::Instant::now();
+    for _ in 0..5 {
         f()?;
-        end.record(stream)?;
-        end.synchronize()?;
-        times.push(start.elapsed_ms(&end)? as f64);
     }
-    times.sort_by(|a, b| a.total_cmp(b));
-    Ok(times[times.len() / 2])
+    // Enqueue cost per launch, the device still running.
+    let host_ms = t0.elapsed().as_secs_f64() * 1e3 / 5.0;
+    stream.synchronize()?;
+    SAMPLER.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if !cell
+            .as_ref()
+            .is_some_and(|s| Arc::ptr_eq(&s.stream, stream))
+        {
+            *cell = Some(Sampler::new(stream)?);
+        }
+        let sampler = cell.as_mut().expect("set above");
+        let est = sampler
+            .samples(5, host_ms, 3, &mut f)?
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        let batch = ((SAMPLE_MS / est.max(1e-4)).ceil() as usize).clamp(1, MAX_BATCH);
+        let mut times = sampler.samples(batch.max(min_batch), host_ms, samples.max(1), &mut f)?;
+        times.sort_by(|a, b| a.total_cmp(b));
+        Ok(times[times.len() / 2])
+    })
+}
+
+/// Median device time (ms) of one launch of `f` (on `stream`): [`sample_ms`] with `reps`
+/// samples after `warmup` launches.
+pub fn time_ms(
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    reps: usize,
+    f: impl FnMut() -> Result<(), tile::Error>,
+) -> Result<f64, BoxErr> {
+    sample_ms(stream, warmup, reps, 1, f)
 }
 
 /// Plain fused times (ms) below this are launch-bound enough (~4 µs of host launch cost per
@@ -107,8 +244,8 @@ pub fn wants_graph(plain_fused_ms: f64) -> bool {
 ///    instantiate;
 /// 4. one replay, then `verify` on that state, so the graph is checked before it is timed (one
 ///    replay from fresh inputs, so in-place kernels check like the plain path);
-/// 5. 5 warm-up replays, then the median over 30 timings (CUDA events on the capture stream) of
-///    [`GRAPH_REPLAYS`] back-to-back replays, divided by [`GRAPH_REPLAYS`].
+/// 5. [`sample_ms`] on the capture stream: 5 warm-up replays, then the median over 30 samples of
+///    at least [`GRAPH_REPLAYS`] back-to-back replays each, the L2 flushed before each sample.
 pub fn graph_time_ms<S>(
     dev: &Device,
     mut setup: impl FnMut(&Device) -> Result<S, Box<dyn std::error::Error>>,
@@ -154,25 +291,14 @@ pub fn graph_time_ms<S>(
         .ok_or("the CUDA graph capture recorded nothing")?;
     graph.launch()?;
     let ok = verify(&gdev, &state)?;
-    for _ in 0..5 {
-        graph.launch()?;
-    }
-    stream.synchronize()?;
-    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let mut times = Vec::with_capacity(30);
-    for _ in 0..30 {
-        start.record(&stream)?;
-        for _ in 0..GRAPH_REPLAYS {
-            graph.launch()?;
-        }
-        end.record(&stream)?;
-        end.synchronize()?;
-        times.push(start.elapsed_ms(&end)? as f64 / GRAPH_REPLAYS as f64);
-    }
-    times.sort_by(|a, b| a.total_cmp(b));
+    let ms = sample_ms(&stream, 5, 30, GRAPH_REPLAYS, || {
+        graph.launch().map_err(|e| tile::Error::Driver {
+            during: "graph replay".into(),
+            source: e,
+        })
+    })?;
     // `graph` (declared after `state`) is dropped first; the stream is idle.
-    Ok((times[times.len() / 2], ok))
+    Ok((ms, ok))
 }
 
 /// When [`wants_graph`] holds for `table[0]` (the plain fused row), times CUDA graphs of the
@@ -419,6 +545,23 @@ impl Half for bf16 {
     fn to_f32(self) -> f32 {
         bf16::to_f32(self)
     }
+}
+
+/// The elements of an `m × n` output to check against a float64 reference: all of them up to
+/// 2^16, else 512 drawn with `seed` (a full reference of a large matrix product would take
+/// hours on the host).
+pub fn sampled_elements(m: usize, n: usize, seed: u64) -> Vec<(usize, usize)> {
+    if m * n <= 1 << 16 {
+        return (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+    }
+    let mut r = Rng::new(seed);
+    (0..512)
+        .map(|_| {
+            let i = (r.uniform(0.0, 1.0) * m as f32) as usize;
+            let j = (r.uniform(0.0, 1.0) * n as f32) as usize;
+            (i.min(m - 1), j.min(n - 1))
+        })
+        .collect()
 }
 
 /// Random `m × k` and `k × n` matrices in [-1, 1) rounded to `T` (seeded by the shape), and the

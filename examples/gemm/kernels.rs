@@ -53,6 +53,57 @@ pub fn gemm(
 }
 
 #[tile_kernel(num_warps = 4)]
+/// `c = a @ b` as [`gemm`] with `BN = 128`, output in the input type, its programs in grouped
+/// order (as Triton's tutorial matmul): a 1-D grid, `GM` row blocks visited column by column
+/// before the next `GM`, so the programs resident at once share `A` and `B` panels in L2.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_grouped(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<128>,
+    BN: Const<128>,
+    BK: Const<32>,
+    GM: Const<8>,
+) {
+    let pid = program_id(0);
+    let grid_m = (m + BM - 1) / BM;
+    let grid_n = (n + BN - 1) / BN;
+    let width = GM * grid_n;
+    let first_m = (pid / width) * GM;
+    let group_m = min(grid_m - first_m, GM);
+    let pm = first_m + (pid % width) % group_m;
+    let pn = (pid % width) / group_m;
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            row_ok & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & col_ok,
+        );
+        acc = dot(at, bt, acc);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc as T,
+        row_ok & col_ok,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
 /// `c = a @ b` for f32 matrices on tf32 tensor cores (`precision = tf32`: each operand element
 /// rounded to tf32, products summed in f32): 128 × 128 blocks on 4 warps, 16-wide slices of `k`
 /// (an f32 slice holds twice the registers of a 16-bit one) through the same `cp.async` ring.
@@ -98,6 +149,7 @@ pub fn gemm_tf32(
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
+    v.extend(gemm_grouped::KERNELS);
     v.push(&gemm_tf32::KERNEL);
     v
 }

@@ -22,9 +22,9 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, matmul_inputs as inputs, print_table, time_ms, Half, Rng};
+use common::{check_close, matmul_inputs as inputs, print_table, time_ms, Half};
 use half::{bf16, f16};
-use kernels::{gemm, gemm_tf32};
+use kernels::{gemm, gemm_grouped, gemm_tf32};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -40,20 +40,9 @@ fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {
     (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum()
 }
 
-/// The elements to compare: all of them for small shapes, else 512 sampled ones.
-fn sample(s: Shape) -> Vec<(usize, usize)> {
-    let (m, n, _) = s;
-    if m * n <= 1 << 16 {
-        return (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
-    }
-    let mut r = Rng::new(7);
-    (0..512)
-        .map(|_| {
-            let i = (r.uniform(0.0, 1.0) * m as f32) as usize;
-            let j = (r.uniform(0.0, 1.0) * n as f32) as usize;
-            (i.min(m - 1), j.min(n - 1))
-        })
-        .collect()
+/// The elements to compare ([`common::sampled_elements`]).
+fn sample((m, n, _): Shape) -> Vec<(usize, usize)> {
+    common::sampled_elements(m, n, 7)
 }
 
 fn grid(s: Shape, bn: i32) -> Grid {
@@ -103,6 +92,35 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
     })?;
     Ok((ok, t, t32))
+}
+
+/// [`gemm_grouped`] on `s` (output in the input type): checked as [`run_case`] checks, timed
+/// when `reps > 0`; `(ok, ms)`.
+fn run_grouped<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64)> {
+    let (m, n, k) = s;
+    let (a, b, a64, b64) = inputs::<T>(s);
+    let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
+    let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    let g = Grid::x(cdiv(m, 128) * cdiv(n, 128));
+    gemm_grouped::launch(dev, g, &da, &db, &mut c, mi, ni, ki)?;
+    let got = dev.download(&c)?;
+    let at = sample(s);
+    let want: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
+        .collect();
+    let got: Vec<f32> = at.iter().map(|&(i, j)| got[i * n + j].to_f32()).collect();
+    let what = format!("{m}x{n}x{k} grouped {} -> {}", T::NAME, T::NAME);
+    let ok = check_close(&what, &got, &want, T::TOL);
+    if reps == 0 {
+        return Ok((ok, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || {
+        gemm_grouped::launch(dev, g, &da, &db, &mut c, mi, ni, ki)
+    })?;
+    Ok((ok, t))
 }
 
 /// The tf32 kernel on `s`: checked against f64 on the tf32-rounded inputs (the semantics of
@@ -188,6 +206,7 @@ fn run() -> Res<bool> {
                     ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
                 }
                 ok &= run_tf32(&dev, s, 0)?.0;
+                ok &= run_grouped::<f16>(&dev, s, 0)?.0;
             }
             return Ok(ok);
         }
@@ -199,6 +218,8 @@ fn run() -> Res<bool> {
             ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
         }
         ok &= run_tf32(&dev, s, 0)?.0;
+        ok &= run_grouped::<f16>(&dev, s, 0)?.0;
+        ok &= run_grouped::<bf16>(&dev, s, 0)?.0;
     }
     if quick {
         return Ok(ok);
@@ -223,6 +244,22 @@ fn run() -> Res<bool> {
                     format!("{:.1}", flop / (ms * 1e-3) / 1e12),
                 ]);
             }
+        }
+    }
+    for &s in &sizes[..3] {
+        let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
+        for (name, r) in [
+            ("f16", run_grouped::<f16>(&dev, s, 20)?),
+            ("bf16", run_grouped::<bf16>(&dev, s, 20)?),
+        ] {
+            ok &= r.0;
+            rows.push(vec![
+                format!("{}x{}x{}", s.0, s.1, s.2),
+                "128x128x32 grouped 8".into(),
+                format!("{name} -> {name}"),
+                format!("{:.4}", r.1),
+                format!("{:.1}", flop / (r.1 * 1e-3) / 1e12),
+            ]);
         }
     }
     for &s in &sizes[..3] {

@@ -95,6 +95,18 @@ pub fn bias_act(
     store(out + offs, y as T, mask);
 }
 
+/// The activation `act` (an `ACT` value) in f64.
+pub fn act_ref(act: i32, v: f64) -> f64 {
+    match act {
+        0 => v.max(0.0),
+        1 => 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)),
+        _ => {
+            let c = (2.0 / std::f64::consts::PI).sqrt();
+            0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
+        }
+    }
+}
+
 /// Every kernel of this example, each instance.
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use common::{check_forms, matmul_inputs, print_table, time_ms, Half, Rng};
 use gemm_kernels::gemm;
 use half::{bf16, f16};
-use kernels::{bias_act, gemm_bias_act};
+use kernels::{act_ref, bias_act, gemm_bias_act};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -35,31 +35,9 @@ type Shape = (usize, usize, usize);
 /// The activations, by their `ACT` value.
 const ACTS: [(i32, &str); 3] = [(0, "relu"), (1, "gelu_erf"), (2, "gelu_tanh")];
 
-/// The activation `act` (an `ACT` value) in f64.
-fn act_ref(act: i32, v: f64) -> f64 {
-    match act {
-        0 => v.max(0.0),
-        1 => 0.5 * v * (1.0 + libm::erf(v / std::f64::consts::SQRT_2)),
-        _ => {
-            let c = (2.0 / std::f64::consts::PI).sqrt();
-            0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
-        }
-    }
-}
-
-/// The elements to compare: all of them for small shapes, else 512 sampled ones.
+/// The elements to compare ([`common::sampled_elements`]).
 fn sample((m, n, _): Shape) -> Vec<(usize, usize)> {
-    if m * n <= 1 << 16 {
-        return (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
-    }
-    let mut r = Rng::new(11);
-    (0..512)
-        .map(|_| {
-            let i = (r.uniform(0.0, 1.0) * m as f32) as usize;
-            let j = (r.uniform(0.0, 1.0) * n as f32) as usize;
-            (i.min(m - 1), j.min(n - 1))
-        })
-        .collect()
+    common::sampled_elements(m, n, 11)
 }
 
 /// Inputs of one shape on the device, and what the checks compare against.

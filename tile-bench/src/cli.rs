@@ -17,7 +17,9 @@ and DIR/plots/*.png|svg.
   --out DIR        output folder (default bench-out)
   --graph-all      CUDA-graph timings for every size, not only launch-bound ones (< 75 us)
   --warmup N       untimed launches before timing (default 10; quick 2; interpreter 0)
-  --reps N         timed launches, median taken (default 50; quick 5; interpreter 1)
+  --reps N         timing samples, median taken (default 50; quick 5; interpreter 1); on a GPU
+                   each sample is a batch of back-to-back launches after an L2 flush, as
+                   bench/python/baseline.py samples (examples/common/mod.rs: sample_ms)
   --interpreter    run on the CPU interpreter even if there is a GPU (smoke test, tiny sizes)
   --no-plots       skip the plots
   -h, --help       this text

@@ -18,8 +18,11 @@
 //!   example's ranges (never zeros), outputs poisoned with NaN, one launch, then a check of every
 //!   output against a float64 CPU reference by relative L2 error (NaN never passes) with the
 //!   example's tolerance: a form that fails is not timed and its row says so;
-//! - then the median of `--reps` launches (default 50), each between CUDA events, after
-//!   `--warmup` untimed ones (default 10); the sizes are the examples' GPU sizes, far above L2;
+//! - then device time sampled as `bench/python/baseline.py` samples PyTorch and Triton: after
+//!   `--warmup` untimed launches (default 10), the median of `--reps` samples (default 50), each
+//!   a batch of back-to-back launches (~0.2 ms of work, 1 to 50) between CUDA events, the L2
+//!   flushed and the GPU held busy before each sample so no host launch cost is timed; the sizes
+//!   are the examples' GPU sizes, far above L2;
 //! - where the plain fused time is under 75 µs (launch-bound; `--graph-all`: everywhere), both
 //!   forms again as CUDA-graph replays, each graph's output checked before it is timed;
 //! - effective GB/s counts every input read once and every output written once, as the examples.
@@ -58,6 +61,12 @@ mod fused_layernorm_reference;
 #[allow(dead_code)]
 #[path = "../../examples/fused_softmax/kernels.rs"]
 mod fused_softmax;
+#[allow(dead_code)]
+#[path = "../../examples/gemm_bias_act/kernels.rs"]
+mod gemm_bias_act;
+#[allow(dead_code)]
+#[path = "../../examples/gemm/kernels.rs"]
+mod gemm_kernels;
 #[allow(dead_code)]
 #[path = "../../examples/mean_center/kernels.rs"]
 mod mean_center;

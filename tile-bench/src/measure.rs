@@ -463,8 +463,10 @@ impl Ctx {
         }
     }
 
-    /// Median time (ms) of `self.reps` runs of `f` after `self.warmup` untimed ones: between CUDA
-    /// events on a GPU ([`common::time_ms`]); on the interpreter, by the host clock (meaningless
+    /// Median time (ms) of one run of `f` over `self.reps` samples after `self.warmup` untimed
+    /// runs: on a GPU, device time sampled as `bench/python/baseline.py` samples PyTorch and
+    /// Triton (batches of back-to-back launches between CUDA events, the L2 flushed before each
+    /// sample: [`common::time_ms`]); on the interpreter, by the host clock (meaningless
     /// as a kernel time, but it exercises the path).
     pub fn time(&self, mut f: impl FnMut() -> Result<(), tile::Error>) -> Res<f64> {
         match self.dev.stream() {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::ceilings::LaunchCost;
 use crate::cli::Opts;
 use crate::common::GRAPH_BELOW_MS;
-use crate::common::GRAPH_REPLAYS;
+use crate::common::{GRAPH_REPLAYS, MAX_BATCH, SAMPLE_MS};
 use crate::families::FAMILIES;
 use crate::measure::{Ctx, Row};
 
@@ -78,11 +78,14 @@ impl Doc {
         let gpu = ctx.dev.is_cuda();
         let method = if gpu {
             format!(
-                "median of {} launches after {} warm-ups, each between CUDA events; outputs \
-                 checked against a float64 CPU reference before timing (a failed check is not \
-                 timed); CUDA-graph rows where the plain fused time is under {} ms: median of 30 \
-                 timings of {GRAPH_REPLAYS} replays / {GRAPH_REPLAYS}, the graph's output checked \
-                 first; bytes = each input read once + each output written once",
+                "device time: median of {} samples after {} warm-ups, each sample a batch of \
+                 back-to-back launches (~{SAMPLE_MS} ms of work, at most {MAX_BATCH}) between \
+                 CUDA events after an L2 flush, with the GPU held busy while the host enqueues \
+                 (as bench/python/baseline.py); outputs checked against a float64 CPU \
+                 reference before timing (a failed check is not timed); CUDA-graph rows where \
+                 the plain fused time is under {} ms: median of 30 samples of at least \
+                 {GRAPH_REPLAYS} replays, the graph's output checked first; bytes = each input \
+                 read once + each output written once",
                 ctx.reps, ctx.warmup, GRAPH_BELOW_MS
             )
         } else {

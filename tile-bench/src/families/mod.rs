@@ -13,6 +13,8 @@ mod fused_add_rmsnorm;
 mod fused_bias_gelu;
 mod fused_layernorm;
 mod fused_softmax;
+mod gemm;
+mod gemm_bias_act;
 mod mean_center;
 mod qk_norm_rope;
 mod rows;
@@ -21,7 +23,7 @@ mod softmax_regression_simple;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 10] = [
+pub const FAMILIES: [&str; 12] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -32,6 +34,8 @@ pub const FAMILIES: [&str; 10] = [
     "mean_center",
     "qk_norm_rope",
     "softmax_regression_simple",
+    "gemm",
+    "gemm_bias_act",
 ];
 
 /// What to run.
@@ -98,6 +102,8 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         mean_center::jobs(plan),
         qk_norm_rope::jobs(plan),
         softmax_regression_simple::jobs(plan),
+        gemm::jobs(plan),
+        gemm_bias_act::jobs(plan),
     ]
     .into_iter()
     .flatten()

@@ -1,0 +1,172 @@
+//! GEMM, `C = A @ B` on tensor cores (examples/gemm): f16 and bf16 inputs in [-1, 1), `C` in the
+//! input type and (variant `out_f32`, where the baseline has it) in f32. One form, the example's
+//! 128 × 128 × 32 kernel on 4 warps (`gemm` has no unfused form); the baseline's rows are cuBLAS
+//! and Triton's tutorial matmul. Shapes `[M, N, K]` as `bench/python/baseline.py` (GEMM_SMALL,
+//! GEMM_BIG, GEMM_OUT_F32). Checked against float64 on every element of small shapes and on 512
+//! sampled elements of large ones; rows carry TFLOP/s.
+
+use tile::{cdiv, Buffer, Device, Grid};
+
+use super::{i32_of, Job, Plan};
+use crate::common::{matmul_inputs, sampled_elements, Half};
+use crate::gemm_kernels::gemm;
+use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
+
+const NAME: &str = "gemm";
+
+/// `M × N × K`.
+pub type Shape = (usize, usize, usize);
+
+/// f32 output: f32 accumulation of exact products, summed in the tensor cores' order.
+pub const TOL_F32: f64 = 1e-3;
+
+/// The jobs of this family.
+pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let small: [Shape; 3] = [(1, 1, 1), (17, 33, 65), (64, 48, 100)];
+    let big: [Shape; 5] = [
+        (4096, 4096, 4096),
+        (8192, 8192, 8192),
+        (4000, 3000, 1000),
+        (1, 4096, 4096),
+        (17, 8192, 1024),
+    ];
+    plan.shapes(&small, &small, &big)
+        .into_iter()
+        .map(|(s, timed)| {
+            let label = format!("{}x{}x{}", s.0, s.1, s.2);
+            let out_f32 = small.contains(&s) || s.0 == s.1 && s.1 == s.2 && s.0 >= 4096;
+            Job::new(NAME, label, timed, move |ctx| {
+                bench::<tile::f16>(ctx, s, timed, out_f32)?;
+                bench::<tile::bf16>(ctx, s, timed, out_f32)
+            })
+        })
+        .collect()
+}
+
+/// Element `(i, j)` of `A @ B` in f64 (`a`, `b` row-major, exact widenings of the inputs).
+pub fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {
+    (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum()
+}
+
+fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool) -> Res<()> {
+    let (m, n, k) = s;
+    let dims = (i32_of(m)?, i32_of(n)?, i32_of(k)?);
+    i32_of(m * k)?;
+    i32_of(k * n)?;
+    i32_of(m * n)?;
+    let (a, b, a64, b64) = matmul_inputs::<T>(s);
+    let at = sampled_elements(m, n, 7);
+    let want: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
+        .collect();
+    let es = std::mem::size_of::<T>() as f64;
+    let flops = 2.0 * m as f64 * n as f64 * k as f64;
+    let inputs = es * (m * k + k * n) as f64;
+    for f32_out in [false, true] {
+        if f32_out && !out_f32 {
+            continue;
+        }
+        let meta = Meta {
+            kernel: NAME,
+            variant: f32_out.then_some("out_f32"),
+            shape: vec![m as i64, n as i64, k as i64],
+            dtype: T::NAME,
+            bytes: inputs + if f32_out { 4.0 } else { es } * (m * n) as f64,
+            flops: Some(flops),
+            timed,
+        };
+        let case = GemmCase {
+            a: a.clone(),
+            b: b.clone(),
+            at: at.clone(),
+            want: want.clone(),
+            dims,
+            f32_out,
+        };
+        ctx.bench(&meta, &case);
+    }
+    Ok(())
+}
+
+struct GemmCase<T> {
+    a: Vec<T>,
+    b: Vec<T>,
+    /// The checked elements and their f64 values.
+    at: Vec<(usize, usize)>,
+    want: Vec<f64>,
+    dims: (i32, i32, i32),
+    f32_out: bool,
+}
+
+struct State<T: tile::Element> {
+    a: Buffer<T>,
+    b: Buffer<T>,
+    c: Buffer<T>,
+    c32: Buffer<f32>,
+}
+
+impl<T: Half> Case for GemmCase<T> {
+    type State = State<T>;
+
+    fn setup(&self, dev: &Device) -> Res<State<T>> {
+        let (m, n, _) = self.dims;
+        let len = m as usize * n as usize;
+        let (c, c32) = if self.f32_out {
+            (dev.zeros(1)?, dev.upload(&vec![f32::NAN; len])?)
+        } else {
+            (
+                dev.upload(&vec![T::from_f32(f32::NAN); len])?,
+                dev.zeros(1)?,
+            )
+        };
+        Ok(State {
+            a: dev.upload(&self.a)?,
+            b: dev.upload(&self.b)?,
+            c,
+            c32,
+        })
+    }
+
+    fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
+        if form != Form::Fused {
+            return Err(not_a_form(form));
+        }
+        let (m, n, k) = self.dims;
+        let g = Grid::xy(cdiv(m as usize, 128), cdiv(n as usize, 128));
+        if self.f32_out {
+            gemm::launch(dev, g, &s.a, &s.b, &mut s.c32, m, n, k, 128)
+        } else {
+            gemm::launch(dev, g, &s.a, &s.b, &mut s.c, m, n, k, 128)
+        }
+    }
+
+    fn verify(&self, dev: &Device, s: &State<T>, _: Form) -> Res<Vec<OutErr>> {
+        let n = self.dims.1 as usize;
+        let got: Vec<f32> = if self.f32_out {
+            let c = dev.download(&s.c32)?;
+            self.at.iter().map(|&(i, j)| c[i * n + j]).collect()
+        } else {
+            let c = dev.download(&s.c)?;
+            self.at
+                .iter()
+                .map(|&(i, j)| c[i * n + j].to_f32())
+                .collect()
+        };
+        let tol = if self.f32_out { TOL_F32 } else { T::TOL };
+        Ok(vec![compare("c", &got, &self.want, tol)])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => "1 kernel: 128x128x32 tiles, 4 warps, mma.sync through a 3-stage \
+                            cp.async ring"
+                .into(),
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
+}
