@@ -492,6 +492,30 @@ fn static_if_keeps_only_the_taken_branch() {
     }
 }
 
+#[tile_kernel]
+/// Scales by a compile-time sign: a negative value in a list of constants (its instance is
+/// named `S_m1`; found by tile-fuzz).
+fn scale_by_sign(x: Ptr<f32, 64>, S: Const<{ [1, -1, -3] }>) {
+    let o = arange(0, 64);
+    store(x + o, load(x + o) * S as f32);
+}
+
+/// Negative constants select their instance and reach the kernel as values.
+#[test]
+fn negative_constants_in_a_list() {
+    for s in [1, -1, -3] {
+        let mut x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        scale_by_sign::launch(&Device::interpreter(), Grid::x(1), &mut x, s).unwrap();
+        for (i, &v) in x.iter().enumerate() {
+            assert_eq!(v, i as f32 * s as f32, "S = {s} [{i}]");
+        }
+    }
+    let names: Vec<&str> = scale_by_sign::KERNELS.iter().map(|k| k.name).collect();
+    assert!(names.iter().any(|n| n.ends_with("S_m3")), "{names:?}");
+    let mut y = vec![0.0f32; 64];
+    assert!(scale_by_sign::launch(&Device::interpreter(), Grid::x(1), &mut y[..], 2).is_err());
+}
+
 /// Kernel names that are legal Rust are legal kernel names: a raw identifier and a Unicode one
 /// compile (their PTX symbols are `type` and `f_ufc_llen`) and run under their Rust names.
 #[test]

@@ -40,7 +40,13 @@ fn findings_are_located_errors() {
     let overflow = Some("overflows i64");
     let too_many = Some("holds more than 1048576 elements");
     let extent = Some("an extent is built from");
-    let cases: [(&str, Option<&str>); 18] = [
+    let cases: [(&str, Option<&str>); 19] = [
+        // Found by tile-fuzz: a negative value in a list of constants named an instance
+        // `k__MODE_-1`, which the IR parser refused (an internal error).
+        (
+            "fn k(x: Ptr<f32>, MODE: Const<{ [1, -1] }>) { let o = arange(0, 16); store(x + o, load(x + o) * MODE as f32); }",
+            None,
+        ),
         // Found by tile-fuzz: 12 s to compile (every thread held all 1024 elements).
         (
             "fn k(p: Ptr<f32>) { let u = arange(0, 1).expand_dims(1) + arange(0, 1).expand_dims(0); let s = load(p + u).min(0); let o = arange(0, 1024); store(p + o, load(p + o) * s); }",

@@ -23,12 +23,13 @@ pub const TOL_F32: f64 = 1e-3;
 /// The jobs of this family.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
     let small: [Shape; 3] = [(1, 1, 1), (17, 33, 65), (64, 48, 100)];
-    let big: [Shape; 5] = [
+    let big: [Shape; 6] = [
         (4096, 4096, 4096),
         (8192, 8192, 8192),
         (4000, 3000, 1000),
         (1, 4096, 4096),
         (17, 8192, 1024),
+        (17, 1024, 8192),
     ];
     plan.shapes(&small, &small, &big)
         .into_iter()

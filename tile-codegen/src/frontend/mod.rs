@@ -132,6 +132,13 @@ fn lower_instance(
     let mut name = symbol_name(&item.sig.ident);
     if multi {
         for (c, v) in &consts {
+            // A symbol holds no `-`: a negative value is spelled `m` and its magnitude (found
+            // by tile-fuzz: `Const<{ [1, -1] }>` failed the IR round trip).
+            let v = if *v < 0 {
+                format!("m{}", v.unsigned_abs())
+            } else {
+                v.to_string()
+            };
             name.push_str(&format!("__{c}_{v}"));
         }
         for (t, d) in &types {
