@@ -8,6 +8,9 @@
 //! warm-up) in TFLOP/s. cuBLAS and Triton on the same sizes come from `bench/python/baseline.py`
 //! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
 //!
+//! `gemm_grouped` (the same kernel with BN = 128, its programs in grouped order) is checked on the
+//! awkward shapes and timed beside `gemm` on the first three sizes.
+//!
 //! `gemm_tf32` (f32 in and out, `precision = tf32`) runs the awkward shapes and the first three
 //! sizes, checked against f64 on the tf32-rounded inputs; its error against the f32 inputs is
 //! printed.
