@@ -539,7 +539,8 @@ fn gpu_mixed_tensor_core_and_fma_dots() {
 }
 
 /// A `[1]` value reduced from a `[1, 1]` tile and broadcast over 1024 elements, on the GPU and
-/// the interpreter (exact: one product and one sum per element).
+/// the interpreter: exact on the interpreter (one product, one sum); on the GPU `a * b + c` may
+/// be one fused multiply-add (the language allows it), so either rounding passes there.
 #[test]
 fn gpu_unit_tile_broadcast_to_a_wide_one() {
     use common::wide_from_unit;
@@ -556,7 +557,12 @@ fn gpu_unit_tile_broadcast_to_a_wide_one() {
     let (g, i) = (run(&gpu), run(&Device::interpreter()));
     for j in 0..1024 {
         let want = x[j] * 1.5 + j as f32;
-        assert_eq!(g[j], want, "gpu [{j}]");
+        let fused = x[j].mul_add(1.5, j as f32);
+        assert!(
+            g[j] == want || g[j] == fused,
+            "gpu [{j}]: {} vs {want} / {fused}",
+            g[j]
+        );
         assert_eq!(i[j], want, "interpreter [{j}]");
     }
 }
