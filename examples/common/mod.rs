@@ -547,6 +547,20 @@ impl Half for bf16 {
     }
 }
 
+/// `A @ B` in f64 at the elements `at` (`a` is `m × k`, `b` is `k × n`, both row-major, the exact
+/// widenings of the inputs): the reference the matrix-product examples and the bench check
+/// against.
+pub fn matmul_ref_at(
+    a: &[f64],
+    b: &[f64],
+    (_, n, k): (usize, usize, usize),
+    at: &[(usize, usize)],
+) -> Vec<f64> {
+    at.iter()
+        .map(|&(i, j)| (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum())
+        .collect()
+}
+
 /// The elements of an `m × n` output to check against a float64 reference: all of them up to
 /// 2^16, else 512 drawn with `seed` (a full reference of a large matrix product would take
 /// hours on the host).

@@ -25,7 +25,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_close, matmul_inputs as inputs, print_table, time_ms, Half};
+use common::{check_close, matmul_inputs as inputs, matmul_ref_at, print_table, time_ms, Half};
 use half::{bf16, f16};
 use kernels::{gemm, gemm_grouped, gemm_tf32};
 use tile::prelude::*;
@@ -37,11 +37,6 @@ type Shape = (usize, usize, usize);
 
 /// f32 output: f32 accumulation of exact products, summed in the tensor cores' order.
 const TOL_F32: f64 = 1e-3;
-
-/// Element `(i, j)` of `A @ B` in f64.
-fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {
-    (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum()
-}
 
 /// The elements to compare ([`common::sampled_elements`]).
 fn sample((m, n, _): Shape) -> Vec<(usize, usize)> {
@@ -65,10 +60,7 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
     gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
-    let want: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
-        .collect();
+    let want = matmul_ref_at(&a64, &b64, s, &at);
     let pick =
         |v: &dyn Fn(usize) -> f32| -> Vec<f32> { at.iter().map(|&(i, j)| v(i * n + j)).collect() };
     let what = format!("{m}x{n}x{k} BN {bn} {}", T::NAME);
@@ -109,10 +101,7 @@ fn run_grouped<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64)>
     gemm_grouped::launch(dev, g, &da, &db, &mut c, mi, ni, ki)?;
     let got = dev.download(&c)?;
     let at = sample(s);
-    let want: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
-        .collect();
+    let want = matmul_ref_at(&a64, &b64, s, &at);
     let got: Vec<f32> = at.iter().map(|&(i, j)| got[i * n + j].to_f32()).collect();
     let what = format!("{m}x{n}x{k} grouped {} -> {}", T::NAME, T::NAME);
     let ok = check_close(&what, &got, &want, T::TOL);
@@ -151,14 +140,8 @@ fn run_tf32(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64)> {
     let at = sample(s);
     let got: Vec<f32> = at.iter().map(|&(i, j)| got[i * n + j]).collect();
     let (ra, rb, ea, eb) = (rounded(&a), rounded(&b), exact(&a), exact(&b));
-    let want: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&ra, &rb, s, i, j))
-        .collect();
-    let f32_ref: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&ea, &eb, s, i, j))
-        .collect();
+    let want = matmul_ref_at(&ra, &rb, s, &at);
+    let f32_ref = matmul_ref_at(&ea, &eb, s, &at);
     let what = format!("{m}x{n}x{k} f32 (tf32)");
     let ok = check_close(&what, &got, &want, TOL_F32);
     let (num, den) = got

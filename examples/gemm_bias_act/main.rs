@@ -21,7 +21,7 @@ mod kernels;
 
 use std::process::ExitCode;
 
-use common::{check_forms, matmul_inputs, print_table, time_ms, Half, Rng};
+use common::{check_forms, matmul_inputs, matmul_ref_at, print_table, time_ms, Half, Rng};
 use gemm_kernels::gemm;
 use half::{bf16, f16};
 use kernels::{act_ref, bias_act, gemm_bias_act};
@@ -54,17 +54,13 @@ struct Case<T: Half> {
 
 impl<T: Half> Case<T> {
     fn new(dev: &Device, s: Shape) -> Res<Case<T>> {
-        let (m, n, k) = s;
+        let n = s.1;
         let (a, b, a64, b64) = matmul_inputs::<T>(s);
         let mut r = Rng::new(n as u64 + 5);
         let bias: Vec<T> = r.vec(n, -1.0, 1.0).into_iter().map(T::from_f32).collect();
         let bias64 = bias.iter().map(|x| f64::from(x.to_f32())).collect();
         let at = sample(s);
-        let prod = at
-            .iter()
-            .map(|&(i, j)| (0..k).map(|p| a64[i * k + p] * b64[p * n + j]).sum())
-            .collect();
-        let _ = m;
+        let prod = matmul_ref_at(&a64, &b64, s, &at);
         Ok(Case {
             s,
             a: dev.upload(&a)?,

@@ -8,7 +8,7 @@
 use tile::{cdiv, Buffer, Device, Grid};
 
 use super::{i32_of, Job, Plan};
-use crate::common::{matmul_inputs, sampled_elements, Half};
+use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
 use crate::gemm_kernels::gemm;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
@@ -44,23 +44,21 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         .collect()
 }
 
-/// Element `(i, j)` of `A @ B` in f64 (`a`, `b` row-major, exact widenings of the inputs).
-pub fn dot_ref(a: &[f64], b: &[f64], (_, n, k): Shape, i: usize, j: usize) -> f64 {
-    (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum()
+/// `(m, n, k)` as the kernels' `i32`s, or an error if a dimension or a matrix's element count
+/// does not fit.
+pub fn gemm_dims((m, n, k): Shape) -> Res<(i32, i32, i32)> {
+    i32_of(m * k)?;
+    i32_of(k * n)?;
+    i32_of(m * n)?;
+    Ok((i32_of(m)?, i32_of(n)?, i32_of(k)?))
 }
 
 fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool) -> Res<()> {
     let (m, n, k) = s;
-    let dims = (i32_of(m)?, i32_of(n)?, i32_of(k)?);
-    i32_of(m * k)?;
-    i32_of(k * n)?;
-    i32_of(m * n)?;
+    let dims = gemm_dims(s)?;
     let (a, b, a64, b64) = matmul_inputs::<T>(s);
     let at = sampled_elements(m, n, 7);
-    let want: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j))
-        .collect();
+    let want = matmul_ref_at(&a64, &b64, s, &at);
     let es = std::mem::size_of::<T>() as f64;
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let inputs = es * (m * k + k * n) as f64;

@@ -8,9 +8,9 @@
 
 use tile::{cdiv, Buffer, Device, Grid};
 
-use super::gemm::{dot_ref, Shape};
-use super::{i32_of, Job, Plan};
-use crate::common::{matmul_inputs, sampled_elements, Half, Rng};
+use super::gemm::{gemm_dims, Shape};
+use super::{Job, Plan};
+use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half, Rng};
 use crate::gemm_bias_act::{act_ref, bias_act, gemm_bias_act};
 use crate::gemm_kernels::gemm;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
@@ -38,10 +38,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
 
 fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
     let (m, n, k) = s;
-    let dims = (i32_of(m)?, i32_of(n)?, i32_of(k)?);
-    i32_of(m * k)?;
-    i32_of(k * n)?;
-    i32_of(m * n)?;
+    let dims = gemm_dims(s)?;
     let (a, b, a64, b64) = matmul_inputs::<T>(s);
     let bias: Vec<T> = Rng::new(n as u64 + 5)
         .vec(n, -1.0, 1.0)
@@ -49,9 +46,10 @@ fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
         .map(T::from_f32)
         .collect();
     let at = sampled_elements(m, n, 11);
-    let z: Vec<f64> = at
-        .iter()
-        .map(|&(i, j)| dot_ref(&a64, &b64, s, i, j) + f64::from(bias[j].to_f32()))
+    let z: Vec<f64> = matmul_ref_at(&a64, &b64, s, &at)
+        .into_iter()
+        .zip(&at)
+        .map(|(p, &(_, j))| p + f64::from(bias[j].to_f32()))
         .collect();
     let es = std::mem::size_of::<T>() as f64;
     for (act, variant) in ACTS {
