@@ -1041,6 +1041,85 @@ fn reduce_2d_along_each_axis() {
     );
 }
 
+/// `local_load` windows (what `prefetch-dot` makes: a 32 × 32 × 32 f16 `dot` read in two
+/// 16-wide K slices, slice 0 of the next stage carried by the loop): each window is one
+/// `ldmatrix.x4` per operand and warp, at the window's offset, and the `mma`s keep their place
+/// between the reads and the barrier (one before it in the body, one after).
+#[test]
+fn local_load_windows_and_mma_order() {
+    let ir = "#mma0 = #mma<version = 2, wpc = [2, 2]>
+#shared0 = #shared<vec = 8, per_phase = 2, max_phase = 4>
+#blocked0 = #blocked<spt = [1, 8], tpw = [8, 4], wpc = [4, 1], order = [1, 0]>
+#dot_op0 = #dot_op<idx = 0, parent = #mma0, k_width = 2>
+#dot_op1 = #dot_op<idx = 1, parent = #mma0, k_width = 2>
+kernel @windows(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}, %k: i32 {divisibility = 16}) attributes {num_warps = 4} {
+  %0 = constant 0.0 : f32
+  %1 = splat %0 : tensor<32x32xf32, #mma0>
+  %2 = constant 0 : i32
+  %3 = constant 32 : i32
+  %4 = local_alloc : smem<3x32x32xf16, #shared0>
+  %5 = local_alloc : smem<3x32x32xf16, #shared0>
+  %6 = splat %a : tensor<32x32xptr<f16>, #blocked0>
+  async_copy {vec = 8} %4, %2, %6
+  async_copy {vec = 8} %5, %2, %6
+  async_commit
+  %7 = constant 1 : i32
+  async_copy {vec = 8} %4, %7, %6
+  async_copy {vec = 8} %5, %7, %6
+  async_commit
+  %8 = constant 2 : i32
+  %9 = constant 3 : i32
+  async_wait {pending = 1}
+  barrier
+  %10 = local_load %4, %2 : tensor<32x16xf16, #dot_op0>
+  %11 = local_load %5, %2 : tensor<16x32xf16, #dot_op1>
+  %12, %13, %14, %15, %16 = for %2, %k, %3, %1, %2, %8, %10, %11 : tensor<32x32xf32, #mma0>, i32, i32, tensor<32x16xf16, #dot_op0>, tensor<16x32xf16, #dot_op1> {
+  ^bb0(%17: i32, %18: tensor<32x32xf32, #mma0>, %19: i32, %20: i32, %21: tensor<32x16xf16, #dot_op0>, %22: tensor<16x32xf16, #dot_op1>):
+    async_copy {vec = 8} %4, %20, %6
+    async_copy {vec = 8} %5, %20, %6
+    async_commit
+    %23 = local_load {offset = [0, 16]} %4, %19 : tensor<32x16xf16, #dot_op0>
+    %24 = local_load {offset = [16, 0]} %5, %19 : tensor<16x32xf16, #dot_op1>
+    %25 = dot %21, %22, %18 : tensor<32x32xf32, #mma0>
+    %26 = add %19, %7 : i32
+    %27 = cmp lt %26, %9 : i1
+    %28 = select %27, %26, %2 : i32
+    %29 = add %20, %7 : i32
+    %30 = cmp lt %29, %9 : i1
+    %31 = select %30, %29, %2 : i32
+    async_wait {pending = 1}
+    barrier
+    %32 = local_load %4, %28 : tensor<32x16xf16, #dot_op0>
+    %33 = local_load %5, %28 : tensor<16x32xf16, #dot_op1>
+    %34 = dot %23, %24, %25 : tensor<32x32xf32, #mma0>
+    yield %34, %28, %31, %32, %33
+  }
+  async_wait {pending = 0}
+  %35 = splat %c : tensor<32x32xptr<f32>, #mma0>
+  store {vec = 2} %35, %12
+  return
+}";
+    check(
+        ir,
+        &[
+            // Slice 0 before the loop, slice 1 and the next slice 0 in the body.
+            "#3 ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+            "#3 ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+            // Two n8 tiles per warp and slice: two mma per dot.
+            "#4 mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+            "#2 bar.sync",
+        ],
+    );
+    // In the body: the first slice's mma precede the barrier, the second's follow it.
+    let f = tile_core::ir::parse(ir).unwrap();
+    let ptx = compile(&f, GpuTarget::Sm90a).unwrap().ptx;
+    let body = &ptx[ptx.find("cp.async.commit_group").unwrap()..];
+    let body = &body[body.find("bar.sync").map_or(0, |i| i + 1)..];
+    let (before, after) = body.split_at(body.find("bar.sync").expect("the body's barrier"));
+    assert_eq!(before.matches("mma.sync").count(), 2, "{ptx}");
+    assert!(after.matches("mma.sync").count() >= 2, "{ptx}");
+}
+
 #[test]
 fn targets() {
     assert_eq!(GpuTarget::ALL, [GpuTarget::Sm90a, GpuTarget::Sm80]);

@@ -77,6 +77,11 @@ fn pipeline_dot() {
 }
 
 #[test]
+fn prefetch_dot() {
+    check("prefetch-dot");
+}
+
+#[test]
 fn pipeline_loads() {
     check("pipeline-loads");
 }

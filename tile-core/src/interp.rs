@@ -470,7 +470,7 @@ impl Program<'_, '_, '_> {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
-            | OpKind::LocalLoad => {
+            | OpKind::LocalLoad { .. } => {
                 return Err(InterpError::Unsupported(format!(
                     "`{}` is a GPU-level op; the interpreter runs tile-level IR",
                     data.kind.name()

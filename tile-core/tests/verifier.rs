@@ -786,8 +786,40 @@ fn shared_memory_ops() {
     reject(
         &format!("tensor<64x32xf16, #dot_op<idx = 0, parent = {mma}, k_width = 2>>"),
         &format!("tensor<64x32xf16, {blocked}>"),
-        "`local_load` reads one stage",
+        "`local_load` reads a window of one stage",
     );
+    // A window: one of the tiles of its shape (offset a multiple of its extent, inside the stage).
+    let window = |offset: &str, shape: &str| {
+        ok.replace(
+            "local_load %0, %1 : tensor<64x32xf16",
+            &format!("local_load {{offset = {offset}}} %0, %1 : tensor<{shape}xf16"),
+        )
+    };
+    for (offset, shape, good) in [
+        ("[0, 16]", "64x16", true),
+        ("[32, 0]", "32x32", true),
+        ("[0, 8]", "64x16", false),
+        ("[0, 32]", "64x16", false),
+        ("[0, 0]", "64x64", false),
+    ] {
+        let text = window(offset, shape);
+        let parsed = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+        let printed = print(&parsed);
+        // A window at the origin prints as the plain form.
+        let shown =
+            offset == "[0, 0]" || printed.contains(&format!("local_load {{offset = {offset}}}"));
+        assert!(shown, "{printed}");
+        assert_eq!(print(&parse(&printed).unwrap()), printed, "round trip");
+        let found = verify(&parsed)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            found.contains("is not one of the tiles"),
+            !good,
+            "{offset} {shape}: {found}"
+        );
+    }
     // An f32 buffer reads into a tf32 (k_width 1) operand layout, not a 16-bit one.
     let f32_ring = ok
         .replace("ptr<f16>", "ptr<f32>")
@@ -796,7 +828,7 @@ fn shared_memory_ops() {
         .replace("async_copy {vec = 8}", "async_copy {vec = 4}");
     verify(&parse(&f32_ring.replace("k_width = 2", "k_width = 1")).unwrap())
         .unwrap_or_else(|e| panic!("{e}"));
-    rejects_kernel(&f32_ring, "`local_load` reads one stage");
+    rejects_kernel(&f32_ring, "`local_load` reads a window of one stage");
     // Only local_alloc makes a buffer.
     reject(
         &format!("%0 = local_alloc : smem<3x64x32xf16, {sh}>"),

@@ -391,11 +391,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         params.extend([BasicMetadataTypeEnum::from(f32_ty); 4]);
         let ret = ctx.struct_type(&[f32_ty.into(); 4], false);
         let fn_ty = ret.fn_type(&params, false);
+        // Marked as having effects, though it has none, so that the `mma`s keep the place the
+        // IR gives them among the `ldmatrix`es, copies and barriers (`prefetch-dot` puts a slice
+        // of them before a barrier): neither LLVM nor the demand-order sink (`sink.rs`) moves it.
         let asm = ctx.create_inline_asm(
             fn_ty,
             text.to_string(),
             constraints.to_string(),
-            false,
+            true,
             false,
             None,
             false,

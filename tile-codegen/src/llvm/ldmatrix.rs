@@ -137,7 +137,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         })?;
         self.barrier()?;
         let base = self.shared_address(smem)?;
-        self.ldmatrix_operand(base, sw, to, from.elem)
+        self.ldmatrix_operand(base, sw, [0, 0], to, from.elem)
     }
 
     /// The 32-bit shared-window address of a shared array (what `ldmatrix` and `cp.async` take).
@@ -151,13 +151,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .llvm()
     }
 
-    /// Reads the swizzled `R × C` tile at shared address `base` into the mma operand layout of
-    /// `to` with `ldmatrix` (see the module documentation); the tile must be complete and visible
-    /// (after a barrier).
+    /// Reads the window of `to`'s shape at row `offset[0]`, column `offset[1]` of the swizzled
+    /// tile at shared address `base` into the mma operand layout of `to` with `ldmatrix` (see the
+    /// module documentation; the window's offsets are multiples of 16 along `K` and of the warps'
+    /// extent along `M` or `N`); the tile must be complete and visible (after a barrier).
     pub(super) fn ldmatrix_operand(
         &mut self,
         base: IntValue<'ctx>,
         sw: Swizzle,
+        offset: [u64; 2],
         to: &tile_core::ir::Type,
         elem: Elem,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -187,8 +189,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             for i in 0..(m / (16 * wm)).max(1) {
                 for k0 in (0..k).step_by(16) {
                     // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 8 + l / 16.
-                    let row = self.lane_row(lane, warp_m, i * 16 * wm)?;
-                    let chunk = self.lane_chunk(lane, k0 / 8, 16)?;
+                    let row = self.lane_row(lane, warp_m, offset[0] + i * 16 * wm)?;
+                    let chunk = self.lane_chunk(lane, (offset[1] + k0) / 8, 16)?;
                     let words = self.ldmatrix(base, sw, row, chunk, 4, false)?;
                     for (w, word) in words.iter().enumerate() {
                         for h in 0..2u64 {
@@ -206,7 +208,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             for k0 in (0..k).step_by(16) {
                 for j in (0..reps_n).step_by(2) {
                     let pair = j + 1 < reps_n;
-                    let row = self.lane_row(lane, self.context.i32_type().const_zero(), k0)?;
+                    let row =
+                        self.lane_row(lane, self.context.i32_type().const_zero(), offset[0] + k0)?;
                     // Lane l: column tile j + l / 16 (j alone for `.x2`).
                     let col_tile = if pair {
                         let b = &self.builder;
@@ -217,10 +220,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         let t = b
                             .build_int_nsw_add(hi, i32_ty.const_int(j, false), "")
                             .llvm()?;
-                        b.build_int_nsw_mul(t, i32_ty.const_int(8 * wn, false), "")
+                        let t = b
+                            .build_int_nsw_mul(t, i32_ty.const_int(8 * wn, false), "")
+                            .llvm()?;
+                        b.build_int_nsw_add(t, i32_ty.const_int(offset[1], false), "")
                             .llvm()?
                     } else {
-                        self.context.i32_type().const_int(j * 8 * wn, false)
+                        self.context
+                            .i32_type()
+                            .const_int(offset[1] + j * 8 * wn, false)
                     };
                     let col = self
                         .builder
@@ -254,8 +262,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect()
     }
 
-    /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the tile at shared
-    /// address `base` with `ldmatrix.x4.b16` on 32-bit data: an 8 × 8 matrix of 16-bit elements
+    /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the window at
+    /// `offset` of the tile at shared address `base` with `ldmatrix.x4.b16` on 32-bit data: an 8 × 8 matrix of 16-bit elements
     /// is 8 rows of 4 f32, and lane `l` receives row `l / 4`, element `l % 4` of it — exactly
     /// fragment `a_w` of `mma.m16n8k8.tf32` for the matrices `(m0, k0)`, `(m0 + 8, k0)`,
     /// `(m0, k0 + 4)`, `(m0 + 8, k0 + 4)`.
@@ -263,6 +271,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         &mut self,
         base: IntValue<'ctx>,
         sw: Swizzle,
+        offset: [u64; 2],
         to: &tile_core::ir::Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let Some(Layout::DotOperand(op)) = &to.layout else {
@@ -290,8 +299,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         for i in 0..(m / (16 * wm)).max(1) {
             for k0 in (0..k).step_by(8) {
                 // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 4 + l / 16.
-                let row = self.lane_row(lane, warp_m, i * 16 * wm)?;
-                let chunk = self.lane_chunk(lane, k0 / 4, 16)?;
+                let row = self.lane_row(lane, warp_m, offset[0] + i * 16 * wm)?;
+                let chunk = self.lane_chunk(lane, (offset[1] + k0) / 4, 16)?;
                 let words = self.ldmatrix(base, sw, row, chunk, 4, false)?;
                 for (w, word) in words.iter().enumerate() {
                     let w = w as u64;

@@ -434,7 +434,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::Yield
                 | OpKind::Dot { .. }
                 | OpKind::AsyncCopy { .. }
-                | OpKind::LocalLoad
+                | OpKind::LocalLoad { .. }
         ) {
             self.check_layouts(data)?;
         }
@@ -529,7 +529,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.barrier()?;
                 None
             }
-            OpKind::LocalLoad => Some(self.local_load(data)?),
+            OpKind::LocalLoad { offset } => Some(self.local_load(data, *offset)?),
             // `for_loop` and `if_op` read the yielded values; they never get here.
             OpKind::Yield | OpKind::For | OpKind::If => None,
         };

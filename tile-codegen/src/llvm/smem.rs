@@ -214,9 +214,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.memory_asm(format!("cp.async.wait_group {pending};"))
     }
 
-    /// `local_load %buf, %stage`: the stage read into the result's operand layout by `ldmatrix`.
-    pub(super) fn local_load(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    /// `local_load {offset} %buf, %stage`: the window of the stage at `offset` read into the
+    /// result's operand layout by `ldmatrix`.
+    pub(super) fn local_load(
+        &mut self,
+        data: &OpData,
+        offset: [u32; 2],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
+        let offset = offset.map(u64::from);
         let (ty, layout) = buffer_of(f, data)?;
         let to = self.result_type(data)?;
         let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
@@ -224,10 +230,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
         if d.size_bytes() == 2 {
             let base = self.stage_base(data, ty)?;
-            self.ldmatrix_operand(base, sw, to, to.elem)
+            self.ldmatrix_operand(base, sw, offset, to, to.elem)
         } else if operand_a && sw.chunk_bytes == 16 && to.shape[0] >= 16 && to.shape[1] >= 8 {
             let base = self.stage_base(data, ty)?;
-            self.ldmatrix_tf32_a(base, sw, to)
+            self.ldmatrix_tf32_a(base, sw, offset, to)
         } else {
             let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
             let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;
@@ -242,17 +248,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             // the buffer's S stages.
             let base =
                 unsafe { b.build_in_bounds_gep(self.context.i8_type(), buf, &[off], "") }.llvm()?;
-            self.shared_read_each(base, sw, to)
+            self.shared_read_each(base, sw, offset, to)
         }
     }
 
-    /// Reads the swizzled tile at shared address `base` into the layout of `to` one element at a
-    /// time (`ld.shared` of 4 bytes per register at its swizzled address): the tf32 operands,
-    /// which `ldmatrix` (16-bit rows) does not transpose.
+    /// Reads the window at `offset` of the swizzled tile at shared address `base` into the layout
+    /// of `to` one element at a time (`ld.shared` of 4 bytes per register at its swizzled
+    /// address): the tf32 operands, which `ldmatrix` (16-bit rows) does not transpose.
     fn shared_read_each(
         &mut self,
         base: inkwell::values::PointerValue<'ctx>,
         sw: Swizzle,
+        offset: [u64; 2],
         to: &Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let dst = Distribution::of(to)?;
@@ -260,8 +267,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let elem_ty = super::lower::register_type(self.context, to.elem);
         let mut out = Vec::with_capacity(dst.elems_per_thread());
         for k in 0..dst.elems_per_thread() {
+            let i32_ty = self.context.i32_type();
             let row = self.index_along(&dst, &t, 0, k)?;
             let col = self.index_along(&dst, &t, 1, k)?;
+            let b = &self.builder;
+            let row = b
+                .build_int_nsw_add(row, i32_ty.const_int(offset[0], false), "")
+                .llvm()?;
+            let col = b
+                .build_int_nsw_add(col, i32_ty.const_int(offset[1], false), "")
+                .llvm()?;
             let off = self.swizzled_byte_offset(sw, row, col)?;
             let b = &self.builder;
             // SAFETY: `off` is the swizzled byte offset of an element of this R × C stage.

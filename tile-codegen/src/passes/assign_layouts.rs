@@ -127,7 +127,7 @@ pub fn run(f: &mut Function) {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
-            | OpKind::LocalLoad => false,
+            | OpKind::LocalLoad { .. } => false,
         };
         if joined {
             let tensors: Vec<ValueId> = d
@@ -452,7 +452,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::AsyncCommit
         | OpKind::AsyncWait { .. }
         | OpKind::Barrier
-        | OpKind::LocalLoad
+        | OpKind::LocalLoad { .. }
         | OpKind::For
         | OpKind::If
         | OpKind::Yield

@@ -270,7 +270,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             OpKind::Dot { .. }
             | OpKind::Load { .. }
             | OpKind::LocalAlloc
-            | OpKind::LocalLoad
+            | OpKind::LocalLoad { .. }
             | OpKind::AsyncCopy { .. }
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }

@@ -11,6 +11,7 @@
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `pipeline-dot`   | GPU          | a tensor-core `dot` loop's tiles through a ring of `num_stages` shared buffers filled by `cp.async` ahead of use |
+//! | `prefetch-dot`   | GPU (not in the default pipeline) | such a loop reads each stage in `K` slices, the next stage's first slice before the barrier's last `mma`s |
 //!
 //! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
 
@@ -23,6 +24,7 @@ pub mod dce;
 pub mod hoist_loads;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
+pub mod prefetch_dot;
 pub mod vectorize;
 
 use tile_core::ir::Function;
@@ -48,11 +50,13 @@ pub enum Pass {
     Vectorize,
     /// `pipeline-dot`.
     PipelineDot,
+    /// `prefetch-dot`.
+    PrefetchDot,
 }
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 8] = [
+    pub const ALL: [Pass; 9] = [
         Pass::Canonicalize,
         Pass::Cse,
         Pass::Dce,
@@ -61,6 +65,7 @@ impl Pass {
         Pass::AssignLayouts,
         Pass::Vectorize,
         Pass::PipelineDot,
+        Pass::PrefetchDot,
     ];
 
     /// The pass's name, as in golden tests, dumps and `TILE_SKIP_PASSES`.
@@ -74,6 +79,7 @@ impl Pass {
             Pass::AssignLayouts => "assign-layouts",
             Pass::Vectorize => "vectorize",
             Pass::PipelineDot => "pipeline-dot",
+            Pass::PrefetchDot => "prefetch-dot",
         }
     }
 
@@ -88,6 +94,7 @@ impl Pass {
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),
             Pass::PipelineDot => pipeline_dot::run(f),
+            Pass::PrefetchDot => prefetch_dot::run(f),
         }
     }
 

@@ -401,7 +401,12 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             block: body,
             at: pos,
         };
-        let t = b.val(f, OpKind::LocalLoad, vec![buf, read], conv_ty);
+        let t = b.val(
+            f,
+            OpKind::LocalLoad { offset: [0, 0] },
+            vec![buf, read],
+            conv_ty,
+        );
         let old = f.op(o.conv).results[0];
         f.replace_all_uses(old, t);
         f.detach(o.conv);

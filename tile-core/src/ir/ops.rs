@@ -421,9 +421,15 @@ pub enum OpKind {
     /// GPU level: every thread of the program waits here; shared memory written before it by any
     /// thread is visible to every read after it.
     Barrier,
-    /// GPU level: `local_load %buf, %stage` reads stage `stage` of `buf` into registers in the
-    /// result's layout (an mma operand layout: `ldmatrix`).
-    LocalLoad,
+    /// GPU level: `local_load {offset = [r0, c0]} %buf, %stage` reads the window of stage `stage`
+    /// of `buf` that starts at row `r0`, column `c0` and has the result's shape into registers in
+    /// the result's layout (an mma operand layout: `ldmatrix`). The window is one of the tiles of
+    /// its shape that partition the stage (each offset a multiple of the result's extent); without
+    /// an offset it is the whole stage.
+    LocalLoad {
+        /// Row and column of the window's first element.
+        offset: [u32; 2],
+    },
 }
 
 /// What an op does besides computing its results: the one statement of it that passes ask
@@ -476,7 +482,7 @@ impl OpKind {
             OpKind::AsyncCommit => "async_commit",
             OpKind::AsyncWait { .. } => "async_wait",
             OpKind::Barrier => "barrier",
-            OpKind::LocalLoad => "local_load",
+            OpKind::LocalLoad { .. } => "local_load",
         }
     }
 
@@ -512,7 +518,7 @@ impl OpKind {
             | OpKind::Dot { .. }
             | OpKind::Load { .. }
             | OpKind::LocalAlloc
-            | OpKind::LocalLoad => 1,
+            | OpKind::LocalLoad { .. } => 1,
         })
     }
 
@@ -528,7 +534,7 @@ impl OpKind {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
-            | OpKind::LocalLoad => Effect::Sync,
+            | OpKind::LocalLoad { .. } => Effect::Sync,
             OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
@@ -567,7 +573,7 @@ impl OpKind {
                 | OpKind::AsyncCommit
                 | OpKind::AsyncWait { .. }
                 | OpKind::Barrier
-                | OpKind::LocalLoad
+                | OpKind::LocalLoad { .. }
         )
     }
 }

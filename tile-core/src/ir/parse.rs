@@ -391,7 +391,25 @@ fn parse_op(
         "local_alloc" => OpKind::LocalAlloc,
         "async_commit" => OpKind::AsyncCommit,
         "barrier" => OpKind::Barrier,
-        "local_load" => OpKind::LocalLoad,
+        "local_load" => {
+            let mut offset = [0, 0];
+            if c.eat("{") {
+                c.keyword("offset")?;
+                c.expect("=")?;
+                c.expect("[")?;
+                for (i, o) in offset.iter_mut().enumerate() {
+                    if i > 0 {
+                        c.expect(",")?;
+                    }
+                    let col = c.col();
+                    *o = u32::try_from(c.uint()?)
+                        .map_err(|_| c.err_at(col, "the offset does not fit in u32".into()))?;
+                }
+                c.expect("]")?;
+                c.expect("}")?;
+            }
+            OpKind::LocalLoad { offset }
+        }
         "return" => OpKind::Return,
         "for" => OpKind::For,
         "if" => OpKind::If,

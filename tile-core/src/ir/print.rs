@@ -213,6 +213,11 @@ impl Printer<'_> {
                     let _ = write!(line, " {{vec = {vec}}}");
                 }
             }
+            OpKind::LocalLoad { offset } => {
+                if *offset != [0, 0] {
+                    let _ = write!(line, " {{offset = [{}, {}]}}", offset[0], offset[1]);
+                }
+            }
             OpKind::AsyncWait { pending } => {
                 let _ = write!(line, " {{pending = {pending}}}");
             }
@@ -236,8 +241,7 @@ impl Printer<'_> {
             | OpKind::Return
             | OpKind::LocalAlloc
             | OpKind::AsyncCommit
-            | OpKind::Barrier
-            | OpKind::LocalLoad => {}
+            | OpKind::Barrier => {}
         }
         let operands: Vec<&str> = op.operands.iter().map(|&v| self.name(v)).collect();
         if !operands.is_empty() {

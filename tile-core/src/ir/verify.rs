@@ -1039,7 +1039,7 @@ impl Verifier<'_> {
                     );
                 }
             }
-            OpKind::LocalLoad => {
+            OpKind::LocalLoad { offset } => {
                 if !want(&[2]) {
                     return arity_err(self, "2");
                 }
@@ -1048,7 +1048,8 @@ impl Verifier<'_> {
                 let Some(ty) = res else { return };
                 let ok = buf.is_shared()
                     && ty.elem == buf.elem
-                    && ty.shape[..] == buf.shape[1..]
+                    && ty.shape.len() == 2
+                    && buf.shape.len() == 3
                     && match (&ty.layout, ty.dtype()) {
                         (Some(Layout::DotOperand(d)), Some(DType::F16 | DType::BF16)) => {
                             d.k_width == 2
@@ -1057,9 +1058,23 @@ impl Verifier<'_> {
                         _ => false,
                     };
                 if !ok {
+                    return self.err(
+                        pos,
+                        format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
+                    );
+                }
+                // One of the tiles of the result's shape that partition the stage.
+                let fits = (0..2).all(|d| {
+                    let (o, n, whole) = (offset[d], ty.shape[d], buf.shape[d + 1]);
+                    n > 0 && o % n == 0 && o.checked_add(n).is_some_and(|end| end <= whole)
+                });
+                if !fits {
                     self.err(
                         pos,
-                        format!("`local_load` reads one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
+                        format!(
+                            "`local_load` window at [{}, {}] of shape {:?} is not one of the tiles of that shape in a stage of `{buf}`",
+                            offset[0], offset[1], ty.shape
+                        ),
                     );
                 }
             }
