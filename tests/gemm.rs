@@ -18,6 +18,8 @@ fn gemm_matches_reference_on_awkward_shapes() {
         (17, 17, 17),
         (3, 9, 1000),
         (130, 5, 33),
+        // 9 row blocks: a full group of 8 and a group of one (the grouped order's ragged edge).
+        (1100, 200, 5),
     ] {
         let mut r = Rng((m * 7919 + n * 31 + k) as u64);
         let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
@@ -25,10 +27,10 @@ fn gemm_matches_reference_on_awkward_shapes() {
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
         let mut c = dev.upload(&vec![f16::NAN; m * n]).unwrap();
         let mut c32 = dev.upload(&vec![f32::NAN; m * n]).unwrap();
-        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 64));
+        let grid = common::gemm::grid(m, n, 64);
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         gemm::launch(&dev, grid, &da, &db, &mut c, mi, ni, ki, 64).unwrap();
-        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+        let grid = common::gemm::grid(m, n, 128);
         gemm::launch(&dev, grid, &da, &db, &mut c32, mi, ni, ki, 128).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
         for i in 0..m {
@@ -72,11 +74,11 @@ fn gemm_bias_act_matches_reference() {
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         for act in 0..3 {
             let mut fused = vec![f16::NAN; m * n];
-            let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+            let grid = common::gemm::grid(m, n, 128);
             gemm_bias_act::launch(&dev, grid, &a, &b, &bias, &mut fused, mi, ni, ki, act).unwrap();
             let mut tmp = vec![f16::NAN; m * n];
             let mut unfused = vec![f16::NAN; m * n];
-            let grid64 = Grid::xy(cdiv(m, 128), cdiv(n, 64));
+            let grid64 = common::gemm::grid(m, n, 64);
             gemm::launch(&dev, grid64, &a, &b, &mut tmp, mi, ni, ki, 64).unwrap();
             let g = Grid::x(cdiv(m * n, 2048));
             bias_act::launch(&dev, g, &tmp, &bias, &mut unfused, mi, ni, act).unwrap();

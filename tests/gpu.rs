@@ -726,7 +726,7 @@ fn gpu_explicit_target() {
     let run = |dev: &Device| {
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
         let mut c = dev.upload(&vec![f32::NAN; m * n]).unwrap();
-        let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+        let grid = common::gemm::grid(m, n, 128);
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         gemm::launch(dev, grid, &da, &db, &mut c, mi, ni, ki, 128).unwrap();
         dev.download(&c).unwrap()

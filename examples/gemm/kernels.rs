@@ -1,6 +1,6 @@
 //! GEMM, `C = A @ B` with row-major `A` (`m × k`) and `B` (`k × n`), f16 or bf16 inputs and f32
 //! accumulation on tensor cores (`dot` of 16-bit tiles lowers to `mma.sync.m16n8k16`): one program
-//! per `BM × BN` block of `C`, a loop over `BK`-wide slices of `k` whose ragged edge is masked (the
+//! per `BM × BN` block of `C` (a 1-D grid in grouped order, [`grid`]), a loop over `BK`-wide slices of `k` whose ragged edge is masked (the
 //! masked-off elements load as 0, which adds nothing). `C` is written as `O`: the input type or
 //! f32 (the mixed f16/bf16 instances are compiled too, and unused by the example). `BN` is 64 or
 //! 128, chosen at launch, on 4 warps (64 × 32 or 64 × 64 accumulator tiles per warp; two programs
@@ -12,7 +12,9 @@
 use tile::prelude::*;
 
 #[tile_kernel(num_warps = 4)]
-/// `c = a @ b`, written as `O` (the input type, or f32).
+/// `c = a @ b`, written as `O` (the input type, or f32). A 1-D grid ([`grid`]) of programs in
+/// grouped order, as in Triton's tutorial matmul: `GM` row blocks are visited column by column
+/// before the next `GM`, so the programs resident at once share panels of `A` and `B` in L2.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm(
     a: Ptr<T, { m * k }>,
@@ -25,48 +27,6 @@ pub fn gemm(
     O: Type<{ [f16, bf16, f32] }>,
     BM: Const<128>,
     BN: Const<{ [64, 128] }>,
-    BK: Const<32>,
-) {
-    let rows = program_id(0) * BM + arange(0, BM);
-    let cols = program_id(1) * BN + arange(0, BN);
-    let ks = arange(0, BK);
-    let row_ok = (rows < m).expand_dims(1);
-    let col_ok = (cols < n).expand_dims(0);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..k).step_by(BK) {
-        let kk = k0 + ks;
-        let at = load(
-            a + rows.expand_dims(1) * k + kk.expand_dims(0),
-            row_ok & (kk < k).expand_dims(0),
-        );
-        let bt = load(
-            b + kk.expand_dims(1) * n + cols.expand_dims(0),
-            (kk < k).expand_dims(1) & col_ok,
-        );
-        acc = dot(at, bt, acc);
-    }
-    store(
-        c + rows.expand_dims(1) * n + cols.expand_dims(0),
-        acc as O,
-        row_ok & col_ok,
-    );
-}
-
-#[tile_kernel(num_warps = 4)]
-/// `c = a @ b` as [`gemm`] with `BN = 128`, output in the input type, its programs in grouped
-/// order (as Triton's tutorial matmul): a 1-D grid, `GM` row blocks visited column by column
-/// before the next `GM`, so the programs resident at once share `A` and `B` panels in L2.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm_grouped(
-    a: Ptr<T, { m * k }>,
-    b: Ptr<T, { k * n }>,
-    c: Ptr<T, { m * n }>,
-    m: i32,
-    n: i32,
-    k: i32,
-    T: Type<{ [f16, bf16] }>,
-    BM: Const<128>,
-    BN: Const<128>,
     BK: Const<32>,
     GM: Const<8>,
 ) {
@@ -98,9 +58,17 @@ pub fn gemm_grouped(
     }
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
-        acc as T,
+        acc as O,
         row_ok & col_ok,
     );
+}
+
+/// The grid of [`gemm`] for an `m × n` result in `128 × bn` blocks: one program per block, on
+/// one axis (the kernel orders them itself). A count past `u32` saturates, and the launch
+/// refuses that grid.
+#[allow(dead_code)]
+pub fn grid(m: usize, n: usize, bn: i32) -> Grid {
+    Grid::x(cdiv(m, 128).saturating_mul(cdiv(n, bn)))
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -149,7 +117,6 @@ pub fn gemm_tf32(
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
-    v.extend(gemm_grouped::KERNELS);
     v.push(&gemm_tf32::KERNEL);
     v
 }

@@ -8,8 +8,9 @@
 //! warm-up) in TFLOP/s. cuBLAS and Triton on the same sizes come from `bench/python/baseline.py`
 //! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
 //!
-//! `gemm_grouped` (the same kernel with BN = 128, its programs in grouped order) is checked on the
-//! awkward shapes and timed beside `gemm` on the first three sizes.
+//! `gemm` runs its programs in grouped order (a 1-D grid, 8 row blocks visited column by column),
+//! as Triton's tutorial matmul does; `gemm_grouped`, its earlier grouped copy, is gone (docs/perf/
+//! NOTES.md has the grouped against the row-major order).
 //!
 //! `gemm_tf32` (f32 in and out, `precision = tf32`) runs the awkward shapes and the first three
 //! sizes, checked against f64 on the tf32-rounded inputs; its error against the f32 inputs is
@@ -27,7 +28,7 @@ use std::process::ExitCode;
 
 use common::{check_close, matmul_inputs as inputs, matmul_ref_at, print_table, time_ms, Half};
 use half::{bf16, f16};
-use kernels::{gemm, gemm_grouped, gemm_tf32};
+use kernels::{gemm, gemm_tf32};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -44,7 +45,7 @@ fn sample((m, n, _): Shape) -> Vec<(usize, usize)> {
 }
 
 fn grid(s: Shape, bn: i32) -> Grid {
-    Grid::xy(cdiv(s.0, 128), cdiv(s.1, bn as usize))
+    kernels::grid(s.0, s.1, bn)
 }
 
 /// Runs the kernel with `BN = bn` on `s`, writing the input type and f32, checks both, and
@@ -87,32 +88,6 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
     })?;
     Ok((ok, t, t32))
-}
-
-/// [`gemm_grouped`] on `s` (output in the input type): checked as [`run_case`] checks, timed
-/// when `reps > 0`; `(ok, ms)`.
-fn run_grouped<T: Half>(dev: &Device, s: Shape, reps: usize) -> Res<(bool, f64)> {
-    let (m, n, k) = s;
-    let (a, b, a64, b64) = inputs::<T>(s);
-    let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
-    let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
-    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    let g = Grid::x(cdiv(m, 128) * cdiv(n, 128));
-    gemm_grouped::launch(dev, g, &da, &db, &mut c, mi, ni, ki)?;
-    let got = dev.download(&c)?;
-    let at = sample(s);
-    let want = matmul_ref_at(&a64, &b64, s, &at);
-    let got: Vec<f32> = at.iter().map(|&(i, j)| got[i * n + j].to_f32()).collect();
-    let what = format!("{m}x{n}x{k} grouped {} -> {}", T::NAME, T::NAME);
-    let ok = check_close(&what, &got, &want, T::TOL);
-    if reps == 0 {
-        return Ok((ok, 0.0));
-    }
-    let stream = dev.stream().ok_or("no stream")?.clone();
-    let t = time_ms(&stream, 5, reps, || {
-        gemm_grouped::launch(dev, g, &da, &db, &mut c, mi, ni, ki)
-    })?;
-    Ok((ok, t))
 }
 
 /// The tf32 kernel on `s`: checked against f64 on the tf32-rounded inputs (the semantics of
@@ -192,7 +167,6 @@ fn run() -> Res<bool> {
                     ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
                 }
                 ok &= run_tf32(&dev, s, 0)?.0;
-                ok &= run_grouped::<f16>(&dev, s, 0)?.0;
             }
             return Ok(ok);
         }
@@ -204,8 +178,6 @@ fn run() -> Res<bool> {
             ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
         }
         ok &= run_tf32(&dev, s, 0)?.0;
-        ok &= run_grouped::<f16>(&dev, s, 0)?.0;
-        ok &= run_grouped::<bf16>(&dev, s, 0)?.0;
     }
     if quick {
         return Ok(ok);
@@ -230,22 +202,6 @@ fn run() -> Res<bool> {
                     format!("{:.1}", flop / (ms * 1e-3) / 1e12),
                 ]);
             }
-        }
-    }
-    for &s in &sizes[..3] {
-        let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
-        for (name, r) in [
-            ("f16", run_grouped::<f16>(&dev, s, 20)?),
-            ("bf16", run_grouped::<bf16>(&dev, s, 20)?),
-        ] {
-            ok &= r.0;
-            rows.push(vec![
-                format!("{}x{}x{}", s.0, s.1, s.2),
-                "128x128x32 grouped 8".into(),
-                format!("{name} -> {name}"),
-                format!("{:.4}", r.1),
-                format!("{:.1}", flop / (r.1 * 1e-3) / 1e12),
-            ]);
         }
     }
     for &s in &sizes[..3] {

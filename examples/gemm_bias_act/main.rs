@@ -76,8 +76,9 @@ impl<T: Half> Case<T> {
         (self.s.0 as i32, self.s.1 as i32, self.s.2 as i32)
     }
 
+    /// The grid of both GEMM kernels (grouped order, 128 × 128 blocks).
     fn gemm_grid(&self) -> Grid {
-        Grid::xy(cdiv(self.s.0, 128), cdiv(self.s.1, 128))
+        gemm_kernels::grid(self.s.0, self.s.1, 128)
     }
 
     fn epilogue_grid(&self) -> Grid {

@@ -91,7 +91,7 @@ impl<T: Half> Bufs<T> {
         } else {
             128
         };
-        let g = Grid::xy(cdiv(b, 128), cdiv(c, bn as usize));
+        let g = gemm_kernels::grid(b, c, bn);
         let (bi, di, ci) = (b as i32, d as i32, c as i32);
         gemm::launch(dev, g, &self.x, &self.w, &mut self.logits, bi, ci, di, bn)
     }

@@ -132,7 +132,7 @@ impl<T: Half> Case for GemmCase<T> {
             return Err(not_a_form(form));
         }
         let (m, n, k) = self.dims;
-        let g = Grid::xy(cdiv(m as usize, 128), cdiv(n as usize, 128));
+        let g = crate::gemm_kernels::grid(m as usize, n as usize, 128);
         if self.f32_out {
             gemm::launch(dev, g, &s.a, &s.b, &mut s.c32, m, n, k, 128)
         } else {

@@ -114,7 +114,7 @@ impl<T: Half> Case for ActCase<T> {
     fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
         let (m, n, k) = self.dims;
         let (mu, nu) = (m as usize, n as usize);
-        let g = Grid::xy(cdiv(mu, 128), cdiv(nu, 128));
+        let g = crate::gemm_kernels::grid(mu, nu, 128);
         match form {
             Form::Fused => {
                 gemm_bias_act::launch(dev, g, &s.a, &s.b, &s.bias, &mut s.c, m, n, k, self.act)
