@@ -5,7 +5,7 @@
 //! GEMM_BIG, GEMM_OUT_F32). Checked against float64 on every element of small shapes and on 512
 //! sampled elements of large ones; rows carry TFLOP/s.
 
-use tile::{cdiv, Buffer, Device, Grid};
+use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
