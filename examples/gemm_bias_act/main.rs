@@ -76,9 +76,14 @@ impl<T: Half> Case<T> {
         (self.s.0 as i32, self.s.1 as i32, self.s.2 as i32)
     }
 
-    /// The grid of both GEMM kernels (grouped order, 128 × 128 blocks).
+    /// The grid of the plain GEMM (grouped order, 128 × 128 blocks).
     fn gemm_grid(&self) -> Grid {
         gemm_kernels::grid(self.s.0, self.s.1, 128)
+    }
+
+    /// The grid of the fused kernel (row-major order, 128 × 128 blocks).
+    fn fused_grid(&self) -> Grid {
+        Grid::xy(cdiv(self.s.0, 128), cdiv(self.s.1, 128))
     }
 
     fn epilogue_grid(&self) -> Grid {
@@ -87,7 +92,7 @@ impl<T: Half> Case<T> {
 
     fn fused(&self, dev: &Device, out: &mut Buffer<T>, act: i32) -> Result<(), tile::Error> {
         let (m, n, k) = self.dims();
-        let g = self.gemm_grid();
+        let g = self.fused_grid();
         gemm_bias_act::launch(dev, g, &self.a, &self.b, &self.bias, out, m, n, k, act)
     }
 

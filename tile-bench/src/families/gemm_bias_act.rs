@@ -114,12 +114,14 @@ impl<T: Half> Case for ActCase<T> {
     fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
         let (m, n, k) = self.dims;
         let (mu, nu) = (m as usize, n as usize);
-        let g = crate::gemm_kernels::grid(mu, nu, 128);
         match form {
             Form::Fused => {
+                // Row-major order: the fused kernel's 2-D grid (see its documentation).
+                let g = Grid::xy(cdiv(mu, 128), cdiv(nu, 128));
                 gemm_bias_act::launch(dev, g, &s.a, &s.b, &s.bias, &mut s.c, m, n, k, self.act)
             }
             Form::Unfused => {
+                let g = crate::gemm_kernels::grid(mu, nu, 128);
                 gemm::launch(dev, g, &s.a, &s.b, &mut s.tmp, m, n, k, 128)?;
                 let e = Grid::x(cdiv(mu * nu, 2048));
                 bias_act::launch(dev, e, &s.tmp, &s.bias, &mut s.c, m, n, self.act)
