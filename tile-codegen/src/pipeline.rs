@@ -205,15 +205,86 @@ fn reparse(f: &Function, what: &str) -> Result<(String, Function), Failure> {
 
 /// Runs the whole pipeline on a kernel function: one [`CompiledKernel`] per specialization of its
 /// constants (one when every constant has a single value).
+///
+/// The instances compile on several threads (one LLVM context each; at most the machine's
+/// parallelism): a kernel with 12 instances, 3 variants and 2 targets is 72 LLVM compilations.
+/// Threads see only IR (no tokens: the compiler's spans may only be touched on the macro's
+/// thread); errors come back as [`InstanceError`]s and are located here, the first in instance
+/// order reported, as a sequential build would.
 pub fn compile(
     item: &syn::ItemFn,
     opts: &KernelOptions,
     dump: &DumpConfig,
 ) -> syn::Result<Vec<CompiledKernel>> {
-    frontend::lower_kernel(item, opts)?
+    let kernels = frontend::lower_kernel(item, opts)?;
+    let jobs: Vec<(&str, &Function)> = kernels.iter().map(|k| (k.name.as_str(), &k.ir)).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut built: Vec<Option<Result<Built, InstanceError>>> = Vec::new();
+    built.resize_with(jobs.len(), || None);
+    let built = std::sync::Mutex::new(built);
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(&(name, ir)) = jobs.get(i) else {
+            break;
+        };
+        let r = build_instance(name, ir, dump);
+        if let Ok(mut b) = built.lock() {
+            b[i] = Some(r);
+        }
+    };
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|sc| {
+            for _ in 0..threads {
+                sc.spawn(work);
+            }
+        });
+    }
+    let built = built.into_inner().unwrap_or_default();
+    kernels
         .into_iter()
-        .map(|kernel| compile_instance(item, kernel, dump))
+        .zip(built)
+        .map(|(kernel, b)| {
+            let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
+                Some(r) => r.error(msg),
+                None => syn::Error::new_spanned(&item.sig.ident, msg),
+            };
+            match b {
+                Some(Ok((tile_ir, variants))) => Ok(CompiledKernel {
+                    kernel,
+                    tile_ir,
+                    variants,
+                }),
+                Some(Err(InstanceError::Internal(e))) => {
+                    Err(at(e.loc, format!("internal error in tile: {}", e.msg)))
+                }
+                Some(Err(InstanceError::Kernel(e))) => {
+                    Err(at(e.loc, format!("cannot compile this kernel: {}", e.msg)))
+                }
+                None => Err(at(
+                    None,
+                    "internal error in tile: a build thread failed".into(),
+                )),
+            }
+        })
         .collect()
+}
+
+/// What [`build_instance`] makes: the optimized tile-level IR text and the variants.
+type Built = (String, Vec<CompiledVariant>);
+
+/// Why an instance did not build.
+#[derive(Debug)]
+enum InstanceError {
+    /// A bug in tile (an invalid IR, a failed dump).
+    Internal(Failure),
+    /// What the kernel asks for cannot be compiled (shared memory beyond the limit, say).
+    Kernel(Failure),
 }
 
 /// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`.
@@ -361,21 +432,14 @@ fn needed_divisibility(
     Ok(needed)
 }
 
-fn compile_instance(
-    item: &syn::ItemFn,
-    kernel: Kernel,
-    dump: &DumpConfig,
-) -> syn::Result<CompiledKernel> {
-    // An internal error is reported at the tokens the blamed op came from, else at the name.
-    let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
-        Some(r) => r.error(msg),
-        None => syn::Error::new_spanned(&item.sig.ident, msg),
-    };
-    let internal = |e: Failure| at(e.loc, format!("internal error in tile: {}", e.msg));
-    let mut tile = kernel.ir.clone();
-    run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(&internal)?;
-    let (tile_ir, tile) = reparse(&tile, "tile-level IR").map_err(&internal)?;
-    dump.write("ir", format!("{}.ir", kernel.name), &tile_ir)
+/// One instance (the tile-level IR `ir` of the kernel instance `name`) through the passes, for
+/// every specialization and target. Touches no tokens, so it may run on any thread.
+fn build_instance(name: &str, ir: &Function, dump: &DumpConfig) -> Result<Built, InstanceError> {
+    let internal = InstanceError::Internal;
+    let mut tile = ir.clone();
+    run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(internal)?;
+    let (tile_ir, tile) = reparse(&tile, "tile-level IR").map_err(internal)?;
+    dump.write("ir", format!("{}.ir", name), &tile_ir)
         .map_err(|e| internal(e.into()))?;
 
     // Specializations: every pointer 16-byte aligned and the integers that matter multiples of
@@ -395,14 +459,14 @@ fn compile_instance(
             }
         })
         .collect();
-    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes).map_err(&internal)?;
+    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes).map_err(internal)?;
     let mut specs = vec![(first.clone(), None)];
     if candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
         let generic =
-            gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(&internal)?;
+            gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(internal)?;
         if let Some(pairs) =
-            even_rows(&tile, &first, &generic, &dump.skip_passes).map_err(&internal)?
+            even_rows(&tile, &first, &generic, &dump.skip_passes).map_err(internal)?
         {
             specs.push(pairs);
         }
@@ -413,7 +477,7 @@ fn compile_instance(
         let reference = match built {
             Some(g) => g,
             None => gpu_level(&tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
-                .map_err(&internal)?,
+                .map_err(internal)?,
         };
         let mut base = tile.clone();
         if reference.num_warps < ELEMENTWISE_COPY_WARPS && wants_more_warps(&reference) {
@@ -421,16 +485,19 @@ fn compile_instance(
         }
         let mut targets = Vec::new();
         for t in GpuTarget::ALL {
-            let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(&internal)?;
-            let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(&internal)?;
-            let stem = format!("{}.v{vi}.{}", kernel.name, t.arch());
+            let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(internal)?;
+            let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(internal)?;
+            let stem = format!("{}.v{vi}.{}", name, t.arch());
             dump.write("gpu-ir", format!("{stem}.gpu-ir"), &gpu_ir)
                 .map_err(|e| internal(e.into()))?;
             // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
             // only on a bug in tile: say what failed, at the tokens of the op that needs it.
             let a = llvm::compile(&g, t).map_err(|e| {
                 let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-                at(loc, format!("cannot compile this kernel: {e}"))
+                InstanceError::Kernel(Failure {
+                    msg: e.to_string(),
+                    loc,
+                })
             })?;
             dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
                 .map_err(|e| internal(e.into()))?;
@@ -448,9 +515,5 @@ fn compile_instance(
             targets,
         });
     }
-    Ok(CompiledKernel {
-        kernel,
-        tile_ir,
-        variants,
-    })
+    Ok((tile_ir, variants))
 }

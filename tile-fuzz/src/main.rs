@@ -400,6 +400,32 @@ fn main() -> ExitCode {
         slowest.1
     );
 
+    // The slow cases' texts (slowest first, at most 20), to replay and profile.
+    let mut slow_cases: Vec<&(usize, Outcome, String, Duration)> = results
+        .iter()
+        .filter(|r| r.1 != Outcome::Timeout && r.3 > o.slow)
+        .collect();
+    slow_cases.sort_by_key(|r| std::cmp::Reverse(r.3));
+    if !slow_cases.is_empty() {
+        let _ = std::fs::create_dir_all(&o.out);
+        for (i, out, _, took) in slow_cases.iter().take(20) {
+            let c = &all[*i];
+            let file = o.out.join(format!("slow-{i}.rs"));
+            let body = format!(
+                "// case {i} ({}), {out}, {} ms\n{}\n",
+                c.origin,
+                took.as_millis(),
+                c.text
+            );
+            let _ = std::fs::write(&file, body);
+        }
+        println!(
+            "the {} slowest cases' texts: {}/slow-*.rs",
+            slow_cases.len().min(20),
+            o.out.display()
+        );
+    }
+
     let findings: Vec<Finding> = results
         .iter()
         .filter(|r| r.1.is_bug())
