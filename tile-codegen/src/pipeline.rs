@@ -209,7 +209,7 @@ fn reparse(f: &Function, what: &str) -> Result<(String, Function), Failure> {
 /// The instances compile on several threads (one LLVM context each; at most the machine's
 /// parallelism): a kernel with 12 instances, 3 variants and 2 targets is 72 LLVM compilations.
 /// Threads see only IR (no tokens: the compiler's spans may only be touched on the macro's
-/// thread); errors come back as [`InstanceError`]s and are located here, the first in instance
+/// thread); errors come back as values and are located here, the first in instance
 /// order reported, as a sequential build would.
 pub fn compile(
     item: &syn::ItemFn,
