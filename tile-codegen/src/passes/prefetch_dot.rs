@@ -195,6 +195,32 @@ fn insert(
     op
 }
 
+/// Inserts into `block` at `*at` the read of K slice `j` of operand `i`'s stage `stage` (the
+/// buffer and tile of the whole-stage `local_load` `ld`); its value.
+#[allow(clippy::too_many_arguments)]
+fn load_slice(
+    f: &mut Function,
+    block: BlockId,
+    at: &mut usize,
+    ld: OpId,
+    i: usize,
+    j: u32,
+    kstep: u32,
+    stage: ValueId,
+) -> ValueId {
+    let buf = f.op(ld).operands[0];
+    let (ty, offset) = slice(f, ld, i, j, kstep);
+    let op = insert(
+        f,
+        block,
+        at,
+        OpKind::LocalLoad { offset },
+        vec![buf, stage],
+        vec![ty],
+    );
+    f.op(op).results[0]
+}
+
 /// Rewrites `l` by `plan` (see the module documentation).
 fn prefetch(f: &mut Function, l: OpId, plan: &Plan) {
     let body = plan.body;
@@ -225,25 +251,14 @@ fn prefetch(f: &mut Function, l: OpId, plan: &Plan) {
     let mut last = Vec::new();
     for sd in &plan.dots {
         let mut cur = [ValueId(0); 2];
-        let mut firsts = [ValueId(0); 2];
         for (i, &ld) in sd.loads.iter().enumerate() {
-            let (buf, stage) = (f.op(ld).operands[0], f.op(ld).operands[1]);
-            let arg = carried_index(f, body, stage).unwrap_or(1);
+            let arg = carried_index(f, body, f.op(ld).operands[1]).unwrap_or(1);
             let init = f.op(l).operands[2 + arg];
-            let (ty0, off0) = slice(f, ld, i, 0, sd.kstep);
-            let op = insert(
-                f,
-                outer,
-                &mut at,
-                OpKind::LocalLoad { offset: off0 },
-                vec![buf, init],
-                vec![ty0.clone()],
-            );
-            let init_slice = f.op(op).results[0];
+            let init_slice = load_slice(f, outer, &mut at, ld, i, 0, sd.kstep, init);
             f.ops[l.index()].operands.push(init_slice);
+            let ty0 = f.ty(init_slice).clone();
             cur[i] = f.add_block_arg(body, ty0.clone());
             f.add_result(l, ty0);
-            firsts[i] = stage;
         }
         // Slice j + 1 read, then slice j multiplied, for j = 0 … n − 2: two slices live at most.
         let d = f.op(sd.dot).clone();
@@ -253,17 +268,8 @@ fn prefetch(f: &mut Function, l: OpId, plan: &Plan) {
         for j in 1..sd.slices {
             let mut next = [ValueId(0); 2];
             for (i, &ld) in sd.loads.iter().enumerate() {
-                let (buf, stage) = (f.op(ld).operands[0], f.op(ld).operands[1]);
-                let (ty, off) = slice(f, ld, i, j, sd.kstep);
-                let op = insert(
-                    f,
-                    body,
-                    &mut top,
-                    OpKind::LocalLoad { offset: off },
-                    vec![buf, stage],
-                    vec![ty],
-                );
-                next[i] = f.op(op).results[0];
+                let stage = f.op(ld).operands[1];
+                next[i] = load_slice(f, body, &mut top, ld, i, j, sd.kstep, stage);
             }
             let op = insert(
                 f,
@@ -276,7 +282,7 @@ fn prefetch(f: &mut Function, l: OpId, plan: &Plan) {
             acc = f.op(op).results[0];
             ab = next;
         }
-        last.push((sd, ab, acc, acc_ty, firsts));
+        last.push((sd, ab, acc, acc_ty));
     }
     // The end: the next iteration's wait and barrier, its slices 0, the last slices' dots.
     let mut end = f.blocks[body.index()]
@@ -287,24 +293,15 @@ fn prefetch(f: &mut Function, l: OpId, plan: &Plan) {
     insert(f, body, &mut end, wait_kind, vec![], vec![]);
     insert(f, body, &mut end, OpKind::Barrier, vec![], vec![]);
     let mut next_slices = Vec::new();
-    for (sd, _, _, _, firsts) in &last {
+    for (sd, ..) in &last {
         for (i, &ld) in sd.loads.iter().enumerate() {
-            let buf = f.op(ld).operands[0];
-            let arg = carried_index(f, body, firsts[i]).unwrap_or(1);
+            let arg = carried_index(f, body, f.op(ld).operands[1]).unwrap_or(1);
             let next_stage = f.op(y).operands[arg - 1];
-            let (ty0, off0) = slice(f, ld, i, 0, sd.kstep);
-            let op = insert(
-                f,
-                body,
-                &mut end,
-                OpKind::LocalLoad { offset: off0 },
-                vec![buf, next_stage],
-                vec![ty0],
-            );
-            next_slices.push(f.op(op).results[0]);
+            let v = load_slice(f, body, &mut end, ld, i, 0, sd.kstep, next_stage);
+            next_slices.push(v);
         }
     }
-    for (sd, ab, acc, acc_ty, _) in &last {
+    for (sd, ab, acc, acc_ty) in &last {
         let kind = f.op(sd.dot).kind.clone();
         let op = insert(
             f,
