@@ -74,7 +74,7 @@ fn gemm_bias_act_matches_reference() {
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         for act in 0..3 {
             let mut fused = vec![f16::NAN; m * n];
-            let grid = Grid::xy(cdiv(m, 128), cdiv(n, 128));
+            let grid = common::gemm_bias_act::grid(m, n);
             gemm_bias_act::launch(&dev, grid, &a, &b, &bias, &mut fused, mi, ni, ki, act).unwrap();
             let mut tmp = vec![f16::NAN; m * n];
             let mut unfused = vec![f16::NAN; m * n];

@@ -69,6 +69,13 @@ pub fn gemm_bias_act(
     );
 }
 
+/// The grid of [`gemm_bias_act`] for an `m × n` result: one program per `128 × 128` block, in
+/// row-major order.
+#[allow(dead_code)]
+pub fn grid(m: usize, n: usize) -> Grid {
+    Grid::xy(cdiv(m, 128), cdiv(n, 128))
+}
+
 #[tile_kernel(num_warps = 4)]
 /// The unfused epilogue: `out = act(x + bias)` over an `m × n` row-major matrix `x` (what a
 /// GEMM wrote), `BLOCK` elements per program, the bias gathered by column.

@@ -83,7 +83,7 @@ impl<T: Half> Case<T> {
 
     /// The grid of the fused kernel (row-major order, 128 × 128 blocks).
     fn fused_grid(&self) -> Grid {
-        Grid::xy(cdiv(self.s.0, 128), cdiv(self.s.1, 128))
+        kernels::grid(self.s.0, self.s.1)
     }
 
     fn epilogue_grid(&self) -> Grid {

@@ -116,8 +116,7 @@ impl<T: Half> Case for ActCase<T> {
         let (mu, nu) = (m as usize, n as usize);
         match form {
             Form::Fused => {
-                // Row-major order: the fused kernel's 2-D grid (see its documentation).
-                let g = Grid::xy(cdiv(mu, 128), cdiv(nu, 128));
+                let g = crate::gemm_bias_act::grid(mu, nu);
                 gemm_bias_act::launch(dev, g, &s.a, &s.b, &s.bias, &mut s.c, m, n, k, self.act)
             }
             Form::Unfused => {
