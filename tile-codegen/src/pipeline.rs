@@ -38,6 +38,7 @@ pub const GPU_PASSES: &[Pass] = &[
     Pass::Cse,
     Pass::Dce,
     Pass::HoistLoads,
+    Pass::InsertBarriers,
 ];
 
 /// One compiled specialization.

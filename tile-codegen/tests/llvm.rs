@@ -15,6 +15,7 @@
 use std::path::PathBuf;
 
 use tile_codegen::llvm::{compile, GpuTarget};
+use tile_codegen::passes::Pass;
 
 /// 4 elements per thread, 4 warps: a 512-element layout tile.
 const SPT4: &str = "#blocked<spt = [4], tpw = [32], wpc = [4], order = [0]>";
@@ -845,10 +846,11 @@ fn reduce_f32_1024_four_warps() {
     check(
         &reduce_kernel("reduce_f32", "f32", 1024, 4, SPT4, &["sum", "max", "min"]),
         &[
-            // Three reductions: 5 butterfly steps each, 2 barriers each; their shared arrays are
-            // laid over one another (one 16-byte array: 4 warps' partials).
+            // Three reductions: 5 butterfly steps each; their shared arrays are laid over one
+            // another (one 16-byte array: 4 warps' partials), so each one's writes wait for the
+            // previous one's reads: one barrier inside each, one before the second and third.
             "#15 shfl.sync.bfly.b32",
-            "#6 bar.sync",
+            "#5 bar.sync",
             "#1 .shared .align 16 .b8 __tile_smem[16];",
             "ld.shared.v4.f32",
             "add.rn.f32",
@@ -901,7 +903,7 @@ fn reduce_ints() {
         &[
             // An i64 crosses lanes as two 32-bit halves.
             "#20 shfl.sync.bfly.b32",
-            "#4 bar.sync",
+            "#3 bar.sync",
             "add.s64",
             "min.s64",
             "llvm:addrspace(3) global [32 x i8] undef",
@@ -1127,12 +1129,14 @@ fn targets() {
     assert_eq!(names, [("sm_90a", 90), ("sm_80", 80)]);
 }
 
-/// Parses and verifies `ir`, compiles it for every target and checks `expected` (see the module
-/// doc) plus what every kernel has: the entry, the block size, the target line. Then assembles the
-/// PTX with ptxas when it is available.
+/// Parses and verifies `ir`, places its barriers (`insert-barriers`, the pipeline's last pass),
+/// compiles it for every target and checks `expected` (see the module doc) plus what every kernel
+/// has: the entry, the block size, the target line. Then assembles the PTX with ptxas when it is
+/// available.
 fn check(ir: &str, expected: &[&str]) {
-    let f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
+    let mut f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
     tile_core::ir::verify(&f).unwrap_or_else(|e| panic!("verify error {e}\n{ir}"));
+    Pass::InsertBarriers.run(&mut f);
     let threads = 32 * f.num_warps;
     for target in GpuTarget::ALL {
         let a = compile(&f, target).unwrap_or_else(|e| panic!("{e}"));

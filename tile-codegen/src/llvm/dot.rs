@@ -6,7 +6,8 @@
 //! in order from `k = 0` — exactly the IR's definition, so the GPU agrees with the interpreter bit
 //! for bit.
 //!
-//! Steps: a barrier (an earlier use of the arrays may still be read), every element of `a`
+//! Steps (after the barrier `insert-barriers` places where an earlier user of the bytes may still
+//! read them): every element of `a`
 //! (`M × K`) and `b` (`K × N`) written once at its row-major index (see
 //! `Lowerer::store_tensor`), a barrier, then a loop over `k` carrying the thread's accumulators:
 //! per iteration one load of `a[m][k]` per row the thread holds and one of `b[k][n]` per column,
@@ -15,7 +16,7 @@
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
-use tile_core::ir::{DType, Layout, OpData, OpKind, Precision};
+use tile_core::ir::{DType, Layout, OpData, OpKind, Precision, Type};
 
 /// True for a `dot` with `precision = tf32`.
 fn tf32(data: &OpData) -> bool {
@@ -64,7 +65,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 *v = self.round_tf32(*v)?;
             }
         }
-        self.barrier()?;
         self.store_tensor(sa, f32_ty, &da, &va, Self::widen)?;
         self.store_tensor(sb, f32_ty, &db, &vb, Self::widen)?;
         self.barrier()?;
@@ -439,4 +439,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .llvm()?
             .into())
     }
+}
+
+/// The shared memory `dot` of `a` (`M × K`) and `b` (`K × N`) into `result` needs, in bytes:
+/// none on tensor cores (an mma result: the operands arrive in registers), else both operands
+/// widened to f32, each array 16-byte aligned.
+pub(super) fn scratch_bytes(a: &Type, b: &Type, result: &Type) -> u64 {
+    if matches!(result.layout, Some(Layout::Mma(_))) {
+        return 0;
+    }
+    (a.numel() * 4).next_multiple_of(16) + b.numel() * 4
 }

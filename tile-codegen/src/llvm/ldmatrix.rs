@@ -114,8 +114,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let i16_ty = self.context.i16_type();
         let smem = self.shared_array(i16_ty.into(), r * c)?;
 
-        // Writes, each element once, between two barriers.
-        self.barrier()?;
+        // Writes, each element once, then a barrier.
         let t = self.thread_coords(&src)?;
         let owner = self.owner(&src)?;
         let (run_dim, run) = src.contiguous_run();

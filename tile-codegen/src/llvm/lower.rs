@@ -29,6 +29,8 @@ use tile_core::ir::{
 };
 
 use super::layout::Distribution;
+use crate::passes::insert_barriers::missing;
+use crate::passes::shared_alloc::Allocation;
 
 /// LLVM's calling convention number for PTX kernel entry points (`ptx_kernel`).
 const PTX_KERNEL_CC: u32 = 71;
@@ -65,6 +67,29 @@ pub(super) fn lower_kernel<'ctx>(
         )
         .into());
     }
+    let order = f.walk();
+    let at_op = |op: OpId, msg: String| {
+        let pos = order.iter().position(|&o| o == op);
+        let name = f.op(op).kind.name();
+        LowerError {
+            op: pos,
+            msg: match pos {
+                Some(p) => format!("op #{p} `{name}`: {msg}"),
+                None => format!("`{name}`: {msg}"),
+            },
+        }
+    };
+    let alloc = Allocation::of(f).map_err(|(op, e)| at_op(op, e))?;
+    // Scratch users and buffers share bytes; only the barriers `insert-barriers` placed keep
+    // their accesses apart. A kernel that lacks one is refused, not lowered with a race.
+    let unordered =
+        missing(f, &alloc).map_err(|(op, e)| at_op(op, format!("internal error: {e}")))?;
+    if let Some(&op) = unordered.first() {
+        return Err(at_op(
+            op,
+            "internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
+        ));
+    }
     let function = declare_kernel(context, module, f)?;
     let builder = context.create_builder();
     let entry = context.append_basic_block(function, "entry");
@@ -79,8 +104,11 @@ pub(super) fn lower_kernel<'ctx>(
         tid: None,
         current_op: None,
         addressing: addressing_values(f),
-        smem: Vec::new(),
+        alloc,
+        smem_base: None,
+        scratch_used: (None, 0),
     };
+    let dyn_shared = l.create_shared()?;
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
             .get_nth_param(i as u32)
@@ -89,22 +117,11 @@ pub(super) fn lower_kernel<'ctx>(
     }
     // Read in the entry block, so that every later use (also after a loop) is dominated by it.
     l.tid()?;
-    let order = f.walk();
     for &op in &f.blocks[f.entry().index()].ops {
-        l.op(op).map_err(|e| {
-            // By the op's position in program order, as the verifier counts.
-            let pos = order.iter().position(|&o| o == op);
-            let name = f.op(op).kind.name();
-            LowerError {
-                op: pos,
-                msg: match pos {
-                    Some(p) => format!("op #{p} `{name}`: {e}"),
-                    None => format!("`{name}`: {e}"),
-                },
-            }
-        })?;
+        // By the op's position in program order, as the verifier counts.
+        l.op(op).map_err(|e| at_op(op, e))?;
     }
-    Ok(l.merge_shared()?)
+    Ok(dyn_shared)
 }
 
 /// Why lowering failed, and at which op (its position in program order), where one is to blame.
@@ -253,8 +270,12 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) current_op: Option<OpId>,
     /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).
     addressing: Vec<bool>,
-    /// The shared arrays created so far (see `shared`).
-    pub(super) smem: Vec<super::shared::SharedArray<'ctx>>,
+    /// Where each user of shared memory has its bytes.
+    pub(super) alloc: Allocation,
+    /// The kernel's one shared array (see `shared`), once created.
+    pub(super) smem_base: Option<PointerValue<'ctx>>,
+    /// The op whose scratch arrays are being carved, and the bytes carved so far.
+    pub(super) scratch_used: (Option<OpId>, u64),
 }
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,

@@ -37,6 +37,7 @@ mod math;
 mod memory;
 mod reduce;
 mod roll;
+pub(crate) mod scratch;
 mod shared;
 mod sink;
 mod smem;

@@ -19,14 +19,14 @@
 //!    butterfly holds the same bits.
 //! 3. **Across warps**, when warp bits lie along the reduced dimensions: one thread per group and
 //!    reduced warp index (reduced lane bits 0, copy bits 0) writes its partial to a shared array
-//!    (`reduced warps × groups` elements, at `warp index · groups + group`), between two barriers
-//!    (the first keeps a write from overtaking readers of an earlier use of the array); then every
-//!    thread reads its groups' partials and combines them in the same fixed order, so all threads
-//!    agree.
+//!    (`reduced warps × groups` elements, at `warp index · groups + group`), then a barrier (one
+//!    before the writes, where an earlier user of the bytes may still read them, is
+//!    `insert-barriers`'s); then every thread reads its groups' partials and combines them in the
+//!    same fixed order, so all threads agree.
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
-use tile_core::ir::{DType, OpData, ReduceKind};
+use tile_core::ir::{DType, OpData, ReduceKind, Type};
 
 use super::layout::Distribution;
 use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
@@ -53,41 +53,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 return Err(format!("reductions take i32, i64 or f32, found `{d}`"))
             }
         }
-        if axis as usize >= ty.shape.len() {
-            return Err(format!("axis {axis} is out of range for `{ty}`"));
-        }
-        let dist = self.tensor_distribution(ty)?;
-        // The reduced dimensions, and the result's distribution (a tensor result only).
-        let (reduced, out): (Vec<usize>, Option<Distribution>) = if ty.shape.len() == 1 {
-            ((0..dist.rank()).collect(), None)
+        let Split {
+            dist,
+            reduced,
+            kept,
+            red_lanes,
+            red_warps,
+        } = split(ty, axis)?;
+        let out = if ty.shape.len() == 1 {
+            None
         } else {
-            (vec![axis as usize], Some(self.tensor_distribution(rty)?))
+            Some(self.tensor_distribution(rty)?)
         };
-        let kept: Vec<usize> = (0..dist.rank()).filter(|r| !reduced.contains(r)).collect();
-        let ll = dist.linear();
-        let dims_mask = |dims: &[usize]| {
-            dims.iter().fold(0u64, |m, &d| {
-                let bits = ll.shape[d].trailing_zeros() as usize;
-                m | (((1u64 << bits) - 1) * ll.dim_bit(d, 0))
-            })
-        };
-        let (rmask, kmask) = (dims_mask(&reduced), dims_mask(&kept));
-        let along = |bases: &[u64]| -> Result<u64> {
-            let mut m = 0;
-            for (i, &b) in bases.iter().enumerate() {
-                if b & rmask != 0 && b & kmask != 0 {
-                    return Err(format!(
-                        "reducing `{ty}`: its layout mixes the reduced and kept dimensions in one bit"
-                    ));
-                }
-                if b & rmask != 0 {
-                    m |= 1 << i;
-                }
-            }
-            Ok(m)
-        };
-        let (red_lanes, red_warps) = (along(&ll.lane)?, along(&ll.warp)?);
-        along(&ll.reg)?;
         let vals = self.operand(data, 0)?.to_vec();
 
         // Groups: one per result register (one for a scalar), each a list of this thread's
@@ -311,7 +288,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             group_index.push(g);
         }
 
-        self.barrier()?;
         let base = self
             .builder
             .build_int_nsw_mul(warp_index, c(groups), "")
@@ -342,4 +318,73 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
         Ok(out)
     }
+}
+
+/// A reduction's operand split into the reduced and kept dimensions, and the lane and warp bits
+/// (masks over the layout's lane and warp bases) that lie along the reduced ones.
+struct Split {
+    dist: Distribution,
+    reduced: Vec<usize>,
+    kept: Vec<usize>,
+    red_lanes: u64,
+    red_warps: u64,
+}
+
+/// The split of `reduce {axis}` on an operand of type `ty` (every dimension of a rank-1 operand
+/// is reduced); `Err` where a layout bit mixes reduced and kept dimensions.
+fn split(ty: &Type, axis: u32) -> Result<Split> {
+    if axis as usize >= ty.shape.len() {
+        return Err(format!("axis {axis} is out of range for `{ty}`"));
+    }
+    let dist = Distribution::of(ty)?;
+    let reduced: Vec<usize> = if ty.shape.len() == 1 {
+        (0..dist.rank()).collect()
+    } else {
+        vec![axis as usize]
+    };
+    let kept: Vec<usize> = (0..dist.rank()).filter(|r| !reduced.contains(r)).collect();
+    let ll = dist.linear();
+    let dims_mask = |dims: &[usize]| {
+        dims.iter().fold(0u64, |m, &d| {
+            let bits = ll.shape[d].trailing_zeros() as usize;
+            m | (((1u64 << bits) - 1) * ll.dim_bit(d, 0))
+        })
+    };
+    let (rmask, kmask) = (dims_mask(&reduced), dims_mask(&kept));
+    let along = |bases: &[u64]| -> Result<u64> {
+        let mut m = 0;
+        for (i, &b) in bases.iter().enumerate() {
+            if b & rmask != 0 && b & kmask != 0 {
+                return Err(format!(
+                    "reducing `{ty}`: its layout mixes the reduced and kept dimensions in one bit"
+                ));
+            }
+            if b & rmask != 0 {
+                m |= 1 << i;
+            }
+        }
+        Ok(m)
+    };
+    let (red_lanes, red_warps) = (along(&ll.lane)?, along(&ll.warp)?);
+    along(&ll.reg)?;
+    Ok(Split {
+        dist,
+        reduced,
+        kept,
+        red_lanes,
+        red_warps,
+    })
+}
+
+/// The shared memory `reduce {axis}` of an operand of type `ty` needs, in bytes: a partial per
+/// reduced warp and group when warp bits lie along the reduced dimensions, else none.
+pub(super) fn scratch_bytes(ty: &Type, axis: u32) -> Result<u64> {
+    let d = ty.dtype().ok_or("a reduction of numbers")?;
+    let s = split(ty, axis)?;
+    if s.red_warps == 0 {
+        return Ok(0);
+    }
+    let warps = 1u64 << s.red_warps.count_ones();
+    let groups: u64 = s.kept.iter().map(|&k| s.dist.extent(k)).product();
+    Ok(warps * groups * u64::from(d.size_bytes()))
 }

@@ -13,7 +13,7 @@
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
-use tile_core::ir::{DType, Elem, InDim, OpData};
+use tile_core::ir::{DType, Elem, InDim, OpData, Type};
 
 use super::layout::Distribution;
 use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
@@ -187,4 +187,18 @@ fn half_bit(dist: &Distribution, d: usize, shift: u64) -> Option<HalfBit> {
         (InDim::Lane, bit) => Some(HalfBit::Lanes(1 << bit)),
         (InDim::Warp, _) => None,
     }
+}
+
+/// The shared memory `roll {axis, shift}` of a tensor of type `ty` needs, in bytes: none where
+/// the rotation is a register permutation or a lane shuffle, else the tensor in its memory form.
+pub(super) fn scratch_bytes(ty: &Type, axis: u32, shift: u32) -> Result<u64> {
+    let dist = Distribution::of(ty)?;
+    let d = axis as usize;
+    if d >= dist.rank() {
+        return Err(format!("axis {axis} is out of range for `{ty}`"));
+    }
+    if shift == 0 || dist.extent(d) == 1 || half_bit(&dist, d, u64::from(shift)).is_some() {
+        return Ok(0);
+    }
+    Ok(dist.numel() * super::shared::memory_bytes(ty.elem))
 }

@@ -1,23 +1,28 @@
-//! Shared memory: static arrays, barriers, and `convert_layout`, which moves a tensor between two
-//! layouts through one.
+//! Shared memory: the kernel's one shared array, scratch arrays, barriers, and `convert_layout`,
+//! which moves a tensor between two layouts through shared memory.
 //!
-//! Every user of shared memory gets its own static arrays (`addrspace(3)`, internal linkage,
-//! 16-byte aligned) while it is lowered; once the kernel is lowered, the arrays of different ops are
-//! laid over one another in a single array (`Lowerer::merge_shared`, safe because every use is
-//! bracketed by barriers). One op's arrays stay below the 48 KiB a program may declare statically
-//! ([`SHARED_LIMIT`]), or the lowering fails with a message.
+//! A kernel has one shared array (`addrspace(3)`, 16-byte aligned), as large as the allocation
+//! (`passes::shared_alloc`) says: static and internal when it fits [`SHARED_LIMIT`] and no
+//! `local_alloc` buffer asks for dynamic memory, else the `extern` dynamic array the launch sizes.
+//! Every user gets its bytes where the allocation put them: a `local_alloc` buffer its region, an
+//! op with scratch memory its region, carved into 16-byte aligned arrays as its lowering asks
+//! (checked against the region's size, which `scratch` computed from the same decisions). One op's
+//! arrays stay below the 48 KiB a program may declare statically, or the lowering fails with a
+//! message.
+//!
+//! Barriers: an op's lowering places the one between its own writes and reads; the one before
+//! its writes, where an earlier user of the same bytes may still be reading, is an IR `barrier`
+//! that `insert-barriers` placed (and the lowering refuses a kernel that lacks one).
 //!
 //! `convert_layout` writes every element once (from the thread that owns it, see `layout`) at its
-//! row-major index, waits at a barrier, and reads each slot of the new layout
-//! from its index. A barrier also precedes the writes, so that a later use of the array (once loops
-//! exist) cannot overtake readers of an earlier one. Elements travel in their memory form:
-//! booleans as bytes, pointers as 64-bit integers.
+//! row-major index, waits at a barrier, and reads each slot of the new layout from its index.
+//! Elements travel in their memory form: booleans as bytes, pointers as 64-bit integers.
 
 use inkwell::module::Linkage;
-use inkwell::types::{BasicType, BasicTypeEnum};
+use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tile_core::ir::{DType, Elem, OpData};
+use tile_core::ir::{DType, Elem, OpData, Type};
 
 use super::layout::Distribution;
 use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL};
@@ -28,58 +33,89 @@ const SHARED: u16 = 3;
 /// Static shared memory a program may declare, in bytes.
 pub(super) const SHARED_LIMIT: u64 = 48 * 1024;
 
-/// One shared array created during lowering: the op it belongs to, and its size.
-pub(super) struct SharedArray<'ctx> {
-    /// The op (its index) whose lowering created it.
-    pub op: usize,
-    /// The array.
-    pub global: inkwell::values::GlobalValue<'ctx>,
-    /// Its size in bytes.
-    pub bytes: u64,
-    /// A `local_alloc` buffer, live for the whole kernel: it gets bytes of its own instead of
-    /// sharing them with other ops.
-    pub persistent: bool,
-}
-
 impl<'ctx> Lowerer<'_, 'ctx> {
-    /// A new static shared array of `n` elements of type `elem`, named after the current op. The
-    /// arrays of one op must fit the limit together; those of different ops share memory (see
-    /// [`Lowerer::merge_shared`]).
+    /// Creates the kernel's one shared array, as large as the allocation says (nothing when the
+    /// kernel uses no shared memory): a static array while every byte fits the static limit and
+    /// no `local_alloc` asks for dynamic memory, else the `extern` dynamic array the launch sizes.
+    /// Returns the dynamic bytes (0 for a static array).
+    pub(super) fn create_shared(&mut self) -> Result<u64> {
+        let (size, dynamic) = (self.alloc.size, self.alloc.dynamic);
+        if size == 0 {
+            return Ok(0);
+        }
+        let i8_ty = self.context.i8_type();
+        let (g, dyn_bytes) = if dynamic || size > SHARED_LIMIT {
+            // `.extern .shared .align 16 .b8 __tile_dyn_smem[]`: sized by the launch.
+            let g = self.module.add_global(
+                i8_ty.array_type(0),
+                Some(AddressSpace::from(SHARED)),
+                "__tile_dyn_smem",
+            );
+            g.set_linkage(Linkage::External);
+            g.set_alignment(16);
+            (g, size)
+        } else {
+            let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
+            (
+                self.internal_shared_global(i8_ty.array_type(len), "__tile_smem"),
+                0,
+            )
+        };
+        self.smem_base = Some(g.as_pointer_value());
+        Ok(dyn_bytes)
+    }
+
+    /// The address `off` bytes into the kernel's shared array.
+    fn shared_at(&self, off: u64) -> Result<PointerValue<'ctx>> {
+        let base = self
+            .smem_base
+            .ok_or("shared memory used, but the allocation has none")?;
+        let i8_ty = self.context.i8_type();
+        let at = self.context.i64_type().const_int(off, false);
+        // SAFETY: a constant GEP of `off` bytes into the kernel's shared array, whose length (the
+        // allocation's size; the launch's dynamic size for the extern one) is at least `off` plus
+        // the bytes of the region that starts there (checked by the callers against the
+        // allocation), so the address stays inside it.
+        Ok(unsafe { base.const_gep(i8_ty, &[at]) })
+    }
+
+    /// A new scratch array of `n` elements of type `elem` for the op being lowered, carved from
+    /// the region the allocation gave that op (each array 16-byte aligned). The arrays of one op
+    /// must fit [`SHARED_LIMIT`] together; a region too small for what the lowering asks is the
+    /// allocation disagreeing with the lowering (`scratch`), an internal error.
     pub(super) fn shared_array(
         &mut self,
         elem: BasicTypeEnum<'ctx>,
         n: u64,
     ) -> Result<PointerValue<'ctx>> {
-        let op = self.current_op.map_or(0, |o| o.index());
-        let bytes = n * self.store_size(elem)?;
-        let this_op: u64 = self
-            .smem
-            .iter()
-            .filter(|a| a.op == op)
-            .map(|a| a.bytes.next_multiple_of(16))
-            .sum::<u64>()
-            + bytes;
-        if this_op > SHARED_LIMIT {
+        let op = self.current_op.ok_or("a shared array outside any op")?;
+        let bytes = n
+            .checked_mul(self.store_size(elem)?)
+            .ok_or("a shared array is too large")?;
+        let used = if self.scratch_used.0 == Some(op) {
+            self.scratch_used.1
+        } else {
+            0
+        };
+        let start = used.next_multiple_of(16);
+        let end = start + bytes;
+        if end > SHARED_LIMIT {
             return Err(format!(
-                "an op needs {this_op} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)"
+                "an op needs {end} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)"
             ));
         }
-        let len = u32::try_from(n).map_err(|_| "a shared array is too long".to_string())?;
-        let array_ty = elem.array_type(len);
-        let mut name = format!("__tile_smem_op{op}");
-        let mut i = 1;
-        while self.module.get_global(&name).is_some() {
-            name = format!("__tile_smem_op{op}_{i}");
-            i += 1;
+        let place = self
+            .alloc
+            .place(op)
+            .ok_or("internal error: an op uses shared memory the allocation gave it none of")?;
+        if end > place.bytes {
+            return Err(format!(
+                "internal error: the op uses {end} bytes of scratch shared memory, the allocation gave it {}",
+                place.bytes
+            ));
         }
-        let g = self.internal_shared_global(array_ty, &name);
-        self.smem.push(SharedArray {
-            op,
-            global: g,
-            bytes,
-            persistent: false,
-        });
-        Ok(g.as_pointer_value())
+        self.scratch_used = (Some(op), end);
+        self.shared_at(place.offset + start)
     }
 
     /// A new internal, 16-byte aligned shared array of type `array_ty` named `name`.
@@ -98,94 +134,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         g
     }
 
-    /// A `local_alloc` buffer of `bytes` bytes: a placeholder array, given its place in the
-    /// kernel's dynamic shared memory by [`Lowerer::merge_shared`], after every op's scratch arrays.
+    /// The `local_alloc` buffer of `bytes` bytes being lowered: where the allocation put it.
     pub(super) fn shared_buffer(&mut self, bytes: u64) -> Result<PointerValue<'ctx>> {
-        let op = self.current_op.map_or(0, |o| o.index());
-        let len = u32::try_from(bytes).map_err(|_| "a shared buffer is too large".to_string())?;
-        let array_ty = self.context.i8_type().array_type(len);
-        let g = self.internal_shared_global(array_ty, &format!("__tile_buffer_op{op}"));
-        self.smem.push(SharedArray {
-            op,
-            global: g,
-            bytes,
-            persistent: true,
-        });
-        Ok(g.as_pointer_value())
-    }
-
-    /// Makes every op's shared arrays one region of a single array `__tile_smem` as large as the
-    /// largest op's arrays together (each 16-byte aligned), instead of one array each. Safe because
-    /// every use of shared memory is bracketed by barriers (a barrier, the writes, a barrier, the
-    /// reads; see `reduce`, `convert_layout`, `dot`): the next op's writes come after a barrier
-    /// that every thread reaches only after its reads of the previous op's data. So a kernel
-    /// needs the shared memory of its largest op, not of all of them, and more programs fit on an
-    /// SM.
-    ///
-    /// A kernel with `local_alloc` buffers puts everything in one dynamic shared array instead
-    /// (`extern`, sized at launch): the scratch region first, then each buffer in bytes of its
-    /// own (buffers live for the whole kernel). Returns the dynamic bytes (0 without buffers).
-    pub(super) fn merge_shared(&mut self) -> Result<u64> {
-        let dynamic = self.smem.iter().any(|a| a.persistent);
-        let mut ops: Vec<usize> = self
-            .smem
-            .iter()
-            .filter(|a| !a.persistent)
-            .map(|a| a.op)
-            .collect();
-        ops.dedup();
-        if ops.len() < 2 && !dynamic {
-            return Ok(0);
+        let op = self.current_op.ok_or("a shared buffer outside any op")?;
+        let place = self
+            .alloc
+            .place(op)
+            .ok_or("internal error: a buffer the allocation did not place")?;
+        if place.bytes != bytes {
+            return Err(format!(
+                "internal error: a buffer of {bytes} bytes was allocated {} bytes",
+                place.bytes
+            ));
         }
-        let mut offsets = Vec::with_capacity(self.smem.len());
-        let mut size = 0u64;
-        let mut cursor = 0u64;
-        let mut last_op = None;
-        for a in self.smem.iter().filter(|a| !a.persistent) {
-            if last_op != Some(a.op) {
-                cursor = 0;
-                last_op = Some(a.op);
-            }
-            offsets.push((a.global, cursor));
-            cursor += a.bytes.next_multiple_of(16);
-            size = size.max(cursor);
-        }
-        for a in self.smem.iter().filter(|a| a.persistent) {
-            size = size.next_multiple_of(128);
-            offsets.push((a.global, size));
-            size += a.bytes;
-        }
-        let size = size.next_multiple_of(16);
-        let i8_ty = self.context.i8_type();
-        let union = if dynamic {
-            // `.extern .shared .align 16 .b8 __tile_dyn_smem[]`: sized by the launch.
-            let array_ty = i8_ty.array_type(0);
-            let g = self.module.add_global(
-                array_ty,
-                Some(AddressSpace::from(SHARED)),
-                "__tile_dyn_smem",
-            );
-            g.set_linkage(Linkage::External);
-            g.set_alignment(16);
-            g
-        } else {
-            let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
-            self.internal_shared_global(i8_ty.array_type(len), "__tile_smem")
-        };
-        let base = union.as_pointer_value();
-        for (global, off) in offsets {
-            let at = self.context.i64_type().const_int(off, false);
-            // SAFETY: a constant GEP of `off` bytes into the merged array, whose length (`size`,
-            // the launch's dynamic size for the extern one) is at least `off` plus this array's
-            // bytes, so the address stays inside it.
-            let p = unsafe { base.const_gep(i8_ty, &[at]) };
-            global.as_pointer_value().replace_all_uses_with(p);
-            // SAFETY: every use of the old global was just replaced, so deleting it leaves no
-            // dangling reference; it is not used again (`smem` is cleared below).
-            unsafe { global.delete() };
-        }
-        self.smem.clear();
-        Ok(if dynamic { size } else { 0 })
+        self.shared_at(place.offset)
     }
 
     /// Bytes one element of `t` occupies in a shared array.
@@ -303,7 +265,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A new shared array holding the tensor `vals` (this thread's slots under `dist`, elements of
-    /// type `elem`) at row-major indices, between two barriers; and the array's element type.
+    /// type `elem`) at row-major indices, followed by a barrier; and the array's element type.
     pub(super) fn tensor_to_shared(
         &mut self,
         dist: &Distribution,
@@ -317,7 +279,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let numel = dist.numel();
         let smem = self.shared_array(mem_ty, numel)?;
-        self.barrier()?;
         self.store_tensor(smem, mem_ty, dist, vals, Self::memory_from_register)?;
         self.barrier()?;
         Ok((smem, mem_ty))
@@ -423,5 +384,24 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .into(),
             Elem::Scalar(_) => v,
         })
+    }
+}
+
+/// Bytes an element of type `elem` takes in a scratch array (its memory form: a boolean is a
+/// byte, a pointer a 64-bit integer).
+pub(super) fn memory_bytes(elem: Elem) -> u64 {
+    match elem {
+        Elem::Ptr(_) => 8,
+        Elem::Scalar(d) => u64::from(d.size_bytes()),
+    }
+}
+
+/// The shared memory `convert_layout` from `from` to `to` needs, in bytes: the swizzled 16-bit
+/// tile of the `ldmatrix` path, or the tensor in its memory form.
+pub(super) fn convert_scratch_bytes(from: &Type, to: &Type) -> u64 {
+    if Lowerer::wants_ldmatrix(from, to) {
+        to.numel() * 2
+    } else {
+        from.numel() * memory_bytes(from.elem)
     }
 }

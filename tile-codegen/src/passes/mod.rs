@@ -12,8 +12,11 @@
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `pipeline-dot`   | GPU          | a tensor-core `dot` loop's tiles through a ring of `num_stages` shared buffers filled by `cp.async` ahead of use |
 //! | `prefetch-dot`   | GPU (not in the default pipeline) | such a loop reads each stage in `K` slices, the next stage's first slice before the barrier's last `mma`s |
+//! | `insert-barriers` | GPU (last)  | a `barrier` before every op whose shared-memory accesses may race an earlier op's, with the bytes [`shared_alloc`] gives each user |
 //!
-//! [`axis_info`] is the analysis (contiguity, divisibility, constancy) the last two share.
+//! [`axis_info`] is the analysis (contiguity, divisibility, constancy) `assign-layouts` and
+//! `vectorize` share; [`shared_alloc`] places every user of shared memory (liveness: users never
+//! live at once share bytes), for `insert-barriers` and the LLVM lowering.
 
 pub mod accelerate_dot;
 pub mod assign_layouts;
@@ -22,9 +25,11 @@ pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 pub mod hoist_loads;
+pub mod insert_barriers;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod prefetch_dot;
+pub mod shared_alloc;
 pub mod vectorize;
 
 use tile_core::ir::Function;
@@ -52,11 +57,13 @@ pub enum Pass {
     PipelineDot,
     /// `prefetch-dot`.
     PrefetchDot,
+    /// `insert-barriers`.
+    InsertBarriers,
 }
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 9] = [
+    pub const ALL: [Pass; 10] = [
         Pass::Canonicalize,
         Pass::Cse,
         Pass::Dce,
@@ -66,6 +73,7 @@ impl Pass {
         Pass::Vectorize,
         Pass::PipelineDot,
         Pass::PrefetchDot,
+        Pass::InsertBarriers,
     ];
 
     /// The pass's name, as in golden tests, dumps and `TILE_SKIP_PASSES`.
@@ -80,6 +88,7 @@ impl Pass {
             Pass::Vectorize => "vectorize",
             Pass::PipelineDot => "pipeline-dot",
             Pass::PrefetchDot => "prefetch-dot",
+            Pass::InsertBarriers => "insert-barriers",
         }
     }
 
@@ -95,13 +104,15 @@ impl Pass {
             Pass::Vectorize => vectorize::run(f),
             Pass::PipelineDot => pipeline_dot::run(f),
             Pass::PrefetchDot => prefetch_dot::run(f),
+            Pass::InsertBarriers => insert_barriers::run(f),
         }
     }
 
     /// Whether the pipeline works without it: `assign-layouts` makes the IR valid for the GPU
-    /// level, so it cannot be left out.
+    /// level, and without `insert-barriers` shared memory races (the lowering refuses such a
+    /// kernel), so neither can be left out.
     pub fn skippable(self) -> bool {
-        self != Pass::AssignLayouts
+        !matches!(self, Pass::AssignLayouts | Pass::InsertBarriers)
     }
 
     /// The pass called `name`, or an error that lists the names.
