@@ -75,8 +75,8 @@ fn vectorized_variant_uses_16_byte_accesses() {
 }
 
 /// The shared memory of the tensor-core kernels, by liveness: the `cp.async` ring of a `k` loop
-/// and the scratch of the ops after it (softmax_regression's epilogue reduces and converts its
-/// 16 × 128 logits) are never live at once, so they share bytes and a program needs the larger,
+/// and the scratch of the ops after it (softmax_regression's epilogue reduces its 16 × 128 logits
+/// across warps twice) are never live at once, so they share bytes and a program needs the larger,
 /// not the sum.
 #[test]
 fn ring_and_epilogue_share_shared_memory() {

@@ -7,7 +7,8 @@
 # through do_bench. Logs in $OUT/ab.tgz, the table last.
 #   AB_SIDES="old new s4" AB_EXAMPLES="gemm gemm_bias_act" bash .device-bin/ab.sh
 # AB_SANITIZE lists the new build's binaries racecheck and memcheck run (default: gemm
-# gemm_bias_act; `gpu_tests` runs every GPU test under them).
+# gemm_bias_act; `gpu_tests` runs every GPU test under them), each run cut at AB_SAN_TIMEOUT
+# seconds (300).
 set -uo pipefail
 B=.device-bin
 OUT=${OUT:-/tmp/out}
@@ -38,8 +39,8 @@ done
 echo "== racecheck / memcheck (B, --quick shapes; gpu_tests: every GPU test)"
 for ex in $([ "$CHECKS" = 1 ] && echo ${AB_SANITIZE:-gemm gemm_bias_act}); do
   if [ "$ex" = gpu_tests ]; then args="--test-threads=1"; else args="--quick"; fi
-  compute-sanitizer --tool racecheck $B/$ex $args > "$LOG/racecheck_$ex.log" 2>&1; echo "exit $?" >> "$LOG/racecheck_$ex.log"
-  compute-sanitizer --tool memcheck $B/$ex $args > "$LOG/memcheck_$ex.log" 2>&1; echo "exit $?" >> "$LOG/memcheck_$ex.log"
+  timeout ${AB_SAN_TIMEOUT:-300} compute-sanitizer --tool racecheck $B/$ex $args > "$LOG/racecheck_$ex.log" 2>&1; echo "exit $?" >> "$LOG/racecheck_$ex.log"
+  timeout ${AB_SAN_TIMEOUT:-300} compute-sanitizer --tool memcheck $B/$ex $args > "$LOG/memcheck_$ex.log" 2>&1; echo "exit $?" >> "$LOG/memcheck_$ex.log"
   pack
 done
 echo "== ncu, 41st gemm__ launch (4096^3 f16 BN=128)"
