@@ -533,7 +533,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.builder.build_return(None).llvm()?;
                 None
             }
-            OpKind::LocalAlloc => Some(self.local_alloc(data)?),
+            OpKind::LocalAlloc => Some(self.local_alloc()?),
             OpKind::AsyncCopy { vec } => {
                 self.async_copy(data, *vec)?;
                 None

@@ -134,19 +134,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         g
     }
 
-    /// The `local_alloc` buffer of `bytes` bytes being lowered: where the allocation put it.
-    pub(super) fn shared_buffer(&mut self, bytes: u64) -> Result<PointerValue<'ctx>> {
+    /// The `local_alloc` buffer being lowered: where the allocation put it.
+    pub(super) fn shared_buffer(&mut self) -> Result<PointerValue<'ctx>> {
         let op = self.current_op.ok_or("a shared buffer outside any op")?;
         let place = self
             .alloc
             .place(op)
             .ok_or("internal error: a buffer the allocation did not place")?;
-        if place.bytes != bytes {
-            return Err(format!(
-                "internal error: a buffer of {bytes} bytes was allocated {} bytes",
-                place.bytes
-            ));
-        }
         self.shared_at(place.offset)
     }
 

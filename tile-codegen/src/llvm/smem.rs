@@ -37,15 +37,10 @@ fn buffer_of<'t>(
 }
 
 impl<'ctx> Lowerer<'_, 'ctx> {
-    /// `local_alloc`: the buffer's placeholder array (one pointer, held by every thread).
-    pub(super) fn local_alloc(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ty = self.result_type(data)?;
-        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
-        let bytes = ty
-            .numel()
-            .checked_mul(u64::from(d.size_bytes()))
-            .ok_or("a shared buffer is too large")?;
-        Ok(vec![self.shared_buffer(bytes)?.into()])
+    /// `local_alloc`: the buffer's address, where the allocation put it (one pointer, held by
+    /// every thread; the allocation sized it from the op's type).
+    pub(super) fn local_alloc(&mut self) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        Ok(vec![self.shared_buffer()?.into()])
     }
 
     /// The shared address of stage `stage` of the buffer operand: `base + stage · stage bytes`.

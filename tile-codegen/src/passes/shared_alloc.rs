@@ -64,16 +64,19 @@ impl Allocation {
         let order = f.walk();
         let pos: HashMap<OpId, usize> = order.iter().enumerate().map(|(i, &o)| (o, i)).collect();
         let end = subtree_ends(f, &order, &pos);
-        let parent = parents(f);
+        let parent = parents(f, &order);
 
         let mut users: Vec<(OpId, Place)> = Vec::new();
         for (p, &op) in order.iter().enumerate() {
             let d = f.op(op);
             if matches!(d.kind, OpKind::LocalAlloc) {
                 let ty = f.ty(d.results[0]);
+                let d = ty
+                    .dtype()
+                    .ok_or((op, "a shared buffer holds numbers".to_string()))?;
                 let bytes = ty
                     .numel()
-                    .checked_mul(u64::from(ty.dtype().map_or(1, |t| t.size_bytes())))
+                    .checked_mul(u64::from(d.size_bytes()))
                     .ok_or((op, "a shared buffer is too large".to_string()))?;
                 let live = (p, buffer_end(f, &order, &pos, &end, &parent, op));
                 users.push((
@@ -161,10 +164,10 @@ fn subtree_ends(f: &Function, order: &[OpId], pos: &HashMap<OpId, usize>) -> Has
     end
 }
 
-/// Per block nested in an op's region, that op.
-fn parents(f: &Function) -> HashMap<tile_core::ir::BlockId, OpId> {
+/// Per block nested in an op's region, that op (`order`: the ops in program order).
+fn parents(f: &Function, order: &[OpId]) -> HashMap<tile_core::ir::BlockId, OpId> {
     let mut parent = HashMap::new();
-    for op in f.walk() {
+    for &op in order {
         for &r in &f.op(op).regions {
             for &b in &f.regions[r.index()].blocks {
                 parent.insert(b, op);
