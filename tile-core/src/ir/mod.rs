@@ -4,6 +4,7 @@
 //! types without layouts) and the *GPU level* after layout assignment (every tensor type carries a
 //! [`Layout`]). The interpreter runs the tile level; the LLVM lowering takes the GPU level.
 
+mod attr;
 mod function;
 mod linear;
 mod ops;
@@ -18,7 +19,7 @@ pub use function::{
 };
 pub use linear::{InDim, LinearLayout};
 pub use ops::{
-    round_tf32, BinOp, CmpPred, ConstValue, Effect, MathFn, OpKind, Precision, ReduceKind, UnOp,
+    round_tf32, BinOp, CmpPred, ConstValue, Effect, Level, MathFn, OpKind, Precision, ReduceKind, UnOp,
 };
 pub use parse::{parse, ParseError};
 pub use print::print;

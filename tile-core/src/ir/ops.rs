@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+use super::attr::Attr;
+use super::parse::{Cursor, ParseError};
+
 /// A compile-time constant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ConstValue {
@@ -14,204 +17,137 @@ pub enum ConstValue {
     Float(f64),
 }
 
-/// Element-wise binary arithmetic; both operands and the result share one type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinOp {
-    /// `a + b` (wrapping for integers).
-    Add,
-    /// `a - b` (wrapping for integers).
-    Sub,
-    /// `a * b` (wrapping for integers).
-    Mul,
-    /// `a / b`; integers truncate toward zero.
-    Div,
-    /// Remainder with the sign of `a`.
-    Rem,
-    /// The smaller of the two; for floats IEEE `minNum`: a NaN operand yields the other operand.
-    Min,
-    /// The larger of the two; for floats IEEE `maxNum`.
-    Max,
-    /// Bitwise and (integers and booleans).
-    And,
-    /// Bitwise or (integers and booleans).
-    Or,
-    /// Bitwise exclusive or (integers and booleans).
-    Xor,
+/// Declares a fieldless enum whose variants have names in IR text, with [`Self::ALL`] and
+/// [`Self::name`] derived from the one list (a variant cannot be left out of either).
+macro_rules! named_enum {
+    (
+        $(#[$m:meta])*
+        pub enum $E:ident {
+            $( $(#[$vm:meta])* $V:ident = $n:literal, )*
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $E {
+            $( $(#[$vm])* $V, )*
+        }
+
+        impl $E {
+            /// Every variant, in declaration order.
+            pub const ALL: [$E; [$($n),*].len()] = [$($E::$V),*];
+
+            /// The name in IR text (and in kernels, where the language spells it).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( $E::$V => $n, )*
+                }
+            }
+
+            /// The variant called `name`.
+            pub fn from_name(name: &str) -> Option<$E> {
+                Self::ALL.into_iter().find(|v| v.name() == name)
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Element-wise binary arithmetic; both operands and the result share one type.
+    pub enum BinOp {
+        /// `a + b` (wrapping for integers).
+        Add = "add",
+        /// `a - b` (wrapping for integers).
+        Sub = "sub",
+        /// `a * b` (wrapping for integers).
+        Mul = "mul",
+        /// `a / b`; integers truncate toward zero.
+        Div = "div",
+        /// Remainder with the sign of `a`.
+        Rem = "rem",
+        /// The smaller of the two; for floats IEEE `minNum`: a NaN operand yields the other operand.
+        Min = "min",
+        /// The larger of the two; for floats IEEE `maxNum`.
+        Max = "max",
+        /// Bitwise and (integers and booleans).
+        And = "and",
+        /// Bitwise or (integers and booleans).
+        Or = "or",
+        /// Bitwise exclusive or (integers and booleans).
+        Xor = "xor",
+    }
 }
 
 impl BinOp {
-    /// Every binary op.
-    pub const ALL: [BinOp; 10] = [
-        BinOp::Add,
-        BinOp::Sub,
-        BinOp::Mul,
-        BinOp::Div,
-        BinOp::Rem,
-        BinOp::Min,
-        BinOp::Max,
-        BinOp::And,
-        BinOp::Or,
-        BinOp::Xor,
-    ];
-
-    /// The op's name in IR text.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinOp::Add => "add",
-            BinOp::Sub => "sub",
-            BinOp::Mul => "mul",
-            BinOp::Div => "div",
-            BinOp::Rem => "rem",
-            BinOp::Min => "min",
-            BinOp::Max => "max",
-            BinOp::And => "and",
-            BinOp::Or => "or",
-            BinOp::Xor => "xor",
-        }
-    }
-
     /// True for the ops only defined on integers and booleans.
     pub fn is_bitwise(self) -> bool {
         matches!(self, BinOp::And | BinOp::Or | BinOp::Xor)
     }
 }
 
-/// Comparison predicates; the result is `i1` of the operands' shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CmpPred {
-    /// `a < b`
-    Lt,
-    /// `a <= b`
-    Le,
-    /// `a > b`
-    Gt,
-    /// `a >= b`
-    Ge,
-    /// `a == b`
-    Eq,
-    /// `a != b`
-    Ne,
-}
-
-impl CmpPred {
-    /// Every predicate.
-    pub const ALL: [CmpPred; 6] = [
-        CmpPred::Lt,
-        CmpPred::Le,
-        CmpPred::Gt,
-        CmpPred::Ge,
-        CmpPred::Eq,
-        CmpPred::Ne,
-    ];
-
-    /// The predicate's name in IR text.
-    pub fn name(self) -> &'static str {
-        match self {
-            CmpPred::Lt => "lt",
-            CmpPred::Le => "le",
-            CmpPred::Gt => "gt",
-            CmpPred::Ge => "ge",
-            CmpPred::Eq => "eq",
-            CmpPred::Ne => "ne",
-        }
+named_enum! {
+    /// Comparison predicates; the result is `i1` of the operands' shape.
+    pub enum CmpPred {
+        /// `a < b`
+        Lt = "lt",
+        /// `a <= b`
+        Le = "le",
+        /// `a > b`
+        Gt = "gt",
+        /// `a >= b`
+        Ge = "ge",
+        /// `a == b`
+        Eq = "eq",
+        /// `a != b`
+        Ne = "ne",
     }
 }
 
-/// Element-wise unary ops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnOp {
-    /// `-a` (wrapping for integers).
-    Neg,
-    /// Logical not of a boolean, bitwise not of an integer.
-    Not,
-}
-
-impl UnOp {
-    /// Every unary op.
-    pub const ALL: [UnOp; 2] = [UnOp::Neg, UnOp::Not];
-
-    /// The op's name in IR text.
-    pub fn name(self) -> &'static str {
-        match self {
-            UnOp::Neg => "neg",
-            UnOp::Not => "not",
-        }
+named_enum! {
+    /// Element-wise unary ops.
+    pub enum UnOp {
+        /// `-a` (wrapping for integers).
+        Neg = "neg",
+        /// Logical not of a boolean, bitwise not of an integer.
+        Not = "not",
     }
 }
 
-/// Float math functions (`f32`). Results are within a few ulp of the exact value on both back
-/// ends, not bit-identical: the GPU uses the hardware's approximate `ex2`/`lg2`/`rsqrt`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MathFn {
-    /// `e^x`
-    Exp,
-    /// `2^x`
-    Exp2,
-    /// natural logarithm
-    Log,
-    /// base-2 logarithm
-    Log2,
-    /// square root (IEEE, correctly rounded)
-    Sqrt,
-    /// `1 / sqrt(x)`
-    Rsqrt,
-    /// error function
-    Erf,
-    /// hyperbolic tangent
-    Tanh,
-    /// `1 / (1 + e^-x)`
-    Sigmoid,
-    /// `|x|` (also for integers)
-    Abs,
-    /// round toward −∞
-    Floor,
-    /// round toward +∞
-    Ceil,
-    /// `pow(a, b) = 2^(b · log2 a)`: NaN for `a < 0`, 0 for `a == 0` and `b > 0`
-    Pow,
-    /// `fma(a, b, c) = a · b + c` rounded once
-    Fma,
+named_enum! {
+    /// Float math functions (`f32`). Results are within a few ulp of the exact value on both back
+    /// ends, not bit-identical: the GPU uses the hardware's approximate `ex2`/`lg2`/`rsqrt`.
+    pub enum MathFn {
+        /// `e^x`
+        Exp = "exp",
+        /// `2^x`
+        Exp2 = "exp2",
+        /// natural logarithm
+        Log = "log",
+        /// base-2 logarithm
+        Log2 = "log2",
+        /// square root (IEEE, correctly rounded)
+        Sqrt = "sqrt",
+        /// `1 / sqrt(x)`
+        Rsqrt = "rsqrt",
+        /// error function
+        Erf = "erf",
+        /// hyperbolic tangent
+        Tanh = "tanh",
+        /// `1 / (1 + e^-x)`
+        Sigmoid = "sigmoid",
+        /// `|x|` (also for integers)
+        Abs = "abs",
+        /// round toward −∞
+        Floor = "floor",
+        /// round toward +∞
+        Ceil = "ceil",
+        /// `pow(a, b) = 2^(b · log2 a)`: NaN for `a < 0`, 0 for `a == 0` and `b > 0`
+        Pow = "pow",
+        /// `fma(a, b, c) = a · b + c` rounded once
+        Fma = "fma",
+    }
 }
 
 impl MathFn {
-    /// Every math function.
-    pub const ALL: [MathFn; 14] = [
-        MathFn::Exp,
-        MathFn::Exp2,
-        MathFn::Log,
-        MathFn::Log2,
-        MathFn::Sqrt,
-        MathFn::Rsqrt,
-        MathFn::Erf,
-        MathFn::Tanh,
-        MathFn::Sigmoid,
-        MathFn::Abs,
-        MathFn::Floor,
-        MathFn::Ceil,
-        MathFn::Pow,
-        MathFn::Fma,
-    ];
-
-    /// The function's name in IR text and in kernels.
-    pub fn name(self) -> &'static str {
-        match self {
-            MathFn::Exp => "exp",
-            MathFn::Exp2 => "exp2",
-            MathFn::Log => "log",
-            MathFn::Log2 => "log2",
-            MathFn::Sqrt => "sqrt",
-            MathFn::Rsqrt => "rsqrt",
-            MathFn::Erf => "erf",
-            MathFn::Tanh => "tanh",
-            MathFn::Sigmoid => "sigmoid",
-            MathFn::Abs => "abs",
-            MathFn::Floor => "floor",
-            MathFn::Ceil => "ceil",
-            MathFn::Pow => "pow",
-            MathFn::Fma => "fma",
-        }
-    }
-
     /// Operands it takes.
     pub fn arity(self) -> usize {
         match self {
@@ -233,29 +169,18 @@ impl MathFn {
     }
 }
 
-/// How `dot` treats `f32` operands.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Precision {
-    /// Exact: the operands as they are (the ordered IEEE `fma` chain on FMA units).
-    #[default]
-    Ieee,
-    /// Each `f32` operand element is first rounded to tf32 ([`round_tf32`]: 10 explicit mantissa
-    /// bits, to nearest with ties away from zero), which lets the GPU use tensor cores
-    /// (`mma.sync.m16n8k8.tf32`). Products of tf32 values are exact in `f32`; the sum's order and
-    /// rounding are the hardware's. No effect on `f16`/`bf16` operands.
-    Tf32,
-}
-
-impl Precision {
-    /// Every precision.
-    pub const ALL: [Precision; 2] = [Precision::Ieee, Precision::Tf32];
-
-    /// The name in IR text and in the kernel language (`precision = tf32`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::Ieee => "ieee",
-            Precision::Tf32 => "tf32",
-        }
+named_enum! {
+    /// How `dot` treats `f32` operands.
+    #[derive(Default)]
+    pub enum Precision {
+        /// Exact: the operands as they are (the ordered IEEE `fma` chain on FMA units).
+        #[default]
+        Ieee = "ieee",
+        /// Each `f32` operand element is first rounded to tf32 ([`round_tf32`]: 10 explicit
+        /// mantissa bits, to nearest with ties away from zero), which lets the GPU use tensor cores
+        /// (`mma.sync.m16n8k8.tf32`). Products of tf32 values are exact in `f32`; the sum's order
+        /// and rounding are the hardware's. No effect on `f16`/`bf16` operands.
+        Tf32 = "tf32",
     }
 }
 
@@ -270,166 +195,17 @@ pub fn round_tf32(x: f32) -> f32 {
     f32::from_bits(x.to_bits().wrapping_add(0x1000) & !0x1fff)
 }
 
-/// How a reduction combines elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceKind {
-    /// Sum (floats: in an unspecified order, so results differ in the last bits between back ends).
-    Sum,
-    /// Maximum (floats: NaN elements are ignored, as `max`).
-    Max,
-    /// Minimum.
-    Min,
-}
-
-impl ReduceKind {
-    /// Every reduction.
-    pub const ALL: [ReduceKind; 3] = [ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min];
-
-    /// The name in IR text and in kernels.
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceKind::Sum => "sum",
-            ReduceKind::Max => "max",
-            ReduceKind::Min => "min",
-        }
+named_enum! {
+    /// How a reduction combines elements.
+    pub enum ReduceKind {
+        /// Sum (floats: in an unspecified order, so results differ in the last bits between back
+        /// ends).
+        Sum = "sum",
+        /// Maximum (floats: NaN elements are ignored, as `max`).
+        Max = "max",
+        /// Minimum.
+        Min = "min",
     }
-}
-
-/// One operation. Operands and results live in the op's [`super::OpData`]; what is here are the
-/// attributes that are part of the op's meaning.
-#[derive(Clone, Debug, PartialEq)]
-pub enum OpKind {
-    /// A scalar constant; the result type says which.
-    Constant(ConstValue),
-    /// The program's index along a grid axis (0, 1 or 2): `i32`.
-    ProgramId {
-        /// Grid axis.
-        axis: u32,
-    },
-    /// The number of programs along a grid axis: `i32`.
-    NumPrograms {
-        /// Grid axis.
-        axis: u32,
-    },
-    /// `tensor<(end - start) x i32>` holding `start, start + 1, …, end - 1`.
-    Arange {
-        /// First value.
-        start: i64,
-        /// One past the last value.
-        end: i64,
-    },
-    /// A scalar broadcast to every element of a tensor.
-    Splat,
-    /// The operand with a dimension of extent 1 inserted at `axis` (Triton's `x[:, None]` is
-    /// `expand_dims {axis = 1}`). At the GPU level the operand's layout is the result's sliced at
-    /// `axis`, so no data moves.
-    ExpandDims {
-        /// Where the new dimension goes (0 ..= the operand's rank).
-        axis: u32,
-    },
-    /// The operand repeated along its dimensions of extent 1 to the result's shape (same rank).
-    Broadcast,
-    /// The same tensor in another layout (GPU level only; data moves through shared memory).
-    ConvertLayout,
-    /// The operand rotated along `axis` (NumPy's `roll`): element `j` of the result is element
-    /// `(j − shift) mod n` of the operand, `n` the extent of `axis`. Same type and layout.
-    Roll {
-        /// The dimension rotated.
-        axis: u32,
-        /// Positions each element moves toward higher indices, `0 ≤ shift < n`.
-        shift: u32,
-    },
-    /// Element-wise arithmetic.
-    Binary(BinOp),
-    /// Element-wise comparison.
-    Cmp(CmpPred),
-    /// Element-wise unary op.
-    Unary(UnOp),
-    /// `select %cond, %a, %b`: `a` where `cond`, else `b`.
-    Select,
-    /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
-    AddPtr,
-    /// A float math function of 1 to 3 operands of one type.
-    Math(MathFn),
-    /// Element-wise conversion to the result's element type: floats to integers truncate toward
-    /// zero and saturate (NaN → 0), to `f16`/`bf16` round to nearest even, to `i1` test `!= 0`.
-    Cast,
-    /// Combines the elements along `axis`; the result drops that dimension (a rank-1 tensor
-    /// reduces to a scalar).
-    Reduce {
-        /// How elements combine.
-        kind: ReduceKind,
-        /// The dimension reduced.
-        axis: u32,
-    },
-    /// `dot %a, %b, %acc`: the matrix product of `a` (`M × K`) and `b` (`K × N`) added to `acc`
-    /// (`M × N`, `f32`): each element is `acc[m][n]` followed by one fused multiply-add
-    /// `fma(a[m][k], b[k][n], ·)` for `k = 0, 1, …, K − 1`, in that order, in `f32` (`f16`/`bf16`
-    /// operands are widened exactly first), so both back ends agree bit for bit. How the GPU
-    /// computes it is the lowering's business: the FMA chain, or tensor cores for 16-bit
-    /// operands, whose sums may differ in order and rounding (ARCHITECTURE.md states the bound).
-    /// With `precision = tf32`, `f32` operands are first rounded by [`round_tf32`].
-    Dot {
-        /// How `f32` operands are treated.
-        precision: Precision,
-    },
-    /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no memory is
-    /// touched and the element is `other`.
-    Load {
-        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
-        vec: u32,
-    },
-    /// `store %ptr, %value[, %mask]`: write elements where `mask` is true.
-    Store {
-        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
-        vec: u32,
-    },
-    /// `for %lb, %ub, %step, %init…`: runs its one-block body region for `iv = lb, lb + step, …`
-    /// while `iv < ub` (`step` > 0; no iteration when `lb >= ub`). The body's arguments are `iv`
-    /// (`i32`) and the loop-carried values, which start as the `init` operands; the body ends with
-    /// `yield` of their next values. The op's results are the carried values after the last
-    /// iteration (the `init` values when there was none).
-    For,
-    /// `if %cond`: runs its first region when the `i1` scalar `cond` is true, else its second;
-    /// each region is one block without arguments ending with `yield` of one value per result of
-    /// the op, which takes the yielded values of the region that ran.
-    If,
-    /// Ends a loop body (the carried values of the next iteration) or a branch of an `if` (the
-    /// `if`'s results).
-    Yield,
-    /// Ends the kernel.
-    Return,
-    /// GPU level: a shared-memory buffer, the result's `smem<S x R x C x T, #shared…>` type (`S`
-    /// stages of an `R × C` tile). Its bytes are the program's for the whole kernel.
-    LocalAlloc,
-    /// GPU level: `async_copy %buf, %stage, %ptr[, %mask]` starts copying the `R × C` tile of
-    /// elements `ptr` points to into stage `stage` (an `i32` scalar) of `buf` (`cp.async`), `vec`
-    /// elements per instruction; where `mask` is false no global memory is read and the element
-    /// is written as 0. The data is there once a later `async_wait` lets this thread's group
-    /// finish, and visible to other threads after a `barrier` that follows it.
-    AsyncCopy {
-        /// Elements each thread copies with one instruction.
-        vec: u32,
-    },
-    /// GPU level: closes the group of this thread's copies issued since the last commit.
-    AsyncCommit,
-    /// GPU level: waits until at most `pending` of this thread's committed groups are unfinished.
-    AsyncWait {
-        /// Groups that may still be in flight.
-        pending: u32,
-    },
-    /// GPU level: every thread of the program waits here; shared memory written before it by any
-    /// thread is visible to every read after it.
-    Barrier,
-    /// GPU level: `local_load {offset = [r0, c0]} %buf, %stage` reads the window of stage `stage`
-    /// of `buf` that starts at row `r0`, column `c0` and has the result's shape into registers in
-    /// the result's layout (an mma operand layout: `ldmatrix`). The window is one of the tiles of
-    /// its shape that partition the stage (each offset a multiple of the result's extent); without
-    /// an offset it is the whole stage.
-    LocalLoad {
-        /// Row and column of the window's first element.
-        offset: [u32; 2],
-    },
 }
 
 /// What an op does besides computing its results: the one statement of it that passes ask
@@ -449,113 +225,403 @@ pub enum Effect {
     Terminator,
 }
 
+/// Where an op may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// In tile-level IR (and kept at the GPU level).
+    Tile,
+    /// Only in GPU-level IR (layouts and shared memory): the interpreter refuses it.
+    Gpu,
+}
+
+/// How many results an op declares: a number, or `regions(n)` for an op with `n` regions and one
+/// result per carried or yielded value.
+macro_rules! op_results {
+    (regions($r:literal)) => {
+        None
+    };
+    ($n:literal) => {
+        Some($n)
+    };
+}
+
+/// How many regions an op owns.
+macro_rules! op_regions {
+    (regions($r:literal)) => {
+        $r
+    };
+    ($n:literal) => {
+        0
+    };
+}
+
+/// The pattern that matches op `$V`, binding a family's member to `$w` (`Binary(BinOp)`: the op's
+/// name is the member's).
+macro_rules! op_pattern {
+    ($V:ident, [$Fam:ty], $w:ident) => {
+        OpKind::$V($w)
+    };
+    ($V:ident, [], $w:ident) => {
+        OpKind::$V { .. }
+    };
+}
+
+/// The name of op `$V` matched by [`op_pattern`]: a family member's name, or the declared one.
+macro_rules! op_name {
+    ($w:ident, []) => {
+        $w.name()
+    };
+    ($w:ident, [$n:literal]) => {
+        $n
+    };
+}
+
+/// Every op `$V` stands for with default attributes (for a family, one per member).
+macro_rules! op_prototypes {
+    ($out:ident, $V:ident, [], [$Fam:ty], []) => {
+        $out.extend(<$Fam>::ALL.into_iter().map(OpKind::$V))
+    };
+    ($out:ident, $V:ident, [$W:ty], [], []) => {
+        $out.push(OpKind::$V(<$W as Attr>::placeholder()))
+    };
+    ($out:ident, $V:ident, [], [], [$($f:ident : $F:ty $(= $d:expr)?),+]) => {
+        $out.push(OpKind::$V { $( $f: op_default!($F $(, $d)?) ),+ })
+    };
+    ($out:ident, $V:ident, [], [], []) => {
+        $out.push(OpKind::$V)
+    };
+}
+
+/// A field's declared default, or a placeholder the parser overwrites.
+macro_rules! op_default {
+    ($F:ty) => {
+        <$F as Attr>::placeholder()
+    };
+    ($F:ty, $d:expr) => {
+        $d
+    };
+}
+
+/// Whether a field without a declared default must be written.
+macro_rules! op_required {
+    () => {
+        true
+    };
+    ($d:expr) => {
+        false
+    };
+}
+
+/// Whether field `$f` may be left out of the text: it has a declared default and holds it.
+macro_rules! op_omit {
+    ($f:ident) => {
+        false
+    };
+    ($f:ident, $d:expr) => {
+        *$f == $d
+    };
+}
+
+/// Reads and writes op `$V`'s attributes (a word after the name for `Cmp(CmpPred)`, bare fields,
+/// then `{key = value, …}` for the rest).
+macro_rules! op_attrs {
+    (write, $self:ident, $out:ident, $V:ident, [], [$Fam:ty], []) => {};
+    (write, $self:ident, $out:ident, $V:ident, [$W:ty], [], []) => {
+        if let OpKind::$V(w) = $self {
+            $out.push(' ');
+            Attr::write(w, $out);
+        }
+    };
+    (write, $self:ident, $out:ident, $V:ident, [], [], [$($f:ident : $F:ty $(= $d:expr)?),+]) => {
+        if let OpKind::$V { $($f),+ } = $self {
+            let mut keyed: Vec<String> = Vec::new();
+            $(
+                if <$F as Attr>::BARE {
+                    $out.push(' ');
+                    Attr::write($f, $out);
+                } else if !op_omit!($f $(, $d)?) {
+                    let mut v = String::new();
+                    Attr::write($f, &mut v);
+                    keyed.push(format!("{} = {v}", stringify!($f)));
+                }
+            )+
+            if !keyed.is_empty() {
+                $out.push_str(" {");
+                $out.push_str(&keyed.join(", "));
+                $out.push('}');
+            }
+        }
+    };
+    (write, $self:ident, $out:ident, $V:ident, [], [], []) => {};
+    (read, $self:ident, $c:ident, $V:ident, [], [$Fam:ty], []) => {};
+    (read, $self:ident, $c:ident, $V:ident, [$W:ty], [], []) => {
+        if let OpKind::$V(w) = $self {
+            *w = Attr::read($c)?;
+        }
+    };
+    (read, $self:ident, $c:ident, $V:ident, [], [], [$($f:ident : $F:ty $(= $d:expr)?),+]) => {
+        if let OpKind::$V { $($f),+ } = $self {
+            $(
+                if <$F as Attr>::BARE {
+                    *$f = Attr::read($c)?;
+                }
+            )+
+            // `{k = v, …}` in declared order; a field with a default may be left out.
+            let braced = $c.eat("{");
+            let mut any = false;
+            $(
+                if !<$F as Attr>::BARE {
+                    let key = stringify!($f);
+                    let at = $c.save();
+                    if braced && (!any || $c.eat(",")) && $c.peek_word(key) {
+                        $c.keyword(key)?;
+                        $c.expect("=")?;
+                        *$f = Attr::read($c)?;
+                        any = true;
+                    } else if op_required!($($d)?) {
+                        $c.restore(at);
+                        let found = $c.found();
+                        return Err($c.err(format!("expected `{key} = …`, found {found}")));
+                    } else {
+                        $c.restore(at);
+                    }
+                }
+            )+
+            if braced {
+                $c.expect("}")?;
+            }
+        }
+    };
+    (read, $self:ident, $c:ident, $V:ident, [], [], []) => {};
+}
+/// Declares [`OpKind`], the closed set of ops, one entry per op: its documentation, variant
+/// (a family of named ops such as `Binary[BinOp]`, a word after the name such as
+/// `Cmp(CmpPred)`, or attribute fields, `= default` where the text may leave one out), IR name,
+/// result count (or `regions(n)`: `n` regions, results as the regions yield), [`Effect`] and
+/// [`Level`]. The name, the parser's table, the attribute text and
+/// the three properties all come from this one list; every other consumer (verifier,
+/// interpreter, passes, LLVM lowering) matches on [`OpKind`] exhaustively, so adding an op is a
+/// checklist rustc walks.
+macro_rules! declare_ops {
+    (
+        $(
+            $(#[$vm:meta])*
+            $V:ident
+            $( ( $W:ty ) )?
+            $( [ $Fam:ty ] )?
+            $( { $( $(#[$fm:meta])* $f:ident : $F:ty $( = $d:expr )? ),+ $(,)? } )?
+            $( $name:literal )?
+            => $results:tt $( ( $nr:literal ) )?, $effect:ident, $level:ident;
+        )*
+    ) => {
+        /// One operation. Operands and results live in the op's [`super::OpData`]; what is here
+        /// are the attributes that are part of the op's meaning.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum OpKind {
+            $(
+                $(#[$vm])*
+                $V $( ($W) )? $( ($Fam) )? $( { $( $(#[$fm])* $f: $F ),+ } )?,
+            )*
+        }
+
+        impl OpKind {
+            /// The op's name in IR text.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $( op_pattern!($V, [$($Fam)?], w) => op_name!(w, [$($name)?]), )*
+                }
+            }
+
+            /// How many results the op has, when its kind fixes it: `None` for `for` and `if`,
+            /// which have one per carried or yielded value.
+            pub fn num_results(&self) -> Option<usize> {
+                match self {
+                    $( OpKind::$V { .. } => op_results!($results $(($nr))?), )*
+                }
+            }
+
+            /// How many regions the op owns (`for` one, `if` two).
+            pub fn num_regions(&self) -> usize {
+                match self {
+                    $( OpKind::$V { .. } => op_regions!($results $(($nr))?), )*
+                }
+            }
+
+            /// What the op does besides computing its results (see [`Effect`]).
+            pub fn effect(&self) -> Effect {
+                match self {
+                    $( OpKind::$V { .. } => Effect::$effect, )*
+                }
+            }
+
+            /// Where the op may appear (see [`Level`]).
+            pub fn level(&self) -> Level {
+                match self {
+                    $( OpKind::$V { .. } => Level::$level, )*
+                }
+            }
+
+            /// Every op with default attributes, each name once: what the parser looks names up in.
+            #[allow(clippy::vec_init_then_push)] // one statement per declared op
+            pub fn prototypes() -> Vec<OpKind> {
+                let mut out = Vec::new();
+                $( op_prototypes!(out, $V, [$($W)?], [$($Fam)?], [$( $($f : $F $(= $d)?),+ )?]); )*
+                out
+            }
+
+            /// Appends the attributes that follow the name in IR text.
+            pub(super) fn write_attrs(&self, out: &mut String) {
+                $( op_attrs!(write, self, out, $V, [$($W)?], [$($Fam)?], [$( $($f : $F $(= $d)?),+ )?]); )*
+            }
+
+            /// Reads the attributes that follow the name into this prototype.
+            #[allow(unused_assignments)] // the last keyed field's `any`
+            pub(super) fn read_attrs(&mut self, c: &mut Cursor<'_>) -> Result<(), ParseError> {
+                $( op_attrs!(read, self, c, $V, [$($W)?], [$($Fam)?], [$( $($f : $F $(= $d)?),+ )?]); )*
+                Ok(())
+            }
+        }
+    };
+}
+
+declare_ops! {
+    /// A scalar constant; the result type says which.
+    Constant(ConstValue) "constant" => 1, Pure, Tile;
+    /// The program's index along a grid axis (0, 1 or 2): `i32`.
+    ProgramId {
+        /// Grid axis.
+        axis: u32,
+    } "program_id" => 1, Pure, Tile;
+    /// The number of programs along a grid axis: `i32`.
+    NumPrograms {
+        /// Grid axis.
+        axis: u32,
+    } "num_programs" => 1, Pure, Tile;
+    /// `tensor<(end - start) x i32>` holding `start, start + 1, …, end - 1`.
+    Arange {
+        /// First value.
+        start: i64,
+        /// One past the last value.
+        end: i64,
+    } "arange" => 1, Pure, Tile;
+    /// A scalar broadcast to every element of a tensor.
+    Splat "splat" => 1, Pure, Tile;
+    /// The operand with a dimension of extent 1 inserted at `axis` (Triton's `x[:, None]` is
+    /// `expand_dims {axis = 1}`). At the GPU level the operand's layout is the result's sliced at
+    /// `axis`, so no data moves.
+    ExpandDims {
+        /// Where the new dimension goes (0 ..= the operand's rank).
+        axis: u32,
+    } "expand_dims" => 1, Pure, Tile;
+    /// The operand repeated along its dimensions of extent 1 to the result's shape (same rank).
+    Broadcast "broadcast" => 1, Pure, Tile;
+    /// The same tensor in another layout (GPU level only; data moves through registers, lanes or
+    /// shared memory).
+    ConvertLayout "convert_layout" => 1, Pure, Gpu;
+    /// The operand rotated along `axis` (NumPy's `roll`): element `j` of the result is element
+    /// `(j − shift) mod n` of the operand, `n` the extent of `axis`. Same type and layout.
+    Roll {
+        /// The dimension rotated.
+        axis: u32,
+        /// Positions each element moves toward higher indices, `0 ≤ shift < n`.
+        shift: u32,
+    } "roll" => 1, Pure, Tile;
+    /// Element-wise arithmetic.
+    Binary[BinOp] => 1, Pure, Tile;
+    /// Element-wise comparison.
+    Cmp(CmpPred) "cmp" => 1, Pure, Tile;
+    /// Element-wise unary op.
+    Unary[UnOp] => 1, Pure, Tile;
+    /// `select %cond, %a, %b`: `a` where `cond`, else `b`.
+    Select "select" => 1, Pure, Tile;
+    /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
+    AddPtr "addptr" => 1, Pure, Tile;
+    /// A float math function of 1 to 3 operands of one type.
+    Math[MathFn] => 1, Pure, Tile;
+    /// Element-wise conversion to the result's element type: floats to integers truncate toward
+    /// zero and saturate (NaN → 0), to `f16`/`bf16` round to nearest even, to `i1` test `!= 0`.
+    Cast "cast" => 1, Pure, Tile;
+    /// Combines the elements along `axis`; the result drops that dimension (a rank-1 tensor
+    /// reduces to a scalar).
+    Reduce {
+        /// How elements combine.
+        kind: ReduceKind,
+        /// The dimension reduced.
+        axis: u32,
+    } "reduce" => 1, Pure, Tile;
+    /// `dot %a, %b, %acc`: the matrix product of `a` (`M × K`) and `b` (`K × N`) added to `acc`
+    /// (`M × N`, `f32`): each element is `acc[m][n]` followed by one fused multiply-add
+    /// `fma(a[m][k], b[k][n], ·)` for `k = 0, 1, …, K − 1`, in that order, in `f32` (`f16`/`bf16`
+    /// operands are widened exactly first), so both back ends agree bit for bit. How the GPU
+    /// computes it is the lowering's business: the FMA chain, or tensor cores for 16-bit
+    /// operands, whose sums may differ in order and rounding (ARCHITECTURE.md states the bound).
+    /// With `precision = tf32`, `f32` operands are first rounded by [`round_tf32`].
+    Dot {
+        /// How `f32` operands are treated.
+        precision: Precision = Precision::Ieee,
+    } "dot" => 1, Pure, Tile;
+    /// `load %ptr[, %mask, %other]`: read the pointed-to elements; where `mask` is false no
+    /// memory is touched and the element is `other`.
+    Load {
+        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
+        vec: u32 = 1,
+    } "load" => 1, Read, Tile;
+    /// `store %ptr, %value[, %mask]`: write elements where `mask` is true.
+    Store {
+        /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
+        vec: u32 = 1,
+    } "store" => 0, Write, Tile;
+    /// `for %lb, %ub, %step, %init…`: runs its one-block body region for `iv = lb, lb + step, …`
+    /// while `iv < ub` (`step` > 0; no iteration when `lb >= ub`). The body's arguments are `iv`
+    /// (`i32`) and the loop-carried values, which start as the `init` operands; the body ends with
+    /// `yield` of their next values. The op's results are the carried values after the last
+    /// iteration (the `init` values when there was none). Its effect is its body's, at most a
+    /// write.
+    For "for" => regions(1), Write, Tile;
+    /// `if %cond`: runs its first region when the `i1` scalar `cond` is true, else its second;
+    /// each region is one block without arguments ending with `yield` of one value per result of
+    /// the op, which takes the yielded values of the region that ran.
+    If "if" => regions(2), Write, Tile;
+    /// Ends a loop body (the carried values of the next iteration) or a branch of an `if` (the
+    /// `if`'s results).
+    Yield "yield" => 0, Terminator, Tile;
+    /// Ends the kernel.
+    Return "return" => 0, Terminator, Tile;
+    /// GPU level: a shared-memory buffer, the result's `smem<S x R x C x T, #shared…>` type (`S`
+    /// stages of an `R × C` tile). Its bytes are the program's while it is live. An allocation
+    /// is its own buffer: two are never one, so it is not pure.
+    LocalAlloc "local_alloc" => 1, Sync, Gpu;
+    /// GPU level: `async_copy %buf, %stage, %ptr[, %mask]` starts copying the `R × C` tile of
+    /// elements `ptr` points to into stage `stage` (an `i32` scalar) of `buf` (`cp.async`), `vec`
+    /// elements per instruction; where `mask` is false no global memory is read and the element
+    /// is written as 0. The data is there once a later `async_wait` lets this thread's group
+    /// finish, and visible to other threads after a `barrier` that follows it.
+    AsyncCopy {
+        /// Elements each thread copies with one instruction.
+        vec: u32 = 1,
+    } "async_copy" => 0, Sync, Gpu;
+    /// GPU level: closes the group of this thread's copies issued since the last commit.
+    AsyncCommit "async_commit" => 0, Sync, Gpu;
+    /// GPU level: waits until at most `pending` of this thread's committed groups are unfinished.
+    AsyncWait {
+        /// Groups that may still be in flight.
+        pending: u32,
+    } "async_wait" => 0, Sync, Gpu;
+    /// GPU level: every thread of the program waits here; shared memory written before it by any
+    /// thread is visible to every read after it.
+    Barrier "barrier" => 0, Sync, Gpu;
+    /// GPU level: `local_load {offset = [r0, c0]} %buf, %stage` reads the window of stage `stage`
+    /// of `buf` that starts at row `r0`, column `c0` and has the result's shape into registers in
+    /// the result's layout (an mma operand layout: `ldmatrix`). The window is one of the tiles of
+    /// its shape that partition the stage (each offset a multiple of the result's extent); without
+    /// an offset it is the whole stage.
+    LocalLoad {
+        /// Row and column of the window's first element.
+        offset: [u32; 2] = [0, 0],
+    } "local_load" => 1, Sync, Gpu;
+}
+
 impl OpKind {
-    /// The op's name in IR text.
-    pub fn name(&self) -> &'static str {
-        match self {
-            OpKind::Constant(_) => "constant",
-            OpKind::ProgramId { .. } => "program_id",
-            OpKind::NumPrograms { .. } => "num_programs",
-            OpKind::Arange { .. } => "arange",
-            OpKind::Splat => "splat",
-            OpKind::ExpandDims { .. } => "expand_dims",
-            OpKind::Broadcast => "broadcast",
-            OpKind::ConvertLayout => "convert_layout",
-            OpKind::Roll { .. } => "roll",
-            OpKind::Binary(b) => b.name(),
-            OpKind::Cmp(_) => "cmp",
-            OpKind::Unary(u) => u.name(),
-            OpKind::Select => "select",
-            OpKind::AddPtr => "addptr",
-            OpKind::Math(m) => m.name(),
-            OpKind::Cast => "cast",
-            OpKind::Reduce { .. } => "reduce",
-            OpKind::Dot { .. } => "dot",
-            OpKind::Load { .. } => "load",
-            OpKind::Store { .. } => "store",
-            OpKind::For => "for",
-            OpKind::If => "if",
-            OpKind::Yield => "yield",
-            OpKind::Return => "return",
-            OpKind::LocalAlloc => "local_alloc",
-            OpKind::AsyncCopy { .. } => "async_copy",
-            OpKind::AsyncCommit => "async_commit",
-            OpKind::AsyncWait { .. } => "async_wait",
-            OpKind::Barrier => "barrier",
-            OpKind::LocalLoad { .. } => "local_load",
-        }
-    }
-
-    /// How many results the op has, when its kind fixes it: `None` for `for` and `if`, which have
-    /// one per carried or yielded value.
-    pub fn num_results(&self) -> Option<usize> {
-        Some(match self {
-            OpKind::For | OpKind::If => return None,
-            OpKind::Store { .. }
-            | OpKind::Return
-            | OpKind::Yield
-            | OpKind::AsyncCopy { .. }
-            | OpKind::AsyncCommit
-            | OpKind::AsyncWait { .. }
-            | OpKind::Barrier => 0,
-            OpKind::Constant(_)
-            | OpKind::ProgramId { .. }
-            | OpKind::NumPrograms { .. }
-            | OpKind::Arange { .. }
-            | OpKind::Splat
-            | OpKind::ExpandDims { .. }
-            | OpKind::Broadcast
-            | OpKind::ConvertLayout
-            | OpKind::Roll { .. }
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Unary(_)
-            | OpKind::Select
-            | OpKind::AddPtr
-            | OpKind::Math(_)
-            | OpKind::Cast
-            | OpKind::Reduce { .. }
-            | OpKind::Dot { .. }
-            | OpKind::Load { .. }
-            | OpKind::LocalAlloc
-            | OpKind::LocalLoad { .. } => 1,
-        })
-    }
-
-    /// What the op does besides computing its results (see [`Effect`]).
-    pub fn effect(&self) -> Effect {
-        match self {
-            OpKind::Load { .. } => Effect::Read,
-            OpKind::Store { .. } | OpKind::For | OpKind::If => Effect::Write,
-            OpKind::Yield | OpKind::Return => Effect::Terminator,
-            // An allocation is its own buffer: two are never one.
-            OpKind::LocalAlloc
-            | OpKind::AsyncCopy { .. }
-            | OpKind::AsyncCommit
-            | OpKind::AsyncWait { .. }
-            | OpKind::Barrier
-            | OpKind::LocalLoad { .. } => Effect::Sync,
-            OpKind::Constant(_)
-            | OpKind::ProgramId { .. }
-            | OpKind::NumPrograms { .. }
-            | OpKind::Arange { .. }
-            | OpKind::Splat
-            | OpKind::ExpandDims { .. }
-            | OpKind::Broadcast
-            | OpKind::ConvertLayout
-            | OpKind::Roll { .. }
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Unary(_)
-            | OpKind::Select
-            | OpKind::AddPtr
-            | OpKind::Math(_)
-            | OpKind::Cast
-            | OpKind::Dot { .. }
-            | OpKind::Reduce { .. } => Effect::Pure,
-        }
-    }
-
     /// True when the op has no effect besides its results (so it may be removed when they are
     /// unused, or merged with an identical op). A load is not: a store in the same program may
     /// change what it reads.
@@ -565,18 +631,11 @@ impl OpKind {
 
     /// True for the ops that exist only at the GPU level (layouts and shared memory).
     pub fn is_gpu_only(&self) -> bool {
-        matches!(
-            self,
-            OpKind::ConvertLayout
-                | OpKind::LocalAlloc
-                | OpKind::AsyncCopy { .. }
-                | OpKind::AsyncCommit
-                | OpKind::AsyncWait { .. }
-                | OpKind::Barrier
-                | OpKind::LocalLoad { .. }
-        )
+        self.level() == Level::Gpu
     }
 }
+
+
 
 impl fmt::Display for ConstValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -598,7 +657,75 @@ impl fmt::Display for ConstValue {
 
 #[cfg(test)]
 mod tests {
-    use super::round_tf32;
+    use std::collections::{HashMap, HashSet};
+
+    use super::super::parse::Cursor;
+    use super::*;
+
+    /// `kind`'s attributes printed, then read back into the prototype of its name.
+    fn reread(kind: &OpKind) -> Result<OpKind, String> {
+        let mut text = String::new();
+        kind.write_attrs(&mut text);
+        let aliases = HashMap::new();
+        let mut c = Cursor::new(&text, 1, &aliases);
+        let mut back = OpKind::prototypes()
+            .into_iter()
+            .find(|p| p.name() == kind.name())
+            .ok_or("no prototype")?;
+        back.read_attrs(&mut c).map_err(|e| e.to_string())?;
+        c.end().map_err(|e| e.to_string())?;
+        Ok(back)
+    }
+
+    #[test]
+    fn op_table() {
+        let protos = OpKind::prototypes();
+        let mut names = HashSet::new();
+        for p in &protos {
+            assert!(names.insert(p.name()), "`{}` named twice", p.name());
+            assert_eq!(reread(p).as_ref(), Ok(p), "{}", p.name());
+        }
+        let samples = [
+            OpKind::Constant(ConstValue::Int(-7)),
+            OpKind::ProgramId { axis: 2 },
+            OpKind::Arange { start: -4, end: 4 },
+            OpKind::Roll { axis: 1, shift: 3 },
+            OpKind::Cmp(CmpPred::Ne),
+            OpKind::Reduce {
+                kind: ReduceKind::Max,
+                axis: 1,
+            },
+            OpKind::Dot {
+                precision: Precision::Tf32,
+            },
+            OpKind::Load { vec: 4 },
+            OpKind::AsyncWait { pending: 2 },
+            OpKind::LocalLoad { offset: [16, 32] },
+        ];
+        for k in &samples {
+            assert_eq!(reread(k).as_ref(), Ok(k));
+        }
+        let mut t = String::new();
+        OpKind::Reduce {
+            kind: ReduceKind::Min,
+            axis: 0,
+        }
+        .write_attrs(&mut t);
+        assert_eq!(t, " min {axis = 0}");
+        // Attributes out of range or missing are errors, not truncations or defaults.
+        let aliases = HashMap::new();
+        for (name, text, want) in [
+            ("program_id", " {axis = 4294967296}", "does not fit in u32"),
+            ("program_id", "", "expected `axis = …`"),
+            ("roll", " {axis = 1}", "expected `shift = …`"),
+            ("reduce", " mean {axis = 0}", "unknown reduction `mean`"),
+        ] {
+            let mut k = protos.iter().find(|p| p.name() == name).unwrap().clone();
+            let mut c = Cursor::new(text, 1, &aliases);
+            let e = k.read_attrs(&mut c).unwrap_err();
+            assert!(e.msg.contains(want), "{name}{text}: {}", e.msg);
+        }
+    }
 
     #[test]
     fn tf32_rounding() {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
-use super::ops::{BinOp, CmpPred, ConstValue, MathFn, OpKind, Precision, ReduceKind, UnOp};
+use super::ops::{ConstValue, OpKind};
 use super::types::{
     BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
     Type,
@@ -287,160 +287,13 @@ fn parse_op(
     }
     let name_col = c.col();
     let opname = c.ident()?;
-    let mut literal = None;
-    let kind = match opname.as_str() {
-        "constant" => {
-            literal = Some(c.number_literal()?);
-            OpKind::Constant(ConstValue::Int(0))
-        }
-        "program_id" | "num_programs" => {
-            c.expect("{")?;
-            c.keyword("axis")?;
-            c.expect("=")?;
-            let axis = c.uint()? as u32;
-            c.expect("}")?;
-            if opname == "program_id" {
-                OpKind::ProgramId { axis }
-            } else {
-                OpKind::NumPrograms { axis }
-            }
-        }
-        "arange" => {
-            c.expect("{")?;
-            c.keyword("start")?;
-            c.expect("=")?;
-            let start = c.int()?;
-            c.expect(",")?;
-            c.keyword("end")?;
-            c.expect("=")?;
-            let end = c.int()?;
-            c.expect("}")?;
-            OpKind::Arange { start, end }
-        }
-        "splat" => OpKind::Splat,
-        "broadcast" => OpKind::Broadcast,
-        "convert_layout" => OpKind::ConvertLayout,
-        "expand_dims" => {
-            c.expect("{")?;
-            c.keyword("axis")?;
-            c.expect("=")?;
-            let axis = c.uint()? as u32;
-            c.expect("}")?;
-            OpKind::ExpandDims { axis }
-        }
-        "roll" => {
-            c.expect("{")?;
-            c.keyword("axis")?;
-            c.expect("=")?;
-            let axis = c.uint()? as u32;
-            c.expect(",")?;
-            c.keyword("shift")?;
-            c.expect("=")?;
-            let shift = c.uint()? as u32;
-            c.expect("}")?;
-            OpKind::Roll { axis, shift }
-        }
-        "cmp" => {
-            let col = c.col();
-            let p = c.ident()?;
-            let pred = CmpPred::ALL
-                .into_iter()
-                .find(|q| q.name() == p)
-                .ok_or_else(|| c.err_at(col, format!("unknown comparison `{p}`")))?;
-            OpKind::Cmp(pred)
-        }
-        "select" => OpKind::Select,
-        "cast" => OpKind::Cast,
-        "reduce" => {
-            let col = c.col();
-            let k = c.ident()?;
-            let kind = ReduceKind::ALL
-                .into_iter()
-                .find(|r| r.name() == k)
-                .ok_or_else(|| c.err_at(col, format!("unknown reduction `{k}`")))?;
-            c.expect("{")?;
-            c.keyword("axis")?;
-            c.expect("=")?;
-            let axis = c.uint()? as u32;
-            c.expect("}")?;
-            OpKind::Reduce { kind, axis }
-        }
-        "addptr" => OpKind::AddPtr,
-        "load" | "store" | "async_copy" => {
-            let mut vec = 1;
-            if c.eat("{") {
-                c.keyword("vec")?;
-                c.expect("=")?;
-                vec = c.uint()? as u32;
-                c.expect("}")?;
-            }
-            match opname.as_str() {
-                "load" => OpKind::Load { vec },
-                "store" => OpKind::Store { vec },
-                _ => OpKind::AsyncCopy { vec },
-            }
-        }
-        "async_wait" => {
-            c.expect("{")?;
-            c.keyword("pending")?;
-            c.expect("=")?;
-            let pending = c.uint()? as u32;
-            c.expect("}")?;
-            OpKind::AsyncWait { pending }
-        }
-        "local_alloc" => OpKind::LocalAlloc,
-        "async_commit" => OpKind::AsyncCommit,
-        "barrier" => OpKind::Barrier,
-        "local_load" => {
-            let mut offset = [0, 0];
-            if c.eat("{") {
-                c.keyword("offset")?;
-                c.expect("=")?;
-                c.expect("[")?;
-                for (i, o) in offset.iter_mut().enumerate() {
-                    if i > 0 {
-                        c.expect(",")?;
-                    }
-                    let col = c.col();
-                    *o = u32::try_from(c.uint()?)
-                        .map_err(|_| c.err_at(col, "the offset does not fit in u32".into()))?;
-                }
-                c.expect("]")?;
-                c.expect("}")?;
-            }
-            OpKind::LocalLoad { offset }
-        }
-        "return" => OpKind::Return,
-        "for" => OpKind::For,
-        "if" => OpKind::If,
-        "dot" => {
-            let mut precision = Precision::Ieee;
-            if c.eat("{") {
-                c.keyword("precision")?;
-                c.expect("=")?;
-                let col = c.col();
-                let p = c.ident()?;
-                precision = Precision::ALL
-                    .into_iter()
-                    .find(|q| q.name() == p)
-                    .ok_or_else(|| c.err_at(col, format!("unknown precision `{p}`")))?;
-                c.expect("}")?;
-            }
-            OpKind::Dot { precision }
-        }
-        "yield" => OpKind::Yield,
-        other => {
-            if let Some(b) = BinOp::ALL.into_iter().find(|b| b.name() == other) {
-                OpKind::Binary(b)
-            } else if let Some(u) = UnOp::ALL.into_iter().find(|u| u.name() == other) {
-                OpKind::Unary(u)
-            } else if let Some(m) = MathFn::ALL.into_iter().find(|m| m.name() == other) {
-                OpKind::Math(m)
-            } else {
-                return Err(c.err_at(name_col, format!("unknown op `{other}`")));
-            }
-        }
+    let Some(mut kind) = OpKind::prototypes()
+        .into_iter()
+        .find(|k| k.name() == opname)
+    else {
+        return Err(c.err_at(name_col, format!("unknown op `{opname}`")));
     };
+    kind.read_attrs(c)?;
     let mut operands = Vec::new();
     if c.peek_is("%") {
         loop {
@@ -485,30 +338,20 @@ fn parse_op(
             ));
         }
     }
-    let kind = match (kind, literal) {
-        (OpKind::Constant(_), Some((text, col))) => {
-            let is_float = types[0].dtype().is_some_and(DType::is_float);
-            let value = if is_float {
-                ConstValue::Float(match text.as_str() {
-                    "nan" => f64::NAN,
-                    "inf" => f64::INFINITY,
-                    "-inf" => f64::NEG_INFINITY,
-                    t => t
-                        .parse::<f64>()
-                        .map_err(|_| c.err_at(col, format!("bad float `{t}`")))?,
-                })
-            } else {
-                ConstValue::Int(text.parse::<i64>().map_err(|_| {
-                    c.err_at(
-                        col,
-                        format!("bad integer `{text}` for a non-float constant"),
-                    )
-                })?)
-            };
-            OpKind::Constant(value)
+    // A constant's literal takes the result's type.
+    if let OpKind::Constant(v) = &mut kind {
+        let is_float = types[0].dtype().is_some_and(DType::is_float);
+        match *v {
+            ConstValue::Int(i) if is_float => *v = ConstValue::Float(i as f64),
+            ConstValue::Float(_) if !is_float => {
+                return Err(c.err_at(
+                    name_col,
+                    format!("a float literal for a constant of type `{}`", types[0]),
+                ))
+            }
+            _ => {}
         }
-        (k, _) => k,
-    };
+    }
     let op = f.push_op(block, kind, operands, types);
     for ((n, _), &v) in result_names.iter().zip(&f.op(op).results) {
         names.insert(n.clone(), v);
@@ -517,7 +360,7 @@ fn parse_op(
 }
 
 /// A cursor over one line.
-struct Cursor<'a> {
+pub(super) struct Cursor<'a> {
     s: &'a str,
     pos: usize,
     line: usize,
@@ -526,7 +369,7 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn new(s: &'a str, line: usize, aliases: &'a HashMap<String, Layout>) -> Self {
+    pub(super) fn new(s: &'a str, line: usize, aliases: &'a HashMap<String, Layout>) -> Self {
         Cursor {
             s,
             pos: 0,
@@ -535,12 +378,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn col(&mut self) -> usize {
+    pub(super) fn col(&mut self) -> usize {
         self.ws();
         self.pos + 1
     }
 
-    fn err(&self, msg: String) -> ParseError {
+    pub(super) fn err(&self, msg: String) -> ParseError {
         ParseError {
             line: self.line,
             col: self.pos + 1,
@@ -548,7 +391,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn err_at(&self, col: usize, msg: String) -> ParseError {
+    pub(super) fn err_at(&self, col: usize, msg: String) -> ParseError {
         ParseError {
             line: self.line,
             col,
@@ -566,12 +409,30 @@ impl<'a> Cursor<'a> {
         &self.s[self.pos..]
     }
 
-    fn peek_is(&mut self, t: &str) -> bool {
+    /// The current position, to go back to with [`Cursor::restore`].
+    pub(super) fn save(&self) -> usize {
+        self.pos
+    }
+
+    /// Goes back to a position from [`Cursor::save`].
+    pub(super) fn restore(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
+    /// Whether the next token is the word `w` (not merely a name starting with it).
+    pub(super) fn peek_word(&mut self, w: &str) -> bool {
+        self.ws();
+        self.rest().strip_prefix(w).is_some_and(|after| {
+            !after.starts_with(|ch: char| ch.is_ascii_alphanumeric() || ch == '_' || ch == '.')
+        })
+    }
+
+    pub(super) fn peek_is(&mut self, t: &str) -> bool {
         self.ws();
         self.rest().starts_with(t)
     }
 
-    fn eat(&mut self, t: &str) -> bool {
+    pub(super) fn eat(&mut self, t: &str) -> bool {
         if self.peek_is(t) {
             self.pos += t.len();
             true
@@ -580,7 +441,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn found(&mut self) -> String {
+    pub(super) fn found(&mut self) -> String {
         self.ws();
         match self.rest().chars().next() {
             None => "end of line".into(),
@@ -588,7 +449,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn expect(&mut self, t: &str) -> Result<(), ParseError> {
+    pub(super) fn expect(&mut self, t: &str) -> Result<(), ParseError> {
         if self.eat(t) {
             Ok(())
         } else {
@@ -597,7 +458,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn end(&mut self) -> Result<(), ParseError> {
+    pub(super) fn end(&mut self) -> Result<(), ParseError> {
         self.ws();
         if self.rest().is_empty() {
             Ok(())
@@ -607,7 +468,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn ident(&mut self) -> Result<String, ParseError> {
+    pub(super) fn ident(&mut self) -> Result<String, ParseError> {
         self.ws();
         let len = self
             .rest()
@@ -622,7 +483,7 @@ impl<'a> Cursor<'a> {
         Ok(id)
     }
 
-    fn keyword(&mut self, k: &str) -> Result<(), ParseError> {
+    pub(super) fn keyword(&mut self, k: &str) -> Result<(), ParseError> {
         let col = self.col();
         let id = self.ident()?;
         if id == k {
@@ -642,7 +503,7 @@ impl<'a> Cursor<'a> {
         d
     }
 
-    fn uint(&mut self) -> Result<u64, ParseError> {
+    pub(super) fn uint(&mut self) -> Result<u64, ParseError> {
         self.ws();
         let col = self.pos + 1;
         let d = self.digits();
@@ -650,7 +511,7 @@ impl<'a> Cursor<'a> {
             .map_err(|_| self.err_at(col, "expected an unsigned integer".into()))
     }
 
-    fn int(&mut self) -> Result<i64, ParseError> {
+    pub(super) fn int(&mut self) -> Result<i64, ParseError> {
         self.ws();
         let col = self.pos + 1;
         let neg = self.eat("-");
@@ -661,7 +522,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A number as written (`-12`, `1.5e-3`, `nan`, `-inf`) and its column.
-    fn number_literal(&mut self) -> Result<(String, usize), ParseError> {
+    pub(super) fn number_literal(&mut self) -> Result<(String, usize), ParseError> {
         self.ws();
         let col = self.pos + 1;
         let len = self

@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::function::{Function, OpId, RegionId, ValueId};
-use super::ops::{OpKind, Precision};
 use super::types::{Layout, Type};
 
 /// Prints a kernel in the textual form.
@@ -186,63 +185,7 @@ impl Printer<'_> {
             let _ = write!(line, "{} = ", names.join(", "));
         }
         line.push_str(op.kind.name());
-        match &op.kind {
-            OpKind::Constant(c) => {
-                let _ = write!(line, " {c}");
-            }
-            OpKind::ProgramId { axis } | OpKind::NumPrograms { axis } => {
-                let _ = write!(line, " {{axis = {axis}}}");
-            }
-            OpKind::Arange { start, end } => {
-                let _ = write!(line, " {{start = {start}, end = {end}}}");
-            }
-            OpKind::Cmp(p) => {
-                let _ = write!(line, " {}", p.name());
-            }
-            OpKind::ExpandDims { axis } => {
-                let _ = write!(line, " {{axis = {axis}}}");
-            }
-            OpKind::Roll { axis, shift } => {
-                let _ = write!(line, " {{axis = {axis}, shift = {shift}}}");
-            }
-            OpKind::Reduce { kind, axis } => {
-                let _ = write!(line, " {} {{axis = {axis}}}", kind.name());
-            }
-            OpKind::Load { vec } | OpKind::Store { vec } | OpKind::AsyncCopy { vec } => {
-                if *vec > 1 {
-                    let _ = write!(line, " {{vec = {vec}}}");
-                }
-            }
-            OpKind::LocalLoad { offset } => {
-                if *offset != [0, 0] {
-                    let _ = write!(line, " {{offset = [{}, {}]}}", offset[0], offset[1]);
-                }
-            }
-            OpKind::AsyncWait { pending } => {
-                let _ = write!(line, " {{pending = {pending}}}");
-            }
-            OpKind::Dot { precision } => {
-                if *precision != Precision::Ieee {
-                    let _ = write!(line, " {{precision = {}}}", precision.name());
-                }
-            }
-            OpKind::For
-            | OpKind::If
-            | OpKind::Yield
-            | OpKind::Splat
-            | OpKind::Broadcast
-            | OpKind::ConvertLayout
-            | OpKind::Binary(_)
-            | OpKind::Unary(_)
-            | OpKind::Select
-            | OpKind::AddPtr
-            | OpKind::Math(_)
-            | OpKind::Cast
-            | OpKind::Return
-            | OpKind::LocalAlloc
-            | OpKind::AsyncCommit
-            | OpKind::Barrier => {}
-        }
+        op.kind.write_attrs(&mut line);
         let operands: Vec<&str> = op.operands.iter().map(|&v| self.name(v)).collect();
         if !operands.is_empty() {
             let _ = write!(line, " {}", operands.join(", "));

@@ -285,11 +285,7 @@ impl Verifier<'_> {
                     );
                 }
             }
-            let regions = match data.kind {
-                OpKind::For => 1,
-                OpKind::If => 2,
-                _ => 0,
-            };
+            let regions = data.kind.num_regions();
             if data.regions.len() != regions {
                 self.err(
                     here,
