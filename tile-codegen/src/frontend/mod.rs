@@ -1,11 +1,16 @@
 //! The front end: a `#[tile_kernel]` function (syn syntax) → a verified tile-level [`Function`]
 //! plus what the launch wrapper needs to know about each parameter.
 //!
-//! [`signature`] owns the parameter forms, [`lower`] the body's language. Both report misuse as
+//! [`signature`] owns the parameter forms; the body's language is split as Triton splits its
+//! front end: [`walker`] walks statements and expressions (Triton's `code_generator.py`),
+//! [`typing`] holds the typing and broadcasting rules (`semantic.py`), and [`builtins`] the table
+//! of built-in functions and methods with their documentation (`core.py`). All report misuse as
 //! `syn::Error`s spanning the offending tokens, which the macro turns into `compile_error!`.
 
-pub mod lower;
+pub mod builtins;
 pub mod signature;
+pub mod typing;
+pub mod walker;
 
 use tile_core::ir::{verify, BlockId, DType, Function, OpId, OpKind, ValueDef, ValueId};
 
@@ -30,12 +35,12 @@ pub struct Kernel {
     /// The tile-level IR.
     pub ir: Function,
     /// The source ranges its ops' `loc`s index.
-    pub spans: Vec<lower::SourceRange>,
+    pub spans: Vec<walker::SourceRange>,
 }
 
 impl Kernel {
     /// The source range of location `loc`, if it has one.
-    pub fn range_of(&self, loc: Option<u32>) -> Option<lower::SourceRange> {
+    pub fn range_of(&self, loc: Option<u32>) -> Option<walker::SourceRange> {
         loc.and_then(|l| self.spans.get(l as usize).copied())
     }
 }
@@ -149,7 +154,7 @@ fn lower_instance(
     let warps = opts.num_warps.unwrap_or(4);
     // Chosen automatically, the warps go up to 16 for large tiles.
     let max_warps = opts.num_warps.unwrap_or(16);
-    let (mut ir, spans) = lower::lower_body(
+    let (mut ir, spans) = walker::lower_body(
         &name,
         &params,
         &values,

@@ -19,7 +19,8 @@ pub use function::{
 };
 pub use linear::{InDim, LinearLayout};
 pub use ops::{
-    round_tf32, BinOp, CmpPred, ConstValue, Effect, Level, MathFn, OpKind, Precision, ReduceKind, UnOp,
+    round_tf32, BinOp, CmpPred, ConstValue, Effect, Level, MathFn, OpKind, Precision, ReduceKind,
+    UnOp,
 };
 pub use parse::{parse, ParseError};
 pub use print::print;
