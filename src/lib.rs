@@ -55,6 +55,8 @@
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
 //! | `t.roll(shift, axis)` | rotate along `axis` (NumPy's `roll`: element `j` takes element `(j - shift) mod n`); `shift` and `axis` are compile-time integers. A shift of half the extent, as rotary embeddings use, is a lane shuffle or a register swap in most layouts |
 //! | `zeros(shape)`, `full(shape, v)` | an f32 tile of zeros / a tile of `v`; `shape` is `N` or `[M, N]` |
+//! | `rand(seed, offsets)`, `randint(seed, offsets)` | counter-based random numbers, Triton's `tl.rand` / `tl.randint` stream bit for bit (Philox-4x32, 10 rounds; [`random`] is the reference): `f32` uniform in `[0, 1)` / 32 random bits as an `i32`, of the offsets' shape. `seed` is an `i32` or `i64` scalar (an `i32` seed is sign-extended to the 64-bit key, as Triton does); `offsets` are `i32` (zero-extended: a negative one is not the `i64` of the same value) or `i64`. The interpreter gives the same bits |
+//! | `umulhi(a, b)` | the high 32 bits of the product of two `i32` values read as unsigned (CUDA's `__umulhi`) |
 //! | `dot(a, b)`, `dot(a, b, acc)` | `acc + a @ b` for an `M × K` and a `K × N` tile of one float type, f32 result. The interpreter computes per element the ordered chain of f32 fused multiply-adds over `k`. On the GPU, f16 and bf16 tiles of at least 16 × 16 × 8 (`M × K × N`) run on tensor cores (`mma.sync.m16n8k16`, f32 accumulation), which sum in their own order: results agree with the interpreter and with an exact reference within `(K + 2) · 2⁻²² · (|acc| + Σₖ |aₖ bₖ|)` per element (products of 16-bit values are exact in f32). f32 tiles keep the ordered FMA chain on the GPU too (bit-identical) |
 //! | `dot(a, b, acc, precision = tf32)` | for f32 tiles, opts into tf32 tensor cores (Triton's `input_precision="tf32"`): every operand element is first rounded to tf32 (`tile::ir::round_tf32`: 10 mantissa bits, to nearest, ties away from zero; the interpreter and the GPU round alike), then multiplied exactly and summed in f32 — on `mma.sync.m16n8k8.tf32` for tiles of at least 16 × 8 × 8, within the same bound computed on the rounded operands; smaller tiles take the FMA chain on the rounded operands (bit-identical to the interpreter). `precision = ieee` is the default; on f16/bf16 tiles the option changes nothing. Expect a relative error near 2⁻¹¹ against the unrounded inputs |
 //!
@@ -86,6 +88,7 @@
 pub use half::{bf16, f16};
 pub use tile_core::interp;
 pub use tile_core::ir;
+pub use tile_core::random;
 pub use tile_core::runtime::{
     cdiv, launch, Arg, BufArg, Buffer, Device, Element, Error, Grid, KernelSpec, ModuleCache,
     ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Variant, TARGET_ENV,

@@ -149,6 +149,14 @@ fn both<T: tile::Element + PartialEq + std::fmt::Debug>(
     (outs.pop().unwrap(), cpu)
 }
 
+/// `rand`, `randint` and `umulhi` on the GPU give Triton's Philox stream bit for bit (the
+/// reference `tile::random`, which the interpreter matches too).
+#[test]
+fn gpu_philox_matches_the_reference() {
+    let Some(gpu) = cuda() else { return };
+    common::check_philox(&gpu);
+}
+
 #[test]
 fn gpu_matches_interpreter_on_every_test_kernel() {
     let Some(gpu) = cuda() else { return };

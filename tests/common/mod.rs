@@ -565,6 +565,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&wide_from_unit::KERNEL);
     v.push(&r#type::KERNEL);
     v.push(&füllen::KERNEL);
+    v.push(&philox_i64::KERNEL);
+    v.push(&philox_i32::KERNEL);
     v
 }
 
@@ -586,6 +588,134 @@ where
     let want = c + terms.clone().sum::<f64>();
     let scale = c.abs() + terms.map(f64::abs).sum::<f64>();
     (want, (k as f64 + 2.0) * 2f64.powi(-22) * scale)
+}
+
+/// `rand` and `randint` (Triton's Philox stream) of an `i64` seed at `base + i` for `i64`
+/// offsets and at `base32 + i` for `i32` offsets, and `umulhi` of the words.
+#[tile_kernel]
+pub fn philox_i64(
+    u: Ptr<f32, n>,
+    bits: Ptr<i32, n>,
+    u32s: Ptr<f32, n>,
+    bits32: Ptr<i32, n>,
+    hi: Ptr<i32, n>,
+    n: i32,
+    seed: i64,
+    base: i64,
+    base32: i32,
+    BLOCK: Const<256>,
+) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    let o = i as i64 + base;
+    let w = randint(seed, o);
+    store(u + i, rand(seed, o), m);
+    store(bits + i, w, m);
+    store(u32s + i, rand(seed, i + base32), m);
+    store(bits32 + i, randint(seed, i + base32), m);
+    store(hi + i, umulhi(w, i * 40503 + 7), m);
+}
+
+/// `rand` and `randint` of an `i32` seed (sign-extended to the 64-bit key, as Triton does) at
+/// `base32 + i`, and of a literal seed.
+#[tile_kernel]
+pub fn philox_i32(
+    u: Ptr<f32, n>,
+    bits: Ptr<i32, n>,
+    lit: Ptr<i32, n>,
+    n: i32,
+    seed: i32,
+    base32: i32,
+    BLOCK: Const<256>,
+) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    store(u + i, rand(seed, i + base32), m);
+    store(bits + i, randint(seed, i + base32), m);
+    store(lit + i, randint(-5, i + base32), m);
+}
+
+/// Seeds as `i64` (an `i32` one sign-extended, as Triton's `seed.to(tl.uint64)`).
+const PHILOX_SEEDS: [i64; 7] = [0, 1, 42, -1, i32::MIN as i64, (1 << 32) + 5, i64::MIN + 3];
+
+/// `philox_i64` and `philox_i32` on `dev` against `tile::random` (Triton's stream), bit for bit,
+/// for seeds and offsets at the edges of their types.
+pub fn check_philox(dev: &Device) {
+    use tile::random;
+    let n = 1000usize;
+    for &seed in &PHILOX_SEEDS {
+        for (base, base32) in [
+            (0i64, 0i32),
+            (-(n as i64) / 2, i32::MAX - 500),
+            ((1 << 32) - 500, -300),
+            ((1 << 40) + 3, i32::MIN),
+        ] {
+            let mut u = dev.zeros::<f32>(n).unwrap();
+            let mut bits = dev.zeros::<i32>(n).unwrap();
+            let mut u32s = dev.zeros::<f32>(n).unwrap();
+            let mut bits32 = dev.zeros::<i32>(n).unwrap();
+            let mut hi = dev.zeros::<i32>(n).unwrap();
+            philox_i64::launch(
+                dev,
+                Grid::x(cdiv(n, 256)),
+                &mut u,
+                &mut bits,
+                &mut u32s,
+                &mut bits32,
+                &mut hi,
+                n as i32,
+                seed,
+                base,
+                base32,
+            )
+            .unwrap();
+            let [u, u32s] = [&u, &u32s].map(|b| dev.download(b).unwrap());
+            let [bits, bits32, hi] = [&bits, &bits32, &hi].map(|b| dev.download(b).unwrap());
+            for i in 0..n {
+                let o = (base + i as i64) as u64;
+                let o32 = u64::from(base32.wrapping_add(i as i32) as u32);
+                let key = seed as u64;
+                let at = format!("seed {seed}, offsets {base} / {base32}, element {i}");
+                assert_eq!(bits[i] as u32, random::randint(key, o), "{at}");
+                assert_eq!(u[i].to_bits(), random::rand(key, o).to_bits(), "{at}");
+                assert_eq!(bits32[i] as u32, random::randint(key, o32), "{at}");
+                assert_eq!(u32s[i].to_bits(), random::rand(key, o32).to_bits(), "{at}");
+                let b = (i as i32).wrapping_mul(40503).wrapping_add(7) as u32;
+                let want = ((u64::from(bits[i] as u32) * u64::from(b)) >> 32) as u32;
+                assert_eq!(hi[i] as u32, want, "umulhi, {at}");
+                assert!((0.0..1.0).contains(&u[i]), "{at}");
+            }
+            if let Ok(s32) = i32::try_from(seed) {
+                let mut u = dev.zeros::<f32>(n).unwrap();
+                let mut bits = dev.zeros::<i32>(n).unwrap();
+                let mut lit = dev.zeros::<i32>(n).unwrap();
+                philox_i32::launch(
+                    dev,
+                    Grid::x(cdiv(n, 256)),
+                    &mut u,
+                    &mut bits,
+                    &mut lit,
+                    n as i32,
+                    s32,
+                    base32,
+                )
+                .unwrap();
+                let u = dev.download(&u).unwrap();
+                let [bits, lit] = [&bits, &lit].map(|b| dev.download(b).unwrap());
+                for i in 0..n {
+                    let o32 = u64::from(base32.wrapping_add(i as i32) as u32);
+                    let at = format!("i32 seed {s32}, offsets {base32}, element {i}");
+                    assert_eq!(bits[i] as u32, random::randint(seed as u64, o32), "{at}");
+                    assert_eq!(
+                        u[i].to_bits(),
+                        random::rand(seed as u64, o32).to_bits(),
+                        "{at}"
+                    );
+                    assert_eq!(lit[i] as u32, random::randint(-5i64 as u64, o32), "{at}");
+                }
+            }
+        }
+    }
 }
 
 /// Deterministic pseudo-random numbers for tests.

@@ -807,6 +807,7 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
             BinOp::And => x & y,
             BinOp::Or => x | y,
             BinOp::Xor => x ^ y,
+            BinOp::UMulHi => ((u64::from(x as u32) * u64::from(y as u32)) >> 32) as i32,
         }),
         (I64(x), I64(y)) => I64(match op {
             BinOp::Add => x.wrapping_add(y),
@@ -819,6 +820,8 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
             BinOp::And => x & y,
             BinOp::Or => x | y,
             BinOp::Xor => x ^ y,
+            // The verifier allows `umulhi` on i32 only.
+            BinOp::UMulHi => ((u128::from(x as u64) * u128::from(y as u64)) >> 64) as i64,
         }),
         (F32(x), F32(y)) => F32(match op {
             BinOp::Add => x + y,
@@ -829,13 +832,13 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
             BinOp::Min => x.min(y),
             BinOp::Max => x.max(y),
             // The verifier rejects bitwise ops on floats.
-            BinOp::And | BinOp::Or | BinOp::Xor => f32::NAN,
+            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => f32::NAN,
         }),
         (I1(x), I1(y)) => I1(match op {
             BinOp::And | BinOp::Min | BinOp::Mul => x & y,
             BinOp::Or | BinOp::Max => x | y,
             BinOp::Xor | BinOp::Add | BinOp::Sub => x ^ y,
-            BinOp::Div | BinOp::Rem => false,
+            BinOp::Div | BinOp::Rem | BinOp::UMulHi => false,
         }),
         // Mixed operands never pass the verifier.
         (a, _) => a,

@@ -3,9 +3,11 @@
 //!
 //! - [`ir`]: the tile IR (types, ops, text form, verifier).
 //! - [`interp`]: executes tile-level IR on the CPU.
+//! - [`random`]: the reference of the random streams (`rand`, `randint`: Triton's Philox).
 //! - [`runtime`]: devices, buffers, kernel metadata and checked launches (CUDA through cudarc, or
 //!   the interpreter).
 
 pub mod interp;
 pub mod ir;
+pub mod random;
 pub mod runtime;

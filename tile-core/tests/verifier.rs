@@ -148,6 +148,11 @@ fn elementwise_same_types() {
         "  %0 = cmp lt %n, %n : i32\n  return",
         "the result must be `i1`",
     );
+    rejects(
+        "  %0 = constant 3 : i64\n  %1 = umulhi %0, %0 : i64\n  return",
+        "`umulhi` takes i32, found `i64`",
+    );
+    accepts("  %0 = umulhi %n, %n : i32\n  return");
 }
 
 #[test]

@@ -992,7 +992,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
             BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
             BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
-            BinOp::And | BinOp::Or | BinOp::Xor => {
+            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => {
                 Err(format!("`{}` does not take floats", op.name()))
             }
         }
@@ -1014,6 +1014,22 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Add => b.build_int_add(x, y, "").llvm()?,
             BinOp::Sub => b.build_int_sub(x, y, "").llvm()?,
             BinOp::Mul => b.build_int_mul(x, y, "").llvm()?,
+            BinOp::UMulHi => {
+                // Zero-extended to twice the width, multiplied, the high half: `mul.hi.u32`.
+                let bits = ty.get_bit_width();
+                let wide = if bits == 32 {
+                    self.context.i64_type()
+                } else {
+                    self.context.i128_type()
+                };
+                let xw = b.build_int_z_extend(x, wide, "").llvm()?;
+                let yw = b.build_int_z_extend(y, wide, "").llvm()?;
+                let p = b.build_int_mul(xw, yw, "").llvm()?;
+                let hi = b
+                    .build_right_shift(p, wide.const_int(u64::from(bits), false), false, "")
+                    .llvm()?;
+                b.build_int_truncate(hi, ty, "").llvm()?
+            }
             BinOp::Div | BinOp::Rem => {
                 // Total division: x / 0 = 0, x % 0 = 0, MIN / -1 = MIN (wrapping), MIN % -1 = 0.
                 // The hardware divisor is 1 where the IR's is 0 or -1, so sdiv/srem never trap.

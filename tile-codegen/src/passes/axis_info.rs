@@ -197,7 +197,8 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     | BinOp::Max
                     | BinOp::And
                     | BinOp::Or
-                    | BinOp::Xor => AxisInfo {
+                    | BinOp::Xor
+                    | BinOp::UMulHi => AxisInfo {
                         contiguity: 1,
                         divisibility: 1,
                         constancy,

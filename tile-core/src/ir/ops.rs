@@ -74,6 +74,10 @@ named_enum! {
         Or = "or",
         /// Bitwise exclusive or (integers and booleans).
         Xor = "xor",
+        /// The high 32 bits of the product of `a` and `b` read as unsigned 32-bit integers (`i32`
+        /// only: CUDA's `__umulhi`, PTX `mul.hi.u32`; with the wrapping `mul`, the full 64-bit
+        /// product). What Philox needs.
+        UMulHi = "umulhi",
     }
 }
 
@@ -634,8 +638,6 @@ impl OpKind {
         self.level() == Level::Gpu
     }
 }
-
-
 
 impl fmt::Display for ConstValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

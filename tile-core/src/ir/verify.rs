@@ -550,6 +550,9 @@ impl Verifier<'_> {
                 self.same_types(pos, &[ops[0], ops[1]], &ty);
                 match ty.elem {
                     Elem::Ptr(_) => self.err(pos, format!("`{}` does not take pointers", b.name())),
+                    Elem::Scalar(d) if *b == crate::ir::BinOp::UMulHi && d != DType::I32 => {
+                        self.err(pos, format!("`umulhi` takes i32, found `{d}`"))
+                    }
                     Elem::Scalar(d) if b.is_bitwise() && !d.is_int() => self.err(
                         pos,
                         format!("`{}` takes integers or booleans, found `{d}`", b.name()),
