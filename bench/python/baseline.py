@@ -395,6 +395,8 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
             reset()
             outs = fn()
             sync()
+            if meta.get("view"):  # what of the outputs the check compares (random masks)
+                outs = meta["view"](outs)
             ok, rel, max_abs, detail = compare(outs, c_refs, c_tols, c_names)
             del outs
             if meta.get("config"):
@@ -639,6 +641,85 @@ def k_bias_gelu(x, bias, out, cols, APPROX: tl.constexpr, LIBDEVICE: tl.constexp
     offs = tl.program_id(1) * cols + col
     v = tl.load(x + offs, mask=m).to(tl.float32) + tl.load(bias + col, mask=m).to(tl.float32)
     tl.store(out + offs, _gelu(v, APPROX, LIBDEVICE).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def k_bias_gelu_dropout(x, bias, out, cols, p, seed, BLOCK: tl.constexpr):
+    # Program (column block, row), as the Rust kernel's 2-D grid; dropout as tutorial 04's
+    # _seeded_dropout: keep where tl.rand(seed, offsets) > p, scaled by 1 / (1 - p).
+    col = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = col < cols
+    offs = tl.program_id(1) * cols + col
+    v = tl.load(x + offs, mask=m).to(tl.float32) + tl.load(bias + col, mask=m).to(tl.float32)
+    g = _gelu(v, False, False)
+    keep = tl.rand(seed, offs) > p
+    tl.store(out + offs, tl.where(keep, g / (1 - p), 0.0).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def k_residual_bias_dropout(x, bias, residual, out, cols, p, seed, BLOCK: tl.constexpr):
+    # out = residual + dropout(x + bias[col]), program (column block, row); tutorial 04's dropout.
+    col = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = col < cols
+    offs = tl.program_id(1) * cols + col
+    v = tl.load(x + offs, mask=m).to(tl.float32) + tl.load(bias + col, mask=m).to(tl.float32)
+    d = tl.where(tl.rand(seed, offs) > p, v / (1 - p), 0.0)
+    r = tl.load(residual + offs, mask=m).to(tl.float32)
+    tl.store(out + offs, (r + d).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _keep_words4(seed, row, g, cols, p):
+    # Element (row, 4 g + j) is kept where word j of tl.rand4x(seed, row * cdiv(cols, 4) + g)
+    # is above p: one Philox evaluation per four elements (tile's Stream::Words4).
+    r0, r1, r2, r3 = tl.rand4x(seed, row * ((cols + 3) // 4) + g)
+    j = tl.arange(0, 4)[None, :]
+    u = tl.where(j == 0, r0[:, None],
+                 tl.where(j == 1, r1[:, None], tl.where(j == 2, r2[:, None], r3[:, None])))
+    return u > p
+
+
+@triton.jit
+def k_bias_gelu_dropout4(x, bias, out, cols, p, seed, BLOCK: tl.constexpr):
+    g = tl.program_id(0) * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
+    col = (g * 4)[:, None] + tl.arange(0, 4)[None, :]
+    m = col < cols
+    row = tl.program_id(1)
+    offs = row * cols + col
+    v = tl.load(x + offs, mask=m).to(tl.float32) + tl.load(bias + col, mask=m).to(tl.float32)
+    g2 = _gelu(v, False, False)
+    keep = _keep_words4(seed, row, g, cols, p)
+    tl.store(out + offs, tl.where(keep, g2 / (1 - p), 0.0).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def k_residual_bias_dropout4(x, bias, residual, out, cols, p, seed, BLOCK: tl.constexpr):
+    g = tl.program_id(0) * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
+    col = (g * 4)[:, None] + tl.arange(0, 4)[None, :]
+    m = col < cols
+    row = tl.program_id(1)
+    offs = row * cols + col
+    v = tl.load(x + offs, mask=m).to(tl.float32) + tl.load(bias + col, mask=m).to(tl.float32)
+    d = tl.where(_keep_words4(seed, row, g, cols, p), v / (1 - p), 0.0)
+    r = tl.load(residual + offs, mask=m).to(tl.float32)
+    tl.store(out + offs, (r + d).to(out.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def k_keep_words4(keep, cols, p, seed, BLOCK: tl.constexpr):
+    """keep[row, col] of the words-of-four mask (reference for the *4 kernels)."""
+    g = tl.program_id(0) * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
+    col = (g * 4)[:, None] + tl.arange(0, 4)[None, :]
+    row = tl.program_id(1)
+    tl.store(keep + row * cols + col, _keep_words4(seed, row, g, cols, p), mask=col < cols)
+
+
+@triton.jit
+def k_rand_keep(keep, n, p, seed, BLOCK: tl.constexpr):
+    """keep[i] = tl.rand(seed, i) > p: the mask every dropout kernel here uses (tile's and
+    Triton's streams are the same bits)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(keep + offs, tl.rand(seed, offs) > p, mask=offs < n)
 
 
 @triton.jit
@@ -1312,6 +1393,152 @@ def bench_fused_bias_gelu():
                          ref, (tol,), ("out",), timed)
 
 
+DROPOUT_SEED = 0x5EED_1234_ABCD  # as examples/fused_bias_gelu_dropout
+
+
+def bench_fused_bias_gelu_dropout():
+    """y = dropout(GELU_erf(x + bias[col]), p = 0.1), f32 and bf16 (f32 arithmetic). tile's and
+    the Triton kernel's mask is tl.rand(seed, i) > p; PyTorch's dropout draws its own, so its rows
+    are checked on their kept elements (dropped ones must be exactly 0) and their kept fraction."""
+    p = 0.1
+    for (rows, cols), timed in plan([(1, 1), (17, 1), (5, 1023)], [(16384, 4096)]):
+        for dname in ("f32", "bf16"):
+            dt = DTYPES[dname]
+            r = Rand(rows * 7919 + cols)
+            x, bias = r.uniform((rows, cols), -4, 4, dt), r.uniform(cols, -1, 1, dt)
+            out, t1, t2 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+            keep = torch.empty((rows, cols), dtype=torch.bool, device=DEV)
+            k_rand_keep[(cdiv(rows * cols, BLOCK),)](keep, rows * cols, p, DROPOUT_SEED,
+                                                     BLOCK=BLOCK)
+            keep4 = torch.empty((rows, cols), dtype=torch.bool, device=DEV)
+            k_keep_words4[(cdiv(cols, BLOCK), rows)](keep4, cols, p, DROPOUT_SEED, BLOCK=BLOCK)
+            g64 = gelu64(x.double() + bias.double(), False)
+            ref = (torch.where(keep, g64 / (1 - p), torch.zeros_like(g64)),)
+            ref4 = (torch.where(keep4, g64 / (1 - p), torch.zeros_like(g64)),)
+            full = g64 / (1 - p)
+            tol = 1e-2 if dname == "bf16" else 1e-4
+
+            def reset():
+                out.fill_(NAN)
+                t1.fill_(NAN)
+                t2.fill_(NAN)
+
+            def own_mask(outs):
+                # Dropped elements exactly 0, kept ones compared; the fraction kept near 1 - p.
+                o = outs[0]
+                kept = float((o != 0).double().mean())
+                n = o.numel()
+                sd = math.sqrt(p * (1 - p) / n)
+                # (+1e-3: elements whose kept value is 0 itself, as GELU(0), count as dropped.)
+                if n >= 10_000 and abs(kept - (1 - p)) > 4 * sd + 1e-3:
+                    raise RuntimeError(f"kept fraction {kept:.4f}, expected {1 - p} +- {4 * sd:.4f}")
+                return (torch.where(o == 0, full.to(o.dtype), o),)
+
+            def torch_unfused():
+                torch.add(x, bias, out=t1)
+                torch.ops.aten.gelu.out(t1, out=t2)
+                return (F.dropout(t2, p, training=True),)
+
+            def torch_native():
+                return (F.dropout(F.gelu(x + bias), p, training=True),)
+
+            def triton_fused():
+                k_bias_gelu_dropout[(cdiv(cols, BLOCK), rows)](x, bias, out, cols, p, DROPOUT_SEED,
+                                                              BLOCK=BLOCK)
+                return (out,)
+
+            def triton_words4():
+                k_bias_gelu_dropout4[(cdiv(cols, BLOCK), rows)](x, bias, out, cols, p,
+                                                               DROPOUT_SEED, BLOCK=BLOCK)
+                return (out,)
+
+            torch_meta = {"view": own_mask, "refs": (full,)}
+            impls = [("torch_unfused", "add bias, gelu, F.dropout (3 kernels)", torch_unfused,
+                      torch_meta),
+                     ("torch_native", "F.dropout(F.gelu(x + bias)) (3 kernels)", torch_native,
+                      torch_meta),
+                     ("triton", "1 kernel, program (1024 columns, row), tl.rand > p",
+                      triton_fused, OURS),
+                     ("triton_words4", "1 kernel, one tl.rand4x per 4 elements (tile's Words4)",
+                      triton_words4, dict(OURS, refs=ref4))]
+            nbytes = x.element_size() * (2.0 * rows * cols + cols)
+            run_case("fused_bias_gelu_dropout", None, [rows, cols], dname, nbytes, impls, reset,
+                     ref, (tol,), ("out",), timed)
+            del x, bias, out, t1, t2, keep, keep4, g64, ref, ref4, full
+
+
+def bench_residual_bias_dropout():
+    """out = residual + dropout(x + bias[col], p = 0.1), f32 and bf16 (f32 arithmetic). Masks as in
+    bench_fused_bias_gelu_dropout: tile's and Triton's are tl.rand(seed, i) > p; PyTorch's own
+    rows are checked where they kept elements (a dropped one must equal the residual)."""
+    p = 0.1
+    for (rows, cols), timed in plan([(1, 1), (17, 1), (5, 1023)], [(16384, 4096)]):
+        for dname in ("f32", "bf16"):
+            dt = DTYPES[dname]
+            r = Rand(rows * 7919 + cols)
+            x, bias = r.uniform((rows, cols), -4, 4, dt), r.uniform(cols, -1, 1, dt)
+            residual = r.uniform((rows, cols), -4, 4, dt)
+            out, t1, t2 = torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+            keep = torch.empty((rows, cols), dtype=torch.bool, device=DEV)
+            k_rand_keep[(cdiv(rows * cols, BLOCK),)](keep, rows * cols, p, DROPOUT_SEED,
+                                                     BLOCK=BLOCK)
+            keep4 = torch.empty((rows, cols), dtype=torch.bool, device=DEV)
+            k_keep_words4[(cdiv(cols, BLOCK), rows)](keep4, cols, p, DROPOUT_SEED, BLOCK=BLOCK)
+            v64 = x.double() + bias.double()
+            full = residual.double() + v64 / (1 - p)
+            ref = (torch.where(keep, full, residual.double()),)
+            ref4 = (torch.where(keep4, full, residual.double()),)
+            tol = 1e-2 if dname == "bf16" else 1e-6
+
+            def reset():
+                out.fill_(NAN)
+                t1.fill_(NAN)
+                t2.fill_(NAN)
+
+            def own_mask(outs):
+                # Where PyTorch's dropout dropped, out equals the residual: compare the rest.
+                o = outs[0]
+                dropped = o == residual
+                kept = 1.0 - float(dropped.double().mean())
+                n = o.numel()
+                sd = math.sqrt(p * (1 - p) / n)
+                if n >= 10_000 and abs(kept - (1 - p)) > 4 * sd + 1e-3:
+                    raise RuntimeError(f"kept fraction {kept:.4f}, expected {1 - p} +- {4 * sd:.4f}")
+                return (torch.where(dropped, full.to(o.dtype), o),)
+
+            def torch_unfused():
+                torch.add(x, bias, out=t1)
+                torch.add(residual, F.dropout(t1, p, training=True), out=out)
+                return (out,)
+
+            def torch_native():
+                return (residual + F.dropout(x + bias, p, training=True),)
+
+            def triton_fused():
+                k_residual_bias_dropout[(cdiv(cols, BLOCK), rows)](x, bias, residual, out, cols, p,
+                                                                  DROPOUT_SEED, BLOCK=BLOCK)
+                return (out,)
+
+            def triton_words4():
+                k_residual_bias_dropout4[(cdiv(cols, BLOCK), rows)](x, bias, residual, out, cols,
+                                                                   p, DROPOUT_SEED, BLOCK=BLOCK)
+                return (out,)
+
+            torch_meta = {"view": own_mask, "refs": (full,)}
+            impls = [("torch_unfused", "add bias, F.dropout, add residual (3 kernels)",
+                      torch_unfused, torch_meta),
+                     ("torch_native", "residual + F.dropout(x + bias) (3 kernels)", torch_native,
+                      torch_meta),
+                     ("triton", "1 kernel, program (1024 columns, row), tl.rand > p",
+                      triton_fused, OURS),
+                     ("triton_words4", "1 kernel, one tl.rand4x per 4 elements (tile's Words4)",
+                      triton_words4, dict(OURS, refs=ref4))]
+            nbytes = x.element_size() * (3.0 * rows * cols + cols)
+            run_case("residual_bias_dropout", None, [rows, cols], dname, nbytes, impls, reset,
+                     ref, (tol,), ("out",), timed)
+            del x, bias, residual, out, t1, t2, keep, keep4, v64, ref, ref4, full
+
+
 def bench_act_and_mul():
     """out[r, j] = act(x[r, j]) * x[r, d + j], bf16, act = SiLU or GELU (erf); x in [-4, 4)."""
     for (rows, d), timed in plan([(1, 1), (17, 1), (5, 1023), (2, 1025)], [(8192, 14336)]):
@@ -1862,6 +2089,8 @@ FAMILIES = [
     ("fused_add_mul", bench_fused_add_mul),
     ("elementwise_chains", bench_elementwise_chains),
     ("fused_bias_gelu", bench_fused_bias_gelu),
+    ("fused_bias_gelu_dropout", bench_fused_bias_gelu_dropout),
+    ("residual_bias_dropout", bench_residual_bias_dropout),
     ("act_and_mul", bench_act_and_mul),
     ("fused_layernorm", bench_fused_layernorm),
     ("fused_add_rmsnorm", bench_fused_add_rmsnorm),

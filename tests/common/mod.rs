@@ -567,6 +567,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&füllen::KERNEL);
     v.push(&philox_i64::KERNEL);
     v.push(&philox_i32::KERNEL);
+    v.push(&philox_words::KERNEL);
     v
 }
 
@@ -614,6 +615,27 @@ pub fn philox_i64(
     store(u32s + i, rand(seed, i + base32), m);
     store(bits32 + i, randint(seed, i + base32), m);
     store(hi + i, umulhi(w, i * 40503 + 7), m);
+}
+
+/// The four words of `randint4x` of an `i64` seed at `base + i` (into `w[4 i + k]`), and word 3
+/// of `rand4x`.
+#[tile_kernel]
+pub fn philox_words(
+    w: Ptr<i32, { 4 * n }>,
+    u3: Ptr<f32, n>,
+    n: i32,
+    seed: i64,
+    base: i64,
+    BLOCK: Const<256>,
+) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    let o = i as i64 + base;
+    store(w + 4 * i, randint4x(seed, o, 0), m);
+    store(w + 4 * i + 1, randint4x(seed, o, 1), m);
+    store(w + 4 * i + 2, randint4x(seed, o, 2), m);
+    store(w + 4 * i + 3, randint4x(seed, o, 3), m);
+    store(u3 + i, rand4x(seed, o, 3), m);
 }
 
 /// `rand` and `randint` of an `i32` seed (sign-extended to the 64-bit key, as Triton does) at
@@ -714,6 +736,34 @@ pub fn check_philox(dev: &Device) {
                     assert_eq!(lit[i] as u32, random::randint(-5i64 as u64, o32), "{at}");
                 }
             }
+        }
+    }
+    // The four words of one Philox evaluation.
+    for &seed in &PHILOX_SEEDS {
+        let base = (1i64 << 32) - 300;
+        let mut w = dev.zeros::<i32>(4 * n).unwrap();
+        let mut u3 = dev.zeros::<f32>(n).unwrap();
+        philox_words::launch(
+            dev,
+            Grid::x(cdiv(n, 256)),
+            &mut w,
+            &mut u3,
+            n as i32,
+            seed,
+            base,
+        )
+        .unwrap();
+        let (w, u3) = (dev.download(&w).unwrap(), dev.download(&u3).unwrap());
+        for i in 0..n {
+            let words = random::randint4x(seed as u64, (base + i as i64) as u64);
+            let got = [w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]].map(|x| x as u32);
+            assert_eq!(got, words, "randint4x, seed {seed}, element {i}");
+            let want = random::rand4x(seed as u64, (base + i as i64) as u64)[3];
+            assert_eq!(
+                u3[i].to_bits(),
+                want.to_bits(),
+                "rand4x, seed {seed}, element {i}"
+            );
         }
     }
 }

@@ -123,6 +123,11 @@ builtins! {
     Rand "rand" Function "rand(seed, offsets)";
     /// 32 random bits (an `i32`) from Philox-4x32-10, Triton's `tl.randint` stream bit for bit.
     Randint "randint" Function "randint(seed, offsets)";
+    /// Word `k` (0 to 3) of Triton's `tl.randint4x(seed, offsets)`; the four words of one seed
+    /// and offsets share one Philox evaluation.
+    Randint4x "randint4x" Function "randint4x(seed, offsets, k)";
+    /// Word `k` (0 to 3) of Triton's `tl.rand4x(seed, offsets)`: uniform `f32` in `[0, 1)`.
+    Rand4x "rand4x" Function "rand4x(seed, offsets, k)";
 }
 
 /// What a name called in a kernel refers to.
@@ -519,8 +524,24 @@ impl Lowering {
             }
             Callee::Builtin(b @ (Builtin::Rand | Builtin::Randint)) => {
                 arity(2..=2, "2 arguments (the seed, the offsets)")?;
-                let bits = self.philox(args[0], args[1])?;
+                let bits = self.philox(args[0], args[1])?[0];
                 if b == Builtin::Randint {
+                    return Ok(Val::V(bits));
+                }
+                Ok(Val::V(self.uniform(bits)))
+            }
+            Callee::Builtin(b @ (Builtin::Rand4x | Builtin::Randint4x)) => {
+                arity(
+                    3..=3,
+                    "3 arguments (the seed, the offsets, the word 0 to 3)",
+                )?;
+                let kv = self.expr(args[2])?;
+                let k = self.const_arg(kv, args[2], "the word")?;
+                let Some(k) = usize::try_from(k).ok().filter(|&k| k < 4) else {
+                    return Err(err(args[2], format!("the word is 0, 1, 2 or 3, found {k}")));
+                };
+                let bits = self.philox(args[0], args[1])?[k];
+                if b == Builtin::Randint4x {
                     return Ok(Val::V(bits));
                 }
                 Ok(Val::V(self.uniform(bits)))
@@ -650,7 +671,9 @@ impl Lowering {
                 | Builtin::Dot
                 | Builtin::UMulHi
                 | Builtin::Rand
-                | Builtin::Randint),
+                | Builtin::Randint
+                | Builtin::Rand4x
+                | Builtin::Randint4x),
             ) => {
                 return Err(err(
                     &mc.method,
@@ -730,12 +753,12 @@ impl Lowering {
         }
     }
 
-    /// Word 0 of Philox-4x32 with 10 rounds, as Triton's `randint` computes it (the stream of
-    /// `tl.rand` and `tl.randint`, bit for bit): the key is the seed's 64 bits (an `i32` seed
+    /// The four words of Philox-4x32 with 10 rounds, as Triton's `randint4x` computes them (word
+    /// 0 is the stream of `tl.rand` and `tl.randint`, bit for bit): the key is the seed's 64 bits (an `i32` seed
     /// sign-extended, as Triton's `seed.to(tl.uint64)`), the counter `(low 32 bits of the offset,
     /// its high 32 bits for an `i64` offset and 0 for an `i32` one, 0, 0)`. `i32` words carry the
     /// unsigned words' bits: wrapping `mul`, `xor` and `umulhi` are the same on both.
-    fn philox(&mut self, seed_at: &Expr, offs_at: &Expr) -> syn::Result<ValueId> {
+    fn philox(&mut self, seed_at: &Expr, offs_at: &Expr) -> syn::Result<[ValueId; 4]> {
         const ROUND_A: u32 = 0xD251_1F53;
         const ROUND_B: u32 = 0xCD9E_8D57;
         const KEY_A: u32 = 0x9E37_79B9;
@@ -818,7 +841,7 @@ impl Lowering {
                 k1 = self.add_scalar(k1, KEY_B, seed_at)?;
             }
         }
-        Ok(c0)
+        Ok([c0, c1, c2, c3])
     }
 
     /// `x < c` for a scalar `x` of type `d`.

@@ -1,0 +1,230 @@
+//! The kernels of the `fused_bias_gelu_dropout` example: `y = dropout(GELU(x + bias[col]), p)` on
+//! a `rows × cols` matrix with the exact GELU `0.5·v·(1 + erf(v/√2))`, as one fused kernel and as
+//! the unfused three (add the bias, GELU, dropout), for f32 and bf16 storage (f32 arithmetic).
+//!
+//! Dropout is Triton's (its tutorial's `_seeded_dropout`): element `i` of the matrix (row-major
+//! index `row · cols + col`) is kept where `rand(seed, i) > p` and then scaled by `1 / (1 − p)`,
+//! else 0. `rand` is Triton's `tl.rand` stream bit for bit, so for the same seed the mask is
+//! Triton's. The scale is computed once per program and multiplied (within one rounding of
+//! `x / (1 − p)`, which Triton computes per element).
+
+use tile::prelude::*;
+
+#[path = "../common/dropout.rs"]
+#[allow(dead_code)]
+mod dropout_stream;
+pub use dropout_stream::Stream;
+
+/// Elements per program, for every kernel of this example.
+pub const BLOCK: i32 = 1024;
+
+#[tile_kernel]
+/// Fused: `out = dropout(GELU(x + bias[col]), p)`, computed in f32.
+#[allow(clippy::too_many_arguments)]
+pub fn bias_gelu_dropout(
+    x: Ptr<T, { rows * cols }>,
+    bias: Ptr<T, cols>,
+    out: Ptr<T, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    p: f32,
+    seed: i64,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    // Program (column block, row): the bias index is the column itself.
+    let col = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = col < cols;
+    let offs = program_id(1) * cols + col;
+    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    let g = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    let scale = 1.0 / (1.0 - p);
+    store(
+        out + offs,
+        select(rand(seed, offs) > p, g * scale, 0.0) as T,
+        mask,
+    );
+}
+
+#[tile_kernel]
+/// Fused, one Philox evaluation per four elements (see [`Stream::Words4`]): `out =
+/// dropout(GELU(x + bias[col]), p)` where element `(row, col)` is kept if word `col % 4` of
+/// `rand4x(seed, row · ⌈cols / 4⌉ + col / 4)` is above `p`.
+#[allow(clippy::too_many_arguments)]
+pub fn bias_gelu_dropout4(
+    x: Ptr<T, { rows * cols }>,
+    bias: Ptr<T, cols>,
+    out: Ptr<T, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    p: f32,
+    seed: i64,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    // The block's columns as [BLOCK / 4, 4]: (k, j) is column 4·g + j of group g.
+    let g = program_id(0) * (BLOCK / 4) + arange(0, BLOCK / 4);
+    let j = arange(0, 4).expand_dims(0);
+    let col = (g * 4).expand_dims(1) + j;
+    let mask = col < cols;
+    let offs = program_id(1) * cols + col;
+    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    let gl = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    let q = program_id(1) * ((cols + 3) / 4) + g;
+    let u = select(
+        j == 0,
+        rand4x(seed, q, 0).expand_dims(1),
+        select(
+            j == 1,
+            rand4x(seed, q, 1).expand_dims(1),
+            select(
+                j == 2,
+                rand4x(seed, q, 2).expand_dims(1),
+                rand4x(seed, q, 3).expand_dims(1),
+            ),
+        ),
+    );
+    let scale = 1.0 / (1.0 - p);
+    store(out + offs, select(u > p, gl * scale, 0.0) as T, mask);
+}
+
+#[tile_kernel]
+/// Unfused step 1: `out = x + bias[col]` (rounded to the storage type, as PyTorch eager stores
+/// its intermediate).
+pub fn add_bias(
+    x: Ptr<T, { rows * cols }>,
+    bias: Ptr<T, cols>,
+    out: Ptr<T, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let col = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = col < cols;
+    let offs = program_id(1) * cols + col;
+    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    store(out + offs, v as T, mask);
+}
+
+#[tile_kernel]
+/// Unfused step 2: `out = GELU(x)` (erf), computed in f32.
+pub fn gelu(x: Ptr<T, n>, out: Ptr<T, n>, n: i32, T: Type<{ [f32, bf16] }>, BLOCK: Const<1024>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(x + offs, mask) as f32;
+    store(
+        out + offs,
+        (0.5 * v * (1.0 + erf(v * 0.7071067811865476))) as T,
+        mask,
+    );
+}
+
+#[tile_kernel]
+/// Unfused step 3 (Triton's tutorial kernel): `out = x / (1 − p)` where `rand(seed, i) > p`,
+/// else 0; `i` the element's index.
+pub fn dropout(
+    x: Ptr<T, n>,
+    out: Ptr<T, n>,
+    n: i32,
+    p: f32,
+    seed: i64,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(x + offs, mask) as f32;
+    let scale = 1.0 / (1.0 - p);
+    store(
+        out + offs,
+        select(rand(seed, offs) > p, v * scale, 0.0) as T,
+        mask,
+    );
+}
+
+/// Every kernel of this example.
+#[allow(dead_code)]
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    let mut v = Vec::new();
+    v.extend(bias_gelu_dropout::KERNELS);
+    v.extend(bias_gelu_dropout4::KERNELS);
+    v.extend(add_bias::KERNELS);
+    v.extend(gelu::KERNELS);
+    v.extend(dropout::KERNELS);
+    v
+}
+
+/// The element types the example runs on, with the launchers of both forms.
+pub trait Storage: tile::Element {
+    /// Its name.
+    const NAME: &'static str;
+    /// Rounds an f32 to this type.
+    fn from_f32(v: f32) -> Self;
+    /// Widens to f32 (exactly).
+    fn to_f32(self) -> f32;
+
+    /// `out = dropout(GELU(x + bias[col]), p)` in one kernel, with the mask of `stream`.
+    #[allow(clippy::too_many_arguments)]
+    fn fused(
+        dev: &Device,
+        stream: Stream,
+        x: &Buffer<Self>,
+        bias: &Buffer<Self>,
+        out: &mut Buffer<Self>,
+        rows: i32,
+        cols: i32,
+        p: f32,
+        seed: i64,
+    ) -> Result<(), Error> {
+        let g = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
+        match stream {
+            Stream::Rand => bias_gelu_dropout::launch(dev, g, x, bias, out, rows, cols, p, seed),
+            Stream::Words4 => bias_gelu_dropout4::launch(dev, g, x, bias, out, rows, cols, p, seed),
+        }
+    }
+
+    /// `t1 = x + bias[col]`, `t2 = GELU(t1)`, `out = dropout(t2, p)`: three kernels.
+    #[allow(clippy::too_many_arguments)]
+    fn unfused(
+        dev: &Device,
+        x: &Buffer<Self>,
+        bias: &Buffer<Self>,
+        t1: &mut Buffer<Self>,
+        t2: &mut Buffer<Self>,
+        out: &mut Buffer<Self>,
+        rows: i32,
+        cols: i32,
+        p: f32,
+        seed: i64,
+    ) -> Result<(), Error> {
+        let g2 = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
+        add_bias::launch(dev, g2, x, bias, t1, rows, cols)?;
+        let n = rows
+            .checked_mul(cols)
+            .ok_or_else(|| Error::Args("rows × cols overflows i32".into()))?;
+        let g = Grid::x(cdiv(n, BLOCK));
+        gelu::launch(dev, g, &*t1, t2, n)?;
+        dropout::launch(dev, g, &*t2, out, n, p, seed)
+    }
+}
+
+impl Storage for f32 {
+    const NAME: &'static str = "f32";
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl Storage for bf16 {
+    const NAME: &'static str = "bf16";
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
