@@ -96,12 +96,12 @@ fn check_residual<T: Storage + residual_bias_dropout::Storage>(
     p: f32,
     seed: i64,
 ) {
-    use residual_bias_dropout::Storage as R;
+    use residual_bias_dropout::{Elem as E, Storage as R};
     let dev = Device::interpreter();
     let x: Vec<T> = inputs(rows * cols, (rows * 31 + cols) as u64);
     let bias: Vec<T> = inputs(cols, 5);
     let res: Vec<T> = inputs(rows * cols, 9);
-    let nan = vec![<T as R>::from_f32(f32::NAN); rows * cols];
+    let nan = vec![<T as E>::from_f32(f32::NAN); rows * cols];
     let [xb, bb, rb] = [&x, &bias, &res].map(|v| dev.upload(v).unwrap());
     let (r, c) = (rows as i32, cols as i32);
     let forms = Stream::ALL
@@ -124,15 +124,15 @@ fn check_residual<T: Storage + residual_bias_dropout::Storage>(
             .unwrap();
         }
         let got = dev.download(&out).unwrap();
-        let f = |v: T| <T as R>::to_f32(v) as f64;
+        let f = |v: T| <T as E>::to_f32(v) as f64;
         let round = |v: f64| {
             if fused {
                 v
             } else {
-                f(<T as R>::from_f32(v as f32))
+                f(<T as E>::from_f32(v as f32))
             }
         };
-        let (atol, rtol) = if <T as R>::NAME == "f32" {
+        let (atol, rtol) = if <T as E>::NAME == "f32" {
             (1e-6, 1e-6)
         } else {
             (1e-6, 8e-3)

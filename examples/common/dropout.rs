@@ -1,6 +1,81 @@
-//! The two dropout masks of the dropout examples (`fused_bias_gelu_dropout`,
-//! `residual_bias_dropout`), as the CPU computes them from `tile::random`; their kernels include
-//! this file.
+//! What the dropout examples (`fused_bias_gelu_dropout`, `residual_bias_dropout`) share: their two
+//! masks as the CPU computes them from `tile::random` ([`Stream`]), the storage types ([`Elem`]),
+//! and the unfused steps both have (`add_bias`, Triton's tutorial `dropout`). Their kernel files
+//! include this file.
+
+use tile::prelude::*;
+
+#[tile_kernel]
+/// Unfused step: `out = x + bias[col]` (rounded to the storage type, as PyTorch eager stores
+/// its intermediate).
+pub fn add_bias(
+    x: Ptr<T, { rows * cols }>,
+    bias: Ptr<T, cols>,
+    out: Ptr<T, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let col = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = col < cols;
+    let offs = program_id(1) * cols + col;
+    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    store(out + offs, v as T, mask);
+}
+
+#[tile_kernel]
+/// Unfused step (Triton's tutorial kernel): `out = x / (1 − p)` where `rand(seed, i) > p`, else 0;
+/// `i` the element's index ([`Stream::Rand`]).
+pub fn dropout(
+    x: Ptr<T, n>,
+    out: Ptr<T, n>,
+    n: i32,
+    p: f32,
+    seed: i64,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let v = load(x + offs, mask) as f32;
+    let scale = 1.0 / (1.0 - p);
+    store(
+        out + offs,
+        select(rand(seed, offs) > p, v * scale, 0.0) as T,
+        mask,
+    );
+}
+
+/// A storage type of the dropout examples: `f32` or `bf16` (arithmetic is f32 in both).
+pub trait Elem: tile::Element {
+    /// Its name.
+    const NAME: &'static str;
+    /// Rounds an f32 to this type.
+    fn from_f32(v: f32) -> Self;
+    /// Widens to f32 (exactly).
+    fn to_f32(self) -> f32;
+}
+
+impl Elem for f32 {
+    const NAME: &'static str = "f32";
+    fn from_f32(v: f32) -> Self {
+        v
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl Elem for bf16 {
+    const NAME: &'static str = "bf16";
+    fn from_f32(v: f32) -> Self {
+        bf16::from_f32(v)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
 
 /// Which random numbers decide the mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,8 +11,8 @@ use tile::prelude::*;
 
 #[path = "../common/dropout.rs"]
 #[allow(dead_code)]
-mod dropout_stream;
-pub use dropout_stream::Stream;
+mod shared;
+pub use shared::{add_bias, dropout, Elem, Stream};
 
 /// Elements per program, for every kernel of this example.
 pub const BLOCK: i32 = 1024;
@@ -93,47 +93,6 @@ pub fn residual_bias_dropout4(
 }
 
 #[tile_kernel]
-/// Unfused step 1: `out = x + bias[col]`, rounded to the storage type.
-pub fn add_bias(
-    x: Ptr<T, { rows * cols }>,
-    bias: Ptr<T, cols>,
-    out: Ptr<T, { rows * cols }>,
-    rows: i32,
-    cols: i32,
-    T: Type<{ [f32, bf16] }>,
-    BLOCK: Const<1024>,
-) {
-    let col = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = col < cols;
-    let offs = program_id(1) * cols + col;
-    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
-    store(out + offs, v as T, mask);
-}
-
-#[tile_kernel]
-/// Unfused step 2 (Triton's tutorial kernel): `out = x / (1 − p)` where `rand(seed, i) > p`,
-/// else 0.
-pub fn dropout(
-    x: Ptr<T, n>,
-    out: Ptr<T, n>,
-    n: i32,
-    p: f32,
-    seed: i64,
-    T: Type<{ [f32, bf16] }>,
-    BLOCK: Const<1024>,
-) {
-    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-    let mask = offs < n;
-    let v = load(x + offs, mask) as f32;
-    let scale = 1.0 / (1.0 - p);
-    store(
-        out + offs,
-        select(rand(seed, offs) > p, v * scale, 0.0) as T,
-        mask,
-    );
-}
-
-#[tile_kernel]
 /// Unfused step 3: `out = a + b`, rounded to the storage type.
 pub fn add(
     a: Ptr<T, n>,
@@ -165,14 +124,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
 }
 
 /// The element types the example runs on, with the launchers of both forms.
-pub trait Storage: tile::Element {
-    /// Its name.
-    const NAME: &'static str;
-    /// Rounds an f32 to this type.
-    fn from_f32(v: f32) -> Self;
-    /// Widens to f32 (exactly).
-    fn to_f32(self) -> f32;
-
+pub trait Storage: Elem {
     /// `out = residual + dropout(x + bias[col], p)` in one kernel, with the mask of `stream`.
     #[allow(clippy::too_many_arguments)]
     fn fused(
@@ -224,22 +176,5 @@ pub trait Storage: tile::Element {
     }
 }
 
-impl Storage for f32 {
-    const NAME: &'static str = "f32";
-    fn from_f32(v: f32) -> Self {
-        v
-    }
-    fn to_f32(self) -> f32 {
-        self
-    }
-}
-
-impl Storage for bf16 {
-    const NAME: &'static str = "bf16";
-    fn from_f32(v: f32) -> Self {
-        bf16::from_f32(v)
-    }
-    fn to_f32(self) -> f32 {
-        bf16::to_f32(self)
-    }
-}
+impl Storage for f32 {}
+impl Storage for bf16 {}

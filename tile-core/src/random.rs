@@ -26,8 +26,8 @@
 //!   (that is `!x`), so the value is in `[0, 2^31 - 1]`; convert to `f32` (round to nearest even)
 //!   and multiply in `f32` by the literal `4.6566127342e-10`, which rounds to the `f32`
 //!   `0x2FFFFFFF` = `2^-31 * (1 - 2^-24)`. The largest result is `1 - 2^-24`, so the range is
-//!   `[0, 1)`. The 64-bit variant does the same with `i64` and the scale `1.0842020432385337e-19`
-//!   (`f32` `0x1FFFFFFE` = `2^-63 * (1 - 2^-23)`), still in `f32`.
+//!   `[0, 1)`. (Triton's variant for 64-bit words, and Philox-4x64 for 64-bit counters, serve only
+//!   `tl.philox` called with 64-bit counters, which tile does not offer.)
 //!
 //! Everything here is exact: integer operations, one `i32` → `f32` conversion to nearest and one
 //! `f32` multiply. The kernel language's `rand`/`randint` build the same sequence of IR ops
@@ -49,21 +49,9 @@ pub const PHILOX_ROUND_A: u32 = 0xD251_1F53;
 /// Philox-4x32 multiplier applied to `c2` (Triton `PHILOX_ROUND_B`, Random123 `PHILOX_M4x32_1`).
 pub const PHILOX_ROUND_B: u32 = 0xCD9E_8D57;
 
-/// Philox-4x64 key increment for `k0` (used by `tl.philox` with 64-bit counters).
-pub const PHILOX_KEY_A_64: u64 = 0x9E37_79B9_7F4A_7C15;
-/// Philox-4x64 key increment for `k1`.
-pub const PHILOX_KEY_B_64: u64 = 0xBB67_AE85_84CA_A73B;
-/// Philox-4x64 multiplier applied to `c0`.
-pub const PHILOX_ROUND_A_64: u64 = 0xD2E7_470E_E14C_6C93;
-/// Philox-4x64 multiplier applied to `c2`.
-pub const PHILOX_ROUND_B_64: u64 = 0xCA5A_8263_9512_1157;
-
 /// The `f32` that Triton's literal `4.6566127342e-10` becomes: `2^-31 * (1 - 2^-24)`, bits
 /// `0x2FFFFFFF`. Scale of the 32-bit [`uint_to_uniform_float`].
 pub const UNIFORM_SCALE_32: f32 = f32::from_bits(0x2FFF_FFFF);
-/// The `f32` that Triton's literal `1.0842020432385337e-19` becomes: `2^-63 * (1 - 2^-23)`, bits
-/// `0x1FFFFFFE`. Scale of [`uint64_to_uniform_float`].
-pub const UNIFORM_SCALE_64: f32 = f32::from_bits(0x1FFF_FFFE);
 
 /// How a 32-bit signed seed enters the key: Triton's `seed.to(tl.uint64)` sign-extends it.
 /// (A `u32` seed is zero-extended instead: pass `seed as u64`.)
@@ -95,12 +83,6 @@ const fn umulhi32(a: u32, b: u32) -> u32 {
     ((a as u64 * b as u64) >> 32) as u32
 }
 
-/// High 64 bits of the 128-bit product (`tl.umulhi` on `u64`, PTX `mul.hi.u64`).
-#[inline]
-const fn umulhi64(a: u64, b: u64) -> u64 {
-    ((a as u128 * b as u128) >> 64) as u64
-}
-
 /// Philox-4x32 with `rounds` rounds on counter `c` and key `k`, exactly as Triton's `philox_impl`
 /// applies it (which is also Random123's `philox4x32_R`: round with the current key, then raise
 /// the key; the raise after the last round is unused).
@@ -121,33 +103,9 @@ pub const fn philox4x32(c: [u32; 4], k: [u32; 2], rounds: u32) -> [u32; 4] {
     [c0, c1, c2, c3]
 }
 
-/// Philox-4x64 with `rounds` rounds, as Triton's `philox_impl` runs it for 64-bit counters.
-pub const fn philox4x64(c: [u64; 4], k: [u64; 2], rounds: u32) -> [u64; 4] {
-    let [mut c0, mut c1, mut c2, mut c3] = c;
-    let [mut k0, mut k1] = k;
-    let mut i = 0;
-    while i < rounds {
-        let (old0, old2) = (c0, c2);
-        c0 = umulhi64(PHILOX_ROUND_B_64, old2) ^ c1 ^ k0;
-        c2 = umulhi64(PHILOX_ROUND_A_64, old0) ^ c3 ^ k1;
-        c1 = PHILOX_ROUND_B_64.wrapping_mul(old2);
-        c3 = PHILOX_ROUND_A_64.wrapping_mul(old0);
-        k0 = k0.wrapping_add(PHILOX_KEY_A_64);
-        k1 = k1.wrapping_add(PHILOX_KEY_B_64);
-        i += 1;
-    }
-    [c0, c1, c2, c3]
-}
-
 /// `tl.philox(seed, c0, c1, c2, c3, n_rounds)` with 32-bit counters: key = [`seed_key`]`(seed)`.
 pub const fn philox(seed: u64, c: [u32; 4], rounds: u32) -> [u32; 4] {
     philox4x32(c, seed_key(seed), rounds)
-}
-
-/// `tl.philox(seed, c0, c1, c2, c3, n_rounds)` with 64-bit counters: Triton then uses the whole
-/// 64-bit seed as `k0` and `k1 = 0`.
-pub const fn philox_64(seed: u64, c: [u64; 4], rounds: u32) -> [u64; 4] {
-    philox4x64(c, [seed, 0], rounds)
 }
 
 /// `tl.randint4x(seed, offset)`: four random words for one offset.
@@ -172,14 +130,6 @@ pub fn uint_to_uniform_float(x: u32) -> f32 {
     let s = x as i32;
     let s = if s < 0 { !s } else { s };
     s as f32 * UNIFORM_SCALE_32
-}
-
-/// Triton's `uint_to_uniform_float` for a 64-bit word: the same with `i64` and
-/// [`UNIFORM_SCALE_64`], still an `f32` in `[0, 1)`.
-pub fn uint64_to_uniform_float(x: u64) -> f32 {
-    let s = x as i64;
-    let s = if s < 0 { !s } else { s };
-    s as f32 * UNIFORM_SCALE_64
 }
 
 /// `tl.rand(seed, offset)`: `uint_to_uniform_float(randint(seed, offset))`, in `[0, 1)`.
@@ -248,50 +198,6 @@ mod tests {
                 want,
                 "rounds {rounds} c {c:08x?} k {k:08x?}"
             );
-        }
-    }
-
-    #[test]
-    fn philox4x64_known_answers() {
-        let kat: [([u64; 4], [u64; 2], [u64; 4]); 3] = [
-            (
-                [0; 4],
-                [0; 2],
-                [
-                    0x16554d9eca36314c,
-                    0xdb20fe9d672d0fdc,
-                    0xd7e772cee186176b,
-                    0x7e68b68aec7ba23b,
-                ],
-            ),
-            (
-                [u64::MAX; 4],
-                [u64::MAX; 2],
-                [
-                    0x87b092c3013fe90b,
-                    0x438c3c67be8d0224,
-                    0x9cc7d7c69cd777b6,
-                    0xa09caebf594f0ba0,
-                ],
-            ),
-            (
-                [
-                    0x243f6a8885a308d3,
-                    0x13198a2e03707344,
-                    0xa4093822299f31d0,
-                    0x082efa98ec4e6c89,
-                ],
-                [0x452821e638d01377, 0xbe5466cf34e90c6c],
-                [
-                    0xa528f45403e61d95,
-                    0x38c72dbd566e9788,
-                    0xa5a1610e72fd18b5,
-                    0x57bd43b5e52b7fe6,
-                ],
-            ),
-        ];
-        for (c, k, want) in kat {
-            assert_eq!(philox4x64(c, k, PHILOX_ROUNDS), want);
         }
     }
 
@@ -419,11 +325,8 @@ mod tests {
         assert_eq!(uint_to_uniform_float(0x7FFF_FFFF), top);
         assert_eq!(uint_to_uniform_float(0x8000_0000), top);
         assert_eq!(uint_to_uniform_float(1), UNIFORM_SCALE_32);
-        assert_eq!(uint64_to_uniform_float(u64::MAX), 0.0);
-        assert_eq!(uint64_to_uniform_float(i64::MAX as u64), 1.0 - f32::EPSILON);
         // Triton rounds its Python-float literals to f32 (round to nearest): so does `as f32`.
         assert_eq!(UNIFORM_SCALE_32, 4.656_612_734_2e-10_f64 as f32);
-        assert_eq!(UNIFORM_SCALE_64, 1.084_202_043_238_533_7e-19_f64 as f32);
     }
 
     #[test]
