@@ -158,6 +158,26 @@ fn gpu_philox_matches_the_reference() {
 }
 
 #[test]
+fn gpu_atomics_match_the_references() {
+    let Some(gpu) = cuda() else { return };
+    for (n, bins) in [(1, 1), (5000, 16), (1 << 22, 1024), (1 << 22, 4)] {
+        common::check_histogram(&gpu, n, bins);
+    }
+    for n in [1, 17, 100_003] {
+        common::check_atomic_each(&gpu, n);
+    }
+    for g in [1, 3, 40, 1000] {
+        common::check_atomic_tickets(&gpu, g);
+    }
+}
+
+#[test]
+fn gpu_scans_match_the_references() {
+    let Some(gpu) = cuda() else { return };
+    common::check_scans(&gpu);
+}
+
+#[test]
 fn gpu_matches_interpreter_on_every_test_kernel() {
     let Some(gpu) = cuda() else { return };
     for n in [1usize, 17, 1025, 100_003] {

@@ -568,6 +568,13 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&philox_i64::KERNEL);
     v.push(&philox_i32::KERNEL);
     v.push(&philox_words::KERNEL);
+    v.extend([
+        &histogram::KERNEL,
+        &atomic_each::KERNEL,
+        &atomic_tickets::KERNEL,
+        &scans_1d::KERNEL,
+        &scans_2d::KERNEL,
+    ]);
     v
 }
 
@@ -788,3 +795,518 @@ impl Rng {
 
 /// The sizes every interpreter test runs.
 pub const SIZES: [usize; 6] = [1, 17, 1023, 1024, 1025, 1_000_003];
+
+/// A histogram through `atomic_add` (`hist` is written only by atomics, so the launch takes it as
+/// `&mut`); values outside `0..bins` are skipped.
+#[tile_kernel]
+pub fn histogram(x: Ptr<i32, n>, hist: Ptr<i32, bins>, n: i32, bins: i32, BLOCK: Const<1024>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m, -1);
+    atomic_add(hist + v, 1, m & (v >= 0) & (v < bins));
+}
+
+/// Every atomic on `i32`, `i64` and `f32`, each element on its own address (so the old values
+/// are the initial ones): region `k` of `i`/`l`/`f` is updated by the `k`-th atomic below, and
+/// the old values go to the same region of `old_*`.
+#[tile_kernel]
+pub fn atomic_each(
+    i: Ptr<i32, { 8 * n }>,
+    l: Ptr<i64, { 3 * n }>,
+    f: Ptr<f32, { 4 * n }>,
+    vi: Ptr<i32, n>,
+    vl: Ptr<i64, n>,
+    vf: Ptr<f32, n>,
+    old_i: Ptr<i32, { 8 * n }>,
+    old_l: Ptr<i64, { 3 * n }>,
+    old_f: Ptr<f32, { 4 * n }>,
+    n: i32,
+    BLOCK: Const<128>,
+) {
+    let o = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = o < n;
+    let a = load(vi + o, m);
+    let b = load(vl + o, m);
+    let c = load(vf + o, m);
+    store(old_i + o, atomic_add(i + o, a, m), m);
+    store(old_i + n + o, atomic_max(i + n + o, a, m), m);
+    store(
+        old_i + 2 * n + o,
+        atomic_min(i + 2 * n + o, a, m, sem = relaxed),
+        m,
+    );
+    store(
+        old_i + 3 * n + o,
+        atomic_and(i + 3 * n + o, a, m, scope = cta),
+        m,
+    );
+    store(
+        old_i + 4 * n + o,
+        atomic_or(i + 4 * n + o, a, m, sem = acquire, scope = sys),
+        m,
+    );
+    store(
+        old_i + 5 * n + o,
+        atomic_xor(i + 5 * n + o, a, m, sem = release),
+        m,
+    );
+    store(old_i + 6 * n + o, atomic_xchg(i + 6 * n + o, a, m), m);
+    store(old_i + 7 * n + o, atomic_cas(i + 7 * n + o, a & 1, a, m), m);
+    store(old_l + o, atomic_add(l + o, b, m), m);
+    store(old_l + n + o, atomic_min(l + n + o, b, m), m);
+    store(old_l + 2 * n + o, atomic_cas(l + 2 * n + o, b & 1, b, m), m);
+    store(old_f + o, atomic_add(f + o, c, m), m);
+    store(old_f + n + o, atomic_max(f + n + o, c, m), m);
+    store(old_f + 2 * n + o, atomic_min(f + 2 * n + o, c, m), m);
+    store(old_f + 3 * n + o, atomic_xchg(f + 3 * n + o, c, m), m);
+}
+
+/// Atomics whose old values every thread needs: a scalar ticket per program, a float total, and
+/// tiles smaller than the program (threads hold copies: each element must still be updated once).
+#[tile_kernel(num_warps = 4)]
+pub fn atomic_tickets(
+    x: Ptr<f32, n>,
+    counter: Ptr<i32, 1>,
+    order: Ptr<i32, g>,
+    total: Ptr<f32, 1>,
+    acc: Ptr<i32, 16>,
+    olds: Ptr<i32, { 16 * g }>,
+    grid2: Ptr<i32, 32>,
+    n: i32,
+    g: i32,
+    BLOCK: Const<256>,
+) {
+    let pid = program_id(0);
+    let offs = pid * BLOCK + arange(0, BLOCK);
+    store(order + pid, atomic_add(counter, 1));
+    atomic_add(total, load(x + offs, offs < n, 0.0).sum());
+    let j = arange(0, 16);
+    store(olds + pid * 16 + j, atomic_add(acc + j, j + 1));
+    let r = arange(0, 4);
+    let c = arange(0, 8);
+    atomic_max(grid2 + r.expand_dims(1) * 8 + c.expand_dims(0), pid);
+}
+
+/// Scans of 1-D tiles: every kind, both directions, 4096 elements (registers, lanes and warps along
+/// the axis), 256 and 16 (lanes holding copies), a bool count and f32.
+#[tile_kernel(num_warps = 8)]
+pub fn scans_1d(
+    xi: Ptr<i32, 4096>,
+    xf: Ptr<f32, 4096>,
+    out: Ptr<i32, { 7 * 4096 }>,
+    outf: Ptr<f32, { 4 * 4096 }>,
+    cnt: Ptr<i32, 4096>,
+) {
+    let i = arange(0, 4096);
+    let a = load(xi + i);
+    let f = load(xf + i);
+    store(out + i, a.cumsum());
+    store(out + 4096 + i, a.cumsum(0, reverse = true));
+    store(out + 2 * 4096 + i, cummax(a, 0));
+    store(out + 3 * 4096 + i, a.cummin(reverse = true));
+    store(out + 4 * 4096 + i, (a & 3).cumprod());
+    let s = arange(0, 16);
+    store(out + 5 * 4096 + s, load(xi + s).cumsum());
+    let h = arange(0, 256);
+    store(out + 6 * 4096 + h, load(xi + h).cummax(reverse = true));
+    store(cnt + i, (a > 0).cumsum());
+    store(outf + i, f.cumsum());
+    store(outf + 4096 + i, f.cummax());
+    store(outf + 2 * 4096 + i, f.cumsum(reverse = true));
+    store(outf + 3 * 4096 + s, load(xf + s).cumprod());
+}
+
+/// Scans of 2-D tiles along either axis: 64 × 128, 4 × 2048 (warps along the axis) and
+/// 1024 × 8 (a short axis), i32 and f32.
+#[tile_kernel(num_warps = 16)]
+pub fn scans_2d(
+    x: Ptr<i32, 8192>,
+    out: Ptr<i32, { 6 * 8192 }>,
+    f: Ptr<f32, 8192>,
+    outf: Ptr<f32, { 2 * 8192 }>,
+) {
+    let r = arange(0, 64);
+    let c = arange(0, 128);
+    let offs = r.expand_dims(1) * 128 + c.expand_dims(0);
+    let v = load(x + offs);
+    store(out + offs, v.cumsum(1));
+    store(out + 8192 + offs, v.cumsum(0));
+    store(out + 2 * 8192 + offs, v.cummax(1, reverse = true));
+    store(out + 3 * 8192 + offs, v.cummin(0, reverse = true));
+    let r4 = arange(0, 4);
+    let c2k = arange(0, 2048);
+    let o2 = r4.expand_dims(1) * 2048 + c2k.expand_dims(0);
+    store(out + 4 * 8192 + o2, load(x + o2).cumsum(1));
+    let r1k = arange(0, 1024);
+    let c8 = arange(0, 8);
+    let o3 = r1k.expand_dims(1) * 8 + c8.expand_dims(0);
+    store(out + 5 * 8192 + o3, load(x + o3).cumsum(0, reverse = true));
+    let fv = load(f + offs);
+    store(outf + offs, fv.cumsum(1));
+    store(outf + 8192 + offs, fv.cumsum(0));
+}
+
+/// `histogram` on `n` values (some outside the bins) against a host count.
+pub fn check_histogram(dev: &Device, n: usize, bins: usize) {
+    let mut r = Rng(n as u64 + 7);
+    let x: Vec<i32> = (0..n)
+        .map(|_| (r.next() % (bins as u64 + 4)) as i32 - 2)
+        .collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut hist = dev.zeros::<i32>(bins).unwrap();
+    histogram::launch(
+        dev,
+        Grid::x(cdiv(n, 1024)),
+        &xb,
+        &mut hist,
+        n as i32,
+        bins as i32,
+    )
+    .unwrap();
+    let got = dev.download(&hist).unwrap();
+    let mut want = vec![0i32; bins];
+    for &v in &x {
+        if (0..bins as i32).contains(&v) {
+            want[v as usize] += 1;
+        }
+    }
+    assert_eq!(got, want, "histogram of {n} values into {bins} bins");
+}
+
+/// `atomic_each` on `n` elements against the ops' definitions.
+pub fn check_atomic_each(dev: &Device, n: usize) {
+    use tile::ir::{atomic_float_max, atomic_float_min};
+    let mut r = Rng(n as u64 + 11);
+    let mut i0: Vec<i32> = (0..8 * n).map(|_| r.next() as i32 >> 8).collect();
+    // The compare-and-swap region holds 0 and 1, so about half the elements match `a & 1`.
+    for v in &mut i0[7 * n..] {
+        *v &= 1;
+    }
+    let mut l0: Vec<i64> = (0..3 * n).map(|_| r.next() as i64 >> 3).collect();
+    for v in &mut l0[2 * n..] {
+        *v &= 1;
+    }
+    let specials = [0.0f32, -0.0, 1.5, -1.5, f32::INFINITY, f32::NEG_INFINITY];
+    let pick = |r: &mut Rng| {
+        if r.next() % 4 == 0 {
+            specials[(r.next() % specials.len() as u64) as usize]
+        } else {
+            r.f32() * 100.0
+        }
+    };
+    let f0: Vec<f32> = (0..4 * n).map(|_| pick(&mut r)).collect();
+    let vi: Vec<i32> = (0..n).map(|_| r.next() as i32 >> 8).collect();
+    let vl: Vec<i64> = (0..n).map(|_| r.next() as i64 >> 3).collect();
+    let vf: Vec<f32> = (0..n).map(|_| pick(&mut r)).collect();
+    let mut ib = dev.upload(&i0).unwrap();
+    let mut lb = dev.upload(&l0).unwrap();
+    let mut fb = dev.upload(&f0).unwrap();
+    let (vib, vlb, vfb) = (
+        dev.upload(&vi).unwrap(),
+        dev.upload(&vl).unwrap(),
+        dev.upload(&vf).unwrap(),
+    );
+    let mut oi = dev.zeros::<i32>(8 * n).unwrap();
+    let mut ol = dev.zeros::<i64>(3 * n).unwrap();
+    let mut of = dev.zeros::<f32>(4 * n).unwrap();
+    atomic_each::launch(
+        dev,
+        Grid::x(cdiv(n, 128)),
+        &mut ib,
+        &mut lb,
+        &mut fb,
+        &vib,
+        &vlb,
+        &vfb,
+        &mut oi,
+        &mut ol,
+        &mut of,
+        n as i32,
+    )
+    .unwrap();
+    let (gi, gl, gf) = (
+        dev.download(&ib).unwrap(),
+        dev.download(&lb).unwrap(),
+        dev.download(&fb).unwrap(),
+    );
+    let (goi, gol, gof) = (
+        dev.download(&oi).unwrap(),
+        dev.download(&ol).unwrap(),
+        dev.download(&of).unwrap(),
+    );
+    assert_eq!(goi, i0, "old i32 values");
+    assert_eq!(gol, l0, "old i64 values");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&gof), bits(&f0), "old f32 values");
+    for e in 0..n {
+        let a = vi[e];
+        let ops: [fn(i32, i32) -> i32; 8] = [
+            |o, a| o.wrapping_add(a),
+            |o, a| o.max(a),
+            |o, a| o.min(a),
+            |o, a| o & a,
+            |o, a| o | a,
+            |o, a| o ^ a,
+            |_, a| a,
+            |o, a| if o == a & 1 { a } else { o },
+        ];
+        for (k, op) in ops.iter().enumerate() {
+            assert_eq!(
+                gi[k * n + e],
+                op(i0[k * n + e], a),
+                "i32 op {k}, element {e}"
+            );
+        }
+        let b = vl[e];
+        assert_eq!(gl[e], l0[e].wrapping_add(b), "i64 add, element {e}");
+        assert_eq!(gl[n + e], l0[n + e].min(b), "i64 min, element {e}");
+        let cas = if l0[2 * n + e] == b & 1 {
+            b
+        } else {
+            l0[2 * n + e]
+        };
+        assert_eq!(gl[2 * n + e], cas, "i64 cas, element {e}");
+        let c = vf[e];
+        let want = [
+            f0[e] + c,
+            atomic_float_max(f0[n + e], c),
+            atomic_float_min(f0[2 * n + e], c),
+            c,
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let g = gf[k * n + e];
+            assert!(
+                g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()),
+                "f32 op {k}, element {e}: {} and {c} gave {g}, want {w}",
+                f0[k * n + e]
+            );
+        }
+    }
+}
+
+/// `atomic_tickets` with `g` programs: the tickets are a permutation, the total is the sum, the
+/// 16-element tile was added once per program with old values that are each program's turn, and
+/// the 4 × 8 maximum is the last program's index.
+pub fn check_atomic_tickets(dev: &Device, g: usize) {
+    let n = 256 * g - 100;
+    let mut r = Rng(g as u64);
+    let x: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut counter = dev.upload(&[5i32]).unwrap();
+    let mut order = dev.zeros::<i32>(g).unwrap();
+    let mut total = dev.zeros::<f32>(1).unwrap();
+    let mut acc = dev.zeros::<i32>(16).unwrap();
+    let mut olds = dev.zeros::<i32>(16 * g).unwrap();
+    let mut grid2 = dev.upload(&[-1i32; 32]).unwrap();
+    atomic_tickets::launch(
+        dev,
+        Grid::x(g as u32),
+        &xb,
+        &mut counter,
+        &mut order,
+        &mut total,
+        &mut acc,
+        &mut olds,
+        &mut grid2,
+        n as i32,
+        g as i32,
+    )
+    .unwrap();
+    assert_eq!(dev.download(&counter).unwrap(), vec![5 + g as i32]);
+    let mut tickets = dev.download(&order).unwrap();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (5..5 + g as i32).collect::<Vec<_>>(), "tickets");
+    let want: f64 = x.iter().map(|&v| f64::from(v)).sum();
+    let got = f64::from(dev.download(&total).unwrap()[0]);
+    let scale: f64 = x.iter().map(|&v| f64::from(v).abs()).sum();
+    assert!(
+        (got - want).abs() <= 1e-5 * scale,
+        "total {got}, want {want}"
+    );
+    let acc = dev.download(&acc).unwrap();
+    let olds = dev.download(&olds).unwrap();
+    for j in 0..16 {
+        let step = j as i32 + 1;
+        assert_eq!(
+            acc[j],
+            step * g as i32,
+            "element {j} added once per program"
+        );
+        let mut seen: Vec<i32> = (0..g).map(|p| olds[p * 16 + j]).collect();
+        seen.sort_unstable();
+        let want: Vec<i32> = (0..g as i32).map(|k| k * step).collect();
+        assert_eq!(seen, want, "old values of element {j}");
+    }
+    assert_eq!(dev.download(&grid2).unwrap(), vec![g as i32 - 1; 32]);
+}
+
+/// A sequential inclusive scan of `x` (row-major `rows × cols`) along `axis`, as `f` combines.
+pub fn scan_ref<T: Copy>(
+    x: &[T],
+    (rows, cols): (usize, usize),
+    axis: usize,
+    reverse: bool,
+    f: impl Fn(T, T) -> T,
+) -> Vec<T> {
+    let mut out = x.to_vec();
+    let (outer, n, stride) = if axis == 1 {
+        (rows, cols, 1)
+    } else {
+        (cols, rows, cols)
+    };
+    for o in 0..outer {
+        let at = |k: usize| {
+            if axis == 1 {
+                o * cols + k
+            } else {
+                k * stride + o
+            }
+        };
+        let order: Vec<usize> = if reverse {
+            (0..n).rev().collect()
+        } else {
+            (0..n).collect()
+        };
+        for w in order.windows(2) {
+            out[at(w[1])] = f(out[at(w[0])], x[at(w[1])]);
+        }
+    }
+    out
+}
+
+/// f32 scan results against an f64 sequential sum, within `n · 2⁻²³` of the running sum of
+/// magnitudes (float sums associate differently on the GPU).
+fn check_f32_sums(
+    got: &[f32],
+    x: &[f32],
+    shape: (usize, usize),
+    axis: usize,
+    reverse: bool,
+    what: &str,
+) {
+    let x64: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let abs: Vec<f64> = x64.iter().map(|v| v.abs()).collect();
+    let want = scan_ref(&x64, shape, axis, reverse, |a, b| a + b);
+    let mag = scan_ref(&abs, shape, axis, reverse, |a, b| a + b);
+    let n = if axis == 1 { shape.1 } else { shape.0 } as f64;
+    for i in 0..x.len() {
+        let err = (f64::from(got[i]) - want[i]).abs();
+        assert!(
+            err <= (n + 2.0) * 2f64.powi(-23) * mag[i],
+            "{what}, element {i}: {} against {}",
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// `scans_1d` and `scans_2d` against sequential references.
+pub fn check_scans(dev: &Device) {
+    let mut r = Rng(99);
+    let xi: Vec<i32> = (0..8192).map(|_| (r.next() % 2001) as i32 - 1000).collect();
+    let xf: Vec<f32> = (0..8192).map(|_| r.f32() * 4.0).collect();
+    let n = 4096;
+    let (xib, xfb) = (dev.upload(&xi[..n]).unwrap(), dev.upload(&xf[..n]).unwrap());
+    let mut out = dev.zeros::<i32>(7 * n).unwrap();
+    let mut outf = dev.zeros::<f32>(4 * n).unwrap();
+    let mut cnt = dev.zeros::<i32>(n).unwrap();
+    scans_1d::launch(dev, Grid::x(1), &xib, &xfb, &mut out, &mut outf, &mut cnt).unwrap();
+    let out = dev.download(&out).unwrap();
+    let outf = dev.download(&outf).unwrap();
+    let a = &xi[..n];
+    let row = (1, n);
+    let add = |x: i32, y: i32| x.wrapping_add(y);
+    let region = |k: usize, len: usize| &out[k * n..k * n + len];
+    assert_eq!(region(0, n), scan_ref(a, row, 1, false, add), "cumsum");
+    assert_eq!(
+        region(1, n),
+        scan_ref(a, row, 1, true, add),
+        "cumsum reverse"
+    );
+    assert_eq!(region(2, n), scan_ref(a, row, 1, false, i32::max), "cummax");
+    assert_eq!(
+        region(3, n),
+        scan_ref(a, row, 1, true, i32::min),
+        "cummin reverse"
+    );
+    let low: Vec<i32> = a.iter().map(|v| v & 3).collect();
+    assert_eq!(
+        region(4, n),
+        scan_ref(&low, row, 1, false, i32::wrapping_mul),
+        "cumprod"
+    );
+    assert_eq!(
+        region(5, 16),
+        scan_ref(&a[..16], (1, 16), 1, false, add),
+        "16 elements"
+    );
+    assert_eq!(
+        region(6, 256),
+        scan_ref(&a[..256], (1, 256), 1, true, i32::max),
+        "256 elements, reverse"
+    );
+    let pos: Vec<i32> = a.iter().map(|&v| i32::from(v > 0)).collect();
+    assert_eq!(
+        dev.download(&cnt).unwrap(),
+        scan_ref(&pos, row, 1, false, add),
+        "count"
+    );
+    let f = &xf[..n];
+    check_f32_sums(&outf[..n], f, row, 1, false, "f32 cumsum");
+    assert_eq!(
+        &outf[n..2 * n],
+        scan_ref(f, row, 1, false, f32::max),
+        "f32 cummax"
+    );
+    check_f32_sums(&outf[2 * n..3 * n], f, row, 1, true, "f32 cumsum reverse");
+    let p16 = scan_ref(&f[..16], (1, 16), 1, false, |x, y| x * y);
+    for (k, (&g, &w)) in outf[3 * n..3 * n + 16].iter().zip(&p16).enumerate() {
+        assert!(
+            (g - w).abs() <= 1e-5 * w.abs().max(1e-30),
+            "f32 cumprod {k}: {g} vs {w}"
+        );
+    }
+
+    let m = 8192;
+    let xb = dev.upload(&xi).unwrap();
+    let fb = dev.upload(&xf).unwrap();
+    let mut out = dev.zeros::<i32>(6 * m).unwrap();
+    let mut outf = dev.zeros::<f32>(2 * m).unwrap();
+    scans_2d::launch(dev, Grid::x(1), &xb, &mut out, &fb, &mut outf).unwrap();
+    let out = dev.download(&out).unwrap();
+    let outf = dev.download(&outf).unwrap();
+    let region = |k: usize| &out[k * m..(k + 1) * m];
+    let sq = (64, 128);
+    assert_eq!(
+        region(0),
+        scan_ref(&xi, sq, 1, false, add),
+        "64 × 128 along 1"
+    );
+    assert_eq!(
+        region(1),
+        scan_ref(&xi, sq, 0, false, add),
+        "64 × 128 along 0"
+    );
+    assert_eq!(
+        region(2),
+        scan_ref(&xi, sq, 1, true, i32::max),
+        "cummax along 1, reverse"
+    );
+    assert_eq!(
+        region(3),
+        scan_ref(&xi, sq, 0, true, i32::min),
+        "cummin along 0, reverse"
+    );
+    assert_eq!(
+        region(4),
+        scan_ref(&xi, (4, 2048), 1, false, add),
+        "4 × 2048 along 1"
+    );
+    assert_eq!(
+        region(5),
+        scan_ref(&xi, (1024, 8), 0, true, add),
+        "1024 × 8 along 0, reverse"
+    );
+    check_f32_sums(&outf[..m], &xf, sq, 1, false, "f32 along 1");
+    check_f32_sums(&outf[m..], &xf, sq, 0, false, "f32 along 0");
+}

@@ -10,8 +10,8 @@
 use std::fmt;
 
 use crate::ir::{
-    round_tf32, BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, Precision,
-    ReduceKind, Type, UnOp, ValueId,
+    atomic_float_max, atomic_float_min, round_tf32, AtomicOp, BinOp, CmpPred, ConstValue, DType,
+    Elem, Function, MathFn, OpKind, Precision, ReduceKind, ScanKind, Type, UnOp, ValueId,
 };
 
 /// A host buffer the kernel reads.
@@ -336,7 +336,7 @@ struct Program<'p, 'a, 'b> {
     budget: u64,
 }
 
-impl Program<'_, '_, '_> {
+impl<'a> Program<'_, 'a, '_> {
     fn bind_params(&mut self) {
         for (i, &p) in self.f.params().iter().enumerate() {
             let s = match &self.args[i] {
@@ -588,6 +588,21 @@ impl Program<'_, '_, '_> {
                 self.store(&data.operands)?;
                 None
             }
+            OpKind::AtomicRmw { op: a, .. } => {
+                Some(self.atomic(&data.operands, 1, |old, v| atomic_update(*a, old, v[0]))?)
+            }
+            OpKind::AtomicCas { .. } => Some(self.atomic(&data.operands, 2, |old, v| {
+                Some(if same_bits(old, v[0]) { v[1] } else { old })
+            })?),
+            OpKind::Scan {
+                kind,
+                axis,
+                reverse,
+            } => {
+                let a = self.get(data.operands[0])?;
+                let shape = &f.ty(data.operands[0]).shape;
+                Some(scan(*kind, a, shape, *axis as usize, *reverse))
+            }
             OpKind::For => {
                 self.run_loop(op)?;
                 None
@@ -693,50 +708,138 @@ impl Program<'_, '_, '_> {
             if mask.as_ref().is_some_and(|m| m[i] != Scalar::I1(true)) {
                 continue;
             }
-            let Scalar::Ptr { buf, off } = p else {
-                return Err(InterpError::Unsupported("store to a non-pointer".into()));
-            };
-            let err = self.oob(buf, off, 0);
-            match &mut self.args[buf as usize] {
-                InterpArg::Mut(m) => {
-                    let len = m.len();
-                    if off < 0 || off as u64 >= len as u64 {
-                        return Err(match err {
-                            InterpError::OutOfBounds {
-                                kernel,
-                                param,
-                                index,
-                                program,
-                                ..
-                            } => InterpError::OutOfBounds {
-                                kernel,
-                                param,
-                                index,
-                                len,
-                                program,
-                            },
-                            e => e,
-                        });
-                    }
-                    if !m.set(off as usize, v) {
-                        return Err(InterpError::Unsupported(
-                            "stored value's type differs from the buffer's".into(),
-                        ));
-                    }
-                }
-                InterpArg::Ref(_) => {
-                    return Err(InterpError::ReadOnly {
-                        param: self.f.param_names[buf as usize].clone(),
-                    })
-                }
-                _ => {
-                    return Err(InterpError::Unsupported(
-                        "pointer into a scalar argument".into(),
-                    ))
-                }
+            let (m, off) = self.writable(p, "store")?;
+            if !m.set(off, v) {
+                return Err(InterpError::Unsupported(
+                    "stored value's type differs from the buffer's".into(),
+                ));
             }
         }
         Ok(())
+    }
+
+    /// An atomic: `operands` are the pointers, `values` operands for `update`, and an optional
+    /// mask. Elements are updated one after another in row-major order (one legal outcome of the
+    /// GPU's); each result element is the value found, 0 where masked off.
+    fn atomic(
+        &mut self,
+        operands: &[ValueId],
+        values: usize,
+        update: impl Fn(Scalar, &[Scalar]) -> Option<Scalar>,
+    ) -> Result<Val, InterpError> {
+        let ptrs = self.get(operands[0])?.clone();
+        let args: Vec<Val> = operands[1..=values]
+            .iter()
+            .map(|&v| self.get(v).cloned())
+            .collect::<Result<_, _>>()?;
+        let mask = match operands.get(values + 1) {
+            Some(&m) => Some(self.get(m)?.clone()),
+            None => None,
+        };
+        let mut out = Vec::with_capacity(ptrs.len());
+        for (i, &p) in ptrs.iter().enumerate() {
+            let here: Vec<Scalar> = args.iter().map(|a| a[i]).collect();
+            if mask.as_ref().is_some_and(|m| m[i] != Scalar::I1(true)) {
+                out.push(zero_like(here[0]));
+                continue;
+            }
+            let (m, off) = self.writable(p, "atomic")?;
+            let old = m.get(off);
+            let new = update(old, &here).ok_or_else(|| {
+                InterpError::Unsupported("an atomic on a type it does not take".into())
+            })?;
+            if !m.set(off, new) {
+                return Err(InterpError::Unsupported(
+                    "an atomic's value type differs from the buffer's".into(),
+                ));
+            }
+            out.push(old);
+        }
+        Ok(out)
+    }
+
+    /// The writable buffer `p` points into and the element's index: an error for a read-only
+    /// buffer or an index outside it (`what` names the access).
+    fn writable(
+        &mut self,
+        p: Scalar,
+        what: &str,
+    ) -> Result<(&mut HostMut<'a>, usize), InterpError> {
+        let Scalar::Ptr { buf, off } = p else {
+            return Err(InterpError::Unsupported(format!("{what} to a non-pointer")));
+        };
+        let err = self.oob(buf, off, 0);
+        let param = self.f.param_names[buf as usize].clone();
+        match &mut self.args[buf as usize] {
+            InterpArg::Mut(m) => {
+                let len = m.len();
+                if off < 0 || off as u64 >= len as u64 {
+                    return Err(match err {
+                        InterpError::OutOfBounds {
+                            kernel,
+                            param,
+                            index,
+                            program,
+                            ..
+                        } => InterpError::OutOfBounds {
+                            kernel,
+                            param,
+                            index,
+                            len,
+                            program,
+                        },
+                        e => e,
+                    });
+                }
+                Ok((m, off as usize))
+            }
+            InterpArg::Ref(_) => Err(InterpError::ReadOnly { param }),
+            _ => Err(InterpError::Unsupported(
+                "pointer into a scalar argument".into(),
+            )),
+        }
+    }
+}
+
+/// The zero of `s`'s type (what a masked-off atomic yields).
+fn zero_like(s: Scalar) -> Scalar {
+    match s {
+        Scalar::I1(_) => Scalar::I1(false),
+        Scalar::I32(_) => Scalar::I32(0),
+        Scalar::I64(_) => Scalar::I64(0),
+        Scalar::F32(_) => Scalar::F32(0.0),
+        Scalar::F16(_) => Scalar::F16(half::f16::ZERO),
+        Scalar::BF16(_) => Scalar::BF16(half::bf16::ZERO),
+        Scalar::Ptr { buf, .. } => Scalar::Ptr { buf, off: 0 },
+    }
+}
+
+/// `op(old, v)` as an atomic computes it; `None` for a type the op does not take.
+fn atomic_update(op: AtomicOp, old: Scalar, v: Scalar) -> Option<Scalar> {
+    use Scalar::*;
+    let int_op = |b: BinOp| binary(b, old, v);
+    Some(match (op, old, v) {
+        (AtomicOp::Xchg, _, _) => v,
+        (AtomicOp::Add, I32(_), I32(_)) | (AtomicOp::Add, I64(_), I64(_)) => int_op(BinOp::Add),
+        (AtomicOp::Max, I32(_), I32(_)) | (AtomicOp::Max, I64(_), I64(_)) => int_op(BinOp::Max),
+        (AtomicOp::Min, I32(_), I32(_)) | (AtomicOp::Min, I64(_), I64(_)) => int_op(BinOp::Min),
+        (AtomicOp::And, I32(_), I32(_)) | (AtomicOp::And, I64(_), I64(_)) => int_op(BinOp::And),
+        (AtomicOp::Or, I32(_), I32(_)) | (AtomicOp::Or, I64(_), I64(_)) => int_op(BinOp::Or),
+        (AtomicOp::Xor, I32(_), I32(_)) | (AtomicOp::Xor, I64(_), I64(_)) => int_op(BinOp::Xor),
+        (AtomicOp::Add, F32(a), F32(b)) => F32(a + b),
+        (AtomicOp::Max, F32(a), F32(b)) => F32(atomic_float_max(a, b)),
+        (AtomicOp::Min, F32(a), F32(b)) => F32(atomic_float_min(a, b)),
+        _ => return None,
+    })
+}
+
+/// Whether `a` and `b` have the same bits (what `atomic_cas` compares).
+fn same_bits(a: Scalar, b: Scalar) -> bool {
+    match (a, b) {
+        (Scalar::I32(x), Scalar::I32(y)) => x == y,
+        (Scalar::I64(x), Scalar::I64(y)) => x == y,
+        (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
+        _ => false,
     }
 }
 
@@ -1027,6 +1130,35 @@ fn roll(a: &[Scalar], shape: &[u32], axis: usize, shift: usize) -> Val {
 }
 
 /// Reduces `a` (row-major, `shape`) along `axis`.
+/// The running combination of `a` (row-major, `shape`) along `axis`, first to last (last to first
+/// when `reverse`), each step one `binary` op in that order.
+fn scan(kind: ScanKind, a: &[Scalar], shape: &[u32], axis: usize, reverse: bool) -> Val {
+    let n = shape[axis] as usize;
+    let inner: usize = shape[axis + 1..].iter().map(|&d| d as usize).product();
+    let outer: usize = shape[..axis].iter().map(|&d| d as usize).product();
+    let op = match kind {
+        ScanKind::Sum => BinOp::Add,
+        ScanKind::Prod => BinOp::Mul,
+        ScanKind::Max => BinOp::Max,
+        ScanKind::Min => BinOp::Min,
+    };
+    let mut out = a.to_vec();
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let order: Vec<usize> = if reverse {
+                (0..n).rev().collect()
+            } else {
+                (0..n).collect()
+            };
+            for w in order.windows(2) {
+                out[at(w[1])] = binary(op, out[at(w[0])], a[at(w[1])]);
+            }
+        }
+    }
+    out
+}
+
 fn reduce(kind: ReduceKind, a: &[Scalar], shape: &[u32], axis: usize) -> Val {
     let n = shape[axis] as usize;
     let inner: usize = shape[axis + 1..].iter().map(|&d| d as usize).product();

@@ -6,7 +6,8 @@
 use quote::ToTokens;
 use syn::Expr;
 use tile_core::ir::{
-    BinOp, CmpPred, ConstValue, DType, Elem, MathFn, OpKind, Precision, ReduceKind, Type, ValueId,
+    AtomicOp, BinOp, CmpPred, ConstValue, DType, Elem, MathFn, MemScope, MemSem, OpKind, Precision,
+    ReduceKind, ScanKind, Type, ValueId,
 };
 
 use super::typing::joint_shape;
@@ -128,6 +129,34 @@ builtins! {
     Randint4x "randint4x" Function "randint4x(seed, offsets, k)";
     /// Word `k` (0 to 3) of Triton's `tl.rand4x(seed, offsets)`: uniform `f32` in `[0, 1)`.
     Rand4x "rand4x" Function "rand4x(seed, offsets, k)";
+    /// Adds to the pointed-to elements where the mask is true, each in one indivisible step;
+    /// returns the old values (0 where masked off). `i32`, `i64`, `f32`. `sem` is `relaxed`,
+    /// `acquire`, `release` or `acq_rel` (default), `scope` is `cta`, `gpu` (default) or `sys`.
+    AtomicAdd "atomic_add" Function "atomic_add(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic maximum (integers signed; `f32` with `-0 < +0`); returns the old values.
+    AtomicMax "atomic_max" Function "atomic_max(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic minimum; returns the old values.
+    AtomicMin "atomic_min" Function "atomic_min(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic bitwise and (`i32`, `i64`); returns the old values.
+    AtomicAnd "atomic_and" Function "atomic_and(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic bitwise or (`i32`, `i64`); returns the old values.
+    AtomicOr "atomic_or" Function "atomic_or(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic bitwise exclusive or (`i32`, `i64`); returns the old values.
+    AtomicXor "atomic_xor" Function "atomic_xor(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic exchange: writes the values, returns the old ones.
+    AtomicXchg "atomic_xchg" Function "atomic_xchg(ptrs, values[, mask][, sem = …][, scope = …])";
+    /// Atomic compare-and-swap: writes `values` where the element equals `cmp` (bitwise);
+    /// returns the values found.
+    AtomicCas "atomic_cas" Function "atomic_cas(ptrs, cmp, values[, mask][, sem = …][, scope = …])";
+    /// Running sum along `axis` (a 1-D tile may leave it out); `reverse = true` sums from the
+    /// end. Bools count as `i32` 0 and 1.
+    Cumsum "cumsum" Both "t.cumsum(axis[, reverse = true])";
+    /// Running product along `axis`.
+    Cumprod "cumprod" Both "t.cumprod(axis[, reverse = true])";
+    /// Running maximum along `axis` (NaN ignored).
+    Cummax "cummax" Both "t.cummax(axis[, reverse = true])";
+    /// Running minimum along `axis` (NaN ignored).
+    Cummin "cummin" Both "t.cummin(axis[, reverse = true])";
 }
 
 /// What a name called in a kernel refers to.
@@ -547,6 +576,27 @@ impl Lowering {
                 Ok(Val::V(self.uniform(bits)))
             }
             Callee::Builtin(
+                b @ (Builtin::AtomicAdd
+                | Builtin::AtomicMax
+                | Builtin::AtomicMin
+                | Builtin::AtomicAnd
+                | Builtin::AtomicOr
+                | Builtin::AtomicXor
+                | Builtin::AtomicXchg
+                | Builtin::AtomicCas),
+            ) => self.atomic(b, &args, c),
+            Callee::Builtin(
+                b @ (Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin),
+            ) => {
+                let Some((recv, rest)) = args.split_first() else {
+                    return Err(err(
+                        c,
+                        format!("`{name}` takes the tile first: `{name}(t, axis)`"),
+                    ));
+                };
+                self.scan(b, recv, rest, c)
+            }
+            Callee::Builtin(
                 b @ (Builtin::Sum
                 | Builtin::MaxOf
                 | Builtin::MinOf
@@ -651,6 +701,12 @@ impl Lowering {
                 let v = self.expr(&mc.receiver)?;
                 return self.roll(v, &mc.receiver, &mc.args[0], &mc.args[1]);
             }
+            Callee::Builtin(
+                b @ (Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin),
+            ) => {
+                let args: Vec<&Expr> = mc.args.iter().collect();
+                return self.scan(b, &mc.receiver, &args, e);
+            }
             Callee::Builtin(Builtin::Sum) => (ReduceKind::Sum, false),
             Callee::Builtin(Builtin::MaxOf) => (ReduceKind::Max, false),
             Callee::Builtin(Builtin::MinOf) => (ReduceKind::Min, false),
@@ -673,7 +729,15 @@ impl Lowering {
                 | Builtin::Rand
                 | Builtin::Randint
                 | Builtin::Rand4x
-                | Builtin::Randint4x),
+                | Builtin::Randint4x
+                | Builtin::AtomicAdd
+                | Builtin::AtomicMax
+                | Builtin::AtomicMin
+                | Builtin::AtomicAnd
+                | Builtin::AtomicOr
+                | Builtin::AtomicXor
+                | Builtin::AtomicXchg
+                | Builtin::AtomicCas),
             ) => {
                 return Err(err(
                     &mc.method,
@@ -1174,6 +1238,281 @@ impl Lowering {
         let Val::V(id) = v else { unreachable_ptr() };
         self.broadcast(id, &pty.shape, m)
     }
+
+    /// `atomic_add(ptrs, values[, mask][, sem = …][, scope = …])` and its siblings;
+    /// `atomic_cas(ptrs, cmp, values[, mask]…)`.
+    fn atomic(&mut self, b: Builtin, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        let name = b.name();
+        let (pos, named) = split_named(args)?;
+        let op = match b {
+            Builtin::AtomicAdd => Some(AtomicOp::Add),
+            Builtin::AtomicMax => Some(AtomicOp::Max),
+            Builtin::AtomicMin => Some(AtomicOp::Min),
+            Builtin::AtomicAnd => Some(AtomicOp::And),
+            Builtin::AtomicOr => Some(AtomicOp::Or),
+            Builtin::AtomicXor => Some(AtomicOp::Xor),
+            Builtin::AtomicXchg => Some(AtomicOp::Xchg),
+            _ => None,
+        };
+        let values = if op.is_some() { 1 } else { 2 };
+        if !(1 + values..=2 + values).contains(&pos.len()) {
+            return Err(err(
+                c,
+                format!(
+                    "`{name}` takes {} to {} arguments (`{}`), found {}",
+                    1 + values,
+                    2 + values,
+                    b.signature(),
+                    pos.len()
+                ),
+            ));
+        }
+        let (mut sem, mut scope) = (None, None);
+        for n in named {
+            match named_key(n).as_deref() {
+                Some("sem") if sem.is_none() => {
+                    sem = Some(named_word(n, &MemSem::ALL, MemSem::name)?)
+                }
+                Some("scope") if scope.is_none() => {
+                    scope = Some(named_word(n, &MemScope::ALL, MemScope::name)?)
+                }
+                Some(k @ ("sem" | "scope")) => {
+                    return Err(err(&n.left, format!("`{k}` is given twice")))
+                }
+                _ => {
+                    return Err(err(
+                        &n.left,
+                        format!("`{name}`'s named arguments are `sem` and `scope`"),
+                    ))
+                }
+            }
+        }
+        let (pid, pty, d) = self.pointer_arg(pos[0], name)?;
+        let takes = |t: DType| match op {
+            Some(op) => op.takes(t),
+            None => tile_core::ir::atomic_cas_takes(t),
+        };
+        if !takes(d) {
+            let ok: Vec<String> = [DType::I32, DType::I64, DType::F32]
+                .into_iter()
+                .filter(|&t| takes(t))
+                .map(|t| format!("`Ptr<{t}>`"))
+                .collect();
+            return Err(err(
+                pos[0],
+                format!(
+                    "`{name}` takes {}, found pointers to `{d}`",
+                    ok.join(" or ")
+                ),
+            ));
+        }
+        let mut operands = vec![pid];
+        for &a in &pos[1..=values] {
+            let v = self.expr(a)?;
+            if let Some(t) = self.ty(v) {
+                if t.elem != Elem::Scalar(d) {
+                    return Err(err(
+                        a,
+                        format!("`{name}` of `{}` values through `Ptr<{d}>`", t.elem),
+                    ));
+                }
+                if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {
+                    return Err(err(
+                        a,
+                        format!(
+                            "the values have shape {:?}, the pointers {:?}",
+                            t.shape, pty.shape
+                        ),
+                    ));
+                }
+            }
+            operands.push(self.materialize(v, d, &pty.shape, a)?);
+        }
+        if let Some(m) = pos.get(values + 1) {
+            operands.push(self.mask(m, &pty)?);
+        }
+        let sem = sem.unwrap_or_default();
+        let scope = scope.unwrap_or_default();
+        let kind = match op {
+            Some(op) => OpKind::AtomicRmw { op, sem, scope },
+            None => OpKind::AtomicCas { sem, scope },
+        };
+        Ok(Val::V(self.push(
+            kind,
+            operands,
+            pty.with_elem(Elem::Scalar(d)),
+        )))
+    }
+
+    /// `t.cumsum(axis[, reverse = …])` and its siblings (`args` after the tile `recv`).
+    fn scan(
+        &mut self,
+        b: Builtin,
+        recv: &Expr,
+        args: &[&Expr],
+        at: &dyn ToTokens,
+    ) -> syn::Result<Val> {
+        let name = b.name();
+        let kind = match b {
+            Builtin::Cumsum => ScanKind::Sum,
+            Builtin::Cumprod => ScanKind::Prod,
+            Builtin::Cummax => ScanKind::Max,
+            _ => ScanKind::Min,
+        };
+        let (pos, named) = split_named(args)?;
+        if pos.len() > 1 {
+            return Err(err(
+                pos[1],
+                format!(
+                    "`{name}` takes the tile, an axis and `reverse = …`: `{}`",
+                    b.signature()
+                ),
+            ));
+        }
+        let mut reverse = None;
+        for n in named {
+            match named_key(n).as_deref() {
+                Some("reverse") if reverse.is_none() => {
+                    reverse = Some(named_word(n, &[false, true], |x| {
+                        if x {
+                            "true"
+                        } else {
+                            "false"
+                        }
+                    })?)
+                }
+                Some("reverse") => return Err(err(&n.left, "`reverse` is given twice")),
+                _ => {
+                    return Err(err(
+                        &n.left,
+                        format!("`{name}`'s one named argument is `reverse`"),
+                    ))
+                }
+            }
+        }
+        let v = self.expr(recv)?;
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(
+                recv,
+                format!("`{name}` scans a tile; this is a scalar"),
+            ));
+        };
+        let axis = match pos.first() {
+            None if t.shape.len() == 1 => 0,
+            None => {
+                return Err(err(
+                    at,
+                    format!(
+                        "`{name}` of a {}-D tile needs an axis (0 … {})",
+                        t.shape.len(),
+                        t.shape.len() - 1
+                    ),
+                ))
+            }
+            Some(a) => {
+                let av = self.expr(a)?;
+                self.const_arg(av, a, "the scan axis")?
+            }
+        };
+        if axis < 0 || axis as usize >= t.shape.len() {
+            let at: &dyn ToTokens = match pos.first() {
+                Some(a) => a,
+                None => at,
+            };
+            return Err(err(
+                at,
+                format!(
+                    "axis {axis} is out of range for a tile of rank {}",
+                    t.shape.len()
+                ),
+            ));
+        }
+        let Val::V(mut id) = v else { unreachable_ptr() };
+        let mut elem = t.elem;
+        match t.dtype() {
+            Some(DType::I32 | DType::I64 | DType::F32) => {}
+            // Bools count: 0 and 1 as `i32` (a running count of a mask).
+            Some(DType::I1) if kind == ScanKind::Sum => {
+                elem = Elem::Scalar(DType::I32);
+                id = self.push(OpKind::Cast, vec![id], Type::tensor(elem, t.shape.clone()));
+            }
+            other => {
+                let found = match other {
+                    None => "pointers".to_string(),
+                    Some(DType::I1) => "bools".to_string(),
+                    Some(d) => format!("`{d}`"),
+                };
+                return Err(err(
+                    recv,
+                    format!("`{name}` takes i32, i64 or f32 tiles, found {found}"),
+                ));
+            }
+        }
+        Ok(Val::V(self.push(
+            OpKind::Scan {
+                kind,
+                axis: axis as u32,
+                reverse: reverse.unwrap_or(false),
+            },
+            vec![id],
+            Type::tensor(elem, t.shape.clone()),
+        )))
+    }
+}
+
+/// `args` split into the positional arguments and the trailing named ones (`key = value`); a
+/// positional argument after a named one is an error.
+fn split_named<'a>(args: &[&'a Expr]) -> syn::Result<(Vec<&'a Expr>, Vec<&'a syn::ExprAssign>)> {
+    let first_named = args
+        .iter()
+        .position(|a| matches!(a, Expr::Assign(_)))
+        .unwrap_or(args.len());
+    let mut named = Vec::new();
+    for a in &args[first_named..] {
+        match a {
+            Expr::Assign(n) => named.push(n),
+            other => {
+                return Err(err(
+                    *other,
+                    "positional arguments come before the named ones (`key = value`)",
+                ))
+            }
+        }
+    }
+    Ok((args[..first_named].to_vec(), named))
+}
+
+/// The key of a named argument, if it is a plain name.
+fn named_key(n: &syn::ExprAssign) -> Option<String> {
+    match &*n.left {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    }
+}
+
+/// The value of a named argument that is one of `options`' words (`name` gives a word).
+fn named_word<T: Copy>(
+    n: &syn::ExprAssign,
+    options: &[T],
+    name: impl Fn(T) -> &'static str,
+) -> syn::Result<T> {
+    let word = match &*n.right {
+        Expr::Path(p) => p.path.get_ident().map(|i| i.to_string()),
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Some(b.value.to_string()),
+        _ => None,
+    };
+    let key = named_key(n).unwrap_or_default();
+    options
+        .iter()
+        .copied()
+        .find(|&o| word.as_deref() == Some(name(o)))
+        .ok_or_else(|| {
+            let all: Vec<&str> = options.iter().map(|&o| name(o)).collect();
+            err(&n.right, format!("`{key}` is one of: {}", all.join(", ")))
+        })
 }
 
 /// The value of `dot`'s named argument `precision = ieee | tf32`.

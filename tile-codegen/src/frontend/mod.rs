@@ -209,14 +209,20 @@ fn lower_instance(
     })
 }
 
-/// Which parameters a `store` writes through: the parameters its pointer operand derives from.
+/// Which parameters some op writes through (a `store` or an atomic: the ops whose
+/// [`Effect`](tile_core::ir::Effect) says they write through their first operand): the parameters
+/// that pointer derives from. The launch wrapper takes those buffers as `&mut`.
 pub fn written_params(f: &Function) -> Vec<bool> {
-    let stores = f
+    use tile_core::ir::Effect;
+    let writes = f
         .walk()
         .into_iter()
-        .filter(|&op| matches!(f.op(op).kind, OpKind::Store { .. }))
-        .map(|op| f.op(op).operands[0]);
-    pointer_params(f, stores)
+        .filter(|&op| {
+            let d = f.op(op);
+            d.regions.is_empty() && matches!(d.kind.effect(), Effect::Write | Effect::Atomic)
+        })
+        .filter_map(|op| f.op(op).operands.first().copied());
+    pointer_params(f, writes)
 }
 
 /// Which parameters some `addptr` with an `i32` offset derives its pointer from. A buffer of more

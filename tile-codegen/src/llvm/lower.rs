@@ -28,6 +28,7 @@ use tile_core::ir::{
     ValueId,
 };
 
+use super::atomic::Atomic;
 use super::layout::Distribution;
 use crate::passes::insert_barriers::missing;
 use crate::passes::shared_alloc::Allocation;
@@ -529,6 +530,17 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.store(data, *vec)?;
                 None
             }
+            OpKind::AtomicRmw { op, sem, scope } => {
+                Some(self.atomic(data, Atomic::Rmw(*op), *sem, *scope)?)
+            }
+            OpKind::AtomicCas { sem, scope } => {
+                Some(self.atomic(data, Atomic::Cas, *sem, *scope)?)
+            }
+            OpKind::Scan {
+                kind,
+                axis,
+                reverse,
+            } => Some(self.scan_op(*kind, *axis, *reverse, data)?),
             OpKind::Return => {
                 self.builder.build_return(None).llvm()?;
                 None
@@ -953,7 +965,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(out)
     }
 
-    fn binary(
+    pub(super) fn binary(
         &self,
         op: BinOp,
         d: DType,

@@ -464,7 +464,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
     }
 
-    fn global_ptr_type(&self) -> BasicTypeEnum<'ctx> {
+    pub(super) fn global_ptr_type(&self) -> BasicTypeEnum<'ctx> {
         self.context
             .ptr_type(AddressSpace::from(GLOBAL))
             .as_basic_type_enum()

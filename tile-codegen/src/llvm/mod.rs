@@ -29,6 +29,7 @@
 //! # }
 //! ```
 
+mod atomic;
 mod dot;
 mod layout;
 mod ldmatrix;
@@ -37,6 +38,7 @@ mod math;
 mod memory;
 mod reduce;
 mod roll;
+mod scan;
 pub(crate) mod scratch;
 mod shared;
 mod sink;

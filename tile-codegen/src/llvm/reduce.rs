@@ -189,17 +189,40 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         v: BasicValueEnum<'ctx>,
         step: u64,
     ) -> Result<BasicValueEnum<'ctx>> {
+        let step = self.context.i32_type().const_int(step, false);
+        self.shuffle("bfly", d, v, step)
+    }
+
+    /// The value of lane `src` (`shfl.sync.idx.b32`, full warp; `src` is taken modulo 32).
+    pub(super) fn shuffle_idx(
+        &self,
+        d: DType,
+        v: BasicValueEnum<'ctx>,
+        src: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        self.shuffle("idx", d, v, src)
+    }
+
+    /// `shfl.sync.{mode}` of `v` over the full warp with lane operand `arg`.
+    fn shuffle(
+        &self,
+        mode: &str,
+        d: DType,
+        v: BasicValueEnum<'ctx>,
+        arg: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let i32_ty = self.context.i32_type();
+        let name = format!("llvm.nvvm.shfl.sync.{mode}.i32");
         let shfl = |x: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
             let args: [BasicMetadataValueEnum; 4] = [
                 i32_ty.const_all_ones().into(),
                 x.into(),
-                i32_ty.const_int(step, false).into(),
+                arg.into(),
                 // Clamp: the whole warp is one segment.
                 i32_ty.const_int(WARP - 1, false).into(),
             ];
-            int(self.intrinsic("llvm.nvvm.shfl.sync.bfly.i32", &[], &args)?)
+            int(self.intrinsic(&name, &[], &args)?)
         };
         match d {
             DType::I32 => Ok(shfl(int(v)?)?.into()),
@@ -222,7 +245,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 b.build_bit_cast(out, self.context.i64_type(), "").llvm()
             }
             DType::I1 | DType::F16 | DType::BF16 => Err(format!(
-                "cannot shuffle `{d}` (reductions take i32, i64 or f32)"
+                "cannot shuffle `{d}` (reductions and scans take i32, i64 or f32)"
             )),
         }
     }

@@ -1,6 +1,6 @@
 //! How many bytes of scratch shared memory each op's lowering uses: what the shared-memory
 //! allocation (`passes::shared_alloc`) reserves per op before anything is lowered. Each answer is
-//! the lowering module's own (`shared`, `reduce`, `roll`, `dot`), decided from the op's types and
+//! the lowering module's own (`shared`, `reduce`, `scan`, `roll`, `dot`, `atomic`), decided from the op's types and
 //! layouts as that lowering decides it; the lowering checks every array it carves against the
 //! region it was given, so a disagreement is an error, never an overlap.
 
@@ -26,6 +26,8 @@ pub(crate) fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
         OpKind::ConvertLayout => Ok(super::shared::convert_scratch_bytes(operand(0)?, result()?)),
         OpKind::Reduce { axis, .. } => super::reduce::scratch_bytes(operand(0)?, *axis),
         OpKind::Roll { axis, shift } => super::roll::scratch_bytes(result()?, *axis, *shift),
+        OpKind::Scan { axis, .. } => super::scan::scratch_bytes(operand(0)?, *axis),
+        OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => super::atomic::scratch_bytes(f, op),
         OpKind::Dot { .. } => Ok(super::dot::scratch_bytes(
             operand(0)?,
             operand(1)?,

@@ -69,7 +69,9 @@ pub fn run(f: &mut Function) {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Load { .. }
-            | OpKind::Store { .. } => true,
+            | OpKind::Store { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. } => true,
             OpKind::For => {
                 // Each carried value: its initial value, the body's argument, the yielded value
                 // and the result share a layout.
@@ -118,6 +120,8 @@ pub fn run(f: &mut Function) {
             | OpKind::ExpandDims { .. }
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
+            // Scans compute in a layout of their own (see `scan_layout`).
+            | OpKind::Scan { .. }
             // Its operands and result are 2-D, so they have the one 2-D layout anyway.
             | OpKind::Dot { .. }
             | OpKind::Return
@@ -266,6 +270,29 @@ pub fn run(f: &mut Function) {
                     f.ops[conv.index()].operands[0] = r;
                 }
             }
+            // A scan computes in its own layout: the operand converts in, the result out.
+            OpKind::Scan { axis, .. } => {
+                let (v, r) = (d.operands[0], d.results[0]);
+                let own = Layout::Blocked(scan_layout(&f.ty(v).shape, axis, f.num_warps));
+                let at = pos().unwrap_or(0);
+                let mut after = at + 1;
+                if f.ty(v).layout.as_ref() != Some(&own) {
+                    let ty = with_layout(f.ty(v), own.clone());
+                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                    let c = f.op(conv).results[0];
+                    f.ops[op.index()].operands[0] = c;
+                    after += 1;
+                }
+                let class_ty = f.ty(r).clone();
+                if class_ty.layout.as_ref() != Some(&own) {
+                    f.values[r.index()].ty = with_layout(&class_ty, own);
+                    let conv =
+                        f.insert_op(block, after, OpKind::ConvertLayout, vec![r], vec![class_ty]);
+                    let c = f.op(conv).results[0];
+                    f.replace_all_uses(r, c);
+                    f.ops[conv.index()].operands[0] = r;
+                }
+            }
             // An FMA `dot` whose result joined a tensor-core `dot`'s class (`max(dot_f16, dot_f32)`)
             // computes in a blocked layout: its accumulator converts in, its result out.
             OpKind::Dot { .. }
@@ -363,6 +390,42 @@ fn default_layout(shape: &[u32], widest: u32, threads: u32, num_warps: u32) -> B
     }
 }
 
+/// The layout a scan along `axis` of a tensor of `shape` computes in (`llvm::scan` needs its
+/// axis held in registers, then lanes, then warps, nothing more): lanes and then warps along the
+/// axis as far as it reaches, the rest along the other dimension, and the remaining extent of
+/// the axis in consecutive registers.
+pub(crate) fn scan_layout(shape: &[u32], axis: u32, num_warps: u32) -> BlockedLayout {
+    let rank = shape.len();
+    let a = axis as usize;
+    let n = shape[a];
+    let mut size_per_thread = vec![1; rank];
+    let mut threads_per_warp = vec![1; rank];
+    let mut warps_per_cta = vec![1; rank];
+    let lanes = n.clamp(1, 32);
+    let warps = (n / lanes).clamp(1, num_warps);
+    threads_per_warp[a] = lanes;
+    warps_per_cta[a] = warps;
+    size_per_thread[a] = (n / (lanes * warps)).max(1);
+    if rank == 2 {
+        threads_per_warp[1 - a] = 32 / lanes;
+        warps_per_cta[1 - a] = num_warps / warps;
+    } else {
+        // Lanes and warps the axis does not reach hold copies.
+        threads_per_warp[a] = 32;
+        warps_per_cta[a] = num_warps;
+    }
+    let mut order = vec![axis];
+    if rank == 2 {
+        order.push(1 - axis);
+    }
+    BlockedLayout {
+        size_per_thread,
+        threads_per_warp,
+        warps_per_cta,
+        order,
+    }
+}
+
 fn with_layout(ty: &Type, layout: Layout) -> Type {
     Type {
         elem: ty.elem,
@@ -444,6 +507,9 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Cast
         | OpKind::Load { .. }
         | OpKind::Store { .. }
+        | OpKind::AtomicRmw { .. }
+        | OpKind::AtomicCas { .. }
+        | OpKind::Scan { .. }
         | OpKind::Reduce { .. }
         | OpKind::ConvertLayout
         | OpKind::Dot { .. }

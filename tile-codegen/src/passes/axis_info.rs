@@ -270,6 +270,9 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             }
             OpKind::Dot { .. }
             | OpKind::Load { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. }
+            | OpKind::Scan { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad { .. }
             | OpKind::AsyncCopy { .. }

@@ -72,7 +72,9 @@ fn effect(k: &OpKind) -> Effect {
     match k.effect() {
         tile_core::ir::Effect::Pure => Effect::None,
         tile_core::ir::Effect::Read => Effect::Read,
-        tile_core::ir::Effect::Write | tile_core::ir::Effect::Sync => Effect::Write,
+        tile_core::ir::Effect::Write
+        | tile_core::ir::Effect::Atomic
+        | tile_core::ir::Effect::Sync => Effect::Write,
         tile_core::ir::Effect::Terminator => Effect::End,
     }
 }

@@ -233,6 +233,9 @@ fn block(
             | OpKind::Dot { .. }
             | OpKind::Load { .. }
             | OpKind::Store { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. }
+            | OpKind::Scan { .. }
             | OpKind::Yield
             | OpKind::Return => {
                 // Scratch users (`llvm::scratch` decides which) have a place.

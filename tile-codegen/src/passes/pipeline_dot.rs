@@ -104,10 +104,14 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
     let region = *f.op(l).regions.first()?;
     let body = f.regions[region.index()].blocks[0];
     let ops = &f.blocks[body.index()].ops;
+    // Nothing in the body writes memory (a store, an atomic, a nested loop or branch that may)
+    // or synchronizes.
     let plain = ops.iter().all(|&o| {
-        let k = &f.op(o).kind;
-        !matches!(k, OpKind::Store { .. } | OpKind::For | OpKind::If)
-            && k.effect() != tile_core::ir::Effect::Sync
+        use tile_core::ir::Effect;
+        matches!(
+            f.op(o).kind.effect(),
+            Effect::Pure | Effect::Read | Effect::Terminator
+        )
     });
     if !plain {
         return None;

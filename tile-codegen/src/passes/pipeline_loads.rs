@@ -39,11 +39,12 @@ fn pipeline(f: &mut Function, l: OpId) {
     let has_dot = ops
         .iter()
         .any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }));
-    // Only the body's own ops: a nested loop or branch could store.
+    // Only the body's own ops, none of which writes memory (a nested loop or branch could).
     let plain = ops.iter().all(|&o| {
-        !matches!(
-            f.op(o).kind,
-            OpKind::Store { .. } | OpKind::For | OpKind::If
+        use tile_core::ir::Effect;
+        matches!(
+            f.op(o).kind.effect(),
+            Effect::Pure | Effect::Read | Effect::Sync | Effect::Terminator
         )
     });
     if !has_dot || !plain {

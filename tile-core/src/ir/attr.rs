@@ -1,7 +1,9 @@
 //! How an op's attribute values read and print in IR text: one [`Attr`] implementation per
 //! attribute type, used by the op table in [`super::ops`] for every op's attributes.
 
-use super::ops::{CmpPred, ConstValue, Precision, ReduceKind};
+use super::ops::{
+    AtomicOp, CmpPred, ConstValue, MemScope, MemSem, Precision, ReduceKind, ScanKind,
+};
 use super::parse::{Cursor, ParseError};
 
 /// An attribute value in IR text.
@@ -35,6 +37,27 @@ impl Attr for u32 {
         let col = c.col();
         let v = c.uint()?;
         u32::try_from(v).map_err(|_| c.err_at(col, format!("{v} does not fit in u32")))
+    }
+}
+
+impl Attr for bool {
+    const BARE: bool = false;
+
+    fn placeholder() -> Self {
+        false
+    }
+
+    fn write(&self, out: &mut String) {
+        out.push_str(if *self { "true" } else { "false" });
+    }
+
+    fn read(c: &mut Cursor<'_>) -> Result<Self, ParseError> {
+        let col = c.col();
+        match c.ident()?.as_str() {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            w => Err(c.err_at(col, format!("expected `true` or `false`, found `{w}`"))),
+        }
     }
 }
 
@@ -131,3 +154,7 @@ macro_rules! word_attr {
 word_attr!(CmpPred, true, "comparison");
 word_attr!(ReduceKind, true, "reduction");
 word_attr!(Precision, false, "precision");
+word_attr!(AtomicOp, true, "atomic operation");
+word_attr!(MemSem, false, "memory ordering");
+word_attr!(MemScope, false, "memory scope");
+word_attr!(ScanKind, true, "scan");

@@ -19,7 +19,8 @@ pub use function::{
 };
 pub use linear::{InDim, LinearLayout};
 pub use ops::{
-    round_tf32, BinOp, CmpPred, ConstValue, Effect, Level, MathFn, OpKind, Precision, ReduceKind,
+    atomic_cas_takes, atomic_float_max, atomic_float_min, round_tf32, AtomicOp, BinOp, CmpPred,
+    ConstValue, Effect, Level, MathFn, MemScope, MemSem, OpKind, Precision, ReduceKind, ScanKind,
     UnOp,
 };
 pub use parse::{parse, ParseError};

@@ -7,6 +7,7 @@ use std::fmt;
 
 use super::attr::Attr;
 use super::parse::{Cursor, ParseError};
+use super::types::DType;
 
 /// A compile-time constant.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -212,6 +213,120 @@ named_enum! {
     }
 }
 
+named_enum! {
+    /// The read-modify-write an `atomic_rmw` does to each element.
+    pub enum AtomicOp {
+        /// `old + v` (integers wrap; `f32` rounds as `fadd`).
+        Add = "add",
+        /// The larger (integers signed; `f32` ordered as its sign and magnitude bits, see
+        /// [`atomic_float_max`]).
+        Max = "max",
+        /// The smaller (integers signed; `f32` as [`atomic_float_min`]).
+        Min = "min",
+        /// Bitwise and (integers).
+        And = "and",
+        /// Bitwise or (integers).
+        Or = "or",
+        /// Bitwise exclusive or (integers).
+        Xor = "xor",
+        /// `v` (the old value is returned).
+        Xchg = "xchg",
+    }
+}
+
+impl AtomicOp {
+    /// True for the ops only defined on integers.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor)
+    }
+
+    /// Whether the op updates elements of type `d` (`i32` and `i64` always, `f32` unless
+    /// bitwise): the one statement of the rule, which the verifier and the front end ask.
+    pub fn takes(self, d: DType) -> bool {
+        match d {
+            DType::I32 | DType::I64 => true,
+            DType::F32 => !self.is_bitwise(),
+            DType::I1 | DType::F16 | DType::BF16 => false,
+        }
+    }
+}
+
+/// Whether `atomic_cas` takes elements of type `d` (compared bitwise).
+pub fn atomic_cas_takes(d: DType) -> bool {
+    matches!(d, DType::I32 | DType::I64 | DType::F32)
+}
+
+/// The `f32` maximum an atomic computes on the GPU, where PTX has no float `atom.max`: a
+/// non-negative `v` (sign bit clear) takes the signed-integer maximum of the bit patterns, a
+/// negative one the unsigned minimum. That orders `-0 < +0`, puts a NaN with its sign bit clear
+/// above `+inf` (so it wins) and one with the sign set below `-inf`; the interpreter computes the
+/// same, bit for bit.
+pub fn atomic_float_max(old: f32, v: f32) -> f32 {
+    let (o, b) = (old.to_bits(), v.to_bits());
+    let r = if b >> 31 == 0 {
+        (o as i32).max(b as i32) as u32
+    } else {
+        o.min(b)
+    };
+    f32::from_bits(r)
+}
+
+/// The `f32` minimum of an atomic (the mirror of [`atomic_float_max`]: a non-negative `v` takes
+/// the signed minimum of the bits, a negative one the unsigned maximum).
+pub fn atomic_float_min(old: f32, v: f32) -> f32 {
+    let (o, b) = (old.to_bits(), v.to_bits());
+    let r = if b >> 31 == 0 {
+        (o as i32).min(b as i32) as u32
+    } else {
+        o.max(b)
+    };
+    f32::from_bits(r)
+}
+
+named_enum! {
+    /// The memory ordering of an atomic (PTX's `.sem`; Triton's `sem`).
+    #[derive(Default)]
+    pub enum MemSem {
+        /// No ordering beyond the atomicity of the element's update.
+        Relaxed = "relaxed",
+        /// Later memory accesses of this thread are not moved before it.
+        Acquire = "acquire",
+        /// Earlier memory accesses of this thread are not moved after it.
+        Release = "release",
+        /// Both (Triton's default).
+        #[default]
+        AcqRel = "acq_rel",
+    }
+}
+
+named_enum! {
+    /// The threads an atomic's ordering is with (PTX's `.scope`; Triton's `scope`).
+    #[derive(Default)]
+    pub enum MemScope {
+        /// The threads of this program (CUDA block).
+        Cta = "cta",
+        /// Every thread on the GPU (Triton's default).
+        #[default]
+        Gpu = "gpu",
+        /// Every thread of the system, host included.
+        Sys = "sys",
+    }
+}
+
+named_enum! {
+    /// How a scan combines elements.
+    pub enum ScanKind {
+        /// Running sum (`cumsum`; integers wrap, floats in index order on the interpreter).
+        Sum = "sum",
+        /// Running product (`cumprod`).
+        Prod = "prod",
+        /// Running maximum (floats: NaN ignored, as `max`).
+        Max = "max",
+        /// Running minimum.
+        Min = "min",
+    }
+}
+
 /// What an op does besides computing its results: the one statement of it that passes ask
 /// (hoisting, CSE, DCE and the written-buffer analysis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,8 +335,13 @@ pub enum Effect {
     Pure,
     /// Reads global memory (`load`): ordered after writes, free among other reads.
     Read,
-    /// Writes global memory (`store`), or holds ops that may (`for`, `if`).
+    /// Writes global memory through its first operand (`store`), or holds ops that may (`for`,
+    /// `if`).
     Write,
+    /// Reads and writes global memory through its first operand as one indivisible step per
+    /// element (`atomic_rmw`, `atomic_cas`): ordered with every op that touches memory, never
+    /// merged or removed, even when its result is unused.
+    Atomic,
     /// Reads or writes shared memory, or synchronizes threads or asynchronous copies: ordered
     /// with every op that has an effect, never merged or removed.
     Sync,
@@ -575,6 +695,37 @@ declare_ops! {
         /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
         vec: u32 = 1,
     } "store" => 0, Write, Tile;
+    /// `atomic_rmw {op} %ptr, %value[, %mask]`: for each element where `mask` is true, replaces
+    /// the pointed-to value `old` by `op(old, value)` in one indivisible step and yields `old`
+    /// (elsewhere the result is 0 and no memory is touched). Elements of one tile pointing to
+    /// one address are applied one after another in some order.
+    AtomicRmw {
+        /// The update.
+        op: AtomicOp,
+        /// Memory ordering.
+        sem: MemSem = MemSem::AcqRel,
+        /// The threads the ordering is with.
+        scope: MemScope = MemScope::Gpu,
+    } "atomic_rmw" => 1, Atomic, Tile;
+    /// `atomic_cas %ptr, %cmp, %value[, %mask]`: for each element where `mask` is true, writes
+    /// `value` if the pointed-to value equals `cmp` (bitwise), in one indivisible step, and
+    /// yields the value found (0 where masked off).
+    AtomicCas {
+        /// Memory ordering.
+        sem: MemSem = MemSem::AcqRel,
+        /// The threads the ordering is with.
+        scope: MemScope = MemScope::Gpu,
+    } "atomic_cas" => 1, Atomic, Tile;
+    /// Running combination along `axis`: element `j` of the result combines the operand's
+    /// elements `0 ..= j` along it (with `reverse`, `j ..= n − 1`). Same type as the operand.
+    Scan {
+        /// How elements combine.
+        kind: ScanKind,
+        /// The dimension scanned.
+        axis: u32,
+        /// From the last element toward the first.
+        reverse: bool = false,
+    } "scan" => 1, Pure, Tile;
     /// `for %lb, %ub, %step, %init…`: runs its one-block body region for `iv = lb, lb + step, …`
     /// while `iv < ub` (`step` > 0; no iteration when `lb >= ub`). The body's arguments are `iv`
     /// (`i32`) and the loop-carried values, which start as the `init` operands; the body ends with

@@ -693,6 +693,44 @@ impl Verifier<'_> {
                 }
                 self.vec(pos, *vec, &p);
             }
+            OpKind::AtomicRmw { op: a, .. } => {
+                if !want(&[2, 3]) {
+                    return arity_err(self, "2 or 3");
+                }
+                self.atomic(pos, ops, 1, res.as_ref(), |d| a.takes(d), a.name());
+            }
+            OpKind::AtomicCas { .. } => {
+                if !want(&[3, 4]) {
+                    return arity_err(self, "3 or 4");
+                }
+                self.atomic(
+                    pos,
+                    ops,
+                    2,
+                    res.as_ref(),
+                    crate::ir::atomic_cas_takes,
+                    "cas",
+                );
+            }
+            OpKind::Scan { axis, .. } => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let Some(ty) = res else { return };
+                let a = self.ty(ops[0]).clone();
+                if !a.is_tensor() || (*axis as usize) >= a.shape.len() {
+                    return self.err(pos, format!("axis {axis} is out of range for `{a}`"));
+                }
+                if !a.dtype().is_some_and(DType::is_arith) {
+                    self.err(
+                        pos,
+                        format!("scans take i32, i64 or f32, found `{}`", a.elem),
+                    );
+                }
+                if ty != a {
+                    self.err(pos, format!("the result must be `{a}`"));
+                }
+            }
             OpKind::Math(m) => {
                 let n = m.arity();
                 if ops.len() != n {
@@ -1131,6 +1169,45 @@ impl Verifier<'_> {
                 pos,
                 format!("the stage of `{op}` must be an `i32` scalar, found `{stage}`"),
             );
+        }
+    }
+
+    /// An atomic's operands: a pointer, `values` operands of its pointee's type and shape (the
+    /// value; `cmp` first for `cas`), an optional mask; the result is the old values.
+    fn atomic(
+        &mut self,
+        pos: usize,
+        ops: &[ValueId],
+        values: usize,
+        res: Option<&Type>,
+        takes: impl Fn(DType) -> bool,
+        what: &str,
+    ) {
+        let p = self.ty(ops[0]).clone();
+        let Some(pointee) = p.elem.pointee() else {
+            return self.err(pos, "operand #0 of an atomic must be a pointer".into());
+        };
+        if !takes(pointee) {
+            self.err(pos, format!("atomic `{what}` does not take `{pointee}`"));
+        }
+        let want_ty = p.with_elem(Elem::Scalar(pointee));
+        for &v in &ops[1..=values] {
+            if *self.ty(v) != want_ty {
+                let found = self.ty(v).clone();
+                self.err(
+                    pos,
+                    format!("the atomic's value must be `{want_ty}`, found `{found}`"),
+                );
+            }
+        }
+        if let Some(&m) = ops.get(values + 1) {
+            self.mask(pos, m, &p);
+        }
+        match res {
+            Some(ty) if *ty != want_ty => {
+                self.err(pos, format!("the result must be `{want_ty}`"));
+            }
+            _ => {}
         }
     }
 

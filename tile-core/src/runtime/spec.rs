@@ -34,7 +34,8 @@ pub enum ParamKind {
     Ptr {
         /// Element type.
         dtype: DType,
-        /// Whether the kernel stores through it (the wrapper then takes `&mut`).
+        /// Whether the kernel writes through it, by `store` or an atomic (the wrapper then takes
+        /// `&mut`).
         written: bool,
         /// Whether some access through it adds a 32-bit offset: then a buffer of more than
         /// `i32::MAX` elements is refused at launch (its far elements need 64-bit offsets).
