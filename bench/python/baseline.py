@@ -2085,6 +2085,86 @@ def bench_softmax_regression():
             torch.cuda.empty_cache()
 
 
+def bench_moe_align():
+    """vLLM's moe_align_block_size, as examples/moe_align computes it: sorted_token_ids (the flat
+    indices of the top-k expert ids grouped by expert, each group padded to a multiple of
+    block_size = 64 with the value numel), the expert of every block (-1 past the total) and the
+    padded total. PyTorch as a user writes it: counts by scatter_add_ (torch.bincount would
+    synchronize with the host, which also breaks CUDA graphs), the padded counts' cumsum, a
+    stable argsort of the ids, each id's rank within its expert, the scatter, and searchsorted
+    for the blocks. The check is exact; each expert's slots are sorted first (tile's atomics
+    place them in any order, as vLLM's kernel does). Ids: per token k distinct experts, the
+    top-k of random scores weighted toward low expert ids."""
+    bs = 64
+    for (tokens, k, E), timed in plan([(1, 1, 1), (17, 2, 64), (1000, 8, 256)],
+                                      [(8192, 2, 64), (65536, 8, 256)]):
+        n = tokens * k
+        padded = n + E * (bs - 1)
+        blocks = cdiv(padded, bs)
+        g = torch.Generator(device=DEV).manual_seed(tokens * 31 + E)
+        scores = torch.rand((tokens, E), device=DEV, generator=g)
+        scores = scores * torch.linspace(1.5, 0.5, E, device=DEV)
+        ids = scores.topk(k, dim=1).indices.to(torch.int32).contiguous()
+        # Reference on the host, exact.
+        flat64 = ids.view(-1).long().cpu()
+        counts = torch.bincount(flat64, minlength=E)
+        padc = (counts + bs - 1) // bs * bs
+        ends = torch.cumsum(padc, 0)
+        starts = ends - padc
+        total = int(ends[-1])
+        order = torch.argsort(flat64, stable=True)
+        e_sorted = flat64[order]
+        rank = torch.arange(n) - (torch.cumsum(counts, 0) - counts)[e_sorted]
+        ref_sorted = torch.full((padded,), n, dtype=torch.long)
+        ref_sorted[starts[e_sorted] + rank] = order
+        first = torch.arange(blocks) * bs
+        ref_eids = torch.where(first < total, torch.searchsorted(ends, first, right=True), -1)
+        seg = torch.full((padded,), E, dtype=torch.long)
+        seg[:total] = torch.repeat_interleave(torch.arange(E), padc)
+        seg_dev = seg.to(DEV)
+        ref = tuple(t.double().to(DEV) for t in (ref_sorted, ref_eids, torch.tensor([total])))
+
+        flat = ids.view(-1)
+        sorted_ids = torch.empty(padded, dtype=torch.int32, device=DEV)
+        expert_ids = torch.empty(blocks, dtype=torch.int32, device=DEV)
+        total_out = torch.empty(1, dtype=torch.int32, device=DEV)
+        ones = torch.ones(n, dtype=torch.int32, device=DEV)
+        arange_n = torch.arange(n, device=DEV)
+        block_first = torch.arange(blocks, device=DEV) * bs
+
+        def reset():
+            sorted_ids.fill_(-7)
+            expert_ids.fill_(-7)
+            total_out.fill_(-7)
+
+        def canonical(outs):
+            # Each expert's slots in ascending order (pads, the value n, sort last).
+            key = seg_dev * (n + 1) + outs[0].long()
+            return (torch.sort(key).values % (n + 1), outs[1], outs[2])
+
+        def torch_impl():
+            cnt = torch.zeros(E, dtype=torch.int32, device=DEV).scatter_add_(0, flat.long(), ones)
+            pc = (cnt + bs - 1) // bs * bs
+            end = torch.cumsum(pc, 0)
+            start = end - pc
+            o = torch.argsort(flat, stable=True)
+            es = flat[o].long()
+            r = arange_n - (torch.cumsum(cnt, 0) - cnt)[es]
+            sorted_ids.fill_(n)
+            sorted_ids[start[es] + r] = o.to(torch.int32)
+            eid = torch.searchsorted(end, block_first, right=True)
+            expert_ids.copy_(torch.where(block_first < end[-1], eid, -1))
+            total_out.copy_(end[-1:])
+            return (sorted_ids, expert_ids, total_out)
+
+        impls = [("torch_unfused", "scatter_add_, cumsum, argsort(stable), gathers, index_put_, "
+                  "searchsorted (about 15 kernels)", torch_impl, {"view": canonical})]
+        nbytes = 4.0 * (n + padded + blocks + 1)
+        run_case("moe_align", f"block{bs}", [tokens, k, E], "i32", nbytes, impls, reset, ref,
+                 (0.0, 0.0, 0.0), ("sorted_token_ids", "expert_ids", "total"), timed)
+        del ids, scores, sorted_ids, expert_ids, total_out, ones, arange_n, ref
+
+
 FAMILIES = [
     ("fused_add_mul", bench_fused_add_mul),
     ("elementwise_chains", bench_elementwise_chains),
@@ -2101,6 +2181,7 @@ FAMILIES = [
     ("gemm", bench_gemm),
     ("gemm_bias_act", bench_gemm_bias_act),
     ("softmax_regression", bench_softmax_regression),
+    ("moe_align", bench_moe_align),
 ]
 
 
