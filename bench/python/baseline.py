@@ -706,6 +706,50 @@ def k_residual_bias_dropout4(x, bias, residual, out, cols, p, seed, BLOCK: tl.co
 
 
 @triton.jit
+def k_liger_cross_entropy(X, stride, Y, loss, n_cols, n_valid, ignore_index, label_smoothing,
+                          BLOCK_SIZE: tl.constexpr):
+    """Liger-Kernel's fused cross-entropy forward + backward (its liger_cross_entropy_kernel,
+    reduction "mean"), written out in our own structure: one program per row, an online
+    logsumexp over BLOCK_SIZE-wide column tiles, then the gradient written over the logits. The
+    count of non-ignored rows is read from device memory (Liger's host code takes it with
+    .item())."""
+    row = tl.program_id(0).to(tl.int64)
+    X += row * stride
+    y = tl.load(Y + row)
+    if y == ignore_index:
+        for off in range(0, n_cols, BLOCK_SIZE):
+            cols = off + tl.arange(0, BLOCK_SIZE)
+            tl.store(X + cols, 0.0, mask=cols < n_cols)
+        tl.store(loss + row, 0.0)
+        return
+    n = tl.load(n_valid).to(tl.float32)
+    eps = label_smoothing / n_cols
+    x_y = tl.load(X + y).to(tl.float32)
+    m = float("-inf")
+    d = 0.0
+    scaled_x_sum = 0.0
+    for off in range(0, n_cols, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        if label_smoothing > 0:
+            scaled_x_sum += tl.sum(tl.where(cols < n_cols, -eps * x, 0.0))
+        m_new = tl.maximum(m, tl.max(x))
+        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new))
+        m = m_new
+    lse = m + tl.log(d)
+    for off in range(0, n_cols, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < n_cols, other=float("-inf")).to(tl.float32)
+        g = tl.exp(x - m) / d - eps
+        g = tl.where(cols == y, g - (1.0 - label_smoothing), g) / n
+        tl.store(X + cols, g, mask=cols < n_cols)
+    l = lse - x_y
+    if label_smoothing > 0:
+        l = l * (1.0 - label_smoothing) + scaled_x_sum + label_smoothing * lse
+    tl.store(loss + row, l / n)
+
+
+@triton.jit
 def k_keep_words4(keep, cols, p, seed, BLOCK: tl.constexpr):
     """keep[row, col] of the words-of-four mask (reference for the *4 kernels)."""
     g = tl.program_id(0) * (BLOCK // 4) + tl.arange(0, BLOCK // 4)
@@ -2165,6 +2209,62 @@ def bench_moe_align():
         del ids, scores, sorted_ids, expert_ids, total_out, ones, arange_n, ref
 
 
+def bench_cross_entropy():
+    """Cross-entropy forward + backward, mean over rows whose label is not -100, no label
+    smoothing, bf16 and f32 logits (examples/cross_entropy): PyTorch's F.cross_entropy and its
+    gradient (torch.autograd.grad: log_softmax, nll_loss and their backwards; the gradient a new
+    tensor), and a Liger-style Triton kernel (k_liger_cross_entropy: BLOCK_SIZE = min(32768,
+    next_pow2(V)), num_warps = 32 as Liger launches it, the gradient in place of the logits, the
+    loss summed by torch). Checked against float64 PyTorch; traffic counted as one read of the
+    logits and one write of the gradient. Labels: uniform, every 7th row ignored."""
+    s = 0.0
+    for (rows, v), timed in plan([(1, 1), (17, 1000), (9, 32000)],
+                                 [(8192, 32000), (4096, 128256)]):
+        for dname in ("bf16", "f32"):
+            dt = DTYPES[dname]
+            r = Rand(rows * 977 + v)
+            x0 = r.uniform((rows, v), -8, 8, dt)
+            g = torch.Generator(device=DEV).manual_seed(rows + v)
+            y = torch.randint(0, v, (rows,), device=DEV, generator=g)
+            y[3::7] = -100
+            x64 = x0.double().requires_grad_()
+            l64 = F.cross_entropy(x64, y, ignore_index=-100, label_smoothing=s)
+            (g64,) = torch.autograd.grad(l64, x64)
+            ref = (l64.detach().reshape(1), g64)
+            del x64
+            x = x0.clone()
+            xt = x0.clone().requires_grad_()
+            loss_rows = torch.empty(rows, device=DEV, dtype=F32)
+            n_valid = (y != -100).sum().to(torch.int32).reshape(1)
+            tol = 1e-2 if dname == "bf16" else 1e-5
+            block = min(32768, triton.next_power_of_2(v))
+
+            def reset():
+                x.copy_(x0)
+                loss_rows.fill_(NAN)
+
+            def torch_fwd_bwd():
+                loss = F.cross_entropy(xt, y, ignore_index=-100, label_smoothing=s)
+                (grad,) = torch.autograd.grad(loss, xt)
+                return (loss.reshape(1), grad)
+
+            def liger():
+                k_liger_cross_entropy[(rows,)](x, x.stride(0), y, loss_rows, v, n_valid, -100, s,
+                                               BLOCK_SIZE=block, num_warps=32)
+                return (loss_rows.sum().reshape(1), x)
+
+            impls = [("torch_native", "F.cross_entropy + autograd.grad (4 kernels, new gradient)",
+                      torch_fwd_bwd),
+                     ("triton", "Liger-style fused kernel, gradient in place, + sum", liger,
+                      {"source": "liger"})]
+            nbytes = 2.0 * x.element_size() * rows * v
+            run_case("cross_entropy", None, [rows, v], dname, nbytes, impls, reset, ref,
+                     (tol, tol), ("loss", "grad"), timed)
+            del x0, x, xt, g64, l64, ref, loss_rows
+        if ON_GPU:
+            torch.cuda.empty_cache()
+
+
 FAMILIES = [
     ("fused_add_mul", bench_fused_add_mul),
     ("elementwise_chains", bench_elementwise_chains),
@@ -2182,6 +2282,7 @@ FAMILIES = [
     ("gemm_bias_act", bench_gemm_bias_act),
     ("softmax_regression", bench_softmax_regression),
     ("moe_align", bench_moe_align),
+    ("cross_entropy", bench_cross_entropy),
 ]
 
 

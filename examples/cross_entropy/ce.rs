@@ -1,0 +1,280 @@
+//! The host side of `cross_entropy`: problems, the launches of each form, and the f64 reference
+//! with the comparison (shared by the example and its interpreter test).
+
+use tile::prelude::*;
+
+use crate::kernels;
+
+/// Errors of the example.
+pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// The label of rows left out of the loss (PyTorch's default `ignore_index`).
+pub const IGNORE: i32 = -100;
+
+/// A storage type of the logits.
+pub trait Logit: tile::Element + Copy {
+    /// Its name in tables.
+    const NAME: &'static str;
+    /// `x` rounded to the type.
+    fn from_f32(x: f32) -> Self;
+    /// The value as `f32` (exact).
+    fn to_f32(self) -> f32;
+}
+
+impl Logit for f32 {
+    const NAME: &'static str = "f32";
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+    fn to_f32(self) -> f32 {
+        self
+    }
+}
+
+impl Logit for bf16 {
+    const NAME: &'static str = "bf16";
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        bf16::to_f32(self)
+    }
+}
+
+/// How the loss and gradient are computed (see `kernels.rs`).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Form {
+    /// `ce_loop`: two passes over column tiles, 8 warps.
+    Loop,
+    /// `ce_loop_wide`: the same with 32 warps and wider tiles.
+    Wide,
+    /// `ce_forward` then `ce_backward`.
+    Unfused,
+}
+
+impl Form {
+    pub const ALL: [Form; 3] = [Form::Loop, Form::Wide, Form::Unfused];
+    #[allow(dead_code)] // the example prints it; the test does not
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Loop => "fused (1 kernel, 8 warps)",
+            Form::Wide => "fused (1 kernel, 32 warps)",
+            Form::Unfused => "unfused (forward, backward)",
+        }
+    }
+}
+
+/// The column tile for rows of `v`: 1024 for short rows, else 8192.
+fn block(v: usize) -> i32 {
+    if v <= 1024 {
+        1024
+    } else {
+        8192
+    }
+}
+
+/// A problem on the device: `rows × v` logits (overwritten by the gradient), labels, outputs.
+pub struct Case<T: Logit> {
+    pub logits: Buffer<T>,
+    pub labels: Buffer<i32>,
+    pub valid: Buffer<i32>,
+    pub lses: Buffer<f32>,
+    pub loss: Buffer<f32>,
+    pub mean: Buffer<f32>,
+    pub rows: usize,
+    pub v: usize,
+    pub smoothing: f32,
+}
+
+/// Logits in [-8, 8) rounded to `T`, labels uniform over the columns with every 7th row ignored,
+/// row 1's label the last column.
+pub fn inputs<T: Logit>(rows: usize, v: usize, seed: u64) -> (Vec<T>, Vec<i32>) {
+    let mut s = seed | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let logits = (0..rows * v)
+        .map(|_| T::from_f32((next() >> 40) as f32 / (1u64 << 24) as f32 * 16.0 - 8.0))
+        .collect();
+    let labels = (0..rows)
+        .map(|r| match r {
+            1 => v as i32 - 1,
+            r if r % 7 == 3 => IGNORE,
+            _ => (next() % v as u64) as i32,
+        })
+        .collect();
+    (logits, labels)
+}
+
+pub fn case<T: Logit>(
+    dev: &Device,
+    logits: &[T],
+    labels: &[i32],
+    v: usize,
+    smoothing: f32,
+) -> Res<Case<T>> {
+    let rows = labels.len();
+    Ok(Case {
+        logits: dev.upload(logits)?,
+        labels: dev.upload(labels)?,
+        valid: dev.zeros::<i32>(1)?,
+        lses: dev.zeros::<f32>(rows)?,
+        loss: dev.zeros::<f32>(rows)?,
+        mean: dev.zeros::<f32>(1)?,
+        rows,
+        v,
+        smoothing,
+    })
+}
+
+/// The launches of `form`: the setup, then the loss and gradient.
+pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(), Error> {
+    let (rows, v, s) = (c.rows as i32, c.v as i32, c.smoothing);
+    kernels::ce_setup::launch(
+        dev,
+        Grid::x(1),
+        &c.labels,
+        &mut c.valid,
+        &mut c.mean,
+        rows,
+        IGNORE,
+    )?;
+    let grid = Grid::x(c.rows as u32);
+    let b = block(c.v);
+    match form {
+        Form::Loop => kernels::ce_loop::launch(
+            dev,
+            grid,
+            &mut c.logits,
+            &c.labels,
+            &c.valid,
+            &mut c.loss,
+            &mut c.mean,
+            rows,
+            v,
+            IGNORE,
+            s,
+            b,
+        ),
+        Form::Wide => kernels::ce_loop_wide::launch(
+            dev,
+            grid,
+            &mut c.logits,
+            &c.labels,
+            &c.valid,
+            &mut c.loss,
+            &mut c.mean,
+            rows,
+            v,
+            IGNORE,
+            s,
+        ),
+        Form::Unfused => {
+            kernels::ce_forward::launch(
+                dev,
+                grid,
+                &c.logits,
+                &c.labels,
+                &c.valid,
+                &mut c.lses,
+                &mut c.loss,
+                &mut c.mean,
+                rows,
+                v,
+                IGNORE,
+                s,
+                b,
+            )?;
+            kernels::ce_backward::launch(
+                dev,
+                grid,
+                &mut c.logits,
+                &c.labels,
+                &c.valid,
+                &c.lses,
+                rows,
+                v,
+                IGNORE,
+                s,
+                b,
+            )
+        }
+    }
+}
+
+/// The f64 reference: the mean loss, each row's loss (divided by the valid rows) and the
+/// gradient.
+pub fn reference(logits: &[f32], labels: &[i32], v: usize, s: f64) -> (f64, Vec<f64>, Vec<f64>) {
+    let rows = labels.len();
+    let n = labels.iter().filter(|&&y| y != IGNORE).count() as f64;
+    let mut loss = vec![0.0; rows];
+    let mut grad = vec![0.0; rows * v];
+    for r in 0..rows {
+        let y = labels[r];
+        if y == IGNORE {
+            continue;
+        }
+        let x: Vec<f64> = logits[r * v..(r + 1) * v]
+            .iter()
+            .map(|&e| f64::from(e))
+            .collect();
+        let m = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let d: f64 = x.iter().map(|&e| (e - m).exp()).sum();
+        let lse = m + d.ln();
+        let mean_x = x.iter().sum::<f64>() / v as f64;
+        loss[r] = ((lse - x[y as usize]) * (1.0 - s) + s * (lse - mean_x)) / n;
+        for j in 0..v {
+            let onehot = if j == y as usize { 1.0 - s } else { 0.0 };
+            grad[r * v + j] = ((x[j] - lse).exp() - s / v as f64 - onehot) / n;
+        }
+    }
+    (loss.iter().sum(), loss, grad)
+}
+
+/// Relative L2 error of `got` against `want` (absolute where `want` is all zeros).
+pub fn rel_l2(got: &[f32], want: &[f64]) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for (&g, &w) in got.iter().zip(want) {
+        let g = f64::from(g);
+        num += (g - w) * (g - w);
+        den += w * w;
+    }
+    if !num.is_finite() {
+        return f64::INFINITY;
+    }
+    if den > 0.0 {
+        (num / den).sqrt()
+    } else {
+        num.sqrt()
+    }
+}
+
+/// Runs `form` on fresh logits and compares the mean loss, the row losses and the gradient with
+/// the reference: the worst of the three relative errors.
+pub fn check<T: Logit>(
+    dev: &Device,
+    logits: &[T],
+    labels: &[i32],
+    v: usize,
+    smoothing: f32,
+    form: Form,
+    want: &(f64, Vec<f64>, Vec<f64>),
+) -> Res<f64> {
+    let mut c = case(dev, logits, labels, v, smoothing)?;
+    launch(dev, &mut c, form)?;
+    let mean = f64::from(dev.download(&c.mean)?[0]);
+    let loss = dev.download(&c.loss)?;
+    let grad: Vec<f32> = dev
+        .download(&c.logits)?
+        .into_iter()
+        .map(T::to_f32)
+        .collect();
+    let e_mean = (mean - want.0).abs() / want.0.abs().max(1e-30);
+    let e_mean = if want.0 == 0.0 { mean.abs() } else { e_mean };
+    let e_loss = rel_l2(&loss, &want.1);
+    let e_grad = rel_l2(&grad, &want.2);
+    Ok(e_mean.max(e_loss).max(e_grad))
+}

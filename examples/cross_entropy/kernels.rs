@@ -1,0 +1,229 @@
+//! The kernels of `cross_entropy`: per row of logits `x` (`rows × v`) with label `y`, the loss
+//! `lse(x) − x[y]` (with label smoothing `s`: `(1 − s)(lse − x[y]) + s (lse − mean(x))`, as
+//! PyTorch and Liger define it), averaged over the rows whose label is not `ignore`, and its
+//! gradient `(softmax(x) − s / v − (1 − s)·onehot(y)) / valid rows`, written in place of the
+//! logits (zero on ignored rows), as Liger's fused kernel does.
+//!
+//! - `ce_setup` (one program): the number of valid rows, and the mean set to 0.
+//! - `ce_loop` (fused): one program per row, two passes over `BLOCK`-wide column tiles: an online
+//!   logsumexp (running max and rescaled sum) with the label's logit and the row's sum, then the
+//!   gradient written over the row (its second read mostly hits the L2: a program's row was read
+//!   just before), the row's loss, and the mean (an atomic add). A row held whole in registers
+//!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
+//!   assembles with spills even in bf16).
+//! - `ce_loop_wide`: the same with 32 warps per program and 16384-wide tiles.
+//! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
+//!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
+//!   backward are.
+//!
+//! `exp(t)` is `2^(t · log2 e)` (one `ex2.approx` per element, as Triton computes it).
+
+use tile::prelude::*;
+
+/// `valid[0]` = the labels that are not `ignore`; `mean[0]` = 0.
+#[tile_kernel]
+pub fn ce_setup(
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    ignore: i32,
+    BLOCK: Const<1024>,
+) {
+    let mut count = 0;
+    for r0 in (0..rows).step_by(BLOCK) {
+        let r = r0 + arange(0, BLOCK);
+        let y = load(labels + r, r < rows, ignore);
+        count += ((y != ignore) as i32).sum();
+    }
+    store(valid, count);
+    store(mean, 0.0);
+}
+
+/// Fused loss and gradient of one row in two passes over `BLOCK`-wide tiles (any `v`).
+#[tile_kernel(num_warps = 8)]
+pub fn ce_loop(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<{ [1024, 8192] }>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let mut m = f32::NEG_INFINITY;
+    let mut d = 0.0;
+    let mut sx = 0.0;
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+        let m2 = max(m, x.max());
+        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
+        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
+        sx += select(mk, x, 0.0).sum();
+        m = m2;
+    }
+    let lse = m + d.log();
+    let xy = load(base + y, ok) as f32;
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = load(base + cols, mk) as f32;
+        let p = ((x - lse) * 1.4426950408889634).exp2();
+        let g = (p - smoothing / v as f32 - select(cols == y, 1.0 - smoothing, 0.0)) / n;
+        store(base + cols, select(ok, g, 0.0) as T, mk);
+    }
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
+
+/// `ce_loop` with 32 warps (as Liger launches its kernel) and 16384-wide tiles: at most two
+/// programs share an SM, so the rows that the first passes in flight read are still in the L2
+/// (or L1) when the second passes read them again. (32768-wide tiles spill at 32 warps.)
+#[tile_kernel(num_warps = 32)]
+pub fn ce_loop_wide(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<16384>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let mut m = f32::NEG_INFINITY;
+    let mut d = 0.0;
+    let mut sx = 0.0;
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+        let m2 = max(m, x.max());
+        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
+        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
+        sx += select(mk, x, 0.0).sum();
+        m = m2;
+    }
+    let lse = m + d.log();
+    let xy = load(base + y, ok) as f32;
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = load(base + cols, mk) as f32;
+        let p = ((x - lse) * 1.4426950408889634).exp2();
+        let g = (p - smoothing / v as f32 - select(cols == y, 1.0 - smoothing, 0.0)) / n;
+        store(base + cols, select(ok, g, 0.0) as T, mk);
+    }
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
+
+/// Unfused forward: the row's logsumexp (saved for the backward) and loss.
+#[tile_kernel(num_warps = 8)]
+pub fn ce_forward(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    lses: Ptr<f32, rows>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<{ [1024, 8192] }>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let mut m = f32::NEG_INFINITY;
+    let mut d = 0.0;
+    let mut sx = 0.0;
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+        let m2 = max(m, x.max());
+        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
+        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
+        sx += select(mk, x, 0.0).sum();
+        m = m2;
+    }
+    let lse = m + d.log();
+    let xy = load(base + y, ok) as f32;
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    store(lses + row, lse);
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
+
+/// Unfused backward: the gradient from the saved logsumexp, in place of the logits.
+#[tile_kernel(num_warps = 8)]
+pub fn ce_backward(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    lses: Ptr<f32, rows>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<{ [1024, 8192] }>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let lse = load(lses + row);
+    let n = load(valid) as f32;
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        let x = load(base + cols, mk) as f32;
+        let p = ((x - lse) * 1.4426950408889634).exp2();
+        let g = (p - smoothing / v as f32 - select(cols == y, 1.0 - smoothing, 0.0)) / n;
+        store(base + cols, select(ok, g, 0.0) as T, mk);
+    }
+}
+
+/// Every kernel of the example (each specialization), for the tests.
+#[allow(dead_code)] // the example itself launches them by name
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    let mut v = vec![&ce_setup::KERNEL];
+    for k in [
+        &ce_loop::KERNELS[..],
+        &ce_loop_wide::KERNELS[..],
+        &ce_forward::KERNELS[..],
+        &ce_backward::KERNELS[..],
+    ] {
+        v.extend(k);
+    }
+    v
+}
