@@ -2,6 +2,10 @@
 //! semantics the GPU lowering implements (wrapping integer arithmetic, `x / 0 == 0` for integers,
 //! IEEE f32 arithmetic, masked-off lanes never touching memory and taking `other`).
 //!
+//! Atomics apply element by element in row-major order, program after program: one of the
+//! outcomes the GPU allows (where programs race on an address, the GPU may order them otherwise,
+//! and an atomic's old values differ accordingly; final sums of integers do not).
+//!
 //! It is the back end when no GPU is present and the reference the tests compare against. Unlike
 //! the GPU, it checks every unmasked access against the buffer's bounds and reports an error
 //! instead of reading or writing outside it, and it stops a launch that runs over a budget of

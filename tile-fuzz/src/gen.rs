@@ -239,7 +239,7 @@ impl Gen<'_> {
         }
         let b = budget - 1;
         match kind {
-            Kind::Float => match self.r.below(11) {
+            Kind::Float => match self.r.below(12) {
                 0..=2 => {
                     let op = self.pick(&["+", "-", "*", "/"]);
                     let x = self.expr(Kind::Float, rank, b);
@@ -294,6 +294,18 @@ impl Gen<'_> {
                         1 => format!("dot({x} as f16, {y} as f16)"),
                         _ => format!("dot({x}, {y})"),
                     }
+                }
+                10 if rank >= 1 => {
+                    // A scan: any kind, any direction, an axis sometimes out of range.
+                    let x = self.expr(Kind::Float, rank, b);
+                    let f = self.pick(&["cumsum", "cumprod", "cummax", "cummin"]);
+                    let axis = if self.wild(3) {
+                        rank
+                    } else {
+                        self.r.below(rank)
+                    };
+                    let rev = self.pick(&["", ", reverse = true", ", reverse = false"]);
+                    format!("({x}).{f}({axis}{rev})")
                 }
                 9 if rank >= 1 => {
                     let x = self.expr(Kind::Float, rank, b);
@@ -412,6 +424,29 @@ impl Gen<'_> {
         } else {
             format!(" as {t}")
         };
+        if self.r.below(4) == 0 {
+            // An atomic in place of the store (its old values sometimes used).
+            let f = self.pick(&[
+                "atomic_add",
+                "atomic_max",
+                "atomic_min",
+                "atomic_xchg",
+                "atomic_or",
+            ]);
+            let sem = self.pick(&[
+                "",
+                ", sem = relaxed",
+                ", scope = cta",
+                ", sem = acq_rel, scope = sys",
+            ]);
+            let call = format!("{f}({addr}, ({v}){cast}{mask}{sem})");
+            if self.r.below(2) == 0 {
+                self.push(Kind::Float, rank, format!("{call} as f32"));
+            } else {
+                self.line(&format!("{call};"));
+            }
+            return;
+        }
         self.line(&format!("store({addr}, ({v}){cast}{mask});"));
     }
 
