@@ -46,7 +46,7 @@ impl Logit for bf16 {
 pub enum Form {
     /// `ce_loop`: two passes over column tiles, 8 warps.
     Loop,
-    /// `ce_loop_wide`: the same with 32 warps and wider tiles.
+    /// `ce_loop_wide`: the same with 16 warps, two programs per SM.
     Wide,
     /// `ce_forward` then `ce_backward`.
     Unfused,
@@ -58,7 +58,7 @@ impl Form {
     pub fn name(self) -> &'static str {
         match self {
             Form::Loop => "fused (1 kernel, 8 warps)",
-            Form::Wide => "fused (1 kernel, 32 warps)",
+            Form::Wide => "fused (1 kernel, 16 warps)",
             Form::Unfused => "unfused (forward, backward)",
         }
     }
