@@ -740,9 +740,11 @@ fn gpu_matches_interpreter_on_bool_buffers() {
     assert_eq!(run(&gpu), run(&Device::interpreter()));
 }
 
-/// A target chosen for the device is the PTX every launch takes: the gemm kernel gives the same
-/// result from its sm_80 and its default PTX (both `mma.sync`, the same order of sums); a target
-/// the device cannot run is an `Err` when it is chosen, and the form of the name is checked.
+/// A target chosen for the device is the PTX every launch takes: the gemm kernel's sm_80 PTX
+/// (`mma.sync`) and its default PTX (`wgmma` on Hopper: the tensor cores' own order of sums) agree
+/// within f32 rounding, and the device's own target named explicitly is the default exactly; a
+/// target the device cannot run is an `Err` when it is chosen, and the form of the name is
+/// checked.
 #[test]
 fn gpu_explicit_target() {
     use common::gemm::gemm;
@@ -764,7 +766,14 @@ fn gpu_explicit_target() {
     assert!(sm80.name().contains("PTX target sm_80"), "{}", sm80.name());
     let default = run(&gpu);
     assert!(default.iter().all(|v| v.is_finite()));
-    assert_eq!(run(&sm80), default, "sm_80 PTX and the default PTX differ");
+    let other_order = run(&sm80);
+    for (i, (x, y)) in other_order.iter().zip(&default).enumerate() {
+        // 72 products of values below 1 in magnitude: sums below 72, f32 rounding far below this.
+        assert!(
+            (x - y).abs() <= 1e-4 * (1.0 + y.abs()),
+            "element {i}: sm_80 PTX {x}, default PTX {y}"
+        );
+    }
     let (major, minor) = gpu.compute_capability().unwrap();
     let own = format!("sm_{major}{minor}a");
     let other = if major == 9 { "sm_100a" } else { "sm_90a" };

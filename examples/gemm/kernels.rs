@@ -5,62 +5,82 @@
 //! f32 (the mixed f16/bf16 instances are compiled too, and unused by the example). `BN` is 64 or
 //! 128, chosen at launch, on 4 warps (64 × 32 or 64 × 64 accumulator tiles per warp; two programs
 //! fit on an H100 SM). The `k` loop's tiles go through a 3-stage shared-memory ring filled by
-//! `cp.async` (`pipeline-dot`). The specialization for aligned arguments needs `k` and `n` to be
+//! `cp.async` (`pipeline-dot`). On sm_90a (Hopper) the `dot` runs on `wgmma` instead, reading
+//! both operands from that ring; [`gemm_wide`] is the same kernel with Hopper's preferred
+//! `128 × 256 × 64` tile on 8 warps. The specialization for aligned arguments needs `k` and `n` to be
 //! multiples of 8 (16-byte rows of f16); other shapes take the unspecialized variant, which copies
 //! element by element and therefore runs on 8 warps (docs/perf/NOTES.md).
 
 use tile::prelude::*;
 
-#[tile_kernel(num_warps = 4)]
-/// `c = a @ b`, written as `O` (the input type, or f32). A 1-D grid ([`grid`]) of programs in
-/// grouped order, as in Triton's tutorial matmul: `GM` row blocks are visited column by column
-/// before the next `GM`, so the programs resident at once share panels of `A` and `B` in L2.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm(
-    a: Ptr<T, { m * k }>,
-    b: Ptr<T, { k * n }>,
-    c: Ptr<O, { m * n }>,
-    m: i32,
-    n: i32,
-    k: i32,
-    T: Type<{ [f16, bf16] }>,
-    O: Type<{ [f16, bf16, f32] }>,
-    BM: Const<128>,
-    BN: Const<{ [64, 128] }>,
-    BK: Const<32>,
-    GM: Const<8>,
-) {
-    let pid = program_id(0);
-    let grid_m = (m + BM - 1) / BM;
-    let grid_n = (n + BN - 1) / BN;
-    let width = GM * grid_n;
-    let first_m = (pid / width) * GM;
-    let group_m = min(grid_m - first_m, GM);
-    let pm = first_m + (pid % width) % group_m;
-    let pn = (pid % width) / group_m;
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
-    let ks = arange(0, BK);
-    let row_ok = (rows < m).expand_dims(1);
-    let col_ok = (cols < n).expand_dims(0);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..k).step_by(BK) {
-        let kk = k0 + ks;
-        let at = load(
-            a + rows.expand_dims(1) * k + kk.expand_dims(0),
-            row_ok & (kk < k).expand_dims(0),
-        );
-        let bt = load(
-            b + kk.expand_dims(1) * n + cols.expand_dims(0),
-            (kk < k).expand_dims(1) & col_ok,
-        );
-        acc = dot(at, bt, acc);
-    }
-    store(
-        c + rows.expand_dims(1) * n + cols.expand_dims(0),
-        acc as O,
-        row_ok & col_ok,
-    );
+/// Stamps out the GEMM kernel with a name, warps and tile (the two instances below).
+macro_rules! gemm_kernel {
+    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, BN = $bn:tt, BK = $bk:tt) => {
+        #[tile_kernel(num_warps = $warps)]
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            a: Ptr<T, { m * k }>,
+            b: Ptr<T, { k * n }>,
+            c: Ptr<O, { m * n }>,
+            m: i32,
+            n: i32,
+            k: i32,
+            T: Type<{ [f16, bf16] }>,
+            O: Type<{ [f16, bf16, f32] }>,
+            BM: Const<128>,
+            BN: Const<$bn>,
+            BK: Const<$bk>,
+            GM: Const<8>,
+        ) {
+            let pid = program_id(0);
+            let grid_m = (m + BM - 1) / BM;
+            let grid_n = (n + BN - 1) / BN;
+            let width = GM * grid_n;
+            let first_m = (pid / width) * GM;
+            let group_m = min(grid_m - first_m, GM);
+            let pm = first_m + (pid % width) % group_m;
+            let pn = (pid % width) / group_m;
+            let rows = pm * BM + arange(0, BM);
+            let cols = pn * BN + arange(0, BN);
+            let ks = arange(0, BK);
+            let row_ok = (rows < m).expand_dims(1);
+            let col_ok = (cols < n).expand_dims(0);
+            let mut acc = zeros([BM, BN]);
+            for k0 in (0..k).step_by(BK) {
+                let kk = k0 + ks;
+                let at = load(
+                    a + rows.expand_dims(1) * k + kk.expand_dims(0),
+                    row_ok & (kk < k).expand_dims(0),
+                );
+                let bt = load(
+                    b + kk.expand_dims(1) * n + cols.expand_dims(0),
+                    (kk < k).expand_dims(1) & col_ok,
+                );
+                acc = dot(at, bt, acc);
+            }
+            store(
+                c + rows.expand_dims(1) * n + cols.expand_dims(0),
+                acc as O,
+                row_ok & col_ok,
+            );
+        }
+    };
+}
+
+gemm_kernel! {
+    /// `c = a @ b`, written as `O` (the input type, or f32). A 1-D grid ([`grid`]) of programs in
+    /// grouped order, as in Triton's tutorial matmul: `GM` row blocks are visited column by column
+    /// before the next `GM`, so the programs resident at once share panels of `A` and `B` in L2.
+    /// 4 warps, `128 × BN × 32` tiles.
+    gemm, warps = 4, BN = { [64, 128] }, BK = 32
+}
+
+gemm_kernel! {
+    /// [`gemm`] with `128 × 256 × 64` tiles on 8 warps (two warpgroups of 64 rows), the shape
+    /// Triton's tutorial matmul autotunes to on Hopper: on sm_90a each warpgroup's `dot` is one
+    /// `wgmma.m64n256k16` per 16-wide step of `K`, its accumulator 128 registers per thread.
+    gemm_wide, warps = 8, BN = 256, BK = 64
 }
 
 /// The grid of [`gemm`] for an `m × n` result in `128 × bn` blocks: one program per block, on
@@ -117,6 +137,7 @@ pub fn gemm_tf32(
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
+    v.extend(gemm_wide::KERNELS);
     v.push(&gemm_tf32::KERNEL);
     v
 }

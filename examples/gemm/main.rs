@@ -28,7 +28,7 @@ use std::process::ExitCode;
 
 use common::{check_close, matmul_inputs as inputs, matmul_ref_at, print_table, time_ms, Half};
 use half::{bf16, f16};
-use kernels::{gemm, gemm_tf32};
+use kernels::{gemm, gemm_tf32, gemm_wide};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -57,8 +57,23 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
     let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
     let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)?;
-    gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)?;
+    // `bn = 256` is `gemm_wide`.
+    let run_t = |c: &mut Buffer<T>| -> Result<(), tile::Error> {
+        if bn == 256 {
+            gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki)
+        } else {
+            gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn)
+        }
+    };
+    let run_f32 = |c: &mut Buffer<f32>| -> Result<(), tile::Error> {
+        if bn == 256 {
+            gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki)
+        } else {
+            gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn)
+        }
+    };
+    run_t(&mut c)?;
+    run_f32(&mut c32)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
     let want = matmul_ref_at(&a64, &b64, s, &at);
@@ -81,12 +96,8 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         return Ok((ok, 0.0, 0.0));
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let t = time_ms(&stream, 5, reps, || {
-        gemm::launch(dev, grid(s, bn), &da, &db, &mut c, mi, ni, ki, bn)
-    })?;
-    let t32 = time_ms(&stream, 5, reps, || {
-        gemm::launch(dev, grid(s, bn), &da, &db, &mut c32, mi, ni, ki, bn)
-    })?;
+    let t = time_ms(&stream, 5, reps, || run_t(&mut c))?;
+    let t32 = time_ms(&stream, 5, reps, || run_f32(&mut c32))?;
     Ok((ok, t, t32))
 }
 
@@ -162,7 +173,7 @@ fn run() -> Res<bool> {
             println!("No CUDA device found ({e}).");
             println!("Running on the CPU interpreter instead (checks only).");
             for &s in &awkward {
-                for bn in [64, 128] {
+                for bn in [64, 128, 256] {
                     ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
                     ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
                 }
@@ -173,7 +184,7 @@ fn run() -> Res<bool> {
         None => println!("Running on {}", dev.name()),
     }
     for &s in &awkward {
-        for bn in [64, 128] {
+        for bn in [64, 128, 256] {
             ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
             ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
         }
@@ -187,6 +198,8 @@ fn run() -> Res<bool> {
         let reps = 20;
         let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
         for (name, bn, r) in [
+            ("f16", 256, run_case::<f16>(&dev, s, reps, 256)?),
+            ("bf16", 256, run_case::<bf16>(&dev, s, reps, 256)?),
             ("f16", 128, run_case::<f16>(&dev, s, reps, 128)?),
             ("bf16", 128, run_case::<bf16>(&dev, s, reps, 128)?),
             ("f16", 64, run_case::<f16>(&dev, s, reps, 64)?),
@@ -196,7 +209,7 @@ fn run() -> Res<bool> {
             for (out, ms) in [(name, r.1), ("f32", r.2)] {
                 rows.push(vec![
                     format!("{}x{}x{}", s.0, s.1, s.2),
-                    format!("128x{bn}x32"),
+                    format!("128x{bn}x{}", if bn == 256 { 64 } else { 32 }),
                     format!("{name} -> {out}"),
                     format!("{ms:.4}"),
                     format!("{:.1}", flop / (ms * 1e-3) / 1e12),
@@ -216,7 +229,10 @@ fn run() -> Res<bool> {
             format!("{:.1}", flop / (ms * 1e-3) / 1e12),
         ]);
     }
-    println!("\ngemm (tile, mma.sync), median of 20 after 5 warm-ups");
+    println!(
+        "\ngemm (tile, {}), median of 20 after 5 warm-ups",
+        dev.target().unwrap_or("interpreter")
+    );
     print_table(
         &["M x N x K", "tile", "types", "time (ms)", "TFLOP/s"],
         &rows,

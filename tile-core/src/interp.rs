@@ -474,7 +474,10 @@ impl<'a> Program<'_, 'a, '_> {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
-            | OpKind::LocalLoad { .. } => {
+            | OpKind::LocalLoad { .. }
+            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared => {
                 return Err(InterpError::Unsupported(format!(
                     "`{}` is a GPU-level op; the interpreter runs tile-level IR",
                     data.kind.name()

@@ -620,8 +620,15 @@ fn tensor_core_layouts() {
   return"
     ));
     rejects(
+        "  %0 = constant 0.0 : f32\n  %1 = splat %0 : tensor<64x64xf32, #mma<version = 4, wpc = [2, 2]>>\n  return",
+        "an mma layout is version 2 or 3 over 2-D tensors",
+    );
+    rejects(
         "  %0 = constant 0.0 : f32\n  %1 = splat %0 : tensor<64x64xf32, #mma<version = 3, wpc = [2, 2]>>\n  return",
-        "an mma layout is version 2 over 2-D tensors",
+        "an mma layout of version 3 has whole warpgroups along the rows",
+    );
+    accepts(
+        "  %0 = constant 0.0 : f32\n  %1 = splat %0 : tensor<64x64xf32, #mma<version = 3, wpc = [4, 1]>>\n  return",
     );
     rejects(
         "  %0 = constant 0.0 : f32\n  %1 = splat %0 : tensor<64x64xf32, #mma<version = 2, wpc = [2, 4]>>\n  return",
@@ -849,5 +856,74 @@ fn shared_memory_ops() {
         e.msg
             .contains("`smem<…>` is the type with a `#shared` layout"),
         "{e}"
+    );
+}
+
+#[test]
+fn warp_group_ops() {
+    let mma = "#mma<version = 3, wpc = [4, 1]>";
+    let blocked = "#blocked<spt = [1, 8], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let sa = "#shared<vec = 8, per_phase = 1, max_phase = 8>";
+    let sb = "#shared<vec = 8, per_phase = 1, max_phase = 8, block = 64>";
+    let header = "kernel @k(%a: ptr<f16>, %n: i32) attributes {num_warps = 4, target = sm_90a} {";
+    // Two rings in their `wgmma` layouts (B cut into 64-column blocks), a fence, a group and
+    // its waits; round trips with the block printed.
+    let ok = format!(
+        "{header}
+  %0 = local_alloc : smem<3x64x64xf16, {sa}>
+  %1 = local_alloc : smem<3x64x128xf16, {sb}>
+  %2 = constant 1 : i32
+  %3 = constant 0.0 : f32
+  %4 = splat %3 : tensor<64x128xf32, {mma}>
+  %5 = splat %a : tensor<64x64xptr<f16>, {blocked}>
+  async_copy {{vec = 8}} %0, %2, %5
+  async_commit
+  async_wait {{pending = 0}}
+  fence_async_shared
+  barrier
+  %6 = warp_group_dot %0, %2, %1, %2, %4 : tensor<64x128xf32, {mma}>
+  %7 = warp_group_wait {{pending = 1}} %6 : tensor<64x128xf32, {mma}>
+  %8 = warp_group_wait {{pending = 0}} %7 : tensor<64x128xf32, {mma}>
+  return
+}}
+"
+    );
+    let f = parse(&ok).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
+    let printed = print(&f);
+    assert!(printed.contains("block = 64>"), "{printed}");
+    assert_eq!(print(&parse(&printed).unwrap()), printed, "round trip");
+    let reject = |from: &str, to: &str, expected: &str| {
+        rejects_kernel(&ok.replace(from, to), expected);
+    };
+    // The operands' buffers must be in the `wgmma` layout (B's rows are 256 bytes: blocks).
+    reject(sb, sa, "reads buffers in their `wgmma` layouts");
+    // A block is a power of two below the columns.
+    reject(
+        "block = 64",
+        "block = 128",
+        "a column block is a power of two below",
+    );
+    // The shapes must chain: A's K is B's rows.
+    reject(
+        "smem<3x64x128xf16",
+        "smem<3x32x128xf16",
+        "multiplies an f16 or bf16 `M × K` stage by a `K × N` stage",
+    );
+    // The accumulator is f32 in a version-3 mma layout.
+    reject(
+        &format!("%4 = splat %3 : tensor<64x128xf32, {mma}>"),
+        "%4 = splat %3 : tensor<64x128xf32, #mma<version = 2, wpc = [4, 1]>>",
+        "the accumulator of `warp_group_dot` is f32 in an mma layout of version 3",
+    );
+    reject(
+        "%6 = warp_group_dot %0, %2, %1, %2, %4",
+        "%6 = warp_group_dot %0, %2, %1, %4",
+        "`warp_group_dot` takes 5 operand(s), found 4",
+    );
+    reject(
+        &format!("%7 = warp_group_wait {{pending = 1}} %6 : tensor<64x128xf32, {mma}>"),
+        "%7 = warp_group_wait {pending = 1} %6 : tensor<64x128xf32, #mma<version = 2, wpc = [4, 1]>>",
+        "`warp_group_wait` yields its operand's type",
     );
 }

@@ -42,6 +42,10 @@ pub(super) struct Swizzle {
     pub elem_bytes: u64,
     /// Bytes per swizzled chunk (16, or 32 for [`tile_core::ir::SharedLayout::swizzled_wide`]).
     pub chunk_bytes: u64,
+    /// Columns per block (`c` when the rows are not cut into blocks).
+    pub block: u64,
+    /// Rows of the tile (what a block holds).
+    pub rows: u64,
 }
 
 impl Swizzle {
@@ -53,17 +57,27 @@ impl Swizzle {
             max_phase: (c / 8).min(8),
             elem_bytes: 2,
             chunk_bytes: 16,
+            block: c,
+            rows: 0,
         }
     }
 
-    /// The swizzle a shared buffer's layout states, for rows of `c` elements of `elem_bytes`.
-    pub fn from_layout(l: &tile_core::ir::SharedLayout, c: u64, elem_bytes: u32) -> Swizzle {
+    /// The swizzle a shared buffer's layout states, for `rows` rows of `c` elements of
+    /// `elem_bytes`.
+    pub fn from_layout(
+        l: &tile_core::ir::SharedLayout,
+        rows: u64,
+        c: u64,
+        elem_bytes: u32,
+    ) -> Swizzle {
         Swizzle {
             c,
             per_phase: u64::from(l.per_phase),
             max_phase: u64::from(l.max_phase),
             elem_bytes: u64::from(elem_bytes),
             chunk_bytes: u64::from(l.vec) * u64::from(elem_bytes),
+            block: l.block_cols(c),
+            rows,
         }
     }
 
@@ -383,14 +397,34 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let c = |x: u64| i32_ty.const_int(x, false);
         let phase = self.phase(sw, row)?;
         let b = &self.builder;
+        // A blocked layout: the block's start, and the chunk within the block.
+        let per_block = sw.block * sw.elem_bytes / sw.chunk_bytes;
+        let (start, chunk) = if sw.block < sw.c {
+            let which = b
+                .build_right_shift(chunk, c(u64::from(per_block.trailing_zeros())), false, "")
+                .llvm()?;
+            let start = b
+                .build_int_nsw_mul(which, c(sw.rows * sw.block * sw.elem_bytes), "")
+                .llvm()?;
+            (
+                Some(start),
+                b.build_and(chunk, c(per_block - 1), "").llvm()?,
+            )
+        } else {
+            (None, chunk)
+        };
         let chunk = b.build_xor(chunk, phase, "").llvm()?;
         let row_bytes = b
-            .build_int_nsw_mul(row, c(sw.elem_bytes * sw.c), "")
+            .build_int_nsw_mul(row, c(sw.elem_bytes * sw.block), "")
             .llvm()?;
         let chunk_bytes = b
             .build_left_shift(chunk, c(u64::from(sw.chunk_bytes.trailing_zeros())), "")
             .llvm()?;
-        b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()
+        let at = b.build_int_nsw_add(row_bytes, chunk_bytes, "").llvm()?;
+        match start {
+            Some(s) => b.build_int_nsw_add(s, at, "").llvm(),
+            None => Ok(at),
+        }
     }
 
     /// `(row / per_phase) % max_phase`.
@@ -556,17 +590,17 @@ mod tests {
                 for c0 in (0..c).step_by(8) {
                     let banks: std::collections::HashSet<u64> = (r0..r0 + 4)
                         .flat_map(|row| (c0..c0 + 8).map(move |col| (row, col)))
-                        .map(|(row, col)| l.index(c, row, col) % 32)
+                        .map(|(row, col)| l.index(64, c, row, col) % 32)
                         .collect();
                     assert_eq!(banks.len(), 32, "cols {cols}: rows {r0}.., columns {c0}..");
                 }
             }
             for row in 0..16u64 {
                 for col in (0..c).step_by(4) {
-                    let i = l.index(c, row, col);
+                    let i = l.index(64, c, row, col);
                     assert_eq!(i % 4, 0);
                     for j in 1..4 {
-                        assert_eq!(l.index(c, row, col + j), i + j);
+                        assert_eq!(l.index(64, c, row, col + j), i + j);
                     }
                 }
             }

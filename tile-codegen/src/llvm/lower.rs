@@ -457,6 +457,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::Dot { .. }
                 | OpKind::AsyncCopy { .. }
                 | OpKind::LocalLoad { .. }
+                | OpKind::WarpGroupDot
         ) {
             self.check_layouts(data)?;
         }
@@ -563,6 +564,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 None
             }
             OpKind::LocalLoad { offset } => Some(self.local_load(data, *offset)?),
+            OpKind::WarpGroupDot => Some(self.warp_group_dot(data)?),
+            OpKind::WarpGroupWait { pending } => Some(self.warp_group_wait(data, *pending)?),
+            OpKind::FenceAsyncShared => {
+                self.fence_async_shared()?;
+                None
+            }
             // `for_loop` and `if_op` read the yielded values; they never get here.
             OpKind::Yield | OpKind::For | OpKind::If => None,
         };

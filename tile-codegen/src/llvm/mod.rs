@@ -43,6 +43,7 @@ pub(crate) mod scratch;
 mod shared;
 mod sink;
 mod smem;
+mod wgmma;
 
 use std::fmt;
 use std::sync::Once;

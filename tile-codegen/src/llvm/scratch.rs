@@ -58,6 +58,9 @@ pub(crate) fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
         | OpKind::AsyncCommit
         | OpKind::AsyncWait { .. }
         | OpKind::Barrier
-        | OpKind::LocalLoad { .. } => Ok(0),
+        | OpKind::LocalLoad { .. }
+        | OpKind::WarpGroupDot
+        | OpKind::WarpGroupWait { .. }
+        | OpKind::FenceAsyncShared => Ok(0),
     }
 }

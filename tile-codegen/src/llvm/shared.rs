@@ -1,7 +1,8 @@
 //! Shared memory: the kernel's one shared array, scratch arrays, barriers, and `convert_layout`,
 //! which moves a tensor between two layouts through shared memory.
 //!
-//! A kernel has one shared array (`addrspace(3)`, 16-byte aligned), as large as the allocation
+//! A kernel has one shared array (`addrspace(3)`; 16-byte aligned, 1024 when dynamic: buffers
+//! start at multiples of 1024 bytes in it), as large as the allocation
 //! (`passes::shared_alloc`) says: static and internal when it fits [`SHARED_LIMIT`] and no
 //! `local_alloc` buffer asks for dynamic memory, else the `extern` dynamic array the launch sizes.
 //! Every user gets its bytes where the allocation put them: a `local_alloc` buffer its region, an
@@ -45,14 +46,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
         let i8_ty = self.context.i8_type();
         let (g, dyn_bytes) = if dynamic || size > SHARED_LIMIT {
-            // `.extern .shared .align 16 .b8 __tile_dyn_smem[]`: sized by the launch.
+            // `.extern .shared .align 1024 .b8 __tile_dyn_smem[]`: sized by the launch.
             let g = self.module.add_global(
                 i8_ty.array_type(0),
                 Some(AddressSpace::from(SHARED)),
                 "__tile_dyn_smem",
             );
             g.set_linkage(Linkage::External);
-            g.set_alignment(16);
+            g.set_alignment(1024);
             (g, size)
         } else {
             let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;

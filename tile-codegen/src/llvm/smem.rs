@@ -65,7 +65,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let (ty, layout) = buffer_of(f, data)?;
         let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
         let cols = u64::from(ty.shape[2]);
-        let sw = Swizzle::from_layout(&layout, cols, d.size_bytes());
+        let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[1]), cols, d.size_bytes());
         let pty = f.ty(*data.operands.get(2).ok_or("missing pointer operand")?);
         let src = Distribution::of(pty)?;
         let base = self.stage_base(data, ty)?;
@@ -182,7 +182,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// An instruction without operands or results, with side effects on memory.
-    fn memory_asm(&self, text: String) -> Result<()> {
+    pub(super) fn memory_asm(&self, text: String) -> Result<()> {
         let ctx = self.context;
         let fn_ty = ctx.void_type().fn_type(&[], false);
         let asm = ctx.create_inline_asm(
@@ -222,7 +222,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let (ty, layout) = buffer_of(f, data)?;
         let to = self.result_type(data)?;
         let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
-        let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[2]), d.size_bytes());
+        let sw = Swizzle::from_layout(
+            &layout,
+            u64::from(ty.shape[1]),
+            u64::from(ty.shape[2]),
+            d.size_bytes(),
+        );
         let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
         if d.size_bytes() == 2 {
             let base = self.stage_base(data, ty)?;

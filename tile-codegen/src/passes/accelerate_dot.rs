@@ -23,6 +23,12 @@ pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
     let OpKind::Dot { precision } = d.kind else {
         return None;
     };
+    let (a, b) = (f.ty(*d.operands.first()?), f.ty(*d.operands.get(1)?));
+    if f.target.as_deref() == Some("sm_90a") {
+        if let Some(l) = wgmma_layout(a, b, f.num_warps) {
+            return Some(l);
+        }
+    }
     mma_layout(
         f.ty(*d.operands.first()?),
         f.ty(*d.operands.get(1)?),
@@ -71,6 +77,26 @@ pub fn mma_layout(a: &Type, b: &Type, precision: Precision, num_warps: u32) -> O
     Some(MmaLayout {
         version: 2,
         warps_per_cta: vec![wm, wn],
+    })
+}
+
+/// The version-3 (Hopper `wgmma`) mma layout for `dot(a, b, …)` (16-bit operands) with `num_warps`
+/// warps, or `None` when the `dot` does not fit it: f16 or bf16 operands, whole warpgroups
+/// (`num_warps` a multiple of 4) stacked along M with 16 rows per warp and repetition (`M` a
+/// multiple of `16 · num_warps`), and `K`, `N` of at least 16 (32-byte rows, the smallest
+/// swizzle). All warps go along M (`[num_warps, 1]`): each warpgroup's `wgmma` spans the whole
+/// `N` of the tile, up to 256 columns per instruction.
+pub fn wgmma_layout(a: &Type, b: &Type, num_warps: u32) -> Option<MmaLayout> {
+    let d = a.dtype()?;
+    if !matches!(d, DType::F16 | DType::BF16) || b.dtype()? != d {
+        return None;
+    }
+    let (m, k, n) = (*a.shape.first()?, *a.shape.get(1)?, *b.shape.get(1)?);
+    let fits =
+        num_warps % 4 == 0 && num_warps > 0 && m % (16 * num_warps) == 0 && k >= 16 && n >= 16;
+    fits.then(|| MmaLayout {
+        version: 3,
+        warps_per_cta: vec![num_warps, 1],
     })
 }
 
@@ -154,5 +180,21 @@ mod tests {
         // tf32: one instruction is 16 × 8 × 8 (a single-instruction tile on 4 warps: copies).
         assert_eq!(f32_tiles(16, 8, 8, Precision::Tf32), Some(vec![4, 1]));
         assert_eq!(f32_tiles(16, 4, 8, Precision::Tf32), None);
+    }
+
+    #[test]
+    fn warpgroups_per_tile() {
+        let w = |m, n, k, warps, d| {
+            wgmma_layout(&t(d, &[m, k]), &t(d, &[k, n]), warps).map(|l| l.warps_per_cta)
+        };
+        assert_eq!(w(128, 128, 64, 4, DType::F16), Some(vec![4, 1]));
+        assert_eq!(w(128, 256, 64, 8, DType::BF16), Some(vec![8, 1]));
+        assert_eq!(w(64, 16, 16, 4, DType::F16), Some(vec![4, 1]));
+        // Fewer rows than the warpgroups need, a partial warpgroup, narrow tiles, tf32.
+        assert_eq!(w(64, 128, 64, 8, DType::F16), None);
+        assert_eq!(w(128, 128, 64, 2, DType::F16), None);
+        assert_eq!(w(128, 8, 64, 4, DType::F16), None);
+        assert_eq!(w(128, 128, 8, 4, DType::F16), None);
+        assert_eq!(w(128, 128, 64, 4, DType::F32), None);
     }
 }

@@ -131,7 +131,10 @@ pub fn run(f: &mut Function) {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
-            | OpKind::LocalLoad { .. } => false,
+            | OpKind::LocalLoad { .. }
+        | OpKind::WarpGroupDot
+        | OpKind::WarpGroupWait { .. }
+        | OpKind::FenceAsyncShared => false,
         };
         if joined {
             let tensors: Vec<ValueId> = d
@@ -518,6 +521,9 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::AsyncWait { .. }
         | OpKind::Barrier
         | OpKind::LocalLoad { .. }
+        | OpKind::WarpGroupDot
+        | OpKind::WarpGroupWait { .. }
+        | OpKind::FenceAsyncShared
         | OpKind::For
         | OpKind::If
         | OpKind::Yield

@@ -275,6 +275,9 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             | OpKind::Scan { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad { .. }
+            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared
             | OpKind::AsyncCopy { .. }
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }

@@ -181,6 +181,15 @@ fn block(
                 conflict(s.read_races(&r), s)?;
                 s.read.insert(r);
             }
+            // Reads both stages (asynchronously: a later write to them waits for the group, which
+            // `pipeline-dot` orders, and for a barrier, which this pass places).
+            OpKind::WarpGroupDot => {
+                for i in [0, 2] {
+                    let r = buffer(i)?;
+                    conflict(s.read_races(&r), s)?;
+                    s.read.insert(r);
+                }
+            }
             OpKind::For => {
                 let entry = s.clone();
                 let body = f.regions[d.regions[0].index()].blocks[0];
@@ -211,6 +220,8 @@ fn block(
                 *s = out;
             }
             OpKind::AsyncWait { .. }
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared
             | OpKind::AsyncCommit
             | OpKind::LocalAlloc
             | OpKind::Constant(_)

@@ -30,6 +30,16 @@
 //! `S` is the kernel's `num_stages`, or else 3, lowered (to 2 at least) while the stages of one
 //! loop would take more than [`auto_stage_budget`] for the kernel's target (96 KiB on sm_90a, 48
 //! KiB on sm_80).
+//!
+//! **Hopper.** When the loop's one `dot` has a version-3 (`wgmma`) accumulator and both its
+//! operands qualify, the rings take the [`SharedLayout::wgmma`] layout and the `dot` becomes
+//! `warp_group_dot` on the current stages, followed by `warp_group_wait`. When the accumulator
+//! only flows to the next iteration, the wait leaves that group in flight (`pending = 1`) so the
+//! tensor cores always have the next group queued; the copies then run `S − 2` iterations ahead
+//! (the stage of the group in flight is not overwritten: every thread has waited for the group
+//! before it by the barrier that precedes the copy), and a `warp_group_wait {pending = 0}` follows
+//! the loop. A `fence_async_shared` before the barrier orders each thread's `cp.async` writes
+//! before the tensor cores' reads. `S` defaults to 4 within [`WGMMA_STAGE_BUDGET`].
 
 use std::collections::HashMap;
 
@@ -43,10 +53,20 @@ use super::pipeline_loads::{backward_slice, for_loops};
 /// Stages when the kernel does not say.
 pub const DEFAULT_STAGES: u32 = 3;
 
+/// Stages of a `wgmma` loop when the kernel does not say: one is read by the group in flight,
+/// so the copies run two iterations ahead.
+pub const WGMMA_DEFAULT_STAGES: u32 = 4;
+
+/// The automatic stage budget of a `wgmma` loop: its large tiles run one program per SM, and a
+/// group in flight holds a stage of its own, so three stages of a `128 × 256 × 64` tile (144 KiB)
+/// should fit within Hopper's 227 KiB.
+pub const WGMMA_STAGE_BUDGET: u64 = 192 * 1024;
+
 /// The most bytes the automatic choice gives the stages of one loop on `target` (the kernel's
-/// `target` attribute): two programs per SM should fit. Hopper has 228 KiB of shared memory per
-/// SM: 96 KiB. The sm_80 PTX also runs on Ada and the smaller Ampere parts (RTX 30/40, A10, L4,
-/// L40: 100 KiB per SM): 48 KiB. Without a target, 96 KiB.
+/// `target` attribute) for `mma.sync`: two programs per SM should fit. Hopper has 228 KiB of
+/// shared memory per SM: 96 KiB. The sm_80 PTX also runs on Ada and the smaller Ampere parts
+/// (RTX 30/40, A10, L4, L40: 100 KiB per SM): 48 KiB. Without a target, 96 KiB. A `wgmma` loop
+/// (sm_90a) gets [`WGMMA_STAGE_BUDGET`] instead.
 pub fn auto_stage_budget(target: Option<&str>) -> u64 {
     let sm = target
         .and_then(|t| t.strip_prefix("sm_"))
@@ -180,7 +200,7 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
 }
 
 /// The stages for `operands` (see the module documentation).
-fn stages(f: &Function, operands: &[Operand]) -> u32 {
+fn stages(f: &Function, operands: &[Operand], wgmma: bool) -> u32 {
     if f.num_stages > 0 {
         return f.num_stages;
     }
@@ -191,8 +211,16 @@ fn stages(f: &Function, operands: &[Operand]) -> u32 {
             t.numel() * u64::from(t.dtype().map_or(4, |d| d.size_bytes()))
         })
         .sum();
-    let mut s = DEFAULT_STAGES;
-    let budget = auto_stage_budget(f.target.as_deref());
+    let mut s = if wgmma {
+        WGMMA_DEFAULT_STAGES
+    } else {
+        DEFAULT_STAGES
+    };
+    let budget = if wgmma {
+        WGMMA_STAGE_BUDGET
+    } else {
+        auto_stage_budget(f.target.as_deref())
+    };
     while s > 2 && u64::from(s) * per_stage > budget {
         s -= 1;
     }
@@ -317,9 +345,50 @@ impl Builder {
     }
 }
 
+/// The `dot` of the loop that runs on `wgmma`: the only `dot` among the operands' users, with a
+/// version-3 mma result, both of whose operands are pipelined (`A` first).
+fn wgmma_dot(f: &Function, body: BlockId, operands: &[Operand]) -> Option<(OpId, [usize; 2])> {
+    let dots: Vec<OpId> = f.blocks[body.index()]
+        .ops
+        .iter()
+        .copied()
+        .filter(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
+        .collect();
+    let [dot] = dots[..] else { return None };
+    let d = f.op(dot);
+    if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3) {
+        return None;
+    }
+    let find = |i: usize| {
+        operands
+            .iter()
+            .position(|o| f.op(o.conv).results[0] == d.operands[i])
+    };
+    let (a, b) = (find(0)?, find(1)?);
+    (operands.len() == 2).then_some((dot, [a, b]))
+}
+
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
-    let s = stages(f, operands);
+    let wgmma = wgmma_dot(f, body, operands);
+    let s = stages(f, operands, wgmma.is_some());
+    // With `wgmma`, the group of the last iteration may still read its stage while this one's
+    // runs (when the accumulator only flows to the next iteration): the copies then run one
+    // stage less ahead, so that they never write a stage a group in flight reads.
+    let in_flight = match wgmma {
+        Some((dot, _)) if s >= 3 => {
+            let r = f.op(dot).results[0];
+            let uses = use_counts(f);
+            let yield_op = f.blocks[body.index()].ops.last().copied();
+            let yielded = yield_op.is_some_and(|y| {
+                matches!(f.op(y).kind, OpKind::Yield)
+                    && f.op(y).operands.iter().filter(|&&v| v == r).count() == 1
+            });
+            u32::from(yielded && uses.get(&r).copied() == Some(1))
+        }
+        _ => 0,
+    };
+    let ahead_by = s - 1 - in_flight;
     let (lb, ub, step) = {
         let d = f.op(l);
         (d.operands[0], d.operands[1], d.operands[2])
@@ -344,7 +413,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
                 &f.ty(f.op(o.conv).results[0]).layout,
                 Some(Layout::DotOperand(d)) if d.op_idx == 1
             );
-            let swizzle = if bytes == 4 && operand_b {
+            let swizzle = if wgmma.is_some() {
+                SharedLayout::wgmma(c, bytes)
+            } else if bytes == 4 && operand_b {
                 SharedLayout::swizzled_wide(c, bytes)
             } else {
                 SharedLayout::swizzled(c, bytes)
@@ -358,7 +429,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         })
         .collect();
     let iv = f.blocks[body.index()].args[0];
-    for k in 0..s - 1 {
+    for k in 0..ahead_by {
         let stage = pre.int(f, i64::from(k), DType::I32);
         let k_steps = pre.i32_op(f, BinOp::Mul, stage, step);
         let iv_k = pre.i32_op(f, BinOp::Add, lb, k_steps);
@@ -369,7 +440,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         }
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
     }
-    let ahead_stages = pre.int(f, i64::from(s - 1), DType::I32);
+    let ahead_stages = pre.int(f, i64::from(ahead_by), DType::I32);
     let ahead = pre.i32_op(f, BinOp::Mul, ahead_stages, step);
     let read0 = pre.int(f, 0, DType::I32);
     let s_val = pre.int(f, i64::from(s), DType::I32);
@@ -384,9 +455,21 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     f.add_result(l, i32t.clone());
     f.add_result(l, i32t);
 
-    // The body's head: wait, barrier, the copy S − 1 iterations ahead.
+    // The body's head: wait, barrier, the copy S − 1 iterations ahead (S − 2 with a `wgmma`
+    // group in flight). `wgmma` reads through the async proxy: each thread's copies are fenced
+    // before the barrier.
     let mut head = Builder { block: body, at: 0 };
-    head.op(f, OpKind::AsyncWait { pending: s - 2 }, vec![], vec![]);
+    head.op(
+        f,
+        OpKind::AsyncWait {
+            pending: ahead_by - 1,
+        },
+        vec![],
+        vec![],
+    );
+    if wgmma.is_some() {
+        head.op(f, OpKind::FenceAsyncShared, vec![], vec![]);
+    }
     head.op(f, OpKind::Barrier, vec![], vec![]);
     let next_iv = head.i32_op(f, BinOp::Add, iv, ahead);
     let inside = head.in_range(f, iv, ahead, ub);
@@ -395,8 +478,43 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     }
     head.op(f, OpKind::AsyncCommit, vec![], vec![]);
 
+    // A `wgmma` `dot` reads both stages where it is; its result is waited for.
+    let mut waited = None;
+    if let Some((dot, [a, b])) = wgmma {
+        let d = f.op(dot).clone();
+        let acc_ty = f.ty(d.results[0]).clone();
+        if let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == dot) {
+            let mut at = Builder {
+                block: body,
+                at: pos,
+            };
+            let r = at.val(
+                f,
+                OpKind::WarpGroupDot,
+                vec![bufs[a], read, bufs[b], read, d.operands[2]],
+                acc_ty.clone(),
+            );
+            let w = at.val(
+                f,
+                OpKind::WarpGroupWait { pending: in_flight },
+                vec![r],
+                acc_ty,
+            );
+            f.replace_all_uses(d.results[0], w);
+            f.detach(dot);
+            for o in operands {
+                f.detach(o.conv);
+                f.detach(o.load);
+            }
+            waited = Some(w);
+        }
+    }
+
     // Each conversion becomes a read of the current stage.
     for (o, &buf) in operands.iter().zip(&bufs) {
+        if wgmma.is_some() {
+            break;
+        }
         let conv_ty = f.ty(f.op(o.conv).results[0]).clone();
         let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == o.conv) else {
             continue;
@@ -441,5 +559,22 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         block: outer,
         at: at + 1,
     };
+    // The accumulator of a group left in flight, complete.
+    let yielded = f.blocks[body.index()]
+        .ops
+        .last()
+        .map(|&y| f.op(y).operands.clone())
+        .unwrap_or_default();
+    if let Some(j) = waited
+        .filter(|_| in_flight > 0)
+        .and_then(|w| yielded.iter().position(|&v| v == w))
+    {
+        let res = f.op(l).results[j];
+        let ty = f.ty(res).clone();
+        let done = post.op(f, OpKind::WarpGroupWait { pending: 0 }, vec![res], vec![ty]);
+        let complete = f.op(done).results[0];
+        f.replace_all_uses(res, complete);
+        f.ops[done.index()].operands[0] = res;
+    }
     post.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
 }

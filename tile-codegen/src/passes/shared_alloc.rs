@@ -15,7 +15,8 @@
 //!
 //! **Placement.** Users whose live ranges meet get disjoint bytes; the others may share. Largest
 //! first (ties in program order), each at the lowest offset that clears every placed user it
-//! meets: 128-byte aligned for buffers (a swizzle period), 16 for scratch. Sharing bytes is safe
+//! meets: 1024-byte aligned for buffers (the period of the widest swizzle, which `wgmma` reads
+//! from aligned blocks), 16 for scratch. Sharing bytes is safe
 //! only with a barrier between the last access of one user and the first of the next; placing
 //! those is `insert-barriers`'s work.
 
@@ -111,7 +112,7 @@ impl Allocation {
         let mut size = 0u64;
         for (op, mut u) in users {
             let align = match u.kind {
-                Kind::Buffer => 128,
+                Kind::Buffer => 1024,
                 Kind::Scratch => 16,
             };
             let mut taken: Vec<(u64, u64)> = placed

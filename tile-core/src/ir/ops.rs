@@ -774,6 +774,24 @@ declare_ops! {
         /// Row and column of the window's first element.
         offset: [u32; 2] = [0, 0],
     } "local_load" => 1, Sync, Gpu;
+    /// GPU level (Hopper): `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` starts `acc + A · B`
+    /// on the tensor cores (`wgmma.mma_async`), `A` stage `a_stage` of the buffer `a` (`M × K`)
+    /// and `B` stage `b_stage` of `b` (`K × N`), both read by the hardware from shared memory in
+    /// their `wgmma` layouts; the accumulator has an mma layout of version 3. The result is not
+    /// ready, nor are the stages free to overwrite, until a `warp_group_wait` lets this group
+    /// finish; until then the result may only flow into another `warp_group_dot` or a wait.
+    WarpGroupDot "warp_group_dot" => 1, Sync, Gpu;
+    /// GPU level (Hopper): `warp_group_wait {pending = P} %acc` waits until at most `P` of this
+    /// thread's `warp_group_dot` groups are unfinished and yields `acc`; with `P = 0` the result
+    /// is complete.
+    WarpGroupWait {
+        /// Groups that may still be in flight.
+        pending: u32,
+    } "warp_group_wait" => 1, Sync, Gpu;
+    /// GPU level (Hopper): orders this thread's earlier writes to shared memory (`cp.async`
+    /// included) before later reads of the tensor cores' asynchronous proxy (`wgmma`); a
+    /// `barrier` after it extends that to every thread's writes.
+    FenceAsyncShared "fence_async_shared" => 0, Sync, Gpu;
 }
 
 impl OpKind {

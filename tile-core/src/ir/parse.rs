@@ -656,11 +656,18 @@ impl<'a> Cursor<'a> {
                 self.expect("=")?;
                 f[i] = self.uint()? as u32;
             }
+            let mut block = 0;
+            if self.eat(",") {
+                self.keyword("block")?;
+                self.expect("=")?;
+                block = self.uint()? as u32;
+            }
             self.expect(">")?;
             return Ok(Layout::Shared(SharedLayout {
                 vec: f[0],
                 per_phase: f[1],
                 max_phase: f[2],
+                block,
             }));
         }
         if self.peek_is("#blocked<") {

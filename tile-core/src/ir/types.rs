@@ -183,12 +183,16 @@ pub struct SliceLayout {
 }
 
 /// The accumulator layout of the tensor-core `mma` instructions for a 2-D tensor (see
-/// [`super::LinearLayout::mma`]): `version` 2 is `mma.sync.m16n8` (16 × 8 fragments per warp;
-/// version 3, wgmma's warpgroup form, is reserved), warps tiling the tensor `warps_per_cta[0]`
-/// along the rows and `warps_per_cta[1]` along the columns.
+/// [`super::LinearLayout::mma`]): `version` 2 is `mma.sync.m16n8` (16 × 8 fragments per warp),
+/// warps tiling the tensor `warps_per_cta[0]` along the rows and `warps_per_cta[1]` along the
+/// columns. `version` 3 is Hopper's `wgmma.m64nN`: warps only along the rows (`[W, 1]`, `W` a
+/// multiple of 4), each warpgroup of 4 consecutive warps owning 64 rows, which places every
+/// element exactly where version 2 with the same warps does (a warp's 16 rows, lane `l` at rows
+/// `l / 4` and `l / 4 + 8`, two columns per 8), so a version-3 `dot` whose operands are in
+/// registers can still run on `mma.sync`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MmaLayout {
-    /// 2: `mma.sync` with m16n8 fragments.
+    /// 2: `mma.sync` with m16n8 fragments; 3: `wgmma` (warpgroups along the rows).
     pub version: u32,
     /// Warps along M and along N; the product is the program's `num_warps`.
     pub warps_per_cta: Vec<u32>,
@@ -235,6 +239,11 @@ impl fmt::Display for DotOperandLayout {
 /// bank conflicts), and a thread's 16-byte run stays one access (one `cp.async`). 32-byte chunks
 /// ([`SharedLayout::swizzled_wide`]) serve reads of 8 consecutive 4-byte elements from each of 4
 /// rows (a tf32 `B` operand). Stage `s` starts at element `s · R · C`.
+///
+/// With `block` (`0 < block < C`), a stage is stored as `C / block` column blocks, each an
+/// `R × block` tile of its own swizzled the same way: element `(r, c)` of the stage sits in
+/// block `c / block`, which starts at element `(c / block) · R · block`. That is the arrangement
+/// Hopper's `wgmma` reads through its matrix descriptors ([`SharedLayout::wgmma`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SharedLayout {
     /// Elements per swizzled chunk (16 or 32 bytes).
@@ -243,6 +252,8 @@ pub struct SharedLayout {
     pub per_phase: u32,
     /// Distinct phases (a power of two, at most the chunks per row).
     pub max_phase: u32,
+    /// Columns per block (0: the rows are not cut into blocks).
+    pub block: u32,
 }
 
 impl SharedLayout {
@@ -254,6 +265,7 @@ impl SharedLayout {
             vec,
             per_phase: (128 / row_bytes).max(1),
             max_phase: (cols / vec).clamp(1, 8),
+            block: 0,
         }
     }
 
@@ -268,14 +280,40 @@ impl SharedLayout {
             vec,
             per_phase: (128 / row_bytes).max(1),
             max_phase: (cols / vec).clamp(1, 8),
+            block: 0,
         }
     }
 
-    /// The element index (within one stage) where element `(row, col)` is stored.
-    pub fn index(&self, cols: u64, row: u64, col: u64) -> u64 {
+    /// The layout `wgmma` reads for an operand tile with rows of `cols` elements of `elem_bytes`
+    /// bytes (its contiguous dimension: `K` for `A`, `N` for `B`): blocks of at most 128 bytes
+    /// per row, each swizzled like [`SharedLayout::swizzled`] rows of that width, which is
+    /// exactly the hardware's 128-, 64- or 32-byte swizzle mode once a block starts at a
+    /// multiple of 1024 bytes.
+    pub fn wgmma(cols: u32, elem_bytes: u32) -> SharedLayout {
+        let width = cols.min(128 / elem_bytes.max(1)).max(1);
+        SharedLayout {
+            block: if width < cols { width } else { 0 },
+            ..SharedLayout::swizzled(width, elem_bytes)
+        }
+    }
+
+    /// The width of a block for a stage of `cols` columns (`cols` itself when not blocked).
+    pub fn block_cols(&self, cols: u64) -> u64 {
+        match u64::from(self.block) {
+            0 => cols,
+            b => b.min(cols),
+        }
+    }
+
+    /// The element index (within one stage of `rows × cols`) where element `(row, col)` is
+    /// stored.
+    pub fn index(&self, rows: u64, cols: u64, row: u64, col: u64) -> u64 {
         let vec = u64::from(self.vec);
+        let width = self.block_cols(cols);
+        let block_start = (col / width) * rows * width;
+        let col = col % width;
         let phase = (row / u64::from(self.per_phase)) % u64::from(self.max_phase);
-        row * cols + ((col / vec) ^ phase) * vec + col % vec
+        block_start + row * width + ((col / vec) ^ phase) * vec + col % vec
     }
 }
 
@@ -283,9 +321,13 @@ impl fmt::Display for SharedLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "#shared<vec = {}, per_phase = {}, max_phase = {}>",
+            "#shared<vec = {}, per_phase = {}, max_phase = {}",
             self.vec, self.per_phase, self.max_phase
-        )
+        )?;
+        if self.block != 0 {
+            write!(f, ", block = {}", self.block)?;
+        }
+        f.write_str(">")
     }
 }
 

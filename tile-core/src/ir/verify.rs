@@ -376,14 +376,26 @@ impl Verifier<'_> {
                 format!("`{ty}` needs at least one stage and power-of-two rows and columns"),
             );
         }
+        let block_ok = s.block == 0 || (s.block.is_power_of_two() && s.block < cols);
+        let width = if s.block == 0 {
+            cols
+        } else {
+            s.block.min(cols)
+        };
         let fields_ok = s.per_phase.is_power_of_two()
             && s.max_phase.is_power_of_two()
             && matches!(s.vec.checked_mul(d.size_bytes()), Some(16 | 32))
-            && s.vec.checked_mul(s.max_phase).is_some_and(|w| w <= cols);
+            && s.vec.checked_mul(s.max_phase).is_some_and(|w| w <= width);
+        if !block_ok {
+            return self.err(
+                pos,
+                format!("`{ty}`: a column block is a power of two below the columns"),
+            );
+        }
         if !fields_ok {
             self.err(
                 pos,
-                format!("`{ty}`: the swizzle needs 16- or 32-byte chunks, power-of-two phases and max_phase · vec ≤ columns"),
+                format!("`{ty}`: the swizzle needs 16- or 32-byte chunks, power-of-two phases and max_phase · vec ≤ columns (of a block)"),
             );
         }
     }
@@ -444,8 +456,14 @@ impl Verifier<'_> {
                 self.layout_structure(&s.parent, rank + 1)
             }
             Layout::Mma(m) => {
-                if m.version != 2 || m.warps_per_cta.len() != 2 {
-                    return Err("an mma layout is version 2 over 2-D tensors".into());
+                if !matches!(m.version, 2 | 3) || m.warps_per_cta.len() != 2 {
+                    return Err("an mma layout is version 2 or 3 over 2-D tensors".into());
+                }
+                if m.version == 3 && (m.warps_per_cta[0] % 4 != 0 || m.warps_per_cta[1] != 1) {
+                    return Err(
+                        "an mma layout of version 3 has whole warpgroups along the rows: wpc = [4·g, 1]"
+                            .into(),
+                    );
                 }
                 Ok(())
             }
@@ -1113,6 +1131,70 @@ impl Verifier<'_> {
                             offset[0], offset[1], ty.shape
                         ),
                     );
+                }
+            }
+            OpKind::WarpGroupDot => {
+                if !want(&[5]) {
+                    return arity_err(self, "5");
+                }
+                let t: Vec<Type> = ops.iter().map(|&v| self.ty(v).clone()).collect();
+                self.stage_operands(pos, &t[0], &t[1], "warp_group_dot");
+                self.stage_operands(pos, &t[2], &t[3], "warp_group_dot");
+                let (a, b, acc) = (&t[0], &t[2], &t[4]);
+                let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16));
+                let shapes = a.shape.len() == 3
+                    && b.shape.len() == 3
+                    && acc.shape.len() == 2
+                    && a.shape[2] == b.shape[1]
+                    && acc.shape[..] == [a.shape[1], b.shape[2]];
+                let wgmma_layout = |buf: &Type| match (&buf.layout, buf.dtype()) {
+                    (Some(Layout::Shared(l)), Some(d)) if buf.shape.len() == 3 => {
+                        *l == super::types::SharedLayout::wgmma(buf.shape[2], d.size_bytes())
+                    }
+                    _ => false,
+                };
+                let acc_ok = acc.dtype() == Some(DType::F32)
+                    && matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3);
+                if !(sixteen && a.dtype() == b.dtype() && shapes) {
+                    return self.err(
+                        pos,
+                        format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` stage by a `K × N` stage of the same type into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+                    );
+                }
+                if !(wgmma_layout(a) && wgmma_layout(b)) {
+                    self.err(
+                        pos,
+                        format!("`warp_group_dot` reads buffers in their `wgmma` layouts, not `{a}` and `{b}`"),
+                    );
+                }
+                if !acc_ok {
+                    self.err(
+                        pos,
+                        format!("the accumulator of `warp_group_dot` is f32 in an mma layout of version 3, not `{acc}`"),
+                    );
+                }
+                if res.is_some_and(|r| r != *acc) {
+                    self.err(pos, "`warp_group_dot` yields its accumulator's type".into());
+                }
+            }
+            OpKind::WarpGroupWait { .. } => {
+                if !want(&[1]) {
+                    return arity_err(self, "1");
+                }
+                let acc = self.ty(ops[0]).clone();
+                if !matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3) {
+                    self.err(
+                        pos,
+                        format!("`warp_group_wait` takes an accumulator in an mma layout of version 3, not `{acc}`"),
+                    );
+                }
+                if res.is_some_and(|r| r != acc) {
+                    self.err(pos, "`warp_group_wait` yields its operand's type".into());
+                }
+            }
+            OpKind::FenceAsyncShared => {
+                if !want(&[0]) {
+                    arity_err(self, "0")
                 }
             }
             OpKind::Return => {

@@ -1,0 +1,383 @@
+//! Hopper's warpgroup tensor-core ops: `warp_group_dot` (`wgmma.mma_async` with both operands
+//! read from shared memory through matrix descriptors), `warp_group_wait` (`wgmma.wait_group`)
+//! and `fence_async_shared` (`fence.proxy.async.shared::cta`), all inline PTX (LLVM 19 has no
+//! intrinsics for them).
+//!
+//! **Operands.** `A` (`M × K`, `K` contiguous: "K-major") and `B` (`K × N`, `N` contiguous:
+//! "N-major", the instruction's `imm-trans-b = 1`) sit in buffers of the
+//! [`SharedLayout::wgmma`] layout: column blocks of `W` elements (`W · 2` bytes per row: 128, 64
+//! or 32), each block an `R × W` tile whose 16-byte chunk `c` of row `r` is stored at chunk
+//! `c XOR ((r / per_phase) % max_phase)` — the hardware's 128-, 64- or 32-byte swizzle, given
+//! that blocks start at multiples of 1024 bytes (`shared_alloc` aligns buffers so, and every
+//! block's byte size is a multiple of 1024 for the tiles that reach here).
+//!
+//! **Descriptors** (64 bits): bits 0–13 the start address / 16, 16–29 the leading byte offset /
+//! 16, 32–45 the stride byte offset / 16, 62–63 the swizzle (1: 128 bytes, 2: 64, 3: 32).
+//! - `A`, K-major: the stride byte offset is the distance between groups of 8 rows (8 · row
+//!   bytes); the leading offset is unused with a swizzle (1). Step `k` of 16 elements starts
+//!   `2 · (16 k mod W)` bytes into its row, in block `16 k / W`: the hardware applies the swizzle
+//!   to the final address, so a start inside a 128-byte row is how `K` advances.
+//! - `B`, N-major: the leading byte offset is the distance between column blocks (`K · W · 2`),
+//!   the stride byte offset between groups of 8 rows of `K` (8 · row bytes). Step `k` starts 16
+//!   rows further down.
+//!
+//! **Instructions.** Per warpgroup `g` (warps `4g … 4g + 3`, rows `64 g + 16 W_m r …` of
+//! repetition `r`, `W_m` the layout's warps along M), per 16-wide step of `K`, per repetition
+//! along M and per `n ≤ 256` columns: one `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T`,
+//! whose `n / 2` accumulator registers are the thread's registers of that 64 × n tile in the
+//! version-3 mma layout (two columns per 8, then the row + 8; the same order as `mma.sync`'s
+//! fragments). One `wgmma.fence` before them (the accumulators were written by other
+//! instructions) and one `wgmma.commit_group` after: each `warp_group_dot` is one group.
+//!
+//! **Waiting.** `warp_group_wait` is `wgmma.wait_group` with every accumulator register taken
+//! in and given back (tied operands), so that nothing in LLVM or ptxas reads an accumulator
+//! before the wait that completes it.
+
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
+use tile_core::ir::{DType, Layout, OpData, SharedLayout, Type};
+
+use super::layout::Distribution;
+use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
+
+/// The most columns one `wgmma` computes.
+const MAX_N: u64 = 256;
+
+/// How a buffer is read by `wgmma`: its column-block width and the descriptor's constant bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Operand {
+    /// Columns per block.
+    width: u64,
+    /// Bytes per row of a block.
+    row_bytes: u64,
+    /// Bytes per block (`rows · row_bytes`).
+    block_bytes: u64,
+}
+
+impl Operand {
+    /// The read of a `rows × cols` stage of 16-bit elements in `layout`, or why `wgmma` cannot.
+    fn of(layout: &SharedLayout, rows: u64, cols: u64) -> std::result::Result<Operand, String> {
+        let width = layout.block_cols(cols);
+        let row_bytes = width * 2;
+        let cols_u32 = u32::try_from(cols).map_err(|_| "columns out of range".to_string())?;
+        if *layout != SharedLayout::wgmma(cols_u32, 2) || !matches!(row_bytes, 32 | 64 | 128) {
+            return Err(format!(
+                "a `wgmma` operand needs its buffer in the wgmma layout, not {layout} for {cols} columns"
+            ));
+        }
+        Ok(Operand {
+            width,
+            row_bytes,
+            block_bytes: rows * row_bytes,
+        })
+    }
+
+    /// The descriptor's swizzle field.
+    fn swizzle_mode(&self) -> u64 {
+        match self.row_bytes {
+            128 => 1,
+            64 => 2,
+            _ => 3,
+        }
+    }
+
+    /// The descriptor bits besides the address, for a K-major (`A`) or N-major (`B`) read.
+    fn fixed_bits(&self, k_major: bool) -> u64 {
+        let stride = 8 * self.row_bytes;
+        let leading = if k_major { 16 } else { self.block_bytes };
+        ((leading >> 4) & 0x3fff) << 16 | ((stride >> 4) & 0x3fff) << 32 | self.swizzle_mode() << 62
+    }
+}
+
+impl<'ctx> Lowerer<'_, 'ctx> {
+    /// `fence_async_shared`.
+    pub(super) fn fence_async_shared(&self) -> Result<()> {
+        self.memory_asm("fence.proxy.async.shared::cta;".into())
+    }
+
+    /// The shared address of stage operand `i + 1` of buffer operand `i`.
+    fn wgmma_stage(&self, data: &OpData, i: usize, ty: &Type) -> Result<IntValue<'ctx>> {
+        let buf = pointer(*self.operand(data, i)?.first().ok_or("empty buffer")?)?;
+        let stage = int(*self.operand(data, i + 1)?.first().ok_or("empty stage")?)?;
+        let stage_bytes = u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * 2;
+        let base = self.shared_address(buf)?;
+        let i32_ty = self.context.i32_type();
+        let b = &self.builder;
+        let off = b
+            .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
+            .llvm()?;
+        b.build_int_nuw_add(base, off, "").llvm()
+    }
+
+    /// A descriptor: `fixed` with the address field of shared address `addr` (which is below
+    /// 2^18, as shared memory is).
+    fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<IntValue<'ctx>> {
+        let i64_ty = self.context.i64_type();
+        let b = &self.builder;
+        let wide = b.build_int_z_extend(addr, i64_ty, "").llvm()?;
+        let field = b
+            .build_right_shift(wide, i64_ty.const_int(4, false), false, "")
+            .llvm()?;
+        let field = b
+            .build_and(field, i64_ty.const_int(0x3fff, false), "")
+            .llvm()?;
+        b.build_or(field, i64_ty.const_int(fixed, false), "").llvm()
+    }
+
+    /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` (see the module documentation).
+    pub(super) fn warp_group_dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let ty = |i: usize| -> Result<&Type> {
+            Ok(f.ty(*data
+                .operands
+                .get(i)
+                .ok_or("`warp_group_dot` takes 5 operands")?))
+        };
+        let (aty, bty, cty) = (ty(0)?, ty(2)?, ty(4)?);
+        let (Some(Layout::Shared(al)), Some(Layout::Shared(bl)), Some(Layout::Mma(mma))) =
+            (&aty.layout, &bty.layout, &cty.layout)
+        else {
+            return Err("`warp_group_dot` takes two shared buffers and an mma accumulator".into());
+        };
+        let ptx_ty = match aty.dtype() {
+            Some(DType::F16) => "f16",
+            Some(DType::BF16) => "bf16",
+            other => return Err(format!("`wgmma` of {other:?} operands")),
+        };
+        let (m, k, n) = (
+            u64::from(aty.shape[1]),
+            u64::from(aty.shape[2]),
+            u64::from(bty.shape[2]),
+        );
+        let wm = u64::from(mma.warps_per_cta[0]);
+        if mma.version != 3 || wm % 4 != 0 || m % (16 * wm) != 0 || k % 16 != 0 || n % 8 != 0 {
+            return Err(format!(
+                "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: {m} × {k} × {n} on {mma}"
+            ));
+        }
+        let a = Operand::of(al, m, k)?;
+        let b = Operand::of(bl, k, n)?;
+        let (a_fixed, b_fixed) = (a.fixed_bits(true), b.fixed_bits(false));
+        let dc = Distribution::of(cty)?;
+        let mut acc = self.operand(data, 4)?.to_vec();
+
+        // This warpgroup's first row: 64 · (warp / 4).
+        let i32_ty = self.context.i32_type();
+        let c32 = |x: u64| i32_ty.const_int(x, false);
+        let tid = self.tid()?;
+        let bld = &self.builder;
+        let group = bld.build_right_shift(tid, c32(7), false, "").llvm()?;
+        let group_rows = bld.build_int_nuw_mul(group, c32(64), "").llvm()?;
+        let a_stage = self.wgmma_stage(data, 0, aty)?;
+        let b_stage = self.wgmma_stage(data, 2, bty)?;
+        let bld = &self.builder;
+        let a_rows = bld
+            .build_int_nuw_mul(group_rows, c32(a.row_bytes), "")
+            .llvm()?;
+        let a_base = bld.build_int_nuw_add(a_stage, a_rows, "").llvm()?;
+        let a_desc = self.descriptor(a_base, a_fixed)?;
+        let b_desc = self.descriptor(b_stage, b_fixed)?;
+
+        let n_instr = n.min(MAX_N);
+        let reps_m = m / (16 * wm);
+        let one = c32(1);
+        self.memory_asm("wgmma.fence.sync.aligned;".into())?;
+        for ks in 0..k / 16 {
+            let k0 = 16 * ks;
+            for r in 0..reps_m {
+                // A: rows r · 16 · W_m further (a multiple of 64: whole swizzle atoms), the K step's
+                // block and its start inside the row.
+                let a_off =
+                    (k0 / a.width) * a.block_bytes + r * 16 * wm * a.row_bytes + (k0 % a.width) * 2;
+                let ad = self.desc_plus(a_desc, a_off)?;
+                for q in 0..n / n_instr {
+                    let n0 = q * n_instr;
+                    let b_off = (n0 / b.width) * b.block_bytes + k0 * b.row_bytes;
+                    let bd = self.desc_plus(b_desc, b_off)?;
+                    let regs = (0..n_instr / 2)
+                        .map(|j| {
+                            let (i8, w) = (j / 4, j % 4);
+                            let at = [r * 16 * wm + 8 * (w / 2), n0 + 8 * i8 + w % 2];
+                            dc.reg_at(&at)
+                                .ok_or_else(|| format!("no accumulator register at {at:?}"))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
+                    let d = self.wgmma_asm(ptx_ty, n_instr, ad, bd, one, &c)?;
+                    for (&i, v) in regs.iter().zip(d) {
+                        acc[i] = v;
+                    }
+                }
+            }
+        }
+        self.memory_asm("wgmma.commit_group.sync.aligned;".into())?;
+        Ok(acc)
+    }
+
+    /// `desc` advanced by `bytes` (a multiple of 16) in its address field.
+    fn desc_plus(&self, desc: IntValue<'ctx>, bytes: u64) -> Result<IntValue<'ctx>> {
+        if bytes == 0 {
+            return Ok(desc);
+        }
+        let i64_ty = self.context.i64_type();
+        self.builder
+            .build_int_nuw_add(desc, i64_ty.const_int(bytes >> 4, false), "")
+            .llvm()
+    }
+
+    /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `A` and `B` from shared memory
+    /// (`B` N-major): `c` (`n / 2` registers) in, the new values out.
+    fn wgmma_asm(
+        &self,
+        ptx_ty: &str,
+        n: u64,
+        a_desc: IntValue<'ctx>,
+        b_desc: IntValue<'ctx>,
+        scale_d: IntValue<'ctx>,
+        c: &[BasicValueEnum<'ctx>],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let regs = c.len();
+        let list = (0..regs)
+            .map(|i| format!("${i}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, ${}, ${}, p, 1, 1, 0, 1;\n}}",
+            regs + 2,
+            regs,
+            regs + 1
+        );
+        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
+        constraints.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+        constraints.extend((0..regs).map(|i| i.to_string()));
+        let ctx = self.context;
+        let f32_ty = ctx.f32_type();
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![
+            ctx.i64_type().into(),
+            ctx.i64_type().into(),
+            ctx.i32_type().into(),
+        ];
+        params.extend(std::iter::repeat_n(
+            BasicMetadataTypeEnum::from(f32_ty),
+            regs,
+        ));
+        let mut args: Vec<BasicMetadataValueEnum> =
+            vec![a_desc.into(), b_desc.into(), scale_d.into()];
+        args.extend(c.iter().map(|&v| BasicMetadataValueEnum::from(v)));
+        self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
+    }
+
+    /// `warp_group_wait {pending} %acc`: `wgmma.wait_group` with every accumulator register tied.
+    pub(super) fn warp_group_wait(
+        &mut self,
+        data: &OpData,
+        pending: u32,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let acc = self.operand(data, 0)?.to_vec();
+        let regs = acc.len();
+        let text = format!("wgmma.wait_group.sync.aligned {pending};");
+        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
+        constraints.extend((0..regs).map(|i| i.to_string()));
+        constraints.push("~{memory}".to_string());
+        let f32_ty = self.context.f32_type();
+        let params: Vec<BasicMetadataTypeEnum> =
+            std::iter::repeat_n(BasicMetadataTypeEnum::from(f32_ty), regs).collect();
+        let args: Vec<BasicMetadataValueEnum> = acc
+            .iter()
+            .map(|&v| BasicMetadataValueEnum::from(v))
+            .collect();
+        self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
+    }
+
+    /// Inline PTX `text` with effects, returning `regs` `f32` values (a struct of them, or one).
+    fn tied_f32_asm(
+        &self,
+        text: &str,
+        constraints: &str,
+        params: &[BasicMetadataTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+        regs: usize,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let ctx = self.context;
+        let f32_ty: BasicTypeEnum = ctx.f32_type().into();
+        let fn_ty = if regs == 1 {
+            f32_ty.fn_type(params, false)
+        } else {
+            ctx.struct_type(&vec![f32_ty; regs], false)
+                .fn_type(params, false)
+        };
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            constraints.to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, args, "")
+            .llvm()?;
+        let ValueKind::Basic(v) = call.try_as_basic_value() else {
+            return Err("`wgmma` asm yields nothing".into());
+        };
+        if regs == 1 {
+            return Ok(vec![v]);
+        }
+        let s =
+            StructValue::try_from(v).map_err(|()| "`wgmma` asm yields no struct".to_string())?;
+        (0..regs as u32)
+            .map(|i| self.builder.build_extract_value(s, i, "").llvm())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptor_fields() {
+        // A 128 × 64 f16 `A` stage: 128-byte rows, one block; B 64 × 128: two 64-wide blocks.
+        let a = Operand::of(&SharedLayout::wgmma(64, 2), 128, 64).unwrap();
+        assert_eq!((a.width, a.row_bytes, a.block_bytes), (64, 128, 16384));
+        assert_eq!(a.fixed_bits(true), 1 << 16 | (1024 >> 4) << 32 | 1 << 62);
+        let b = Operand::of(&SharedLayout::wgmma(128, 2), 64, 128).unwrap();
+        assert_eq!((b.width, b.block_bytes), (64, 8192));
+        assert_eq!(
+            b.fixed_bits(false),
+            (8192 >> 4) << 16 | (1024 >> 4) << 32 | 1 << 62
+        );
+        // 32-wide K: 64-byte rows, the 64-byte swizzle.
+        let a32 = Operand::of(&SharedLayout::wgmma(32, 2), 128, 32).unwrap();
+        assert_eq!(a32.swizzle_mode(), 2);
+        assert_eq!(a32.fixed_bits(true) >> 32 & 0x3fff, 512 >> 4);
+        // Any other swizzle is refused.
+        assert!(Operand::of(&SharedLayout::swizzled(128, 2), 64, 128).is_err());
+    }
+
+    /// The layout places every block's 16-byte chunks as the hardware's swizzle modes read
+    /// them: within a block starting at a multiple of 1024 bytes, chunk `c` of row `r` is at
+    /// byte `r · row + 16 · (c XOR ((byte address / 128) mod (row / 16)))`.
+    #[test]
+    fn layout_is_the_hardware_swizzle() {
+        for (rows, cols) in [(64u64, 128u64), (128, 64), (64, 32), (16, 16), (32, 256)] {
+            let l = SharedLayout::wgmma(cols as u32, 2);
+            let w = l.block_cols(cols);
+            let row_bytes = w * 2;
+            for r in 0..rows {
+                for c in 0..cols {
+                    let byte = l.index(rows, cols, r, c) * 2;
+                    let block = c / w;
+                    let unswizzled = block * rows * row_bytes + r * row_bytes + (c % w) * 2;
+                    // Swizzle<B, 4, 3>: bits 4 .. 4 + B XORed with bits 7 .. 7 + B.
+                    let bits = (row_bytes / 16).trailing_zeros();
+                    let mask = (1u64 << bits) - 1;
+                    let hw = unswizzled ^ (((unswizzled >> 7) & mask) << 4);
+                    assert_eq!(byte, hw, "{rows}x{cols} at ({r}, {c})");
+                }
+            }
+        }
+    }
+}
