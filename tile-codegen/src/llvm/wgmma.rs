@@ -150,7 +150,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             u64::from(bty.shape[2]),
         );
         let wm = u64::from(mma.warps_per_cta[0]);
-        if mma.version != 3 || wm % 4 != 0 || m % (16 * wm) != 0 || k % 16 != 0 || n % 8 != 0 {
+        if mma.version != 3
+            || !wm.is_multiple_of(4)
+            || !m.is_multiple_of(16 * wm)
+            || !k.is_multiple_of(16)
+            || !n.is_multiple_of(8)
+        {
             return Err(format!(
                 "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: {m} × {k} × {n} on {mma}"
             ));

@@ -92,8 +92,11 @@ pub fn wgmma_layout(a: &Type, b: &Type, num_warps: u32) -> Option<MmaLayout> {
         return None;
     }
     let (m, k, n) = (*a.shape.first()?, *a.shape.get(1)?, *b.shape.get(1)?);
-    let fits =
-        num_warps % 4 == 0 && num_warps > 0 && m % (16 * num_warps) == 0 && k >= 16 && n >= 16;
+    let fits = num_warps.is_multiple_of(4)
+        && num_warps > 0
+        && m.is_multiple_of(16 * num_warps)
+        && k >= 16
+        && n >= 16;
     fits.then(|| MmaLayout {
         version: 3,
         warps_per_cta: vec![num_warps, 1],

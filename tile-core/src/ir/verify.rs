@@ -459,7 +459,9 @@ impl Verifier<'_> {
                 if !matches!(m.version, 2 | 3) || m.warps_per_cta.len() != 2 {
                     return Err("an mma layout is version 2 or 3 over 2-D tensors".into());
                 }
-                if m.version == 3 && (m.warps_per_cta[0] % 4 != 0 || m.warps_per_cta[1] != 1) {
+                if m.version == 3
+                    && (!m.warps_per_cta[0].is_multiple_of(4) || m.warps_per_cta[1] != 1)
+                {
                     return Err(
                         "an mma layout of version 3 has whole warpgroups along the rows: wpc = [4·g, 1]"
                             .into(),
