@@ -15,7 +15,7 @@
 //! may declare; a later lowering (mma/wgmma) replaces this one without changing the op.
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue};
 use tile_core::ir::{DType, Layout, OpData, OpKind, Precision, Type};
 
 /// True for a `dot` with `precision = tf32`.
@@ -389,38 +389,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
         let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); 6];
         params.extend([BasicMetadataTypeEnum::from(f32_ty); 4]);
-        let ret = ctx.struct_type(&[f32_ty.into(); 4], false);
-        let fn_ty = ret.fn_type(&params, false);
         // Marked as having effects, though it has none, so that the `mma`s keep the place the
         // IR gives them among the `ldmatrix`es, copies and barriers (`prefetch-dot` puts a slice
         // of them before a barrier): neither LLVM nor the demand-order sink (`sink.rs`) moves it.
-        let asm = ctx.create_inline_asm(
-            fn_ty,
-            text.to_string(),
-            constraints.to_string(),
-            true,
-            false,
-            None,
-            false,
-        );
         let args: Vec<BasicMetadataValueEnum> = a
             .iter()
             .chain(b)
             .chain(c)
             .map(|&v| BasicMetadataValueEnum::from(v))
             .collect();
-        let call = self
-            .builder
-            .build_indirect_call(fn_ty, asm, &args, "")
-            .llvm()?;
-        let ValueKind::Basic(v) = call.try_as_basic_value() else {
-            return Err("`mma` yields nothing".into());
-        };
-        let s =
-            StructValue::try_from(v).map_err(|()| "`mma` did not yield a struct".to_string())?;
-        (0..4)
-            .map(|i| self.builder.build_extract_value(s, i, "").llvm())
-            .collect()
+        self.tied_f32_asm(text, constraints, &params, &args, 4)
     }
 
     /// An `f32`, `f16` or `bf16` element as `f32` (exact).

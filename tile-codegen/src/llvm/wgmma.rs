@@ -294,8 +294,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
     }
 
-    /// Inline PTX `text` with effects, returning `regs` `f32` values (a struct of them, or one).
-    fn tied_f32_asm(
+    /// Inline PTX `text` with effects (so that neither LLVM nor the demand-order sink moves it),
+    /// returning `regs` `f32` values (a struct of them, or one): the tensor-core instructions,
+    /// whose accumulators are tied to their results.
+    pub(super) fn tied_f32_asm(
         &self,
         text: &str,
         constraints: &str,
