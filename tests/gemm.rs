@@ -1,10 +1,10 @@
 //! The `gemm` example's kernels on the interpreter against an f64 reference, on awkward shapes
-//! (`M`, `N`, `K` of 1, 17, 1000 and non-multiples of the 128 × 128 × 32 tile); the GPU runs the
-//! same checks in `examples/gemm` and `tests/gpu.rs`.
+//! (`M`, `N`, `K` of 1, 17, 1000 and non-multiples of the 128 × 128 × 32 and 128 × 256 × 64
+//! tiles); the GPU runs the same checks in `examples/gemm` and `tests/gpu.rs`.
 
 mod common;
 
-use common::gemm::gemm;
+use common::gemm::{gemm, gemm_wide};
 use common::Rng;
 use tile::prelude::*;
 
@@ -32,7 +32,11 @@ fn gemm_matches_reference_on_awkward_shapes() {
         gemm::launch(&dev, grid, &da, &db, &mut c, mi, ni, ki, 64).unwrap();
         let grid = common::gemm::grid(m, n, 128);
         gemm::launch(&dev, grid, &da, &db, &mut c32, mi, ni, ki, 128).unwrap();
+        let mut wide = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        let grid = common::gemm::grid(m, n, 256);
+        gemm_wide::launch(&dev, grid, &da, &db, &mut wide, mi, ni, ki).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
+        let wide = dev.download(&wide).unwrap();
         for i in 0..m {
             for j in 0..n {
                 let (want, tol) = common::dot_reference(&a, &b, None, (n, k), (i, j));
@@ -40,6 +44,11 @@ fn gemm_matches_reference_on_awkward_shapes() {
                 assert!(
                     (got - want).abs() <= tol,
                     "{m}x{n}x{k} ({i}, {j}): f32 {got} vs {want}"
+                );
+                let w = f64::from(wide[i * n + j]);
+                assert!(
+                    (w - want).abs() <= tol,
+                    "{m}x{n}x{k} ({i}, {j}): gemm_wide {w} vs {want}"
                 );
                 let h = f64::from(c[i * n + j]);
                 let tol16 = tol + want.abs() * 2f64.powi(-11) + 2f64.powi(-24);
@@ -53,10 +62,10 @@ fn gemm_matches_reference_on_awkward_shapes() {
 }
 
 /// `act(A @ B + bias)` fused and unfused (the `gemm_bias_act` example's kernels) on the
-/// interpreter, for every activation and both 16-bit types' f16 instance, against f64.
+/// interpreter, for every activation, both tiles and the f16 instances, against f64.
 #[test]
 fn gemm_bias_act_matches_reference() {
-    use common::gemm_bias_act::{bias_act, gemm_bias_act};
+    use common::gemm_bias_act::{bias_act, gemm_bias_act, gemm_bias_act_wide};
     let dev = Device::interpreter();
     let act_ref = |act: i32, v: f64| match act {
         0 => v.max(0.0),
@@ -66,7 +75,12 @@ fn gemm_bias_act_matches_reference() {
             0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh())
         }
     };
-    for (m, n, k) in [(1usize, 1usize, 1usize), (17, 17, 17), (130, 9, 33)] {
+    for (m, n, k) in [
+        (1usize, 1usize, 1usize),
+        (17, 17, 17),
+        (130, 9, 33),
+        (9, 264, 72),
+    ] {
         let mut r = Rng((m * 131 + n * 17 + k) as u64);
         let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
         let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();
@@ -74,8 +88,28 @@ fn gemm_bias_act_matches_reference() {
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         for act in 0..3 {
             let mut fused = vec![f16::NAN; m * n];
-            let grid = common::gemm_bias_act::grid(m, n);
+            let grid = common::gemm_bias_act::grid(m, n, 128);
             gemm_bias_act::launch(&dev, grid, &a, &b, &bias, &mut fused, mi, ni, ki, act).unwrap();
+            // The wide kernel is compiled for `n` and `k` multiples of 8 only
+            // (`specialize = aligned`): other shapes are an `Err` that names them.
+            let mut wide = vec![f16::NAN; m * n];
+            let grid = common::gemm_bias_act::grid(m, n, 256);
+            let c = &mut wide;
+            let r = gemm_bias_act_wide::launch(&dev, grid, &a, &b, &bias, c, mi, ni, ki, act);
+            let aligned = n % 8 == 0 && k % 8 == 0;
+            match r {
+                Ok(()) => assert!(aligned, "{m}x{n}x{k}: the wide kernel took unaligned sizes"),
+                Err(e) => {
+                    assert!(!aligned, "{m}x{n}x{k}: {e}");
+                    let msg = e.to_string();
+                    assert!(msg.contains("specialize = aligned"), "{msg}");
+                    assert!(
+                        msg.contains(&format!("`k` = {k} is not a multiple of 8")),
+                        "{msg}"
+                    );
+                    wide = fused.clone();
+                }
+            }
             let mut tmp = vec![f16::NAN; m * n];
             let mut unfused = vec![f16::NAN; m * n];
             let grid64 = common::gemm::grid(m, n, 64);
@@ -89,9 +123,12 @@ fn gemm_bias_act_matches_reference() {
                     // The f32 sum's error (GELU's slope is below 1.2), erf/tanh in f32, and one
                     // rounding to f16 (two for the unfused form, which rounds `A @ B` first).
                     let tol = 1.2 * tol + 2e-6 + 2.0 * want.abs().max(p.abs()) * 2f64.powi(-11);
-                    for (form, got) in
-                        [("fused", fused[i * n + j]), ("unfused", unfused[i * n + j])]
-                    {
+                    let forms = [
+                        ("fused", fused[i * n + j]),
+                        ("fused wide", wide[i * n + j]),
+                        ("unfused", unfused[i * n + j]),
+                    ];
+                    for (form, got) in forms {
                         let got = f64::from(got);
                         assert!(
                             (got - want).abs() <= tol + 2f64.powi(-24),
@@ -104,12 +141,12 @@ fn gemm_bias_act_matches_reference() {
     }
 }
 
-/// `softmax(x @ w)` (the `softmax_regression` example's fused kernels, both row blocks) on the
+/// `softmax(x @ w)` (the `softmax_regression` example's fused kernels, every tile) on the
 /// interpreter against the softmax of the f64 logits: one class tile (`SPLIT = 0`) and several
 /// (`SPLIT = 1` plus `rescale`), ragged in every dimension.
 #[test]
 fn softmax_regression_matches_reference() {
-    use common::softmax_regression::{fused_rows, Stats};
+    use common::softmax_regression::{fused_with, Stats, Tile};
     let dev = Device::interpreter();
     for (b, d, c) in [
         (1usize, 1usize, 1usize),
@@ -122,10 +159,10 @@ fn softmax_regression_matches_reference() {
         let x: Vec<f16> = (0..b * d).map(|_| f16::from_f32(r.f32())).collect();
         let w: Vec<f16> = (0..d * c).map(|_| f16::from_f32(r.f32() * 4.0)).collect();
         let (dx, dw) = (dev.upload(&x).unwrap(), dev.upload(&w).unwrap());
-        for bm in [16, 128] {
+        for tile in Tile::ALL {
             let mut probs = dev.upload(&vec![f32::NAN; b * c]).unwrap();
             let mut stats = Stats::new(&dev, b, c).unwrap();
-            fused_rows(&dev, &dx, &dw, &mut probs, &mut stats, (b, d, c), bm).unwrap();
+            fused_with(&dev, &dx, &dw, &mut probs, &mut stats, (b, d, c), tile).unwrap();
             let probs = dev.download(&probs).unwrap();
             for i in 0..b {
                 let z: Vec<(f64, f64)> = (0..c)
@@ -142,7 +179,7 @@ fn softmax_regression_matches_reference() {
                     let tol = want * (2.5 * zerr + 1e-5) + 1e-12;
                     assert!(
                         (got - want).abs() <= tol,
-                        "{b}x{d}x{c} BM {bm} ({i}, {j}): {got} vs {want}"
+                        "{b}x{d}x{c} {tile:?} ({i}, {j}): {got} vs {want}"
                     );
                 }
             }

@@ -3,9 +3,11 @@
 //! against an f64 reference, for ReLU, GELU (erf) and GELU (tanh), f16 and bf16.
 //!
 //! `cargo run --release --example gemm_bias_act` — on a GPU: awkward shapes (`M`, `N`, `K` of 1,
-//! 17, non-multiples of the 128 × 128 × 32 tile) against the full reference, then 4096³ and 8192³
-//! against the reference on 512 sampled elements, timed (median of CUDA events after warm-up):
-//! fused, unfused (the two kernels), and the plain GEMM alone. cuBLAS (`torch.addmm` + the
+//! 17, non-multiples of the tiles) against the full reference, then 4096³ and 8192³ against the
+//! reference on 512 sampled elements, timed (median of CUDA events after warm-up): fused, unfused
+//! (the two kernels), and the plain GEMM alone, each with both tiles — `128 × 128 × 32` on 4 warps
+//! (`gemm_bias_act` and `gemm`) and `128 × 256 × 64` on 8 warps (`gemm_bias_act_wide` and
+//! `gemm_wide`, the shape Hopper's `wgmma` wants). cuBLAS (`torch.addmm` + the
 //! activation, and `torch._addmm_activation`) and Triton's tutorial matmul with the activation
 //! fused come from `bench/python/baseline.py --filter gemm_bias`. Without a GPU: the awkward shapes
 //! on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
@@ -22,9 +24,9 @@ mod kernels;
 use std::process::ExitCode;
 
 use common::{check_forms, matmul_inputs, matmul_ref_at, print_table, time_ms, Half, Rng};
-use gemm_kernels::gemm;
+use gemm_kernels::{gemm, gemm_wide};
 use half::{bf16, f16};
-use kernels::{act_ref, bias_act, gemm_bias_act};
+use kernels::{act_ref, bias_act, gemm_bias_act, gemm_bias_act_wide};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -76,24 +78,46 @@ impl<T: Half> Case<T> {
         (self.s.0 as i32, self.s.1 as i32, self.s.2 as i32)
     }
 
-    /// The grid of the plain GEMM (grouped order, 128 × 128 blocks).
-    fn gemm_grid(&self) -> Grid {
-        gemm_kernels::grid(self.s.0, self.s.1, 128)
-    }
-
-    /// The grid of the fused kernel (row-major order, 128 × 128 blocks).
-    fn fused_grid(&self) -> Grid {
-        kernels::grid(self.s.0, self.s.1)
+    /// Columns per block: 256 for the wide tile, else 128.
+    fn bn(wide: bool) -> usize {
+        if wide {
+            256
+        } else {
+            128
+        }
     }
 
     fn epilogue_grid(&self) -> Grid {
         Grid::x(cdiv(self.s.0 * self.s.1, 2048))
     }
 
-    fn fused(&self, dev: &Device, out: &mut Buffer<T>, act: i32) -> Result<(), tile::Error> {
+    fn fused(
+        &self,
+        dev: &Device,
+        out: &mut Buffer<T>,
+        act: i32,
+        wide: bool,
+    ) -> Result<(), tile::Error> {
         let (m, n, k) = self.dims();
-        let g = self.fused_grid();
-        gemm_bias_act::launch(dev, g, &self.a, &self.b, &self.bias, out, m, n, k, act)
+        let g = kernels::grid(self.s.0, self.s.1, Self::bn(wide));
+        let (a, b, bias) = (&self.a, &self.b, &self.bias);
+        if wide {
+            gemm_bias_act_wide::launch(dev, g, a, b, bias, out, m, n, k, act)
+        } else {
+            gemm_bias_act::launch(dev, g, a, b, bias, out, m, n, k, act)
+        }
+    }
+
+    /// The plain GEMM with the same tile, writing `A @ B` in the input type.
+    fn gemm(&self, dev: &Device, out: &mut Buffer<T>, wide: bool) -> Result<(), tile::Error> {
+        let (m, n, k) = self.dims();
+        let bn = Self::bn(wide);
+        let g = gemm_kernels::grid(self.s.0, self.s.1, bn as i32);
+        if wide {
+            gemm_wide::launch(dev, g, &self.a, &self.b, out, m, n, k)
+        } else {
+            gemm::launch(dev, g, &self.a, &self.b, out, m, n, k, 128)
+        }
     }
 
     fn unfused(
@@ -102,22 +126,30 @@ impl<T: Half> Case<T> {
         tmp: &mut Buffer<T>,
         out: &mut Buffer<T>,
         act: i32,
+        wide: bool,
     ) -> Result<(), tile::Error> {
-        let (m, n, k) = self.dims();
-        gemm::launch(dev, self.gemm_grid(), &self.a, &self.b, tmp, m, n, k, 128)?;
+        let (m, n, _) = self.dims();
+        self.gemm(dev, tmp, wide)?;
         bias_act::launch(dev, self.epilogue_grid(), tmp, &self.bias, out, m, n, act)
     }
 
-    /// Runs both forms with activation `act`, checks them, and (when `reps > 0`) times them and
-    /// the plain GEMM: `(ok, fused ms, unfused ms, gemm ms)`.
-    fn run(&self, dev: &Device, act: i32, name: &str, reps: usize) -> Res<(bool, f64, f64, f64)> {
+    /// Runs both forms with activation `act` and the tile `wide` picks, checks them, and (when
+    /// `reps > 0`) times them and the plain GEMM: `(ok, fused ms, unfused ms, gemm ms)`.
+    fn run(
+        &self,
+        dev: &Device,
+        act: i32,
+        name: &str,
+        wide: bool,
+        reps: usize,
+    ) -> Res<(bool, f64, f64, f64)> {
         let (m, n, _) = self.s;
         let nan = vec![T::from_f32(f32::NAN); m * n];
         let mut fused = dev.upload(&nan)?;
         let mut tmp = dev.upload(&nan)?;
         let mut unfused = dev.upload(&nan)?;
-        self.fused(dev, &mut fused, act)?;
-        self.unfused(dev, &mut tmp, &mut unfused, act)?;
+        self.fused(dev, &mut fused, act, wide)?;
+        self.unfused(dev, &mut tmp, &mut unfused, act, wide)?;
         let (f, u) = (dev.download(&fused)?, dev.download(&unfused)?);
         let pick = |v: &[T]| -> Vec<f32> {
             self.at
@@ -134,7 +166,7 @@ impl<T: Half> Case<T> {
         let (mm, nn, kk) = self.s;
         // The unfused form rounds `A @ B` to the input type before the bias: one more rounding.
         let ok = check_forms(
-            &format!("{mm}x{nn}x{kk} {} {name}", T::NAME),
+            &format!("{mm}x{nn}x{kk} {} {name} BN {}", T::NAME, Self::bn(wide)),
             &pick(&f),
             &pick(&u),
             &want,
@@ -144,24 +176,11 @@ impl<T: Half> Case<T> {
             return Ok((ok, 0.0, 0.0, 0.0));
         }
         let stream = dev.stream().ok_or("no stream")?.clone();
-        let tf = time_ms(&stream, 5, reps, || self.fused(dev, &mut fused, act))?;
+        let tf = time_ms(&stream, 5, reps, || self.fused(dev, &mut fused, act, wide))?;
         let tu = time_ms(&stream, 5, reps, || {
-            self.unfused(dev, &mut tmp, &mut unfused, act)
+            self.unfused(dev, &mut tmp, &mut unfused, act, wide)
         })?;
-        let (mi, ni, ki) = self.dims();
-        let tg = time_ms(&stream, 5, reps, || {
-            gemm::launch(
-                dev,
-                self.gemm_grid(),
-                &self.a,
-                &self.b,
-                &mut tmp,
-                mi,
-                ni,
-                ki,
-                128,
-            )
-        })?;
+        let tg = time_ms(&stream, 5, reps, || self.gemm(dev, &mut tmp, wide))?;
         Ok((ok, tf, tu, tg))
     }
 }
@@ -177,12 +196,35 @@ fn run_shape<T: Half>(
     let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
     let tflops = |ms: f64| flop / (ms * 1e-3) / 1e12;
     let mut ok = true;
-    for (act, name) in ACTS {
-        let (good, tf, tu, tg) = case.run(dev, act, name, reps)?;
-        ok &= good;
-        if reps > 0 {
+    for wide in [false, true] {
+        if wide && (s.1 % 8 != 0 || s.2 % 8 != 0) {
+            // The wide kernel is compiled for aligned shapes only: this launch must be refused.
+            let mut out = dev.upload(&vec![T::from_f32(0.0); s.0 * s.1])?;
+            match case.fused(dev, &mut out, 0, true) {
+                Err(e) => println!(
+                    "{}x{}x{} {}: the wide kernel refuses it ({e})",
+                    s.0,
+                    s.1,
+                    s.2,
+                    T::NAME
+                ),
+                Ok(()) => {
+                    println!("FAILED: the wide kernel accepted {}x{}x{}", s.0, s.1, s.2);
+                    ok = false;
+                }
+            }
+            continue;
+        }
+        for (act, name) in ACTS {
+            let (good, tf, tu, tg) = case.run(dev, act, name, wide, reps)?;
+            ok &= good;
+            if reps == 0 {
+                continue;
+            }
+            let tile = if wide { "128x256x64" } else { "128x128x32" };
             rows.push(vec![
                 format!("{}x{}x{}", s.0, s.1, s.2),
+                tile.to_string(),
                 format!("{} {name}", T::NAME),
                 format!("{tf:.4}"),
                 format!("{:.1}", tflops(tf)),
@@ -199,7 +241,15 @@ fn run_shape<T: Half>(
 fn run() -> Res<bool> {
     let quick = std::env::args().any(|a| a == "--quick");
     let (dev, no_gpu) = Device::best_available();
-    let awkward: [Shape; 4] = [(1, 1, 1), (17, 17, 17), (100, 70, 129), (129, 257, 48)];
+    // The last two are aligned (`n`, `k` multiples of 8), so the wide kernel runs them too.
+    let awkward: [Shape; 6] = [
+        (1, 1, 1),
+        (17, 17, 17),
+        (100, 70, 129),
+        (129, 257, 48),
+        (130, 264, 72),
+        (1, 520, 8),
+    ];
     let mut ok = true;
     let mut rows = Vec::new();
     match &no_gpu {
@@ -224,6 +274,7 @@ fn run() -> Res<bool> {
     print_table(
         &[
             "M x N x K",
+            "tile",
             "type, act",
             "fused (ms)",
             "fused TFLOP/s",

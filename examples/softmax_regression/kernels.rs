@@ -1,11 +1,11 @@
 //! Softmax regression on tensor cores, `probs = softmax(x @ w)` over the classes (`x`: `batch ×
 //! dim`, `w`: `dim × classes`, f16 or bf16; logits accumulated in f32, softmax in f32, `probs`
-//! f32), as the document's tiled kernel: the logits of a `BM × 128` block come from `dot` over
-//! `dim` in 32-wide slices (`mma.sync` fed by a `cp.async` ring, as the `gemm` example), and the
-//! softmax runs on them while they are still in registers.
+//! f32), as the document's tiled kernel: the logits of a `BM × BN` block come from `dot` over
+//! `dim` (tensor cores fed by a `cp.async` ring, as the `gemm` example: `mma.sync`, or `wgmma` on
+//! sm_90a), and the softmax runs on them while they are still in registers.
 //!
-//! - Up to 128 classes (`SPLIT = 0`, the document's sizes): one program per `BM` rows holds every
-//!   class; it writes the probabilities and nothing else.
+//! - Up to `BN` classes (`SPLIT = 0`, the document's sizes): one program per `BM` rows holds
+//!   every class; it writes the probabilities and nothing else.
 //! - More classes (`SPLIT = 1`): the class tiles of a row block run in parallel, one program each.
 //!   A program writes `exp(z − m_t)` for its tile and the tile's row maximum `m_t` and row sum
 //!   `s_t = Σ exp(z − m_t)` (two f32 per row and tile); `rescale` then combines the tiles of each
@@ -13,77 +13,109 @@
 //!   each element in place by `exp(m_t − M) / S`. The logits never reach memory; the price is
 //!   one read and one write of `probs` (8 bytes per element) against the unfused form's f32 logits
 //!   (4 bytes written, 4 read) plus its extra pass. The tiles are independent, so even 1000 classes
-//!   give 8 programs per row block: a one-program-per-row-block online softmax would leave most
+//!   give 4–8 programs per row block: a one-program-per-row-block online softmax would leave most
 //!   SMs idle at these batch sizes.
 //!
-//! `BM` is 16 or 128, chosen at launch: 16 when 128-row blocks would give fewer programs than an
-//! H100 has SMs (the document's sizes), 128 otherwise.
+//! The block ([`Tile`]) is chosen at launch, the largest that still gives every SM of an H100 a
+//! program: `128 × 256` on 8 warps (`softmax_regression_wide`, the `gemm_wide` shape), else
+//! `128 × 128` or `16 × 128` on 4 warps (the document's sizes). Programs run in grouped order, as
+//! the `gemm` example's.
 //!
-//! Unfused form (in main.rs): the `gemm` example's kernel writing f32 logits, then the
+//! Unfused form (in main.rs): the `gemm` example's kernels writing f32 logits, then the
 //! `fused_softmax` example's row softmax (the same arithmetic, so the same tolerance).
 
 use tile::prelude::*;
 
-#[tile_kernel(num_warps = 4)]
-/// The logits of one `BM × BN` block of `x @ w` and their softmax: complete (`SPLIT = 0`, the
-/// grid has one class tile) or per tile with its statistics (`SPLIT = 1`, finished by
-/// [`rescale`]). `tile_max` and `tile_sum` hold `tiles` values per row (`SPLIT = 1` only).
-#[allow(clippy::too_many_arguments)]
-pub fn softmax_regression(
-    x: Ptr<T, { batch * dim }>,
-    w: Ptr<T, { dim * classes }>,
-    probs: Ptr<f32, { batch * classes }>,
-    tile_max: Ptr<f32, { batch * tiles }>,
-    tile_sum: Ptr<f32, { batch * tiles }>,
-    batch: i32,
-    dim: i32,
-    classes: i32,
-    tiles: i32,
-    T: Type<{ [f16, bf16] }>,
-    SPLIT: Const<{ [0, 1] }>,
-    BM: Const<{ [16, 128] }>,
-    BN: Const<128>,
-    BK: Const<32>,
-) {
-    let rows = program_id(0) * BM + arange(0, BM);
-    let cols = program_id(1) * BN + arange(0, BN);
-    let ks = arange(0, BK);
-    let row_ok = (rows < batch).expand_dims(1);
-    let col_ok = (cols < classes).expand_dims(0);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..dim).step_by(BK) {
-        let kk = k0 + ks;
-        let xt = load(
-            x + rows.expand_dims(1) * dim + kk.expand_dims(0),
-            row_ok & (kk < dim).expand_dims(0),
-        );
-        let wt = load(
-            w + kk.expand_dims(1) * classes + cols.expand_dims(0),
-            (kk < dim).expand_dims(1) & col_ok,
-        );
-        acc = dot(xt, wt, acc);
-    }
-    let z = select(col_ok, acc, f32::NEG_INFINITY);
-    let m = z.max(1);
-    // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.
-    let e = ((z - m.expand_dims(1)) * 1.4426950408889634).exp2();
-    let s = e.sum(1);
-    let out = probs + rows.expand_dims(1) * classes + cols.expand_dims(0);
-    if SPLIT == 0 {
-        // One reciprocal per row, not a division per element.
-        store(out, e * (1.0 / s).expand_dims(1), row_ok & col_ok);
-    } else {
-        store(out, e, row_ok & col_ok);
-        let stat = rows * tiles + program_id(1);
-        store(tile_max + stat, m, rows < batch);
-        store(tile_sum + stat, s, rows < batch);
-    }
+/// Stamps out the fused kernel with a name, warps and tile (the two instances below).
+macro_rules! softmax_regression_kernel {
+    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, BM = $bm:tt, BN = $bn:tt, BK = $bk:tt) => {
+        #[tile_kernel(num_warps = $warps)]
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            x: Ptr<T, { batch * dim }>,
+            w: Ptr<T, { dim * classes }>,
+            probs: Ptr<f32, { batch * classes }>,
+            tile_max: Ptr<f32, { batch * tiles }>,
+            tile_sum: Ptr<f32, { batch * tiles }>,
+            batch: i32,
+            dim: i32,
+            classes: i32,
+            tiles: i32,
+            T: Type<{ [f16, bf16] }>,
+            SPLIT: Const<{ [0, 1] }>,
+            BM: Const<$bm>,
+            BN: Const<$bn>,
+            BK: Const<$bk>,
+            GM: Const<8>,
+        ) {
+            // Program `pid` in grouped order (as the `gemm` example): `GM` row blocks class tile
+            // by class tile, then the next `GM`, so the programs resident at once share rows of
+            // `x` and columns of `w` in L2.
+            let pid = program_id(0);
+            let grid_m = (batch + BM - 1) / BM;
+            let width = GM * tiles;
+            let first_m = (pid / width) * GM;
+            let group_m = min(grid_m - first_m, GM);
+            let pm = first_m + (pid % width) % group_m;
+            let pn = (pid % width) / group_m;
+            let rows = pm * BM + arange(0, BM);
+            let cols = pn * BN + arange(0, BN);
+            let ks = arange(0, BK);
+            let row_ok = (rows < batch).expand_dims(1);
+            let col_ok = (cols < classes).expand_dims(0);
+            let mut acc = zeros([BM, BN]);
+            for k0 in (0..dim).step_by(BK) {
+                let kk = k0 + ks;
+                let xt = load(
+                    x + rows.expand_dims(1) * dim + kk.expand_dims(0),
+                    row_ok & (kk < dim).expand_dims(0),
+                );
+                let wt = load(
+                    w + kk.expand_dims(1) * classes + cols.expand_dims(0),
+                    (kk < dim).expand_dims(1) & col_ok,
+                );
+                acc = dot(xt, wt, acc);
+            }
+            let z = select(col_ok, acc, f32::NEG_INFINITY);
+            let m = z.max(1);
+            // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.
+            let e = ((z - m.expand_dims(1)) * 1.4426950408889634).exp2();
+            let s = e.sum(1);
+            let out = probs + rows.expand_dims(1) * classes + cols.expand_dims(0);
+            if SPLIT == 0 {
+                // One reciprocal per row, not a division per element.
+                store(out, e * (1.0 / s).expand_dims(1), row_ok & col_ok);
+            } else {
+                store(out, e, row_ok & col_ok);
+                let stat = rows * tiles + pn;
+                store(tile_max + stat, m, rows < batch);
+                store(tile_sum + stat, s, rows < batch);
+            }
+        }
+    };
+}
+
+softmax_regression_kernel! {
+    /// The logits of one `BM × 128` block of `x @ w` and their softmax: complete (`SPLIT = 0`,
+    /// one class tile) or per tile with its statistics (`SPLIT = 1`, finished by [`rescale`]).
+    /// `tiles` class tiles; `tile_max` and `tile_sum` hold `tiles` values per row (`SPLIT = 1`
+    /// only). 4 warps, `k` in 32-wide slices; a 1-D grid of `cdiv(batch, BM) · tiles` programs.
+    softmax_regression, warps = 4, BM = { [16, 128] }, BN = 128, BK = 32
+}
+
+softmax_regression_kernel! {
+    /// [`softmax_regression`] on the `gemm_wide` example kernel's tile: `128 × 256` blocks,
+    /// `k` in 64-wide slices, 8 warps (on sm_90a one `wgmma.m64n256k16` per warpgroup and
+    /// 16-wide step of `k`).
+    softmax_regression_wide, warps = 8, BM = 128, BN = 256, BK = 64
 }
 
 #[tile_kernel(num_warps = 8)]
 /// The split form's second step: program `(row, j)` combines the row's tile statistics into its
 /// maximum `M` and sum `S`, then scales columns `j·BC … j·BC + BC` of the row in place by
-/// `exp(m_t − M) / S`, `t` being each column's class tile (`TN` wide). At most `BT` tiles.
+/// `exp(m_t − M) / S`, `t` being each column's class tile (`TN` wide: 128 after
+/// [`softmax_regression`], 256 after [`softmax_regression_wide`]). At most `BT` tiles.
 #[allow(clippy::too_many_arguments)]
 pub fn rescale(
     probs: Ptr<f32, { batch * classes }>,
@@ -94,7 +126,7 @@ pub fn rescale(
     tiles: i32,
     BT: Const<256>,
     BC: Const<4096>,
-    TN: Const<128>,
+    TN: Const<{ [128, 256] }>,
 ) {
     let row = program_id(0);
     let t = arange(0, BT);
@@ -115,11 +147,13 @@ pub fn rescale(
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = softmax_regression::KERNELS.to_vec();
+    v.extend(softmax_regression_wide::KERNELS);
     v.extend(rescale::KERNELS);
     v
 }
 
-/// Classes per tile (`BN`).
+/// Classes per tile of [`softmax_regression`] (`BN`); [`softmax_regression_wide`] takes twice as
+/// many.
 pub const CLASS_TILE: usize = 128;
 
 /// The most classes the split form handles: `BT` tiles of `CLASS_TILE`.
@@ -128,9 +162,49 @@ pub const MAX_CLASSES: usize = 256 * CLASS_TILE;
 /// Columns per `rescale` program (`BC`).
 const RESCALE_COLS: usize = 4096;
 
-/// SMs of the largest GPU this is tuned for (H100 SXM: 132); below this many 128-row programs the
-/// launcher takes 16-row blocks.
+/// SMs of the largest GPU this is tuned for (H100 SXM: 132): below this many programs a tile
+/// leaves SMs idle, and the launcher takes a smaller one.
 const SMS: usize = 132;
+
+/// The block each program of the fused kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tile {
+    /// [`softmax_regression`] with `BM = 16`: `16 × 128`.
+    Rows16,
+    /// [`softmax_regression`] with `BM = 128`: `128 × 128`.
+    Rows128,
+    /// [`softmax_regression_wide`]: `128 × 256` on 8 warps.
+    Wide,
+}
+
+impl Tile {
+    /// Every tile.
+    pub const ALL: [Tile; 3] = [Tile::Rows16, Tile::Rows128, Tile::Wide];
+
+    /// `(rows, classes)` of the block.
+    pub fn block(self) -> (usize, usize) {
+        match self {
+            Tile::Rows16 => (16, CLASS_TILE),
+            Tile::Rows128 => (128, CLASS_TILE),
+            Tile::Wide => (128, 2 * CLASS_TILE),
+        }
+    }
+
+    /// The largest tile that still gives every SM a program for `batch × classes`.
+    pub fn for_shape(batch: usize, classes: usize) -> Tile {
+        let programs = |t: Tile| {
+            let (bm, bn) = t.block();
+            batch.div_ceil(bm) * classes.div_ceil(bn)
+        };
+        if programs(Tile::Wide) >= SMS {
+            Tile::Wide
+        } else if programs(Tile::Rows128) >= SMS {
+            Tile::Rows128
+        } else {
+            Tile::Rows16
+        }
+    }
+}
 
 /// Per-tile statistics of the split form: `tiles` f32 per row for the maximum and the sum.
 pub struct Stats {
@@ -152,16 +226,8 @@ impl Stats {
     }
 }
 
-/// Rows per program for `batch × classes`: 128 unless that leaves SMs idle.
-pub fn row_block(batch: usize, classes: usize) -> i32 {
-    if batch.div_ceil(128) * classes.div_ceil(CLASS_TILE) < SMS {
-        16
-    } else {
-        128
-    }
-}
-
-/// `probs = softmax(x @ w)`: one launch for up to 128 classes, else two (tiles, then `rescale`).
+/// `probs = softmax(x @ w)`: one launch when one class tile holds every class, else two (tiles,
+/// then `rescale`). The tile is [`Tile::for_shape`]'s.
 pub fn fused<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
@@ -170,46 +236,39 @@ pub fn fused<T: tile::Element>(
     stats: &mut Stats,
     s: (usize, usize, usize),
 ) -> Result<(), Error> {
-    fused_rows(dev, x, w, probs, stats, s, row_block(s.0, s.2))
+    fused_with(dev, x, w, probs, stats, s, Tile::for_shape(s.0, s.2))
 }
 
-/// [`fused`] with `bm` rows per program (16 or 128).
-pub fn fused_rows<T: tile::Element>(
+/// [`fused`] with the given tile.
+pub fn fused_with<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
     w: &Buffer<T>,
     probs: &mut Buffer<f32>,
     stats: &mut Stats,
     (batch, dim, classes): (usize, usize, usize),
-    bm: i32,
+    tile: Tile,
 ) -> Result<(), Error> {
     if classes > MAX_CLASSES {
         return Err(Error::Args(format!(
             "{classes} classes; the split softmax handles at most {MAX_CLASSES}"
         )));
     }
-    let tiles = classes.div_ceil(CLASS_TILE);
-    let grid = Grid::xy(cdiv(batch, bm.max(1) as usize), tiles as u32);
+    let (bm, bn) = tile.block();
+    let tiles = classes.div_ceil(bn);
+    let grid = Grid::x(cdiv(batch, bm).saturating_mul(tiles as u32));
     let split = i32::from(tiles > 1);
     let (b, d, c, t) = (batch as i32, dim as i32, classes as i32, tiles as i32);
-    softmax_regression::launch(
-        dev,
-        grid,
-        x,
-        w,
-        probs,
-        &mut stats.max,
-        &mut stats.sum,
-        b,
-        d,
-        c,
-        t,
-        split,
-        bm,
-    )?;
+    let (max, sum) = (&mut stats.max, &mut stats.sum);
+    if tile == Tile::Wide {
+        softmax_regression_wide::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split)?;
+    } else {
+        let bm = bm as i32;
+        softmax_regression::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split, bm)?;
+    }
     if tiles > 1 {
         let g = Grid::xy(batch as u32, cdiv(classes, RESCALE_COLS));
-        rescale::launch(dev, g, probs, &stats.max, &stats.sum, b, c, t)?;
+        rescale::launch(dev, g, probs, &stats.max, &stats.sum, b, c, t, bn as i32)?;
     }
     Ok(())
 }

@@ -28,9 +28,9 @@ mod softmax_kernels;
 use std::process::ExitCode;
 
 use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
-use gemm_kernels::gemm;
+use gemm_kernels::{gemm, gemm_wide};
 use half::{bf16, f16};
-use kernels::{fused, Stats};
+use kernels::{fused, Stats, Tile};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -85,15 +85,21 @@ impl<T: Half> Bufs<T> {
 
     /// The GEMM alone: f32 logits.
     fn gemm(&mut self, dev: &Device, (b, d, c): Shape) -> Result<(), tile::Error> {
-        // 64-class tiles when 128-class ones would leave SMs idle.
-        let bn = if kernels::row_block(b, c) == 16 {
-            64
-        } else {
-            128
-        };
-        let g = gemm_kernels::grid(b, c, bn);
+        // The fused kernel's tile where the `gemm` example has it; 64-class tiles where the fused
+        // kernel takes 16-row blocks (128-class ones would leave SMs idle).
         let (bi, di, ci) = (b as i32, d as i32, c as i32);
-        gemm::launch(dev, g, &self.x, &self.w, &mut self.logits, bi, ci, di, bn)
+        let (x, w, logits) = (&self.x, &self.w, &mut self.logits);
+        match Tile::for_shape(b, c) {
+            Tile::Wide => {
+                let g = gemm_kernels::grid(b, c, 256);
+                gemm_wide::launch(dev, g, x, w, logits, bi, ci, di)
+            }
+            tile => {
+                let bn = if tile == Tile::Rows16 { 64 } else { 128 };
+                let g = gemm_kernels::grid(b, c, bn);
+                gemm::launch(dev, g, x, w, logits, bi, ci, di, bn)
+            }
+        }
     }
 
     /// Unfused: f32 logits, then the row softmax.

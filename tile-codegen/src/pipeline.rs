@@ -232,7 +232,7 @@ pub fn compile(
         let Some(&(name, ir)) = jobs.get(i) else {
             break;
         };
-        let r = build_instance(name, ir, dump);
+        let r = build_instance(name, ir, dump, opts.aligned_only);
         if let Ok(mut b) = built.lock() {
             b[i] = Some(r);
         }
@@ -434,8 +434,14 @@ fn needed_divisibility(
 }
 
 /// One instance (the tile-level IR `ir` of the kernel instance `name`) through the passes, for
-/// every specialization and target. Touches no tokens, so it may run on any thread.
-fn build_instance(name: &str, ir: &Function, dump: &DumpConfig) -> Result<Built, InstanceError> {
+/// every specialization (only the first with `aligned_only`, `specialize = aligned`) and target.
+/// Touches no tokens, so it may run on any thread.
+fn build_instance(
+    name: &str,
+    ir: &Function,
+    dump: &DumpConfig,
+    aligned_only: bool,
+) -> Result<Built, InstanceError> {
     let internal = InstanceError::Internal;
     let mut tile = ir.clone();
     run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(internal)?;
@@ -462,7 +468,7 @@ fn build_instance(name: &str, ir: &Function, dump: &DumpConfig) -> Result<Built,
         .collect();
     let first = needed_divisibility(&tile, &candidates, &dump.skip_passes).map_err(internal)?;
     let mut specs = vec![(first.clone(), None)];
-    if candidates.iter().any(|&c| c > 1) {
+    if !aligned_only && candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
         let generic =
             gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(internal)?;

@@ -1,6 +1,6 @@
 //! GEMM, `C = A @ B` on tensor cores (examples/gemm): f16 and bf16 inputs in [-1, 1), `C` in the
 //! input type and (variant `out_f32`, where the baseline has it) in f32. One form, the example's
-//! 128 × 128 × 32 kernel on 4 warps (`gemm` has no unfused form); the baseline's rows are cuBLAS
+//! `gemm_wide` kernel (128 × 256 × 64 on 8 warps, `wgmma` on sm_90a; `gemm` has no unfused form); the baseline's rows are cuBLAS
 //! and Triton's tutorial matmul. Shapes `[M, N, K]` as `bench/python/baseline.py` (GEMM_SMALL,
 //! GEMM_BIG, GEMM_OUT_F32). Checked against float64 on every element of small shapes and on 512
 //! sampled elements of large ones; rows carry TFLOP/s.
@@ -9,7 +9,7 @@ use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
-use crate::gemm_kernels::gemm;
+use crate::gemm_kernels::gemm_wide;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm";
@@ -132,11 +132,11 @@ impl<T: Half> Case for GemmCase<T> {
             return Err(not_a_form(form));
         }
         let (m, n, k) = self.dims;
-        let g = crate::gemm_kernels::grid(m as usize, n as usize, 128);
+        let g = crate::gemm_kernels::grid(m as usize, n as usize, 256);
         if self.f32_out {
-            gemm::launch(dev, g, &s.a, &s.b, &mut s.c32, m, n, k, 128)
+            gemm_wide::launch(dev, g, &s.a, &s.b, &mut s.c32, m, n, k)
         } else {
-            gemm::launch(dev, g, &s.a, &s.b, &mut s.c, m, n, k, 128)
+            gemm_wide::launch(dev, g, &s.a, &s.b, &mut s.c, m, n, k)
         }
     }
 

@@ -1,6 +1,6 @@
-//! GEMM + bias + activation, `C = act(A @ B + bias)` (examples/gemm_bias_act): fused (the
-//! epilogue on the accumulator) against unfused (the `gemm` kernel writing `A @ B`, then
-//! `bias_act`), for ReLU, GELU (erf) and GELU (tanh) (variants `relu`, `gelu`, `gelu_tanh` as
+//! GEMM + bias + activation, `C = act(A @ B + bias)` (examples/gemm_bias_act): fused
+//! (`gemm_bias_act_wide`, the epilogue on the accumulator) against unfused (the `gemm_wide` kernel
+//! writing `A @ B`, then `bias_act`), both `128 × 256 × 64` tiles on 8 warps, for ReLU, GELU (erf) and GELU (tanh) (variants `relu`, `gelu`, `gelu_tanh` as
 //! `bench/python/baseline.py` names them), f16 and bf16, inputs and bias in [-1, 1). Shapes
 //! `[M, N, K]`; checked against float64 on every element of small shapes and on 512 sampled
 //! elements of large ones (the unfused form rounds `A @ B` once more, within the same tolerance);
@@ -11,8 +11,8 @@ use tile::{cdiv, Buffer, Device, Grid};
 use super::gemm::{gemm_dims, Shape};
 use super::{Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half, Rng};
-use crate::gemm_bias_act::{act_ref, bias_act, gemm_bias_act};
-use crate::gemm_kernels::gemm;
+use crate::gemm_bias_act::{act_ref, bias_act, gemm_bias_act_wide};
+use crate::gemm_kernels::gemm_wide;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm_bias_act";
@@ -116,12 +116,13 @@ impl<T: Half> Case for ActCase<T> {
         let (mu, nu) = (m as usize, n as usize);
         match form {
             Form::Fused => {
-                let g = crate::gemm_bias_act::grid(mu, nu);
-                gemm_bias_act::launch(dev, g, &s.a, &s.b, &s.bias, &mut s.c, m, n, k, self.act)
+                let g = crate::gemm_bias_act::grid(mu, nu, 256);
+                let (a, b, bias) = (&s.a, &s.b, &s.bias);
+                gemm_bias_act_wide::launch(dev, g, a, b, bias, &mut s.c, m, n, k, self.act)
             }
             Form::Unfused => {
-                let g = crate::gemm_kernels::grid(mu, nu, 128);
-                gemm::launch(dev, g, &s.a, &s.b, &mut s.tmp, m, n, k, 128)?;
+                let g = crate::gemm_kernels::grid(mu, nu, 256);
+                gemm_wide::launch(dev, g, &s.a, &s.b, &mut s.tmp, m, n, k)?;
                 let e = Grid::x(cdiv(mu * nu, 2048));
                 bias_act::launch(dev, e, &s.tmp, &s.bias, &mut s.c, m, n, self.act)
             }

@@ -108,6 +108,7 @@ pub(super) fn lower_kernel<'ctx>(
         alloc,
         smem_base: None,
         scratch_used: (None, 0),
+        axis: crate::passes::axis_info::analyze(f),
     };
     let dyn_shared = l.create_shared()?;
     for (i, &p) in f.params().iter().enumerate() {
@@ -277,6 +278,9 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) smem_base: Option<PointerValue<'ctx>>,
     /// The op whose scratch arrays are being carved, and the bytes carved so far.
     pub(super) scratch_used: (Option<OpId>, u64),
+    /// Contiguity, divisibility and constancy of every value (`passes::axis_info`): which
+    /// pointers of a thread differ by a constant, so that one address register serves them.
+    pub(super) axis: Vec<crate::passes::axis_info::AxisInfo>,
 }
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,
@@ -633,6 +637,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let up = b.build_int_sub(up, one, "").llvm()?;
         let trips = b.build_int_signed_div(up, divisor, "").llvm()?;
         let trips = int(b.build_select(runs, trips, zero, "trips").llvm()?)?;
+        // At most 2^32 − 1 iterations (i32 bounds, a positive step): the counter runs in 32 bits,
+        // compared unsigned, and the induction variable `lb + k·step` wraps to its true value,
+        // which lies in `[lb, ub)`. Two registers fewer than 64-bit counting in a loop that
+        // holds 255.
+        let i32_ty = self.context.i32_type();
+        let trips = b.build_int_truncate(trips, i32_ty, "").llvm()?;
+        let lb = b.build_int_truncate(lb, i32_ty, "").llvm()?;
+        let divisor = b.build_int_truncate(divisor, i32_ty, "").llvm()?;
 
         // Splits a flat list of scalars into the carried values' lists.
         let split = |flat: &[BasicValueEnum<'ctx>]| -> Vec<Vec<BasicValueEnum<'ctx>>> {
@@ -649,10 +661,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let last = self.counted_loop(trips, init, |me, k, current| {
             let b = &me.builder;
             let scaled = b.build_int_mul(k, divisor, "").llvm()?;
-            let iv = b.build_int_add(lb, scaled, "").llvm()?;
-            let iv = b
-                .build_int_truncate(iv, me.context.i32_type(), "iv")
-                .llvm()?;
+            let iv = b.build_int_add(lb, scaled, "iv").llvm()?;
             let args = &f.blocks[body.index()].args;
             me.values[args.first().ok_or("a loop body without arguments")?.index()] =
                 Some(vec![iv.into()]);
@@ -751,7 +760,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(())
     }
 
-    /// Emits a loop running `body` for `k = 0 .. trips` (`i64`), with one phi per value of
+    /// Emits a loop running `body` for `k = 0 .. trips` (unsigned, of `trips`' integer type), with
+    /// one phi per value of
     /// `init` in the loop header, fed by `init` and by what `body` returns (the same number of
     /// values, of the same types); returns the values after the last iteration (`init` when
     /// `trips ≤ 0`). The builder continues after the loop.
@@ -766,7 +776,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         ) -> Result<Vec<BasicValueEnum<'ctx>>>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ctx = self.context;
-        let i64_ty = ctx.i64_type();
+        let count_ty = trips.get_type();
         let b = &self.builder;
         let function = b
             .get_insert_block()
@@ -778,8 +788,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let exit = ctx.append_basic_block(function, "loop.exit");
         b.build_unconditional_branch(header).llvm()?;
         b.position_at_end(header);
-        let k = b.build_phi(i64_ty, "k").llvm()?;
-        let zero = i64_ty.const_zero();
+        let k = b.build_phi(count_ty, "k").llvm()?;
+        let zero = count_ty.const_zero();
         k.add_incoming(&[(&zero, pre)]);
         let mut phis = Vec::with_capacity(init.len());
         for v in &init {
@@ -789,7 +799,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
         let kv = k.as_basic_value().into_int_value();
         let more = b
-            .build_int_compare(IntPredicate::SLT, kv, trips, "")
+            .build_int_compare(IntPredicate::ULT, kv, trips, "")
             .llvm()?;
         b.build_conditional_branch(more, body_bb, exit).llvm()?;
         b.position_at_end(body_bb);
@@ -800,7 +810,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
         let b = &self.builder;
         let latch = b.get_insert_block().ok_or("no insertion block")?;
-        let k_next = b.build_int_add(kv, i64_ty.const_int(1, false), "").llvm()?;
+        let k_next = b
+            .build_int_nuw_add(kv, count_ty.const_int(1, false), "")
+            .llvm()?;
         k.add_incoming(&[(&k_next, latch)]);
         for (phi, v) in phis.iter().zip(&next) {
             phi.add_incoming(&[(v, latch)]);

@@ -125,6 +125,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let w = access_width(dist.as_ref(), d, vec, ptrs.len());
         check_lengths(ptrs.len(), [masks.as_ref(), others.as_ref()])?;
 
+        let bases = self.address_bases(data.operands[0], dist.as_ref(), d, ptrs.len());
         let mut out = Vec::with_capacity(ptrs.len());
         for k in (0..ptrs.len()).step_by(w) {
             let p = pointer(ptrs[k])?;
@@ -136,7 +137,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             match (mask, other) {
                 (Mask::Always, _) => out.extend(self.plain_load(d, p, w)?),
                 (Mask::Never, Some(other)) => out.extend_from_slice(other),
-                (Mask::If(m), Some(other)) => out.extend(self.predicated_load(d, p, m, other)?),
+                (Mask::If(m), Some(other)) => {
+                    let (base, imm) = bases[k];
+                    let p = pointer(ptrs[base])?;
+                    out.extend(self.predicated_load(d, (p, imm), m, other)?)
+                }
                 (Mask::Never | Mask::If(_), None) => {
                     return Err("a masked load needs `other`".into())
                 }
@@ -164,6 +169,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let w = access_width(dist.as_ref(), d, vec, ptrs.len());
         check_lengths(ptrs.len(), [Some(&vals), masks.as_ref()])?;
 
+        let bases = self.address_bases(data.operands[0], dist.as_ref(), d, ptrs.len());
         for k in (0..ptrs.len()).step_by(w) {
             let p = pointer(ptrs[k])?;
             let mask = match &masks {
@@ -174,10 +180,60 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             match mask {
                 Mask::Always => self.plain_store(d, p, run)?,
                 Mask::Never => {}
-                Mask::If(m) => self.predicated_store(d, p, m, run)?,
+                Mask::If(m) => {
+                    let (base, imm) = bases[k];
+                    self.predicated_store(d, (pointer(ptrs[base])?, imm), m, run)?
+                }
             }
         }
         Ok(())
+    }
+
+    /// For each slot of the pointer tile `ptr` (`slots` per thread, of element type `d`): a slot
+    /// whose pointer is a known constant number of bytes past another slot's, and that byte
+    /// count, so that a predicated access (inline asm, where LLVM cannot fold offsets) addresses
+    /// it as `[ base + imm ]` and the thread keeps one address register per row instead of one
+    /// per access. It applies where the pointers are consecutive along the whole inner
+    /// dimension (`axis_info` contiguity at least its extent) and the layout's index there is a
+    /// thread part plus a register part: slots in the same row then differ by their register
+    /// parts. Elsewhere each slot is its own base.
+    fn address_bases(
+        &self,
+        ptr: tile_core::ir::ValueId,
+        dist: Option<&Distribution>,
+        d: DType,
+        slots: usize,
+    ) -> Vec<(usize, u64)> {
+        let own: Vec<(usize, u64)> = (0..slots).map(|k| (k, 0)).collect();
+        let Some(dist) = dist else { return own };
+        let inner = dist.rank().saturating_sub(1);
+        let contiguous = self
+            .axis
+            .get(ptr.index())
+            .is_some_and(|i| i.contiguity >= dist.extent(inner));
+        if dist.rank() == 0 || !contiguous || !dist.disjoint(inner) {
+            return own;
+        }
+        // The lowest inner offset of each row (the other dimensions' register parts), and its slot.
+        let mut first: std::collections::HashMap<Vec<u64>, (u64, usize)> = Default::default();
+        let offsets: Vec<Vec<u64>> = (0..slots).map(|k| dist.reg_offset(k)).collect();
+        for (k, off) in offsets.iter().enumerate() {
+            let mut row = off.clone();
+            let col = std::mem::take(&mut row[inner]);
+            let e = first.entry(row).or_insert((col, k));
+            if col < e.0 {
+                *e = (col, k);
+            }
+        }
+        let size = u64::from(d.size_bytes());
+        offsets
+            .into_iter()
+            .map(|mut row| {
+                let col = std::mem::take(&mut row[inner]);
+                let (lo, base) = first[&row];
+                (base, (col - lo) * size)
+            })
+            .collect()
     }
 
     /// An unpredicated load of `w` elements as `n` words: `load W` or `load <n x W>`, aligned to the
@@ -334,11 +390,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
     }
 
-    /// `@p ld.global[.vW].T { dst… }, [ ptr ];` with the destinations tied to `other`.
+    /// `@p ld.global[.vW].T { dst… }, [ ptr + imm ];` with the destinations tied to `other`
+    /// (`at` is `(ptr, imm)`, see [`Lowerer::address_bases`]).
     fn predicated_load(
         &self,
         d: DType,
-        p: PointerValue<'ctx>,
+        (p, imm): (PointerValue<'ctx>, u64),
         mask: IntValue<'ctx>,
         other: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -357,7 +414,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         // Operands: $0..$w-1 destinations, $w the address, $w+1 the predicate, then `other`.
         let dsts = register_list((0..w).map(|i| format!("${i}")));
         let text = format!(
-            "@${} ld.global{}.{} {dsts}, [ ${w} + 0 ];",
+            "@${} ld.global{}.{} {dsts}, [ ${w} + {imm} ];",
             w + 1,
             vec_suffix(w),
             reg.ptx
@@ -402,11 +459,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.asm_results(d, reg, &words)
     }
 
-    /// `@p st.global[.vW].T [ ptr ], { src… };`, with side effects.
+    /// `@p st.global[.vW].T [ ptr + imm ], { src… };`, with side effects (`at` is `(ptr, imm)`,
+    /// see [`Lowerer::address_bases`]).
     fn predicated_store(
         &self,
         d: DType,
-        p: PointerValue<'ctx>,
+        (p, imm): (PointerValue<'ctx>, u64),
         mask: IntValue<'ctx>,
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<()> {
@@ -418,7 +476,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         // Operands: $0 the address, $1..$w the values, $w+1 the predicate.
         let srcs = register_list((1..=w).map(|i| format!("${i}")));
         let text = format!(
-            "@${} st.global{}.{} [ $0 + 0 ], {srcs};",
+            "@${} st.global{}.{} [ $0 + {imm} ], {srcs};",
             w + 1,
             vec_suffix(w),
             reg.ptx

@@ -12,7 +12,9 @@
 //! `cp.async.cg` of 16 bytes, or `cp.async.ca` of 4 or 8, with the source size 0 where the mask is
 //! false (nothing is read, the destination is zero-filled). A copy of a single 16-bit element (the
 //! unaligned variant's `vec = 1`) has no `cp.async` form: it is a predicated `ld.global` and an
-//! `st.shared`, complete when it returns. Where the layout holds an element in several threads,
+//! `st.shared`, complete when it returns; a run of them with consecutive sources (by the axis
+//! analysis) inside one swizzle chunk is one asm block with immediate offsets from the run's
+//! first addresses. Where the layout holds an element in several threads,
 //! only its owner copies it. `async_commit` and `async_wait` are `cp.async.commit_group` and
 //! `cp.async.wait_group`; visibility to other threads needs a `barrier` after the wait.
 
@@ -82,6 +84,49 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             return Err(format!(
                 "`async_copy` of {vec} elements needs runs along the columns"
             ));
+        }
+        // 16-bit elements copied one at a time, in runs of consecutive columns whose pointers
+        // are consecutive too (the axis analysis says so) and whose destination is one swizzle
+        // chunk: each run is one asm block addressing its elements from the run's first source
+        // pointer and destination, with immediate offsets. A pointer and a shared address per
+        // element instead held 255 registers and spilled in a 128 × 256 × 64 GEMM tile.
+        if bytes < 4 {
+            let contiguity = self
+                .axis
+                .get(data.operands[2].index())
+                .map_or(1, |i| i.contiguity);
+            let elem = u64::from(d.size_bytes());
+            let grouped = elem == 2
+                && run_dim == 1
+                && run > 1
+                && contiguity % run == 0
+                && run * elem <= sw.chunk_bytes
+                && ptrs.len() as u64 % run == 0;
+            if grouped {
+                let mut runs = Vec::new();
+                for k in (0..ptrs.len()).step_by(run as usize) {
+                    let row = self.index_along(&src, &t, 0, k)?;
+                    let col = self.index_along(&src, &t, 1, k)?;
+                    let off = self.swizzled_byte_offset(sw, row, col)?;
+                    let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
+                    let m = match &masks {
+                        Some(m) => Some(
+                            m[k..k + run as usize]
+                                .iter()
+                                .map(|&v| int(v))
+                                .collect::<Result<Vec<_>>>()?,
+                        ),
+                        None => None,
+                    };
+                    runs.push((dst, pointer(ptrs[k])?, m));
+                }
+                return self.guarded(owner, |me| {
+                    for (dst, src, m) in &runs {
+                        me.copy_half_run(*dst, *src, m.as_deref(), run, elem)?;
+                    }
+                    Ok(())
+                });
+            }
         }
         // Per copy: destination address, source pointer, mask.
         let mut copies = Vec::new();
@@ -175,6 +220,58 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             false,
         );
         let args: [BasicMetadataValueEnum; 3] = [dst.into(), src.into(), mask.into()];
+        self.builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        Ok(())
+    }
+
+    /// `run` (even) consecutive 16-bit elements copied synchronously from `src` to shared address
+    /// `dst` (both the run's first element; element `j` is `j · elem` bytes on in both), each 0
+    /// where its mask is false: one asm block, the offsets immediate.
+    fn copy_half_run(
+        &self,
+        dst: IntValue<'ctx>,
+        src: inkwell::values::PointerValue<'ctx>,
+        masks: Option<&[IntValue<'ctx>]>,
+        run: u64,
+        elem: u64,
+    ) -> Result<()> {
+        let ctx = self.context;
+        let i32_ty = ctx.i32_type();
+        // Pairs of elements travel as one 32-bit word into shared memory (the run starts a
+        // swizzle chunk, so each pair's destination is 4-byte aligned): half the stores, and
+        // half the registers for loads that ptxas moves ahead of their stores.
+        let mut text = String::from("{ .reg .b16 t0, t1; .reg .b32 w;");
+        for j in (0..run).step_by(2) {
+            for (i, t) in ["t0", "t1"].into_iter().enumerate() {
+                let e = j + i as u64;
+                let off = e * elem;
+                match masks {
+                    Some(_) => text.push_str(&format!(
+                        " mov.b16 {t}, 0; @${p} ld.global.b16 {t}, [$1+{off}];",
+                        p = 2 + e
+                    )),
+                    None => text.push_str(&format!(" ld.global.b16 {t}, [$1+{off}];")),
+                }
+            }
+            text.push_str(&format!(
+                " mov.b32 w, {{t0, t1}}; st.shared.b32 [$0+{}], w;",
+                j * elem
+            ));
+        }
+        text.push_str(" }");
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(), src.get_type().into()];
+        let mut args: Vec<BasicMetadataValueEnum> = vec![dst.into(), src.into()];
+        let mut constraints = String::from("r,l");
+        for &m in masks.unwrap_or(&[]) {
+            params.push(ctx.bool_type().into());
+            args.push(m.into());
+            constraints.push_str(",b");
+        }
+        constraints.push_str(",~{memory}");
+        let fn_ty = ctx.void_type().fn_type(&params, false);
+        let asm = ctx.create_inline_asm(fn_ty, text, constraints, true, false, None, false);
         self.builder
             .build_indirect_call(fn_ty, asm, &args, "")
             .llvm()?;

@@ -277,6 +277,7 @@ pub fn launch<const N: usize>(
             });
         }
     }
+    check_aligned_only(spec, dev, &args)?;
     match dev {
         Device::Interpreter => run_interpreted(spec, cache, dims, args),
         Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
@@ -305,6 +306,48 @@ fn run_interpreted<const N: usize>(
     }
     interp::run(f, grid, &mut iargs)?;
     Ok(())
+}
+
+/// A kernel compiled with `specialize = aligned` has no specialization that assumes nothing (its
+/// last one assumes something): a launch whose arguments break its assumptions is an `Err`
+/// naming each, on the interpreter too (which checks the integers; host buffers have no device
+/// address), so that a kernel that runs there runs on the GPU.
+fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Result<(), Error> {
+    let Some(last) = spec.variants.last() else {
+        return Ok(());
+    };
+    if last.divisibility.iter().all(|&d| d <= 1) {
+        return Ok(());
+    }
+    let interpreted = matches!(dev, Device::Interpreter);
+    let meets =
+        |a: &Arg<'_>, d: u32| (interpreted && matches!(a, Arg::Buf(_))) || meets_divisibility(a, d);
+    let accepted = spec
+        .variants
+        .iter()
+        .any(|v| v.divisibility.iter().zip(args).all(|(&d, a)| meets(a, d)));
+    if accepted {
+        return Ok(());
+    }
+    let broken: Vec<String> = last
+        .divisibility
+        .iter()
+        .zip(args)
+        .zip(spec.params)
+        .filter(|((&d, a), _)| !meets(a, d))
+        .map(|((&d, a), p)| match a {
+            Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
+            Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
+            _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
+        })
+        .collect();
+    Err(Error::NoVariant {
+        kernel: spec.name,
+        msg: format!(
+            "compiled with `specialize = aligned`, and {}",
+            broken.join(", ")
+        ),
+    })
 }
 
 /// Whether argument `a` meets a specialization's assumption that it is a multiple of `d` (a

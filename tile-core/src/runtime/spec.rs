@@ -14,7 +14,9 @@ pub struct KernelSpec {
     pub ir: &'static str,
     /// Parameters in declaration order (compile-time constants excluded: they are folded in).
     pub params: &'static [ParamSpec],
-    /// Specializations, most specialized first; the last one assumes nothing.
+    /// Specializations, most specialized first; the last one assumes nothing, unless the kernel
+    /// was compiled with `specialize = aligned` (then there is one, and a launch it does not
+    /// accept is an `Err`).
     pub variants: &'static [Variant],
 }
 
