@@ -31,7 +31,14 @@
 //! f16]}>` declares a type parameter that `Ptr<T>` and `x as T` use; each declared type is
 //! compiled, `launch` becomes generic over `T` and runs the instance of its buffers' type (an
 //! undeclared type is an `Err` naming the declared ones). Options: `#[tile_kernel(num_warps = 8)]`, or
-//! `num_warps = auto` (4, 8 or 16 warps by the largest tile).
+//! `num_warps = auto` (4, 8 or 16 warps by the largest tile); `num_stages = S` (2 to 8) for a
+//! pipelined `dot` loop. Each instance is compiled in specializations, chosen at launch from the
+//! arguments: every pointer 16-byte aligned and the integers that matter multiples of what keeps
+//! that code (8 for the row length of an f16 matrix, say), then less, then nothing assumed.
+//! `specialize = aligned` compiles the first only: a launch whose arguments break it is an `Err`
+//! that names each (`` `k` = 1001 is not a multiple of 8 ``), on the interpreter too — as a
+//! CUTLASS kernel refuses a problem its alignment cannot implement. For kernels whose unaligned
+//! form does not fit the registers (`examples/gemm_bias_act`'s 128 × 256 tile).
 //!
 //! Body: `let` bindings and assignments (also `+=` …); integer, float and bool literals (typed by
 //! context) and `f32::INFINITY`, `f32::NEG_INFINITY`, `f32::NAN`, `i32::MAX`…; `+ - * /`, `%`

@@ -101,6 +101,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         num_warps: None,
         elems_per_thread: None,
         num_stages: None,
+        aligned_only: false,
     };
     let dump = DumpConfig {
         stages: vec!["ir".into()],
@@ -182,6 +183,24 @@ fn dot_kernels_get_a_specialization_for_even_rows() {
             !ptx.contains("cp.async.ca.shared") && !ptx.contains("cp.async.cg.shared"),
             "no cp.async copy in the generic variant"
         );
+        // Its copies go a run of consecutive elements per asm block, from one address with
+        // immediate offsets, pairs stored as 32-bit words.
+        assert!(
+            ptx.contains("+14]; mov.b32 w, {t0, t1}; st.shared.b32 ["),
+            "runs of 8 copied from one address"
+        );
+        // `specialize = aligned`: the first specialization only.
+        let opts = KernelOptions {
+            aligned_only: true,
+            ..KernelOptions::default()
+        };
+        let only = compile(&item, &opts, &dump).unwrap();
+        let divs: Vec<&[u32]> = only[0]
+            .variants
+            .iter()
+            .map(|v| v.divisibility.as_slice())
+            .collect();
+        assert_eq!(divs, [&[16, 16, 16, 1, 8, 8][..]]);
     }
 }
 

@@ -1,6 +1,7 @@
 //! GEMM + bias + activation, `C = act(A @ B + bias)` (examples/gemm_bias_act): fused
-//! (`gemm_bias_act_wide`, the epilogue on the accumulator) against unfused (the `gemm_wide` kernel
-//! writing `A @ B`, then `bias_act`), both `128 × 256 × 64` tiles on 8 warps, for ReLU, GELU (erf) and GELU (tanh) (variants `relu`, `gelu`, `gelu_tanh` as
+//! (`gemm_bias_act_wide`, the epilogue on the accumulator; `gemm_bias_act` where `n` or `k` is not
+//! a multiple of 8, which the wide kernel refuses) against unfused (the `gemm_wide` kernel writing
+//! `A @ B`, then `bias_act`), `128 × 256 × 64` tiles on 8 warps, for ReLU, GELU (erf) and GELU (tanh) (variants `relu`, `gelu`, `gelu_tanh` as
 //! `bench/python/baseline.py` names them), f16 and bf16, inputs and bias in [-1, 1). Shapes
 //! `[M, N, K]`; checked against float64 on every element of small shapes and on 512 sampled
 //! elements of large ones (the unfused form rounds `A @ B` once more, within the same tolerance);
@@ -11,7 +12,7 @@ use tile::{cdiv, Buffer, Device, Grid};
 use super::gemm::{gemm_dims, Shape};
 use super::{Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half, Rng};
-use crate::gemm_bias_act::{act_ref, bias_act, gemm_bias_act_wide};
+use crate::gemm_bias_act::{act_ref, bias_act, gemm_bias_act, gemm_bias_act_wide};
 use crate::gemm_kernels::gemm_wide;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
@@ -116,9 +117,15 @@ impl<T: Half> Case for ActCase<T> {
         let (mu, nu) = (m as usize, n as usize);
         match form {
             Form::Fused => {
-                let g = crate::gemm_bias_act::grid(mu, nu, 256);
                 let (a, b, bias) = (&s.a, &s.b, &s.bias);
-                gemm_bias_act_wide::launch(dev, g, a, b, bias, &mut s.c, m, n, k, self.act)
+                // The wide kernel takes aligned shapes only (`specialize = aligned`).
+                if n % 8 == 0 && k % 8 == 0 {
+                    let g = crate::gemm_bias_act::grid(mu, nu, 256);
+                    gemm_bias_act_wide::launch(dev, g, a, b, bias, &mut s.c, m, n, k, self.act)
+                } else {
+                    let g = crate::gemm_bias_act::grid(mu, nu, 128);
+                    gemm_bias_act::launch(dev, g, a, b, bias, &mut s.c, m, n, k, self.act)
+                }
             }
             Form::Unfused => {
                 let g = crate::gemm_kernels::grid(mu, nu, 256);

@@ -99,9 +99,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let grouped = elem == 2
                 && run_dim == 1
                 && run > 1
-                && contiguity % run == 0
+                && contiguity.is_multiple_of(run)
                 && run * elem <= sw.chunk_bytes
-                && ptrs.len() as u64 % run == 0;
+                && (ptrs.len() as u64).is_multiple_of(run);
             if grouped {
                 let mut runs = Vec::new();
                 for k in (0..ptrs.len()).step_by(run as usize) {
