@@ -7,7 +7,7 @@
 # brings back only a few files); a short summary last.
 #   bash .device-bin/bench.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/bench"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/bench/device.txt"

@@ -75,6 +75,9 @@ mod mean_center;
 mod qk_norm_rope;
 #[path = "../../examples/qk_norm_rope/host.rs"]
 mod qk_norm_rope_host;
+#[allow(dead_code)]
+#[path = "../../examples/softmax_regression/kernels.rs"]
+mod softmax_regression;
 #[path = "../../examples/softmax_regression_simple/reference.rs"]
 mod softmax_regression_reference;
 #[allow(dead_code)]

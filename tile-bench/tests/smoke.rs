@@ -22,7 +22,7 @@ fn out_dir(name: &str) -> PathBuf {
     d
 }
 
-const FAMILIES: [&str; 10] = [
+const FAMILIES: [&str; 11] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -33,6 +33,7 @@ const FAMILIES: [&str; 10] = [
     "mean_center",
     "qk_norm_rope",
     "softmax_regression_simple",
+    "softmax_regression",
 ];
 
 #[test]

@@ -18,12 +18,13 @@ mod gemm_bias_act;
 mod mean_center;
 mod qk_norm_rope;
 mod rows;
+mod softmax_regression;
 mod softmax_regression_simple;
 
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 12] = [
+pub const FAMILIES: [&str; 13] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -36,6 +37,7 @@ pub const FAMILIES: [&str; 12] = [
     "softmax_regression_simple",
     "gemm",
     "gemm_bias_act",
+    "softmax_regression",
 ];
 
 /// What to run.
@@ -104,6 +106,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         softmax_regression_simple::jobs(plan),
         gemm::jobs(plan),
         gemm_bias_act::jobs(plan),
+        softmax_regression::jobs(plan),
     ]
     .into_iter()
     .flatten()

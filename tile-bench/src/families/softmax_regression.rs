@@ -1,0 +1,196 @@
+//! Softmax regression on tensor cores, `probs = softmax(x @ w)` (examples/softmax_regression):
+//! f16 and bf16 `x` (in [-1, 1)) and `w` (in [-0.5, 0.5)), f32 logits, softmax and `probs`.
+//! Fused: the example's kernel at the tile [`Tile::for_shape`] picks (128 × 256 on 8 warps at the
+//! large sizes, with `rescale` past one class tile). Unfused: the `gemm` example's kernel writing
+//! f32 logits (`gemm_wide` where the fused kernel is wide), then the `fused_softmax` row softmax.
+//! Shapes `[batch, dim, classes]` as `bench/python/baseline.py`'s softmax_regression rows;
+//! checked against the softmax of f64 logits on every row of small shapes and on 8 sampled rows
+//! of large ones; rows carry TFLOP/s of the matmul.
+
+use tile::{Buffer, Device, Grid};
+
+use super::{i32_of, Job, Plan};
+use crate::common::{Half, Rng};
+use crate::fused_softmax;
+use crate::gemm_kernels::{gemm, gemm_wide};
+use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
+use crate::softmax_regression::{fused, Stats, Tile};
+
+const NAME: &str = "softmax_regression";
+
+/// `batch × dim × classes`.
+type Shape = (usize, usize, usize);
+
+/// Relative L2 error allowed against the f64 softmax (f32 accumulation in the tensor cores'
+/// order, `ex2.approx`), as the example.
+const TOL: f64 = 1e-3;
+
+/// The jobs of this family.
+pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let small: [Shape; 3] = [(17, 33, 10), (130, 40, 300), (3, 64, 1000)];
+    let big: [Shape; 5] = [
+        (64, 128, 10),
+        (256, 512, 50),
+        (1024, 1024, 100),
+        (8192, 4096, 1000),
+        (4096, 4096, 32000),
+    ];
+    plan.shapes(&small, &small, &big)
+        .into_iter()
+        .map(|(s, timed)| {
+            let label = format!("{}x{}x{}", s.0, s.1, s.2);
+            Job::new(NAME, label, timed, move |ctx| {
+                bench::<tile::f16>(ctx, s, timed)?;
+                bench::<tile::bf16>(ctx, s, timed)
+            })
+        })
+        .collect()
+}
+
+/// The rows to check: all of them for small shapes, else 8 (the first and the last among them).
+fn checked_rows((b, _, c): Shape) -> Vec<usize> {
+    if b * c <= 1 << 16 {
+        return (0..b).collect();
+    }
+    let mut r = Rng::new(13);
+    let mut v: Vec<usize> = (0..6)
+        .map(|_| ((r.uniform(0.0, 1.0) * b as f32) as usize).min(b - 1))
+        .collect();
+    v.extend([0, b - 1]);
+    v
+}
+
+fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
+    let (b, d, c) = s;
+    i32_of(b * c)?;
+    i32_of(b * d)?;
+    i32_of(d * c)?;
+    let mut r = Rng::new((b * 131 + d * 7 + c) as u64);
+    let x: Vec<T> = r
+        .vec(b * d, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let w: Vec<T> = r
+        .vec(d * c, -0.5, 0.5)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let rows = checked_rows(s);
+    let mut want = Vec::with_capacity(rows.len() * c);
+    let mut z = vec![0f64; c];
+    for &i in &rows {
+        z.iter_mut().for_each(|v| *v = 0.0);
+        for p in 0..d {
+            let xv = f64::from(x[i * d + p].to_f32());
+            for (zj, wv) in z.iter_mut().zip(&w[p * c..(p + 1) * c]) {
+                *zj += xv * f64::from(wv.to_f32());
+            }
+        }
+        let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
+        want.extend(z.iter().map(|v| (v - m).exp() / total));
+    }
+    let es = std::mem::size_of::<T>() as f64;
+    let meta = Meta {
+        kernel: NAME,
+        variant: None,
+        shape: vec![b as i64, d as i64, c as i64],
+        dtype: T::NAME,
+        bytes: es * (b * d + d * c) as f64 + 4.0 * (b * c) as f64,
+        flops: Some(2.0 * b as f64 * d as f64 * c as f64),
+        timed,
+    };
+    ctx.bench(
+        &meta,
+        &RegCase {
+            x,
+            w,
+            rows,
+            want,
+            s,
+        },
+    );
+    Ok(())
+}
+
+struct RegCase<T> {
+    x: Vec<T>,
+    w: Vec<T>,
+    /// The checked rows and the f64 softmax of each, row after row.
+    rows: Vec<usize>,
+    want: Vec<f64>,
+    s: Shape,
+}
+
+struct State<T: tile::Element> {
+    x: Buffer<T>,
+    w: Buffer<T>,
+    probs: Buffer<f32>,
+    stats: Stats,
+    /// The unfused form's logits.
+    logits: Buffer<f32>,
+}
+
+impl<T: Half> Case for RegCase<T> {
+    type State = State<T>;
+
+    fn setup(&self, dev: &Device) -> Res<State<T>> {
+        let (b, _, c) = self.s;
+        let nan = vec![f32::NAN; b * c];
+        Ok(State {
+            x: dev.upload(&self.x)?,
+            w: dev.upload(&self.w)?,
+            probs: dev.upload(&nan)?,
+            stats: Stats::new(dev, b, c)?,
+            logits: dev.upload(&nan)?,
+        })
+    }
+
+    fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
+        let (b, d, c) = self.s;
+        match form {
+            Form::Fused => fused(dev, &s.x, &s.w, &mut s.probs, &mut s.stats, self.s),
+            Form::Unfused => {
+                let (bi, di, ci) = (b as i32, d as i32, c as i32);
+                let (x, w, logits) = (&s.x, &s.w, &mut s.logits);
+                match Tile::for_shape(b, c) {
+                    Tile::Wide => {
+                        let g = crate::gemm_kernels::grid(b, c, 256);
+                        gemm_wide::launch(dev, g, x, w, logits, bi, ci, di)?;
+                    }
+                    tile => {
+                        let bn = if tile == Tile::Rows16 { 64 } else { 128 };
+                        let g = crate::gemm_kernels::grid(b, c, bn);
+                        gemm::launch(dev, g, x, w, logits, bi, ci, di, bn)?;
+                    }
+                }
+                let width = fused_softmax::width_for(ci);
+                let g = Grid::x(b as u32);
+                fused_softmax::softmax::launch(dev, g, &s.logits, &mut s.probs, bi, ci, width)
+            }
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    fn verify(&self, dev: &Device, s: &State<T>, _: Form) -> Res<Vec<OutErr>> {
+        let c = self.s.2;
+        let probs = dev.download(&s.probs)?;
+        let got: Vec<f32> = self
+            .rows
+            .iter()
+            .flat_map(|&i| probs[i * c..(i + 1) * c].iter().copied())
+            .collect();
+        Ok(vec![compare("probs", &got, &self.want, TOL)])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => "1–2 kernels: dot on tensor cores with the softmax on the logits in \
+                            registers (per class tile, then rescale past one tile)"
+                .into(),
+            Form::Unfused => "2 kernels: gemm (f32 logits in memory), row softmax".into(),
+            other => not_a_form(other).to_string(),
+        }
+    }
+}
