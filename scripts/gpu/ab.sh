@@ -10,7 +10,7 @@
 # gemm_bias_act; `gpu_tests` runs every GPU test under them), each run cut at AB_SAN_TIMEOUT
 # seconds (300).
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 EXAMPLES=${AB_EXAMPLES:-gemm gemm_bias_act}

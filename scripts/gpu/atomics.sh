@@ -6,7 +6,7 @@
 # memcheck and racecheck of the atomics and scans GPU tests and of both examples' checks. Logs
 # under $OUT. Usage: bash .device-bin/atomics.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/device.txt"

@@ -5,7 +5,7 @@
 # its tutorial, Triton with tl.rand4x per four elements), compute-sanitizer memcheck and
 # racecheck of both examples' small shapes. Logs under $OUT. Usage: bash .device-bin/dropout.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/device.txt"

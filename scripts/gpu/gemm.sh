@@ -3,7 +3,7 @@
 # checks and GEMM numbers in one call, logs under $OUT, a short summary last.
 #   bash .device-bin/gemm.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"

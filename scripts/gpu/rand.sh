@@ -4,7 +4,7 @@
 # writes Triton's values, .device-bin/rand_stream runs tile's kernels and compares), memcheck of
 # the Philox GPU test. Logs under $OUT. Usage: bash .device-bin/rand.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/device.txt"

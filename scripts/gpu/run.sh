@@ -2,7 +2,7 @@
 # Runs on the GPU machine from the repo root: every GPU check and benchmark, logs under $OUT,
 # a short summary last. Usage: bash .device-bin/run.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"

@@ -5,7 +5,7 @@
 # $OUT, a short summary last.
 #   bash .device-bin/softmax_regression.sh        (SMR_BASELINE=0 skips baseline.py)
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"

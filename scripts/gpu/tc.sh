@@ -6,7 +6,7 @@
 # gemm.sh adds the SASS, ncu and sanitizer checks and the Triton baseline.
 #   bash .device-bin/tc.sh
 set -uo pipefail
-B=.device-bin
+B=${B:-.device-bin}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 for ex in gemm gemm_bias_act softmax_regression; do
