@@ -561,6 +561,45 @@ pub fn matmul_ref_at(
         .collect()
 }
 
+/// The rows of a `batch × classes` softmax output to check: all of them up to 2^16 elements, else
+/// 8 drawn with seed 13 (the first and the last among them).
+pub fn sampled_rows(batch: usize, classes: usize) -> Vec<usize> {
+    if batch * classes <= 1 << 16 {
+        return (0..batch).collect();
+    }
+    let mut r = Rng::new(13);
+    let mut v: Vec<usize> = (0..6)
+        .map(|_| ((r.uniform(0.0, 1.0) * batch as f32) as usize).min(batch - 1))
+        .collect();
+    v.extend([0, batch - 1]);
+    v
+}
+
+/// `softmax(x @ w)` in f64 at `rows` (`x` is `batch × dim`, `w` is `dim × classes`, row-major),
+/// row after row: the reference of the softmax-regression example and bench.
+pub fn softmax_rows_ref<T: Half>(
+    x: &[T],
+    w: &[T],
+    (_, d, c): (usize, usize, usize),
+    rows: &[usize],
+) -> Vec<f64> {
+    let mut want = Vec::with_capacity(rows.len() * c);
+    let mut z = vec![0f64; c];
+    for &i in rows {
+        z.iter_mut().for_each(|v| *v = 0.0);
+        for p in 0..d {
+            let xv = f64::from(x[i * d + p].to_f32());
+            for (zj, wv) in z.iter_mut().zip(&w[p * c..(p + 1) * c]) {
+                *zj += xv * f64::from(wv.to_f32());
+            }
+        }
+        let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
+        want.extend(z.iter().map(|v| (v - m).exp() / total));
+    }
+    want
+}
+
 /// The elements of an `m × n` output to check against a float64 reference: all of them up to
 /// 2^16, else 512 drawn with `seed` (a full reference of a large matrix product would take
 /// hours on the host).

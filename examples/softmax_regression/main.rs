@@ -41,20 +41,6 @@ type Shape = (usize, usize, usize);
 /// Relative L2 error allowed against the f64 softmax.
 const TOL: f64 = 1e-3;
 
-/// The rows to compare: all of them for small shapes, else 8 sampled ones (the first and the last
-/// among them).
-fn sample_rows((b, _, c): Shape) -> Vec<usize> {
-    if b * c <= 1 << 16 {
-        return (0..b).collect();
-    }
-    let mut r = Rng::new(13);
-    let mut v: Vec<usize> = (0..6)
-        .map(|_| ((r.uniform(0.0, 1.0) * b as f32) as usize).min(b - 1))
-        .collect();
-    v.extend([0, b - 1]);
-    v
-}
-
 /// The device buffers of one shape.
 struct Bufs<T: Half> {
     x: Buffer<T>,
@@ -138,21 +124,8 @@ impl<T: Half> Case<T> {
             .into_iter()
             .map(T::from_f32)
             .collect();
-        let rows = sample_rows(s);
-        let mut want = Vec::with_capacity(rows.len() * c);
-        let mut z = vec![0f64; c];
-        for &i in &rows {
-            z.iter_mut().for_each(|v| *v = 0.0);
-            for p in 0..d {
-                let xv = f64::from(x[i * d + p].to_f32());
-                for (zj, wv) in z.iter_mut().zip(&w[p * c..(p + 1) * c]) {
-                    *zj += xv * f64::from(wv.to_f32());
-                }
-            }
-            let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
-            want.extend(z.iter().map(|v| (v - m).exp() / total));
-        }
+        let rows = common::sampled_rows(s.0, s.2);
+        let want = common::softmax_rows_ref(&x, &w, s, &rows);
         Case {
             s,
             x,

@@ -10,7 +10,7 @@
 use tile::{Buffer, Device, Grid};
 
 use super::{i32_of, Job, Plan};
-use crate::common::{Half, Rng};
+use crate::common::{sampled_rows, softmax_rows_ref, Half, Rng};
 use crate::fused_softmax;
 use crate::gemm_kernels::{gemm, gemm_wide};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
@@ -47,19 +47,6 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         .collect()
 }
 
-/// The rows to check: all of them for small shapes, else 8 (the first and the last among them).
-fn checked_rows((b, _, c): Shape) -> Vec<usize> {
-    if b * c <= 1 << 16 {
-        return (0..b).collect();
-    }
-    let mut r = Rng::new(13);
-    let mut v: Vec<usize> = (0..6)
-        .map(|_| ((r.uniform(0.0, 1.0) * b as f32) as usize).min(b - 1))
-        .collect();
-    v.extend([0, b - 1]);
-    v
-}
-
 fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
     let (b, d, c) = s;
     i32_of(b * c)?;
@@ -76,21 +63,8 @@ fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool) -> Res<()> {
         .into_iter()
         .map(T::from_f32)
         .collect();
-    let rows = checked_rows(s);
-    let mut want = Vec::with_capacity(rows.len() * c);
-    let mut z = vec![0f64; c];
-    for &i in &rows {
-        z.iter_mut().for_each(|v| *v = 0.0);
-        for p in 0..d {
-            let xv = f64::from(x[i * d + p].to_f32());
-            for (zj, wv) in z.iter_mut().zip(&w[p * c..(p + 1) * c]) {
-                *zj += xv * f64::from(wv.to_f32());
-            }
-        }
-        let m = z.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
-        want.extend(z.iter().map(|v| (v - m).exp() / total));
-    }
+    let rows = sampled_rows(b, c);
+    let want = softmax_rows_ref(&x, &w, s, &rows);
     let es = std::mem::size_of::<T>() as f64;
     let meta = Meta {
         kernel: NAME,
