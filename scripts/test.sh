@@ -54,6 +54,15 @@ if [ "$status" != 0 ]; then
     exit "$status"
 fi
 
+# tile in one build with other crates' cudarc features (coexist/Cargo.toml says which): candle-core's
+# cannot link without CUDA, so it is checked; a plain cudarc user's runs its tests.
+COEXIST=(--manifest-path coexist/Cargo.toml --target-dir target)
+step cargo fmt --manifest-path coexist/Cargo.toml --check
+step cargo check "${COEXIST[@]}" --all-targets --features candle
+step cargo check "${COEXIST[@]}" --all-targets --features cubecl
+step cargo clippy "${COEXIST[@]}" --all-targets --features pinned -- -D warnings
+step cargo test "${COEXIST[@]}" --features pinned
+
 echo
 echo "==> GPU tests say whether they ran (they run on a machine with a CUDA device)"
 cargo test --test gpu -- --nocapture --test-threads=1 2>&1 | grep -E "skipped|^test result" || true

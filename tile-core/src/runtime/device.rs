@@ -7,6 +7,8 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::buffer::{Buffer, Element};
 use super::error::{driver, Error};
+use super::event::{Event, Timer};
+use super::graph::{Graph, SharedRecording};
 
 /// A place to run kernels. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -29,6 +31,22 @@ pub struct CudaDevice {
     /// The PTX target every launch must use (`sm_80`, `sm_90a`), when one was chosen with
     /// [`Device::with_target`] or `TILE_TARGET`; otherwise the newest one the device runs.
     pub(crate) target: Option<String>,
+    /// Set on the device [`Device::capture`] hands its closure: launches become graph nodes.
+    pub(crate) recording: Option<SharedRecording>,
+}
+
+impl CudaDevice {
+    /// `Err` when this is the device inside [`Device::capture`] (which only records launches):
+    /// `what` names the refused call.
+    pub(crate) fn refuse_while_recording(&self, what: &str) -> Result<(), Error> {
+        if self.recording.is_some() {
+            return Err(Error::Capture(format!(
+                "`{what}` inside `Device::capture`: only kernel launches are recorded into a graph; \
+                 allocate, copy and synchronize before the capture or after it"
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// The environment variable that chooses the PTX target of every CUDA device (see
@@ -49,11 +67,24 @@ fn parse_target(arch: &str) -> Option<(u32, bool)> {
     Some((digits.parse().ok()?, specific))
 }
 
+/// The names the CUDA driver library goes by, as the loader is asked for them.
+const DRIVER_LIBRARIES: &[&str] = if cfg!(windows) {
+    &["nvcuda.dll"]
+} else {
+    &["libcuda.so", "libcuda.so.1"]
+};
+
+/// Whether the CUDA driver library can be opened. Asked before any driver call: when cudarc
+/// loads the driver at run time (its `dynamic-loading` mode, tile's default) a call that finds no
+/// library panics, and a missing driver must be an `Err`. cudarc looks for these names among
+/// others, so a library found here is one it finds. In its `dynamic-linking` mode (candle's) the
+/// program links the driver and could not have started without it.
 fn cuda_present() -> bool {
-    // SAFETY: `is_culib_present` only tries to open the driver library with `dlopen`; it has no
-    // preconditions. We ask before any other driver call because cudarc panics when a call finds
-    // no library.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    DRIVER_LIBRARIES.iter().any(|name| {
+        // SAFETY: opening the driver library runs its initializers, which have no preconditions
+        // (cudarc opens the same library the same way); it is closed again when dropped.
+        unsafe { libloading::Library::new(*name) }.is_ok()
+    })
 }
 
 impl Device {
@@ -93,6 +124,7 @@ impl Device {
             max_grid,
             name,
             target: None,
+            recording: None,
         });
         match std::env::var(TARGET_ENV) {
             Ok(t) if !t.is_empty() => dev
@@ -159,11 +191,12 @@ impl Device {
         matches!(self, Device::Cuda(_))
     }
 
-    /// The CUDA stream, if this is a CUDA device.
+    /// The CUDA stream, if this is a CUDA device (`None` on the device inside
+    /// [`Device::capture`], where work queued on the stream directly would not be recorded).
     pub fn stream(&self) -> Option<&Arc<CudaStream>> {
         match self {
-            Device::Cuda(c) => Some(&c.stream),
-            Device::Interpreter => None,
+            Device::Cuda(c) if c.recording.is_none() => Some(&c.stream),
+            _ => None,
         }
     }
 
@@ -189,10 +222,13 @@ impl Device {
     /// Copies `host` into a new buffer on this device.
     pub fn upload<T: Element>(&self, host: &[T]) -> Result<Buffer<T>, Error> {
         match self {
-            Device::Cuda(c) => Ok(Buffer::Cuda(driver(
-                "copying to the device",
-                c.stream.clone_htod(host),
-            )?)),
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::upload")?;
+                Ok(Buffer::Cuda(driver(
+                    "copying to the device",
+                    c.stream.clone_htod(host),
+                )?))
+            }
             Device::Interpreter => Ok(Buffer::Host(host.to_vec())),
         }
     }
@@ -200,10 +236,13 @@ impl Device {
     /// A new buffer of `len` zeros.
     pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
         match self {
-            Device::Cuda(c) => Ok(Buffer::Cuda(driver(
-                "allocating",
-                c.stream.alloc_zeros(len),
-            )?)),
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::zeros")?;
+                Ok(Buffer::Cuda(driver(
+                    "allocating",
+                    c.stream.alloc_zeros(len),
+                )?))
+            }
             Device::Interpreter => Ok(Buffer::Host(vec![T::default(); len])),
         }
     }
@@ -212,6 +251,7 @@ impl Device {
     pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>, Error> {
         match (self, buf) {
             (Device::Cuda(c), Buffer::Cuda(s)) => {
+                c.refuse_while_recording("Device::download")?;
                 driver("copying to the host", c.stream.clone_dtoh(s))
             }
             (_, Buffer::Host(v)) => Ok(v.clone()),
@@ -223,11 +263,111 @@ impl Device {
         }
     }
 
-    /// Waits until all queued work is done.
+    /// Waits until all work queued on this device's stream is done.
     pub fn synchronize(&self) -> Result<(), Error> {
         match self {
-            Device::Cuda(c) => driver("synchronizing", c.stream.synchronize()),
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::synchronize")?;
+                driver("synchronizing", c.stream.synchronize())
+            }
             Device::Interpreter => Ok(()),
+        }
+    }
+
+    /// A device on a new stream of the same GPU and context: launches on the two run
+    /// concurrently unless ordered. Buffers may be used on either; cudarc orders each buffer's
+    /// uses across streams with events (a launch waits for the last write to its buffers on the
+    /// other stream). For an explicit order, [`Device::record_event`] on one and
+    /// [`Device::wait_event`] on the other. The interpreter returns itself (it runs launches one
+    /// after another).
+    pub fn new_stream(&self) -> Result<Device, Error> {
+        match self {
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::new_stream")?;
+                let stream = driver("creating a stream", c.stream.context().new_stream())?;
+                Ok(Device::Cuda(CudaDevice {
+                    stream,
+                    ..c.clone()
+                }))
+            }
+            Device::Interpreter => Ok(Device::Interpreter),
+        }
+    }
+
+    /// An event marking the work queued on this device so far (for [`Event::elapsed`] and
+    /// [`Device::wait_event`]).
+    pub fn record_event(&self) -> Result<Event, Error> {
+        Event::record(self)
+    }
+
+    /// Makes later work on this device wait for the work before `event` (recorded on any
+    /// stream of the same context) without blocking the host.
+    pub fn wait_event(&self, event: &Event) -> Result<(), Error> {
+        match (self, event.cuda()) {
+            (Device::Cuda(c), Some(e)) => {
+                c.refuse_while_recording("Device::wait_event")?;
+                driver("waiting for an event", c.stream.wait(e))
+            }
+            (Device::Interpreter, None) => Ok(()),
+            _ => Err(Error::Args(
+                "Device::wait_event: the event is from another kind of device".into(),
+            )),
+        }
+    }
+
+    /// Starts a [`Timer`]: device time of the work queued from now until [`Timer::elapsed`].
+    pub fn timer(&self) -> Result<Timer, Error> {
+        Timer::start(self)
+    }
+
+    /// Records the kernel launches `launches` makes on the device it is given into a CUDA graph,
+    /// without running them; [`Graph::launch`] replays them on this device with one driver call.
+    ///
+    /// Every launch is checked as a plain launch is (an `Err` from one ends the capture with that
+    /// `Err`). Inside the closure only launches are allowed: allocation, copies and
+    /// synchronization on the device it is given are an [`Error::Capture`]. The graph holds the
+    /// closure, so the buffers it borrows stay borrowed while the graph lives. On the interpreter
+    /// nothing is recorded: each replay runs the closure.
+    ///
+    /// ```no_run
+    /// # use tile_core::runtime::{Device, Error};
+    /// # fn run(dev: &Device) -> Result<(), Error> { Ok(()) }
+    /// # fn main() -> Result<(), Error> {
+    /// # let dev = Device::interpreter();
+    /// let mut graph = dev.capture(|d| run(d))?; // `run` launches kernels on `d`
+    /// for _ in 0..100 {
+    ///     graph.launch()?;
+    /// }
+    /// dev.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capture<'a>(
+        &self,
+        launches: impl FnMut(&Device) -> Result<(), Error> + 'a,
+    ) -> Result<Graph<'a>, Error> {
+        Graph::capture(self, launches)
+    }
+
+    /// The number of CUDA devices (0 when there is no driver).
+    pub fn count() -> usize {
+        if !cuda_present() {
+            return 0;
+        }
+        CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+    }
+
+    /// The default stream of every CUDA device, in ordinal order (empty when there is no driver
+    /// or no device).
+    pub fn all() -> Result<Vec<Device>, Error> {
+        (0..Device::count()).map(Device::cuda).collect()
+    }
+
+    /// The ordinal of a CUDA device (as [`Device::cuda`] takes it).
+    pub fn ordinal(&self) -> Option<usize> {
+        match self {
+            Device::Cuda(c) => Some(c.stream.context().ordinal()),
+            Device::Interpreter => None,
         }
     }
 }
