@@ -101,8 +101,9 @@ pub use tile_core::interp;
 pub use tile_core::ir;
 pub use tile_core::random;
 pub use tile_core::runtime::{
-    cdiv, launch, Arg, BufArg, Buffer, Device, Element, Error, Grid, KernelSpec, ModuleCache,
-    ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Variant, TARGET_ENV,
+    cdiv, launch, preload, Arg, BufArg, Buffer, Device, Element, Error, Event, Graph, Grid,
+    KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Timer, Variant,
+    TARGET_ENV,
 };
 pub use tile_macros::tile_kernel;
 

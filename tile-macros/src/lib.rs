@@ -270,6 +270,11 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
         const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP_DIR");
     };
+    let preload_doc = quote! {
+        /// Loads every compiled specialization of the kernel for `dev` (the PTX of its target)
+        /// now, so that the first launch does not pay for the module load; on the interpreter,
+        /// parses and verifies the kernel's IR. Launches load on demand without it.
+    };
     let launch_doc = quote! {
         /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
         /// their lengths against the declared extents and the grid before launching; on a
@@ -288,6 +293,11 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                 pub static KERNELS: [&::tile::KernelSpec; 1] = [&KERNEL];
                 static CACHE: ::tile::ModuleCache = ::tile::ModuleCache::new();
                 #common
+
+                #preload_doc
+                pub fn preload(dev: &::tile::Device) -> ::core::result::Result<(), ::tile::Error> {
+                    ::tile::preload(&[(&KERNEL, &CACHE)], dev)
+                }
 
                 #launch_doc
                 pub fn launch(
@@ -315,6 +325,13 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                 static #k: ::tile::KernelSpec = #spec;
                 static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
             }
+        })
+        .collect();
+    let preload_pairs: Vec<Tokens> = (0..n)
+        .map(|i| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let c = format_ident!("__CACHE_{}", i);
+            quote!((&#k, &#c))
         })
         .collect();
     let kernel_refs: Vec<Tokens> = (0..n)
@@ -413,6 +430,12 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                 #(#type_docs)*
             }
             #common
+
+            #preload_doc
+            /// Every instance (each combination of constants and types) is loaded.
+            pub fn preload(dev: &::tile::Device) -> ::core::result::Result<(), ::tile::Error> {
+                ::tile::preload(&[#(#preload_pairs),*], dev)
+            }
 
             #launch_doc
             ///

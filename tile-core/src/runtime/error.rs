@@ -65,6 +65,9 @@ pub enum Error {
     Interp(InterpError),
     /// The kernel's embedded IR does not parse or verify (a bug in tile).
     BadIr(String),
+    /// A call that [`Device::capture`](super::Device::capture) does not record, made inside it
+    /// (or a launch on a copy of the capturing device after the capture ended).
+    Capture(String),
 }
 
 impl fmt::Display for Error {
@@ -91,6 +94,7 @@ impl fmt::Display for Error {
             Error::NoVariant { kernel, msg } => write!(f, "kernel `{kernel}`: {msg}"),
             Error::Interp(e) => write!(f, "interpreter: {e}"),
             Error::BadIr(m) => write!(f, "embedded IR is invalid (a bug in tile): {m}"),
+            Error::Capture(m) => write!(f, "CUDA graph capture: {m}"),
         }
     }
 }

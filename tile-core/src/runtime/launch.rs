@@ -9,6 +9,7 @@ use cudarc::nvrtc::Ptx;
 
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
+use super::graph::{Node, SharedRecording};
 use super::spec::{KernelSpec, ParamKind};
 use crate::interp::{self, HostMut, HostRef, InterpArg};
 use crate::ir::{self, DType, Function};
@@ -176,6 +177,88 @@ impl ModuleCache {
         funcs.push((key, variant, target, f.clone()));
         Ok(f)
     }
+}
+
+/// Appends a checked launch to the graph being captured instead of launching it.
+fn record(
+    spec: &KernelSpec,
+    rec: &SharedRecording,
+    func: CudaFunction,
+    cfg: LaunchConfig,
+    args: &[Arg<'_>],
+) -> Result<(), Error> {
+    let params = args
+        .iter()
+        .map(|a| match a {
+            Arg::Buf(BufArg::Device { ptr, .. }) => Ok(*ptr),
+            Arg::I32(v) => Ok(u64::from(*v as u32)),
+            Arg::I64(v) => Ok(*v as u64),
+            Arg::F32(v) => Ok(u64::from(v.to_bits())),
+            Arg::Buf(_) => Err(Error::Args("host memory reached a CUDA launch".into())),
+        })
+        .collect::<Result<Vec<u64>, Error>>()?;
+    let mut r = rec.lock().unwrap_or_else(|p| p.into_inner());
+    if !r.open {
+        return Err(Error::Capture(format!(
+            "kernel `{}` launched on the device of a capture that has ended (a copy of the \
+             device `Device::capture` gave its closure); launch on the original device",
+            spec.name
+        )));
+    }
+    r.nodes.push(Node {
+        func,
+        grid: [cfg.grid_dim.0, cfg.grid_dim.1, cfg.grid_dim.2],
+        block: cfg.block_dim.0,
+        shared: cfg.shared_mem_bytes,
+        params,
+    });
+    Ok(())
+}
+
+/// Loads every specialization of each kernel in `kernels` for `dev` (the PTX its target
+/// selects), so that the first launch does not pay for it; on the interpreter, parses and
+/// verifies each kernel's IR. The generated `preload` of each kernel calls this with its
+/// instances. Loading is once per kernel, specialization and context, whichever comes first.
+pub fn preload(kernels: &[(&'static KernelSpec, &ModuleCache)], dev: &Device) -> Result<(), Error> {
+    for &(spec, cache) in kernels {
+        match dev {
+            Device::Interpreter => {
+                cache.ir(spec)?;
+            }
+            Device::Cuda(c) => {
+                for variant in 0..spec.variants.len() {
+                    // A specialization without PTX for this device is skipped: its launch
+                    // reports it.
+                    if let Ok(target) = pick_target(spec, c, variant) {
+                        cache.function(spec, c, variant, target)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The index of the PTX target of specialization `variant` that `dev` runs: the one chosen
+/// for the device, else the first (newest) its capability runs.
+fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<usize, Error> {
+    let (major, minor) = dev.cc;
+    let v = &spec.variants[variant];
+    match &dev.target {
+        Some(arch) => v.targets.iter().position(|t| t.arch == arch),
+        None => v.targets.iter().position(|t| t.runs_on(major, minor)),
+    }
+    .ok_or_else(|| {
+        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+        let wanted = match &dev.target {
+            Some(arch) => format!("target {arch} (chosen for the device)"),
+            None => format!("compute capability {major}.{minor}"),
+        };
+        Error::NoVariant {
+            kernel: spec.name,
+            msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
+        }
+    })
 }
 
 /// Shared memory a program may use without opting in, in bytes.
@@ -373,7 +456,6 @@ fn run_cuda(
     args: &[Arg<'_>],
 ) -> Result<(), Error> {
     let kernel = spec.name;
-    let (major, minor) = dev.cc;
     let variant = spec
         .variants
         .iter()
@@ -388,21 +470,7 @@ fn run_cuda(
             msg: "no specialization accepts these arguments".into(),
         })?;
     let v = &spec.variants[variant];
-    let target = match &dev.target {
-        Some(arch) => v.targets.iter().position(|t| t.arch == arch),
-        None => v.targets.iter().position(|t| t.runs_on(major, minor)),
-    }
-    .ok_or_else(|| {
-        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
-        let wanted = match &dev.target {
-            Some(arch) => format!("target {arch} (chosen for the device)"),
-            None => format!("compute capability {major}.{minor}"),
-        };
-        Error::NoVariant {
-            kernel,
-            msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
-        }
-    })?;
+    let target = pick_target(spec, dev, variant)?;
     let func = cache.function(spec, dev, variant, target)?;
 
     if args
@@ -410,6 +478,14 @@ fn run_cuda(
         .any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (grid.x, grid.y, grid.z),
+        block_dim: (32 * v.num_warps, 1, 1),
+        shared_mem_bytes: v.targets[target].dyn_shared_bytes,
+    };
+    if let Some(rec) = &dev.recording {
+        return record(spec, rec, func, cfg, args);
     }
     // The builder borrows each value where it lives in `args`: no copies, no allocation.
     let mut builder = dev.stream.launch_builder(&func);
@@ -423,11 +499,7 @@ fn run_cuda(
             Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)) => &mut builder,
         };
     }
-    let cfg = LaunchConfig {
-        grid_dim: (grid.x, grid.y, grid.z),
-        block_dim: (32 * v.num_warps, 1, 1),
-        shared_mem_bytes: v.targets[target].dyn_shared_bytes,
-    };
+
     // SAFETY: the PTX entry was generated from the same kernel as `spec.params`, and the argument
     // list was checked above to have one value per parameter of the matching kind and type, in
     // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer

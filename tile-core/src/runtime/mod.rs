@@ -10,11 +10,15 @@
 mod buffer;
 mod device;
 mod error;
+mod event;
+mod graph;
 mod launch;
 mod spec;
 
 pub use buffer::{Buffer, Element, TensorMut, TensorRef};
 pub use device::{Device, TARGET_ENV};
 pub use error::Error;
-pub use launch::{cdiv, launch, Arg, BufArg, Grid, ModuleCache};
+pub use event::{Event, Timer};
+pub use graph::Graph;
+pub use launch::{cdiv, launch, preload, Arg, BufArg, Grid, ModuleCache};
 pub use spec::{KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant};

@@ -1,0 +1,124 @@
+//! Points in a device's queue of work ([`Event`]) and a timer built on them ([`Timer`]): what a
+//! user puts around launches to time them, or records on one stream for another to wait on.
+//!
+//! On a CUDA device an event is a CUDA event recorded on the device's stream (timing enabled);
+//! on the interpreter, whose launches have finished when they return, it is the host clock.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::CudaEvent;
+
+use super::device::Device;
+use super::error::{driver, Error};
+
+/// A point in a device's queue of work: everything queued on the device before
+/// [`Device::record_event`] returned it.
+#[derive(Debug)]
+pub struct Event {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Cuda(CudaEvent),
+    Host(Instant),
+}
+
+impl Event {
+    pub(crate) fn record(dev: &Device) -> Result<Event, Error> {
+        let inner = match dev {
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::record_event")?;
+                Inner::Cuda(driver(
+                    "recording an event",
+                    c.stream.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)),
+                )?)
+            }
+            Device::Interpreter => Inner::Host(Instant::now()),
+        };
+        Ok(Event { inner })
+    }
+
+    /// Blocks until the work before the event is done.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        match &self.inner {
+            Inner::Cuda(e) => driver("waiting for an event", e.synchronize()),
+            Inner::Host(_) => Ok(()),
+        }
+    }
+
+    /// Whether the work before the event is done (without blocking).
+    pub fn is_complete(&self) -> Result<bool, Error> {
+        match &self.inner {
+            Inner::Cuda(e) => driver("querying an event", e.try_is_complete()),
+            Inner::Host(_) => Ok(true),
+        }
+    }
+
+    /// The device time from `self` to `later` (waits for both). `Err` for events of different
+    /// kinds (a CUDA event and an interpreter one) or contexts, or `later` recorded first.
+    pub fn elapsed(&self, later: &Event) -> Result<Duration, Error> {
+        match (&self.inner, &later.inner) {
+            (Inner::Cuda(a), Inner::Cuda(b)) => {
+                let ms = driver("reading the time between two events", a.elapsed_ms(b))?;
+                if ms.is_nan() || ms < 0.0 {
+                    return Err(Error::Args(format!(
+                        "Event::elapsed: the later event was recorded {:.3} ms before the earlier one",
+                        -ms
+                    )));
+                }
+                Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
+            }
+            (Inner::Host(a), Inner::Host(b)) => b.checked_duration_since(*a).ok_or_else(|| {
+                Error::Args("Event::elapsed: the later event was recorded first".into())
+            }),
+            _ => Err(Error::Args(
+                "Event::elapsed: one event is from a CUDA device, the other from the interpreter"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The CUDA event, for a stream of this device to wait on.
+    pub(crate) fn cuda(&self) -> Option<&CudaEvent> {
+        match &self.inner {
+            Inner::Cuda(e) => Some(e),
+            Inner::Host(_) => None,
+        }
+    }
+}
+
+/// Device time from its creation: [`Device::timer`] records a start event, [`Timer::elapsed`] an
+/// end event, and returns the time between (waiting for the work in between to finish).
+///
+/// ```no_run
+/// # fn main() -> Result<(), tile_core::runtime::Error> {
+/// # let dev = tile_core::runtime::Device::interpreter();
+/// let timer = dev.timer()?;
+/// // ... launches on `dev` ...
+/// println!("{:.3} ms", timer.elapsed()?.as_secs_f64() * 1e3);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Timer {
+    dev: Device,
+    start: Event,
+}
+
+impl Timer {
+    pub(crate) fn start(dev: &Device) -> Result<Timer, Error> {
+        Ok(Timer {
+            dev: dev.clone(),
+            start: Event::record(dev)?,
+        })
+    }
+
+    /// Device time of the work queued since the timer started (a new end event each call, so a
+    /// timer can be read several times).
+    pub fn elapsed(&self) -> Result<Duration, Error> {
+        let end = Event::record(&self.dev)?;
+        self.start.elapsed(&end)
+    }
+}
