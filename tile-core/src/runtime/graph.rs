@@ -114,6 +114,7 @@ impl<'a> Graph<'a> {
         };
         ran?;
         let kernels = nodes.len();
+        trace_event!(debug, kernels, device = %c.name, "tile: captured a CUDA graph");
         let exec = if nodes.is_empty() {
             None
         } else {

@@ -153,6 +153,8 @@ impl ModuleCache {
             return Ok(f.clone());
         }
         let t = &spec.variants[variant].targets[target];
+        #[cfg(feature = "tracing")]
+        let started = std::time::Instant::now();
         let module = driver(
             &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
             ctx.load_module(Ptx::from_src(t.ptx)),
@@ -174,9 +176,44 @@ impl ModuleCache {
                 ),
             )?;
         }
+        trace_event!(
+            debug,
+            kernel = spec.name,
+            variant,
+            arch = t.arch,
+            ptx_bytes = t.ptx.len(),
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            "tile: loaded a kernel's module"
+        );
         funcs.push((key, variant, target, f.clone()));
         Ok(f)
     }
+}
+
+/// Why each specialization before `chosen` refused `args`: the arguments that break its
+/// assumptions (for the `tracing` feature's events).
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+fn refusals(spec: &KernelSpec, chosen: usize, args: &[Arg<'_>]) -> String {
+    let mut parts = Vec::new();
+    for (i, v) in spec.variants[..chosen].iter().enumerate() {
+        let broken: Vec<String> = v
+            .divisibility
+            .iter()
+            .zip(args)
+            .zip(spec.params)
+            .filter(|((&d, a), _)| !meets_divisibility(a, d))
+            .map(|((&d, a), p)| match a {
+                Arg::I32(x) => format!("`{}` = {x} is not a multiple of {d}", p.name),
+                Arg::I64(x) => format!("`{}` = {x} is not a multiple of {d}", p.name),
+                Arg::Buf(BufArg::Device { ptr, .. }) => {
+                    format!("`{}` at {ptr:#x} is not {d}-byte aligned", p.name)
+                }
+                _ => format!("`{}` breaks a multiple of {d}", p.name),
+            })
+            .collect();
+        parts.push(format!("variant {i}: {}", broken.join(", ")));
+    }
+    parts.join("; ")
 }
 
 /// Appends a checked launch to the graph being captured instead of launching it.
@@ -471,6 +508,26 @@ fn run_cuda(
         })?;
     let v = &spec.variants[variant];
     let target = pick_target(spec, dev, variant)?;
+    if variant > 0 {
+        trace_event!(
+            debug,
+            kernel,
+            variant,
+            of = spec.variants.len(),
+            why = %refusals(spec, variant, args),
+            "tile: a less specialized variant runs"
+        );
+    }
+    trace_event!(
+        trace,
+        kernel,
+        variant,
+        arch = v.targets[target].arch,
+        grid = ?(grid.x, grid.y, grid.z),
+        warps = v.num_warps,
+        recording = dev.recording.is_some(),
+        "tile: launch"
+    );
     let func = cache.function(spec, dev, variant, target)?;
 
     if args

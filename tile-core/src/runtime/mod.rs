@@ -7,6 +7,14 @@
 //! for its architecture) is checked here and returned as an [`Error`] before the one `unsafe`
 //! driver call in [`launch`].
 
+/// `tracing::$level!(…)` with the `tracing` feature, nothing (arguments unevaluated) without.
+macro_rules! trace_event {
+    ($level:ident, $($arg:tt)*) => {{
+        #[cfg(feature = "tracing")]
+        tracing::$level!($($arg)*);
+    }};
+}
+
 mod buffer;
 mod device;
 mod error;
