@@ -1,5 +1,7 @@
 //! Host-side cost of one launch through tile's generated wrapper, against cudarc's own launch of
 //! the same PTX with the same arguments: mean over 10,000 launches of a one-program kernel.
+//! First, the latency of a kernel's first launch (its module loaded on demand) against a launch
+//! after `kernel::preload`, on two kernels of the same size that nothing has loaded yet.
 //!
 //! `cargo run --release --example launch_overhead` (needs a CUDA device).
 
@@ -36,6 +38,7 @@ fn run() -> Res<()> {
     let y = stream.clone_htod(&host)?;
     let z = stream.clone_htod(&host)?;
     let mut out = stream.alloc_zeros::<f32>(n as usize)?;
+    first_launch(&dev, &x, &y, &mut out, n)?;
 
     // cudarc directly: the same PTX the wrapper picks for this device (16-byte-aligned variant).
     let (major, minor) = dev.compute_capability().ok_or("no cc")?;
@@ -89,6 +92,38 @@ fn run() -> Res<()> {
     println!(
         "launch cost (mean of {LAUNCHES} launches, median of {ROUNDS} rounds): cudarc {r:.2} us, tile {t:.2} us, wrapper adds {:+.2} us",
         t - r
+    );
+    Ok(())
+}
+
+/// Host time (µs) of `f` followed by a synchronization.
+fn host_us(dev: &Device, f: impl FnOnce() -> Result<(), tile::Error>) -> Res<f64> {
+    let t = std::time::Instant::now();
+    f()?;
+    dev.synchronize()?;
+    Ok(t.elapsed().as_secs_f64() * 1e6)
+}
+
+/// First-launch latency without and with `preload` (`add` and `mul`: the same size of PTX,
+/// neither loaded yet), and a later launch of each for comparison; each timed launch is followed
+/// by a synchronization, so the figures include the kernel (one program, ~µs).
+fn first_launch(
+    dev: &Device,
+    x: &cudarc::driver::CudaSlice<f32>,
+    y: &cudarc::driver::CudaSlice<f32>,
+    out: &mut cudarc::driver::CudaSlice<f32>,
+    n: i32,
+) -> Res<()> {
+    use kernels::{add, mul};
+    dev.synchronize()?;
+    let cold = host_us(dev, || add::launch(dev, Grid::x(1), x, y, out, n))?;
+    let warm_add = host_us(dev, || add::launch(dev, Grid::x(1), x, y, out, n))?;
+    let pre = host_us(dev, || mul::preload(dev))?;
+    let preloaded = host_us(dev, || mul::launch(dev, Grid::x(1), x, y, out, n))?;
+    let warm_mul = host_us(dev, || mul::launch(dev, Grid::x(1), x, y, out, n))?;
+    println!(
+        "first launch + sync: {cold:.0} us without preload (later launches {warm_add:.0} us); \
+         preload {pre:.0} us, then first launch {preloaded:.0} us (later launches {warm_mul:.0} us)"
     );
     Ok(())
 }

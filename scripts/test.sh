@@ -54,6 +54,10 @@ if [ "$status" != 0 ]; then
     exit "$status"
 fi
 
+# The runtime's `tracing` events (a feature, off by default).
+step cargo clippy -p tile --all-targets --features tracing -- -D warnings
+step cargo test --features tracing --test tracing
+
 # tile in one build with other crates' cudarc features (coexist/Cargo.toml says which): candle-core's
 # cannot link without CUDA, so it is checked; a plain cudarc user's runs its tests.
 COEXIST=(--manifest-path coexist/Cargo.toml --target-dir target)

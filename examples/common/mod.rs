@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Once};
 
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaSlice, CudaStream};
 use half::{bf16, f16};
 use tile::Device;
@@ -232,72 +232,33 @@ pub fn wants_graph(plain_fused_ms: f64) -> bool {
 }
 
 /// Time (ms) of one replay of a CUDA graph of what `run` launches, and whether the graph's
-/// output passed `verify`. All the capture and replay code of the examples is here.
-///
-/// CUDA cannot capture the legacy default stream that `Device::cuda` uses, so this captures on a
-/// new stream of `dev`'s context, through a [`Device`] on that stream that `setup`, `run` and
-/// `verify` receive: `setup` must allocate everything `run` touches on that device. Steps:
-/// 1. event tracking off for the context (see the SAFETY note), a new stream and its device;
-/// 2. warm-up: `setup` + `run` once outside the capture, on buffers then dropped (loads the
-///    modules, surfaces launch errors with plain messages);
-/// 3. fresh `setup` (outputs start as NaN, as in the plain checks), capture one `run`,
-///    instantiate;
-/// 4. one replay, then `verify` on that state, so the graph is checked before it is timed (one
-///    replay from fresh inputs, so in-place kernels check like the plain path);
-/// 5. [`sample_ms`] on the capture stream: 5 warm-up replays, then the median over 30 samples of
-///    at least [`GRAPH_REPLAYS`] back-to-back replays each, the L2 flushed before each sample.
+/// output passed `verify`: [`Device::capture`] records `run`'s launches on `dev` (checked as
+/// plain launches, replayed on `dev`'s own stream). Steps:
+/// 1. fresh `setup` (outputs start as NaN, as in the plain checks), capture one `run`, one
+///    replay, then `verify` on that state (the graph, which borrows the state, dropped first), so
+///    the graph is checked before it is timed (one replay from fresh inputs, so in-place kernels
+///    check like the plain path);
+/// 2. a second capture of `run` on the same state, timed by [`sample_ms`]: 5 warm-up replays,
+///    then the median over 30 samples of at least [`GRAPH_REPLAYS`] back-to-back replays each,
+///    the L2 flushed before each sample.
 pub fn graph_time_ms<S>(
     dev: &Device,
     mut setup: impl FnMut(&Device) -> Result<S, Box<dyn std::error::Error>>,
     mut run: impl FnMut(&Device, &mut S) -> Result<(), tile::Error>,
     verify: impl FnOnce(&Device, &S) -> Result<bool, Box<dyn std::error::Error>>,
 ) -> Result<(f64, bool), Box<dyn std::error::Error>> {
-    let ctx = dev
+    let stream = dev
         .stream()
         .ok_or("CUDA graphs need a CUDA device")?
-        .context()
         .clone();
-    // The plain timings' work is done (and no buffer crosses streams anyway, see below).
+    let mut state = setup(dev)?;
     dev.synchronize()?;
-    // SAFETY: event tracking only orders uses of one buffer on different streams; with it off,
-    // cudarc leaves that ordering to us (for every slice: `DevicePtr` and `Drop` read the
-    // context's flag at each use). Its three obligations hold because no buffer of these
-    // examples is ever used on a stream other than the one that allocated it: the plain path's
-    // buffers live on `dev`'s stream, this function's on `stream` below (allocated, uploaded,
-    // launched on, downloaded and freed there; `setup` builds them on `gdev`). So no slice is
-    // freed before a use on another stream finishes, used on another stream before its
-    // allocation finishes, or written by two streams: each stream's own order covers every use.
-    // It must be off before the capture: with two streams cudarc would otherwise make each
-    // launch wait on the buffers' events, recorded outside the capture, which invalidates it.
-    unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream()?;
-    let gdev = Device::from_stream(stream.clone())?;
-    {
-        let mut warm = setup(&gdev)?;
-        run(&gdev, &mut warm)?;
-        gdev.synchronize()?;
-    }
-    let mut state = setup(&gdev)?;
-    gdev.synchronize()?;
-    // A driver error stored by a `Drop` would otherwise surface inside the capture.
-    ctx.check_err()?;
-    stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-    let launched = run(&gdev, &mut state);
-    // Ended even when a launch failed, so the stream leaves capture mode.
-    let captured = stream.end_capture(CUgraphInstantiate_flags(0));
-    launched.map_err(|e| format!("launch during CUDA graph capture: {e}"))?;
-    let graph = captured
-        .map_err(|e| format!("ending the CUDA graph capture: {e}"))?
-        .ok_or("the CUDA graph capture recorded nothing")?;
-    graph.launch()?;
-    let ok = verify(&gdev, &state)?;
-    let ms = sample_ms(&stream, 5, 30, GRAPH_REPLAYS, || {
-        graph.launch().map_err(|e| tile::Error::Driver {
-            during: "graph replay".into(),
-            source: e,
-        })
-    })?;
-    // `graph` (declared after `state`) is dropped first; the stream is idle.
+    dev.capture(|d| run(d, &mut state))
+        .map_err(|e| format!("capturing a CUDA graph: {e}"))?
+        .launch()?;
+    let ok = verify(dev, &state)?;
+    let mut graph = dev.capture(|d| run(d, &mut state))?;
+    let ms = sample_ms(&stream, 5, 30, GRAPH_REPLAYS, || graph.launch())?;
     Ok((ms, ok))
 }
 
