@@ -113,3 +113,19 @@ pub mod prelude {
         bf16, cdiv, f16, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef,
     };
 }
+
+/// The user guide (docs/guide/), included so that `cargo test` compiles and runs every Rust
+/// block in it as a documentation test.
+#[cfg(doctest)]
+pub mod guide {
+    #[doc = include_str!("../docs/guide/getting-started.md")]
+    pub struct GettingStarted;
+    #[doc = include_str!("../docs/guide/language.md")]
+    pub struct Language;
+    #[doc = include_str!("../docs/guide/debugging.md")]
+    pub struct Debugging;
+    #[doc = include_str!("../docs/guide/performance.md")]
+    pub struct Performance;
+    #[doc = include_str!("../docs/guide/interop.md")]
+    pub struct Interop;
+}
