@@ -329,6 +329,11 @@ impl Device {
     /// closure, so the buffers it borrows stay borrowed while the graph lives. On the interpreter
     /// nothing is recorded: each replay runs the closure.
     ///
+    /// What the borrow checker cannot see: device memory the closure allocates through cudarc
+    /// directly (tile's own `upload`/`zeros` are refused there, and `stream()` is `None`) and
+    /// frees before returning would still be pointed at by the graph. Allocate before the
+    /// capture.
+    ///
     /// ```no_run
     /// # use tile_core::runtime::{Device, Error};
     /// # fn run(dev: &Device) -> Result<(), Error> { Ok(()) }
