@@ -1,6 +1,6 @@
 //! Every kernel the project compiles: its embedded IR prints, parses and prints back identically
 //! and verifies, and every specialization's PTX assembles with ptxas for sm_80 and sm_90a with no
-//! spills.
+//! spills, into the cubin the build embedded beside it.
 
 mod common;
 
@@ -35,8 +35,20 @@ fn every_variant_assembles_without_spills() {
             let archs: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
             assert_eq!(archs, ["sm_90a", "sm_80"], "{} v{vi}", k.name);
             for t in v.targets {
-                let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.arch)
+                let (r, cubin) = tile_codegen::ptxas::assemble_cubin(&ptxas, t.ptx, t.arch)
                     .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.arch));
+                // The build found the same ptxas (this run's TILE_PTXAS, or .tools/), so it
+                // embedded this very cubin, unless TILE_CUBIN turned cubins off.
+                if tile_codegen::pipeline::cubin_ptxas().is_some() {
+                    assert!(
+                        t.cubin == cubin.as_slice(),
+                        "{} v{vi} {}: the embedded cubin ({} bytes) is not ptxas's ({} bytes)",
+                        k.name,
+                        t.arch,
+                        t.cubin.len(),
+                        cubin.len()
+                    );
+                }
                 if (r.spill_stores, r.spill_loads) != (0, 0) {
                     spills.push(format!("{} v{vi} {} spills:\n{}", k.name, t.arch, r.raw));
                 }

@@ -68,6 +68,11 @@ fn events_name_the_variant_and_why() {
                 "{events}"
             );
             assert!(events.contains("captured a CUDA graph"), "{events}");
+            // Built with a ptxas at hand, the kernel carries its cubins, and the H100 (or A100)
+            // loads one instead of compiling PTX.
+            if !inc::KERNEL.variants[0].targets[0].cubin.is_empty() {
+                assert!(events.contains("cubin=true"), "{events}");
+            }
         } else {
             println!("skipped (GPU half): no CUDA device; events: {events:?}");
         }

@@ -62,6 +62,8 @@ pub struct TargetBuild {
     pub gpu_ir: String,
     /// Its LLVM IR and PTX.
     pub artifacts: Artifacts,
+    /// The cubin `ptxas` made of the PTX, when [`DumpConfig::cubin`] names one.
+    pub cubin: Option<Vec<u8>>,
 }
 
 /// The target whose GPU-level IR decides what a specialization is (which divisibilities change
@@ -80,7 +82,8 @@ pub struct CompiledKernel {
     pub variants: Vec<CompiledVariant>,
 }
 
-/// Which stages to write, and where; and which passes to leave out (for A/B measurements).
+/// Which stages to write, and where; which passes to leave out (for A/B measurements); and the
+/// `ptxas` that assembles each target's cubin, if any.
 #[derive(Clone, Debug, Default)]
 pub struct DumpConfig {
     /// Stage names to write.
@@ -90,6 +93,26 @@ pub struct DumpConfig {
     /// Passes not to run (`TILE_SKIP_PASSES`, comma-separated names). The passes that make the
     /// IR valid for the next level (`assign-layouts`) cannot be skipped.
     pub skip_passes: Vec<Pass>,
+    /// The `ptxas` that assembles every target's PTX into a cubin embedded beside it (see
+    /// [`cubin_ptxas`]); `None`: PTX only, which the driver compiles when it loads it.
+    pub cubin: Option<PathBuf>,
+}
+
+/// The environment variable that turns cubins off (`TILE_CUBIN=0`).
+pub const CUBIN_ENV: &str = "TILE_CUBIN";
+
+/// The `ptxas` `#[tile_kernel]` assembles cubins with: [`crate::ptxas::find`]'s, unless
+/// `TILE_CUBIN` is `0`, `off` or `false`. With a cubin for its architecture a device loads
+/// the kernel without compiling PTX (the driver's compilation is ~25 ms per module on an H100).
+pub fn cubin_ptxas() -> Option<PathBuf> {
+    let off = std::env::var(CUBIN_ENV)
+        .map(|v| matches!(v.trim(), "0" | "off" | "false"))
+        .unwrap_or(false);
+    if off {
+        None
+    } else {
+        crate::ptxas::find()
+    }
 }
 
 impl DumpConfig {
@@ -111,6 +134,7 @@ impl DumpConfig {
             stages,
             dir,
             skip_passes,
+            cubin: None,
         })
     }
 
@@ -510,10 +534,20 @@ fn build_instance(
                 .map_err(|e| internal(e.into()))?;
             dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
                 .map_err(|e| internal(e.into()))?;
+            // ptxas refusing our PTX is a bug in tile, not in the kernel.
+            let cubin = match &dump.cubin {
+                Some(ptxas) => Some(
+                    crate::ptxas::assemble_cubin(ptxas, &a.ptx, t.arch())
+                        .map_err(|e| internal(e.into()))?
+                        .1,
+                ),
+                None => None,
+            };
             targets.push(TargetBuild {
                 target: t,
                 gpu_ir,
                 artifacts: a,
+                cubin,
             });
         }
         variants.push(CompiledVariant {

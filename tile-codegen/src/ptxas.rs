@@ -82,6 +82,12 @@ impl Report {
 /// report. The PTX and the cubin live in uniquely named temporary files that are removed afterwards.
 /// On failure the error carries ptxas's own messages.
 pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Report, String> {
+    assemble_cubin(ptxas, ptx, arch).map(|(report, _)| report)
+}
+
+/// [`assemble`], also returning the cubin ptxas wrote: the SASS a device of that architecture
+/// loads without compiling anything (what `#[tile_kernel]` embeds next to the PTX).
+pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
     let tmp = TempFiles::new()?;
     std::fs::write(&tmp.ptx, ptx)
         .map_err(|e| format!("cannot write {}: {e}", tmp.ptx.display()))?;
@@ -103,7 +109,9 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Report, String> {
             stderr.trim_end()
         ));
     }
-    Ok(parse_verbose(&format!("{stdout}{stderr}"), arch))
+    let cubin = std::fs::read(&tmp.cubin)
+        .map_err(|e| format!("cannot read {}: {e}", tmp.cubin.display()))?;
+    Ok((parse_verbose(&format!("{stdout}{stderr}"), arch), cubin))
 }
 
 /// Parses the text of `ptxas -v`. `arch` is used when the text does not name one

@@ -19,6 +19,7 @@ fn dumps_every_stage_of_every_variant_and_target() {
         stages: vec!["ir".into(), "gpu-ir".into(), "llvm".into(), "ptx".into()],
         dir: dir.clone(),
         skip_passes: Vec::new(),
+        cubin: None,
     };
     let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
     assert_eq!(all.len(), 1, "one constant value, one instance");
@@ -77,6 +78,7 @@ fn only_the_requested_stages_are_written() {
         stages: vec!["ptx".into()],
         dir: dir.clone(),
         skip_passes: Vec::new(),
+        cubin: None,
     };
     compile(&item, &KernelOptions::default(), &dump).unwrap();
     let n = std::fs::read_dir(&dir).unwrap().count();
@@ -107,6 +109,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         stages: vec!["ir".into()],
         dir: dir.clone(),
         skip_passes: Vec::new(),
+        cubin: None,
     };
     let all = compile(&item, &opts, &dump).unwrap();
     let names: Vec<&str> = all.iter().map(|c| c.kernel.name.as_str()).collect();
@@ -155,6 +158,7 @@ fn dot_kernels_get_a_specialization_for_even_rows() {
             stages: Vec::new(),
             dir: std::env::temp_dir(),
             skip_passes: Vec::new(),
+            cubin: None,
         };
         let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
         let v = &all[0].variants;
@@ -235,6 +239,7 @@ fn gpu_level_ir_per_target() {
         stages: vec!["gpu-ir".into()],
         dir: dir.clone(),
         skip_passes: Vec::new(),
+        cubin: None,
     };
     let all = compile(&item, &KernelOptions::default(), &dump).unwrap();
     let v0 = &all[0].variants[0];

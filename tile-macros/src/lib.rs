@@ -49,7 +49,10 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 
 fn expand(attr: Tokens, item: &ItemFn) -> syn::Result<Tokens> {
     let opts = parse_options(attr)?;
-    let dump = DumpConfig::from_env().map_err(|e| syn::Error::new_spanned(&item.sig.ident, e))?;
+    let mut dump =
+        DumpConfig::from_env().map_err(|e| syn::Error::new_spanned(&item.sig.ident, e))?;
+    // Each target's cubin beside its PTX, when a ptxas is at hand (`TILE_CUBIN=0`: PTX only).
+    dump.cubin = tile_codegen::pipeline::cubin_ptxas();
     let compiled = compile(item, &opts, &dump)?;
     Ok(generate(item, &compiled))
 }
@@ -162,7 +165,8 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
                 let arch = b.target.arch();
                 let ptx = &b.artifacts.ptx;
                 let smem = b.artifacts.dyn_shared_bytes;
-                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, entry: #name, dyn_shared_bytes: #smem })
+                let cubin = proc_macro2::Literal::byte_string(b.cubin.as_deref().unwrap_or(&[]));
+                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, cubin: #cubin, entry: #name, dyn_shared_bytes: #smem })
             });
             quote!(::tile::Variant { divisibility: &[#(#divisibility),*], num_warps: #warps, targets: &[#(#targets),*] })
         })
@@ -269,6 +273,8 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
         const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
         const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP_DIR");
+        const _: ::core::option::Option<&str> = ::core::option_env!("TILE_CUBIN");
+        const _: ::core::option::Option<&str> = ::core::option_env!("TILE_PTXAS");
     };
     let preload_doc = quote! {
         /// Loads every compiled specialization of the kernel for `dev` (the PTX of its target)

@@ -155,10 +155,21 @@ impl ModuleCache {
         let t = &spec.variants[variant].targets[target];
         #[cfg(feature = "tracing")]
         let started = std::time::Instant::now();
-        let module = driver(
-            &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
-            ctx.load_module(Ptx::from_src(t.ptx)),
-        )?;
+        let (major, minor) = dev.cc;
+        // The cubin when the device runs it (nothing to compile), else the PTX (the driver
+        // compiles it); a cubin the driver refuses (one from a newer ptxas than the driver
+        // knows, say) falls back to the PTX.
+        let from_cubin = (t.cubin_runs_on(major, minor) && !cubins_off())
+            .then(|| ctx.load_module(Ptx::from_binary(t.cubin.to_vec())));
+        #[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+        let loaded_cubin = matches!(from_cubin, Some(Ok(_)));
+        let module = match from_cubin {
+            Some(Ok(m)) => m,
+            _ => driver(
+                &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
+                ctx.load_module(Ptx::from_src(t.ptx)),
+            )?,
+        };
         let f = driver(
             &format!("finding entry `{}`", t.entry),
             module.load_function(t.entry),
@@ -181,6 +192,7 @@ impl ModuleCache {
             kernel = spec.name,
             variant,
             arch = t.arch,
+            cubin = loaded_cubin,
             ptx_bytes = t.ptx.len(),
             ms = started.elapsed().as_secs_f64() * 1e3,
             "tile: loaded a kernel's module"
@@ -296,6 +308,12 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
             msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
         }
     })
+}
+
+/// Whether `TILE_CUBIN` is `0`, `off` or `false` at run time: modules then load from PTX even
+/// where a cubin is embedded (to measure what the cubin saves, or to rule it out).
+fn cubins_off() -> bool {
+    std::env::var("TILE_CUBIN").is_ok_and(|v| matches!(v.trim(), "0" | "off" | "false"))
 }
 
 /// Shared memory a program may use without opting in, in bytes.

@@ -68,6 +68,9 @@ pub struct TargetPtx {
     pub arch: &'static str,
     /// The PTX module.
     pub ptx: &'static str,
+    /// The same module assembled by `ptxas` for `arch` (empty when the build had no ptxas or
+    /// `TILE_CUBIN=0`): a device that runs it loads it as it is, without compiling PTX.
+    pub cubin: &'static [u8],
     /// The entry point's name in the module.
     pub entry: &'static str,
     /// Dynamic shared memory per program, in bytes (0 when the kernel's shared memory is
@@ -76,6 +79,19 @@ pub struct TargetPtx {
 }
 
 impl TargetPtx {
+    /// Whether [`TargetPtx::cubin`] can be loaded on a device of compute capability
+    /// `major.minor`: SASS runs on its own major version at the same or a later minor one (an
+    /// `a` target on exactly its own), and there must be one.
+    pub fn cubin_runs_on(&self, major: u32, minor: u32) -> bool {
+        let cc = major * 10 + minor;
+        !self.cubin.is_empty()
+            && if self.arch.ends_with('a') {
+                cc == self.sm
+            } else {
+                cc / 10 == self.sm / 10 && cc >= self.sm
+            }
+    }
+
     /// Whether this PTX can be loaded on a device of compute capability `major.minor`.
     pub fn runs_on(&self, major: u32, minor: u32) -> bool {
         let cc = major * 10 + minor;
@@ -84,5 +100,38 @@ impl TargetPtx {
         } else {
             cc >= self.sm
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TargetPtx;
+
+    fn target(arch: &'static str, sm: u32, cubin: &'static [u8]) -> TargetPtx {
+        TargetPtx {
+            sm,
+            arch,
+            ptx: "",
+            cubin,
+            entry: "k",
+            dyn_shared_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn cubins_run_on_their_major_version_ptx_later_ones() {
+        let sm80 = target("sm_80", 80, b"\x7fELF");
+        assert!(sm80.cubin_runs_on(8, 0) && sm80.cubin_runs_on(8, 6) && sm80.cubin_runs_on(8, 9));
+        assert!(
+            !sm80.cubin_runs_on(9, 0),
+            "Hopper runs sm_80 PTX, not its SASS"
+        );
+        assert!(sm80.runs_on(9, 0));
+        let sm90a = target("sm_90a", 90, b"\x7fELF");
+        assert!(sm90a.cubin_runs_on(9, 0) && !sm90a.cubin_runs_on(10, 0));
+        assert!(
+            !target("sm_80", 80, b"").cubin_runs_on(8, 0),
+            "no cubin embedded"
+        );
     }
 }
