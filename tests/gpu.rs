@@ -157,6 +157,46 @@ fn gpu_philox_matches_the_reference() {
     common::check_philox(&gpu);
 }
 
+/// `randn` on the GPU against the interpreter: the same Philox bits and Box–Muller steps, `log`
+/// and `cos` within their documented errors (|Δ| ≤ 2e-6 · max(1, |z|)). With `TILE_RANDN_OUT`
+/// set, also writes seed 42's first 2^20 values there (raw little-endian `f32`) for the device
+/// script to compare with Triton's `tl.randn`.
+#[test]
+fn gpu_randn_matches_the_interpreter() {
+    let Some(gpu) = cuda() else { return };
+    let cpu = Device::interpreter();
+    let mut worst = 0f32;
+    for (seed, base) in [(0i64, 0i64), (42, (1 << 32) - 100), (-1, -5000)] {
+        let n = 100_000;
+        let (g, c) = (
+            common::randn_on(&gpu, n, seed, base),
+            common::randn_on(&cpu, n, seed, base),
+        );
+        for i in 0..n {
+            let d = (g[i] - c[i]).abs();
+            worst = worst.max(d / c[i].abs().max(1.0));
+            assert!(
+                d <= 2e-6 * c[i].abs().max(1.0),
+                "seed {seed}, offset {base} + {i}: GPU {} interpreter {}",
+                g[i],
+                c[i]
+            );
+        }
+    }
+    println!("randn: largest GPU-interpreter difference {worst:.2e} (relative to max(1, |z|))");
+    if let Some(path) = std::env::var_os("TILE_RANDN_OUT") {
+        let z = common::randn_on(&gpu, 1 << 20, 42, 0);
+        let bytes: Vec<u8> = z.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+#[test]
+fn gpu_sin_and_cos() {
+    let Some(gpu) = cuda() else { return };
+    common::check_trig(&gpu);
+}
+
 #[test]
 fn gpu_atomics_match_the_references() {
     let Some(gpu) = cuda() else { return };

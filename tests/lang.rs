@@ -147,6 +147,11 @@ fn out_f32(a: f64, b: f64) -> f32 {
 }
 
 #[test]
+fn sin_and_cos_on_the_interpreter() {
+    common::check_trig(&Device::interpreter());
+}
+
+#[test]
 fn integer_reductions() {
     for n in [1usize, 5, 1000, 1024] {
         let mut r = Rng(n as u64 + 9);

@@ -568,6 +568,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&philox_i64::KERNEL);
     v.push(&philox_i32::KERNEL);
     v.push(&philox_words::KERNEL);
+    v.push(&normals::KERNEL);
+    v.push(&trig::KERNEL);
     v.extend([
         &histogram::KERNEL,
         &atomic_each::KERNEL,
@@ -662,6 +664,66 @@ pub fn philox_i32(
     store(u + i, rand(seed, i + base32), m);
     store(bits + i, randint(seed, i + base32), m);
     store(lit + i, randint(-5, i + base32), m);
+}
+
+/// `sin x` and `x.cos()` (the function and the method forms).
+#[tile_kernel]
+pub fn trig(x: Ptr<f32, n>, s: Ptr<f32, n>, c: Ptr<f32, n>, n: i32, BLOCK: Const<256>) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    let v = load(x + i, m);
+    store(s + i, sin(v), m);
+    store(c + i, v.cos(), m);
+}
+
+/// `trig` on `dev` over `x`, checked against `f64` within 1e-7 absolute (the GPU's bound, 6.8e-8
+/// measured on its exact model; the interpreter's libm is closer); NaN and ±∞ give NaN.
+pub fn check_trig(dev: &Device) {
+    let mut x: Vec<f32> = (0..20_001).map(|i| (i as f32 - 10_000.0) * 0.01).collect();
+    x.extend((0..5_000).map(|i| (i as f32 - 2_500.0) * 39.99));
+    x.extend([
+        0.0,
+        -0.0,
+        1e-30,
+        -1e-30,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ]);
+    let n = x.len();
+    let xb = dev.upload(&x).unwrap();
+    let (mut s, mut c) = (dev.zeros::<f32>(n).unwrap(), dev.zeros::<f32>(n).unwrap());
+    trig::launch(dev, Grid::x(cdiv(n, 256)), &xb, &mut s, &mut c, n as i32).unwrap();
+    let (s, c) = (dev.download(&s).unwrap(), dev.download(&c).unwrap());
+    let mut worst = 0f64;
+    for i in 0..n {
+        let xd = f64::from(x[i]);
+        if !x[i].is_finite() {
+            assert!(s[i].is_nan() && c[i].is_nan(), "sin/cos({})", x[i]);
+            continue;
+        }
+        let e = (f64::from(s[i]) - xd.sin())
+            .abs()
+            .max((f64::from(c[i]) - xd.cos()).abs());
+        worst = worst.max(e);
+        assert!(e < 1e-7, "x = {}: sin {} cos {}", x[i], s[i], c[i]);
+    }
+    assert_eq!(s[n - 6].to_bits(), (-0f32).to_bits(), "sin(-0) = -0");
+    println!("sin/cos on {}: max abs error {worst:.2e}", dev.name());
+}
+
+/// `randn` (Triton's `tl.randn`) of an `i64` seed at `base + i`.
+#[tile_kernel]
+pub fn normals(z: Ptr<f32, n>, n: i32, seed: i64, base: i64, BLOCK: Const<256>) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(z + i, randn(seed, i as i64 + base), i < n);
+}
+
+/// `normals` of `seed` at offsets `base`, `base + 1`, … on `dev` (`n` of them).
+pub fn randn_on(dev: &Device, n: usize, seed: i64, base: i64) -> Vec<f32> {
+    let mut z = dev.upload(&vec![f32::NAN; n]).unwrap();
+    normals::launch(dev, Grid::x(cdiv(n, 256)), &mut z, n as i32, seed, base).unwrap();
+    dev.download(&z).unwrap()
 }
 
 /// Seeds as `i64` (an `i32` one sign-extended, as Triton's `seed.to(tl.uint64)`).

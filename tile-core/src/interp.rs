@@ -1064,6 +1064,8 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         MathFn::Sqrt => x.sqrt(),
         MathFn::Rsqrt => 1.0 / x.sqrt(),
         MathFn::Erf => libm::erff(x),
+        MathFn::Sin => libm::sinf(x),
+        MathFn::Cos => libm::cosf(x),
         MathFn::Tanh => x.tanh(),
         MathFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
         MathFn::Abs => x.abs(),

@@ -142,6 +142,16 @@ pub fn rand4x(seed: u64, offset: u64) -> [f32; 4] {
     randint4x(seed, offset).map(uint_to_uniform_float)
 }
 
+/// `randn(seed, offset)` as tile defines it (Triton's `tl.randn`: Box–Muller on the first two
+/// words of [`rand4x`]), in the interpreter's `f32` operations: `sqrt(−2 · ln(max(1e-7, u₀))) ·
+/// cos(2π · u₁)`. The interpreter gives these bits; the GPU and Triton agree to the accuracy of
+/// their `log` and `cos`.
+pub fn randn(seed: u64, offset: u64) -> f32 {
+    let u = rand4x(seed, offset);
+    let th = std::f32::consts::TAU * u[1];
+    (-2.0 * u[0].max(1.0e-7).ln()).sqrt() * libm::cosf(th)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

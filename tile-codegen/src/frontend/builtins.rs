@@ -129,6 +129,9 @@ builtins! {
     Randint4x "randint4x" Function "randint4x(seed, offsets, k)";
     /// Word `k` (0 to 3) of Triton's `tl.rand4x(seed, offsets)`: uniform `f32` in `[0, 1)`.
     Rand4x "rand4x" Function "rand4x(seed, offsets, k)";
+    /// A standard normal `f32` as Triton's `tl.randn` makes it: Box–Muller on Philox words 0 and
+    /// 1 (`u1 = max(1e-7, u₀)`, `sqrt(−2 log u1) · cos(2π u₂)`).
+    Randn "randn" Function "randn(seed, offsets)";
     /// Adds to the pointed-to elements where the mask is true, each in one indivisible step;
     /// returns the old values (0 where masked off). `i32`, `i64`, `f32`. `sem` is `relaxed`,
     /// `acquire`, `release` or `acq_rel` (default), `scope` is `cta`, `gpu` (default) or `sys`.
@@ -559,6 +562,12 @@ impl Lowering {
                 }
                 Ok(Val::V(self.uniform(bits)))
             }
+            Callee::Builtin(Builtin::Randn) => {
+                arity(2..=2, "2 arguments (the seed, the offsets)")?;
+                let w = self.philox(args[0], args[1])?;
+                let (u1, u2) = (self.uniform(w[0]), self.uniform(w[1]));
+                Ok(Val::V(self.box_muller(u1, u2)))
+            }
             Callee::Builtin(b @ (Builtin::Rand4x | Builtin::Randint4x)) => {
                 arity(
                     3..=3,
@@ -730,6 +739,7 @@ impl Lowering {
                 | Builtin::Randint
                 | Builtin::Rand4x
                 | Builtin::Randint4x
+                | Builtin::Randn
                 | Builtin::AtomicAdd
                 | Builtin::AtomicMax
                 | Builtin::AtomicMin
@@ -983,6 +993,35 @@ impl Lowering {
         let scale = f64::from(f32::from_bits(0x2FFF_FFFF));
         let s = splat(self, ConstValue::Float(scale), DType::F32);
         self.push(OpKind::Binary(BinOp::Mul), vec![f, s], tf)
+    }
+
+    /// Triton's `pair_uniform_to_normal`, first half: `sqrt(−2 · log(max(1e-7, u1))) ·
+    /// cos(6.283185307179586 · u2)`, in that order of `f32` operations.
+    fn box_muller(&mut self, u1: ValueId, u2: ValueId) -> ValueId {
+        let shape = self.f.ty(u1).shape.clone();
+        let tf = Type::tensor(Elem::Scalar(DType::F32), shape.clone());
+        let splat = |l: &mut Self, v: f64| {
+            let k = l.push(
+                OpKind::Constant(ConstValue::Float(v)),
+                vec![],
+                Type::scalar(DType::F32),
+            );
+            if shape.is_empty() {
+                k
+            } else {
+                l.push(OpKind::Splat, vec![k], tf.clone())
+            }
+        };
+        let floor = splat(self, f64::from(1.0e-7f32));
+        let u1 = self.push(OpKind::Binary(BinOp::Max), vec![floor, u1], tf.clone());
+        let two_pi = splat(self, f64::from(std::f32::consts::TAU));
+        let th = self.push(OpKind::Binary(BinOp::Mul), vec![two_pi, u2], tf.clone());
+        let minus_two = splat(self, -2.0);
+        let log = self.push(OpKind::Math(MathFn::Log), vec![u1], tf.clone());
+        let r2 = self.push(OpKind::Binary(BinOp::Mul), vec![minus_two, log], tf.clone());
+        let r = self.push(OpKind::Math(MathFn::Sqrt), vec![r2], tf.clone());
+        let c = self.push(OpKind::Math(MathFn::Cos), vec![th], tf.clone());
+        self.push(OpKind::Binary(BinOp::Mul), vec![r, c], tf)
     }
 
     /// A math function written as a method: `x.exp()`, `a.pow(b)`, `a.fma(b, c)`.

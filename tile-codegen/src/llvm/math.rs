@@ -16,13 +16,14 @@
 //! |---|---|
 //! | `exp2`, `log2` | `ex2.approx.f32`, `lg2.approx.f32` (not `ftz`) |
 //! | `exp` | `ex2.approx.f32(x · log2 e)` with the rounding error of the product fed back (below) |
-//! | `log` | `lg2.approx.f32(x) · ln 2` |
+//! | `log` | `lg2.approx.f32(x) · ln 2`; for `|x − 1| < 0.3` the series of `2 atanh((x−1)/(x+1))` (below) |
 //! | `sqrt` | `sqrt.rn.f32` (IEEE) |
 //! | `rsqrt` | `rsqrt.approx.f32` |
 //! | `floor`, `ceil`, `abs`, `fma` | `cvt.rmi.f32.f32`, `cvt.rpi.f32.f32`, `abs.f32`, `fma.rn.f32` |
 //! | `pow(a, b)` | `ex2.approx.f32(b · lg2.approx.f32(a))` exactly: NaN for `a < 0`, 0 for `a = 0 < b` |
 //! | `sigmoid` | `rcp.approx.ftz(1 + exp(−x))`, `exp` as below but `ex2.approx.ftz`: 0 at −∞, 1 at +∞ |
 //! | `tanh`, `erf` | formulas below (never `tanh.approx.f32`, whose error is about 5e-4) |
+//! | `sin`, `cos` | `|x|` reduced by `j = rint(|x|·2/π)` and π/2 in three `f32` parts (three FMAs), Taylor polynomials of degree 9 and 10 on `[−π/4, π/4]`, chosen and signed by the quadrant `j mod 4` (never `sin.approx.f32`, whose error grows away from `[−π, π]`) |
 //!
 //! The composite functions are written once, generically over [`FloatOps`]: the LLVM emitter
 //! implements it with instructions, and the unit tests implement it with plain `f32` arithmetic,
@@ -75,6 +76,17 @@
 //!   2.6e-7 on the H200; relative error for `0 < |x| < 0.5` 2.6e-7 (H200 2.7e-7), for
 //!   `0 < |x| < 1` 4.0e-7 exact, 6.0e-7 worst case, 5.0e-7 on the H200.
 //!
+//! - **log**: `lg2.approx`'s error is absolute near 1 (2⁻²²·⁶), a large relative error of the
+//!   result there (a uniform `u` near 1 in `randn`'s `sqrt(−2 log u)` would be off by 1e-4),
+//!   so `|x − 1| < 0.3` takes `2t + t³·L(t²)`, `t = (x − 1)·rcp(x + 1)`, Taylor coefficients of
+//!   `2 atanh t`. Measured on the models (worst case, the reciprocal 1 ulp off), relative error 3.1e-7 for
+//!   `|x − 1| < 0.3`, and 4.1e-7 just outside it, where `lg2.approx` still decides (it was
+//!   unbounded near 1 before).
+//! - **sin, cos**: measured on the exact model (no approximate instruction is involved), max
+//!   absolute error 6.8e-8 over `[−100, 100]` and 6.5e-8 over `[−10⁵, 10⁵]`, relative error of
+//!   `sin` below 0.5 5.9e-8. Beyond about 10⁵ the reduction's three parts no longer hold `j·π/2`
+//!   exactly enough and the error grows with `|x|`; ±∞ and NaN give NaN.
+//!
 //! These bounds are well inside the ones promised for the IR's math functions (`tanh`, `erf`:
 //! absolute error ≤ 2e-6; `exp`, `sigmoid`: relative error ≤ 2e-6 over the ranges above). The
 //! previous forms (a degree-4 and a degree-6 polynomial near 0, and for large `|x|` the
@@ -101,6 +113,28 @@ use inkwell::{FloatPredicate, IntPredicate};
 use tile_core::ir::{DType, MathFn, OpData};
 
 use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
+
+/// π/2 as the sum of three `f32`s (each the rounding of what the previous ones leave), for the
+/// argument reduction of `sin` and `cos`.
+const PIO2: [f32; 3] = [1.570_796_4, -4.371_139e-8, -1.715_124_5e-15];
+/// 2/π rounded to `f32`.
+const TWO_OVER_PI: f32 = 0.636_619_75;
+/// `sin r = r + r³ · S(r²)` on `|r| ≤ π/4`: the Taylor coefficients −1/3!, 1/5!, −1/7!, 1/9!
+/// rounded to `f32` (the first omitted term is below 2⁻²⁸ of the result there).
+const SIN_S: [f32; 4] = [
+    -0.166_666_67,
+    0.008_333_334,
+    -0.000_198_412_7,
+    2.755_731_9e-6,
+];
+/// `cos r = 1 + r² · C(r²)` on `|r| ≤ π/4`: −1/2!, 1/4!, −1/6!, 1/8!, −1/10! rounded to `f32`.
+const COS_C: [f32; 5] = [
+    -0.5,
+    0.041_666_668,
+    -0.001_388_888_9,
+    2.480_158_8e-5,
+    -2.755_732e-7,
+];
 
 /// log₂e rounded to `f32`.
 const LOG2E_HI: f32 = std::f32::consts::LOG2_E;
@@ -162,10 +196,16 @@ pub(super) trait FloatOps {
     fn ex2(&self, a: Self::V) -> Result<Self::V>;
     /// `2^a`, subnormal arguments and results flushed to zero (`ex2.approx.ftz.f32`).
     fn ex2_ftz(&self, a: Self::V) -> Result<Self::V>;
+    /// `lg2.approx.f32` (absolute error about 2⁻²² near 1, relative elsewhere).
+    fn lg2(&self, a: Self::V) -> Result<Self::V>;
     /// `1 / a`, subnormal arguments and results flushed to zero (`rcp.approx.ftz.f32`).
     fn rcp_ftz(&self, a: Self::V) -> Result<Self::V>;
     /// `if a < b { then } else { other }`: `other` when either is NaN.
     fn select_lt(&self, a: Self::V, b: Self::V, then: Self::V, other: Self::V) -> Result<Self::V>;
+    /// Round to the nearest integer, ties to even (`cvt.rni.f32.f32`).
+    fn rint(&self, a: Self::V) -> Result<Self::V>;
+    /// Round toward −∞ (`cvt.rmi.f32.f32`).
+    fn floor(&self, a: Self::V) -> Result<Self::V>;
 }
 
 /// `c[0] + s·(c[1] + s·(c[2] + …))` by Horner's rule with fused multiply-adds.
@@ -230,6 +270,62 @@ pub(super) fn erf<O: FloatOps>(o: &O, x: O::V) -> Result<O::V> {
     let large = o.sub(o.constant(1.0)?, o.ex2_ftz(horner(o, a, &ERF_P)?)?)?;
     let r = o.select_lt(a, o.constant(ERF_SMALL)?, small, large)?;
     o.copysign(r, x)
+}
+
+/// Where `log` uses the series instead of `lg2.approx`: `|x − 1|` below this.
+const LOG_NEAR_ONE: f32 = 0.3;
+/// `log x = 2t + t³ · L(t²)` with `t = (x − 1)/(x + 1)`: 2/3, 2/5, 2/7, 2/9 (the series of
+/// `2 atanh t`; on `|x − 1| < 0.3`, `|t| < 0.18` and the first omitted term is below 2⁻²⁸ of
+/// the result).
+const LOG_L: [f32; 4] = [0.666_666_7, 0.4, 0.285_714_3, 0.222_222_22];
+
+/// `ln x`: `lg2.approx(x) · ln 2`, except near 1, where `lg2.approx`'s error is absolute
+/// (about 2⁻²²) and would be a large relative error of a result near 0: there the series of
+/// `2 atanh((x − 1)/(x + 1))` (`x − 1` is exact, the reciprocal `rcp.approx.ftz`).
+pub(super) fn log<O: FloatOps>(o: &O, x: O::V) -> Result<O::V> {
+    let one = o.constant(1.0)?;
+    let far = o.mul(o.lg2(x)?, o.constant(LN2)?)?;
+    let d = o.sub(x, one)?;
+    let t = o.mul(d, o.rcp_ftz(o.add(x, one)?)?)?;
+    let s = o.mul(t, t)?;
+    let two_t = o.add(t, t)?;
+    let near = o.fma(o.mul(t, s)?, horner(o, s, &LOG_L)?, two_t)?;
+    o.select_lt(o.abs(d)?, o.constant(LOG_NEAR_ONE)?, near, far)
+}
+
+/// `sin x` (`cosine = false`) or `cos x` (`true`), see the module documentation: on `a = |x|`,
+/// `j = rint(a · 2/π)`, `r = a − j·π/2` by three FMAs (π/2 in three parts), then the sine or
+/// cosine polynomial of `r` by the quadrant `j mod 4` (one quadrant later for the cosine), and for
+/// the sine times ±1 by the sign of `x` (so `sin −0 = −0`). NaN and ±∞ give NaN.
+pub(super) fn sin_cos<O: FloatOps>(o: &O, x: O::V, cosine: bool) -> Result<O::V> {
+    let a = o.abs(x)?;
+    let j = o.rint(o.mul(a, o.constant(TWO_OVER_PI)?)?)?;
+    let mut r = a;
+    for c in PIO2 {
+        r = o.fma(j, o.constant(-c)?, r)?;
+    }
+    let s = o.mul(r, r)?;
+    let sin_r = o.fma(o.mul(r, s)?, horner(o, s, &SIN_S)?, r)?;
+    let cos_r = o.fma(s, horner(o, s, &COS_C)?, o.constant(1.0)?)?;
+    // The quadrant j mod 4 in {0, 1, 2, 3} (exact: j is an integer below 2^24 wherever the
+    // result means anything), one more for the cosine (cos a = sin(a + π/2)).
+    let q = o.fma(o.floor(o.mul(j, o.constant(0.25)?)?)?, o.constant(-4.0)?, j)?;
+    let q = if cosine {
+        let q1 = o.add(q, o.constant(1.0)?)?;
+        o.select_lt(q1, o.constant(3.5)?, q1, o.constant(0.0)?)?
+    } else {
+        q
+    };
+    // Odd quadrants take the other polynomial; quadrants 2 and 3 the opposite sign.
+    let odd = o.fma(o.floor(o.mul(q, o.constant(0.5)?)?)?, o.constant(-2.0)?, q)?;
+    let v = o.select_lt(odd, o.constant(0.5)?, sin_r, cos_r)?;
+    let v = o.select_lt(q, o.constant(1.5)?, v, o.neg(v)?)?;
+    if cosine {
+        Ok(v)
+    } else {
+        // sin x = sin|x| · (±1 by the sign of x, so that sin −0 = −0); exact.
+        o.mul(v, o.copysign(o.constant(1.0)?, x)?)
+    }
 }
 
 /// [`FloatOps`] as LLVM instructions on `float` values, without fast-math flags (so LLVM keeps
@@ -308,8 +404,17 @@ impl<'ctx> FloatOps for Emit<'_, '_, 'ctx> {
     fn ex2_ftz(&self, a: Self::V) -> Result<Self::V> {
         self.call("llvm.nvvm.ex2.approx.ftz.f", &[a])
     }
+    fn lg2(&self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.nvvm.lg2.approx.f", &[a])
+    }
     fn rcp_ftz(&self, a: Self::V) -> Result<Self::V> {
         self.call("llvm.nvvm.rcp.approx.ftz.f", &[a])
+    }
+    fn rint(&self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.rint", &[a])
+    }
+    fn floor(&self, a: Self::V) -> Result<Self::V> {
+        self.call("llvm.floor", &[a])
     }
     fn select_lt(&self, a: Self::V, b: Self::V, then: Self::V, other: Self::V) -> Result<Self::V> {
         let bld = &self.0.builder;
@@ -371,6 +476,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 | MathFn::Rsqrt
                 | MathFn::Erf
                 | MathFn::Tanh
+                | MathFn::Sin
+                | MathFn::Cos
                 | MathFn::Sigmoid
                 | MathFn::Floor
                 | MathFn::Ceil
@@ -383,14 +490,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let v = match m {
                     MathFn::Exp => exp(&o, x)?,
                     MathFn::Exp2 => o.ex2(x)?,
-                    MathFn::Log => {
-                        o.mul(o.call("llvm.nvvm.lg2.approx.f", &[x])?, o.constant(LN2)?)?
-                    }
+                    MathFn::Log => log(&o, x)?,
                     MathFn::Log2 => o.call("llvm.nvvm.lg2.approx.f", &[x])?,
                     MathFn::Sqrt => o.call("llvm.sqrt", &[x])?,
                     MathFn::Rsqrt => o.call("llvm.nvvm.rsqrt.approx.f", &[x])?,
                     MathFn::Erf => erf(&o, x)?,
                     MathFn::Tanh => tanh(&o, x)?,
+                    MathFn::Sin => sin_cos(&o, x, false)?,
+                    MathFn::Cos => sin_cos(&o, x, true)?,
                     MathFn::Sigmoid => sigmoid(&o, x)?,
                     MathFn::Abs => o.abs(x)?,
                     MathFn::Floor => o.call("llvm.floor", &[x])?,
@@ -606,6 +713,11 @@ mod tests {
         fn ex2_ftz(&self, a: f32) -> Result<f32> {
             Ok(ftz(self.ex2(ftz(a))?))
         }
+        fn lg2(&self, a: f32) -> Result<f32> {
+            // The documented absolute error, 2^-22.6, in the direction of the model's `ex2`.
+            let y = f64::from(a).log2();
+            Ok((y + self.ex2_err * 2f64.powf(-22.6)) as f32)
+        }
         fn rcp_ftz(&self, a: f32) -> Result<f32> {
             let y = 1.0 / ftz(a);
             // One ulp toward or away from zero (a no-op on 0, ∞ and NaN), except that the
@@ -619,6 +731,12 @@ mod tests {
         }
         fn select_lt(&self, a: f32, b: f32, then: f32, other: f32) -> Result<f32> {
             Ok(if a < b { then } else { other })
+        }
+        fn rint(&self, a: f32) -> Result<f32> {
+            Ok(a.round_ties_even())
+        }
+        fn floor(&self, a: f32) -> Result<f32> {
+            Ok(a.floor())
         }
     }
 
@@ -831,6 +949,87 @@ mod tests {
     }
 
     /// The `f64` erf reference agrees with known values.
+    fn sin(o: &Model, x: f32) -> Result<f32> {
+        sin_cos(o, x, false)
+    }
+
+    fn cos(o: &Model, x: f32) -> Result<f32> {
+        sin_cos(o, x, true)
+    }
+
+    /// `sin` and `cos` against `f64`: absolute error over `[−100, 100]` and over `[−10^5, 10^5]`
+    /// (where the three-part reduction still holds), relative error of `sin` near 0.
+    #[test]
+    fn sin_cos_errors() {
+        let (mut near, mut far, mut rel0) = (0f64, 0f64, 0f64);
+        let points = grid(-100.0, 100.0, 400_000).chain(grid(-1e5, 1e5, 400_000));
+        for x in points {
+            let xd = f64::from(x);
+            let (s, c) = (run(sin, x), run(cos, x));
+            let e = (f64::from(s) - xd.sin())
+                .abs()
+                .max((f64::from(c) - xd.cos()).abs());
+            if x.abs() <= 100.0 {
+                near = near.max(e);
+            } else {
+                far = far.max(e);
+            }
+            if x != 0.0 && x.abs() < 0.5 {
+                rel0 = rel0.max(((f64::from(s) - xd.sin()) / xd.sin()).abs());
+            }
+        }
+        println!("sin/cos max abs error: {near:.2e} on [-100, 100], {far:.2e} on [-1e5, 1e5]; sin relative near 0: {rel0:.2e}");
+        assert!(near < 1e-7, "{near}");
+        assert!(far < 1e-7, "{far}");
+        assert!(rel0 < 2.5e-7, "{rel0}");
+    }
+
+    #[test]
+    fn sin_cos_special_values() {
+        assert_eq!(run(sin, 0.0).to_bits(), 0f32.to_bits());
+        assert_eq!(run(sin, -0.0).to_bits(), (-0f32).to_bits());
+        assert_eq!(run(cos, 0.0), 1.0);
+        assert_eq!(run(cos, -0.0), 1.0);
+        for x in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+            assert!(run(sin, x).is_nan() && run(cos, x).is_nan(), "{x}");
+        }
+        assert_eq!(run(sin, 1e-30), 1e-30);
+    }
+
+    /// `log` near 1 (the series) and away from it (`lg2.approx`), on every model.
+    #[test]
+    fn log_errors() {
+        let (mut near, mut far) = (0f64, 0f64);
+        for m in &MODELS {
+            for x in grid(0.7, 1.3, 200_000).filter(|&x| x > 0.0) {
+                let got = f64::from(run_on(m, log, x));
+                let want = f64::from(x).ln();
+                let e = if want == 0.0 {
+                    got.abs()
+                } else {
+                    ((got - want) / want).abs()
+                };
+                if (x - 1.0).abs() < LOG_NEAR_ONE {
+                    near = near.max(e);
+                } else if (f64::from(x) - 1.0).abs() > 0.35 {
+                    far = far.max(e);
+                }
+            }
+            for x in grid(2.0, 1e6, 100_000).filter(|&x| x > 2.0) {
+                let got = f64::from(run_on(m, log, x));
+                far = far.max(((got - f64::from(x).ln()) / f64::from(x).ln()).abs());
+            }
+        }
+        println!("log relative error: {near:.2e} for |x - 1| < 0.3, {far:.2e} elsewhere sampled");
+        assert!(near < 4e-7, "{near}");
+        // lg2.approx's absolute error over log2 x, as before this series (x = 1.35: 3.7e-7).
+        assert!(far < 5e-7, "{far}");
+        assert_eq!(run(log, 1.0), 0.0);
+        assert_eq!(run(log, 0.0), f32::NEG_INFINITY);
+        assert!(run(log, -1.0).is_nan() && run(log, f32::NAN).is_nan());
+        assert_eq!(run(log, f32::INFINITY), f32::INFINITY);
+    }
+
     #[test]
     fn erf_reference() {
         for (x, want) in [

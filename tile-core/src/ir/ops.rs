@@ -137,6 +137,10 @@ named_enum! {
         Erf = "erf",
         /// hyperbolic tangent
         Tanh = "tanh",
+        /// sine (radians)
+        Sin = "sin",
+        /// cosine (radians)
+        Cos = "cos",
         /// `1 / (1 + e^-x)`
         Sigmoid = "sigmoid",
         /// `|x|` (also for integers)
@@ -166,6 +170,8 @@ impl MathFn {
             | MathFn::Rsqrt
             | MathFn::Erf
             | MathFn::Tanh
+            | MathFn::Sin
+            | MathFn::Cos
             | MathFn::Sigmoid
             | MathFn::Abs
             | MathFn::Floor
