@@ -39,6 +39,15 @@ fn run() -> Res<()> {
     let z = stream.clone_htod(&host)?;
     let mut out = stream.alloc_zeros::<f32>(n as usize)?;
     first_launch(&dev, &x, &y, &mut out, n)?;
+    // A `Device` around a caller's stream per operation (as a candle custom op builds one).
+    let t = std::time::Instant::now();
+    for _ in 0..1000 {
+        std::hint::black_box(Device::from_stream(stream.clone())?);
+    }
+    println!(
+        "Device::from_stream: {:.2} us per call (mean of 1000)",
+        t.elapsed().as_secs_f64() * 1e3
+    );
 
     // cudarc directly: the same PTX the wrapper picks for this device (16-byte-aligned variant).
     let (major, minor) = dev.compute_capability().ok_or("no cc")?;

@@ -537,9 +537,8 @@ fn build_instance(
             // ptxas refusing our PTX is a bug in tile, not in the kernel.
             let cubin = match &dump.cubin {
                 Some(ptxas) => Some(
-                    crate::ptxas::assemble_cubin(ptxas, &a.ptx, t.arch())
-                        .map_err(|e| internal(e.into()))?
-                        .1,
+                    crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch())
+                        .map_err(|e| internal(e.into()))?,
                 ),
                 None => None,
             };

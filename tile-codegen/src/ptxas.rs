@@ -114,6 +114,48 @@ pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Ve
     Ok((parse_verbose(&format!("{stdout}{stderr}"), arch), cubin))
 }
 
+/// The cubin of `ptx` for `arch`, from a cache in the system's temporary directory
+/// (`tile-cubins/`) when an identical PTX was assembled before by the same `ptxas` (its path,
+/// size and modification time are part of the key), else from [`assemble_cubin`], stored for
+/// next time. `cargo check`, `clippy` and `build` expand the same kernels; the cache makes ptxas
+/// run once per kernel, target and ptxas. A cache that cannot be read or written is skipped.
+pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+    use std::hash::{Hash, Hasher};
+    let stamp = std::fs::metadata(ptxas)
+        .ok()
+        .map(|m| (m.len(), m.modified().ok()));
+    // Two 64-bit SipHashes of different prefixes: a 128-bit key.
+    let key: Vec<u64> = (0u8..2)
+        .map(|salt| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (salt, ptxas, stamp, arch, ptx).hash(&mut h);
+            h.finish()
+        })
+        .collect();
+    let dir = std::env::temp_dir().join("tile-cubins");
+    let file = dir.join(format!("{:016x}{:016x}-{arch}.cubin", key[0], key[1]));
+    if let Ok(bytes) = std::fs::read(&file) {
+        if bytes.starts_with(b"\x7fELF") {
+            return Ok(bytes);
+        }
+    }
+    let (_, cubin) = assemble_cubin(ptxas, ptx, arch)?;
+    // Written under a unique name and renamed into place, so a reader never sees half a file.
+    if std::fs::create_dir_all(&dir).is_ok() {
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            "{}.{}.{}.tmp",
+            file.file_name().and_then(|n| n.to_str()).unwrap_or("cubin"),
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
+        ));
+        if std::fs::write(&tmp, &cubin).is_ok() && std::fs::rename(&tmp, &file).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+    Ok(cubin)
+}
+
 /// Parses the text of `ptxas -v`. `arch` is used when the text does not name one
 /// (`Compiling entry function '…' for 'sm_80'`). Lines it does not know are ignored.
 pub fn parse_verbose(text: &str, arch: &str) -> Report {

@@ -1223,3 +1223,29 @@ fn assemble(ctx: &str, target: GpuTarget, ptx: &str) {
         report.registers, report.spill_stores, report.spill_loads
     );
 }
+
+/// `ptxas::cached_cubin`: the first call assembles and stores, the second reads the same bytes
+/// back from the cache (a PTX no earlier run has seen, by a comment naming this process).
+#[test]
+fn cubins_are_cached() {
+    let Some(ptxas) = tile_codegen::ptxas::find() else {
+        println!("skipped: no ptxas (run scripts/setup.sh, or set TILE_PTXAS)");
+        return;
+    };
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let ptx = format!(
+        "// {} {nonce}\n.version 7.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{{\n\tret;\n}}\n",
+        std::process::id()
+    );
+    let before =
+        std::fs::read_dir(std::env::temp_dir().join("tile-cubins")).map_or(0, |d| d.count());
+    let first = tile_codegen::ptxas::cached_cubin(&ptxas, &ptx, "sm_80").unwrap();
+    let after =
+        std::fs::read_dir(std::env::temp_dir().join("tile-cubins")).map_or(0, |d| d.count());
+    let second = tile_codegen::ptxas::cached_cubin(&ptxas, &ptx, "sm_80").unwrap();
+    assert!(first.starts_with(b"\x7fELF"), "not a cubin");
+    assert_eq!(first, second);
+    assert!(after > before, "the first call stored nothing");
+}

@@ -79,6 +79,40 @@ const DRIVER_LIBRARIES: &[&str] = if cfg!(windows) {
 /// library panics, and a missing driver must be an `Err`. cudarc looks for these names among
 /// others, so a library found here is one it finds. In its `dynamic-linking` mode (candle's) the
 /// program links the driver and could not have started without it.
+/// What a launch needs to know about a GPU: compute capability, grid limits, name.
+type Facts = ((u32, u32), [u32; 3], String);
+
+/// [`Facts`] of the stream's device, read from the driver on the first call per device ordinal
+/// (they depend on the device alone, not on the context or stream).
+fn device_facts(stream: &Arc<CudaStream>) -> Result<Facts, Error> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    static KNOWN: std::sync::Mutex<Vec<(usize, Facts)>> = std::sync::Mutex::new(Vec::new());
+    let ctx = stream.context();
+    let ordinal = ctx.ordinal();
+    let known = |k: &Vec<(usize, Facts)>| {
+        k.iter()
+            .find(|(o, _)| *o == ordinal)
+            .map(|(_, f)| f.clone())
+    };
+    if let Some(f) = known(&KNOWN.lock().unwrap_or_else(|p| p.into_inner())) {
+        return Ok(f);
+    }
+    let (major, minor) = driver("reading the compute capability", ctx.compute_capability())?;
+    let attr = |a| driver("reading a device limit", ctx.attribute(a)).map(|v| v.max(0) as u32);
+    let max_grid = [
+        attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+        attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+    ];
+    let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
+    let facts = ((major.max(0) as u32, minor.max(0) as u32), max_grid, name);
+    let mut k = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if known(&k).is_none() {
+        k.push((ordinal, facts.clone()));
+    }
+    Ok(facts)
+}
+
 fn cuda_present() -> bool {
     DRIVER_LIBRARIES.iter().any(|name| {
         // SAFETY: opening the driver library runs its initializers, which have no preconditions
@@ -107,20 +141,15 @@ impl Device {
     }
 
     /// Runs on an existing cudarc stream (the caller's context and buffers are used as they are).
+    /// Cheap after the first call for a GPU: what a launch needs to know about the device
+    /// (capability, grid limits, name) is read from the driver once per device and process, so
+    /// a caller may build a `Device` around its stream for every operation (a candle custom op).
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Device, Error> {
-        use cudarc::driver::sys::CUdevice_attribute as A;
-        let ctx = stream.context();
-        let (major, minor) = driver("reading the compute capability", ctx.compute_capability())?;
-        let attr = |a| driver("reading a device limit", ctx.attribute(a)).map(|v| v.max(0) as u32);
-        let max_grid = [
-            attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
-            attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
-            attr(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
-        ];
-        let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
+        let facts = device_facts(&stream)?;
+        let ((major, minor), max_grid, name) = facts;
         let dev = Device::Cuda(CudaDevice {
             stream,
-            cc: (major as u32, minor as u32),
+            cc: (major, minor),
             max_grid,
             name,
             target: None,
