@@ -98,17 +98,12 @@ pub struct DumpConfig {
     pub cubin: Option<PathBuf>,
 }
 
-/// The environment variable that turns cubins off (`TILE_CUBIN=0`).
-pub const CUBIN_ENV: &str = "TILE_CUBIN";
-
 /// The `ptxas` `#[tile_kernel]` assembles cubins with: [`crate::ptxas::find`]'s, unless
-/// `TILE_CUBIN` is `0`, `off` or `false`. With a cubin for its architecture a device loads
-/// the kernel without compiling PTX (the driver's compilation is ~25 ms per module on an H100).
+/// `TILE_CUBIN` turns cubins off ([`tile_core::runtime::cubins_off`]). With a cubin for its
+/// architecture a device loads the kernel without compiling PTX (the driver's compilation is
+/// ~25 ms per module on an H100).
 pub fn cubin_ptxas() -> Option<PathBuf> {
-    let off = std::env::var(CUBIN_ENV)
-        .map(|v| matches!(v.trim(), "0" | "off" | "false"))
-        .unwrap_or(false);
-    if off {
+    if tile_core::runtime::cubins_off() {
         None
     } else {
         crate::ptxas::find()

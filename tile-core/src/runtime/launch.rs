@@ -10,7 +10,7 @@ use cudarc::nvrtc::Ptx;
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
 use super::graph::{Node, SharedRecording};
-use super::spec::{KernelSpec, ParamKind};
+use super::spec::{cubins_off, KernelSpec, ParamKind};
 use crate::interp::{self, HostMut, HostRef, InterpArg};
 use crate::ir::{self, DType, Function};
 
@@ -206,26 +206,39 @@ impl ModuleCache {
 /// assumptions (for the `tracing` feature's events).
 #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 fn refusals(spec: &KernelSpec, chosen: usize, args: &[Arg<'_>]) -> String {
-    let mut parts = Vec::new();
-    for (i, v) in spec.variants[..chosen].iter().enumerate() {
-        let broken: Vec<String> = v
-            .divisibility
-            .iter()
-            .zip(args)
-            .zip(spec.params)
-            .filter(|((&d, a), _)| !meets_divisibility(a, d))
-            .map(|((&d, a), p)| match a {
-                Arg::I32(x) => format!("`{}` = {x} is not a multiple of {d}", p.name),
-                Arg::I64(x) => format!("`{}` = {x} is not a multiple of {d}", p.name),
-                Arg::Buf(BufArg::Device { ptr, .. }) => {
-                    format!("`{}` at {ptr:#x} is not {d}-byte aligned", p.name)
-                }
-                _ => format!("`{}` breaks a multiple of {d}", p.name),
-            })
-            .collect();
-        parts.push(format!("variant {i}: {}", broken.join(", ")));
-    }
-    parts.join("; ")
+    spec.variants[..chosen]
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let broken = broken_assumptions(spec, v.divisibility, args, meets_divisibility);
+            format!("variant {i}: {}", broken.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Each argument that `meets` says breaks its assumption in `divisibility`, named with its
+/// value (an integer) or address (a device buffer).
+fn broken_assumptions(
+    spec: &KernelSpec,
+    divisibility: &[u32],
+    args: &[Arg<'_>],
+    meets: impl Fn(&Arg<'_>, u32) -> bool,
+) -> Vec<String> {
+    divisibility
+        .iter()
+        .zip(args)
+        .zip(spec.params)
+        .filter(|((&d, a), _)| !meets(a, d))
+        .map(|((&d, a), p)| match a {
+            Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
+            Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
+            Arg::Buf(BufArg::Device { ptr, .. }) => {
+                format!("buffer `{}` at {ptr:#x} is not {d}-byte aligned", p.name)
+            }
+            _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
+        })
+        .collect()
 }
 
 /// Appends a checked launch to the graph being captured instead of launching it.
@@ -308,12 +321,6 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
             msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
         }
     })
-}
-
-/// Whether `TILE_CUBIN` is `0`, `off` or `false` at run time: modules then load from PTX even
-/// where a cubin is embedded (to measure what the cubin saves, or to rule it out).
-fn cubins_off() -> bool {
-    std::env::var("TILE_CUBIN").is_ok_and(|v| matches!(v.trim(), "0" | "off" | "false"))
 }
 
 /// Shared memory a program may use without opting in, in bytes.
@@ -467,18 +474,7 @@ fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Resu
     if accepted {
         return Ok(());
     }
-    let broken: Vec<String> = last
-        .divisibility
-        .iter()
-        .zip(args)
-        .zip(spec.params)
-        .filter(|((&d, a), _)| !meets(a, d))
-        .map(|((&d, a), p)| match a {
-            Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
-            Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
-            _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
-        })
-        .collect();
+    let broken = broken_assumptions(spec, last.divisibility, args, meets);
     Err(Error::NoVariant {
         kernel: spec.name,
         msg: format!(

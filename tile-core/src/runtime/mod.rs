@@ -29,4 +29,4 @@ pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{cdiv, launch, preload, Arg, BufArg, Grid, ModuleCache};
-pub use spec::{KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant};
+pub use spec::{cubins_off, KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant, CUBIN_ENV};

@@ -5,6 +5,16 @@
 
 use crate::ir::DType;
 
+/// The environment variable that turns cubins off: `TILE_CUBIN=0` (or `off`, `false`) at build
+/// time embeds none, at run time loads PTX even where one is embedded (to measure what the cubin
+/// saves, or to rule it out).
+pub const CUBIN_ENV: &str = "TILE_CUBIN";
+
+/// Whether [`CUBIN_ENV`] turns cubins off in this process (the build's or the program's).
+pub fn cubins_off() -> bool {
+    std::env::var(CUBIN_ENV).is_ok_and(|v| matches!(v.trim(), "0" | "off" | "false"))
+}
+
 /// One kernel as the macro compiled it.
 #[derive(Debug)]
 pub struct KernelSpec {
