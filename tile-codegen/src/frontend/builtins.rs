@@ -972,27 +972,26 @@ impl Lowering {
         let ti = Type::tensor(Elem::Scalar(DType::I32), shape.clone());
         let tf = Type::tensor(Elem::Scalar(DType::F32), shape.clone());
         let tb = Type::tensor(Elem::Scalar(DType::I1), shape.clone());
-        let splat = |l: &mut Self, c: ConstValue, d: DType| {
-            let k = l.push(OpKind::Constant(c), vec![], Type::scalar(d));
-            if shape.is_empty() {
-                k
-            } else {
-                l.push(
-                    OpKind::Splat,
-                    vec![k],
-                    Type::tensor(Elem::Scalar(d), shape.clone()),
-                )
-            }
-        };
-        let zero = splat(self, ConstValue::Int(0), DType::I32);
-        let ones = splat(self, ConstValue::Int(-1), DType::I32);
+        let zero = self.splat_const(ConstValue::Int(0), DType::I32, &shape);
+        let ones = self.splat_const(ConstValue::Int(-1), DType::I32, &shape);
         let neg = self.push(OpKind::Cmp(CmpPred::Lt), vec![x, zero], tb);
         let flipped = self.push(OpKind::Binary(BinOp::Xor), vec![x, ones], ti.clone());
         let y = self.push(OpKind::Select, vec![neg, flipped, x], ti);
         let f = self.push(OpKind::Cast, vec![y], tf.clone());
         let scale = f64::from(f32::from_bits(0x2FFF_FFFF));
-        let s = splat(self, ConstValue::Float(scale), DType::F32);
+        let s = self.splat_const(ConstValue::Float(scale), DType::F32, &shape);
         self.push(OpKind::Binary(BinOp::Mul), vec![f, s], tf)
+    }
+
+    /// The constant `c` of type `d`: a scalar, or splat to `shape` when it has dimensions.
+    fn splat_const(&mut self, c: ConstValue, d: DType, shape: &[u32]) -> ValueId {
+        let k = self.push(OpKind::Constant(c), vec![], Type::scalar(d));
+        if shape.is_empty() {
+            k
+        } else {
+            let t = Type::tensor(Elem::Scalar(d), shape.to_vec());
+            self.push(OpKind::Splat, vec![k], t)
+        }
     }
 
     /// Triton's `pair_uniform_to_normal`, first half: `sqrt(−2 · log(max(1e-7, u1))) ·
@@ -1000,18 +999,7 @@ impl Lowering {
     fn box_muller(&mut self, u1: ValueId, u2: ValueId) -> ValueId {
         let shape = self.f.ty(u1).shape.clone();
         let tf = Type::tensor(Elem::Scalar(DType::F32), shape.clone());
-        let splat = |l: &mut Self, v: f64| {
-            let k = l.push(
-                OpKind::Constant(ConstValue::Float(v)),
-                vec![],
-                Type::scalar(DType::F32),
-            );
-            if shape.is_empty() {
-                k
-            } else {
-                l.push(OpKind::Splat, vec![k], tf.clone())
-            }
-        };
+        let splat = |l: &mut Self, v: f64| l.splat_const(ConstValue::Float(v), DType::F32, &shape);
         let floor = splat(self, f64::from(1.0e-7f32));
         let u1 = self.push(OpKind::Binary(BinOp::Max), vec![floor, u1], tf.clone());
         let two_pi = splat(self, f64::from(std::f32::consts::TAU));
