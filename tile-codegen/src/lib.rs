@@ -8,6 +8,7 @@
 //!    (16-byte accesses where axis analysis proves them safe).
 //! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`llvm::GpuTarget`].
 
+pub mod budget;
 pub mod frontend;
 pub mod llvm;
 pub mod passes;

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 
 use tile_core::ir::{print, verify, Elem, Function, OpKind};
 
+use crate::budget;
 use crate::frontend::{self, Kernel, KernelOptions};
 use crate::llvm::{self, Artifacts, GpuTarget};
 use crate::passes::Pass;
@@ -236,67 +237,227 @@ pub fn compile(
     opts: &KernelOptions,
     dump: &DumpConfig,
 ) -> syn::Result<Vec<CompiledKernel>> {
-    let kernels = frontend::lower_kernel(item, opts)?;
-    let jobs: Vec<(&str, &Function)> = kernels.iter().map(|k| (k.name.as_str(), &k.ir)).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len())
-        .max(1);
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut built: Vec<Option<Result<Built, InstanceError>>> = Vec::new();
-    built.resize_with(jobs.len(), || None);
-    let built = std::sync::Mutex::new(built);
-    let work = || loop {
-        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let Some(&(name, ir)) = jobs.get(i) else {
-            break;
-        };
-        let r = build_instance(name, ir, dump, opts.aligned_only);
-        if let Ok(mut b) = built.lock() {
-            b[i] = Some(r);
-        }
-    };
-    if threads == 1 {
-        work();
-    } else {
-        std::thread::scope(|sc| {
-            for _ in 0..threads {
-                sc.spawn(work);
-            }
-        });
+    let tile = tile_level(item, opts, dump)?;
+    // Every specialization builds at least one variant for every target: a kernel far over the
+    // budget even so (twice: the tile level's estimate is rougher) is refused before any
+    // GPU-level work. The budget itself is checked on the GPU-level IR of every module.
+    let targets = GpuTarget::ALL.len() as u64;
+    let least = tile
+        .iter()
+        .fold(0u64, |c, t| c.saturating_add(t.cost.saturating_mul(targets)));
+    let m = tile.len() as u64 * targets;
+    if least > budget::MAX_COMPILE_COST.saturating_mul(2) {
+        return Err(over_budget(item, &tile, least, m));
     }
-    let built = built.into_inner().unwrap_or_default();
-    kernels
+    // Phase 1, per specialization: which variants, and their GPU-level IR per target (our own
+    // passes). Phase 2, per variant and target: LLVM, the bulk of the time. Both spread over
+    // the machine's threads, so even a kernel of one specialization builds its six LLVM
+    // modules in parallel.
+    let planned = plan_all(&tile, dump, opts);
+    let (cost, m) = planned_cost(&planned);
+    if cost > budget::MAX_COMPILE_COST {
+        return Err(over_budget(item, &tile, cost, m));
+    }
+    let jobs: Vec<(usize, usize, &PlannedTarget)> = planned
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.as_ref().ok().map(|vs| (i, vs)))
+        .flat_map(|(i, vs)| {
+            vs.iter().enumerate().flat_map(move |(vi, v)| {
+                v.targets.iter().map(move |t| (i, vi, t))
+            })
+        })
+        .collect();
+    let mut lowered = parallel_map(&jobs, |&(_, _, t)| lower_target(t, dump)).into_iter();
+    let built: Vec<Result<Vec<CompiledVariant>, InstanceError>> = planned
         .into_iter()
+        .map(|p| {
+            p.and_then(|variants| {
+                variants
+                    .into_iter()
+                    .map(|v| {
+                        let targets = v
+                            .targets
+                            .iter()
+                            .map(|_| {
+                                lowered.next().unwrap_or_else(|| {
+                                    Err(InstanceError::Internal(
+                                        "a build thread failed".to_string().into(),
+                                    ))
+                                })
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Ok(CompiledVariant {
+                            divisibility: v.divisibility,
+                            num_warps: v.num_warps,
+                            targets,
+                        })
+                    })
+                    .collect()
+            })
+        })
+        .collect();
+    tile.into_iter()
         .zip(built)
-        .map(|(kernel, b)| {
+        .map(|(t, b)| {
+            let kernel = t.kernel;
             let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
                 Some(r) => r.error(msg),
                 None => syn::Error::new_spanned(&item.sig.ident, msg),
             };
             match b {
-                Some(Ok((tile_ir, variants))) => Ok(CompiledKernel {
+                Ok(variants) => Ok(CompiledKernel {
                     kernel,
-                    tile_ir,
+                    tile_ir: t.text,
                     variants,
                 }),
-                Some(Err(InstanceError::Internal(e))) => {
+                Err(InstanceError::Internal(e)) => {
                     Err(at(e.loc, format!("internal error in tile: {}", e.msg)))
                 }
-                Some(Err(InstanceError::Kernel(e))) => {
+                Err(InstanceError::Kernel(e)) => {
                     Err(at(e.loc, format!("cannot compile this kernel: {}", e.msg)))
                 }
-                None => Err(at(
-                    None,
-                    "internal error in tile: a build thread failed".into(),
-                )),
             }
         })
         .collect()
 }
 
-/// What [`build_instance`] makes: the optimized tile-level IR text and the variants.
-type Built = (String, Vec<CompiledVariant>);
+/// Phase 1 of [`compile`] for every specialization, on the machine's threads.
+fn plan_all(
+    tile: &[TileLevel],
+    dump: &DumpConfig,
+    opts: &KernelOptions,
+) -> Vec<Result<Vec<PlannedVariant>, InstanceError>> {
+    let instances: Vec<(&str, &Function)> = tile
+        .iter()
+        .map(|t| (t.kernel.name.as_str(), &t.ir))
+        .collect();
+    parallel_map(&instances, |&(name, ir)| {
+        plan_instance(name, ir, dump, opts.aligned_only)
+    })
+}
+
+/// The compile cost of the planned LLVM modules (each from its GPU-level IR), and how many
+/// there are.
+fn planned_cost(planned: &[Result<Vec<PlannedVariant>, InstanceError>]) -> (u64, u64) {
+    planned
+        .iter()
+        .flat_map(|p| p.iter().flatten().flat_map(|v| &v.targets))
+        .fold((0u64, 0u64), |(c, m), t| {
+            (c.saturating_add(budget::cost(&t.ir)), m + 1)
+        })
+}
+
+/// A kernel's compile cost ([`budget::cost`] summed over the LLVM modules it would build) and
+/// the number of modules, without building them: what `tile-fuzz` prints beside compile times
+/// to calibrate the budget.
+pub fn compile_cost(
+    item: &syn::ItemFn,
+    opts: &KernelOptions,
+    dump: &DumpConfig,
+) -> syn::Result<(u64, u64)> {
+    let tile = tile_level(item, opts, dump)?;
+    Ok(planned_cost(&plan_all(&tile, dump, opts)))
+}
+
+/// One specialization after the tile-level passes.
+pub struct TileLevel {
+    /// The front end's kernel (name, parameters, spans).
+    pub kernel: Kernel,
+    /// The optimized tile-level IR, as text (embedded for the interpreter).
+    pub text: String,
+    /// The same, parsed (ids dense and in program order).
+    pub ir: Function,
+    /// Its [`budget::cost`].
+    pub cost: u64,
+}
+
+/// The front end and the tile-level passes for every specialization of a kernel: what the
+/// compile-cost budget is checked on before any GPU code is built.
+pub fn tile_level(
+    item: &syn::ItemFn,
+    opts: &KernelOptions,
+    dump: &DumpConfig,
+) -> syn::Result<Vec<TileLevel>> {
+    frontend::lower_kernel(item, opts)?
+        .into_iter()
+        .map(|kernel| {
+            let mut f = kernel.ir.clone();
+            let optimized = run_passes(&mut f, TILE_PASSES, &dump.skip_passes)
+                .and_then(|()| reparse(&f, "tile-level IR"))
+                .and_then(|(text, ir)| {
+                    dump.write("ir", format!("{}.ir", kernel.name), &text)?;
+                    Ok((text, ir))
+                });
+            match optimized {
+                Ok((text, ir)) => {
+                    let cost = budget::cost(&ir);
+                    Ok(TileLevel {
+                        kernel,
+                        text,
+                        ir,
+                        cost,
+                    })
+                }
+                Err(e) => {
+                    let msg = format!("internal error in tile: {}", e.msg);
+                    Err(match kernel.range_of(e.loc) {
+                        Some(r) => r.error(msg),
+                        None => syn::Error::new_spanned(&item.sig.ident, msg),
+                    })
+                }
+            }
+        })
+        .collect()
+}
+
+/// The error for a kernel whose `modules` LLVM modules cost `cost` in all, over the budget: at
+/// the parameters when they declare several specializations, else at the kernel's name; a
+/// second error points at the op that costs the most.
+fn over_budget(item: &syn::ItemFn, tile: &[TileLevel], cost: u64, modules: u64) -> syn::Error {
+    let max = budget::MAX_COMPILE_COST;
+    let n = tile.len();
+    let mut e = if n > 1 {
+        syn::Error::new_spanned(
+            &item.sig.inputs,
+            format!(
+                "these parameters declare {n} specializations; with their variants and targets \
+                 that is {modules} LLVM modules, whose code adds up to a compile cost of {cost}, \
+                 and a kernel may cost at most {max} (about two seconds of compilation): declare \
+                 fewer `Const`/`Type` values, or use smaller tiles"
+            ),
+        )
+    } else {
+        syn::Error::new_spanned(
+            &item.sig.ident,
+            format!(
+                "this kernel's {modules} LLVM modules (its variants and targets) have a compile \
+                 cost of {cost}; a kernel may cost at most {max} (about two seconds of \
+                 compilation): use smaller tiles or split the kernel"
+            ),
+        )
+    };
+    let costliest = tile
+        .iter()
+        .flat_map(|t| {
+            let locs = t.ir.locs();
+            budget::op_costs(&t.ir)
+                .into_iter()
+                .enumerate()
+                .filter_map(move |(i, c)| Some((c, locs.get(i).copied().flatten()?)))
+                .map(move |(c, loc)| (c, &t.kernel, loc))
+        })
+        .max_by_key(|&(c, _, _)| c);
+    if let Some((c, kernel, loc)) = costliest {
+        if let Some(r) = kernel.range_of(Some(loc)) {
+            let each = if n > 1 { " in one specialization" } else { "" };
+            e.combine(r.error(format!(
+                "the costliest op: {c} of the compile cost per module{each}"
+            )));
+        }
+    }
+    e
+}
 
 /// Why an instance did not build.
 #[derive(Debug)]
@@ -452,21 +613,62 @@ fn needed_divisibility(
     Ok(needed)
 }
 
-/// One instance (the tile-level IR `ir` of the kernel instance `name`) through the passes, for
-/// every specialization (only the first with `aligned_only`, `specialize = aligned`) and target.
-/// Touches no tokens, so it may run on any thread.
-fn build_instance(
+/// A variant of a specialization, planned: what it assumes, its warps, and its GPU-level IR per
+/// target, ready for LLVM.
+struct PlannedVariant {
+    divisibility: Vec<u32>,
+    num_warps: u32,
+    targets: Vec<PlannedTarget>,
+}
+
+/// One variant's GPU-level IR for one target.
+struct PlannedTarget {
+    target: GpuTarget,
+    /// The dump files' stem: `{instance}.v{variant}.{arch}`.
+    stem: String,
+    gpu_ir: String,
+    ir: Function,
+}
+
+/// Runs `f` on every item on the machine's threads (at most one per item) and returns the
+/// results in item order.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len())
+        .max(1);
+    if threads == 1 {
+        return items.iter().map(f).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(Vec::with_capacity(items.len()));
+    std::thread::scope(|sc| {
+        for _ in 0..threads {
+            sc.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = f(item);
+                if let Ok(mut d) = done.lock() {
+                    d.push((i, r));
+                }
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|p| p.into_inner());
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1).collect()
+}
+
+/// One instance (the optimized tile-level IR `tile` of the kernel instance `name`) through the
+/// GPU-level passes, for every specialization (only the first with `aligned_only`,
+/// `specialize = aligned`) and target. Touches no tokens, so it may run on any thread.
+fn plan_instance(
     name: &str,
-    ir: &Function,
+    tile: &Function,
     dump: &DumpConfig,
     aligned_only: bool,
-) -> Result<Built, InstanceError> {
+) -> Result<Vec<PlannedVariant>, InstanceError> {
     let internal = InstanceError::Internal;
-    let mut tile = ir.clone();
-    run_passes(&mut tile, TILE_PASSES, &dump.skip_passes).map_err(internal)?;
-    let (tile_ir, tile) = reparse(&tile, "tile-level IR").map_err(internal)?;
-    dump.write("ir", format!("{}.ir", name), &tile_ir)
-        .map_err(|e| internal(e.into()))?;
 
     // Specializations: every pointer 16-byte aligned and the integers that matter multiples of
     // what matters (16 at most), then nothing assumed.
@@ -516,39 +718,52 @@ fn build_instance(
             let stem = format!("{}.v{vi}.{}", name, t.arch());
             dump.write("gpu-ir", format!("{stem}.gpu-ir"), &gpu_ir)
                 .map_err(|e| internal(e.into()))?;
-            // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
-            // only on a bug in tile: say what failed, at the tokens of the op that needs it.
-            let a = llvm::compile(&g, t).map_err(|e| {
-                let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-                InstanceError::Kernel(Failure {
-                    msg: e.to_string(),
-                    loc,
-                })
-            })?;
-            dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
-                .map_err(|e| internal(e.into()))?;
-            dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
-                .map_err(|e| internal(e.into()))?;
-            // ptxas refusing our PTX is a bug in tile, not in the kernel.
-            let cubin = match &dump.cubin {
-                Some(ptxas) => Some(
-                    crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch())
-                        .map_err(|e| internal(e.into()))?,
-                ),
-                None => None,
-            };
-            targets.push(TargetBuild {
+            targets.push(PlannedTarget {
                 target: t,
+                stem,
                 gpu_ir,
-                artifacts: a,
-                cubin,
+                ir: g,
             });
         }
-        variants.push(CompiledVariant {
+        variants.push(PlannedVariant {
             divisibility,
             num_warps: base.num_warps,
             targets,
         });
     }
-    Ok((tile_ir, variants))
+    Ok(variants)
+}
+
+/// LLVM for one planned variant and target: LLVM IR, PTX and (with [`DumpConfig::cubin`]) the
+/// cubin. Touches no tokens, so it may run on any thread.
+fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, InstanceError> {
+    let internal = InstanceError::Internal;
+    let (g, t, stem) = (&p.ir, p.target, &p.stem);
+    // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
+    // only on a bug in tile: say what failed, at the tokens of the op that needs it.
+    let a = llvm::compile(&g, t).map_err(|e| {
+        let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
+        InstanceError::Kernel(Failure {
+            msg: e.to_string(),
+            loc,
+        })
+    })?;
+    dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
+        .map_err(|e| internal(e.into()))?;
+    dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
+        .map_err(|e| internal(e.into()))?;
+    // ptxas refusing our PTX is a bug in tile, not in the kernel.
+    let cubin = match &dump.cubin {
+        Some(ptxas) => Some(
+            crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch())
+                .map_err(|e| internal(e.into()))?,
+        ),
+        None => None,
+    };
+    Ok(TargetBuild {
+        target: t,
+        gpu_ir: p.gpu_ir.clone(),
+        artifacts: a,
+        cubin,
+    })
 }

@@ -104,3 +104,57 @@ fn findings_are_located_errors() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// A kernel of `n` lines `line` between a 2-D tile `v` loaded from `x` and its store.
+fn repeated(n: usize, line: &str, elem: &str) -> String {
+    format!(
+        "fn k(x: Ptr<{elem}, 8192>, out: Ptr<{elem}, 8192>) {{ \
+         let offs = arange(0, 64).expand_dims(1) * 128 + arange(0, 128).expand_dims(0); \
+         let mut v = load(x + offs); {} store(out + offs, v); }}",
+        line.repeat(n)
+    )
+}
+
+/// Kernels the compile-cost budget refuses, each at once and with an error that names the
+/// limit; and kernels that once took seconds in tile's own passes, compiled in a blink.
+#[test]
+fn compile_cost_is_bounded() {
+    let budget = "a kernel may cost at most";
+    let cases: Vec<(String, Option<&str>)> = vec![
+        // Integer ops that reuse their results in a 2-D kernel: `assign-layouts` copied them
+        // per user, exponentially (each of Philox's rounds doubled the copies), before `cse`
+        // merged them again: 6.5 s for the fused dropout kernels.
+        (repeated(40, "v = (v * 3) ^ v + v;", "i32"), None),
+        // Over the budget by far: refused from the tile-level estimate, before any GPU work.
+        (repeated(400, "v = sin(v) + v;", "f32"), Some(budget)),
+        // Just over it: refused from the GPU-level IR of each module, before LLVM.
+        (repeated(24, "v = sin(v) + v;", "f32"), Some(budget)),
+        // Scalar arithmetic by the thousand: `hoist-loads` was quadratic in a block's ops.
+        (
+            format!(
+                "fn k(out: Ptr<i32, 128>, n: i32) {{ let mut s = n; {} store(out + arange(0, 128), s); }}",
+                "s = (s * 3) ^ 7;".repeat(8000)
+            ),
+            Some(budget),
+        ),
+    ];
+    let mut bad = Vec::new();
+    for (text, want) in &cases {
+        let start = std::time::Instant::now();
+        let got = outcome(text);
+        let took = start.elapsed();
+        let short = &text[..text.len().min(120)];
+        match (got, want) {
+            (Ok(None), None) => {}
+            (Ok(Some(m)), Some(w)) if m.contains(w) => {}
+            (Ok(got), _) => bad.push(format!("{short}: got {got:?}, want {want:?}")),
+            (Err(e), _) => bad.push(format!("{short}: {e}")),
+        }
+        // Generous (tests build tile's crates at opt-level 2 with debug assertions, and CI's
+        // machine is shared); each of these took 6 to 60 s before.
+        if took > std::time::Duration::from_secs(20) {
+            bad.push(format!("{short}: {took:?}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -85,15 +85,32 @@ impl fmt::Display for Outcome {
 /// process; a panic is caught and reported, a crash is not (the parent process sees it).
 /// Returns the outcome and a one-line message.
 pub fn compile_text(text: &str) -> (Outcome, String) {
+    match parse_case(text) {
+        Ok((item, args)) => compile_item(&item, args),
+        Err(out) => out,
+    }
+}
+
+/// The compile cost of `text` ([`tile_codegen::pipeline::compile_cost`]: summed over the LLVM
+/// modules it builds) and the number of modules, where it gets that far.
+pub fn cost_of(text: &str) -> Option<(u64, u64)> {
+    let (item, args) = parse_case(text).ok()?;
+    let opts = parse_options(args).ok()?;
+    tile_codegen::pipeline::compile_cost(&item, &opts, &DumpConfig::default()).ok()
+}
+
+/// The function item of `text` and the arguments of its `#[tile_kernel(…)]` attribute, or the
+/// outcome when it is not a kernel tile can be asked to compile.
+fn parse_case(text: &str) -> Result<(syn::ItemFn, proc_macro2::TokenStream), (Outcome, String)> {
     // As the macro does: the nesting check runs on the tokens before syn parses them.
     let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else {
-        return (Outcome::NotRust, String::new());
+        return Err((Outcome::NotRust, String::new()));
     };
     if let Err(e) = tile_codegen::frontend::check_nesting(tokens.clone()) {
-        return classify(&e);
+        return Err(classify(&e));
     }
     let Ok(mut item) = syn::parse2::<syn::ItemFn>(tokens) else {
-        return (Outcome::NotRust, String::new());
+        return Err((Outcome::NotRust, String::new()));
     };
     // The macro's own attribute carries the options; other attributes (docs, lints) stay.
     let mut args = proc_macro2::TokenStream::new();
@@ -110,11 +127,16 @@ pub fn compile_text(text: &str) -> (Outcome, String) {
         }
         !ours
     });
+    Ok((item, args))
+}
+
+/// Compiles a parsed case in this process, catching a panic.
+fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome, String) {
     // TILE_DUMP and TILE_DUMP_DIR work as for the macro (useful with `replay`).
     let dump = DumpConfig::from_env().unwrap_or_default();
     let run = catch_unwind(AssertUnwindSafe(|| {
         let opts = parse_options(args)?;
-        compile(&item, &opts, &dump)
+        compile(item, &opts, &dump)
     }));
     match run {
         Err(p) => {

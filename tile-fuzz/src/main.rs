@@ -6,6 +6,7 @@
 //! cargo run --release -p tile-fuzz -- [--seed S] [--generated N] [--mutated N] [--jobs J]
 //!                                     [--time-limit-ms T] [--slow-ms T] [--out DIR] [--show N]
 //! cargo run --release -p tile-fuzz -- replay target/fuzz/*.rs
+//! cargo run --release -p tile-fuzz -- corpus
 //! ```
 //!
 //! Generated kernels come from a grammar of the whole language ([`gen`]); mutated ones are the
@@ -14,6 +15,12 @@
 //! answers one line; a worker that dies or runs over the limit is replaced, and the case is
 //! counted as a crash or a timeout. The same seed gives the same cases. Findings (original and
 //! minimized text) go to `--out` (default `target/fuzz`); the exit status is 1 if there were any.
+//! Progress goes to stderr every 5% of the cases.
+//!
+//! `replay` compiles saved cases in this process and prints each one's outcome, time and
+//! compile cost ([`tile_codegen::budget`]); `corpus` does the same for every kernel of the
+//! repository, slowest first (`TILE_FUZZ_SHOW` of them, default 20): the check that the
+//! compile-cost budget's weights still match LLVM's times.
 
 mod case;
 mod gen;
@@ -144,12 +151,50 @@ fn replay(files: Vec<String>) -> ExitCode {
         let (o, msg) = case::compile_text(case);
         let ms = start.elapsed().as_millis();
         bugs += usize::from(o.is_bug());
-        println!("{file}: {o} in {ms} ms {msg}");
+        let cost = case::cost_of(case).map_or("-".to_string(), |(c, m)| format!("{c} in {m} modules"));
+        println!("{file}: {o} in {ms} ms (cost {cost}) {msg}");
     }
     if bugs == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `tile-fuzz corpus`: compiles every kernel of the corpus unchanged, in this process, and
+/// prints the slowest twenty with their times and outcomes (the compile-cost budget's check
+/// against the kernels users actually write).
+fn time_corpus() -> ExitCode {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let corpus = mutate::corpus(&root);
+    let mut timed: Vec<(Duration, Outcome, String, String, Option<(u64, u64)>)> = corpus
+        .iter()
+        .map(|text| {
+            let start = Instant::now();
+            let (o, msg) = case::compile_text(text);
+            let name = text
+                .split_once("fn ")
+                .and_then(|(_, rest)| rest.split(|c: char| !c.is_alphanumeric() && c != '_').next())
+                .unwrap_or("?")
+                .to_string();
+            (start.elapsed(), o, name, msg, case::cost_of(text))
+        })
+        .collect();
+    timed.sort_by(|a, b| b.0.cmp(&a.0));
+    let total: Duration = timed.iter().map(|t| t.0).sum();
+    println!("{} kernels in {:.1} s; the slowest:", timed.len(), total.as_secs_f64());
+    let show = std::env::var("TILE_FUZZ_SHOW")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
+    for (took, o, name, msg, cost) in timed.iter().take(show) {
+        let cost = cost.map_or("-".to_string(), |(c, m)| format!("{c}/{m}"));
+        println!("{:>7} ms  cost {cost:>11}  {o:<12} {name} {msg}", took.as_millis());
+    }
+    if timed.iter().any(|t| t.1.is_bug()) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -323,6 +368,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("replay") {
         return replay(std::env::args().skip(2).collect());
     }
+    if std::env::args().nth(1).as_deref() == Some("corpus") {
+        return time_corpus();
+    }
     let o = match parse_args() {
         Ok(o) => o,
         Err(e) => {
@@ -345,6 +393,9 @@ fn main() -> ExitCode {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome, String, Duration)>> = Mutex::new(Vec::new());
     let started = Instant::now();
+    let done = AtomicUsize::new(0);
+    let bugs = AtomicUsize::new(0);
+    let step = (all.len() / 20).max(1);
     std::thread::scope(|s| {
         for _ in 0..o.jobs {
             s.spawn(|| {
@@ -353,6 +404,20 @@ fn main() -> ExitCode {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(c) = all.get(i) else { break };
                     let (out, msg, took) = run_case(&mut slot, &c.text, o.limit);
+                    if out.is_bug() {
+                        bugs.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    // Progress on stderr, every 5%: a long run that is cut short still says
+                    // how far it got and whether it had found anything.
+                    if n % step == 0 {
+                        eprintln!(
+                            "tile-fuzz: {n}/{} cases, {} findings, {:.0} s",
+                            all.len(),
+                            bugs.load(Ordering::Relaxed),
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
                     if let Ok(mut r) = results.lock() {
                         r.push((i, out, msg, took));
                     }

@@ -444,14 +444,38 @@ fn with_layout(ty: &Type, layout: Layout) -> Type {
 /// operand's load and the result's store does not force one layout on both (the operand's loads
 /// stay coalesced while the result is an mma accumulator). Copies that end up with one layout are
 /// merged again by `cse`.
+///
+/// Copying a user copies the cheap values it reads, so a chain of integer ops that reuse their
+/// results (Philox's rounds, `x = x * 3 + x` repeated) would grow exponentially. Only a value
+/// whose cone of cheap ops, counted as a tree, has at most [`SPLIT_CONE`] ops is copied: index
+/// arithmetic is well under it, a random-number generator's rounds are far over it (and gain
+/// nothing from copies: all their users share one layout). Every copy is then of a value whose
+/// whole expansion is small, so the pass adds at most `SPLIT_CONE` ops per operand of the
+/// original kernel.
 fn split_shared_leaves(f: &mut Function) {
     let order = f.walk();
+    // Each cheap value's cone size, saturating at SPLIT_CONE + 1.
+    let mut cone = vec![0u32; f.values.len()];
+    for &op in &order {
+        let d = f.op(op);
+        let Some(&r) = d.results.first() else {
+            continue;
+        };
+        if cheap(f, &d.kind, r) {
+            let below: u32 = d
+                .operands
+                .iter()
+                .map(|o| cone[o.index()])
+                .fold(1, u32::saturating_add);
+            cone[r.index()] = below.min(SPLIT_CONE + 1);
+        }
+    }
     for &op in order.iter().rev() {
         let d = f.op(op).clone();
         let Some(&r) = d.results.first() else {
             continue;
         };
-        if !cheap(f, &d.kind, r) {
+        if !cheap(f, &d.kind, r) || cone[r.index()] > SPLIT_CONE {
             continue;
         }
         let mut users: Vec<_> = f
@@ -480,6 +504,9 @@ fn split_shared_leaves(f: &mut Function) {
         }
     }
 }
+
+/// The most ops a value's cone of cheap ops may hold for [`split_shared_leaves`] to copy it.
+const SPLIT_CONE: u32 = 32;
 
 /// Whether `kind` producing `r` is cheap enough to compute once per user (see
 /// [`split_shared_leaves`]).

@@ -27,7 +27,8 @@
 //! feed a hoisted load (and those loads) first, then the rest, each group in the original order.
 //! A block already in that order is left as it was.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use tile_core::ir::{BlockId, DType, Function, OpId, OpKind, RegionId, ValueDef};
 
@@ -135,13 +136,21 @@ fn live_words(f: &Function, ops: &[OpId], pos: &Positions, words: &[u64]) -> Vec
             }
         }
     }
-    let mut live = vec![0; n];
+    // Each value adds its words over (j, end]: a difference array, then its prefix sums.
+    let mut delta = vec![0i64; n + 1];
     for j in 0..n {
         if let Some(end) = last_use[j] {
-            for w in &mut live[j + 1..=end] {
-                *w += words[j];
+            if end > j {
+                delta[j + 1] += words[j] as i64;
+                delta[end + 1] -= words[j] as i64;
             }
         }
+    }
+    let mut live = vec![0; n];
+    let mut running = 0i64;
+    for (k, w) in live.iter_mut().enumerate() {
+        running += delta[k];
+        *w = running.max(0) as u64;
     }
     live
 }
@@ -149,9 +158,10 @@ fn live_words(f: &Function, ops: &[OpId], pos: &Positions, words: &[u64]) -> Vec
 /// Load `l` and the ops of the block that feed it through pure ops and other loads.
 fn feeding_slice(f: &Function, ops: &[OpId], pos: &Positions, l: usize) -> Vec<usize> {
     let mut slice = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut stack = vec![l];
     while let Some(i) = stack.pop() {
-        if slice.contains(&i) {
+        if !seen.insert(i) {
             continue;
         }
         slice.push(i);
@@ -174,25 +184,47 @@ fn schedule(f: &mut Function, b: BlockId) {
     let index_of = |op: OpId| pos.get(&op).copied();
     let eff: Vec<Effect> = ops.iter().map(|&op| effect(&f.op(op).kind)).collect();
 
-    // preds[i]: the ops of this block that op i must follow.
+    // preds[i]: the ops of this block that op i must follow. Memory order is kept through its
+    // transitive reduction, so the graph stays linear in size: a load follows the last write
+    // before it; a write follows the last write and every load since; the terminator follows
+    // everything (it stays last).
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut last_write: Option<usize> = None;
+    let mut reads_since: Vec<usize> = Vec::new();
     for (i, &op) in ops.iter().enumerate() {
+        let add = |preds: &mut Vec<Vec<usize>>, j: usize| {
+            if j < i && !preds[i].contains(&j) {
+                preds[i].push(j);
+            }
+        };
         for v in uses(f, op) {
             if let ValueDef::OpResult(def, _) = f.values[v.index()].def {
                 if let Some(j) = index_of(def) {
-                    if j < i && !preds[i].contains(&j) {
-                        preds[i].push(j);
-                    }
+                    add(&mut preds, j);
                 }
             }
         }
-        for j in 0..i {
-            let (a, c) = (eff[j], eff[i]);
-            let ordered = c == Effect::End
-                || (a == Effect::Write && c != Effect::None)
-                || (c == Effect::Write && a != Effect::None);
-            if ordered && !preds[i].contains(&j) {
-                preds[i].push(j);
+        match eff[i] {
+            Effect::None => {}
+            Effect::Read => {
+                if let Some(w) = last_write {
+                    add(&mut preds, w);
+                }
+                reads_since.push(i);
+            }
+            Effect::Write => {
+                if let Some(w) = last_write {
+                    add(&mut preds, w);
+                }
+                for r in std::mem::take(&mut reads_since) {
+                    add(&mut preds, r);
+                }
+                last_write = Some(i);
+            }
+            Effect::End => {
+                for j in 0..i {
+                    add(&mut preds, j);
+                }
             }
         }
     }
@@ -232,17 +264,44 @@ fn schedule(f: &mut Function, b: BlockId) {
         }
     }
 
-    // Every dependence points to an earlier op, so the first op not yet placed is always ready.
+    // A list schedule: the earliest ready op that goes first if there is one, else the earliest
+    // ready op. Every dependence points to an earlier op, so the earliest op not yet placed is
+    // always ready, and the schedule keeps the original order where nothing is hoisted.
+    let mut succs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut waiting: Vec<usize> = preds.iter().map(Vec::len).collect();
+    for (i, ps) in preds.iter().enumerate() {
+        for &j in ps {
+            succs[j].push(i);
+        }
+    }
+    let mut ready_early = BinaryHeap::new();
+    let mut ready = BinaryHeap::new();
+    for i in (0..n).filter(|&i| waiting[i] == 0) {
+        ready.push(Reverse(i));
+        if early[i] {
+            ready_early.push(Reverse(i));
+        }
+    }
     let mut done = vec![false; n];
     let mut order = Vec::with_capacity(n);
-    while let Some(first) = (0..n).find(|&i| !done[i]) {
-        let ready = |i: usize| !done[i] && preds[i].iter().all(|&j| done[j]);
-        let next = (0..n)
-            .filter(|&i| early[i] && ready(i))
-            .min()
-            .unwrap_or(first);
+    while order.len() < n {
+        let Some(Reverse(next)) = ready_early.pop().or_else(|| ready.pop()) else {
+            break;
+        };
+        if done[next] {
+            continue;
+        }
         done[next] = true;
         order.push(next);
+        for &s in &succs[next] {
+            waiting[s] -= 1;
+            if waiting[s] == 0 {
+                ready.push(Reverse(s));
+                if early[s] {
+                    ready_early.push(Reverse(s));
+                }
+            }
+        }
     }
     f.blocks[b.index()].ops = order.into_iter().map(|i| ops[i]).collect();
 }
