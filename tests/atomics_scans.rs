@@ -24,6 +24,14 @@ fn every_atomic_on_every_type() {
 }
 
 #[test]
+fn atomics_on_16_bit_floats() {
+    let dev = Device::interpreter();
+    for n in [1, 17, 1000] {
+        common::check_atomic_each_16(&dev, n);
+    }
+}
+
+#[test]
 fn atomics_whose_old_values_are_shared() {
     let dev = Device::interpreter();
     for g in [1, 3, 40] {

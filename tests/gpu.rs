@@ -205,6 +205,7 @@ fn gpu_atomics_match_the_references() {
     }
     for n in [1, 17, 100_003] {
         common::check_atomic_each(&gpu, n);
+        common::check_atomic_each_16(&gpu, n);
     }
     for g in [1, 3, 40, 1000] {
         common::check_atomic_tickets(&gpu, g);

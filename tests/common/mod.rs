@@ -923,6 +923,45 @@ pub fn atomic_each(
     store(old_f + 3 * n + o, atomic_xchg(f + 3 * n + o, c, m), m);
 }
 
+/// Every atomic on 16-bit floats (`T` is `f16` or `bf16`), each element on its own address:
+/// region `k` of `h` is updated by the `k`-th atomic below (add, max, min, exchange,
+/// compare-and-swap), its old values go to region `k` of `old`; then every program adds 1 to
+/// each of `acc`'s 16 elements and takes the maximum of its index into `top` (contended: f16 and
+/// bf16 hold the integers up to 256 exactly).
+#[tile_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn atomic_each_16(
+    h: Ptr<T, { 5 * n }>,
+    v: Ptr<T, n>,
+    old: Ptr<T, { 5 * n }>,
+    acc: Ptr<T, 16>,
+    top: Ptr<T, 16>,
+    n: i32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<128>,
+) {
+    let o = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = o < n;
+    let a = load(v + o, m);
+    store(old + o, atomic_add(h + o, a, m), m);
+    store(old + n + o, atomic_max(h + n + o, a, m), m);
+    store(
+        old + 2 * n + o,
+        atomic_min(h + 2 * n + o, a, m, sem = relaxed),
+        m,
+    );
+    store(
+        old + 3 * n + o,
+        atomic_xchg(h + 3 * n + o, a, m, scope = cta),
+        m,
+    );
+    let twice = (a as f32 * 2.0) as T;
+    store(old + 4 * n + o, atomic_cas(h + 4 * n + o, a, twice, m), m);
+    let j = arange(0, 16);
+    atomic_add(acc + j, full([16], 1.0) as T);
+    atomic_max(top + j, full([16], program_id(0) as f32) as T);
+}
+
 /// Atomics whose old values every thread needs: a scalar ticket per program, a float total, and
 /// tiles smaller than the program (threads hold copies: each element must still be updated once).
 #[tile_kernel(num_warps = 4)]
@@ -950,7 +989,8 @@ pub fn atomic_tickets(
 }
 
 /// Scans of 1-D tiles: every kind, both directions, 4096 elements (registers, lanes and warps along
-/// the axis), 256 and 16 (lanes holding copies), a bool count and f32.
+/// the axis), 256 and 16 (lanes holding copies), a bool count and f32; two of them written as
+/// `associative_scan` (a combiner by name and by closure).
 #[tile_kernel(num_warps = 8)]
 pub fn scans_1d(
     xi: Ptr<i32, 4096>,
@@ -965,8 +1005,11 @@ pub fn scans_1d(
     store(out + i, a.cumsum());
     store(out + 4096 + i, a.cumsum(0, reverse = true));
     store(out + 2 * 4096 + i, cummax(a, 0));
-    store(out + 3 * 4096 + i, a.cummin(reverse = true));
-    store(out + 4 * 4096 + i, (a & 3).cumprod());
+    store(
+        out + 3 * 4096 + i,
+        associative_scan(a, 0, min, reverse = true),
+    );
+    store(out + 4 * 4096 + i, associative_scan(a & 3, 0, |x, y| x * y));
     let s = arange(0, 16);
     store(out + 5 * 4096 + s, load(xi + s).cumsum());
     let h = arange(0, 256);
@@ -979,7 +1022,7 @@ pub fn scans_1d(
 }
 
 /// Scans of 2-D tiles along either axis: 64 × 128, 4 × 2048 (warps along the axis) and
-/// 1024 × 8 (a short axis), i32 and f32.
+/// 1024 × 8 (a short axis), i32 and f32; two written as `associative_scan` with closures.
 #[tile_kernel(num_warps = 16)]
 pub fn scans_2d(
     x: Ptr<i32, 8192>,
@@ -992,8 +1035,11 @@ pub fn scans_2d(
     let offs = r.expand_dims(1) * 128 + c.expand_dims(0);
     let v = load(x + offs);
     store(out + offs, v.cumsum(1));
-    store(out + 8192 + offs, v.cumsum(0));
-    store(out + 2 * 8192 + offs, v.cummax(1, reverse = true));
+    store(out + 8192 + offs, associative_scan(v, 0, |a, b| a + b));
+    store(
+        out + 2 * 8192 + offs,
+        associative_scan(v, 1, |p, q| max(q, p), reverse = true),
+    );
     store(out + 3 * 8192 + offs, v.cummin(0, reverse = true));
     let r4 = arange(0, 4);
     let c2k = arange(0, 2048);
@@ -1143,6 +1189,124 @@ pub fn check_atomic_each(dev: &Device, n: usize) {
                 f0[k * n + e]
             );
         }
+    }
+}
+
+/// `atomic_each_16` on `n` elements, for `f16` and `bf16`: the old values are the initial ones,
+/// every update is the reference's (adds rounded once, max and min in
+/// `tile::ir::atomic_half_max`'s order, NaN only where the reference has one), and the contended
+/// count and maximum are exact.
+pub fn check_atomic_each_16(dev: &Device, n: usize) {
+    check_atomic_each_16_of::<half::f16>(dev, n);
+    check_atomic_each_16_of::<half::bf16>(dev, n);
+}
+
+/// 16-bit floats as [`check_atomic_each_16`] needs them.
+pub trait Half16: tile::Element + Copy + PartialEq + std::fmt::Debug {
+    fn of(x: f32) -> Self;
+    fn f(self) -> f32;
+    fn bits(self) -> u16;
+    fn from_bits16(b: u16) -> Self;
+}
+
+impl Half16 for half::f16 {
+    fn of(x: f32) -> Self {
+        half::f16::from_f32(x)
+    }
+    fn f(self) -> f32 {
+        self.to_f32()
+    }
+    fn bits(self) -> u16 {
+        self.to_bits()
+    }
+    fn from_bits16(b: u16) -> Self {
+        half::f16::from_bits(b)
+    }
+}
+
+impl Half16 for half::bf16 {
+    fn of(x: f32) -> Self {
+        half::bf16::from_f32(x)
+    }
+    fn f(self) -> f32 {
+        self.to_f32()
+    }
+    fn bits(self) -> u16 {
+        self.to_bits()
+    }
+    fn from_bits16(b: u16) -> Self {
+        half::bf16::from_bits(b)
+    }
+}
+
+fn check_atomic_each_16_of<T: Half16>(dev: &Device, n: usize) {
+    use tile::ir::{atomic_half_max, atomic_half_min};
+    let mut r = Rng(n as u64 + 29);
+    let specials = [0.0f32, -0.0, 1.5, -1.5, f32::INFINITY, f32::NEG_INFINITY];
+    let pick = |r: &mut Rng| {
+        if r.next() % 4 == 0 {
+            T::of(specials[(r.next() % specials.len() as u64) as usize])
+        } else {
+            T::of(r.f32() * 100.0 - 50.0)
+        }
+    };
+    let v: Vec<T> = (0..n).map(|_| pick(&mut r)).collect();
+    let mut h0: Vec<T> = (0..5 * n).map(|_| pick(&mut r)).collect();
+    // About half the compare-and-swap elements hold the value compared with.
+    for e in 0..n {
+        if r.next() % 2 == 0 {
+            h0[4 * n + e] = v[e];
+        }
+    }
+    let mut hb = dev.upload(&h0).unwrap();
+    let vb = dev.upload(&v).unwrap();
+    let mut ob = dev.zeros::<T>(5 * n).unwrap();
+    let mut acc = dev.zeros::<T>(16).unwrap();
+    let mut top = dev.upload(&vec![T::of(-1.0); 16]).unwrap();
+    let programs = cdiv(n, 128);
+    atomic_each_16::launch(
+        dev,
+        Grid::x(programs),
+        &mut hb,
+        &vb,
+        &mut ob,
+        &mut acc,
+        &mut top,
+        n as i32,
+    )
+    .unwrap();
+    let (gh, go) = (dev.download(&hb).unwrap(), dev.download(&ob).unwrap());
+    let bits = |x: &[T]| x.iter().map(|v| v.bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&go), bits(&h0), "old values");
+    let same = |g: T, w: T| g.bits() == w.bits() || (g.f().is_nan() && w.f().is_nan());
+    for e in 0..n {
+        let a = v[e];
+        let want = [
+            T::of(h0[e].f() + a.f()),
+            T::from_bits16(atomic_half_max(h0[n + e].bits(), a.bits())),
+            T::from_bits16(atomic_half_min(h0[2 * n + e].bits(), a.bits())),
+            a,
+            if h0[4 * n + e].bits() == a.bits() {
+                T::of(a.f() * 2.0)
+            } else {
+                h0[4 * n + e]
+            },
+        ];
+        for (k, w) in want.iter().enumerate() {
+            let g = gh[k * n + e];
+            assert!(
+                same(g, *w),
+                "op {k}, element {e}: {:?} and {a:?} gave {g:?}, want {w:?}",
+                h0[k * n + e]
+            );
+        }
+    }
+    let programs = programs as f32;
+    for (k, c) in dev.download(&acc).unwrap().into_iter().enumerate() {
+        assert_eq!(c.f(), programs, "contended add, element {k}");
+    }
+    for (k, t) in dev.download(&top).unwrap().into_iter().enumerate() {
+        assert_eq!(t.f(), programs - 1.0, "contended max, element {k}");
     }
 }
 

@@ -48,19 +48,32 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 .map(|&r| per_thread(f.ty(r).numel()))
                 .sum::<u64>()
                 .max(1);
-            let first_in = || d.operands.first().map_or(1, |&v| per_thread(f.ty(v).numel()));
+            let first_in = || {
+                d.operands
+                    .first()
+                    .map_or(1, |&v| per_thread(f.ty(v).numel()))
+            };
             let int_like = || {
-                d.operands.iter().chain(&d.results).any(|&v| match f.ty(v).elem {
-                    Elem::Ptr(_) => true,
-                    Elem::Scalar(t) => t.is_int() && t != DType::I1,
-                })
+                d.operands
+                    .iter()
+                    .chain(&d.results)
+                    .any(|&v| match f.ty(v).elem {
+                        Elem::Ptr(_) => true,
+                        Elem::Scalar(t) => t.is_int() && t != DType::I1,
+                    })
             };
             // Memory accesses: one instruction per `vec` elements (the GPU level's vectorized
             // accesses), plus a register move per element.
             let access = |per: u64, vec: u32, w: u64| {
-                per.div_ceil(u64::from(vec.max(1))).saturating_mul(w).saturating_add(per)
+                per.div_ceil(u64::from(vec.max(1)))
+                    .saturating_mul(w)
+                    .saturating_add(per)
             };
-            let in_at = |i: usize| d.operands.get(i).map_or(1, |&v| per_thread(f.ty(v).numel()));
+            let in_at = |i: usize| {
+                d.operands
+                    .get(i)
+                    .map_or(1, |&v| per_thread(f.ty(v).numel()))
+            };
             let (per, weight) = match &d.kind {
                 OpKind::Dot { precision } => {
                     let a = f.ty(d.operands[0]);
@@ -91,7 +104,9 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 OpKind::LocalLoad { .. } => (access(out, 8, 8), 1),
                 OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => (out, 6),
                 OpKind::Cast => (out, 3),
-                OpKind::Reduce { axis, .. } => (reduce_cost(f, d.operands[0], *axis, first_in()), 1),
+                OpKind::Reduce { axis, .. } => {
+                    (reduce_cost(f, d.operands[0], *axis, first_in()), 1)
+                }
                 OpKind::Scan { .. } => (first_in(), 16),
                 OpKind::Roll { .. } => (first_in(), 21),
                 // Through shared memory: a store, a barrier and a load per element.
@@ -137,7 +152,11 @@ fn reduce_cost(f: &Function, v: ValueId, axis: u32, per_in: u64) -> u64 {
     let regs = l.regs() as u64;
     let per_out = regs >> along(InDim::Reg);
     let stages = along(InDim::Lane) as u64;
-    let warps = if along(InDim::Warp) > 0 { ACROSS_WARPS } else { 0 };
+    let warps = if along(InDim::Warp) > 0 {
+        ACROSS_WARPS
+    } else {
+        0
+    };
     regs.saturating_mul(2)
         .saturating_add(per_out.saturating_mul(stages * SHUFFLE + warps))
 }
@@ -151,6 +170,11 @@ fn math_weight(m: MathFn) -> u64 {
         MathFn::Exp | MathFn::Sigmoid => 15,
         MathFn::Pow => 3,
         MathFn::Log2 | MathFn::Abs => 2,
-        MathFn::Exp2 | MathFn::Sqrt | MathFn::Rsqrt | MathFn::Floor | MathFn::Ceil | MathFn::Fma => 1,
+        MathFn::Exp2
+        | MathFn::Sqrt
+        | MathFn::Rsqrt
+        | MathFn::Floor
+        | MathFn::Ceil
+        | MathFn::Fma => 1,
     }
 }

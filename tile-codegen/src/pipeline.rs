@@ -242,9 +242,9 @@ pub fn compile(
     // budget even so (twice: the tile level's estimate is rougher) is refused before any
     // GPU-level work. The budget itself is checked on the GPU-level IR of every module.
     let targets = GpuTarget::ALL.len() as u64;
-    let least = tile
-        .iter()
-        .fold(0u64, |c, t| c.saturating_add(t.cost.saturating_mul(targets)));
+    let least = tile.iter().fold(0u64, |c, t| {
+        c.saturating_add(t.cost.saturating_mul(targets))
+    });
     let m = tile.len() as u64 * targets;
     if least > budget::MAX_COMPILE_COST.saturating_mul(2) {
         return Err(over_budget(item, &tile, least, m));
@@ -263,9 +263,9 @@ pub fn compile(
         .enumerate()
         .filter_map(|(i, p)| p.as_ref().ok().map(|vs| (i, vs)))
         .flat_map(|(i, vs)| {
-            vs.iter().enumerate().flat_map(move |(vi, v)| {
-                v.targets.iter().map(move |t| (i, vi, t))
-            })
+            vs.iter()
+                .enumerate()
+                .flat_map(move |(vi, v)| v.targets.iter().map(move |t| (i, vi, t)))
         })
         .collect();
     let mut lowered = parallel_map(&jobs, |&(_, _, t)| lower_target(t, dump)).into_iter();
@@ -755,8 +755,7 @@ fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, Ins
     // ptxas refusing our PTX is a bug in tile, not in the kernel.
     let cubin = match &dump.cubin {
         Some(ptxas) => Some(
-            crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch())
-                .map_err(|e| internal(e.into()))?,
+            crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch()).map_err(|e| internal(e.into()))?,
         ),
         None => None,
     };

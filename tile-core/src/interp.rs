@@ -14,8 +14,9 @@
 use std::fmt;
 
 use crate::ir::{
-    atomic_float_max, atomic_float_min, round_tf32, AtomicOp, BinOp, CmpPred, ConstValue, DType,
-    Elem, Function, MathFn, OpKind, Precision, ReduceKind, ScanKind, Type, UnOp, ValueId,
+    atomic_float_max, atomic_float_min, atomic_half_max, atomic_half_min, round_tf32, AtomicOp,
+    BinOp, CmpPred, ConstValue, DType, Elem, Function, MathFn, OpKind, Precision, ReduceKind,
+    ScanKind, Type, UnOp, ValueId,
 };
 
 /// A host buffer the kernel reads.
@@ -836,6 +837,24 @@ fn atomic_update(op: AtomicOp, old: Scalar, v: Scalar) -> Option<Scalar> {
         (AtomicOp::Add, F32(a), F32(b)) => F32(a + b),
         (AtomicOp::Max, F32(a), F32(b)) => F32(atomic_float_max(a, b)),
         (AtomicOp::Min, F32(a), F32(b)) => F32(atomic_float_min(a, b)),
+        (AtomicOp::Add, F16(a), F16(b)) => F16(half::f16::from_f32(a.to_f32() + b.to_f32())),
+        (AtomicOp::Add, BF16(a), BF16(b)) => BF16(half::bf16::from_f32(a.to_f32() + b.to_f32())),
+        (AtomicOp::Max, F16(a), F16(b)) => F16(half::f16::from_bits(atomic_half_max(
+            a.to_bits(),
+            b.to_bits(),
+        ))),
+        (AtomicOp::Min, F16(a), F16(b)) => F16(half::f16::from_bits(atomic_half_min(
+            a.to_bits(),
+            b.to_bits(),
+        ))),
+        (AtomicOp::Max, BF16(a), BF16(b)) => BF16(half::bf16::from_bits(atomic_half_max(
+            a.to_bits(),
+            b.to_bits(),
+        ))),
+        (AtomicOp::Min, BF16(a), BF16(b)) => BF16(half::bf16::from_bits(atomic_half_min(
+            a.to_bits(),
+            b.to_bits(),
+        ))),
         _ => return None,
     })
 }
@@ -846,6 +865,8 @@ fn same_bits(a: Scalar, b: Scalar) -> bool {
         (Scalar::I32(x), Scalar::I32(y)) => x == y,
         (Scalar::I64(x), Scalar::I64(y)) => x == y,
         (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
+        (Scalar::F16(x), Scalar::F16(y)) => x.to_bits() == y.to_bits(),
+        (Scalar::BF16(x), Scalar::BF16(y)) => x.to_bits() == y.to_bits(),
         _ => false,
     }
 }

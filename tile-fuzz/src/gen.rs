@@ -305,6 +305,19 @@ impl Gen<'_> {
                         self.r.below(rank)
                     };
                     let rev = self.pick(&["", ", reverse = true", ", reverse = false"]);
+                    if self.r.below(3) == 0 {
+                        // The same scans as `associative_scan`, with a combiner by name or
+                        // closure, and sometimes one the language does not take.
+                        let combine = self.pick(&[
+                            "|a, b| a + b",
+                            "|a, b| b * a",
+                            "max",
+                            "|p, q| min(q, p)",
+                            "|a, b| a - b",
+                            "|a| a",
+                        ]);
+                        return format!("associative_scan({x}, {axis}, {combine}{rev})");
+                    }
                     format!("({x}).{f}({axis}{rev})")
                 }
                 9 if rank >= 1 => {

@@ -151,7 +151,8 @@ fn replay(files: Vec<String>) -> ExitCode {
         let (o, msg) = case::compile_text(case);
         let ms = start.elapsed().as_millis();
         bugs += usize::from(o.is_bug());
-        let cost = case::cost_of(case).map_or("-".to_string(), |(c, m)| format!("{c} in {m} modules"));
+        let cost =
+            case::cost_of(case).map_or("-".to_string(), |(c, m)| format!("{c} in {m} modules"));
         println!("{file}: {o} in {ms} ms (cost {cost}) {msg}");
     }
     if bugs == 0 {
@@ -174,7 +175,10 @@ fn time_corpus() -> ExitCode {
             let (o, msg) = case::compile_text(text);
             let name = text
                 .split_once("fn ")
-                .and_then(|(_, rest)| rest.split(|c: char| !c.is_alphanumeric() && c != '_').next())
+                .and_then(|(_, rest)| {
+                    rest.split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .next()
+                })
                 .unwrap_or("?")
                 .to_string();
             (start.elapsed(), o, name, msg, case::cost_of(text))
@@ -182,14 +186,21 @@ fn time_corpus() -> ExitCode {
         .collect();
     timed.sort_by(|a, b| b.0.cmp(&a.0));
     let total: Duration = timed.iter().map(|t| t.0).sum();
-    println!("{} kernels in {:.1} s; the slowest:", timed.len(), total.as_secs_f64());
+    println!(
+        "{} kernels in {:.1} s; the slowest:",
+        timed.len(),
+        total.as_secs_f64()
+    );
     let show = std::env::var("TILE_FUZZ_SHOW")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
     for (took, o, name, msg, cost) in timed.iter().take(show) {
         let cost = cost.map_or("-".to_string(), |(c, m)| format!("{c}/{m}"));
-        println!("{:>7} ms  cost {cost:>11}  {o:<12} {name} {msg}", took.as_millis());
+        println!(
+            "{:>7} ms  cost {cost:>11}  {o:<12} {name} {msg}",
+            took.as_millis()
+        );
     }
     if timed.iter().any(|t| t.1.is_bug()) {
         ExitCode::FAILURE

@@ -4,7 +4,7 @@
 //! table in the crate documentation are derived.
 
 use quote::ToTokens;
-use syn::Expr;
+use syn::{BinOp as SynBinOp, Expr};
 use tile_core::ir::{
     AtomicOp, BinOp, CmpPred, ConstValue, DType, Elem, MathFn, MemScope, MemSem, OpKind, Precision,
     ReduceKind, ScanKind, Type, ValueId,
@@ -160,6 +160,10 @@ builtins! {
     Cummax "cummax" Both "t.cummax(axis[, reverse = true])";
     /// Running minimum along `axis` (NaN ignored).
     Cummin "cummin" Both "t.cummin(axis[, reverse = true])";
+    /// Inclusive scan along `axis` with an associative combiner: `|a, b| a + b`, `|a, b| a * b`,
+    /// `max` or `min` (also as `|a, b| max(a, b)`), the same as `cumsum`, `cumprod`, `cummax` and
+    /// `cummin` (Triton's `tl.associative_scan` with those combiners).
+    AssociativeScan "associative_scan" Function "associative_scan(t, axis, combine[, reverse = true])";
 }
 
 /// What a name called in a kernel refers to.
@@ -605,6 +609,28 @@ impl Lowering {
                 };
                 self.scan(b, recv, rest, c)
             }
+            Callee::Builtin(Builtin::AssociativeScan) => {
+                let (pos, _) = split_named(&args)?;
+                if pos.len() != 3 {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`associative_scan` takes the tile, the axis and the combiner: `{}`",
+                            Builtin::AssociativeScan.signature()
+                        ),
+                    ));
+                }
+                let b = scan_combiner(pos[2])?;
+                // The axis, then the named arguments, as the `cum*` builtins take them.
+                let rest: Vec<&Expr> = std::iter::once(pos[1])
+                    .chain(
+                        args.iter()
+                            .copied()
+                            .filter(|a| matches!(a, Expr::Assign(_))),
+                    )
+                    .collect();
+                self.scan_as(b, Builtin::AssociativeScan, pos[0], &rest, c)
+            }
             Callee::Builtin(
                 b @ (Builtin::Sum
                 | Builtin::MaxOf
@@ -747,7 +773,8 @@ impl Lowering {
                 | Builtin::AtomicOr
                 | Builtin::AtomicXor
                 | Builtin::AtomicXchg
-                | Builtin::AtomicCas),
+                | Builtin::AtomicCas
+                | Builtin::AssociativeScan),
             ) => {
                 return Err(err(
                     &mc.method,
@@ -1320,7 +1347,7 @@ impl Lowering {
             None => tile_core::ir::atomic_cas_takes(t),
         };
         if !takes(d) {
-            let ok: Vec<String> = [DType::I32, DType::I64, DType::F32]
+            let ok: Vec<String> = [DType::I32, DType::I64, DType::F32, DType::F16, DType::BF16]
                 .into_iter()
                 .filter(|&t| takes(t))
                 .map(|t| format!("`Ptr<{t}>`"))
@@ -1379,7 +1406,19 @@ impl Lowering {
         args: &[&Expr],
         at: &dyn ToTokens,
     ) -> syn::Result<Val> {
-        let name = b.name();
+        self.scan_as(b, b, recv, args, at)
+    }
+
+    /// The scan of `cum*` builtin `b`, written as builtin `shown` (which the messages name).
+    fn scan_as(
+        &mut self,
+        b: Builtin,
+        shown: Builtin,
+        recv: &Expr,
+        args: &[&Expr],
+        at: &dyn ToTokens,
+    ) -> syn::Result<Val> {
+        let name = shown.name();
         let kind = match b {
             Builtin::Cumsum => ScanKind::Sum,
             Builtin::Cumprod => ScanKind::Prod,
@@ -1392,7 +1431,7 @@ impl Lowering {
                 pos[1],
                 format!(
                     "`{name}` takes the tile, an axis and `reverse = …`: `{}`",
-                    b.signature()
+                    shown.signature()
                 ),
             ));
         }
@@ -1608,5 +1647,77 @@ mod tests {
         assert_eq!(lookup("softplus", Form::Function), None);
         assert!(names(Form::Function).contains("dot"));
         assert!(names(Form::Method).contains("roll"));
+    }
+}
+
+/// The `cum*` builtin an `associative_scan` combiner stands for: `max` or `min` by name, or a
+/// closure of two parameters whose body is `a + b`, `a * b`, `max(a, b)` or `min(a, b)` (either
+/// order; the four are commutative).
+fn scan_combiner(e: &Expr) -> syn::Result<Builtin> {
+    let unsupported = || {
+        err(
+            e,
+            "`associative_scan` combines with `+`, `*`, `max` or `min`: write `|a, b| a + b`, \
+             `|a, b| a * b`, `max` or `min` (other combiners are not in the language yet)",
+        )
+    };
+    let path_name = |e: &Expr| match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
+        _ => None,
+    };
+    if let Some(name) = path_name(e) {
+        return match name.as_str() {
+            "max" => Ok(Builtin::Cummax),
+            "min" => Ok(Builtin::Cummin),
+            _ => Err(unsupported()),
+        };
+    }
+    let Expr::Closure(c) = e else {
+        return Err(unsupported());
+    };
+    let params: Vec<String> = c
+        .inputs
+        .iter()
+        .filter_map(|p| match p {
+            syn::Pat::Ident(i) if i.subpat.is_none() && i.by_ref.is_none() => {
+                Some(i.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    if params.len() != 2 || c.inputs.len() != 2 || params[0] == params[1] {
+        return Err(err(
+            &c.inputs,
+            "an `associative_scan` combiner takes two parameters: `|a, b| …`",
+        ));
+    }
+    let mut body = &*c.body;
+    while let Expr::Paren(p) = body {
+        body = &p.expr;
+    }
+    if let Expr::Block(b) = body {
+        if let [syn::Stmt::Expr(inner, None)] = b.block.stmts.as_slice() {
+            body = inner;
+        }
+    }
+    let is_pair = |x: &Expr, y: &Expr| {
+        let (x, y) = (path_name(x), path_name(y));
+        let (a, b) = (Some(params[0].clone()), Some(params[1].clone()));
+        (x == a && y == b) || (x == b && y == a)
+    };
+    match body {
+        Expr::Binary(bin) if is_pair(&bin.left, &bin.right) => match bin.op {
+            SynBinOp::Add(_) => Ok(Builtin::Cumsum),
+            SynBinOp::Mul(_) => Ok(Builtin::Cumprod),
+            _ => Err(unsupported()),
+        },
+        Expr::Call(call) if call.args.len() == 2 && is_pair(&call.args[0], &call.args[1]) => {
+            match path_name(&call.func).as_deref() {
+                Some("max") => Ok(Builtin::Cummax),
+                Some("min") => Ok(Builtin::Cummin),
+                _ => Err(unsupported()),
+            }
+        }
+        _ => Err(unsupported()),
     }
 }

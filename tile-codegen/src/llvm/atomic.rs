@@ -11,6 +11,10 @@
 //!   value for a scalar). Unused results cost nothing.
 //! - **Masked-off elements** issue no `atom` and yield 0: the destination register is set to 0
 //!   before the predicated instruction (an early-clobber output, so no input shares it).
+//! - **16-bit floats.** `f16` adds are `atom.add.noftz.f16`, `bf16` adds `atom.add.noftz.bf16` on
+//!   sm_90a; everything else on them (max, min, exchange, and `bf16` adds on sm_80) is a loop of
+//!   `atom.cas.b16` in one inline asm (`cas_loop_asm`), max and min in the sign-and-magnitude
+//!   order of `tile_core::ir::atomic_half_max`. `atomic_cas` is `atom.cas.b16` itself.
 //! - **`f32` max and min**, which PTX lacks, are integer atomics on the bits: a non-negative value
 //!   (sign bit clear) takes `atom.max.s32`, a negative one `atom.min.u32` (for `min`, `min.s32`
 //!   and `max.u32`), each predicated on the sign; `tile_core::ir::atomic_float_max` states the
@@ -82,11 +86,10 @@ fn scope_name(s: MemScope) -> &'static str {
 /// `cas.b32`); for `f32` max and min the one for non-negative values (see the module docs).
 fn suffix(a: Atomic, d: DType) -> Result<String> {
     let bits = match d {
+        DType::F16 | DType::BF16 => 16,
         DType::I32 | DType::F32 => 32,
         DType::I64 => 64,
-        DType::I1 | DType::F16 | DType::BF16 => {
-            return Err(format!("atomics take i32, i64 or f32, found `{d}`"))
-        }
+        DType::I1 => return Err(format!("atomics do not take `{d}`")),
     };
     let op = match a {
         Atomic::Cas => return Ok(format!("cas.b{bits}")),
@@ -94,6 +97,14 @@ fn suffix(a: Atomic, d: DType) -> Result<String> {
     };
     Ok(match (op, d) {
         (AtomicOp::Add, DType::F32) => "add.f32".into(),
+        (AtomicOp::Add, DType::F16) => "add.noftz.f16".into(),
+        (AtomicOp::Add, DType::BF16) => "add.noftz.bf16".into(),
+        (_, DType::F16 | DType::BF16) => {
+            return Err(format!(
+                "atomic `{}` on `{d}` is a compare-and-swap loop",
+                op.name()
+            ))
+        }
         (AtomicOp::Add, _) => format!("add.u{bits}"),
         (AtomicOp::Max | AtomicOp::Min, DType::F32) => {
             format!("{}.s32", op.name())
@@ -105,6 +116,21 @@ fn suffix(a: Atomic, d: DType) -> Result<String> {
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => format!("{}.b{bits}", op.name()),
         (AtomicOp::Xchg, _) => format!("exch.b{bits}"),
     })
+}
+
+/// Whether PTX has an `atom` for `op` on 16-bit floats of type `d`: `add.noftz.f16` (sm_70),
+/// `add.noftz.bf16` (sm_90); every other 16-bit float op is a compare-and-swap loop.
+fn hardware_16(op: AtomicOp, d: DType, hopper: bool) -> bool {
+    op == AtomicOp::Add && (d == DType::F16 || hopper)
+}
+
+/// The inline-asm register class of a `width`-bit integer.
+fn register_class(width: u32) -> &'static str {
+    match width {
+        16 => "h",
+        64 => "l",
+        _ => "r",
+    }
 }
 
 impl<'ctx> Lowerer<'_, 'ctx> {
@@ -143,6 +169,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             None => self.tid_bits_clear(u64::from(u32::MAX))?,
         };
         let head = format!("atom.{}.{}.global", sem_name(sem), scope_name(scope));
+        let hopper = f.target.as_deref() == Some(super::GpuTarget::Sm90a.arch());
         let bits_ty = self.bits_type(d);
         let mut old_bits = Vec::with_capacity(ptrs.len());
         for k in 0..ptrs.len() {
@@ -179,6 +206,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let o_pos = self.atom_asm(&s_pos, bits_ty, p, &ins, p_pos)?;
                     let o_neg = self.atom_asm(&s_neg, bits_ty, p, &ins, p_neg)?;
                     int(self.builder.build_select(neg, o_neg, o_pos, "").llvm()?)?
+                }
+                (Atomic::Rmw(op), DType::F16 | DType::BF16) if !hardware_16(op, d, hopper) => {
+                    self.cas_loop_asm(op, d, &head, sem, scope, p, ins[0], pred)?
                 }
                 _ => {
                     let text = format!("{head}.{}", suffix(a, d)?);
@@ -235,11 +265,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         ins: &[IntValue<'ctx>],
         pred: IntValue<'ctx>,
     ) -> Result<IntValue<'ctx>> {
-        let (width, reg) = if bits_ty.into_int_type().get_bit_width() == 64 {
-            (64, "l")
-        } else {
-            (32, "r")
-        };
+        let width = bits_ty.into_int_type().get_bit_width();
+        let reg = register_class(width);
         let srcs: Vec<String> = (0..ins.len()).map(|i| format!("${}", i + 2)).collect();
         let asm_text = format!(
             "mov.b{width} $0, 0;\n\t@${} {text} $0, [ $1 + 0 ], {};",
@@ -277,33 +304,120 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
     }
 
-    /// The integer type an atomic's element travels as (`f32` as its 32 bits).
+    /// A 16-bit float atomic PTX has no instruction for, as a compare-and-swap loop in one
+    /// inline asm: read the element, compute the new value from it and `v`, `atom.cas.b16` it in
+    /// (with the op's ordering and scope) until no other thread changed the element in between;
+    /// the old value is the one the successful swap found, 0 where `pred` is false. Labels are
+    /// made unique per asm instance by LLVM's `${:uid}`.
+    #[allow(clippy::too_many_arguments)]
+    fn cas_loop_asm(
+        &self,
+        op: AtomicOp,
+        d: DType,
+        head: &str,
+        sem: MemSem,
+        scope: MemScope,
+        p: PointerValue<'ctx>,
+        v: IntValue<'ctx>,
+        pred: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        // `%cur` is the element as last read, `$2` the operand; the result goes to `%new`.
+        let update = match (op, d) {
+            (AtomicOp::Xchg, _) => "mov.b16 %new, $2;".to_string(),
+            // `cur · 1 + v` rounded once (`add.bf16` needs sm_90; `fma.rn.bf16` is sm_80's).
+            (AtomicOp::Add, DType::BF16) => {
+                "mov.b16 %one, 0x3F80;\n\tfma.rn.bf16 %new, %cur, %one, $2;".to_string()
+            }
+            (AtomicOp::Add, _) => "add.rn.f16 %new, %cur, $2;".to_string(),
+            // Sign-and-magnitude order (`tile_core::ir::atomic_half_max`): keys that compare
+            // as unsigned integers.
+            (AtomicOp::Max | AtomicOp::Min, _) => {
+                let cmp = if op == AtomicOp::Max { "gt" } else { "lt" };
+                format!(
+                    "setp.lt.s16 %neg, %cur, 0;\n\tnot.b16 %ka, %cur;\n\tor.b16 %kb, %cur, 0x8000;\n\t\
+                     selp.b16 %kc, %ka, %kb, %neg;\n\t\
+                     setp.lt.s16 %neg, $2, 0;\n\tnot.b16 %ka, $2;\n\tor.b16 %kb, $2, 0x8000;\n\t\
+                     selp.b16 %kv, %ka, %kb, %neg;\n\t\
+                     setp.{cmp}.u16 %take, %kv, %kc;\n\tselp.b16 %new, $2, %cur, %take;"
+                )
+            }
+            (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => {
+                return Err(format!("atomic `{}` does not take `{d}`", op.name()))
+            }
+        };
+        let load = format!("ld.relaxed.{}.global.b16", scope_name(scope));
+        let _ = sem;
+        let asm_text = format!(
+            "{{\n\t.reg .pred %neg, %take, %again;\n\t\
+             .reg .b16 %cur, %new, %old, %one, %ka, %kb, %kc, %kv;\n\t\
+             mov.b16 $0, 0;\n\t\
+             @!$3 bra tile_cas_done_${{:uid}};\n\t\
+             {load} %cur, [ $1 + 0 ];\n\
+             tile_cas_loop_${{:uid}}:\n\t\
+             {update}\n\t\
+             {head}.cas.b16 %old, [ $1 + 0 ], %cur, %new;\n\t\
+             setp.ne.b16 %again, %old, %cur;\n\t\
+             mov.b16 %cur, %old;\n\t\
+             @%again bra tile_cas_loop_${{:uid}};\n\t\
+             mov.b16 $0, %cur;\n\
+             tile_cas_done_${{:uid}}:\n\t\
+             }}"
+        );
+        let i16t = self.context.i16_type();
+        let params: Vec<BasicMetadataTypeEnum> = vec![
+            self.global_ptr_type().into(),
+            i16t.into(),
+            self.context.bool_type().into(),
+        ];
+        let fn_ty = i16t.fn_type(&params, false);
+        let asm = self.context.create_inline_asm(
+            fn_ty,
+            asm_text,
+            "=&h,l,h,b,~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let argv: Vec<BasicMetadataValueEnum> = vec![p.into(), v.into(), pred.into()];
+        match self
+            .builder
+            .build_indirect_call(fn_ty, asm, &argv, "")
+            .llvm()?
+            .try_as_basic_value()
+        {
+            ValueKind::Basic(v) => int(v),
+            ValueKind::Instruction(_) => Err("an atomic's asm returned nothing".into()),
+        }
+    }
+
+    /// The integer type an atomic's element travels as (a float as its bits).
     fn bits_type(&self, d: DType) -> BasicTypeEnum<'ctx> {
         match d {
             DType::I64 => self.context.i64_type().into(),
+            DType::F16 | DType::BF16 => self.context.i16_type().into(),
             _ => self.context.i32_type().into(),
         }
     }
 
     /// `v` of type `d` as integer bits.
     fn value_to_bits(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
-        match d {
-            DType::F32 => int(self
-                .builder
-                .build_bit_cast(v, self.context.i32_type(), "")
-                .llvm()?),
-            _ => int(v),
-        }
+        let bits = match d {
+            DType::F32 => self.context.i32_type(),
+            DType::F16 | DType::BF16 => self.context.i16_type(),
+            _ => return int(v),
+        };
+        int(self.builder.build_bit_cast(v, bits, "").llvm()?)
     }
 
     /// Integer bits back as a value of type `d`.
     fn bits_to_value(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
-        match d {
-            DType::F32 => self
-                .builder
-                .build_bit_cast(v, self.context.f32_type(), "")
-                .llvm(),
-            _ => Ok(v.into()),
-        }
+        let ty: BasicTypeEnum<'ctx> = match d {
+            DType::F32 => self.context.f32_type().into(),
+            DType::F16 => self.context.f16_type().into(),
+            DType::BF16 => self.context.bf16_type().into(),
+            _ => return Ok(v.into()),
+        };
+        self.builder.build_bit_cast(v, ty, "").llvm()
     }
 }

@@ -48,7 +48,8 @@ impl Walk {
     fn block(&mut self, f: &mut Function, b: BlockId, seen: &mut HashMap<String, OpId>) {
         let ops = f.blocks[b.index()].ops.clone();
         for op in ops {
-            let operands: Vec<ValueId> = f.op(op).operands.iter().map(|&v| self.resolve(v)).collect();
+            let operands: Vec<ValueId> =
+                f.op(op).operands.iter().map(|&v| self.resolve(v)).collect();
             f.ops[op.index()].operands.clone_from(&operands);
             let regions = f.op(op).regions.clone();
             for &r in &regions {

@@ -222,10 +222,12 @@ named_enum! {
 named_enum! {
     /// The read-modify-write an `atomic_rmw` does to each element.
     pub enum AtomicOp {
-        /// `old + v` (integers wrap; `f32` rounds as `fadd`).
+        /// `old + v` (integers wrap; `f32` rounds as `fadd`; `f16` and `bf16` add exactly and
+        /// round once to nearest even, which the interpreter approximates by an `f32` sum then
+        /// one rounding: they differ only where that `f32` sum is itself inexact).
         Add = "add",
-        /// The larger (integers signed; `f32` ordered as its sign and magnitude bits, see
-        /// [`atomic_float_max`]).
+        /// The larger (integers signed; floats ordered as their sign and magnitude bits, see
+        /// [`atomic_float_max`] and [`atomic_half_max`]).
         Max = "max",
         /// The smaller (integers signed; `f32` as [`atomic_float_min`]).
         Min = "min",
@@ -246,20 +248,54 @@ impl AtomicOp {
         matches!(self, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor)
     }
 
-    /// Whether the op updates elements of type `d` (`i32` and `i64` always, `f32` unless
-    /// bitwise): the one statement of the rule, which the verifier and the front end ask.
+    /// Whether the op updates elements of type `d` (`i32` and `i64` always, `f32`, `f16` and
+    /// `bf16` unless bitwise): the one statement of the rule, which the verifier and the front
+    /// end ask.
     pub fn takes(self, d: DType) -> bool {
         match d {
             DType::I32 | DType::I64 => true,
-            DType::F32 => !self.is_bitwise(),
-            DType::I1 | DType::F16 | DType::BF16 => false,
+            DType::F32 | DType::F16 | DType::BF16 => !self.is_bitwise(),
+            DType::I1 => false,
         }
     }
 }
 
 /// Whether `atomic_cas` takes elements of type `d` (compared bitwise).
 pub fn atomic_cas_takes(d: DType) -> bool {
-    matches!(d, DType::I32 | DType::I64 | DType::F32)
+    matches!(
+        d,
+        DType::I32 | DType::I64 | DType::F32 | DType::F16 | DType::BF16
+    )
+}
+
+/// The maximum of two 16-bit floats' bit patterns (`f16` or `bf16`) in the order of
+/// [`atomic_float_max`]: sign and magnitude, `-0 < +0`, a NaN with its sign clear above `+inf`.
+/// On the GPU (no 16-bit `atom.max`) a compare-and-swap loop computes the same.
+pub fn atomic_half_max(old: u16, v: u16) -> u16 {
+    if half_key(v) > half_key(old) {
+        v
+    } else {
+        old
+    }
+}
+
+/// The minimum of [`atomic_half_max`]'s order.
+pub fn atomic_half_min(old: u16, v: u16) -> u16 {
+    if half_key(v) < half_key(old) {
+        v
+    } else {
+        old
+    }
+}
+
+/// A 16-bit float's bits as an unsigned key whose order is sign and magnitude: non-negative
+/// values above every negative one, larger magnitudes further from the middle.
+fn half_key(x: u16) -> u16 {
+    if x >> 15 == 0 {
+        x | 0x8000
+    } else {
+        !x
+    }
 }
 
 /// The `f32` maximum an atomic computes on the GPU, where PTX has no float `atom.max`: a
