@@ -48,21 +48,32 @@ pub enum Form {
     Loop,
     /// `ce_loop_wide`: the same with 16 warps, two programs per SM.
     Wide,
+    /// `ce_row`: the whole row in one tile (rows of at most [`ROW_MAX`] logits, a multiple of 8).
+    Row,
     /// `ce_forward` then `ce_backward`.
     Unfused,
 }
 
 impl Form {
-    pub const ALL: [Form; 3] = [Form::Loop, Form::Wide, Form::Unfused];
+    pub const ALL: [Form; 4] = [Form::Loop, Form::Wide, Form::Row, Form::Unfused];
+
+    /// Whether the form computes rows of `v` logits.
+    pub fn fits(self, v: usize) -> bool {
+        self != Form::Row || (v <= ROW_MAX && v % 8 == 0)
+    }
     #[allow(dead_code)] // the example prints it; the test does not
     pub fn name(self) -> &'static str {
         match self {
             Form::Loop => "fused (1 kernel, 8 warps)",
             Form::Wide => "fused (1 kernel, 16 warps)",
+            Form::Row => "fused (1 kernel, one read, 32 warps)",
             Form::Unfused => "unfused (forward, backward)",
         }
     }
 }
+
+/// The widest row `ce_row` holds.
+pub const ROW_MAX: usize = 32768;
 
 /// The column tile for rows of `v`: 1024 for short rows, else 8192.
 fn block(v: usize) -> i32 {
@@ -160,6 +171,19 @@ pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(),
             b,
         ),
         Form::Wide => kernels::ce_loop_wide::launch(
+            dev,
+            grid,
+            &mut c.logits,
+            &c.labels,
+            &c.valid,
+            &mut c.loss,
+            &mut c.mean,
+            rows,
+            v,
+            IGNORE,
+            s,
+        ),
+        Form::Row => kernels::ce_row::launch(
             dev,
             grid,
             &mut c.logits,

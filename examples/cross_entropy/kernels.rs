@@ -12,6 +12,7 @@
 //!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
 //!   assembles with spills even in bf16).
 //! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles.
+//! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write.
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
 //!   backward are.
@@ -142,6 +143,50 @@ pub fn ce_loop_wide(
     atomic_add(mean, l);
 }
 
+/// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per thread
+/// on 32 warps, 64 registers, no spills), so it is read from memory once, its exponentials kept
+/// for the gradient (one `ex2` per element instead of two), and written once. Compiled for
+/// aligned arguments only (rows of a multiple of 8 logits): unaligned, each element needs its
+/// own 64-bit address, which does not fit beside the row in 64 registers.
+#[tile_kernel(num_warps = 32, specialize = aligned)]
+pub fn ce_row(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<32768>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let cols = arange(0, BLOCK);
+    let mk = cols < v;
+    let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+    let m = x.max();
+    let e = ((x - m) * 1.4426950408889634).exp2();
+    let d = e.sum();
+    let sx = select(mk, x, 0.0).sum();
+    let lse = m + d.log();
+    let xy = load(base + y, ok) as f32;
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    // softmax − s / v − (1 − s)·onehot, over the valid rows: one multiply per element.
+    let scale = 1.0 / (d * n);
+    let shift = smoothing / (v as f32 * n);
+    let g = e * scale - shift - select(cols == y, (1.0 - smoothing) / n, 0.0);
+    store(base + cols, select(ok, g, 0.0) as T, mk);
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
+
 /// Unfused forward: the row's logsumexp (saved for the backward) and loss.
 #[tile_kernel(num_warps = 8)]
 pub fn ce_forward(
@@ -222,6 +267,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     for k in [
         &ce_loop::KERNELS[..],
         &ce_loop_wide::KERNELS[..],
+        &ce_row::KERNELS[..],
         &ce_forward::KERNELS[..],
         &ce_backward::KERNELS[..],
     ] {

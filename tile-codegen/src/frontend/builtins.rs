@@ -133,10 +133,10 @@ builtins! {
     /// 1 (`u1 = max(1e-7, u₀)`, `sqrt(−2 log u1) · cos(2π u₂)`).
     Randn "randn" Function "randn(seed, offsets)";
     /// Adds to the pointed-to elements where the mask is true, each in one indivisible step;
-    /// returns the old values (0 where masked off). `i32`, `i64`, `f32`. `sem` is `relaxed`,
+    /// returns the old values (0 where masked off). `i32`, `i64`, `f32`, `f16`, `bf16`. `sem` is `relaxed`,
     /// `acquire`, `release` or `acq_rel` (default), `scope` is `cta`, `gpu` (default) or `sys`.
     AtomicAdd "atomic_add" Function "atomic_add(ptrs, values[, mask][, sem = …][, scope = …])";
-    /// Atomic maximum (integers signed; `f32` with `-0 < +0`); returns the old values.
+    /// Atomic maximum (integers signed; floats with `-0 < +0`); returns the old values.
     AtomicMax "atomic_max" Function "atomic_max(ptrs, values[, mask][, sem = …][, scope = …])";
     /// Atomic minimum; returns the old values.
     AtomicMin "atomic_min" Function "atomic_min(ptrs, values[, mask][, sem = …][, scope = …])";
