@@ -48,7 +48,8 @@ pub enum Form {
     Loop,
     /// `ce_loop_wide`: the same with 16 warps, two programs per SM.
     Wide,
-    /// `ce_row`: the whole row in one tile (rows of at most [`ROW_MAX`] logits, a multiple of 8).
+    /// `ce_row`: the whole row in one tile (f32 rows of at most [`ROW_MAX`] logits, a multiple
+    /// of 8).
     Row,
     /// `ce_forward` then `ce_backward`.
     Unfused,
@@ -57,9 +58,9 @@ pub enum Form {
 impl Form {
     pub const ALL: [Form; 4] = [Form::Loop, Form::Wide, Form::Row, Form::Unfused];
 
-    /// Whether the form computes rows of `v` logits.
-    pub fn fits(self, v: usize) -> bool {
-        self != Form::Row || (v <= ROW_MAX && v % 8 == 0)
+    /// Whether the form computes rows of `v` logits of type `T`.
+    pub fn fits<T: Logit>(self, v: usize) -> bool {
+        self != Form::Row || (T::NAME == "f32" && v <= ROW_MAX && v % 8 == 0)
     }
     #[allow(dead_code)] // the example prints it; the test does not
     pub fn name(self) -> &'static str {

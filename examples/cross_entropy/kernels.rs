@@ -12,7 +12,7 @@
 //!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
 //!   assembles with spills even in bf16).
 //! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles.
-//! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write.
+//! - `ce_row`: f32 rows of at most 32768 logits in one tile on 32 warps: one read, one write.
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
 //!   backward are.
@@ -143,11 +143,13 @@ pub fn ce_loop_wide(
     atomic_add(mean, l);
 }
 
-/// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per thread
-/// on 32 warps, 64 registers, no spills), so it is read from memory once, its exponentials kept
-/// for the gradient (one `ex2` per element instead of two), and written once. Compiled for
-/// aligned arguments only (rows of a multiple of 8 logits): unaligned, each element needs its
-/// own 64-bit address, which does not fit beside the row in 64 registers.
+/// The one-read form for f32 rows of at most 32768 logits: the whole row in one tile (32 per
+/// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
+/// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
+/// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
+/// needs its own 64-bit address, which does not fit beside the row in 64 registers. bf16 rows
+/// do not fit either (32 to 144 bytes of spills in every arrangement tried, see
+/// docs/perf/NOTES.md), so bf16 keeps the two-pass kernels.
 #[tile_kernel(num_warps = 32, specialize = aligned)]
 pub fn ce_row(
     logits: Ptr<T, { rows * v }>,
@@ -160,7 +162,7 @@ pub fn ce_row(
     ignore: i32,
     smoothing: f32,
     BLOCK: Const<32768>,
-    T: Type<{ [f32, bf16] }>,
+    T: Type<{ [f32] }>,
 ) {
     let row = program_id(0);
     let y = load(labels + row);
@@ -169,10 +171,12 @@ pub fn ce_row(
     let cols = arange(0, BLOCK);
     let mk = cols < v;
     let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+    // The row sum first: after the max, only the exponentials stay live (x and e together
+    // would not fit in 64 registers).
+    let sx = select(mk, x, 0.0).sum();
     let m = x.max();
     let e = ((x - m) * 1.4426950408889634).exp2();
     let d = e.sum();
-    let sx = select(mk, x, 0.0).sum();
     let lse = m + d.log();
     let xy = load(base + y, ok) as f32;
     let n = load(valid) as f32;

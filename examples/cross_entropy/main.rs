@@ -31,7 +31,7 @@ fn check_all<T: Logit>(dev: &Device, rows: usize, v: usize) -> Res<bool> {
     let mut ok = true;
     for smoothing in [0.0f32, 0.1] {
         let want = reference(&host, &labels, v, f64::from(smoothing));
-        for form in Form::ALL.into_iter().filter(|f| f.fits(v)) {
+        for form in Form::ALL.into_iter().filter(|f| f.fits::<T>(v)) {
             let err = check(dev, &logits, &labels, v, smoothing, form, &want)?;
             let good = err <= tol;
             println!(
@@ -54,7 +54,7 @@ fn bench<T: Logit>(dev: &Device, copy: f64, rows: usize, v: usize) -> Res<bool> 
     let mut table = Vec::new();
     // The unfused form first: the table's speedups are against it.
     for form in [Form::Unfused, Form::Loop, Form::Wide, Form::Row] {
-        if !form.fits(v) {
+        if !form.fits::<T>(v) {
             continue;
         }
         let mut c = case(dev, &logits, &labels, v, 0.0)?;

@@ -153,7 +153,8 @@ pub(super) type DynSharedBytes = u64;
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
-/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot`).
+/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot` or of 1024
+/// threads).
 fn declare_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
@@ -202,11 +203,16 @@ fn declare_kernel<'ctx>(
     // A kernel with a `dot` is compute-bound and holds large tiles: one program per SM is
     // enough, so ptxas must not trade registers for occupancy (its default for a known block
     // size may cap registers low enough to spill: the FMA matmul of softmax_regression_simple
-    // spilled 92 bytes at 80 registers on sm_80). Memory-bound kernels keep ptxas's default.
-    if f.walk()
+    // spilled 92 bytes at 80 registers on sm_80). So is a program of 1024 threads: it fills
+    // half an SM alone, and a second one would leave each thread 32 registers; ptxas chose
+    // exactly that for cross_entropy's one-tile kernel (32 registers, 928 bytes of spills,
+    // 0.14x the two-pass kernel on the H100) where 64 hold it without spilling. Other
+    // memory-bound kernels keep ptxas's default.
+    let has_dot = f
+        .walk()
         .iter()
-        .any(|&op| matches!(f.op(op).kind, OpKind::Dot { .. }))
-    {
+        .any(|&op| matches!(f.op(op).kind, OpKind::Dot { .. }));
+    if has_dot || f.num_warps >= 32 {
         annotate("minctasm", 1)?;
     }
     Ok(function)
