@@ -1261,7 +1261,7 @@ fn check_atomic_each_16_of<T: Half16>(dev: &Device, n: usize) {
     let vb = dev.upload(&v).unwrap();
     let mut ob = dev.zeros::<T>(5 * n).unwrap();
     let mut acc = dev.zeros::<T>(16).unwrap();
-    let mut top = dev.upload(&vec![T::of(-1.0); 16]).unwrap();
+    let mut top = dev.upload(&[T::of(-1.0); 16]).unwrap();
     let programs = cdiv(n, 128);
     atomic_each_16::launch(
         dev,

@@ -687,14 +687,14 @@ fn plan_instance(
             }
         })
         .collect();
-    let first = needed_divisibility(&tile, &candidates, &dump.skip_passes).map_err(internal)?;
+    let first = needed_divisibility(tile, &candidates, &dump.skip_passes).map_err(internal)?;
     let mut specs = vec![(first.clone(), None)];
     if !aligned_only && candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
         let generic =
-            gpu_level(&tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(internal)?;
+            gpu_level(tile, &none, &dump.skip_passes, REFERENCE_TARGET).map_err(internal)?;
         if let Some(pairs) =
-            even_rows(&tile, &first, &generic, &dump.skip_passes).map_err(internal)?
+            even_rows(tile, &first, &generic, &dump.skip_passes).map_err(internal)?
         {
             specs.push(pairs);
         }
@@ -704,7 +704,7 @@ fn plan_instance(
     for (vi, (divisibility, built)) in specs.into_iter().enumerate() {
         let reference = match built {
             Some(g) => g,
-            None => gpu_level(&tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
+            None => gpu_level(tile, &divisibility, &dump.skip_passes, REFERENCE_TARGET)
                 .map_err(internal)?,
         };
         let mut base = tile.clone();
@@ -741,7 +741,7 @@ fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, Ins
     let (g, t, stem) = (&p.ir, p.target, &p.stem);
     // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
     // only on a bug in tile: say what failed, at the tokens of the op that needs it.
-    let a = llvm::compile(&g, t).map_err(|e| {
+    let a = llvm::compile(g, t).map_err(|e| {
         let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
         InstanceError::Kernel(Failure {
             msg: e.to_string(),
