@@ -158,3 +158,38 @@ fn compile_cost_is_bounded() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+/// Found by `tile-fuzz --ptxas`: a 16-bit float `atomic_xchg` (a compare-and-swap loop) in a
+/// 4-warp kernel, which ptxas capped at 40 registers and spilled 8 bytes on sm_90a until such
+/// kernels asked for one program per SM (`minctasm`). Every module must assemble without spills.
+#[test]
+fn half_atomic_loops_assemble_without_spills() {
+    let Some(ptxas) = tile_codegen::ptxas::find() else {
+        println!("skipped (ptxas): run scripts/setup.sh, or set TILE_PTXAS");
+        return;
+    };
+    let text = "fn k(p1: Ptr<f16, n>, p2: Ptr<bf16, { n * m }>, n: i32, m: i32) { \
+        let v2 = (program_id(1) * 32 + arange(0, 32)).expand_dims(1) * 32 + arange(0, 32).expand_dims(0); \
+        let v3 = zeros([32, 32]); \
+        let o = arange(0, 32).expand_dims(1) * 32 + arange(0, 32).expand_dims(0); \
+        store(p2 + v2, (((v2 - m) as f32) * zeros([32, 32]).roll(1, 1)) as bf16, (o < n) & (arange(0, 32).expand_dims(1) * 32 < n)); \
+        atomic_xchg(p1 + o, ((-v3).cummin(1) + v3) as f16, (o < n) & (v2 < n), sem = acq_rel, scope = sys); \
+        store(p2 + min(v2, o), select(v2 < n, exp(zeros([32, 32])), v3) as bf16, !(v2 < n)); }";
+    let item: syn::ItemFn = syn::parse_str(text).unwrap();
+    let kernels = compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+    for k in &kernels {
+        for v in &k.variants {
+            for t in &v.targets {
+                let r = tile_codegen::ptxas::assemble(&ptxas, &t.artifacts.ptx, t.target.arch())
+                    .unwrap();
+                assert!(
+                    !r.spills(),
+                    "{} {}: {}",
+                    k.kernel.name,
+                    t.target.arch(),
+                    r.raw
+                );
+            }
+        }
+    }
+}

@@ -25,11 +25,13 @@ pub enum Outcome {
     Crash,
     /// Over the time limit.
     Timeout,
+    /// Compiled, but ptxas spills registers in one of its modules (checked with `--ptxas`).
+    Spill,
 }
 
 impl Outcome {
     /// Every outcome, in report order.
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 9] = [
         Outcome::Compiled,
         Outcome::UserError,
         Outcome::NotRust,
@@ -38,6 +40,7 @@ impl Outcome {
         Outcome::Panic,
         Outcome::Crash,
         Outcome::Timeout,
+        Outcome::Spill,
     ];
 
     /// Whether this outcome is a bug in tile.
@@ -49,6 +52,7 @@ impl Outcome {
                 | Outcome::Panic
                 | Outcome::Crash
                 | Outcome::Timeout
+                | Outcome::Spill
         )
     }
 
@@ -63,6 +67,7 @@ impl Outcome {
             Outcome::Panic => "panic",
             Outcome::Crash => "crash",
             Outcome::Timeout => "timeout",
+            Outcome::Spill => "spill",
         }
     }
 
@@ -147,9 +152,44 @@ fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome,
                 .unwrap_or_default();
             (Outcome::Panic, one_line(&msg))
         }
-        Ok(Ok(_)) => (Outcome::Compiled, String::new()),
+        Ok(Ok(kernels)) => match std::env::var_os(PTXAS_ENV) {
+            Some(ptxas) => spills(&kernels, std::path::Path::new(&ptxas)),
+            None => (Outcome::Compiled, String::new()),
+        },
         Ok(Err(e)) => classify(&e),
     }
+}
+
+/// The variable that hands workers the ptxas to check spills with (`tile-fuzz --ptxas`).
+pub const PTXAS_ENV: &str = "TILE_FUZZ_PTXAS";
+
+/// Every module of `kernels` through ptxas: [`Outcome::Spill`] naming the first that spills,
+/// else compiled.
+fn spills(
+    kernels: &[tile_codegen::pipeline::CompiledKernel],
+    ptxas: &std::path::Path,
+) -> (Outcome, String) {
+    for k in kernels {
+        for (vi, v) in k.variants.iter().enumerate() {
+            for t in &v.targets {
+                let arch = t.target.arch();
+                match tile_codegen::ptxas::assemble(ptxas, &t.artifacts.ptx, arch) {
+                    Ok(r) if r.spills() => {
+                        return (
+                            Outcome::Spill,
+                            format!(
+                                "{} v{vi} {arch}: {} registers, {} bytes spilled",
+                                k.kernel.name, r.registers, r.spill_stores
+                            ),
+                        )
+                    }
+                    Ok(_) => {}
+                    Err(e) => return (Outcome::Internal, one_line(&format!("ptxas: {e}"))),
+                }
+            }
+        }
+    }
+    (Outcome::Compiled, String::new())
 }
 
 /// A user error with a location, or which kind of bug the error shows.

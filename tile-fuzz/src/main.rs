@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p tile-fuzz -- [--seed S] [--generated N] [--mutated N] [--jobs J]
 //!                                     [--time-limit-ms T] [--slow-ms T] [--out DIR] [--show N]
+//!                                     [--ptxas]
 //! cargo run --release -p tile-fuzz -- replay target/fuzz/*.rs
 //! cargo run --release -p tile-fuzz -- corpus
 //! ```
@@ -15,7 +16,8 @@
 //! answers one line; a worker that dies or runs over the limit is replaced, and the case is
 //! counted as a crash or a timeout. The same seed gives the same cases. Findings (original and
 //! minimized text) go to `--out` (default `target/fuzz`); the exit status is 1 if there were any.
-//! Progress goes to stderr every 5% of the cases.
+//! Progress goes to stderr every 5% of the cases. With `--ptxas`, every compiled case's modules
+//! are assembled too, and one that spills registers is a finding (`spill`).
 //!
 //! `replay` compiles saved cases in this process and prints each one's outcome, time and
 //! compile cost ([`tile_codegen::budget`]); `corpus` does the same for every kernel of the
@@ -49,6 +51,8 @@ struct Options {
     slow: Duration,
     out: PathBuf,
     show: usize,
+    /// Assemble every compiled case's modules and count spills as findings.
+    ptxas: bool,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -62,6 +66,7 @@ fn parse_args() -> Result<Options, String> {
         slow: Duration::from_secs(2),
         out: root.join("target/fuzz"),
         show: 5,
+        ptxas: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -84,6 +89,11 @@ fn parse_args() -> Result<Options, String> {
             "--slow-ms" => o.slow = Duration::from_millis(num(i)?),
             "--out" => o.out = PathBuf::from(val(i)?),
             "--show" => o.show = num(i)? as usize,
+            "--ptxas" => {
+                o.ptxas = true;
+                i += 1;
+                continue;
+            }
             other => return Err(format!("unknown argument `{other}` (see the crate docs)")),
         }
         i += 2;
@@ -389,6 +399,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if o.ptxas {
+        let Some(ptxas) = tile_codegen::ptxas::find() else {
+            eprintln!("tile-fuzz: --ptxas, but no ptxas found (scripts/setup.sh, or TILE_PTXAS)");
+            return ExitCode::from(2);
+        };
+        // Workers inherit it (edition 2021: `set_var` is safe; no other thread runs yet).
+        std::env::set_var(case::PTXAS_ENV, ptxas);
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let corpus = mutate::corpus(&root);
     let all = cases(&o, &corpus);

@@ -153,8 +153,8 @@ pub(super) type DynSharedBytes = u64;
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
-/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot` or of 1024
-/// threads).
+/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot`, a 16-bit float
+/// atomic, or 1024 threads).
 fn declare_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
@@ -207,12 +207,22 @@ fn declare_kernel<'ctx>(
     // half an SM alone, and a second one would leave each thread 32 registers; ptxas chose
     // exactly that for cross_entropy's one-tile kernel (32 registers, 928 bytes of spills,
     // 0.14x the two-pass kernel on the H100) where 64 hold it without spilling. Other
-    // memory-bound kernels keep ptxas's default.
-    let has_dot = f
-        .walk()
-        .iter()
-        .any(|&op| matches!(f.op(op).kind, OpKind::Dot { .. }));
-    if has_dot || f.num_warps >= 32 {
+    // memory-bound kernels keep ptxas's default, except those with a 16-bit float atomic: its
+    // compare-and-swap loop made ptxas cap a fuzzed 4-warp kernel at 40 registers and spill 8
+    // bytes, where 46 hold it.
+    let needs_registers = f.walk().iter().any(|&op| {
+        let d = f.op(op);
+        match d.kind {
+            OpKind::Dot { .. } => true,
+            OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => d
+                .operands
+                .first()
+                .and_then(|&p| f.ty(p).elem.pointee())
+                .is_some_and(|t| matches!(t, DType::F16 | DType::BF16)),
+            _ => false,
+        }
+    });
+    if needs_registers || f.num_warps >= 32 {
         annotate("minctasm", 1)?;
     }
     Ok(function)
