@@ -172,13 +172,16 @@ fn replay(files: Vec<String>) -> ExitCode {
     }
 }
 
+/// One corpus kernel compiled: its time, outcome, name, message, and compile cost and modules.
+type Timed = (Duration, Outcome, String, String, Option<(u64, u64)>);
+
 /// `tile-fuzz corpus`: compiles every kernel of the corpus unchanged, in this process, and
 /// prints the slowest twenty with their times and outcomes (the compile-cost budget's check
 /// against the kernels users actually write).
 fn time_corpus() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let corpus = mutate::corpus(&root);
-    let mut timed: Vec<(Duration, Outcome, String, String, Option<(u64, u64)>)> = corpus
+    let mut timed: Vec<Timed> = corpus
         .iter()
         .map(|text| {
             let start = Instant::now();
@@ -194,7 +197,7 @@ fn time_corpus() -> ExitCode {
             (start.elapsed(), o, name, msg, case::cost_of(text))
         })
         .collect();
-    timed.sort_by(|a, b| b.0.cmp(&a.0));
+    timed.sort_by_key(|t| std::cmp::Reverse(t.0));
     let total: Duration = timed.iter().map(|t| t.0).sum();
     println!(
         "{} kernels in {:.1} s; the slowest:",
@@ -607,6 +610,7 @@ mod tests {
             slow: Duration::from_secs(1),
             out: PathBuf::new(),
             show: 0,
+            ptxas: false,
         };
         let (a, b) = (cases(&o, &corpus), cases(&o, &corpus));
         assert_eq!(a.len(), 40);

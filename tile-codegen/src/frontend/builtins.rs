@@ -1601,55 +1601,6 @@ fn precision_arg(named: &syn::ExprAssign) -> syn::Result<Precision> {
         })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The language reference (the `tile` crate's documentation) has a row for every builtin and
-    /// math function, written as the table declares it.
-    #[test]
-    fn reference_documents_every_builtin() {
-        let reference = include_str!("../../../src/lib.rs");
-        for b in Builtin::ALL {
-            let sig = b.signature();
-            let head = &sig[..sig.find('(').unwrap_or(sig.len()) + 1];
-            assert!(
-                reference.contains(&format!("`{head}")),
-                "src/lib.rs does not document `{}` (as `{sig}`)",
-                b.name()
-            );
-        }
-        for m in MathFn::ALL {
-            assert!(
-                reference.contains(m.name()),
-                "src/lib.rs does not document `{}`",
-                m.name()
-            );
-        }
-    }
-
-    /// A name resolves to the builtin written its way, or reports the other form.
-    #[test]
-    fn lookup_by_form() {
-        assert_eq!(
-            lookup("max", Form::Function),
-            Some(Callee::Builtin(Builtin::Max))
-        );
-        assert_eq!(
-            lookup("max", Form::Method),
-            Some(Callee::Builtin(Builtin::MaxOf))
-        );
-        assert_eq!(
-            lookup("sum", Form::Function),
-            Some(Callee::Builtin(Builtin::Sum))
-        );
-        assert_eq!(lookup("exp", Form::Method), Some(Callee::Math(MathFn::Exp)));
-        assert_eq!(lookup("softplus", Form::Function), None);
-        assert!(names(Form::Function).contains("dot"));
-        assert!(names(Form::Method).contains("roll"));
-    }
-}
-
 /// The `cum*` builtin an `associative_scan` combiner stands for: `max` or `min` by name, or a
 /// closure of two parameters whose body is `a + b`, `a * b`, `max(a, b)` or `min(a, b)` (either
 /// order; the four are commutative).
@@ -1719,5 +1670,54 @@ fn scan_combiner(e: &Expr) -> syn::Result<Builtin> {
             }
         }
         _ => Err(unsupported()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The language reference (the `tile` crate's documentation) has a row for every builtin and
+    /// math function, written as the table declares it.
+    #[test]
+    fn reference_documents_every_builtin() {
+        let reference = include_str!("../../../src/lib.rs");
+        for b in Builtin::ALL {
+            let sig = b.signature();
+            let head = &sig[..sig.find('(').unwrap_or(sig.len()) + 1];
+            assert!(
+                reference.contains(&format!("`{head}")),
+                "src/lib.rs does not document `{}` (as `{sig}`)",
+                b.name()
+            );
+        }
+        for m in MathFn::ALL {
+            assert!(
+                reference.contains(m.name()),
+                "src/lib.rs does not document `{}`",
+                m.name()
+            );
+        }
+    }
+
+    /// A name resolves to the builtin written its way, or reports the other form.
+    #[test]
+    fn lookup_by_form() {
+        assert_eq!(
+            lookup("max", Form::Function),
+            Some(Callee::Builtin(Builtin::Max))
+        );
+        assert_eq!(
+            lookup("max", Form::Method),
+            Some(Callee::Builtin(Builtin::MaxOf))
+        );
+        assert_eq!(
+            lookup("sum", Form::Function),
+            Some(Callee::Builtin(Builtin::Sum))
+        );
+        assert_eq!(lookup("exp", Form::Method), Some(Callee::Math(MathFn::Exp)));
+        assert_eq!(lookup("softplus", Form::Function), None);
+        assert!(names(Form::Function).contains("dot"));
+        assert!(names(Form::Method).contains("roll"));
     }
 }
