@@ -18,8 +18,9 @@
 //! every specialization once per variant (aligned arguments, unaligned, …) and target. Before
 //! any GPU-level work, the tile-level IR gives a rougher estimate, and a kernel over twice the
 //! budget by it is refused at once. The weights were fitted so that kernels of many copies of
-//! one op, at the limit, all compile in 1.5–2 s: `tile-fuzz replay` prints a case's cost beside
-//! its compile time, and `tile-fuzz corpus` does so for every kernel in the repository.
+//! one op, at the limit, all compile in 1.1–1.8 s (`scripts/compile_cost_families.py` rebuilds and
+//! times them): `tile-fuzz replay` prints a case's cost beside its compile time, and
+//! `tile-fuzz corpus` does so for every kernel in the repository.
 
 use tile_core::ir::{DType, Elem, Function, InDim, MathFn, OpKind, Precision, ValueId};
 
