@@ -839,24 +839,25 @@ fn atomic_update(op: AtomicOp, old: Scalar, v: Scalar) -> Option<Scalar> {
         (AtomicOp::Min, F32(a), F32(b)) => F32(atomic_float_min(a, b)),
         (AtomicOp::Add, F16(a), F16(b)) => F16(half::f16::from_f32(a.to_f32() + b.to_f32())),
         (AtomicOp::Add, BF16(a), BF16(b)) => BF16(half::bf16::from_f32(a.to_f32() + b.to_f32())),
-        (AtomicOp::Max, F16(a), F16(b)) => F16(half::f16::from_bits(atomic_half_max(
+        (AtomicOp::Max | AtomicOp::Min, F16(a), F16(b)) => F16(half::f16::from_bits(half_pick(
+            op,
             a.to_bits(),
             b.to_bits(),
         ))),
-        (AtomicOp::Min, F16(a), F16(b)) => F16(half::f16::from_bits(atomic_half_min(
-            a.to_bits(),
-            b.to_bits(),
-        ))),
-        (AtomicOp::Max, BF16(a), BF16(b)) => BF16(half::bf16::from_bits(atomic_half_max(
-            a.to_bits(),
-            b.to_bits(),
-        ))),
-        (AtomicOp::Min, BF16(a), BF16(b)) => BF16(half::bf16::from_bits(atomic_half_min(
-            a.to_bits(),
-            b.to_bits(),
-        ))),
+        (AtomicOp::Max | AtomicOp::Min, BF16(a), BF16(b)) => BF16(half::bf16::from_bits(
+            half_pick(op, a.to_bits(), b.to_bits()),
+        )),
         _ => return None,
     })
+}
+
+/// A 16-bit float atomic max or min on bit patterns ([`atomic_half_max`], [`atomic_half_min`]).
+fn half_pick(op: AtomicOp, old: u16, v: u16) -> u16 {
+    if op == AtomicOp::Max {
+        atomic_half_max(old, v)
+    } else {
+        atomic_half_min(old, v)
+    }
 }
 
 /// Whether `a` and `b` have the same bits (what `atomic_cas` compares).

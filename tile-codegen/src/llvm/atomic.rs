@@ -208,7 +208,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     int(self.builder.build_select(neg, o_neg, o_pos, "").llvm()?)?
                 }
                 (Atomic::Rmw(op), DType::F16 | DType::BF16) if !hardware_16(op, d, hopper) => {
-                    self.cas_loop_asm(op, d, &head, sem, scope, p, ins[0], pred)?
+                    self.cas_loop_asm(op, d, &head, scope, p, ins[0], pred)?
                 }
                 _ => {
                     let text = format!("{head}.{}", suffix(a, d)?);
@@ -266,13 +266,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         pred: IntValue<'ctx>,
     ) -> Result<IntValue<'ctx>> {
         let width = bits_ty.into_int_type().get_bit_width();
-        let reg = register_class(width);
         let srcs: Vec<String> = (0..ins.len()).map(|i| format!("${}", i + 2)).collect();
         let asm_text = format!(
             "mov.b{width} $0, 0;\n\t@${} {text} $0, [ $1 + 0 ], {};",
             ins.len() + 2,
             srcs.join(", ")
         );
+        self.predicated_asm(asm_text, bits_ty, p, ins, pred)
+    }
+
+    /// The call of inline asm `asm_text` (with side effects and a memory clobber) on the global
+    /// pointer `$1`, the `bits_ty` integers `ins` (`$2`, …) and the predicate `pred` (last),
+    /// whose result `$0` (early-clobber) is the old value.
+    fn predicated_asm(
+        &self,
+        asm_text: String,
+        bits_ty: BasicTypeEnum<'ctx>,
+        p: PointerValue<'ctx>,
+        ins: &[IntValue<'ctx>],
+        pred: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let reg = register_class(bits_ty.into_int_type().get_bit_width());
         let mut constraints = vec![format!("=&{reg}"), "l".to_string()];
         constraints.extend(ins.iter().map(|_| reg.to_string()));
         constraints.push("b".into());
@@ -315,7 +329,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         op: AtomicOp,
         d: DType,
         head: &str,
-        sem: MemSem,
         scope: MemScope,
         p: PointerValue<'ctx>,
         v: IntValue<'ctx>,
@@ -328,7 +341,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             (AtomicOp::Add, DType::BF16) => {
                 "mov.b16 %one, 0x3F80;\n\tfma.rn.bf16 %new, %cur, %one, $2;".to_string()
             }
-            (AtomicOp::Add, _) => "add.rn.f16 %new, %cur, $2;".to_string(),
+            (AtomicOp::Add, _) => return Err("an f16 add is `atom.add.noftz.f16`".into()),
             // Sign-and-magnitude order (`tile_core::ir::atomic_half_max`): keys that compare
             // as unsigned integers.
             (AtomicOp::Max | AtomicOp::Min, _) => {
@@ -346,7 +359,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
         };
         let load = format!("ld.relaxed.{}.global.b16", scope_name(scope));
-        let _ = sem;
         let asm_text = format!(
             "{{\n\t.reg .pred %neg, %take, %again;\n\t\
              .reg .b16 %cur, %new, %old, %one, %ka, %kb, %kc, %kv;\n\t\
@@ -363,32 +375,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
              tile_cas_done_${{:uid}}:\n\t\
              }}"
         );
-        let i16t = self.context.i16_type();
-        let params: Vec<BasicMetadataTypeEnum> = vec![
-            self.global_ptr_type().into(),
-            i16t.into(),
-            self.context.bool_type().into(),
-        ];
-        let fn_ty = i16t.fn_type(&params, false);
-        let asm = self.context.create_inline_asm(
-            fn_ty,
-            asm_text,
-            "=&h,l,h,b,~{memory}".to_string(),
-            true,
-            false,
-            None,
-            false,
-        );
-        let argv: Vec<BasicMetadataValueEnum> = vec![p.into(), v.into(), pred.into()];
-        match self
-            .builder
-            .build_indirect_call(fn_ty, asm, &argv, "")
-            .llvm()?
-            .try_as_basic_value()
-        {
-            ValueKind::Basic(v) => int(v),
-            ValueKind::Instruction(_) => Err("an atomic's asm returned nothing".into()),
-        }
+        self.predicated_asm(asm_text, self.context.i16_type().into(), p, &[v], pred)
     }
 
     /// The integer type an atomic's element travels as (a float as its bits).
