@@ -14,3 +14,4 @@ pub mod llvm;
 pub mod passes;
 pub mod pipeline;
 pub mod ptxas;
+pub mod registers;

@@ -734,31 +734,78 @@ fn plan_instance(
     Ok(variants)
 }
 
+/// The spill policy, where a build has a ptxas ([`DumpConfig::cubin`]): ptxas trades registers
+/// for occupancy on its own, and now and then spills a few bytes to run more programs per SM
+/// than a kernel needs (a fuzzed 4-warp kernel: 96 registers and 24 bytes of spills, where 155
+/// registers hold it). A module that spills is lowered again asking for one program per SM
+/// (`.minnctapersm 1`: every register a thread may have at its warps); one that spills even
+/// so holds more than a thread's registers, and the kernel is refused with an error at the op
+/// where [`crate::registers::pressure`] finds the most values live. Modules that do not spill
+/// keep ptxas's own choice. Without a ptxas (or with `TILE_CUBIN=0`) the PTX is not checked,
+/// and the driver's compiler makes the same choice ptxas would have.
+fn spills(g: &Function, t: GpuTarget, r: &crate::ptxas::Report) -> Failure {
+    let p = crate::registers::pressure(g);
+    let loc = p.at.and_then(|op| {
+        let i = g.walk().iter().position(|&o| o == op)?;
+        g.locs().get(i).copied().flatten()
+    });
+    Failure {
+        msg: format!(
+            "on {arch} with {w} warps a thread has {limit} registers, and this kernel needs \
+             more: ptxas spilled {b} bytes to local memory (tile estimates {est} registers \
+             live at this op); hold smaller tiles at once, or use more warps",
+            arch = t.arch(),
+            w = g.num_warps,
+            limit = crate::registers::limit(g.num_warps),
+            b = r.spill_stores.max(r.spill_loads),
+            est = p.registers,
+        ),
+        loc,
+    }
+}
+
 /// LLVM for one planned variant and target: LLVM IR, PTX and (with [`DumpConfig::cubin`]) the
-/// cubin. Touches no tokens, so it may run on any thread.
+/// cubin, under the spill policy of [`spills`]. Touches no tokens, so it may run on any thread.
 fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, InstanceError> {
     let internal = InstanceError::Internal;
     let (g, t, stem) = (&p.ir, p.target, &p.stem);
     // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
     // only on a bug in tile: say what failed, at the tokens of the op that needs it.
-    let a = llvm::compile(g, t).map_err(|e| {
-        let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-        InstanceError::Kernel(Failure {
-            msg: e.to_string(),
-            loc,
+    let lower = |options: llvm::Options| {
+        llvm::compile_with(g, t, options).map_err(|e| {
+            let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
+            InstanceError::Kernel(Failure {
+                msg: e.to_string(),
+                loc,
+            })
         })
-    })?;
+    };
+    let mut a = lower(llvm::Options::default())?;
+    // With a ptxas at hand, the build assembles every module and refuses local-memory spills
+    // (the policy of `spills`). ptxas refusing our PTX is a bug in tile, not in the kernel.
+    let cubin = match &dump.cubin {
+        Some(ptxas) => {
+            let assemble = |a: &llvm::Artifacts| {
+                crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch()).map_err(|e| internal(e.into()))
+            };
+            let (mut report, mut cubin) = assemble(&a)?;
+            if report.spills() && !a.one_program_per_sm {
+                a = lower(llvm::Options {
+                    one_program_per_sm: true,
+                })?;
+                (report, cubin) = assemble(&a)?;
+            }
+            if report.spills() {
+                return Err(InstanceError::Kernel(spills(g, t, &report)));
+            }
+            Some(cubin)
+        }
+        None => None,
+    };
     dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
         .map_err(|e| internal(e.into()))?;
     dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
         .map_err(|e| internal(e.into()))?;
-    // ptxas refusing our PTX is a bug in tile, not in the kernel.
-    let cubin = match &dump.cubin {
-        Some(ptxas) => Some(
-            crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch()).map_err(|e| internal(e.into()))?,
-        ),
-        None => None,
-    };
     Ok(TargetBuild {
         target: t,
         gpu_ir: p.gpu_ir.clone(),

@@ -119,7 +119,8 @@ pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Ve
 /// size and modification time are part of the key), else from [`assemble_cubin`], stored for
 /// next time. `cargo check`, `clippy` and `build` expand the same kernels; the cache makes ptxas
 /// run once per kernel, target and ptxas. A cache that cannot be read or written is skipped.
-pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+/// The report of `ptxas -v` is kept beside each cubin (`.log`), so a cache hit returns it too.
+pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
     use std::hash::{Hash, Hasher};
     let stamp = std::fs::metadata(ptxas)
         .ok()
@@ -134,26 +135,35 @@ pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, Stri
         .collect();
     let dir = std::env::temp_dir().join("tile-cubins");
     let file = dir.join(format!("{:016x}{:016x}-{arch}.cubin", key[0], key[1]));
-    if let Ok(bytes) = std::fs::read(&file) {
+    let log = file.with_extension("log");
+    // The log is written before the cubin, so a cubin found has its log.
+    if let (Ok(bytes), Ok(text)) = (std::fs::read(&file), std::fs::read_to_string(&log)) {
         if bytes.starts_with(b"\x7fELF") {
-            return Ok(bytes);
+            return Ok((parse_verbose(&text, arch), bytes));
         }
     }
-    let (_, cubin) = assemble_cubin(ptxas, ptx, arch)?;
+    let (report, cubin) = assemble_cubin(ptxas, ptx, arch)?;
     // Written under a unique name and renamed into place, so a reader never sees half a file.
     if std::fs::create_dir_all(&dir).is_ok() {
         static WRITES: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            "{}.{}.{}.tmp",
-            file.file_name().and_then(|n| n.to_str()).unwrap_or("cubin"),
-            std::process::id(),
-            WRITES.fetch_add(1, Ordering::Relaxed)
-        ));
-        if std::fs::write(&tmp, &cubin).is_ok() && std::fs::rename(&tmp, &file).is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let put = |path: &Path, bytes: &[u8]| {
+            let tmp = dir.join(format!(
+                "{}.{}.{}.tmp",
+                path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin"),
+                std::process::id(),
+                WRITES.fetch_add(1, Ordering::Relaxed)
+            ));
+            if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
+                let _ = std::fs::remove_file(&tmp);
+                return false;
+            }
+            true
+        };
+        if put(&log, report.raw.as_bytes()) {
+            put(&file, &cubin);
         }
     }
-    Ok(cubin)
+    Ok((report, cubin))
 }
 
 /// Parses the text of `ptxas -v`. `arch` is used when the text does not name one

@@ -1229,7 +1229,8 @@ fn assemble(ctx: &str, target: GpuTarget, ptx: &str) {
 }
 
 /// `ptxas::cached_cubin`: the first call assembles and stores, the second reads the same bytes
-/// back from the cache (a PTX no earlier run has seen, by a comment naming this process).
+/// and the same `ptxas -v` report back from the cache (a PTX no earlier run has seen, by a
+/// comment naming this process).
 #[test]
 fn cubins_are_cached() {
     let Some(ptxas) = tile_codegen::ptxas::find() else {
@@ -1249,7 +1250,8 @@ fn cubins_are_cached() {
     let after =
         std::fs::read_dir(std::env::temp_dir().join("tile-cubins")).map_or(0, |d| d.count());
     let second = tile_codegen::ptxas::cached_cubin(&ptxas, &ptx, "sm_80").unwrap();
-    assert!(first.starts_with(b"\x7fELF"), "not a cubin");
+    assert!(first.1.starts_with(b"\x7fELF"), "not a cubin");
     assert_eq!(first, second);
+    assert!(first.0.raw.contains("Used"), "no report: {}", first.0.raw);
     assert!(after > before, "the first call stored nothing");
 }

@@ -193,3 +193,46 @@ fn half_atomic_loops_assemble_without_spills() {
         }
     }
 }
+
+/// Found by `tile-fuzz --ptxas`: a 4-warp kernel that ptxas, left to trade registers for
+/// occupancy, capped at 96 registers and spilled 24 bytes on sm_90a (155 hold it). With a ptxas
+/// at build time, the pipeline lowers such a module again with one program per SM; it must come
+/// out without spills and ask for it, while a module that did not spill keeps ptxas's choice.
+#[test]
+fn occupancy_spills_are_lowered_again_with_one_program_per_sm() {
+    let Some(ptxas) = tile_codegen::ptxas::find() else {
+        println!("skipped (ptxas): run scripts/setup.sh, or set TILE_PTXAS");
+        return;
+    };
+    let text = "fn k(p0: Ptr<bf16, { n * m }>, p1: Ptr<f16>, p2: Ptr<f32, n>, n: i32, m: i32) { \
+        let v1 = program_id(0) * 4 + arange(0, 4); \
+        let v2 = (program_id(1) * 64 + arange(0, 64)).expand_dims(1) * 64 + arange(0, 64).expand_dims(0); \
+        let v3 = load(p1 + (max(v2, arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0)) / m), (arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0) < n)) as f32; \
+        let v4 = load(p2 + (arange(0, 4) - n), !((v1 < n))); \
+        let v5 = -(select((v4 == v4), (full([4], 0.9)).sqrt(), (v4 - 0.74))); \
+        let mut v6 = zeros([64, 64]); \
+        for i in (0..4).step_by(64) { \
+            store(p0 + max(arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0), max(v2, arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0))), ((max(-(full([64, 64], 2.6)), (v3 - 2.49)) * (0.87).tanh())) as bf16, (v2 < n)); \
+            v6 = v6 + v3; \
+        } \
+        let v9 = load(p1 + arange(0, 64).expand_dims(1) * 64 + arange(0, 64).expand_dims(0), (v6 <= v3)) as f32; }";
+    let item: syn::ItemFn = syn::parse_str(text).unwrap();
+    let dump = DumpConfig {
+        cubin: Some(ptxas.clone()),
+        ..DumpConfig::default()
+    };
+    let kernels = compile(&item, &KernelOptions::default(), &dump).unwrap();
+    let mut asked = 0;
+    for k in &kernels {
+        for (vi, v) in k.variants.iter().enumerate() {
+            for t in &v.targets {
+                let arch = t.target.arch();
+                let r = tile_codegen::ptxas::assemble(&ptxas, &t.artifacts.ptx, arch).unwrap();
+                assert!(!r.spills(), "v{vi} {arch}: {}", r.raw);
+                asked += usize::from(t.artifacts.ptx.contains(".minnctapersm 1"));
+            }
+        }
+    }
+    // The unaligned variant on sm_90a spilled; the other three modules did not.
+    assert_eq!(asked, 1, "modules asking for one program per SM");
+}

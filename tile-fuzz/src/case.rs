@@ -138,7 +138,12 @@ fn parse_case(text: &str) -> Result<(syn::ItemFn, proc_macro2::TokenStream), (Ou
 /// Compiles a parsed case in this process, catching a panic.
 fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome, String) {
     // TILE_DUMP and TILE_DUMP_DIR work as for the macro (useful with `replay`).
-    let dump = DumpConfig::from_env().unwrap_or_default();
+    let mut dump = DumpConfig::from_env().unwrap_or_default();
+    // With `--ptxas`, cases build as the macro builds them with a ptxas at hand: assembled,
+    // under the spill policy (`pipeline`), which [`spills`] then checks.
+    if let Some(ptxas) = std::env::var_os(PTXAS_ENV) {
+        dump.cubin = Some(ptxas.into());
+    }
     let run = catch_unwind(AssertUnwindSafe(|| {
         let opts = parse_options(args)?;
         compile(item, &opts, &dump)
@@ -173,8 +178,8 @@ fn spills(
         for (vi, v) in k.variants.iter().enumerate() {
             for t in &v.targets {
                 let arch = t.target.arch();
-                match tile_codegen::ptxas::assemble(ptxas, &t.artifacts.ptx, arch) {
-                    Ok(r) if r.spills() => {
+                match tile_codegen::ptxas::cached_cubin(ptxas, &t.artifacts.ptx, arch) {
+                    Ok((r, _)) if r.spills() => {
                         return (
                             Outcome::Spill,
                             format!(

@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release -p tile-fuzz -- [--seed S] [--generated N] [--mutated N] [--jobs J]
 //!                                     [--time-limit-ms T] [--slow-ms T] [--out DIR] [--show N]
-//!                                     [--ptxas]
+//!                                     [--ptxas] [--emit DIR]
 //! cargo run --release -p tile-fuzz -- replay target/fuzz/*.rs
 //! cargo run --release -p tile-fuzz -- corpus
 //! ```
@@ -17,7 +17,8 @@
 //! counted as a crash or a timeout. The same seed gives the same cases. Findings (original and
 //! minimized text) go to `--out` (default `target/fuzz`); the exit status is 1 if there were any.
 //! Progress goes to stderr every 5% of the cases. With `--ptxas`, every compiled case's modules
-//! are assembled too, and one that spills registers is a finding (`spill`).
+//! are assembled too, and one that spills registers is a finding (`spill`). `--emit DIR` writes
+//! the cases to `DIR` (one file each, for `replay`) instead of compiling them.
 //!
 //! `replay` compiles saved cases in this process and prints each one's outcome, time and
 //! compile cost ([`tile_codegen::budget`]); `corpus` does the same for every kernel of the
@@ -53,6 +54,8 @@ struct Options {
     show: usize,
     /// Assemble every compiled case's modules and count spills as findings.
     ptxas: bool,
+    /// Write the cases to this folder (`NNNNNN.rs`, for `replay` and calibration) and stop.
+    emit: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Options, String> {
@@ -67,6 +70,7 @@ fn parse_args() -> Result<Options, String> {
         out: root.join("target/fuzz"),
         show: 5,
         ptxas: false,
+        emit: None,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -89,6 +93,7 @@ fn parse_args() -> Result<Options, String> {
             "--slow-ms" => o.slow = Duration::from_millis(num(i)?),
             "--out" => o.out = PathBuf::from(val(i)?),
             "--show" => o.show = num(i)? as usize,
+            "--emit" => o.emit = Some(PathBuf::from(val(i)?)),
             "--ptxas" => {
                 o.ptxas = true;
                 i += 1;
@@ -169,6 +174,41 @@ fn replay(files: Vec<String>) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `tile-fuzz pressure FILE.gpu-ir…`: each GPU-level IR file (as `TILE_DUMP=gpu-ir` writes
+/// them) with its estimated register pressure ([`tile_codegen::registers`]), the op of the
+/// peak and the limit at its warps, tab-separated: what `scripts/register_calibration.py` sets
+/// beside `ptxas -v`.
+fn pressure(files: Vec<String>) -> ExitCode {
+    let mut bad = false;
+    for file in &files {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| tile_core::ir::parse(&t).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(f) => {
+                let p = tile_codegen::registers::pressure(&f);
+                let at =
+                    p.at.map_or("-".to_string(), |op| f.op(op).kind.name().to_string());
+                println!(
+                    "{file}\t{}\t{}\t{}\t{at}",
+                    p.registers,
+                    f.num_warps,
+                    tile_codegen::registers::limit(f.num_warps)
+                );
+            }
+            Err(e) => {
+                eprintln!("{file}: {e}");
+                bad = true;
+            }
+        }
+    }
+    if bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -395,6 +435,9 @@ fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("corpus") {
         return time_corpus();
     }
+    if std::env::args().nth(1).as_deref() == Some("pressure") {
+        return pressure(std::env::args().skip(2).collect());
+    }
     let o = match parse_args() {
         Ok(o) => o,
         Err(e) => {
@@ -413,6 +456,26 @@ fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let corpus = mutate::corpus(&root);
     let all = cases(&o, &corpus);
+    if let Some(dir) = &o.emit {
+        let written = std::fs::create_dir_all(dir).and_then(|_| {
+            all.iter().enumerate().try_for_each(|(i, c)| {
+                std::fs::write(
+                    dir.join(format!("{i:06}.rs")),
+                    format!("// {}\n{}\n", c.origin, c.text),
+                )
+            })
+        });
+        if let Err(e) = written {
+            eprintln!("tile-fuzz: --emit {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+        println!(
+            "tile-fuzz: {} cases written to {}",
+            all.len(),
+            dir.display()
+        );
+        return ExitCode::SUCCESS;
+    }
     println!(
         "tile-fuzz: seed {}, {} generated + {} mutated cases ({} kernels in the corpus), {} jobs, limit {} ms",
         o.seed,
@@ -611,6 +674,7 @@ mod tests {
             out: PathBuf::new(),
             show: 0,
             ptxas: false,
+            emit: None,
         };
         let (a, b) = (cases(&o, &corpus), cases(&o, &corpus));
         assert_eq!(a.len(), 40);

@@ -54,12 +54,14 @@ impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
     }
 }
 
-/// Builds the kernel `f` into `module`.
+/// Builds the kernel `f` into `module`: its dynamic shared memory, and whether it asks ptxas
+/// for one program per SM (always when `one_program_per_sm`; see [`declare_kernel`]).
 pub(super) fn lower_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-) -> std::result::Result<DynSharedBytes, LowerError> {
+    one_program_per_sm: bool,
+) -> std::result::Result<(DynSharedBytes, bool), LowerError> {
     let body = &f.regions[f.body.index()];
     if body.blocks.len() != 1 {
         return Err(format!(
@@ -91,7 +93,7 @@ pub(super) fn lower_kernel<'ctx>(
             "internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
         ));
     }
-    let function = declare_kernel(context, module, f)?;
+    let (function, one_program_per_sm) = declare_kernel(context, module, f, one_program_per_sm)?;
     let builder = context.create_builder();
     let entry = context.append_basic_block(function, "entry");
     builder.position_at_end(entry);
@@ -123,7 +125,7 @@ pub(super) fn lower_kernel<'ctx>(
         // By the op's position in program order, as the verifier counts.
         l.op(op).map_err(|e| at_op(op, e))?;
     }
-    Ok(dyn_shared)
+    Ok((dyn_shared, one_program_per_sm))
 }
 
 /// Why lowering failed, and at which op (its position in program order), where one is to blame.
@@ -154,12 +156,14 @@ pub(super) type DynSharedBytes = u64;
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
 /// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot`, a 16-bit float
-/// atomic, or 1024 threads).
+/// atomic, or 1024 threads, and for any kernel when `one_program_per_sm`; the flag returned says
+/// whether it was set).
 fn declare_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-) -> Result<FunctionValue<'ctx>> {
+    one_program_per_sm: bool,
+) -> Result<(FunctionValue<'ctx>, bool)> {
     let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(f.params().len());
     for (i, &p) in f.params().iter().enumerate() {
         let elem = f.ty(p).elem;
@@ -222,10 +226,12 @@ fn declare_kernel<'ctx>(
             _ => false,
         }
     });
-    if needs_registers || f.num_warps >= 32 {
+    // The pipeline asks for it too when ptxas spilled without it (`pipeline::lower_target`).
+    let one = one_program_per_sm || needs_registers || f.num_warps >= 32;
+    if one {
         annotate("minctasm", 1)?;
     }
-    Ok(function)
+    Ok((function, one))
 }
 
 /// The LLVM type of one element held in a register.

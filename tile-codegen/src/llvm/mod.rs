@@ -123,6 +123,17 @@ pub struct Artifacts {
     /// Dynamic shared memory the kernel needs per program, in bytes (0: its shared memory, if
     /// any, is static). The launch passes it; above 48 KiB the module load opts the function in.
     pub dyn_shared_bytes: u32,
+    /// True when the PTX tells ptxas that one program per SM is enough (`.minnctapersm 1`), so
+    /// that it may use every register a thread can have instead of trading them for occupancy.
+    pub one_program_per_sm: bool,
+}
+
+/// Choices the caller makes for [`compile_with`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Ask for one program per SM (`.minnctapersm 1`) whatever the kernel holds; without it,
+    /// only kernels that the back end knows to need registers do (see [`Artifacts`]).
+    pub one_program_per_sm: bool,
 }
 
 /// Why a kernel could not be compiled: a message that names the kernel, and the op to blame (its
@@ -146,6 +157,15 @@ impl std::error::Error for CodegenError {}
 
 /// Compiles a verified GPU-level kernel (every tensor type has a blocked layout) to PTX for `target`.
 pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenError> {
+    compile_with(f, target, Options::default())
+}
+
+/// [`compile`], with the caller's [`Options`].
+pub fn compile_with(
+    f: &Function,
+    target: GpuTarget,
+    options: Options,
+) -> Result<Artifacts, CodegenError> {
     let err = |stage: &str, msg: &dyn fmt::Display| CodegenError {
         msg: format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()),
         op: None,
@@ -168,10 +188,13 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
 
-    let dyn_shared = lower::lower_kernel(&context, &module, f).map_err(|e| CodegenError {
-        op: e.op,
-        ..err("lowering", &e.msg)
-    })?;
+    let (dyn_shared, one_program_per_sm) =
+        lower::lower_kernel(&context, &module, f, options.one_program_per_sm).map_err(|e| {
+            CodegenError {
+                op: e.op,
+                ..err("lowering", &e.msg)
+            }
+        })?;
     if dyn_shared > target.max_shared_bytes() {
         return Err(err(
             "shared memory",
@@ -210,6 +233,7 @@ pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenErro
         llvm_ir,
         ptx,
         dyn_shared_bytes,
+        one_program_per_sm,
     })
 }
 
