@@ -4,7 +4,7 @@
 mod common;
 
 use common::fused_add_mul::add_mul;
-use common::{clamp, i64_axpy, int_ops, small_tile, Rng};
+use common::{accumulate_in_place, clamp, i64_axpy, int_ops, small_tile, Rng};
 use tile::prelude::*;
 
 fn cuda() -> Option<Device> {
@@ -249,7 +249,17 @@ fn gpu_matches_interpreter_on_every_test_kernel() {
         );
         assert_eq!(g, c, "i64_axpy n = {n}");
 
-        let mut x: Vec<f32> = (0..n).map(|_| 3.0 * r.f32()).collect();
+        let x: Vec<f32> = (0..n).map(|_| 3.0 * r.f32()).collect();
+        let (g, c) = both(
+            &gpu,
+            n,
+            std::slice::from_ref(&x),
+            |d, i, o| accumulate_in_place::launch(d, Grid::x(cdiv(n, 256)), o, &i[0], n as i32, 5),
+            1.0,
+        );
+        assert_eq!(g, c, "accumulate_in_place n = {n}");
+
+        let mut x = x;
         if n > 2 {
             (x[1], x[2]) = (f32::NAN, f32::NEG_INFINITY);
         }

@@ -47,6 +47,25 @@ pub fn i64_axpy(a: Ptr<i64, n>, out: Ptr<i64, n>, n: i32, s: i64, BLOCK: Const<5
     store(out + offs, v, mask);
 }
 
+#[tile_kernel]
+/// A masked read-modify-write of the same addresses in a loop: every iteration reads what the
+/// one before stored (LLVM once hoisted the masked load, inline asm it took for memory-free,
+/// out of the loop, and each iteration read the value from before it).
+pub fn accumulate_in_place(
+    out: Ptr<f32, n>,
+    x: Ptr<f32, n>,
+    n: i32,
+    steps: i32,
+    BLOCK: Const<256>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m);
+    for _ in 0..steps {
+        store(out + offs, load(out + offs, m) * 0.5 + v, m);
+    }
+}
+
 #[tile_kernel(num_warps = 8)]
 /// Float clamp with NaN → 0, masks combined with `&&`, scalars by value.
 pub fn clamp(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, lo: f32, hi: f32, BLOCK: Const<2048>) {
@@ -543,6 +562,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,
         &clamp::KERNEL,
+        &accumulate_in_place::KERNEL,
         &small_tile::KERNEL,
         &sums_2d::KERNEL,
         &layernorm_rows::KERNEL,

@@ -236,3 +236,30 @@ fn occupancy_spills_are_lowered_again_with_one_program_per_sm() {
     // The unaligned variant on sm_90a spilled; the other three modules did not.
     assert_eq!(asked, 1, "modules asking for one program per SM");
 }
+
+/// A masked load of the addresses a loop stores to stays in the loop: LLVM took the predicated
+/// load's inline asm for memory-free and hoisted it out, so every iteration read the value from
+/// before the loop. In the PTX every predicated store now has its load (unrolled copies alike).
+#[test]
+fn masked_loads_are_not_hoisted_past_stores() {
+    let text = "fn k(out: Ptr<f32, n>, n: i32, m: i32) { \
+        let offs = arange(0, 128); \
+        let mk = offs < n; \
+        for i in 0..m { store(out + offs, load(out + offs, mk) + 1.0, mk); } }";
+    let item: syn::ItemFn = syn::parse_str(text).unwrap();
+    let kernels = compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+    for k in &kernels {
+        for (vi, v) in k.variants.iter().enumerate() {
+            for t in &v.targets {
+                let ptx = &t.artifacts.ptx;
+                let loads = ptx.matches("ld.global").count();
+                let stores = ptx.matches("st.global").count();
+                assert!(
+                    stores > 0 && loads >= stores,
+                    "v{vi} {}: {loads} loads for {stores} stores:\n{ptx}",
+                    t.target.arch()
+                );
+            }
+        }
+    }
+}

@@ -432,11 +432,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         ];
         params.extend((0..w).map(|_| BasicMetadataTypeEnum::from(reg_ty)));
         let fn_ty = ret_ty.fn_type(&params, false);
+        // With side effects: inline asm without them is taken as reading no memory, so LLVM
+        // hoisted a masked load out of a loop that stored to the same addresses (every
+        // iteration then read the value from before the loop), and the sink pass may move it.
         let asm = self.context.create_inline_asm(
             fn_ty,
             text,
             constraints.join(","),
-            false,
+            true,
             false,
             None,
             false,
