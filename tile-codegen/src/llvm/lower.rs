@@ -362,6 +362,31 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Distribution::of(ty).map(Some)
     }
 
+    /// How many consecutive registers of `v` hold one value, by the axis analysis: its constancy
+    /// along the innermost dimension, where the layout's first register bits are that
+    /// dimension's lowest bits (consecutive registers, consecutive elements) and no lane or warp
+    /// bit lands inside such a group. 1 when nothing is known.
+    pub(super) fn equal_registers(&self, v: ValueId) -> Result<usize> {
+        let ty = self.f.ty(v);
+        let constancy = self.axis.get(v.index()).map_or(1, |a| a.constancy);
+        let (Some(dist), Some(&last)) = (self.distribution(ty)?, ty.shape.last()) else {
+            return Ok(1);
+        };
+        let ll = dist.linear();
+        let mut run = 1u64;
+        for (i, &b) in ll.reg.iter().enumerate() {
+            if b != 1 << i || run * 2 > u64::from(last) {
+                break;
+            }
+            run *= 2;
+        }
+        let run = run.min(constancy).max(1);
+        if ll.lane.iter().chain(&ll.warp).any(|&b| b & (run - 1) != 0) {
+            return Ok(1);
+        }
+        Ok(run as usize)
+    }
+
     /// The distribution of a tensor type, which must be a tensor.
     pub(super) fn tensor_distribution(&self, ty: &Type) -> Result<Distribution> {
         Distribution::of(ty)
@@ -515,7 +540,17 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::Cmp(p) => {
                 let d = dtype(f.ty(*data.operands.first().ok_or("missing operand")?))?;
                 let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
-                Some(self.zip(a, c, |me, x, y| me.cmp(*p, d, x, y))?)
+                let mut out = self.zip(a, c, |me, x, y| me.cmp(*p, d, x, y))?;
+                // Registers that the axis analysis proves equal share the first one's bit, so
+                // that a mask like `cols < n` (n a multiple of 8) is one predicate per vector,
+                // not one per element kept live to the store; LLVM drops the unused compares.
+                if let Some(&r) = data.results.first() {
+                    let g = self.equal_registers(r)?;
+                    for k in 0..out.len() {
+                        out[k] = out[k - k % g];
+                    }
+                }
+                Some(out)
             }
             OpKind::Unary(u) => {
                 let d = dtype(self.result_type(data)?)?;
