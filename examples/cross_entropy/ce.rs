@@ -48,8 +48,8 @@ pub enum Form {
     Loop,
     /// `ce_loop_wide`: the same with 16 warps, two programs per SM.
     Wide,
-    /// `ce_row`: the whole row in one tile (f32 rows of at most [`ROW_MAX`] logits, a multiple
-    /// of 8).
+    /// `ce_row`: the whole row in one tile (rows of at most [`ROW_MAX`] logits, a multiple of
+    /// 8).
     Row,
     /// `ce_forward` then `ce_backward`.
     Unfused,
@@ -60,7 +60,7 @@ impl Form {
 
     /// Whether the form computes rows of `v` logits of type `T`.
     pub fn fits<T: Logit>(self, v: usize) -> bool {
-        self != Form::Row || (T::NAME == "f32" && v <= ROW_MAX && v % 8 == 0)
+        self != Form::Row || (v <= ROW_MAX && v % 8 == 0)
     }
     #[allow(dead_code)] // the example prints it; the test does not
     pub fn name(self) -> &'static str {

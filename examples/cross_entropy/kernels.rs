@@ -12,7 +12,7 @@
 //!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
 //!   assembles with spills even in bf16).
 //! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles.
-//! - `ce_row`: f32 rows of at most 32768 logits in one tile on 32 warps: one read, one write.
+//! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write.
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
 //!   backward are.
@@ -60,6 +60,9 @@ pub fn ce_loop(
     let y = load(labels + row);
     let ok = y != ignore;
     let base = logits + row * v;
+    // The label's logit before anything else: the gradient overwrites the row, and only the
+    // first pass's reductions (their barriers) order this load before other threads' stores.
+    let xy = load(base + y, ok) as f32;
     let mut m = f32::NEG_INFINITY;
     let mut d = 0.0;
     let mut sx = 0.0;
@@ -74,7 +77,6 @@ pub fn ce_loop(
         m = m2;
     }
     let lse = m + d.log();
-    let xy = load(base + y, ok) as f32;
     let n = load(valid) as f32;
     let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
     let l = select(ok, l / n, 0.0);
@@ -113,6 +115,9 @@ pub fn ce_loop_wide(
     let y = load(labels + row);
     let ok = y != ignore;
     let base = logits + row * v;
+    // The label's logit before anything else: the gradient overwrites the row, and only the
+    // first pass's reductions (their barriers) order this load before other threads' stores.
+    let xy = load(base + y, ok) as f32;
     let mut m = f32::NEG_INFINITY;
     let mut d = 0.0;
     let mut sx = 0.0;
@@ -127,7 +132,6 @@ pub fn ce_loop_wide(
         m = m2;
     }
     let lse = m + d.log();
-    let xy = load(base + y, ok) as f32;
     let n = load(valid) as f32;
     let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
     let l = select(ok, l / n, 0.0);
@@ -143,13 +147,14 @@ pub fn ce_loop_wide(
     atomic_add(mean, l);
 }
 
-/// The one-read form for f32 rows of at most 32768 logits: the whole row in one tile (32 per
+/// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
 /// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
 /// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
 /// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
-/// needs its own 64-bit address, which does not fit beside the row in 64 registers. bf16 rows
-/// do not fit either (32 to 144 bytes of spills in every arrangement tried, see
-/// docs/perf/NOTES.md), so bf16 keeps the two-pass kernels.
+/// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
+/// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
+/// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
+/// bytes in every arrangement tried (docs/perf/NOTES.md).
 #[tile_kernel(num_warps = 32, specialize = aligned)]
 pub fn ce_row(
     logits: Ptr<T, { rows * v }>,
@@ -162,7 +167,7 @@ pub fn ce_row(
     ignore: i32,
     smoothing: f32,
     BLOCK: Const<32768>,
-    T: Type<{ [f32] }>,
+    T: Type<{ [f32, bf16] }>,
 ) {
     let row = program_id(0);
     let y = load(labels + row);
@@ -171,6 +176,10 @@ pub fn ce_row(
     let cols = arange(0, BLOCK);
     let mk = cols < v;
     let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+    // Read before the row's reductions: their barriers order it before any thread's store of
+    // the gradient over the row (read after them, it raced those stores). After the row's
+    // loads, which need not wait for the label.
+    let xy = load(base + y, ok) as f32;
     // The row sum first: after the max, only the exponentials stay live (x and e together
     // would not fit in 64 registers).
     let sx = select(mk, x, 0.0).sum();
@@ -178,7 +187,6 @@ pub fn ce_row(
     let e = ((x - m) * 1.4426950408889634).exp2();
     let d = e.sum();
     let lse = m + d.log();
-    let xy = load(base + y, ok) as f32;
     let n = load(valid) as f32;
     let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
     let l = select(ok, l / n, 0.0);
