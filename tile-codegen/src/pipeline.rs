@@ -796,16 +796,19 @@ fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, Ins
                 (report, cubin) = assemble(&a)?;
             }
             if report.spills() {
-                return Err(InstanceError::Kernel(spills(g, t, &report)));
+                Err(report)
+            } else {
+                Ok(Some(cubin))
             }
-            Some(cubin)
         }
-        None => None,
+        None => Ok(None),
     };
+    // Written before a spill is reported, so that the PTX that spilled can be looked at.
     dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
         .map_err(|e| internal(e.into()))?;
     dump.write("ptx", format!("{stem}.ptx"), &a.ptx)
         .map_err(|e| internal(e.into()))?;
+    let cubin = cubin.map_err(|report| InstanceError::Kernel(spills(g, t, &report)))?;
     Ok(TargetBuild {
         target: t,
         gpu_ir: p.gpu_ir.clone(),
