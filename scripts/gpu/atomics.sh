@@ -24,5 +24,5 @@ for tool in memcheck racecheck; do
   timeout 240 compute-sanitizer --tool $tool $B/gpu_tests gpu_atomics gpu_scans --test-threads=1 > "$OUT/$tool-tests.log" 2>&1; echo "exit $?" >> "$OUT/$tool-tests.log"
   timeout 240 compute-sanitizer --tool $tool $B/moe_align --quick > "$OUT/$tool-moe.log" 2>&1; echo "exit $?" >> "$OUT/$tool-moe.log"
   timeout 240 compute-sanitizer --tool $tool $B/cross_entropy --quick > "$OUT/$tool-ce.log" 2>&1; echo "exit $?" >> "$OUT/$tool-ce.log"
-  echo "$tool: tests $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tests.log"), moe_align $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-moe.log"), cross_entropy $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-ce.log")"
+  echo "$tool: tests $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tests.log"), moe_align $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-moe.log"), cross_entropy $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-ce.log"), its checks failed: $(grep -c FAILED "$OUT/$tool-ce.log")"
 done

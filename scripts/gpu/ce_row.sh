@@ -22,6 +22,6 @@ grep -E "^\| tile" "$OUT/cross_entropy2.log"
 for tool in memcheck racecheck; do
   timeout 240 compute-sanitizer --tool $tool $B/gpu_tests gpu_atomics gpu_scans --test-threads=1 > "$OUT/$tool-tests.log" 2>&1; echo "exit $?" >> "$OUT/$tool-tests.log"
   timeout 240 compute-sanitizer --tool $tool $B/cross_entropy --quick > "$OUT/$tool-ce.log" 2>&1; echo "exit $?" >> "$OUT/$tool-ce.log"
-  echo "$tool: tests $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tests.log"), cross_entropy $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-ce.log")"
+  echo "$tool: tests $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-tests.log"), cross_entropy $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool-ce.log"), its checks failed: $(grep -c FAILED "$OUT/$tool-ce.log")"
 done
 (cd "$OUT" && tar czf logs.tgz *.log *.json device.txt 2>/dev/null)
