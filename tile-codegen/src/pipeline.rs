@@ -737,9 +737,10 @@ fn plan_instance(
 /// The spill policy, where a build has a ptxas ([`DumpConfig::cubin`]): ptxas trades registers
 /// for occupancy on its own, and now and then spills a few bytes to run more programs per SM
 /// than a kernel needs (a fuzzed 4-warp kernel: 96 registers and 24 bytes of spills, where 155
-/// registers hold it). A module that spills is lowered again asking for one program per SM
-/// (`.minnctapersm 1`: every register a thread may have at its warps); one that spills even
-/// so holds more than a thread's registers, and the kernel is refused with an error at the op
+/// registers hold it). A module that spills below the registers its warps allow is lowered
+/// again asking for one program per SM (`.minnctapersm 1`: every register a thread may have at
+/// its warps); one that spills even so, or spilled at that limit already, holds more than a
+/// thread's registers, and the kernel is refused with an error at the op
 /// where [`crate::registers::pressure`] finds the most values live. Modules that do not spill
 /// keep ptxas's own choice. Without a ptxas (or with `TILE_CUBIN=0`) the PTX is not checked,
 /// and the driver's compiler makes the same choice ptxas would have.
@@ -789,7 +790,10 @@ fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, Ins
                 crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch()).map_err(|e| internal(e.into()))
             };
             let (mut report, mut cubin) = assemble(&a)?;
-            if report.spills() && !a.one_program_per_sm {
+            // One program per SM only lifts ptxas's own cap: a module that spilled with every
+            // register its warps allow would spill again, so it is not lowered twice.
+            let at_limit = u64::from(report.registers) >= crate::registers::limit(g.num_warps);
+            if report.spills() && !a.one_program_per_sm && !at_limit {
                 a = lower(llvm::Options {
                     one_program_per_sm: true,
                 })?;
