@@ -17,6 +17,8 @@ fn ui() {
             std::env::var_os("CI").is_none(),
             "ptxas not found in CI: scripts/setup.sh installs it into .tools/"
         );
-        println!("tests/ui-ptxas skipped: no ptxas at build time (scripts/setup.sh, or TILE_PTXAS)");
+        println!(
+            "tests/ui-ptxas skipped: no ptxas at build time (scripts/setup.sh, or TILE_PTXAS)"
+        );
     }
 }
