@@ -363,24 +363,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     }
 
     /// How many consecutive registers of `v` hold one value, by the axis analysis: its constancy
-    /// along the innermost dimension, where the layout's first register bits are that
-    /// dimension's lowest bits (consecutive registers, consecutive elements) and no lane or warp
-    /// bit lands inside such a group. 1 when nothing is known.
+    /// along the innermost dimension, within the thread's run of consecutive elements along that
+    /// dimension ([`Distribution::contiguous_run`]), where no lane or warp bit lands inside such
+    /// a group. 1 when nothing is known.
     pub(super) fn equal_registers(&self, v: ValueId) -> Result<usize> {
         let ty = self.f.ty(v);
         let constancy = self.axis.get(v.index()).map_or(1, |a| a.constancy);
-        let (Some(dist), Some(&last)) = (self.distribution(ty)?, ty.shape.last()) else {
+        let Some(dist) = self.distribution(ty)? else {
             return Ok(1);
         };
-        let ll = dist.linear();
-        let mut run = 1u64;
-        for (i, &b) in ll.reg.iter().enumerate() {
-            if b != 1 << i || run * 2 > u64::from(last) {
-                break;
-            }
-            run *= 2;
+        let (dim, run) = dist.contiguous_run();
+        if dim + 1 != dist.rank() {
+            return Ok(1);
         }
         let run = run.min(constancy).max(1);
+        let ll = dist.linear();
         if ll.lane.iter().chain(&ll.warp).any(|&b| b & (run - 1) != 0) {
             return Ok(1);
         }
