@@ -98,10 +98,11 @@ impl GpuTarget {
     }
 
     /// The LLVM subtarget features: the PTX ISA version to emit. PTX 8.0 is the first with sm_90a;
-    /// PTX 7.0 the first with sm_80.
+    /// sm_80 gets PTX 7.5 (CUDA 11.5 drivers and later), the first with `cp.async`'s
+    /// `ignore-src` predicate.
     fn features(self) -> &'static str {
         match self {
-            GpuTarget::Sm80 => "+ptx70",
+            GpuTarget::Sm80 => "+ptx75",
             GpuTarget::Sm90a => "+ptx80",
         }
     }

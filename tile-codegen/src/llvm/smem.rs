@@ -9,8 +9,8 @@
 //! while it is live, another user's after that.
 //!
 //! **Copies.** Each thread copies the elements its pointer tile's layout gives it, `vec` at a time:
-//! `cp.async.cg` of 16 bytes, or `cp.async.ca` of 4 or 8, with the source size 0 where the mask is
-//! false (nothing is read, the destination is zero-filled). A copy of a single 16-bit element (the
+//! `cp.async.cg` of 16 bytes, or `cp.async.ca` of 4 or 8, whose `ignore-src` predicate is the negated
+//! mask (where the mask is false nothing is read and the destination is zero-filled). A copy of a single 16-bit element (the
 //! unaligned variant's `vec = 1`) has no `cp.async` form: it is a predicated `ld.global` and an
 //! `st.shared`, complete when it returns; a run of them with consecutive sources (by the axis
 //! analysis) inside one swizzle chunk is one asm block with immediate offsets from the run's
@@ -154,7 +154,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// One `cp.async` of `bytes` (4, 8 or 16) from `src` to shared address `dst`, zero-filled
-    /// (nothing read) where `mask` is false.
+    /// (nothing read) where `mask` is false: the mask is the instruction's `ignore-src`
+    /// predicate (PTX 7.5), so a mask made of several conditions stays predicate logic instead of
+    /// a chain of selects of the source size.
     fn cp_async(
         &self,
         dst: IntValue<'ctx>,
@@ -164,30 +166,39 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<()> {
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
-        let size = match mask {
-            Some(m) => self
-                .builder
-                .build_select(m, i32_ty.const_int(bytes, false), i32_ty.const_zero(), "")
-                .llvm()?
-                .into_int_value(),
-            None => i32_ty.const_int(bytes, false),
-        };
         // `.cg` (L2 only) exists for 16 bytes; smaller copies go through L1 (`.ca`).
         let cache = if bytes == 16 { "cg" } else { "ca" };
-        let text = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}, $2;");
+        let copy = format!("cp.async.{cache}.shared.global [$0], [$1], {bytes}");
         let ptr_ty = src.get_type();
-        let params: [BasicMetadataTypeEnum; 3] = [i32_ty.into(), ptr_ty.into(), i32_ty.into()];
+        let (text, constraints, params, args): (
+            String,
+            &str,
+            Vec<BasicMetadataTypeEnum>,
+            Vec<BasicMetadataValueEnum>,
+        ) = match mask {
+            Some(m) => (
+                format!("{{ .reg .pred %ignore; not.pred %ignore, $2; {copy}, %ignore; }}"),
+                "r,l,b,~{memory}",
+                vec![i32_ty.into(), ptr_ty.into(), ctx.bool_type().into()],
+                vec![dst.into(), src.into(), m.into()],
+            ),
+            None => (
+                format!("{copy};"),
+                "r,l,~{memory}",
+                vec![i32_ty.into(), ptr_ty.into()],
+                vec![dst.into(), src.into()],
+            ),
+        };
         let fn_ty = ctx.void_type().fn_type(&params, false);
         let asm = ctx.create_inline_asm(
             fn_ty,
             text,
-            "r,l,r,~{memory}".to_string(),
+            constraints.to_string(),
             true,
             false,
             None,
             false,
         );
-        let args: [BasicMetadataValueEnum; 3] = [dst.into(), src.into(), size.into()];
         self.builder
             .build_indirect_call(fn_ty, asm, &args, "")
             .llvm()?;

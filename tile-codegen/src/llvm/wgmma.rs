@@ -89,6 +89,15 @@ impl Operand {
     }
 }
 
+/// A shared-memory matrix descriptor as two 32-bit halves (see [`Lowerer::descriptor`]).
+#[derive(Clone, Copy)]
+struct Desc<'ctx> {
+    /// Bits 0–31: the address and leading-offset fields.
+    lo: IntValue<'ctx>,
+    /// Bits 32–63: the stride offset and swizzle fields, a constant.
+    hi: IntValue<'ctx>,
+}
+
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `fence_async_shared`.
     pub(super) fn fence_async_shared(&self) -> Result<()> {
@@ -110,18 +119,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A descriptor: `fixed` with the address field of shared address `addr` (which is below
-    /// 2^18, as shared memory is).
-    fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<IntValue<'ctx>> {
-        let i64_ty = self.context.i64_type();
+    /// 2^18, as shared memory is), as its two 32-bit halves. The low half holds the address and
+    /// leading-offset fields, the high half is constant: stepping along `K` is a 32-bit add to
+    /// the low half (the address field never carries out: shared addresses / 16 stay below 2^14),
+    /// which ptxas keeps on the uniform datapath; 64-bit adds went through vector registers and
+    /// moves back, about 20 instructions per iteration of a `128 × 256 × 64` loop.
+    fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<Desc<'ctx>> {
+        let i32_ty = self.context.i32_type();
         let b = &self.builder;
-        let wide = b.build_int_z_extend(addr, i64_ty, "").llvm()?;
         let field = b
-            .build_right_shift(wide, i64_ty.const_int(4, false), false, "")
+            .build_right_shift(addr, i32_ty.const_int(4, false), false, "")
             .llvm()?;
         let field = b
-            .build_and(field, i64_ty.const_int(0x3fff, false), "")
+            .build_and(field, i32_ty.const_int(0x3fff, false), "")
             .llvm()?;
-        b.build_or(field, i64_ty.const_int(fixed, false), "").llvm()
+        let lo = b
+            .build_or(field, i32_ty.const_int(fixed & 0xffff_ffff, false), "")
+            .llvm()?;
+        Ok(Desc {
+            lo,
+            hi: i32_ty.const_int(fixed >> 32, false),
+        })
     }
 
     /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` (see the module documentation).
@@ -220,14 +238,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// `desc` advanced by `bytes` (a multiple of 16) in its address field.
-    fn desc_plus(&self, desc: IntValue<'ctx>, bytes: u64) -> Result<IntValue<'ctx>> {
+    fn desc_plus(&self, desc: Desc<'ctx>, bytes: u64) -> Result<Desc<'ctx>> {
         if bytes == 0 {
             return Ok(desc);
         }
-        let i64_ty = self.context.i64_type();
-        self.builder
-            .build_int_nuw_add(desc, i64_ty.const_int(bytes >> 4, false), "")
-            .llvm()
+        let i32_ty = self.context.i32_type();
+        let lo = self
+            .builder
+            .build_int_nuw_add(desc.lo, i32_ty.const_int(bytes >> 4, false), "")
+            .llvm()?;
+        Ok(Desc { lo, ..desc })
     }
 
     /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `A` and `B` from shared memory
@@ -236,8 +256,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         &self,
         ptx_ty: &str,
         n: u64,
-        a_desc: IntValue<'ctx>,
-        b_desc: IntValue<'ctx>,
+        a_desc: Desc<'ctx>,
+        b_desc: Desc<'ctx>,
         scale_d: IntValue<'ctx>,
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -247,27 +267,30 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect::<Vec<_>>()
             .join(", ");
         let text = format!(
-            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, ${}, ${}, p, 1, 1, 0, 1;\n}}",
-            regs + 2,
+            "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, 1;\n}}",
+            regs + 4,
             regs,
-            regs + 1
+            regs + 1,
+            regs + 2,
+            regs + 3
         );
         let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
-        constraints.extend(["l".to_string(), "l".to_string(), "r".to_string()]);
+        constraints.extend((0..5).map(|_| "r".to_string()));
         constraints.extend((0..regs).map(|i| i.to_string()));
         let ctx = self.context;
         let f32_ty = ctx.f32_type();
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![
-            ctx.i64_type().into(),
-            ctx.i64_type().into(),
-            ctx.i32_type().into(),
-        ];
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![ctx.i32_type().into(); 5];
         params.extend(std::iter::repeat_n(
             BasicMetadataTypeEnum::from(f32_ty),
             regs,
         ));
-        let mut args: Vec<BasicMetadataValueEnum> =
-            vec![a_desc.into(), b_desc.into(), scale_d.into()];
+        let mut args: Vec<BasicMetadataValueEnum> = vec![
+            a_desc.lo.into(),
+            a_desc.hi.into(),
+            b_desc.lo.into(),
+            b_desc.hi.into(),
+            scale_d.into(),
+        ];
         args.extend(c.iter().map(|&v| BasicMetadataValueEnum::from(v)));
         self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
     }

@@ -14,7 +14,8 @@
 //!   async_wait {pending = S − 2}     this thread's copies for iteration iv are done …
 //!   barrier                          … everyone's are visible, and everyone has finished reading
 //!                                    the stage read last iteration, which is written next
-//!   async_copy %buf, %write, ptr(iv + (S−1)·step), mask ∧ (iv + (S−1)·step < ub); async_commit
+//!   %j = select(iv + (S−1)·step < ub, iv + (S−1)·step, iv)
+//!   async_copy %buf, %write, ptr(%j), mask(%j); async_commit
 //!   %a = local_load %buf, %read      (ldmatrix into the operand layout, where the conversion was)
 //!   … dot …
 //!   yield …, (%read + 1) mod S, (%write + 1) mod S
@@ -22,9 +23,15 @@
 //! async_wait {pending = 0}           no copy outlives the loop
 //! ```
 //!
-//! Copies past the upper bound are masked off entirely (zero-filled, nothing read), so every
-//! iteration commits exactly one group and the wait count is the same in every iteration. The
-//! bound test is done in 64 bits, so `iv + (S−1)·step` cannot wrap into range. One barrier per
+//! Every iteration commits exactly one group, so the wait count is the same in every iteration.
+//! In the last `S − 1` iterations there is nothing left to fetch: their copies fetch iteration
+//! `iv`'s tiles again (addresses the loop reads anyway) into a stage that is never read. The
+//! prologue's copies past the upper bound (a loop of fewer than `S − 1` iterations) are masked off
+//! instead. The bound test is done in 64 bits, so `iv + (S−1)·step` cannot wrap into range. Not
+//! masking the loop's copies by it matters: a mask that is the conjunction of the load's mask and
+//! the bound test cost each 16-byte copy a compare (predicate registers are few, so ptxas
+//! recomputed the 64-bit test per copy) and a select or two of the source size, about 30 of the
+//! 180 instructions of a `128 × 256 × 64` `wgmma` iteration, which issue-bound the loop. One barrier per
 //! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
 //!
 //! `S` is the kernel's `num_stages`, or else 3, lowered (to 2 at least) while the stages of one
@@ -298,7 +305,7 @@ impl Builder {
     }
 
     /// The slice of `o` cloned with `iv` replaced by `new_iv`, and an `async_copy` of its tile
-    /// into stage `stage` of `buf`, masked by `inside` as well.
+    /// into stage `stage` of `buf`, masked by `inside` as well where given.
     #[allow(clippy::too_many_arguments)]
     fn copy(
         &mut self,
@@ -306,7 +313,7 @@ impl Builder {
         o: &Operand,
         iv: ValueId,
         new_iv: ValueId,
-        inside: ValueId,
+        inside: Option<ValueId>,
         buf: ValueId,
         stage: ValueId,
     ) {
@@ -330,17 +337,17 @@ impl Builder {
             let OpKind::Load { vec } = d.kind else { return };
             let ptr = operands[0];
             let mask_ty = f.ty(ptr).with_elem(Elem::Scalar(DType::I1));
-            let inside = self.val(f, OpKind::Splat, vec![inside], mask_ty.clone());
-            let mask = match operands.get(1) {
-                Some(&m) => self.val(f, OpKind::Binary(BinOp::And), vec![m, inside], mask_ty),
-                None => inside,
+            let inside = inside.map(|c| self.val(f, OpKind::Splat, vec![c], mask_ty.clone()));
+            let mask = match (operands.get(1), inside) {
+                (Some(&m), Some(c)) => {
+                    Some(self.val(f, OpKind::Binary(BinOp::And), vec![m, c], mask_ty))
+                }
+                (Some(&m), None) => Some(m),
+                (None, c) => c,
             };
-            self.op(
-                f,
-                OpKind::AsyncCopy { vec },
-                vec![buf, stage, ptr, mask],
-                vec![],
-            );
+            let mut args = vec![buf, stage, ptr];
+            args.extend(mask);
+            self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
         }
     }
 }
@@ -436,7 +443,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         let zero = pre.int(f, 0, DType::I32);
         let inside = pre.in_range(f, iv_k, zero, ub);
         for (o, &buf) in operands.iter().zip(&bufs) {
-            pre.copy(f, o, iv, iv_k, inside, buf, stage);
+            pre.copy(f, o, iv, iv_k, Some(inside), buf, stage);
         }
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
     }
@@ -457,7 +464,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
 
     // The body's head: wait, barrier, the copy S − 1 iterations ahead (S − 2 with a `wgmma`
     // group in flight). `wgmma` reads through the async proxy: each thread's copies are fenced
-    // before the barrier.
+    // before the barrier. Past the loop's end the copy reads iteration `iv`'s tile again, into
+    // a stage no one reads: no bound test in the copies' masks (it cost an instruction or two per
+    // copy, as predicates are scarce), and nothing read that the loop does not read.
     let mut head = Builder { block: body, at: 0 };
     head.op(
         f,
@@ -471,10 +480,16 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         head.op(f, OpKind::FenceAsyncShared, vec![], vec![]);
     }
     head.op(f, OpKind::Barrier, vec![], vec![]);
-    let next_iv = head.i32_op(f, BinOp::Add, iv, ahead);
+    let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
     let inside = head.in_range(f, iv, ahead, ub);
+    let next_iv = head.val(
+        f,
+        OpKind::Select,
+        vec![inside, ahead_iv, iv],
+        Type::scalar(DType::I32),
+    );
     for (o, &buf) in operands.iter().zip(&bufs) {
-        head.copy(f, o, iv, next_iv, inside, buf, write);
+        head.copy(f, o, iv, next_iv, None, buf, write);
     }
     head.op(f, OpKind::AsyncCommit, vec![], vec![]);
 
