@@ -29,6 +29,10 @@ use tile_core::ir::{DType, Elem, Function, InDim, MathFn, OpKind, Precision, Val
 /// unit is 7–9 µs of the machine's time there).
 pub const MAX_COMPILE_COST: u64 = 225_000;
 
+/// Per element of a `convert_layout` that moves runs of columns as vectors (see
+/// `llvm::converts_by_vectors`).
+const CONVERT_VECTOR_WEIGHT: u64 = 2;
+
 /// The estimated cost of compiling one LLVM module from `f`: its GPU-level IR, or (a rougher
 /// estimate, with every access scalar) its optimized tile-level IR.
 pub fn cost(f: &Function) -> u64 {
@@ -110,8 +114,14 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 }
                 OpKind::Scan { .. } => (first_in(), 16),
                 OpKind::Roll { .. } => (first_in(), 21),
-                // Through shared memory: a store, a barrier and a load per element.
-                OpKind::ConvertLayout => (out, 8),
+                // Through shared memory: a store, a barrier and a load per element; runs of
+                // columns moved as vectors through a swizzled tile, a fraction of that.
+                OpKind::ConvertLayout => {
+                    let vector = d.operands.first().is_some_and(|&v| {
+                        crate::llvm::converts_by_vectors(f.ty(v), f.ty(d.results[0]))
+                    });
+                    (out, if vector { CONVERT_VECTOR_WEIGHT } else { 8 })
+                }
                 // The same register for every element, or no code per element.
                 OpKind::Splat
                 | OpKind::Broadcast

@@ -41,6 +41,8 @@ mod roll;
 mod scan;
 pub(crate) mod scratch;
 mod shared;
+
+pub(crate) use shared::converts_by_vectors;
 mod sink;
 mod smem;
 mod wgmma;
@@ -71,6 +73,11 @@ pub enum GpuTarget {
 impl GpuTarget {
     /// Every target, newest first (the order in which a runtime should try them).
     pub const ALL: [GpuTarget; 2] = [GpuTarget::Sm90a, GpuTarget::Sm80];
+
+    /// The target named `arch` (as [`GpuTarget::arch`] spells it), if it is one.
+    pub fn of(arch: Option<&str>) -> Option<GpuTarget> {
+        GpuTarget::ALL.into_iter().find(|t| Some(t.arch()) == arch)
+    }
 
     /// The architecture name as PTX and ptxas spell it (`.target sm_90a`).
     pub fn arch(self) -> &'static str {

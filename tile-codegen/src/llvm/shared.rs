@@ -9,7 +9,8 @@
 //! op with scratch memory its region, carved into 16-byte aligned arrays as its lowering asks
 //! (checked against the region's size, which `scratch` computed from the same decisions). One op's
 //! arrays stay below the 48 KiB a program may declare statically, or the lowering fails with a
-//! message.
+//! message; the swizzled conversion below may use up to the target's maximum (its kernel's
+//! shared memory is then dynamic, and the whole allocation is checked against that maximum).
 //!
 //! Barriers: an op's lowering places the one between its own writes and reads; the one before
 //! its writes, where an earlier user of the same bytes may still be reading, is an IR `barrier`
@@ -17,15 +18,19 @@
 //!
 //! `convert_layout` writes every element once (from the thread that owns it, see `layout`) at its
 //! row-major index, waits at a barrier, and reads each slot of the new layout from its index.
-//! Elements travel in their memory form: booleans as bytes, pointers as 64-bit integers.
+//! Elements travel in their memory form: booleans as bytes, pointers as 64-bit integers. From an
+//! mma layout into a blocked one, where threads hold runs of consecutive columns on both sides
+//! (a GEMM's result on its way to 16-byte stores), runs travel as vectors through a tile whose
+//! 16-byte chunks are XORed with the row ([`swizzled_conversion`]), free of bank conflicts.
 
 use inkwell::module::Linkage;
 use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
-use tile_core::ir::{DType, Elem, OpData, Type};
+use tile_core::ir::{DType, Elem, Layout, OpData, Type};
 
 use super::layout::Distribution;
+use super::ldmatrix::Swizzle;
 use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL};
 
 /// The address space of shared memory in NVPTX.
@@ -89,6 +94,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         elem: BasicTypeEnum<'ctx>,
         n: u64,
     ) -> Result<PointerValue<'ctx>> {
+        self.shared_array_within(elem, n, SHARED_LIMIT)
+    }
+
+    /// [`Lowerer::shared_array`] with another limit for the op's arrays (a kernel whose shared
+    /// memory exceeds [`SHARED_LIMIT`] is given it dynamically, up to the target's maximum, which
+    /// `lower_module` checks for the whole allocation).
+    pub(super) fn shared_array_within(
+        &mut self,
+        elem: BasicTypeEnum<'ctx>,
+        n: u64,
+        limit: u64,
+    ) -> Result<PointerValue<'ctx>> {
         let op = self.current_op.ok_or("a shared array outside any op")?;
         let bytes = n
             .checked_mul(self.store_size(elem)?)
@@ -100,9 +117,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let start = used.next_multiple_of(16);
         let end = start + bytes;
-        if end > SHARED_LIMIT {
+        if end > limit {
             return Err(format!(
-                "an op needs {end} bytes of shared memory, more than the {SHARED_LIMIT} a program may declare statically (smaller tiles help)"
+                "an op needs {end} bytes of shared memory, more than the {limit} a program may declare statically (smaller tiles help)"
             ));
         }
         let place = self
@@ -241,6 +258,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if Self::wants_ldmatrix(from, to) {
             return self.convert_with_ldmatrix(data);
         }
+        if let Some(sw) = swizzled_conversion(from, to) {
+            return self.convert_swizzled(data, sw);
+        }
         let (src, dst) = (
             self.tensor_distribution(from)?,
             self.tensor_distribution(to)?,
@@ -257,6 +277,133 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             out.push(self.register_from_memory(v, elem)?);
         }
         Ok(out)
+    }
+
+    /// `convert_layout` of a 2-D tile whose threads hold runs of consecutive columns on both
+    /// sides (an mma result into a blocked layout): each run, cut at 16-byte chunks, moves as one
+    /// vector store and one vector load through a scratch tile whose 16-byte chunks are XORed
+    /// with the row's phase ([`swizzled_conversion`]). An mma fragment's eight rows then land in
+    /// eight different chunks (no bank conflicts) instead of one 32-bit element at a time into
+    /// eight rows of the same banks.
+    fn convert_swizzled(
+        &mut self,
+        data: &OpData,
+        sw: Swizzle,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
+        let to = self.result_type(data)?;
+        let (src, dst) = (Distribution::of(from)?, Distribution::of(to)?);
+        let vals = self.operand(data, 0)?.to_vec();
+        let elem_ty = register_type(self.context, from.elem);
+        let i8_ty = self.context.i8_type();
+        let bytes = u64::from(from.shape[0]) * sw.c * sw.elem_bytes;
+        let limit = super::GpuTarget::of(f.target.as_deref())
+            .map_or(SHARED_LIMIT, |t| t.max_shared_bytes());
+        let smem = self.shared_array_within(i8_ty.into(), bytes, limit)?;
+        let per_chunk = (sw.chunk_bytes / sw.elem_bytes) as usize;
+        let piece = |d: &Distribution| match d.contiguous_run() {
+            (1, run) => (run as usize).min(per_chunk).max(1),
+            _ => 1,
+        };
+
+        let t = self.thread_coords(&src)?;
+        let owner = self.owner(&src)?;
+        let step = piece(&src);
+        let mut writes = Vec::new();
+        for k in (0..vals.len()).step_by(step) {
+            let row = self.index_along(&src, &t, 0, k)?;
+            let col = self.index_along(&src, &t, 1, k)?;
+            let at = self.swizzled_byte_offset(sw, row, col)?;
+            writes.push((at, &vals[k..(k + step).min(vals.len())]));
+        }
+        self.guarded(owner, |me| {
+            for (at, vs) in &writes {
+                me.shared_vector_store(smem, *at, elem_ty, vs)?;
+            }
+            Ok(())
+        })?;
+        self.barrier()?;
+
+        let td = self.thread_coords(&dst)?;
+        let step = piece(&dst);
+        let n = dst.elems_per_thread();
+        let mut out = Vec::with_capacity(n);
+        for k in (0..n).step_by(step) {
+            let row = self.index_along(&dst, &td, 0, k)?;
+            let col = self.index_along(&dst, &td, 1, k)?;
+            let at = self.swizzled_byte_offset(sw, row, col)?;
+            out.extend(self.shared_vector_load(smem, at, elem_ty, step.min(n - k))?);
+        }
+        Ok(out)
+    }
+
+    /// `vals` (consecutive elements of type `elem_ty`) as one store at byte offset `at` of the
+    /// shared array `smem`, aligned to its size.
+    fn shared_vector_store(
+        &self,
+        smem: PointerValue<'ctx>,
+        at: IntValue<'ctx>,
+        elem_ty: BasicTypeEnum<'ctx>,
+        vals: &[BasicValueEnum<'ctx>],
+    ) -> Result<()> {
+        let b = &self.builder;
+        let i8_ty = self.context.i8_type();
+        // SAFETY: a GEP of `at` bytes into the scratch tile: `at` is the swizzled offset of an
+        // element of the tile (row below its rows, swizzled chunk below its chunks per row), and
+        // the run stays inside that element's 16-byte chunk.
+        let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
+        let value: BasicValueEnum<'ctx> = match vals {
+            [v] => *v,
+            _ => {
+                let vty = vector_of(elem_ty, vals.len() as u32)?;
+                let mut v = vty.get_poison();
+                for (i, &x) in vals.iter().enumerate() {
+                    let idx = self.context.i32_type().const_int(i as u64, false);
+                    v = b.build_insert_element(v, x, idx, "").llvm()?;
+                }
+                v.into()
+            }
+        };
+        let align = self.store_size(elem_ty)? * vals.len() as u64;
+        let st = b.build_store(p, value).llvm()?;
+        st.set_alignment(align as u32).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// `count` consecutive elements of type `elem_ty` loaded at once from byte offset `at` of the
+    /// shared array `smem`.
+    fn shared_vector_load(
+        &self,
+        smem: PointerValue<'ctx>,
+        at: IntValue<'ctx>,
+        elem_ty: BasicTypeEnum<'ctx>,
+        count: usize,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let b = &self.builder;
+        let i8_ty = self.context.i8_type();
+        // SAFETY: as in `shared_vector_store`: the run lies inside one chunk of the tile.
+        let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
+        let align = (self.store_size(elem_ty)? * count as u64) as u32;
+        if count == 1 {
+            let v = b.build_load(elem_ty, p, "").llvm()?;
+            if let Some(i) = v.as_instruction_value() {
+                i.set_alignment(align).map_err(|e| e.to_string())?;
+            }
+            return Ok(vec![v]);
+        }
+        let vty = vector_of(elem_ty, count as u32)?;
+        let v = b.build_load(vty, p, "").llvm()?;
+        if let Some(i) = v.as_instruction_value() {
+            i.set_alignment(align).map_err(|e| e.to_string())?;
+        }
+        let v = v.into_vector_value();
+        (0..count)
+            .map(|i| {
+                let idx = self.context.i32_type().const_int(i as u64, false);
+                b.build_extract_element(v, idx, "").llvm()
+            })
+            .collect()
     }
 
     /// A new shared array holding the tensor `vals` (this thread's slots under `dist`, elements of
@@ -391,12 +538,198 @@ pub(super) fn memory_bytes(elem: Elem) -> u64 {
     }
 }
 
+/// A vector of `n` elements of the scalar type `t`.
+fn vector_of(t: BasicTypeEnum<'_>, n: u32) -> Result<inkwell::types::VectorType<'_>> {
+    match t {
+        BasicTypeEnum::FloatType(f) => Ok(f.vec_type(n)),
+        BasicTypeEnum::IntType(i) => Ok(i.vec_type(n)),
+        other => Err(format!("no vectors of `{other}`")),
+    }
+}
+
+/// The swizzle of [`Lowerer::convert_swizzled`]'s scratch tile, where that path applies: a 2-D
+/// tile of 16- or 32-bit numbers from an mma layout into a blocked one, rows of whole 16-byte
+/// chunks (a power of two of them), and on both sides runs of at least two consecutive columns
+/// per thread. The chunk of row `r` is XORed with `(r / per_phase) % max_phase`, phases over
+/// 128-byte lines as the `ldmatrix` tiles have them.
+pub(super) fn swizzled_conversion(from: &Type, to: &Type) -> Option<Swizzle> {
+    let size: u64 = match from.elem {
+        Elem::Scalar(DType::F16 | DType::BF16) => 2,
+        Elem::Scalar(DType::F32 | DType::I32) => 4,
+        _ => return None,
+    };
+    if from.elem != to.elem
+        || from.shape.len() != 2
+        || !matches!(from.layout, Some(Layout::Mma(_)))
+        || !matches!(to.layout, Some(Layout::Blocked(_)))
+    {
+        return None;
+    }
+    let (rows, c) = (u64::from(from.shape[0]), u64::from(from.shape[1]));
+    let row_bytes = c * size;
+    if !row_bytes.is_multiple_of(16) || !(row_bytes / 16).is_power_of_two() {
+        return None;
+    }
+    let runs = |t: &Type| {
+        Distribution::of(t)
+            .ok()
+            .is_some_and(|d| matches!(d.contiguous_run(), (1, run) if run >= 2))
+    };
+    if !runs(from) || !runs(to) {
+        return None;
+    }
+    Some(Swizzle {
+        c,
+        per_phase: (128 / row_bytes).max(1),
+        max_phase: (row_bytes / 16).min(8),
+        elem_bytes: size,
+        chunk_bytes: 16,
+        block: c,
+        rows,
+    })
+}
+
+/// Whether `convert_layout` from `from` to `to` moves runs of columns as vectors through a
+/// swizzled tile ([`swizzled_conversion`]; the compile-cost budget weighs it so).
+pub(crate) fn converts_by_vectors(from: &Type, to: &Type) -> bool {
+    swizzled_conversion(from, to).is_some()
+}
+
 /// The shared memory `convert_layout` from `from` to `to` needs, in bytes: the swizzled 16-bit
-/// tile of the `ldmatrix` path, or the tensor in its memory form.
+/// tile of the `ldmatrix` path, or the tensor in its memory form (also the size of the swizzled
+/// path's tile, whose elements are numbers).
 pub(super) fn convert_scratch_bytes(from: &Type, to: &Type) -> u64 {
     if Lowerer::wants_ldmatrix(from, to) {
         to.numel() * 2
     } else {
         from.numel() * memory_bytes(from.elem)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tile_core::ir::{BlockedLayout, MmaLayout};
+
+    /// The byte where the swizzled scratch tile holds element `(row, col)` (what
+    /// `swizzled_byte_offset` computes in the generated code).
+    fn byte(sw: &Swizzle, row: u64, col: u64) -> u64 {
+        let per_chunk = sw.chunk_bytes / sw.elem_bytes;
+        let phase = (row / sw.per_phase) % sw.max_phase;
+        row * sw.c * sw.elem_bytes
+            + ((col / per_chunk) ^ phase) * sw.chunk_bytes
+            + (col % per_chunk) * sw.elem_bytes
+    }
+
+    fn tile(d: DType, shape: [u32; 2], layout: Layout) -> Type {
+        Type {
+            elem: Elem::Scalar(d),
+            shape: shape.to_vec(),
+            layout: Some(layout),
+        }
+    }
+
+    /// `gemm_wide`'s epilogue and smaller ones: every element gets its own bytes, each warp's
+    /// vector store of its mma fragments touches every bank at most once per 128 bytes (no
+    /// conflicts), and each quarter-warp's 16-byte read of the blocked rows does too.
+    #[test]
+    fn mma_to_blocked_scratch_is_a_bijection_without_bank_conflicts() {
+        let cases = [
+            (DType::F16, [128, 256], vec![8, 1], vec![4, 8], vec![8, 1]),
+            (DType::BF16, [64, 64], vec![4, 1], vec![4, 8], vec![4, 1]),
+            (DType::F16, [128, 128], vec![4, 1], vec![2, 16], vec![4, 1]),
+        ];
+        for (d, shape, mma_wpc, tpw, wpc) in cases {
+            let from = tile(
+                d,
+                shape,
+                Layout::Mma(MmaLayout {
+                    version: 3,
+                    warps_per_cta: mma_wpc.clone(),
+                }),
+            );
+            let to = tile(
+                d,
+                shape,
+                Layout::Blocked(BlockedLayout {
+                    size_per_thread: vec![1, 8],
+                    threads_per_warp: tpw,
+                    warps_per_cta: wpc,
+                    order: vec![1, 0],
+                }),
+            );
+            let sw = swizzled_conversion(&from, &to).expect("the swizzled path applies");
+            let bytes = u64::from(shape[0]) * u64::from(shape[1]) * sw.elem_bytes;
+            let mut seen = vec![false; (bytes / sw.elem_bytes) as usize];
+            for (ty, write) in [(&from, true), (&to, false)] {
+                let dist = Distribution::of(ty).unwrap();
+                let (_, run) = dist.contiguous_run();
+                let run = run.min(sw.chunk_bytes / sw.elem_bytes) as usize;
+                let warps: u64 = mma_wpc.iter().map(|&w| u64::from(w)).product();
+                for warp in 0..warps {
+                    for k in (0..dist.elems_per_thread()).step_by(run) {
+                        // Bytes per bank per 128-byte wavefront of this instruction.
+                        let mut banks = std::collections::HashMap::new();
+                        for lane in 0..32 {
+                            let at = dist.logical_index(lane, warp, k);
+                            let b = byte(&sw, at[0], at[1]);
+                            assert_eq!(b % (run as u64 * sw.elem_bytes), 0, "run alignment");
+                            for j in 0..run as u64 {
+                                let e = byte(&sw, at[0], at[1] + j);
+                                assert_eq!(e, b + j * sw.elem_bytes, "a run stays in its chunk");
+                                if write {
+                                    let slot = (e / sw.elem_bytes) as usize;
+                                    assert!(!seen[slot], "{d:?} {shape:?}: element twice");
+                                    seen[slot] = true;
+                                }
+                            }
+                            // Lanes in groups whose accesses total 128 bytes share a wavefront.
+                            let group = lane / (128 / (run as u64 * sw.elem_bytes)).min(32);
+                            let word = b / 4;
+                            for w in 0..(run as u64 * sw.elem_bytes).div_ceil(4) {
+                                let bank = (word + w) % 32;
+                                let n = banks.entry((group, bank)).or_insert(0);
+                                *n += 1;
+                                assert_eq!(*n, 1, "{d:?} {shape:?} write={write}: a bank conflict");
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(
+                seen.iter().all(|&s| s),
+                "{d:?} {shape:?}: an element was not written"
+            );
+        }
+    }
+
+    /// Not for f32 into f32 with runs of one, 1-D tiles, or blocked sources.
+    #[test]
+    fn swizzled_path_applies_to_mma_runs_only() {
+        let mma = Layout::Mma(MmaLayout {
+            version: 3,
+            warps_per_cta: vec![4, 1],
+        });
+        let blocked = |spt: u32, tpw: Vec<u32>| {
+            Layout::Blocked(BlockedLayout {
+                size_per_thread: vec![1, spt],
+                threads_per_warp: tpw,
+                warps_per_cta: vec![4, 1],
+                order: vec![1, 0],
+            })
+        };
+        let to = tile(DType::F16, [64, 64], blocked(8, vec![4, 8]));
+        assert!(swizzled_conversion(&tile(DType::F16, [64, 64], mma.clone()), &to).is_some());
+        // Runs of one element on the destination side.
+        let ones = tile(DType::F16, [64, 64], blocked(1, vec![1, 32]));
+        assert!(swizzled_conversion(&tile(DType::F16, [64, 64], mma.clone()), &ones).is_none());
+        // A blocked source.
+        assert!(swizzled_conversion(&to, &to).is_none());
+        // Booleans and pointers keep the general path.
+        assert!(swizzled_conversion(
+            &tile(DType::I1, [64, 64], mma),
+            &tile(DType::I1, [64, 64], blocked(8, vec![4, 8]))
+        )
+        .is_none());
     }
 }

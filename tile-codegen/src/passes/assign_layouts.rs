@@ -26,7 +26,7 @@
 //! the aligned access: with unknown alignment a thread then still holds 8-element runs, each
 //! addressed from one pointer, instead of 8 scattered elements with a pointer each.
 
-use tile_core::ir::{BlockedLayout, Function, Layout, OpId, OpKind, Type, ValueId};
+use tile_core::ir::{BlockedLayout, DType, Function, Layout, OpId, OpKind, Type, ValueId};
 
 use super::axis_info::analyze;
 use super::vectorize::{access_width, run_width};
@@ -55,6 +55,7 @@ pub fn run(f: &mut Function) {
         split_shared_leaves(f);
     }
     let mut classes = Classes::new(f.values.len());
+    let mut stores = Vec::new();
     for op in f.walk() {
         let d = f.op(op);
         let joined = match d.kind {
@@ -69,7 +70,6 @@ pub fn run(f: &mut Function) {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Load { .. }
-            | OpKind::Store { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. } => true,
             OpKind::For => {
@@ -95,6 +95,18 @@ pub fn run(f: &mut Function) {
                         }
                     }
                 }
+                false
+            }
+            // The pointer and mask share a layout; the value joins them in `coalesced_stores`
+            // unless it is a tensor-core `dot`'s result.
+            OpKind::Store { .. } => {
+                let ptr = d.operands[0];
+                if let Some(&m) = d.operands.get(2) {
+                    if f.ty(ptr).is_tensor() && f.ty(m).is_tensor() {
+                        classes.join(ptr, m);
+                    }
+                }
+                stores.push(op);
                 false
             }
             OpKind::If => {
@@ -149,6 +161,8 @@ pub fn run(f: &mut Function) {
             }
         }
     }
+
+    coalesced_stores(f, &mut classes, &stores);
 
     // 2-D classes: a tensor-core `dot`'s result (with its accumulator, joined to it) takes an mma
     // layout; every other 2-D class the one blocked layout.
@@ -273,6 +287,20 @@ pub fn run(f: &mut Function) {
                     f.ops[conv.index()].operands[0] = r;
                 }
             }
+            // A tensor-core result stored through a blocked pointer tile converts to it.
+            OpKind::Store { .. } => {
+                let (ptr, v) = (d.operands[0], d.operands[1]);
+                let Some(want) = f.ty(ptr).layout.clone() else {
+                    continue;
+                };
+                if f.ty(v).is_tensor() && f.ty(v).layout.as_ref() != Some(&want) {
+                    let ty = with_layout(f.ty(v), want);
+                    let at = pos().unwrap_or(0);
+                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                    let c = f.op(conv).results[0];
+                    f.ops[op.index()].operands[1] = c;
+                }
+            }
             // A scan computes in its own layout: the operand converts in, the result out.
             OpKind::Scan { axis, .. } => {
                 let (v, r) = (d.operands[0], d.results[0]);
@@ -335,6 +363,44 @@ pub fn run(f: &mut Function) {
     // Tensor-core dots read their operands in the mma operand layouts.
     for op in tensor_core_dots {
         super::accelerate_dot::convert_operands(f, op);
+    }
+}
+
+/// Joins each store's value to its pointer's class, except a 2-D value in the class of a
+/// tensor-core `dot`'s result: that store keeps the blocked layout of its pointer tile, and the
+/// value converts to it before the store (through a swizzled scratch tile, `llvm::shared`). The
+/// mma layouts give a thread two consecutive columns per row, so a store straight from them is
+/// one 4-byte (16-bit results) or 8-byte (f32) access per pair, each warp instruction touching
+/// eight rows; in the blocked layout the accesses are 16 bytes wide along whole rows, as
+/// Triton's epilogues make them (for 16-bit results only, see below). Where the pointer tile is itself in the result's class (built
+/// from values joined to it), nothing changes.
+fn coalesced_stores(f: &Function, classes: &mut Classes, stores: &[OpId]) {
+    let mut roots = Vec::new();
+    for op in f.walk() {
+        let d = f.op(op);
+        // Hopper's `wgmma` results only: elsewhere the scratch tile could cost programs per SM
+        // (the sm_80 PTX also runs on GPUs with 100 KiB per SM), not measured.
+        if matches!(d.kind, OpKind::Dot { .. })
+            && super::accelerate_dot::mma_layout_of(f, op).is_some_and(|l| l.version == 3)
+        {
+            classes.join(d.operands[2], d.results[0]);
+            roots.push(d.results[0]);
+        }
+    }
+    let roots: Vec<usize> = roots.into_iter().map(|r| classes.root(r)).collect();
+    for &op in stores {
+        let d = f.op(op);
+        let (ptr, v) = (d.operands[0], d.operands[1]);
+        if !f.ty(ptr).is_tensor() || !f.ty(v).is_tensor() {
+            continue;
+        }
+        // 16-bit results: their pairs are 4-byte stores. An f32 pair is already 8 bytes, and its
+        // conversion's registers spilled a 4-warp `128 × 128` softmax regression tile.
+        let sixteen = matches!(f.ty(v).dtype(), Some(DType::F16 | DType::BF16));
+        let separate = sixteen && f.ty(v).shape.len() == 2 && roots.contains(&classes.root(v));
+        if !separate {
+            classes.join(ptr, v);
+        }
     }
 }
 
