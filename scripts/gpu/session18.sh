@@ -8,7 +8,7 @@
 set -uo pipefail
 B=${B:-.device-wg}
 OUT=${OUT:-/tmp/out}
-L=${L:-$(mktemp -d)}
+L=${L:-$(mktemp -d)}; mkdir -p "$L"
 mkdir -p "$OUT"
 pack() { tar -czf "$OUT/logs.tgz" -C "$L" .; }
 [ -e "$B/gemm" ] || (cd "$B" && tar xJf bins.tar.xz) || exit 1
