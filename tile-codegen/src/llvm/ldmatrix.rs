@@ -22,7 +22,7 @@
 //! `j` and of tile `j + 1` (`.x2` when the warp has one tile). Each word is split back into the
 //! operand layout's registers, found by their offsets, so `dot` reads them as any operand.
 
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
 use tile_core::ir::{Elem, InDim, Layout, OpData};
 
@@ -129,26 +129,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let smem = self.shared_array(i16_ty.into(), r * c)?;
 
         // Writes, each element once, then a barrier.
-        let t = self.thread_coords(&src)?;
-        let owner = self.owner(&src)?;
         let (run_dim, run) = src.contiguous_run();
-        let vector = run_dim == 1 && run >= 8;
+        let step = if run_dim == 1 && run >= 8 { 8 } else { 1 };
         let elem_ty = register_type(self.context, from.elem);
-        let mut writes = Vec::new();
-        let step = if vector { 8 } else { 1 };
-        for k in (0..vals.len()).step_by(step) {
-            let row = self.index_along(&src, &t, 0, k)?;
-            let col = self.index_along(&src, &t, 1, k)?;
-            let at = self.swizzled_byte_offset(sw, row, col)?;
-            writes.push((at, &vals[k..k + step]));
-        }
-        self.guarded(owner, |me| {
-            for (at, vs) in &writes {
-                me.shared_store_run(smem, *at, elem_ty, vs)?;
-            }
-            Ok(())
-        })?;
-        self.barrier()?;
+        self.write_swizzled_runs(smem, sw, &src, &vals, step, elem_ty)?;
         let base = self.shared_address(smem)?;
         self.ldmatrix_operand(base, sw, [0, 0], to, from.elem)
     }
@@ -436,37 +420,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .build_right_shift(row, c(u64::from(sw.per_phase.trailing_zeros())), false, "")
             .llvm()?;
         b.build_and(p, c(sw.max_phase - 1), "").llvm()
-    }
-
-    /// Stores `vals` (one element, or a run of 8 as one 16-byte store) at byte offset `at` of
-    /// the shared array `smem`.
-    fn shared_store_run(
-        &self,
-        smem: inkwell::values::PointerValue<'ctx>,
-        at: IntValue<'ctx>,
-        elem_ty: BasicTypeEnum<'ctx>,
-        vals: &[BasicValueEnum<'ctx>],
-    ) -> Result<()> {
-        let b = &self.builder;
-        let i8_ty = self.context.i8_type();
-        // SAFETY: a GEP of `at` bytes into the shared array: `at` is the swizzled offset of an
-        // element of the tile (row < R, swizzled chunk < C / 8), inside its R · C elements.
-        let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
-        let value: BasicValueEnum<'ctx> = if vals.len() == 1 {
-            vals[0]
-        } else {
-            let vty = elem_ty.into_float_type().vec_type(vals.len() as u32);
-            let mut v = vty.get_poison();
-            for (i, &x) in vals.iter().enumerate() {
-                let idx = self.context.i32_type().const_int(i as u64, false);
-                v = b.build_insert_element(v, x, idx, "").llvm()?;
-            }
-            v.into()
-        };
-        let st = b.build_store(p, value).llvm()?;
-        st.set_alignment(if vals.len() == 1 { 2 } else { 16 })
-            .map_err(|e| e.to_string())?;
-        Ok(())
     }
 
     /// `ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16` with this lane's row address

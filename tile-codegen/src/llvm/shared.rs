@@ -307,23 +307,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             _ => 1,
         };
 
-        let t = self.thread_coords(&src)?;
-        let owner = self.owner(&src)?;
-        let step = piece(&src);
-        let mut writes = Vec::new();
-        for k in (0..vals.len()).step_by(step) {
-            let row = self.index_along(&src, &t, 0, k)?;
-            let col = self.index_along(&src, &t, 1, k)?;
-            let at = self.swizzled_byte_offset(sw, row, col)?;
-            writes.push((at, &vals[k..(k + step).min(vals.len())]));
-        }
-        self.guarded(owner, |me| {
-            for (at, vs) in &writes {
-                me.shared_vector_store(smem, *at, elem_ty, vs)?;
-            }
-            Ok(())
-        })?;
-        self.barrier()?;
+        self.write_swizzled_runs(smem, sw, &src, &vals, piece(&src), elem_ty)?;
 
         let td = self.thread_coords(&dst)?;
         let step = piece(&dst);
@@ -338,9 +322,40 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(out)
     }
 
+    /// Writes the tensor `vals` (this thread's registers under `src`, runs of `step` consecutive
+    /// columns) into the swizzled tile `smem`, each element once (by its owner), one store per
+    /// run, then a barrier.
+    pub(super) fn write_swizzled_runs(
+        &mut self,
+        smem: PointerValue<'ctx>,
+        sw: Swizzle,
+        src: &Distribution,
+        vals: &[BasicValueEnum<'ctx>],
+        step: usize,
+        elem_ty: BasicTypeEnum<'ctx>,
+    ) -> Result<()> {
+        let t = self.thread_coords(src)?;
+        let owner = self.owner(src)?;
+        let mut writes = Vec::new();
+        for k in (0..vals.len()).step_by(step) {
+            let row = self.index_along(src, &t, 0, k)?;
+            let col = self.index_along(src, &t, 1, k)?;
+            let at = self.swizzled_byte_offset(sw, row, col)?;
+            writes.push((at, &vals[k..(k + step).min(vals.len())]));
+        }
+        self.guarded(owner, |me| {
+            for (at, vs) in &writes {
+                me.shared_vector_store(smem, *at, elem_ty, vs)?;
+            }
+            Ok(())
+        })?;
+        self.barrier()
+    }
+
     /// `vals` (consecutive elements of type `elem_ty`) as one store at byte offset `at` of the
-    /// shared array `smem`, aligned to its size.
-    fn shared_vector_store(
+    /// shared array `smem`, aligned to its size (the caller keeps the run inside one aligned
+    /// chunk of the array).
+    pub(super) fn shared_vector_store(
         &self,
         smem: PointerValue<'ctx>,
         at: IntValue<'ctx>,
@@ -349,9 +364,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<()> {
         let b = &self.builder;
         let i8_ty = self.context.i8_type();
-        // SAFETY: a GEP of `at` bytes into the scratch tile: `at` is the swizzled offset of an
-        // element of the tile (row below its rows, swizzled chunk below its chunks per row), and
-        // the run stays inside that element's 16-byte chunk.
+        // SAFETY: a GEP of `at` bytes into the shared array: every caller passes the swizzled
+        // offset of an element of its tile (row below its rows, swizzled chunk below its chunks
+        // per row), and the run stays inside that element's 16-byte chunk.
         let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
         let value: BasicValueEnum<'ctx> = match vals {
             [v] => *v,
