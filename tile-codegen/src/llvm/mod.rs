@@ -41,11 +41,11 @@ mod roll;
 mod scan;
 pub(crate) mod scratch;
 mod shared;
-
-pub(crate) use shared::converts_by_vectors;
 mod sink;
 mod smem;
 mod wgmma;
+
+pub(crate) use shared::converts_by_vectors;
 
 use std::fmt;
 use std::sync::Once;

@@ -120,10 +120,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// A descriptor: `fixed` with the address field of shared address `addr` (which is below
     /// 2^18, as shared memory is), as its two 32-bit halves. The low half holds the address and
-    /// leading-offset fields, the high half is constant: stepping along `K` is a 32-bit add to
-    /// the low half (the address field never carries out: shared addresses / 16 stay below 2^14),
-    /// which ptxas keeps on the uniform datapath; 64-bit adds went through vector registers and
-    /// moves back, about 20 instructions per iteration of a `128 × 256 × 64` loop.
+    /// leading-offset fields, the high half is constant: stepping along `K` is one 32-bit add to
+    /// the low half (the address field never carries out: shared addresses / 16 stay below 2^14)
+    /// instead of a 64-bit add with carry. ptxas still builds the `B` descriptors in vector
+    /// registers and moves them to uniform ones (`R2UR`) before each `wgmma`.
     fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<Desc<'ctx>> {
         let i32_ty = self.context.i32_type();
         let b = &self.builder;

@@ -372,8 +372,8 @@ pub fn run(f: &mut Function) {
 /// mma layouts give a thread two consecutive columns per row, so a store straight from them is
 /// one 4-byte (16-bit results) or 8-byte (f32) access per pair, each warp instruction touching
 /// eight rows; in the blocked layout the accesses are 16 bytes wide along whole rows, as
-/// Triton's epilogues make them (for 16-bit results only, see below). Where the pointer tile is itself in the result's class (built
-/// from values joined to it), nothing changes.
+/// Triton's epilogues make them (for 16-bit results only, see below). Where the pointer tile is
+/// itself in the result's class (built from values joined to it), nothing changes.
 fn coalesced_stores(f: &Function, classes: &mut Classes, stores: &[OpId]) {
     let mut roots = Vec::new();
     for op in f.walk() {

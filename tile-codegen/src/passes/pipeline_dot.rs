@@ -24,10 +24,10 @@
 //! ```
 //!
 //! Every iteration commits exactly one group, so the wait count is the same in every iteration.
-//! In the last `S − 1` iterations there is nothing left to fetch: their copies fetch iteration
-//! `iv`'s tiles again (addresses the loop reads anyway) into a stage that is never read. The
-//! prologue's copies past the upper bound (a loop of fewer than `S − 1` iterations) are masked off
-//! instead. The bound test is done in 64 bits, so `iv + (S−1)·step` cannot wrap into range. Not
+//! In the last iterations (as many as the copies run ahead: `S − 1`, or `S − 2` with a `wgmma`
+//! group in flight) there is nothing left to fetch: their copies fetch iteration `iv`'s tiles
+//! again (addresses the loop reads anyway) into a stage that is never read. The prologue's copies
+//! past the upper bound (a loop shorter than the prologue) are masked off instead. The bound test is done in 64 bits, so `iv + (S−1)·step` cannot wrap into range. Not
 //! masking the loop's copies by it matters: a mask that is the conjunction of the load's mask and
 //! the bound test cost each 16-byte copy a compare (predicate registers are few, so ptxas
 //! recomputed the 64-bit test per copy) and a select or two of the source size, about 30 of the
