@@ -19,6 +19,7 @@
 //! tries them. `TILE_SKIP_PASSES` (comma-separated pass names) leaves passes out, to measure what
 //! one buys; cargo does not rebuild on it, so touch the kernel's file after changing it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tile_core::ir::{print, verify, Elem, Function, OpKind};
@@ -258,17 +259,18 @@ pub fn compile(
     if cost > budget::MAX_COMPILE_COST {
         return Err(over_budget(item, &tile, cost, m));
     }
-    let jobs: Vec<(usize, usize, &PlannedTarget)> = planned
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.as_ref().ok().map(|vs| (i, vs)))
-        .flat_map(|(i, vs)| {
-            vs.iter()
-                .enumerate()
-                .flat_map(move |(vi, v)| v.targets.iter().map(move |t| (i, vi, t)))
-        })
-        .collect();
-    let mut lowered = parallel_map(&jobs, |&(_, _, t)| lower_target(t, dump)).into_iter();
+    // The modules in the order their errors are reported: the first failure in this order is
+    // the kernel's error, so a module after a failure is not built (or its ptxas is stopped).
+    // A specialization that failed in phase 1 fails before every module of the later ones.
+    let first = FirstFailure::new();
+    let mut jobs: Vec<&PlannedTarget> = Vec::new();
+    for p in &planned {
+        match p {
+            Ok(vs) => jobs.extend(vs.iter().flat_map(|v| v.targets.iter())),
+            Err(_) => first.record(FirstFailure::before(jobs.len())),
+        }
+    }
+    let mut lowered = build_modules(&jobs, dump, &first).into_iter();
     let built: Vec<Result<Vec<CompiledVariant>, InstanceError>> = planned
         .into_iter()
         .map(|p| {
@@ -317,6 +319,12 @@ pub fn compile(
                 Err(InstanceError::Kernel(e)) => {
                     Err(at(e.loc, format!("cannot compile this kernel: {}", e.msg)))
                 }
+                Err(InstanceError::Moot) => Err(at(
+                    None,
+                    "internal error in tile: a module was left unbuilt although none before it \
+                     failed"
+                        .to_string(),
+                )),
             }
         })
         .collect()
@@ -460,12 +468,15 @@ fn over_budget(item: &syn::ItemFn, tile: &[TileLevel], cost: u64, modules: u64) 
 }
 
 /// Why an instance did not build.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum InstanceError {
     /// A bug in tile (an invalid IR, a failed dump).
     Internal(Failure),
     /// What the kernel asks for cannot be compiled (shared memory beyond the limit, say).
     Kernel(Failure),
+    /// Not built, because a module before it failed ([`FirstFailure`]): never the reported
+    /// error, since that module's comes first.
+    Moot,
 }
 
 /// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`.
@@ -807,52 +818,188 @@ fn peak_loc(g: &Function, p: &crate::registers::Pressure) -> Option<u32> {
     })
 }
 
-/// LLVM for one planned variant and target: LLVM IR, PTX and (with [`DumpConfig::cubin`]) the
-/// cubin, under the spill policy of [`spills`]. Touches no tokens, so it may run on any thread.
-fn lower_target(p: &PlannedTarget, dump: &DumpConfig) -> Result<TargetBuild, InstanceError> {
-    let internal = InstanceError::Internal;
-    let (g, t, stem) = (&p.ir, p.target, &p.stem);
-    if let Some(f) = hopeless(g, t) {
+/// The earliest failed module of a build, in the order [`compile`] reports errors: module `j`
+/// of the build is at `2j + 1`, and a specialization that failed before its modules were
+/// planned at `2k`, with `k` the number of modules before it. A module later than the first
+/// failure cannot change the kernel's error.
+struct FirstFailure(std::sync::atomic::AtomicUsize);
+
+impl FirstFailure {
+    fn new() -> FirstFailure {
+        FirstFailure(std::sync::atomic::AtomicUsize::new(usize::MAX))
+    }
+
+    /// The place of module `j`.
+    fn module(j: usize) -> usize {
+        j.saturating_mul(2).saturating_add(1)
+    }
+
+    /// The place of a failure before module `k` (and after module `k - 1`).
+    fn before(k: usize) -> usize {
+        k.saturating_mul(2)
+    }
+
+    fn record(&self, place: usize) {
+        self.0
+            .fetch_min(place, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True when something before `place` has failed.
+    fn moot(&self, place: usize) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed) < place
+    }
+}
+
+/// Phases 2 and 3 of [`compile`] for every planned module, in `jobs`' order: LLVM for each on
+/// the machine's threads, then, with [`DumpConfig::cubin`], ptxas once for each distinct
+/// module and target (two variants often lower to the same PTX) under the spill policy of
+/// [`spills`]. A module after the first failure ([`FirstFailure`]) is not built, and a ptxas
+/// that is assembling one is stopped: a kernel refused for its registers would otherwise spend
+/// seconds of ptxas on every other spilling module.
+fn build_modules(
+    jobs: &[&PlannedTarget],
+    dump: &DumpConfig,
+    first: &FirstFailure,
+) -> Vec<Result<TargetBuild, InstanceError>> {
+    let indexed: Vec<(usize, &PlannedTarget)> = jobs.iter().copied().enumerate().collect();
+    let lowered = parallel_map(&indexed, |&(j, p)| {
+        if first.moot(FirstFailure::module(j)) {
+            return Err(InstanceError::Moot);
+        }
+        let r = lower_llvm(p);
+        if r.is_err() {
+            first.record(FirstFailure::module(j));
+        }
+        r
+    });
+    let Some(ptxas) = &dump.cubin else {
+        return jobs
+            .iter()
+            .zip(lowered)
+            .map(|(p, a)| finish_module(p, a?, Ok(None), dump))
+            .collect();
+    };
+    // The distinct (target, PTX) pairs, each with its first module; `of[j]`: module j's pair.
+    let mut distinct: Vec<(usize, &PlannedTarget, &Artifacts)> = Vec::new();
+    let mut seen: HashMap<(GpuTarget, &str), usize> = HashMap::new();
+    let of: Vec<Option<usize>> = jobs
+        .iter()
+        .zip(&lowered)
+        .enumerate()
+        .map(|(j, (p, a))| {
+            let a = a.as_ref().ok()?;
+            Some(*seen.entry((p.target, a.ptx.as_str())).or_insert_with(|| {
+                distinct.push((j, p, a));
+                distinct.len() - 1
+            }))
+        })
+        .collect();
+    let assembled = parallel_map(&distinct, |&(j, p, a)| {
+        let place = FirstFailure::module(j);
+        let r = assemble_module(p, a, ptxas, &|| first.moot(place));
+        if matches!(
+            r,
+            Err(InstanceError::Kernel(_) | InstanceError::Internal(_)) | Ok(Err(_))
+        ) {
+            first.record(place);
+        }
+        r
+    });
+    jobs.iter()
+        .zip(lowered)
+        .zip(of)
+        .map(|((p, a), d)| {
+            let a = a?;
+            let (a, cubin) = match d.map(|d| &assembled[d]) {
+                Some(Ok(Ok((relowered, cubin)))) => {
+                    (relowered.clone().unwrap_or(a), Ok(Some(cubin.clone())))
+                }
+                Some(Ok(Err((relowered, report)))) => {
+                    (relowered.clone().unwrap_or(a), Err(report.clone()))
+                }
+                Some(Err(e)) => return Err(e.clone()),
+                None => return Err(InstanceError::Moot),
+            };
+            finish_module(p, a, cubin, dump)
+        })
+        .collect()
+}
+
+/// What ptxas made of one distinct module: its cubin, or the report of a module that spills;
+/// each with the artifacts of a second lowering, where the spill policy asked for one.
+type Assembled = Result<(Option<Artifacts>, Vec<u8>), (Option<Artifacts>, crate::ptxas::Report)>;
+
+/// LLVM for one planned variant and target: LLVM IR and PTX, after the refusal of a module far
+/// beyond a thread's registers ([`hopeless`]). Touches no tokens, so it may run on any thread.
+fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
+    if let Some(f) = hopeless(&p.ir, p.target) {
         return Err(InstanceError::Kernel(f));
     }
-    // Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
-    // only on a bug in tile: say what failed, at the tokens of the op that needs it.
-    let lower = |options: llvm::Options| {
-        llvm::compile_with(g, t, options).map_err(|e| {
-            let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-            InstanceError::Kernel(Failure {
-                msg: e.to_string(),
-                loc,
-            })
+    lower_with(p, llvm::Options::default())
+}
+
+/// [`llvm::compile_with`] for `p`. Lowering can fail on what the kernel asks for (shared memory
+/// beyond the limit), not only on a bug in tile: the failure says what failed, at the tokens of
+/// the op that needs it.
+fn lower_with(p: &PlannedTarget, options: llvm::Options) -> Result<Artifacts, InstanceError> {
+    let g = &p.ir;
+    llvm::compile_with(g, p.target, options).map_err(|e| {
+        let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
+        InstanceError::Kernel(Failure {
+            msg: e.to_string(),
+            loc,
         })
+    })
+}
+
+/// ptxas on one module under the spill policy of [`spills`]; `Err(Moot)` when `stop` said so
+/// while it ran. ptxas refusing our PTX is a bug in tile, not in the kernel.
+fn assemble_module(
+    p: &PlannedTarget,
+    a: &Artifacts,
+    ptxas: &std::path::Path,
+    stop: &dyn Fn() -> bool,
+) -> Result<Assembled, InstanceError> {
+    let arch = p.target.arch();
+    let assemble = |a: &Artifacts| match crate::ptxas::cached_cubin_until(ptxas, &a.ptx, arch, stop)
+    {
+        Ok(Some(r)) => Ok(r),
+        Ok(None) => Err(InstanceError::Moot),
+        Err(e) => Err(InstanceError::Internal(e.into())),
     };
-    let mut a = lower(llvm::Options::default())?;
-    // With a ptxas at hand, the build assembles every module and refuses local-memory spills
-    // (the policy of `spills`). ptxas refusing our PTX is a bug in tile, not in the kernel.
-    let cubin = match &dump.cubin {
-        Some(ptxas) => {
-            let assemble = |a: &llvm::Artifacts| {
-                crate::ptxas::cached_cubin(ptxas, &a.ptx, t.arch()).map_err(|e| internal(e.into()))
-            };
-            let (mut report, mut cubin) = assemble(&a)?;
-            // One program per SM only lifts ptxas's own cap: a module that spilled with every
-            // register its warps allow would spill again, so it is not lowered twice.
-            let at_limit = u64::from(report.registers) >= crate::registers::limit(g.num_warps);
-            if report.spills() && !a.one_program_per_sm && !at_limit {
-                a = lower(llvm::Options {
-                    one_program_per_sm: true,
-                })?;
-                (report, cubin) = assemble(&a)?;
-            }
-            if report.spills() {
-                Err(report)
-            } else {
-                Ok(Some(cubin))
-            }
-        }
-        None => Ok(None),
+    let (report, cubin) = assemble(a)?;
+    // One program per SM only lifts ptxas's own cap: a module that spilled with every register
+    // its warps allow would spill again, so it is not lowered twice.
+    let at_limit = u64::from(report.registers) >= crate::registers::limit(p.ir.num_warps);
+    let (relowered, report, cubin) = if report.spills() && !a.one_program_per_sm && !at_limit {
+        let b = lower_with(
+            p,
+            llvm::Options {
+                one_program_per_sm: true,
+            },
+        )?;
+        let (report, cubin) = assemble(&b)?;
+        (Some(b), report, cubin)
+    } else {
+        (None, report, cubin)
     };
-    // Written before a spill is reported, so that the PTX that spilled can be looked at.
+    Ok(if report.spills() {
+        Err((relowered, report))
+    } else {
+        Ok((relowered, cubin))
+    })
+}
+
+/// One module's [`TargetBuild`], or the spill refusal of [`spills`]; its dumps are written
+/// first, so that the PTX that spilled can be looked at.
+fn finish_module(
+    p: &PlannedTarget,
+    a: Artifacts,
+    cubin: Result<Option<Vec<u8>>, crate::ptxas::Report>,
+    dump: &DumpConfig,
+) -> Result<TargetBuild, InstanceError> {
+    let internal = InstanceError::Internal;
+    let (g, t, stem) = (&p.ir, p.target, &p.stem);
     dump.write("llvm", format!("{stem}.ll"), &a.llvm_ir)
         .map_err(|e| internal(e.into()))?;
     dump.write("ptx", format!("{stem}.ptx"), &a.ptx)

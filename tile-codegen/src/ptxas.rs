@@ -67,7 +67,7 @@ pub struct Report {
     pub stack_frame: u64,
     /// Bytes of statically declared shared memory per block (`N bytes smem`).
     pub shared_bytes: u64,
-    /// Everything ptxas printed (stdout, then stderr).
+    /// Everything ptxas printed (both streams, in the order it wrote them).
     pub raw: String,
 }
 
@@ -88,30 +88,71 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Report, String> {
 /// [`assemble`], also returning the cubin ptxas wrote: the SASS a device of that architecture
 /// loads without compiling anything (what `#[tile_kernel]` embeds next to the PTX).
 pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
+    assemble_cubin_until(ptxas, ptx, arch, &|| false)
+        .and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
+}
+
+/// How often a running ptxas is asked whether it should stop.
+const POLL: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// [`assemble_cubin`], stopping ptxas as soon as `stop` returns true (asked every few
+/// milliseconds while it runs): `Ok(None)` then. A build asks this of modules whose result can
+/// no longer matter, because a module before them has already failed.
+pub fn assemble_cubin_until(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<(Report, Vec<u8>)>, String> {
     let tmp = TempFiles::new()?;
     std::fs::write(&tmp.ptx, ptx)
         .map_err(|e| format!("cannot write {}: {e}", tmp.ptx.display()))?;
-    let out = Command::new(ptxas)
+    // Both streams go to one file, so that nothing waits on a full pipe while this thread
+    // polls the process.
+    let log = std::fs::File::create(&tmp.log)
+        .map_err(|e| format!("cannot create {}: {e}", tmp.log.display()))?;
+    let log2 = log
+        .try_clone()
+        .map_err(|e| format!("cannot open {} twice: {e}", tmp.log.display()))?;
+    let mut child = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
         .arg("-v")
         .arg("-o")
         .arg(&tmp.cubin)
         .arg(&tmp.ptx)
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .spawn()
         .map_err(|e| format!("cannot run ptxas at {}: {e}", ptxas.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if stop() => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Ok(None);
+            }
+            Ok(None) => std::thread::sleep(POLL),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("waiting for ptxas at {}: {e}", ptxas.display()));
+            }
+        }
+    };
+    let text = std::fs::read(&tmp.log)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    if !status.success() {
         return Err(format!(
-            "ptxas -arch={arch} failed ({}):\n{}{}",
-            out.status,
-            stdout,
-            stderr.trim_end()
+            "ptxas -arch={arch} failed ({status}):\n{}",
+            text.trim_end()
         ));
     }
     let cubin = std::fs::read(&tmp.cubin)
         .map_err(|e| format!("cannot read {}: {e}", tmp.cubin.display()))?;
-    Ok((parse_verbose(&format!("{stdout}{stderr}"), arch), cubin))
+    Ok(Some((parse_verbose(&text, arch), cubin)))
 }
 
 /// The cubin of `ptx` for `arch`, from a cache in the system's temporary directory
@@ -121,6 +162,18 @@ pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Ve
 /// run once per kernel, target and ptxas. A cache that cannot be read or written is skipped.
 /// The report of `ptxas -v` is kept beside each cubin (`.log`), so a cache hit returns it too.
 pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
+    cached_cubin_until(ptxas, ptx, arch, &|| false)
+        .and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
+}
+
+/// [`cached_cubin`], stopping ptxas when `stop` says so, as [`assemble_cubin_until`] does
+/// (`Ok(None)`; nothing is stored then).
+pub fn cached_cubin_until(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<(Report, Vec<u8>)>, String> {
     use std::hash::{Hash, Hasher};
     let stamp = std::fs::metadata(ptxas)
         .ok()
@@ -139,10 +192,12 @@ pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<
     // The log is written before the cubin, so a cubin found has its log.
     if let (Ok(bytes), Ok(text)) = (std::fs::read(&file), std::fs::read_to_string(&log)) {
         if bytes.starts_with(b"\x7fELF") {
-            return Ok((parse_verbose(&text, arch), bytes));
+            return Ok(Some((parse_verbose(&text, arch), bytes)));
         }
     }
-    let (report, cubin) = assemble_cubin(ptxas, ptx, arch)?;
+    let Some((report, cubin)) = assemble_cubin_until(ptxas, ptx, arch, stop)? else {
+        return Ok(None);
+    };
     // Written under a unique name and renamed into place, so a reader never sees half a file.
     if std::fs::create_dir_all(&dir).is_ok() {
         static WRITES: AtomicU64 = AtomicU64::new(0);
@@ -163,7 +218,7 @@ pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<
             put(&file, &cubin);
         }
     }
-    Ok((report, cubin))
+    Ok(Some((report, cubin)))
 }
 
 /// Parses the text of `ptxas -v`. `arch` is used when the text does not name one
@@ -214,10 +269,11 @@ pub fn parse_verbose(text: &str, arch: &str) -> Report {
     report
 }
 
-/// A `.ptx` path and its `.cubin`, unique to this call, removed on drop.
+/// A `.ptx` path, its `.cubin` and ptxas's `.log`, unique to this call, removed on drop.
 struct TempFiles {
     ptx: PathBuf,
     cubin: PathBuf,
+    log: PathBuf,
 }
 
 impl TempFiles {
@@ -240,7 +296,8 @@ impl TempFiles {
             {
                 Ok(_) => {
                     let cubin = dir.join(format!("{stem}.cubin"));
-                    return Ok(TempFiles { ptx, cubin });
+                    let log = dir.join(format!("{stem}.log"));
+                    return Ok(TempFiles { ptx, cubin, log });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("cannot create {}: {e}", ptx.display())),
@@ -253,6 +310,7 @@ impl Drop for TempFiles {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.ptx);
         let _ = std::fs::remove_file(&self.cubin);
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 
@@ -430,5 +488,34 @@ DONE:
         let bad = TINY_PTX.replace("cvt.rn.f32.u32", "cvt.f32.u32");
         let err = assemble(&ptxas, &bad, "sm_80").unwrap_err();
         assert!(err.contains("Rounding modifier required"), "{err}");
+    }
+
+    #[test]
+    fn a_stopped_ptxas_gives_nothing_and_leaves_no_files() {
+        let Some(ptxas) = find() else {
+            println!("skipped: no ptxas");
+            return;
+        };
+        let count = || {
+            std::fs::read_dir(std::env::temp_dir())
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .filter(|e| {
+                            e.file_name()
+                                .to_string_lossy()
+                                .starts_with(&format!("tile-ptxas-{}-", std::process::id()))
+                        })
+                        .count()
+                })
+                .unwrap_or(0)
+        };
+        let before = count();
+        let r = assemble_cubin_until(&ptxas, TINY_PTX, "sm_80", &|| true).unwrap();
+        assert!(r.is_none());
+        let r = assemble_cubin_until(&ptxas, TINY_PTX, "sm_90a", &|| false).unwrap();
+        let (report, cubin) = r.expect("not stopped");
+        assert_eq!(report.arch, "sm_90a", "{}", report.raw);
+        assert!(cubin.starts_with(b"\x7fELF"));
+        assert_eq!(count(), before, "temporary files left behind");
     }
 }
