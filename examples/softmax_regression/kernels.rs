@@ -125,7 +125,7 @@ pub fn rescale(
     classes: i32,
     tiles: i32,
     BT: Const<256>,
-    BC: Const<4096>,
+    BC: Const<{ [1024, 4096] }>,
     TN: Const<{ [128, 256] }>,
 ) {
     let row = program_id(0);
@@ -138,7 +138,7 @@ pub fn rescale(
     let cols = program_id(1) * BC + arange(0, BC);
     let ok = cols < classes;
     let m_col = load(tile_max + row * tiles + cols / TN, ok, 0.0);
-    let scale = ((m_col - big) * 1.4426950408889634).exp2() / total;
+    let scale = ((m_col - big) * 1.4426950408889634).exp2() * (1.0 / total);
     let p = probs + row * classes + cols;
     store(p, load(p, ok) * scale, ok);
 }
@@ -159,8 +159,15 @@ pub const CLASS_TILE: usize = 128;
 /// The most classes the split form handles: `BT` tiles of `CLASS_TILE`.
 pub const MAX_CLASSES: usize = 256 * CLASS_TILE;
 
-/// Columns per `rescale` program (`BC`).
-const RESCALE_COLS: usize = 4096;
+/// Columns per `rescale` program (`BC`) for `classes`: 1024 up to 1024 classes (a 4096-wide
+/// program would leave most of its threads masked off), else 4096.
+fn rescale_cols(classes: usize) -> usize {
+    if classes <= 1024 {
+        1024
+    } else {
+        4096
+    }
+}
 
 /// SMs of the largest GPU this is tuned for (H100 SXM: 132): below this many programs a tile
 /// leaves SMs idle, and the launcher takes a smaller one.
@@ -267,9 +274,40 @@ pub fn fused_with<T: tile::Element>(
         let bm = bm as i32;
         softmax_regression::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split, bm)?;
     }
+    rescale_for(dev, probs, stats, (batch, classes), tile)
+}
+
+/// The second launch of [`fused_with`] for `tile` (none when one class tile holds every class):
+/// [`rescale`] over the statistics the first left in `stats`.
+pub fn rescale_for(
+    dev: &Device,
+    probs: &mut Buffer<f32>,
+    stats: &Stats,
+    (batch, classes): (usize, usize),
+    tile: Tile,
+) -> Result<(), Error> {
+    let bc = rescale_cols(classes);
+    rescale_with(dev, probs, stats, (batch, classes), tile, bc)
+}
+
+/// [`rescale_for`] with `bc` columns per program (1024 or 4096: the example's `--tiles` times
+/// both).
+pub fn rescale_with(
+    dev: &Device,
+    probs: &mut Buffer<f32>,
+    stats: &Stats,
+    (batch, classes): (usize, usize),
+    tile: Tile,
+    bc: usize,
+) -> Result<(), Error> {
+    let bn = tile.block().1;
+    let tiles = classes.div_ceil(bn);
     if tiles > 1 {
-        let g = Grid::xy(batch as u32, cdiv(classes, RESCALE_COLS));
-        rescale::launch(dev, g, probs, &stats.max, &stats.sum, b, c, t, bn as i32)?;
+        let (b, c, t) = (batch as i32, classes as i32, tiles as i32);
+        let g = Grid::xy(batch as u32, cdiv(classes, bc));
+        rescale::launch(
+            dev, g, probs, &stats.max, &stats.sum, b, c, t, bc as i32, bn as i32,
+        )?;
     }
     Ok(())
 }

@@ -11,7 +11,8 @@
 //! the launch-bound sizes also as CUDA-graph replays. cuBLAS + torch.softmax and Triton (tutorial
 //! matmul + tutorial softmax, and fused kernels) come from `bench/python/baseline.py --filter
 //! softmax_regression`. Without a GPU: the awkward shapes on the interpreter. `--quick`: the
-//! awkward shapes only (for compute-sanitizer).
+//! awkward shapes only (for compute-sanitizer). `--shape BxDxC` times that shape instead of the
+//! list; `--tiles` adds every tile of the fused kernel and each one's second launch alone.
 //!
 //! Tolerance: relative L2 error of the probabilities against the softmax of the f64 logits, 1e-3
 //! (f32 accumulation of exact products in the tensor cores' order, `ex2.approx`).
@@ -30,7 +31,7 @@ use std::process::ExitCode;
 use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
 use gemm_kernels::{gemm, gemm_wide};
 use half::{bf16, f16};
-use kernels::{fused, Stats, Tile};
+use kernels::{fused, fused_with, rescale_with, Stats, Tile};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -67,6 +68,19 @@ impl<T: Half> Bufs<T> {
 
     fn fused(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
         fused(dev, &self.x, &self.w, &mut self.probs, &mut self.stats, s)
+    }
+
+    /// [`fused`] with a given tile.
+    fn fused_with(&mut self, dev: &Device, s: Shape, t: Tile) -> Result<(), tile::Error> {
+        fused_with(
+            dev,
+            &self.x,
+            &self.w,
+            &mut self.probs,
+            &mut self.stats,
+            s,
+            t,
+        )
     }
 
     /// The GEMM alone: f32 logits.
@@ -170,6 +184,7 @@ fn run_shape<T: Half>(
     dev: &Device,
     s: Shape,
     timed: bool,
+    every_tile: bool,
     rows: &mut Vec<Vec<String>>,
 ) -> Res<bool> {
     let case = Case::<T>::new(s);
@@ -182,10 +197,27 @@ fn run_shape<T: Half>(
     let tu = time_ms(&stream, 5, 20, || k.unfused(dev, s))?;
     let tg = time_ms(&stream, 5, 20, || k.gemm(dev, s))?;
     let mut times = vec![
-        ("tile fused", tf),
-        ("tile unfused (gemm, softmax)", tu),
-        ("tile gemm alone (f32 logits)", tg),
+        ("tile fused".to_string(), tf),
+        ("tile unfused (gemm, softmax)".to_string(), tu),
+        ("tile gemm alone (f32 logits)".to_string(), tg),
     ];
+    if every_tile {
+        // Each tile the launcher could take, and its second launch alone (on the statistics
+        // the fused run left behind), to see what each step costs.
+        for t in Tile::ALL {
+            let (bm, bn) = t.block();
+            let ms = time_ms(&stream, 5, 20, || k.fused_with(dev, s, t))?;
+            times.push((format!("tile fused, {bm} x {bn} tile"), ms));
+            if s.2 > bn {
+                for bc in [1024, 4096] {
+                    let ms = time_ms(&stream, 5, 20, || {
+                        rescale_with(dev, &mut k.probs, &k.stats, (s.0, s.2), t, bc)
+                    })?;
+                    times.push((format!("  its rescale alone, {bc}-wide programs"), ms));
+                }
+            }
+        }
+    }
     if common::wants_graph(tf) {
         for unfused in [false, true] {
             let (ms, good) = graph_time_ms(
@@ -214,7 +246,7 @@ fn run_shape<T: Half>(
             } else {
                 "tile fused, CUDA graph"
             };
-            times.push((name, ms));
+            times.push((name.to_string(), ms));
         }
     }
     let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
@@ -222,7 +254,7 @@ fn run_shape<T: Half>(
         rows.push(vec![
             format!("{}x{}x{}", s.0, s.1, s.2),
             T::NAME.into(),
-            name.into(),
+            name,
             format!("{ms:.4}"),
             format!("{:.1}", flop / (ms * 1e-3) / 1e12),
             format!("{:.2}x", tu / ms),
@@ -231,8 +263,30 @@ fn run_shape<T: Half>(
     Ok(ok)
 }
 
+/// The value of `--shape BxDxC`, if given.
+fn shape_arg() -> Res<Option<Shape>> {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(i) = args.iter().position(|a| a == "--shape") else {
+        return Ok(None);
+    };
+    let v = args.get(i + 1).ok_or("--shape needs BATCHxDIMxCLASSES")?;
+    let n: Vec<usize> = v
+        .split('x')
+        .map(|d| d.parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--shape {v}: {e}"))?;
+    match n[..] {
+        [b, d, c] if b > 0 && d > 0 && c > 0 => Ok(Some((b, d, c))),
+        _ => Err(format!("--shape {v}: want three positive sizes, BATCHxDIMxCLASSES").into()),
+    }
+}
+
 fn run() -> Res<bool> {
     let quick = std::env::args().any(|a| a == "--quick");
+    // `--shape BxDxC`: time that shape instead of the list below; `--tiles`: also time every
+    // tile of the fused kernel and each one's rescale launch alone.
+    let only = shape_arg()?;
+    let every_tile = std::env::args().any(|a| a == "--tiles");
     let (dev, no_gpu) = Device::best_available();
     let awkward: [Shape; 6] = [
         (1, 1, 1),
@@ -259,15 +313,16 @@ fn run() -> Res<bool> {
     let mut ok = true;
     let mut rows = Vec::new();
     for &s in &awkward {
-        ok &= run_shape::<f16>(&dev, s, false, &mut rows)?;
-        ok &= run_shape::<bf16>(&dev, s, false, &mut rows)?;
+        ok &= run_shape::<f16>(&dev, s, false, false, &mut rows)?;
+        ok &= run_shape::<bf16>(&dev, s, false, false, &mut rows)?;
     }
     if no_gpu.is_some() || quick {
         return Ok(ok);
     }
+    let sizes: Vec<Shape> = only.map_or(sizes.to_vec(), |s| vec![s]);
     for &s in &sizes {
-        ok &= run_shape::<f16>(&dev, s, true, &mut rows)?;
-        ok &= run_shape::<bf16>(&dev, s, true, &mut rows)?;
+        ok &= run_shape::<f16>(&dev, s, true, every_tile, &mut rows)?;
+        ok &= run_shape::<bf16>(&dev, s, true, every_tile, &mut rows)?;
     }
     println!("\nsoftmax_regression (tile), f32 probabilities, median of 20 after 5 warm-ups");
     print_table(
