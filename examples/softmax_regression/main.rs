@@ -95,7 +95,11 @@ impl<T: Half> Bufs<T> {
                 gemm_wide::launch(dev, g, x, w, logits, bi, ci, di)
             }
             tile => {
-                let bn = if tile == Tile::Rows16 { 64 } else { 128 };
+                let bn = if matches!(tile, Tile::Narrow | Tile::Narrow64 | Tile::Rows16) {
+                    64
+                } else {
+                    128
+                };
                 let g = gemm_kernels::grid(b, c, bn);
                 gemm::launch(dev, g, x, w, logits, bi, ci, di, bn)
             }
