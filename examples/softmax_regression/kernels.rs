@@ -18,8 +18,8 @@
 //!
 //! The block ([`Tile`]) is chosen at launch, the largest that still gives every SM of an H100 a
 //! program: `128 × 256` on 8 warps (`softmax_regression_wide`, the `gemm_wide` shape), else
-//! `128 × 128` or `16 × 128` on 4 warps (the document's sizes), and `16 × 16` for at most 16
-//! classes (`softmax_regression_narrow`). Programs run in grouped order, as
+//! `128 × 128` or `16 × 128` on 4 warps (the document's sizes); `16 × 16` for at most 16
+//! classes and `16 × 64` for at most 64 (`softmax_regression_narrow`). Programs run in grouped order, as
 //! the `gemm` example's.
 //!
 //! Unfused form (in main.rs): the `gemm` example's kernels writing f32 logits, then the
@@ -170,8 +170,9 @@ pub const CLASS_TILE: usize = 128;
 /// The narrowest class tile ([`softmax_regression_narrow`] with `BN = 16`).
 pub const NARROW_TILE: usize = 16;
 
-/// The most class tiles [`rescale`] combines per row (`BT`): the split form handles up to this
-/// many tiles of its tile's width (4096 classes with 16-class tiles, 32768 with 128).
+/// The most class tiles [`rescale`] combines per row (its `BT`, which must stay equal): the split
+/// form handles up to this many tiles of its tile's width (4096 classes with 16-class tiles,
+/// 32768 with 128).
 const RESCALE_TILES: usize = 256;
 
 /// Columns per `rescale` program (`BC`) for `classes`: 1024 up to 1024 classes (a 4096-wide
@@ -225,6 +226,12 @@ impl Tile {
         }
     }
 
+    /// Whether [`fused_with`] takes this tile for `classes`: at most `RESCALE_TILES` (256) class
+    /// tiles per row.
+    pub fn runs(self, classes: usize) -> bool {
+        classes.div_ceil(self.block().1) <= RESCALE_TILES
+    }
+
     /// `16 × 16` for at most 16 classes, `16 × 64` for at most 64; else the largest tile that
     /// still gives every SM a program for `batch × classes`. (Measured on the H100, the narrow
     /// tiles against `16 × 128`: 0.0032 against 0.0044 ms at 64 × 128 × 10, 0.0062 against
@@ -262,13 +269,13 @@ impl Stats {
     /// Buffers for `batch` rows of `classes` classes (at least one element each, so that the
     /// one-tile form has something to pass).
     pub fn new(dev: &Device, batch: usize, classes: usize) -> Result<Stats, Error> {
-        // As many tiles per row as the narrowest tile that can run `classes` makes.
-        let narrow = classes.div_ceil(NARROW_TILE);
-        let tiles = if narrow <= RESCALE_TILES {
-            narrow
-        } else {
-            classes.div_ceil(CLASS_TILE)
-        };
+        // The most tiles per row of any tile that can run `classes` ([`Tile::runs`]).
+        let tiles = Tile::ALL
+            .iter()
+            .filter(|t| t.runs(classes))
+            .map(|t| classes.div_ceil(t.block().1))
+            .max()
+            .unwrap_or(1);
         let n = (batch * tiles).max(1);
         Ok(Stats {
             max: dev.upload(&vec![f32::NAN; n])?,
@@ -302,7 +309,7 @@ pub fn fused_with<T: tile::Element>(
 ) -> Result<(), Error> {
     let (bm, bn) = tile.block();
     let tiles = classes.div_ceil(bn);
-    if tiles > RESCALE_TILES {
+    if !tile.runs(classes) {
         return Err(Error::Args(format!(
             "{classes} classes; the split softmax handles at most {} with {bn}-class tiles",
             RESCALE_TILES * bn

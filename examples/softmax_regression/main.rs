@@ -207,8 +207,9 @@ fn run_shape<T: Half>(
     ];
     if every_tile {
         // Each tile the launcher could take, and its second launch alone (on the statistics
-        // the fused run left behind), to see what each step costs.
-        for t in Tile::ALL {
+        // the fused run left behind), to see what each step costs; tiles that would need more
+        // class tiles per row than `rescale` combines are left out.
+        for t in Tile::ALL.into_iter().filter(|t| t.runs(s.2)) {
             let (bm, bn) = t.block();
             let ms = time_ms(&stream, 5, 20, || k.fused_with(dev, s, t))?;
             times.push((format!("tile fused, {bm} x {bn} tile"), ms));

@@ -251,9 +251,9 @@ pub fn compile(
         return Err(over_budget(item, &tile, least, m));
     }
     // Phase 1, per specialization: which variants, and their GPU-level IR per target (our own
-    // passes). Phase 2, per variant and target: LLVM, the bulk of the time. Both spread over
-    // the machine's threads, so even a kernel of one specialization builds its six LLVM
-    // modules in parallel.
+    // passes). Phase 2, per variant and target: LLVM, the bulk of the time. Phase 3, with a
+    // ptxas: a cubin per distinct module. All spread over the machine's threads, so even a
+    // kernel of one specialization builds its six LLVM modules in parallel.
     let planned = plan_all(&tile, dump, opts);
     let (cost, m) = planned_cost(&planned);
     if cost > budget::MAX_COMPILE_COST {
@@ -855,7 +855,8 @@ impl FirstFailure {
 /// module and target (two variants often lower to the same PTX) under the spill policy of
 /// [`spills`]. A module after the first failure ([`FirstFailure`]) is not built, and a ptxas
 /// that is assembling one is stopped: a kernel refused for its registers would otherwise spend
-/// seconds of ptxas on every other spilling module.
+/// seconds of ptxas on every other spilling module. (So with `TILE_DUMP`, whether the modules
+/// after a failure are dumped depends on timing.)
 fn build_modules(
     jobs: &[&PlannedTarget],
     dump: &DumpConfig,
@@ -879,16 +880,18 @@ fn build_modules(
             .map(|(p, a)| finish_module(p, a?, Ok(None), dump))
             .collect();
     };
-    // The distinct (target, PTX) pairs, each with its first module; `of[j]`: module j's pair.
+    // The distinct modules (target, PTX and the dynamic shared memory the launch passes, which
+    // the PTX does not say), each with its first job; `of[j]`: job j's module.
     let mut distinct: Vec<(usize, &PlannedTarget, &Artifacts)> = Vec::new();
-    let mut seen: HashMap<(GpuTarget, &str), usize> = HashMap::new();
+    let mut seen: HashMap<(GpuTarget, &str, u32), usize> = HashMap::new();
     let of: Vec<Option<usize>> = jobs
         .iter()
         .zip(&lowered)
         .enumerate()
         .map(|(j, (p, a))| {
             let a = a.as_ref().ok()?;
-            Some(*seen.entry((p.target, a.ptx.as_str())).or_insert_with(|| {
+            let key = (p.target, a.ptx.as_str(), a.dyn_shared_bytes);
+            Some(*seen.entry(key).or_insert_with(|| {
                 distinct.push((j, p, a));
                 distinct.len() - 1
             }))
@@ -961,17 +964,24 @@ fn assemble_module(
     stop: &dyn Fn() -> bool,
 ) -> Result<Assembled, InstanceError> {
     let arch = p.target.arch();
-    let assemble = |a: &Artifacts| match crate::ptxas::cached_cubin_until(ptxas, &a.ptx, arch, stop)
-    {
-        Ok(Some(r)) => Ok(r),
-        Ok(None) => Err(InstanceError::Moot),
-        Err(e) => Err(InstanceError::Internal(e.into())),
+    let assemble = |a: &Artifacts| {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
+        match crate::ptxas::cached_cubin_until(ptxas, &a.ptx, arch, stop) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(InstanceError::Moot),
+            Err(e) => Err(InstanceError::Internal(e.into())),
+        }
     };
     let (report, cubin) = assemble(a)?;
     // One program per SM only lifts ptxas's own cap: a module that spilled with every register
     // its warps allow would spill again, so it is not lowered twice.
     let at_limit = u64::from(report.registers) >= crate::registers::limit(p.ir.num_warps);
     let (relowered, report, cubin) = if report.spills() && !a.one_program_per_sm && !at_limit {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
         let b = lower_with(
             p,
             llvm::Options {

@@ -67,7 +67,7 @@ pub struct Report {
     pub stack_frame: u64,
     /// Bytes of statically declared shared memory per block (`N bytes smem`).
     pub shared_bytes: u64,
-    /// Everything ptxas printed (both streams, in the order it wrote them).
+    /// Everything ptxas printed (both streams, in the order their buffers reached the file).
     pub raw: String,
 }
 
