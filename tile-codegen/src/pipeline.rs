@@ -900,10 +900,11 @@ fn build_modules(
     let assembled = parallel_map(&distinct, |&(j, p, a)| {
         let place = FirstFailure::module(j);
         let r = assemble_module(p, a, ptxas, &|| first.moot(place));
-        if matches!(
-            r,
-            Err(InstanceError::Kernel(_) | InstanceError::Internal(_)) | Ok(Err(_))
-        ) {
+        let failed = match &r {
+            Ok(m) => m.cubin.is_err(),
+            Err(e) => !matches!(e, InstanceError::Moot),
+        };
+        if failed {
             first.record(place);
         }
         r
@@ -913,24 +914,24 @@ fn build_modules(
         .zip(of)
         .map(|((p, a), d)| {
             let a = a?;
-            let (a, cubin) = match d.map(|d| &assembled[d]) {
-                Some(Ok(Ok((relowered, cubin)))) => {
-                    (relowered.clone().unwrap_or(a), Ok(Some(cubin.clone())))
-                }
-                Some(Ok(Err((relowered, report)))) => {
-                    (relowered.clone().unwrap_or(a), Err(report.clone()))
-                }
+            let m = match d.map(|d| &assembled[d]) {
+                Some(Ok(m)) => m,
                 Some(Err(e)) => return Err(e.clone()),
                 None => return Err(InstanceError::Moot),
             };
-            finish_module(p, a, cubin, dump)
+            let a = m.relowered.clone().unwrap_or(a);
+            finish_module(p, a, m.cubin.clone().map(Some), dump)
         })
         .collect()
 }
 
-/// What ptxas made of one distinct module: its cubin, or the report of a module that spills;
-/// each with the artifacts of a second lowering, where the spill policy asked for one.
-type Assembled = Result<(Option<Artifacts>, Vec<u8>), (Option<Artifacts>, crate::ptxas::Report)>;
+/// What ptxas made of one distinct module.
+struct Assembled {
+    /// The artifacts of a second lowering, where the spill policy asked for one.
+    relowered: Option<Artifacts>,
+    /// The cubin, or the report of a module that spills.
+    cubin: Result<Vec<u8>, crate::ptxas::Report>,
+}
 
 /// LLVM for one planned variant and target: LLVM IR and PTX, after the refusal of a module far
 /// beyond a thread's registers ([`hopeless`]). Touches no tokens, so it may run on any thread.
@@ -993,10 +994,13 @@ fn assemble_module(
     } else {
         (None, report, cubin)
     };
-    Ok(if report.spills() {
-        Err((relowered, report))
-    } else {
-        Ok((relowered, cubin))
+    Ok(Assembled {
+        relowered,
+        cubin: if report.spills() {
+            Err(report)
+        } else {
+            Ok(cubin)
+        },
     })
 }
 

@@ -88,8 +88,12 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<Report, String> {
 /// [`assemble`], also returning the cubin ptxas wrote: the SASS a device of that architecture
 /// loads without compiling anything (what `#[tile_kernel]` embeds next to the PTX).
 pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
-    assemble_cubin_until(ptxas, ptx, arch, &|| false)
-        .and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
+    unstopped(assemble_cubin_until(ptxas, ptx, arch, &|| false))
+}
+
+/// The result of an `…_until` call whose `stop` never says stop.
+fn unstopped<T>(r: Result<Option<T>, String>) -> Result<T, String> {
+    r.and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
 }
 
 /// How often a running ptxas is asked whether it should stop.
@@ -126,20 +130,19 @@ pub fn assemble_cubin_until(
         .spawn()
         .map_err(|e| format!("cannot run ptxas at {}: {e}", ptxas.display()))?;
     let status = loop {
-        match child.try_wait() {
+        let early = match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if stop() => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Ok(None);
+            Ok(None) if !stop() => {
+                std::thread::sleep(POLL);
+                continue;
             }
-            Ok(None) => std::thread::sleep(POLL),
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("waiting for ptxas at {}: {e}", ptxas.display()));
-            }
-        }
+            Ok(None) => Ok(None),
+            Err(e) => Err(format!("waiting for ptxas at {}: {e}", ptxas.display())),
+        };
+        // Stopped, or the wait failed: the process goes too.
+        let _ = child.kill();
+        let _ = child.wait();
+        return early;
     };
     let text = std::fs::read(&tmp.log)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -162,8 +165,7 @@ pub fn assemble_cubin_until(
 /// run once per kernel, target and ptxas. A cache that cannot be read or written is skipped.
 /// The report of `ptxas -v` is kept beside each cubin (`.log`), so a cache hit returns it too.
 pub fn cached_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Vec<u8>), String> {
-    cached_cubin_until(ptxas, ptx, arch, &|| false)
-        .and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
+    unstopped(cached_cubin_until(ptxas, ptx, arch, &|| false))
 }
 
 /// [`cached_cubin`], stopping ptxas when `stop` says so, as [`assemble_cubin_until`] does
