@@ -19,8 +19,8 @@
 //! The block ([`Tile`]) is chosen at launch, the largest that still gives every SM of an H100 a
 //! program: `128 × 256` on 8 warps (`softmax_regression_wide`, the `gemm_wide` shape), else
 //! `128 × 128` or `16 × 128` on 4 warps (the document's sizes); `16 × 16` for at most 16
-//! classes and `16 × 64` for at most 64 (`softmax_regression_narrow`). Programs run in grouped order, as
-//! the `gemm` example's.
+//! classes and `16 × 64` for at most 64 (`softmax_regression_narrow`). Programs run in grouped
+//! order, as the `gemm` example's.
 //!
 //! Unfused form (in main.rs): the `gemm` example's kernels writing f32 logits, then the
 //! `fused_softmax` example's row softmax (the same arithmetic, so the same tolerance).
@@ -328,24 +328,19 @@ pub fn fused_with<T: tile::Element>(
         let bm = bm as i32;
         softmax_regression::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split, bm)?;
     }
-    rescale_for(dev, probs, stats, (batch, classes), tile)
+    rescale_with(
+        dev,
+        probs,
+        stats,
+        (batch, classes),
+        tile,
+        rescale_cols(classes),
+    )
 }
 
 /// The second launch of [`fused_with`] for `tile` (none when one class tile holds every class):
-/// [`rescale`] over the statistics the first left in `stats`.
-pub fn rescale_for(
-    dev: &Device,
-    probs: &mut Buffer<f32>,
-    stats: &Stats,
-    (batch, classes): (usize, usize),
-    tile: Tile,
-) -> Result<(), Error> {
-    let bc = rescale_cols(classes);
-    rescale_with(dev, probs, stats, (batch, classes), tile, bc)
-}
-
-/// [`rescale_for`] with `bc` columns per program (1024 or 4096: the example's `--tiles` times
-/// both).
+/// [`rescale`] over the statistics the first left in `stats`, `bc` columns per program (1024 or
+/// 4096; [`fused_with`] takes `rescale_cols`', the example's `--tiles` times both).
 pub fn rescale_with(
     dev: &Device,
     probs: &mut Buffer<f32>,
