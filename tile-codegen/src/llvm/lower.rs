@@ -10,9 +10,12 @@
 //! tensors carry different layouts is refused ("layout conversion not implemented") rather than
 //! miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt::Display;
 
 use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::intrinsics::Intrinsic;
@@ -111,6 +114,7 @@ pub(super) fn lower_kernel<'ctx>(
         smem_base: None,
         scratch_used: (None, 0),
         axis: crate::passes::axis_info::analyze(f),
+        wide_products: RefCell::default(),
     };
     let dyn_shared = l.create_shared()?;
     for (i, &p) in f.params().iter().enumerate() {
@@ -303,7 +307,15 @@ pub(super) struct Lowerer<'a, 'ctx> {
     /// Contiguity, divisibility and constancy of every value (`passes::axis_info`): which
     /// pointers of a thread differ by a constant, so that one address register serves them.
     pub(super) axis: Vec<crate::passes::axis_info::AxisInfo>,
+    /// The double-width products `umulhi` made, per (block, operands): a wrapping `mul` of the
+    /// same operands in the same block takes the low half of it, so that the pair becomes one
+    /// `mul.wide.u32` (one `IMAD.WIDE.U32` instead of an `IMAD` and an `IMAD.HI`: Philox's
+    /// rounds multiply each word both ways).
+    wide_products: RefCell<HashMap<WideKey<'ctx>, IntValue<'ctx>>>,
 }
+
+/// The key of a remembered double-width product: the block it is in and its two operands.
+type WideKey<'ctx> = (BasicBlock<'ctx>, IntValue<'ctx>, IntValue<'ctx>);
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,
 /// transitively, the operands of the `add`/`sub`/`mul`/`splat` that produce them. Their
@@ -1083,6 +1095,33 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
     }
 
+    /// `zext(x) * zext(y)` at twice the width, remembered for a later `mul` of `x` and `y` in
+    /// the same block (see `wide_products`).
+    fn wide_product(&self, x: IntValue<'ctx>, y: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let b = &self.builder;
+        let block = b.get_insert_block().ok_or("no insertion block")?;
+        let wide = if x.get_type().get_bit_width() == 32 {
+            self.context.i64_type()
+        } else {
+            self.context.i128_type()
+        };
+        let xw = b.build_int_z_extend(x, wide, "").llvm()?;
+        let yw = b.build_int_z_extend(y, wide, "").llvm()?;
+        let p = b.build_int_mul(xw, yw, "").llvm()?;
+        self.wide_products.borrow_mut().insert((block, x, y), p);
+        Ok(p)
+    }
+
+    /// The double-width product of `x` and `y` (either order) made in the current block.
+    fn known_wide_product(&self, x: IntValue<'ctx>, y: IntValue<'ctx>) -> Option<IntValue<'ctx>> {
+        let block = self.builder.get_insert_block()?;
+        let known = self.wide_products.borrow();
+        known
+            .get(&(block, x, y))
+            .or_else(|| known.get(&(block, y, x)))
+            .copied()
+    }
+
     fn int_binary(
         &self,
         op: BinOp,
@@ -1098,18 +1137,17 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Mul if nsw => b.build_int_nsw_mul(x, y, "").llvm()?,
             BinOp::Add => b.build_int_add(x, y, "").llvm()?,
             BinOp::Sub => b.build_int_sub(x, y, "").llvm()?,
-            BinOp::Mul => b.build_int_mul(x, y, "").llvm()?,
+            BinOp::Mul => match self.known_wide_product(x, y) {
+                // The low half of the product `umulhi` already made: one `mul.wide`.
+                Some(p) => b.build_int_truncate(p, ty, "").llvm()?,
+                None => b.build_int_mul(x, y, "").llvm()?,
+            },
             BinOp::UMulHi => {
-                // Zero-extended to twice the width, multiplied, the high half: `mul.hi.u32`.
+                // Zero-extended to twice the width, multiplied, the high half: `mul.hi.u32`
+                // (or, with a `mul` of the same operands after it, `mul.wide.u32`).
                 let bits = ty.get_bit_width();
-                let wide = if bits == 32 {
-                    self.context.i64_type()
-                } else {
-                    self.context.i128_type()
-                };
-                let xw = b.build_int_z_extend(x, wide, "").llvm()?;
-                let yw = b.build_int_z_extend(y, wide, "").llvm()?;
-                let p = b.build_int_mul(xw, yw, "").llvm()?;
+                let p = self.wide_product(x, y)?;
+                let wide = p.get_type();
                 let hi = b
                     .build_right_shift(p, wide.const_int(u64::from(bits), false), false, "")
                     .llvm()?;
