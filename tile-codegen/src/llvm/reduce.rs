@@ -325,6 +325,29 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.barrier()?;
 
         let mut out = Vec::with_capacity(partial.len());
+        if warps >= LANE_PARALLEL_WARPS {
+            // Lane `l` reads warp `l mod warps`'s partial, and a butterfly over the low lane
+            // bits combines them: one shared load and log2(warps) shuffles per group instead of
+            // `warps` loads all live at once (32 registers per group on 32 warps, beside the
+            // tile being reduced). Step `s` combines `w` with `w ^ s`: the same pairs, in the
+            // same tree, as the pairwise combination below (each pair in either order, which
+            // a sum, a product, a maximum or a minimum does not see), so the results are too.
+            let lane = self.builder.build_and(tid, c(WARP - 1), "").llvm()?;
+            let w = self.builder.build_and(lane, c(warps - 1), "").llvm()?;
+            let row = self.builder.build_int_nsw_mul(w, c(groups), "").llvm()?;
+            for &g in &group_index {
+                let at = self.builder.build_int_nsw_add(row, g, "").llvm()?;
+                let mut v = self.shared_load(smem, elem, at)?;
+                let mut step = 1;
+                while step < warps {
+                    let other = self.shuffle_xor(d, v, step)?;
+                    v = self.combine(kind, d, v, other)?;
+                    step <<= 1;
+                }
+                out.push(v);
+            }
+            return Ok(out);
+        }
         for &g in &group_index {
             let mut parts = Vec::with_capacity(warps as usize);
             for w in 0..warps {
@@ -342,6 +365,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(out)
     }
 }
+
+/// From this many warps along the reduced dimensions, the partials of the warps are read back one
+/// per lane and combined by shuffles (see `across_warps`); below, each thread reads them all.
+/// Measured on the H100 (docs/perf/NOTES.md, twentieth session): at 32 warps the one-read
+/// cross-entropy kernel ran 5% faster (a thread held 32 partials per reduction beside its 32-wide
+/// slice of the row); at 8 and 16 warps the chain of dependent shuffles made latency-bound kernels
+/// (a 64 × 65536 layernorm) 5% slower, and the registers it freed let more programs share an SM,
+/// which cost two-pass kernels the L2 hits of their second pass.
+const LANE_PARALLEL_WARPS: u64 = 32;
 
 /// A reduction's operand split into the reduced and kept dimensions, and the lane and warp bits
 /// (masks over the layout's lane and warp bases) that lie along the reduced ones.
