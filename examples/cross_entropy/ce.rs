@@ -48,6 +48,8 @@ pub enum Form {
     Loop,
     /// `ce_loop_wide`: the same with 16 warps, two programs per SM.
     Wide,
+    /// `ce_loop_full`: 32 warps, 32768-wide tiles, one program per SM.
+    Full,
     /// `ce_row`: the whole row in one tile (rows of at most [`ROW_MAX`] logits, a multiple of
     /// 8).
     Row,
@@ -56,17 +58,22 @@ pub enum Form {
 }
 
 impl Form {
-    pub const ALL: [Form; 4] = [Form::Loop, Form::Wide, Form::Row, Form::Unfused];
+    pub const ALL: [Form; 5] = [Form::Loop, Form::Wide, Form::Full, Form::Row, Form::Unfused];
 
     /// Whether the form computes rows of `v` logits of type `T`.
     pub fn fits<T: Logit>(self, v: usize) -> bool {
-        self != Form::Row || (v <= ROW_MAX && v % 8 == 0)
+        match self {
+            Form::Row => v <= ROW_MAX && v % 8 == 0,
+            Form::Full => v % 8 == 0,
+            _ => true,
+        }
     }
     #[allow(dead_code)] // the example prints it; the test does not
     pub fn name(self) -> &'static str {
         match self {
             Form::Loop => "fused (1 kernel, 8 warps)",
             Form::Wide => "fused (1 kernel, 16 warps)",
+            Form::Full => "fused (1 kernel, 32 warps)",
             Form::Row => "fused (1 kernel, one read, 32 warps)",
             Form::Unfused => "unfused (forward, backward)",
         }
@@ -172,6 +179,19 @@ pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(),
             b,
         ),
         Form::Wide => kernels::ce_loop_wide::launch(
+            dev,
+            grid,
+            &mut c.logits,
+            &c.labels,
+            &c.valid,
+            &mut c.loss,
+            &mut c.mean,
+            rows,
+            v,
+            IGNORE,
+            s,
+        ),
+        Form::Full => kernels::ce_loop_full::launch(
             dev,
             grid,
             &mut c.logits,

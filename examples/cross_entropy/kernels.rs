@@ -11,7 +11,8 @@
 //!   just before), the row's loss, and the mean (an atomic add). A row held whole in registers
 //!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
 //!   assembles with spills even in bf16).
-//! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles.
+//! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles; `ce_loop_full` with
+//!   32 warps and 32768-wide tiles.
 //! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write.
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
@@ -41,111 +42,109 @@ pub fn ce_setup(
     store(mean, 0.0);
 }
 
-/// Fused loss and gradient of one row in two passes over `BLOCK`-wide tiles (any `v`).
-#[tile_kernel(num_warps = 8)]
-pub fn ce_loop(
-    logits: Ptr<T, { rows * v }>,
-    labels: Ptr<i32, rows>,
-    valid: Ptr<i32, 1>,
-    loss: Ptr<f32, rows>,
-    mean: Ptr<f32, 1>,
-    rows: i32,
-    v: i32,
-    ignore: i32,
-    smoothing: f32,
-    BLOCK: Const<{ [1024, 8192] }>,
-    T: Type<{ [f32, bf16] }>,
-) {
-    let row = program_id(0);
-    let y = load(labels + row);
-    let ok = y != ignore;
-    let base = logits + row * v;
-    // The label's logit before anything else: the gradient overwrites the row, and only the
-    // first pass's reductions (their barriers) order this load before other threads' stores.
-    let xy = load(base + y, ok) as f32;
-    let mut m = f32::NEG_INFINITY;
-    let mut d = 0.0;
-    let mut sx = 0.0;
-    for c in (0..v).step_by(BLOCK) {
-        let cols = c + arange(0, BLOCK);
-        let mk = cols < v;
-        let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
-        let m2 = max(m, x.max());
-        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
-        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
-        sx += select(mk, x, 0.0).sum();
-        m = m2;
-    }
-    let lse = m + d.log();
-    let n = load(valid) as f32;
-    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
-    let l = select(ok, l / n, 0.0);
-    for c in (0..v).step_by(BLOCK) {
-        let cols = c + arange(0, BLOCK);
-        let mk = cols < v;
-        let x = load(base + cols, mk) as f32;
-        let p = ((x - lse) * 1.4426950408889634).exp2();
-        let g = (p - smoothing / v as f32 - select(cols == y, 1.0 - smoothing, 0.0)) / n;
-        store(base + cols, select(ok, g, 0.0) as T, mk);
-    }
-    store(loss + row, l);
-    atomic_add(mean, l);
+/// The fused two-pass kernel, on `$warps` warps over `$block`-wide tiles (see the module doc):
+/// an online logsumexp (running max and rescaled sum) with the label's logit and the row's sum
+/// (label smoothing needs it), then the gradient written over the row, the row's loss and the
+/// mean (an atomic add).
+macro_rules! two_pass {
+    ($(#[$doc:meta])* $name:ident, $warps:literal, $block:tt $(, $opt:ident = $val:ident)?) => {
+        $(#[$doc])*
+        #[tile_kernel(num_warps = $warps $(, $opt = $val)?)]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            logits: Ptr<T, { rows * v }>,
+            labels: Ptr<i32, rows>,
+            valid: Ptr<i32, 1>,
+            loss: Ptr<f32, rows>,
+            mean: Ptr<f32, 1>,
+            rows: i32,
+            v: i32,
+            ignore: i32,
+            smoothing: f32,
+            BLOCK: Const<$block>,
+            T: Type<{ [f32, bf16] }>,
+        ) {
+            let row = program_id(0);
+            let y = load(labels + row);
+            let ok = y != ignore;
+            let base = logits + row * v;
+            // The label's logit before anything else: the gradient overwrites the row, and
+            // only the first pass's reductions (their barriers) order this load before other
+            // threads' stores.
+            let xy = load(base + y, ok) as f32;
+            let mut m = f32::NEG_INFINITY;
+            let mut d = 0.0;
+            let mut sx = 0.0;
+            for c in (0..v).step_by(BLOCK) {
+                let cols = c + arange(0, BLOCK);
+                let mk = cols < v;
+                let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+                // The row sum first, so that `x` dies in the exponentials (32 warps hold a
+                // 32768-wide tile in 64 registers only that way). Skipping it where the
+                // smoothing is 0 (in an `if`) spills 64 bytes there.
+                sx += select(mk, x, 0.0).sum();
+                let m2 = max(m, x.max());
+                let e = ((x - m2) * 1.4426950408889634).exp2().sum();
+                d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
+                m = m2;
+            }
+            let lse = m + d.log();
+            let n = load(valid) as f32;
+            let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+            let l = select(ok, l / n, 0.0);
+            // softmax − s / v over the valid rows, one multiply per element (a division per
+            // element, or the one-hot's compare per element, left 32 warps' 32768-wide tiles
+            // without registers: LLVM keeps every column index live across the loop for it).
+            let inv_n = 1.0 / n;
+            let shift = smoothing / (v as f32 * n);
+            for c in (0..v).step_by(BLOCK) {
+                let cols = c + arange(0, BLOCK);
+                let mk = cols < v;
+                let x = load(base + cols, mk) as f32;
+                let p = ((x - lse) * 1.4426950408889634).exp2();
+                store(base + cols, select(ok, p * inv_n - shift, 0.0) as T, mk);
+            }
+            // Then − (1 − s) / n at the label: a later store to the same address in the same
+            // program, so it is the value that stays (every thread holding the scalar stores it,
+            // the label's thread among them, after its own store of the tile).
+            let py = ((xy - lse) * 1.4426950408889634).exp2();
+            store(base + y, (py * inv_n - shift - (1.0 - smoothing) / n) as T, ok);
+            store(loss + row, l);
+            atomic_add(mean, l);
+        }
+    };
 }
 
-/// `ce_loop` with 16 warps and 8192-wide tiles: at most two programs share an SM, so the rows
-/// that the first passes in flight read (264 rows of 128 KB at 32000 f32 columns: 34 MB) are
-/// still in the L2 when the second passes read them again. (Measured on the H100: faster than 8
-/// warps, whose four programs per SM keep twice the rows in flight, and than 32 warps with
-/// 16384-wide tiles; 32768-wide tiles spill at 32 warps.)
-#[tile_kernel(num_warps = 16)]
-pub fn ce_loop_wide(
-    logits: Ptr<T, { rows * v }>,
-    labels: Ptr<i32, rows>,
-    valid: Ptr<i32, 1>,
-    loss: Ptr<f32, rows>,
-    mean: Ptr<f32, 1>,
-    rows: i32,
-    v: i32,
-    ignore: i32,
-    smoothing: f32,
-    BLOCK: Const<8192>,
-    T: Type<{ [f32, bf16] }>,
-) {
-    let row = program_id(0);
-    let y = load(labels + row);
-    let ok = y != ignore;
-    let base = logits + row * v;
-    // The label's logit before anything else: the gradient overwrites the row, and only the
-    // first pass's reductions (their barriers) order this load before other threads' stores.
-    let xy = load(base + y, ok) as f32;
-    let mut m = f32::NEG_INFINITY;
-    let mut d = 0.0;
-    let mut sx = 0.0;
-    for c in (0..v).step_by(BLOCK) {
-        let cols = c + arange(0, BLOCK);
-        let mk = cols < v;
-        let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
-        let m2 = max(m, x.max());
-        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
-        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
-        sx += select(mk, x, 0.0).sum();
-        m = m2;
-    }
-    let lse = m + d.log();
-    let n = load(valid) as f32;
-    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
-    let l = select(ok, l / n, 0.0);
-    for c in (0..v).step_by(BLOCK) {
-        let cols = c + arange(0, BLOCK);
-        let mk = cols < v;
-        let x = load(base + cols, mk) as f32;
-        let p = ((x - lse) * 1.4426950408889634).exp2();
-        let g = (p - smoothing / v as f32 - select(cols == y, 1.0 - smoothing, 0.0)) / n;
-        store(base + cols, select(ok, g, 0.0) as T, mk);
-    }
-    store(loss + row, l);
-    atomic_add(mean, l);
-}
+two_pass!(
+    /// Fused loss and gradient of one row in two passes over `BLOCK`-wide tiles (any `v`), 8
+    /// warps.
+    ce_loop,
+    8,
+    { [1024, 8192] }
+);
+
+two_pass!(
+    /// `ce_loop` with 16 warps and 8192-wide tiles: at most two programs share an SM, so the
+    /// rows that the first passes in flight read (264 rows of 128 KB at 32000 f32 columns: 34
+    /// MB) are still in the L2 when the second passes read them again. (Measured on the H100:
+    /// faster than 8 warps, whose four programs per SM keep twice the rows in flight, and than
+    /// 32 warps with 16384-wide tiles.)
+    ce_loop_wide,
+    16,
+    8192
+);
+
+two_pass!(
+    /// `ce_loop` with 32 warps and 32768-wide tiles (Liger's shape): one program per SM, so
+    /// 132 rows in flight on the H100 (34 MB of bf16 rows at 128256 columns: the second pass
+    /// finds its row in the L2), and a row of at most 32768 logits is one tile per pass.
+    /// Aligned arguments only (rows of a multiple of 8 logits), as `ce_row`: unaligned, the
+    /// tile's 64-bit addresses do not fit beside it in 64 registers.
+    ce_loop_full,
+    32,
+    32768,
+    specialize = aligned
+);
 
 /// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
 /// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
@@ -180,9 +179,12 @@ pub fn ce_row(
     // the gradient over the row (read after them, it raced those stores). After the row's
     // loads, which need not wait for the label.
     let xy = load(base + y, ok) as f32;
-    // The row sum first: after the max, only the exponentials stay live (x and e together
-    // would not fit in 64 registers).
-    let sx = select(mk, x, 0.0).sum();
+    // The row sum first (and only where the smoothing weighs it): after the max, only the
+    // exponentials stay live (x and e together would not fit in 64 registers).
+    let mut sx = 0.0;
+    if smoothing != 0.0 {
+        sx = select(mk, x, 0.0).sum();
+    }
     let m = x.max();
     let e = ((x - m) * 1.4426950408889634).exp2();
     let d = e.sum();
@@ -229,7 +231,9 @@ pub fn ce_forward(
         let m2 = max(m, x.max());
         let e = ((x - m2) * 1.4426950408889634).exp2().sum();
         d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
-        sx += select(mk, x, 0.0).sum();
+        if smoothing != 0.0 {
+            sx += select(mk, x, 0.0).sum();
+        }
         m = m2;
     }
     let lse = m + d.log();
@@ -279,6 +283,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     for k in [
         &ce_loop::KERNELS[..],
         &ce_loop_wide::KERNELS[..],
+        &ce_loop_full::KERNELS[..],
         &ce_row::KERNELS[..],
         &ce_forward::KERNELS[..],
         &ce_backward::KERNELS[..],
