@@ -319,6 +319,9 @@ pub fn compile(
                 Err(InstanceError::Kernel(e)) => {
                     Err(at(e.loc, format!("cannot compile this kernel: {}", e.msg)))
                 }
+                Err(InstanceError::Environment(e)) => {
+                    Err(at(e.loc, format!("cannot build kernels here: {}", e.msg)))
+                }
                 Err(InstanceError::Moot) => Err(at(
                     None,
                     "internal error in tile: a module was left unbuilt although none before it \
@@ -474,6 +477,8 @@ enum InstanceError {
     Internal(Failure),
     /// What the kernel asks for cannot be compiled (shared memory beyond the limit, say).
     Kernel(Failure),
+    /// This machine cannot run a tool the build needs (ptxas without a temporary directory).
+    Environment(Failure),
     /// Not built, because a module before it failed ([`FirstFailure`]): never the reported
     /// error, since that module's comes first.
     Moot,
@@ -972,7 +977,10 @@ fn assemble_module(
         match crate::ptxas::cached_cubin_until(ptxas, &a.ptx, arch, stop) {
             Ok(Some(r)) => Ok(r),
             Ok(None) => Err(InstanceError::Moot),
-            Err(e) => Err(InstanceError::Internal(e.into())),
+            Err(crate::ptxas::PtxasError::Refused(e)) => Err(InstanceError::Internal(e.into())),
+            Err(crate::ptxas::PtxasError::Environment(e)) => {
+                Err(InstanceError::Environment(e.into()))
+            }
         }
     };
     let (report, cubin) = assemble(a)?;

@@ -92,8 +92,30 @@ pub fn assemble_cubin(ptxas: &Path, ptx: &str, arch: &str) -> Result<(Report, Ve
 }
 
 /// The result of an `…_until` call whose `stop` never says stop.
-fn unstopped<T>(r: Result<Option<T>, String>) -> Result<T, String> {
-    r.and_then(|r| r.ok_or_else(|| "ptxas was stopped".to_string()))
+fn unstopped<T>(r: Result<Option<T>, PtxasError>) -> Result<T, String> {
+    match r {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Err("ptxas was stopped".to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Why ptxas gave no cubin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PtxasError {
+    /// This machine cannot run it: no writable temporary directory for its files, or the
+    /// program does not start. Not a fault of the PTX.
+    Environment(String),
+    /// ptxas ran and refused the PTX, with its own messages.
+    Refused(String),
+}
+
+impl std::fmt::Display for PtxasError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PtxasError::Environment(m) | PtxasError::Refused(m) => f.write_str(m),
+        }
+    }
 }
 
 /// How often a running ptxas is asked whether it should stop.
@@ -107,17 +129,18 @@ pub fn assemble_cubin_until(
     ptx: &str,
     arch: &str,
     stop: &dyn Fn() -> bool,
-) -> Result<Option<(Report, Vec<u8>)>, String> {
-    let tmp = TempFiles::new()?;
+) -> Result<Option<(Report, Vec<u8>)>, PtxasError> {
+    let env = PtxasError::Environment;
+    let tmp = TempFiles::new().map_err(env)?;
     std::fs::write(&tmp.ptx, ptx)
-        .map_err(|e| format!("cannot write {}: {e}", tmp.ptx.display()))?;
+        .map_err(|e| env(format!("cannot write {}: {e}", tmp.ptx.display())))?;
     // Both streams go to one file, so that nothing waits on a full pipe while this thread
     // polls the process.
     let log = std::fs::File::create(&tmp.log)
-        .map_err(|e| format!("cannot create {}: {e}", tmp.log.display()))?;
+        .map_err(|e| env(format!("cannot create {}: {e}", tmp.log.display())))?;
     let log2 = log
         .try_clone()
-        .map_err(|e| format!("cannot open {} twice: {e}", tmp.log.display()))?;
+        .map_err(|e| env(format!("cannot open {} twice: {e}", tmp.log.display())))?;
     let mut child = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
         .arg("-v")
@@ -128,7 +151,7 @@ pub fn assemble_cubin_until(
         .stdout(log)
         .stderr(log2)
         .spawn()
-        .map_err(|e| format!("cannot run ptxas at {}: {e}", ptxas.display()))?;
+        .map_err(|e| env(format!("cannot run ptxas at {}: {e}", ptxas.display())))?;
     let status = loop {
         let early = match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -137,7 +160,10 @@ pub fn assemble_cubin_until(
                 continue;
             }
             Ok(None) => Ok(None),
-            Err(e) => Err(format!("waiting for ptxas at {}: {e}", ptxas.display())),
+            Err(e) => Err(env(format!(
+                "waiting for ptxas at {}: {e}",
+                ptxas.display()
+            ))),
         };
         // Stopped, or the wait failed: the process goes too.
         let _ = child.kill();
@@ -148,13 +174,13 @@ pub fn assemble_cubin_until(
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     if !status.success() {
-        return Err(format!(
+        return Err(PtxasError::Refused(format!(
             "ptxas -arch={arch} failed ({status}):\n{}",
             text.trim_end()
-        ));
+        )));
     }
     let cubin = std::fs::read(&tmp.cubin)
-        .map_err(|e| format!("cannot read {}: {e}", tmp.cubin.display()))?;
+        .map_err(|e| env(format!("cannot read {}: {e}", tmp.cubin.display())))?;
     Ok(Some((parse_verbose(&text, arch), cubin)))
 }
 
@@ -175,7 +201,7 @@ pub fn cached_cubin_until(
     ptx: &str,
     arch: &str,
     stop: &dyn Fn() -> bool,
-) -> Result<Option<(Report, Vec<u8>)>, String> {
+) -> Result<Option<(Report, Vec<u8>)>, PtxasError> {
     use std::hash::{Hash, Hasher};
     let stamp = std::fs::metadata(ptxas)
         .ok()
@@ -279,9 +305,29 @@ struct TempFiles {
 }
 
 impl TempFiles {
+    /// In the system's temporary directory (`TMPDIR`), or where that cannot be written (a
+    /// `TMPDIR` that does not exist, say), in `/tmp`.
     fn new() -> Result<TempFiles, String> {
+        let mut dirs = vec![std::env::temp_dir()];
+        if cfg!(unix) && dirs[0] != Path::new("/tmp") {
+            dirs.push(PathBuf::from("/tmp"));
+        }
+        let mut tried = Vec::new();
+        for dir in dirs {
+            match TempFiles::new_in(&dir) {
+                Ok(t) => return Ok(t),
+                Err(e) => tried.push(format!("{}: {e}", dir.display())),
+            }
+        }
+        Err(format!(
+            "no directory for ptxas's temporary files ({}); set TMPDIR to a writable \
+             directory, or TILE_CUBIN=0 to build without cubins (PTX only, and no spill check)",
+            tried.join("; ")
+        ))
+    }
+
+    fn new_in(dir: &Path) -> Result<TempFiles, std::io::Error> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir();
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -302,7 +348,7 @@ impl TempFiles {
                     return Ok(TempFiles { ptx, cubin, log });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(format!("cannot create {}: {e}", ptx.display())),
+                Err(e) => return Err(e),
             }
         }
     }
@@ -504,6 +550,17 @@ DONE:
         let (report, cubin) = r.expect("not stopped");
         assert_eq!(report.arch, "sm_90a", "{}", report.raw);
         assert!(cubin.starts_with(b"\x7fELF"));
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_not_a_panic() {
+        let missing = std::env::temp_dir()
+            .join("tile-no-such-directory")
+            .join("below");
+        let err = TempFiles::new_in(&missing)
+            .err()
+            .expect("no such directory");
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
     }
 
     #[test]
