@@ -41,6 +41,10 @@ mod common;
 #[allow(dead_code)]
 #[path = "../../examples/act_and_mul/kernels.rs"]
 mod act_and_mul;
+// The cross_entropy example's helpers; they name its kernels `crate::kernels` (below).
+#[allow(dead_code)]
+#[path = "../../examples/cross_entropy/ce.rs"]
+mod ce;
 #[allow(dead_code)]
 #[path = "../../examples/elementwise_chains/kernels.rs"]
 mod elementwise_chains;
@@ -67,6 +71,10 @@ mod gemm_bias_act;
 #[allow(dead_code)]
 #[path = "../../examples/gemm/kernels.rs"]
 mod gemm_kernels;
+// The cross_entropy example's kernels, under the name its `ce.rs` gives them.
+#[allow(dead_code)]
+#[path = "../../examples/cross_entropy/kernels.rs"]
+mod kernels;
 #[allow(dead_code)]
 #[path = "../../examples/mean_center/kernels.rs"]
 mod mean_center;
@@ -75,7 +83,6 @@ mod mean_center;
 mod qk_norm_rope;
 #[path = "../../examples/qk_norm_rope/host.rs"]
 mod qk_norm_rope_host;
-#[allow(dead_code)]
 #[path = "../../examples/softmax_regression/kernels.rs"]
 mod softmax_regression;
 #[path = "../../examples/softmax_regression_simple/reference.rs"]

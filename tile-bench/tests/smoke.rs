@@ -22,7 +22,7 @@ fn out_dir(name: &str) -> PathBuf {
     d
 }
 
-const FAMILIES: [&str; 11] = [
+const FAMILIES: [&str; 12] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -34,6 +34,7 @@ const FAMILIES: [&str; 11] = [
     "qk_norm_rope",
     "softmax_regression_simple",
     "softmax_regression",
+    "cross_entropy",
 ];
 
 #[test]

@@ -7,6 +7,7 @@
 //! by the interpreter's smoke test; `big` are the examples' GPU sizes, checked then timed.
 
 mod act_and_mul;
+mod cross_entropy;
 mod elementwise_chains;
 mod fused_add_mul;
 mod fused_add_rmsnorm;
@@ -24,7 +25,7 @@ mod softmax_regression_simple;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 13] = [
+pub const FAMILIES: [&str; 14] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -38,6 +39,7 @@ pub const FAMILIES: [&str; 13] = [
     "gemm",
     "gemm_bias_act",
     "softmax_regression",
+    "cross_entropy",
 ];
 
 /// What to run.
@@ -107,6 +109,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         gemm::jobs(plan),
         gemm_bias_act::jobs(plan),
         softmax_regression::jobs(plan),
+        cross_entropy::jobs(plan),
     ]
     .into_iter()
     .flatten()

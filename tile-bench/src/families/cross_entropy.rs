@@ -1,0 +1,118 @@
+//! Cross-entropy forward + backward over the rows of a logits matrix (examples/cross_entropy):
+//! the mean loss over rows whose label is not -100 (no label smoothing, as the baseline runs it)
+//! and the gradient written in place of the logits. Fused is the example's fastest form for the
+//! shape ([`best`]); unfused is its forward and backward kernels. Logits in [-8, 8), every 7th
+//! row ignored (the example's inputs). Traffic: one read of the logits, one write of the
+//! gradient, as `baseline.py` counts it.
+
+use tile::{bf16, Device};
+
+use super::{i32_of, rc, Job, Plan};
+use crate::ce::{self, Logit};
+use crate::measure::{compare, fetch, not_a_form, Case, Ctx, Elem, Form, Meta, OutErr, Res};
+
+const NAME: &str = "cross_entropy";
+
+/// The jobs of this family.
+pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let checks = [(1, 1), (17, 1000), (9, 32000), (3, 1024), (8, 3000)];
+    let small = [(1, 1), (17, 1000), (9, 32000)];
+    let big = [(8192, 32000), (4096, 128256)];
+    plan.shapes(&checks, &small, &big)
+        .into_iter()
+        .map(|(s, timed)| {
+            Job::new(NAME, rc(s), timed, move |ctx| {
+                bench::<bf16>(ctx, s, timed)?;
+                bench::<f32>(ctx, s, timed)
+            })
+        })
+        .collect()
+}
+
+/// The fused form the example measured fastest for rows of `v` logits of type `T` on the H100
+/// (docs/perf/2026-11-26c-h100/call6): rows of a multiple of 8 logits take the one-read kernel
+/// in f32 up to 32768, the 16-warp two-pass kernel in bf16 up to 32768, and the 32-warp
+/// two-pass kernel beyond; other rows the 8-warp two-pass kernel, which takes any row.
+pub fn best<T: Logit>(v: usize) -> ce::Form {
+    let aligned = v % 8 == 0;
+    match (aligned, v <= ce::ROW_MAX, T::NAME == "f32") {
+        (true, true, true) => ce::Form::Row,
+        (true, true, false) => ce::Form::Wide,
+        (true, false, _) => ce::Form::Full,
+        (false, _, _) => ce::Form::Loop,
+    }
+}
+
+fn bench<T: Elem + Logit>(ctx: &mut Ctx, (rows, v): (usize, usize), timed: bool) -> Res<()> {
+    let (logits, labels) = ce::inputs::<T>(rows, v, (rows * 977 + v) as u64);
+    let wide: Vec<f32> = logits.iter().map(|&x| Logit::to_f32(x)).collect();
+    let (mean, _, grad) = ce::reference(&wide, &labels, v, 0.0);
+    i32_of(rows * v)?;
+    let case = CeCase {
+        logits,
+        labels,
+        v,
+        mean,
+        grad,
+    };
+    let meta = Meta {
+        kernel: NAME,
+        variant: None,
+        shape: vec![rows as i64, v as i64],
+        dtype: <T as Elem>::NAME,
+        bytes: (2 * rows * v * std::mem::size_of::<T>()) as f64,
+        flops: None,
+        timed,
+    };
+    ctx.bench(&meta, &case);
+    Ok(())
+}
+
+struct CeCase<T> {
+    logits: Vec<T>,
+    labels: Vec<i32>,
+    v: usize,
+    mean: f64,
+    grad: Vec<f64>,
+}
+
+impl<T: Elem + Logit> CeCase<T> {
+    fn form(&self, form: Form) -> Result<ce::Form, tile::Error> {
+        match form {
+            Form::Fused => Ok(best::<T>(self.v)),
+            Form::Unfused => Ok(ce::Form::Unfused),
+            other => Err(not_a_form(other)),
+        }
+    }
+}
+
+impl<T: Elem + Logit> Case for CeCase<T> {
+    type State = ce::Case<T>;
+
+    fn setup(&self, dev: &Device) -> Res<ce::Case<T>> {
+        ce::case(dev, &self.logits, &self.labels, self.v, 0.0)
+    }
+
+    fn run(&self, dev: &Device, s: &mut ce::Case<T>, form: Form) -> Result<(), tile::Error> {
+        ce::launch(dev, s, self.form(form)?)
+    }
+
+    fn verify(&self, dev: &Device, s: &ce::Case<T>, _: Form) -> Res<Vec<OutErr>> {
+        let tol = if <T as Elem>::NAME == "f32" {
+            1e-5
+        } else {
+            1e-2
+        };
+        Ok(vec![
+            compare("loss", &fetch(dev, &s.mean)?, &[self.mean], tol),
+            compare("grad", &fetch(dev, &s.logits)?, &self.grad, tol),
+        ])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match self.form(form) {
+            Ok(f) => format!("{}; the mean by an atomic add", f.name()),
+            Err(e) => e.to_string(),
+        }
+    }
+}
