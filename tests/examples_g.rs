@@ -19,7 +19,7 @@ fn check_shape<T: Logit>(rows: usize, v: usize, all_ignored: bool) {
         labels.iter_mut().for_each(|y| *y = IGNORE);
     }
     let host: Vec<f32> = logits.iter().map(|&x| x.to_f32()).collect();
-    let tol = if T::NAME == "f32" { 1e-5 } else { 1e-2 };
+    let tol = ce::tolerance::<T>();
     for s in [0.0f32, 0.1] {
         let want = reference(&host, &labels, v, f64::from(s));
         for form in Form::ALL.into_iter().filter(|f| f.fits::<T>(v)) {

@@ -68,6 +68,25 @@ impl Form {
             _ => true,
         }
     }
+    /// The fused form measured fastest for rows of `v` logits of type `T` on the H100
+    /// (docs/perf/2026-11-26c-h100/call6): the one-read kernel in f32 where it fits, the 16-warp
+    /// two-pass kernel in bf16 for rows it would fit, the 32-warp one for longer aligned rows,
+    /// and the 8-warp one, which takes any row, for the rest.
+    #[allow(dead_code)] // tile-bench uses it; the example times every form
+    pub fn best<T: Logit>(v: usize) -> Form {
+        if Form::Row.fits::<T>(v) {
+            if T::NAME == "f32" {
+                Form::Row
+            } else {
+                Form::Wide
+            }
+        } else if Form::Full.fits::<T>(v) {
+            Form::Full
+        } else {
+            Form::Loop
+        }
+    }
+
     #[allow(dead_code)] // the example prints it; the test does not
     pub fn name(self) -> &'static str {
         match self {
@@ -77,6 +96,16 @@ impl Form {
             Form::Row => "fused (1 kernel, one read, 32 warps)",
             Form::Unfused => "unfused (forward, backward)",
         }
+    }
+}
+
+/// The relative error every form must stay within against the f64 reference: tight in f32,
+/// the storage's rounding in bf16.
+pub fn tolerance<T: Logit>() -> f64 {
+    if T::NAME == "f32" {
+        1e-5
+    } else {
+        1e-2
     }
 }
 

@@ -27,7 +27,7 @@ use tile::prelude::*;
 fn check_all<T: Logit>(dev: &Device, rows: usize, v: usize) -> Res<bool> {
     let (logits, labels) = inputs::<T>(rows, v, (rows * 977 + v) as u64);
     let host: Vec<f32> = logits.iter().map(|&x| x.to_f32()).collect();
-    let tol = if T::NAME == "f32" { 1e-5 } else { 1e-2 };
+    let tol = ce::tolerance::<T>();
     let mut ok = true;
     for smoothing in [0.0f32, 0.1] {
         let want = reference(&host, &labels, v, f64::from(smoothing));

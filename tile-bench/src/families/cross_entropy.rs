@@ -1,7 +1,7 @@
 //! Cross-entropy forward + backward over the rows of a logits matrix (examples/cross_entropy):
 //! the mean loss over rows whose label is not -100 (no label smoothing, as the baseline runs it)
 //! and the gradient written in place of the logits. Fused is the example's fastest form for the
-//! shape ([`best`]); unfused is its forward and backward kernels. Logits in [-8, 8), every 7th
+//! shape (`ce::Form::best`); unfused is its forward and backward kernels. Logits in [-8, 8), every 7th
 //! row ignored (the example's inputs). Traffic: one read of the logits, one write of the
 //! gradient, as `baseline.py` counts it.
 
@@ -27,20 +27,6 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             })
         })
         .collect()
-}
-
-/// The fused form the example measured fastest for rows of `v` logits of type `T` on the H100
-/// (docs/perf/2026-11-26c-h100/call6): rows of a multiple of 8 logits take the one-read kernel
-/// in f32 up to 32768, the 16-warp two-pass kernel in bf16 up to 32768, and the 32-warp
-/// two-pass kernel beyond; other rows the 8-warp two-pass kernel, which takes any row.
-pub fn best<T: Logit>(v: usize) -> ce::Form {
-    let aligned = v % 8 == 0;
-    match (aligned, v <= ce::ROW_MAX, T::NAME == "f32") {
-        (true, true, true) => ce::Form::Row,
-        (true, true, false) => ce::Form::Wide,
-        (true, false, _) => ce::Form::Full,
-        (false, _, _) => ce::Form::Loop,
-    }
 }
 
 fn bench<T: Elem + Logit>(ctx: &mut Ctx, (rows, v): (usize, usize), timed: bool) -> Res<()> {
@@ -79,7 +65,7 @@ struct CeCase<T> {
 impl<T: Elem + Logit> CeCase<T> {
     fn form(&self, form: Form) -> Result<ce::Form, tile::Error> {
         match form {
-            Form::Fused => Ok(best::<T>(self.v)),
+            Form::Fused => Ok(ce::Form::best::<T>(self.v)),
             Form::Unfused => Ok(ce::Form::Unfused),
             other => Err(not_a_form(other)),
         }
@@ -98,11 +84,7 @@ impl<T: Elem + Logit> Case for CeCase<T> {
     }
 
     fn verify(&self, dev: &Device, s: &ce::Case<T>, _: Form) -> Res<Vec<OutErr>> {
-        let tol = if <T as Elem>::NAME == "f32" {
-            1e-5
-        } else {
-            1e-2
-        };
+        let tol = ce::tolerance::<T>();
         Ok(vec![
             compare("loss", &fetch(dev, &s.mean)?, &[self.mean], tol),
             compare("grad", &fetch(dev, &s.logits)?, &self.grad, tol),
