@@ -184,7 +184,7 @@ pub fn assemble_cubin_until(
     Ok(Some((parse_verbose(&text, arch), cubin)))
 }
 
-/// The cubin of `ptx` for `arch`, from a cache in the system's temporary directory
+/// The cubin of `ptx` for `arch`, from a cache in the first of [`temp_dirs`] that exists
 /// (`tile-cubins/`) when an identical PTX was assembled before by the same `ptxas` (its path,
 /// size and modification time are part of the key), else from [`assemble_cubin`], stored for
 /// next time. `cargo check`, `clippy` and `build` expand the same kernels; the cache makes ptxas
@@ -214,7 +214,10 @@ pub fn cached_cubin_until(
             h.finish()
         })
         .collect();
-    let dir = std::env::temp_dir().join("tile-cubins");
+    let dir = match temp_dirs().into_iter().find(|d| d.is_dir()) {
+        Some(d) => d.join("tile-cubins"),
+        None => return assemble_cubin_until(ptxas, ptx, arch, stop),
+    };
     let file = dir.join(format!("{:016x}{:016x}-{arch}.cubin", key[0], key[1]));
     let log = file.with_extension("log");
     // The log is written before the cubin, so a cubin found has its log.
@@ -297,6 +300,16 @@ pub fn parse_verbose(text: &str, arch: &str) -> Report {
     report
 }
 
+/// Where ptxas's temporary files and the cubin cache may go, in order: the system's temporary
+/// directory (`TMPDIR`), then (on Unix) `/tmp`, for a `TMPDIR` that does not exist.
+fn temp_dirs() -> Vec<PathBuf> {
+    let mut dirs = vec![std::env::temp_dir()];
+    if cfg!(unix) && dirs[0] != Path::new("/tmp") {
+        dirs.push(PathBuf::from("/tmp"));
+    }
+    dirs
+}
+
 /// A `.ptx` path, its `.cubin` and ptxas's `.log`, unique to this call, removed on drop.
 struct TempFiles {
     ptx: PathBuf,
@@ -305,15 +318,10 @@ struct TempFiles {
 }
 
 impl TempFiles {
-    /// In the system's temporary directory (`TMPDIR`), or where that cannot be written (a
-    /// `TMPDIR` that does not exist, say), in `/tmp`.
+    /// In the first of [`temp_dirs`] where the files can be created.
     fn new() -> Result<TempFiles, String> {
-        let mut dirs = vec![std::env::temp_dir()];
-        if cfg!(unix) && dirs[0] != Path::new("/tmp") {
-            dirs.push(PathBuf::from("/tmp"));
-        }
         let mut tried = Vec::new();
-        for dir in dirs {
+        for dir in temp_dirs() {
             match TempFiles::new_in(&dir) {
                 Ok(t) => return Ok(t),
                 Err(e) => tried.push(format!("{}: {e}", dir.display())),
