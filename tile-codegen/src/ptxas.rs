@@ -184,8 +184,8 @@ pub fn assemble_cubin_until(
     Ok(Some((parse_verbose(&text, arch), cubin)))
 }
 
-/// The cubin of `ptx` for `arch`, from a cache in the first of [`temp_dirs`] that exists
-/// (`tile-cubins/`) when an identical PTX was assembled before by the same `ptxas` (its path,
+/// The cubin of `ptx` for `arch`, from a cache in the temporary directory (`TMPDIR`, or `/tmp`
+/// where that does not exist; `tile-cubins/`) when an identical PTX was assembled before by the same `ptxas` (its path,
 /// size and modification time are part of the key), else from [`assemble_cubin`], stored for
 /// next time. `cargo check`, `clippy` and `build` expand the same kernels; the cache makes ptxas
 /// run once per kernel, target and ptxas. A cache that cannot be read or written is skipped.
