@@ -5,13 +5,14 @@
     python3 bench/join.py --tile T.json --baseline B.json --out joined.md [--plots DIR]
 
 Rows are joined on (kernel, variant, shape, dtype): per case the median time (ms) of every
-implementation (tile_fused, tile_unfused, tile_split_rows where there is one, torch_unfused,
-torch_native, triton) and the ratios of each other implementation's time to tile_fused's (above 1:
-tile_fused is faster), with tile_fused's and triton's share of the copy bandwidth each run measured
-for itself. Plain launches and CUDA-graph replays are two tables (graphs exist only where a run
-found the case launch-bound, so a graph row may have one side only). A time that is missing or
-whose check failed shows as "-" (a failed check as "FAIL"). Bytes that differ between the two
-files for one case (the traffic would be counted differently) are listed as warnings.
+implementation (tile_fused, tile_unfused, torch_unfused, torch_native, cublas, triton, and where a
+family has them tile_split_rows, tile_words4 and triton_words4) and the ratios of each other
+implementation's time to tile_fused's (above 1: tile_fused is faster), with tile_fused's and
+triton's share of the copy bandwidth each run measured for itself. Plain launches and CUDA-graph
+replays are two tables (graphs exist only where a run found the case launch-bound, so a graph row
+may have one side only). A time that is missing or whose check failed shows as "-" (a failed check
+as "FAIL"). Bytes that differ between the two files for one case (the traffic would be counted
+differently) are listed as warnings.
 
 Plots (only if matplotlib is importable; otherwise a message says they were skipped): one chart per
 kernel family, effective GB/s of every implementation per case (grouped bars, cases sorted by
@@ -28,8 +29,8 @@ import os
 import sys
 
 # Order of the columns; an impl not listed here is appended after these.
-IMPLS = ["tile_fused", "tile_unfused", "tile_split_rows", "torch_unfused", "torch_native", "cublas",
-         "triton"]
+IMPLS = ["tile_fused", "tile_unfused", "tile_split_rows", "tile_words4", "torch_unfused",
+         "torch_native", "cublas", "triton", "triton_words4"]
 BASE = "tile_fused"
 
 

@@ -3,13 +3,19 @@
 //! `tl.rand(seed, i) > p` (`tile::random`), exactly on the mask, on awkward shapes, probabilities
 //! and seeds; every kernel's IR round-trips and its PTX assembles for both targets without spills.
 
-// Both examples' kernel files include `examples/common/dropout.rs` (each example builds alone).
-#![allow(clippy::duplicate_mod)]
+/// Both examples' kernels, with the file they share (`examples/common/dropout.rs`) once.
+#[path = "../examples"]
+mod ex {
+    #[path = "fused_bias_gelu_dropout/kernels.rs"]
+    pub mod fused_bias_gelu_dropout;
+    #[path = "residual_bias_dropout/kernels.rs"]
+    pub mod residual_bias_dropout;
+    #[path = "common/dropout.rs"]
+    #[allow(dead_code)]
+    pub mod shared;
+}
 
-#[path = "../examples/fused_bias_gelu_dropout/kernels.rs"]
-mod fused_bias_gelu_dropout;
-#[path = "../examples/residual_bias_dropout/kernels.rs"]
-mod residual_bias_dropout;
+use ex::{fused_bias_gelu_dropout, residual_bias_dropout};
 
 use fused_bias_gelu_dropout::{Storage, Stream};
 use tile::prelude::*;

@@ -86,3 +86,19 @@ fn every_kernel_round_trips_and_assembles_without_spills() {
         }
     }
 }
+
+/// The form tile-bench times (`Form::best`) is the one measured faster at the example's two GPU
+/// sizes: one counter per expert for 8192 tokens × top-2 of 64, per-program counters for 65536 ×
+/// top-8 of 256.
+#[test]
+fn best_form_follows_ids_per_expert() {
+    let shape = |tokens, k, experts| Shape {
+        tokens,
+        k,
+        experts,
+        block_size: 64,
+    };
+    assert!(matches!(Form::best(shape(8192, 2, 64)), Form::PerId));
+    assert!(matches!(Form::best(shape(65536, 8, 256)), Form::PerRow));
+    assert!(matches!(Form::best(shape(1, 1, 1)), Form::PerId));
+}

@@ -9,10 +9,8 @@
 
 use tile::prelude::*;
 
-#[path = "../common/dropout.rs"]
-#[allow(dead_code)]
-mod shared;
-pub use shared::{add_bias, dropout, Elem, Stream};
+// `examples/common/dropout.rs`, which the crate declares as `shared` next to this module.
+pub use super::shared::{add_bias, dropout, Elem, Stream};
 
 /// Elements per program, for every kernel of this example.
 pub const BLOCK: i32 = 1024;

@@ -16,6 +16,9 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod kernels;
+#[path = "../common/dropout.rs"]
+#[allow(dead_code)]
+mod shared;
 
 use std::process::ExitCode;
 

@@ -37,6 +37,19 @@
 
 #[path = "../../examples/common/mod.rs"]
 mod common;
+/// The dropout examples' kernels, with the file they share (`examples/common/dropout.rs`) once.
+#[path = "../../examples"]
+mod dropout {
+    #[allow(dead_code)]
+    #[path = "fused_bias_gelu_dropout/kernels.rs"]
+    pub mod gelu;
+    #[allow(dead_code)]
+    #[path = "residual_bias_dropout/kernels.rs"]
+    pub mod residual;
+    #[allow(dead_code)]
+    #[path = "common/dropout.rs"]
+    pub mod shared;
+}
 
 #[allow(dead_code)]
 #[path = "../../examples/act_and_mul/kernels.rs"]
@@ -81,6 +94,16 @@ mod mean_center;
 #[allow(dead_code)]
 #[path = "../../examples/qk_norm_rope/kernels.rs"]
 mod qk_norm_rope;
+/// The moe_align example's host side and kernels (its `align.rs` names them `super::kernels`).
+#[path = "../../examples/moe_align"]
+mod moe {
+    #[allow(dead_code)]
+    #[path = "align.rs"]
+    pub mod align;
+    #[allow(dead_code)]
+    #[path = "kernels.rs"]
+    pub mod kernels;
+}
 #[path = "../../examples/qk_norm_rope/host.rs"]
 mod qk_norm_rope_host;
 #[path = "../../examples/softmax_regression/kernels.rs"]

@@ -24,6 +24,9 @@ pub enum Form {
     /// Layer norm's split-row form for few wide rows (two kernels, each row over several
     /// programs), which the example times next to the fused kernel for rows wider than 4096.
     SplitRows,
+    /// The dropout kernels' other mask: one Philox evaluation per four elements (Triton's
+    /// `tl.rand4x` words), which the examples time next to the `tl.rand(seed, i)` mask.
+    Words4,
 }
 
 impl Form {
@@ -36,6 +39,7 @@ impl Form {
             Form::Fused => "tile_fused",
             Form::Unfused => "tile_unfused",
             Form::SplitRows => "tile_split_rows",
+            Form::Words4 => "tile_words4",
         }
     }
 }

@@ -9,7 +9,9 @@ use tile::{f16, Buffer, Device};
 use super::{i32_of, rc, Job, Plan};
 use crate::common::Rng;
 use crate::fused_layernorm::{splits, LayerNorm, Scratch};
-use crate::measure::{compare, fetch, rand_vec, widen, Case, Ctx, Elem, Form, Meta, OutErr, Res};
+use crate::measure::{
+    compare, fetch, not_a_form, rand_vec, widen, Case, Ctx, Elem, Form, Meta, OutErr, Res,
+};
 
 const NAME: &str = "fused_layernorm";
 const EPS: f32 = 1e-5;
@@ -127,6 +129,7 @@ impl<T: Elem + LayerNorm> Case for LnCase<T> {
             Form::Fused => T::fused(dev, &s.x, &s.w, &s.b, &mut s.y, r, n, EPS),
             Form::Unfused => T::unfused(dev, &s.x, &s.w, &s.b, &mut s.s, &mut s.y, r, n, EPS),
             Form::SplitRows => T::split(dev, &s.x, &s.w, &s.b, &mut s.stats, &mut s.y, r, n, EPS),
+            other => Err(not_a_form(other)),
         }
     }
 
@@ -155,6 +158,7 @@ impl<T: Elem + LayerNorm> Case for LnCase<T> {
                  ({} chunks per row)",
                 splits(self.n)
             ),
+            (other, _) => not_a_form(other).to_string(),
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod act_and_mul;
 mod cross_entropy;
+mod dropout;
 mod elementwise_chains;
 mod fused_add_mul;
 mod fused_add_rmsnorm;
@@ -17,6 +18,7 @@ mod fused_softmax;
 mod gemm;
 mod gemm_bias_act;
 mod mean_center;
+mod moe_align;
 mod qk_norm_rope;
 mod rows;
 mod softmax_regression;
@@ -25,7 +27,7 @@ mod softmax_regression_simple;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 14] = [
+pub const FAMILIES: [&str; 17] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -40,6 +42,9 @@ pub const FAMILIES: [&str; 14] = [
     "gemm_bias_act",
     "softmax_regression",
     "cross_entropy",
+    "fused_bias_gelu_dropout",
+    "residual_bias_dropout",
+    "moe_align",
 ];
 
 /// What to run.
@@ -110,6 +115,9 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         gemm_bias_act::jobs(plan),
         softmax_regression::jobs(plan),
         cross_entropy::jobs(plan),
+        dropout::gelu_jobs(plan),
+        dropout::residual_jobs(plan),
+        moe_align::jobs(plan),
     ]
     .into_iter()
     .flatten()
