@@ -12,8 +12,12 @@ use tile::prelude::*;
 // `examples/common/dropout.rs`, which the crate declares as `shared` next to this module.
 pub use super::shared::{add_bias, dropout, Elem, Stream};
 
-/// Elements per program, for every kernel of this example.
+/// Elements per program, for every kernel of this example but the fused `rand(i)` one.
 pub const BLOCK: i32 = 1024;
+
+/// Elements per program of the fused kernel with the `rand(i)` mask (16 per thread, which spreads
+/// each thread's fixed work over more of its eight Philox evaluations' elements).
+pub const RAND_BLOCK: i32 = 2048;
 
 #[tile_kernel]
 /// Fused: `out = residual + dropout(x + bias[col], p)`, computed in f32.
@@ -28,7 +32,7 @@ pub fn residual_bias_dropout(
     p: f32,
     seed: i64,
     T: Type<{ [f32, bf16] }>,
-    BLOCK: Const<1024>,
+    BLOCK: Const<2048>,
 ) {
     // Program (column block, row): the bias index is the column itself.
     let col = program_id(0) * BLOCK + arange(0, BLOCK);
@@ -140,6 +144,7 @@ pub trait Storage: Elem {
         let g = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
         match stream {
             Stream::Rand => {
+                let g = Grid::xy(cdiv(cols, RAND_BLOCK), rows.max(0) as u32);
                 residual_bias_dropout::launch(dev, g, x, bias, residual, out, rows, cols, p, seed)
             }
             Stream::Words4 => {
