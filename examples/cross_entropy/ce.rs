@@ -69,16 +69,16 @@ impl Form {
         }
     }
     /// The fused form measured fastest for rows of `v` logits of type `T` on the H100
-    /// (docs/perf/2026-11-26c-h100/call6): the one-read kernel in f32 where it fits, the 16-warp
-    /// two-pass kernel in bf16 for rows it would fit, the 32-warp one for longer aligned rows,
-    /// and the 8-warp one, which takes any row, for the rest.
+    /// (docs/perf/2026-11-26d-h100/call6): the one-read kernel in f32 where it fits, the 8-warp
+    /// two-pass kernel in bf16 for rows it would fit (1% ahead of the 16-warp one), the 32-warp
+    /// one for longer aligned rows, and the 8-warp one, which takes any row, for the rest.
     #[allow(dead_code)] // tile-bench uses it; the example times every form
     pub fn best<T: Logit>(v: usize) -> Form {
         if Form::Row.fits::<T>(v) {
             if T::NAME == "f32" {
                 Form::Row
             } else {
-                Form::Wide
+                Form::Loop
             }
         } else if Form::Full.fits::<T>(v) {
             Form::Full

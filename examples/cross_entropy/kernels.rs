@@ -2,7 +2,10 @@
 //! `lse(x) − x[y]` (with label smoothing `s`: `(1 − s)(lse − x[y]) + s (lse − mean(x))`, as
 //! PyTorch and Liger define it), averaged over the rows whose label is not `ignore`, and its
 //! gradient `(softmax(x) − s / v − (1 − s)·onehot(y)) / valid rows`, written in place of the
-//! logits (zero on ignored rows), as Liger's fused kernel does.
+//! logits (zero on ignored rows), as Liger's fused kernel does. The fused kernels do not read an
+//! ignored row (its loads are masked off; it is only written, with zeros), as Liger skips it: with
+//! every 7th row ignored, as the example's inputs, that took the H100 timings 4–9% lower
+//! (docs/perf/2026-11-26d-h100/call6).
 //!
 //! - `ce_setup` (one program): the number of valid rows, and the mean set to 0.
 //! - `ce_loop` (fused): one program per row, two passes over `BLOCK`-wide column tiles: an online
@@ -78,7 +81,8 @@ macro_rules! two_pass {
             for c in (0..v).step_by(BLOCK) {
                 let cols = c + arange(0, BLOCK);
                 let mk = cols < v;
-                let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+                // An ignored row is not read (its loads masked off, as Liger skips it).
+                let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
                 // The row sum first, so that `x` dies in the exponentials (32 warps hold a
                 // 32768-wide tile in 64 registers only that way). Skipping it where the
                 // smoothing is 0 (in an `if`) spills 64 bytes there.
@@ -100,7 +104,7 @@ macro_rules! two_pass {
             for c in (0..v).step_by(BLOCK) {
                 let cols = c + arange(0, BLOCK);
                 let mk = cols < v;
-                let x = load(base + cols, mk) as f32;
+                let x = load(base + cols, mk & ok) as f32;
                 let p = ((x - lse) * 1.4426950408889634).exp2();
                 store(base + cols, select(ok, p * inv_n - shift, 0.0) as T, mk);
             }
@@ -174,7 +178,8 @@ pub fn ce_row(
     let base = logits + row * v;
     let cols = arange(0, BLOCK);
     let mk = cols < v;
-    let x = select(mk, load(base + cols, mk) as f32, f32::NEG_INFINITY);
+    // An ignored row is not read (its loads masked off, as Liger skips it).
+    let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
     // Read before the row's reductions: their barriers order it before any thread's store of
     // the gradient over the row (read after them, it raced those stores). After the row's
     // loads, which need not wait for the label.
