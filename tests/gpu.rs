@@ -157,6 +157,14 @@ fn gpu_philox_matches_the_reference() {
     common::check_philox(&gpu);
 }
 
+/// `rand > p` on the GPU (an integer compare of the Philox word with a threshold computed once
+/// from `p`) is `tile::random`'s float compare, for probabilities at every edge.
+#[test]
+fn gpu_rand_above_p_matches_the_reference() {
+    let Some(gpu) = cuda() else { return };
+    common::check_rand_above(&gpu);
+}
+
 /// `randn` on the GPU against the interpreter: the same Philox bits and Box–Muller steps, `log`
 /// and `cos` within their documented errors (|Δ| ≤ 2e-6 · max(1, |z|)). With `TILE_RANDN_OUT`
 /// set, also writes seed 42's first 2^20 values there (raw little-endian `f32`) for the device

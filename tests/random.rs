@@ -11,6 +11,13 @@ fn philox_matches_the_reference() {
     common::check_philox(&Device::interpreter());
 }
 
+/// `rand > p` on the interpreter is `tile::random`'s compare for probabilities at every edge (the
+/// GPU test runs the same check on the back end's integer form of it).
+#[test]
+fn rand_above_p_matches_the_reference() {
+    common::check_rand_above(&Device::interpreter());
+}
+
 /// `randn` on the interpreter is `tile::random::randn` bit for bit, and its samples look standard
 /// normal (mean and variance within 5 standard errors over 2^16 samples).
 #[test]

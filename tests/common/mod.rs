@@ -686,6 +686,23 @@ pub fn philox_i32(
     store(lit + i, randint(-5, i + base32), m);
 }
 
+/// `rand(seed, i) > p` and `p < rand4x(seed, i, 2)` as 0 or 1 (the GPU back end compares the
+/// Philox word with an integer threshold computed once from `p`; see `llvm/threshold.rs`).
+#[tile_kernel]
+pub fn rand_above(
+    keep: Ptr<i32, n>,
+    keep4: Ptr<i32, n>,
+    n: i32,
+    seed: i64,
+    p: f32,
+    BLOCK: Const<256>,
+) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    store(keep + i, (rand(seed, i) > p) as i32, m);
+    store(keep4 + i, (p < rand4x(seed, i, 2)) as i32, m);
+}
+
 /// `sin x` and `x.cos()` (the function and the method forms).
 #[tile_kernel]
 pub fn trig(x: Ptr<f32, n>, s: Ptr<f32, n>, c: Ptr<f32, n>, n: i32, BLOCK: Const<256>) {
@@ -748,6 +765,53 @@ pub fn randn_on(dev: &Device, n: usize, seed: i64, base: i64) -> Vec<f32> {
 
 /// Seeds as `i64` (an `i32` one sign-extended, as Triton's `seed.to(tl.uint64)`).
 const PHILOX_SEEDS: [i64; 7] = [0, 1, 42, -1, i32::MIN as i64, (1 << 32) + 5, i64::MIN + 3];
+
+/// `rand_above` on `dev` against `tile::random`'s `rand(seed, i) > p`, exactly, for
+/// probabilities at every edge (negative, ±0, subnormal, NaN, ±∞, 1 and the float below it), a
+/// sweep, and values the stream itself takes with their neighbours (elements equal to `p` are
+/// dropped).
+pub fn check_rand_above(dev: &Device) {
+    use tile::random;
+    let (n, seed) = (4096usize, 0x5EED_1234_ABCDi64);
+    let mut ps = vec![
+        -1.0,
+        -0.0,
+        0.0,
+        f32::from_bits(1),
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        1.0,
+        f32::from_bits(1.0f32.to_bits() - 1),
+        2f32.powi(-7),
+        0.1,
+        0.5,
+        0.9,
+    ];
+    for k in 1..24 {
+        ps.push(k as f32 / 24.0);
+    }
+    for i in [3u64, 17, 1000, 4095] {
+        for u in [random::rand(seed as u64, i), random::rand4x(seed as u64, i)[2]] {
+            for d in [-1i32, 0, 1] {
+                ps.push(f32::from_bits(u.to_bits().wrapping_add_signed(d)));
+            }
+        }
+    }
+    for p in ps {
+        let mut keep = dev.zeros::<i32>(n).unwrap();
+        let mut keep4 = dev.zeros::<i32>(n).unwrap();
+        rand_above::launch(dev, Grid::x(cdiv(n, 256)), &mut keep, &mut keep4, n as i32, seed, p)
+            .unwrap();
+        let (keep, keep4) = (dev.download(&keep).unwrap(), dev.download(&keep4).unwrap());
+        for i in 0..n {
+            let at = format!("p = {p:e} ({:#x}), element {i}", p.to_bits());
+            let key = seed as u64;
+            assert_eq!(keep[i] == 1, random::rand(key, i as u64) > p, "rand > p, {at}");
+            assert_eq!(keep4[i] == 1, p < random::rand4x(key, i as u64)[2], "p < rand4x, {at}");
+        }
+    }
+}
 
 /// `philox_i64` and `philox_i32` on `dev` against `tile::random` (Triton's stream), bit for bit,
 /// for seeds and offsets at the edges of their types.

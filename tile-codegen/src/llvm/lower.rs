@@ -115,6 +115,7 @@ pub(super) fn lower_kernel<'ctx>(
         scratch_used: (None, 0),
         axis: crate::passes::axis_info::analyze(f),
         wide_products: RefCell::default(),
+        thresholds: RefCell::default(),
     };
     let dyn_shared = l.create_shared()?;
     for (i, &p) in f.params().iter().enumerate() {
@@ -312,10 +313,18 @@ pub(super) struct Lowerer<'a, 'ctx> {
     /// `mul.wide.u32` (one `IMAD.WIDE.U32` instead of an `IMAD` and an `IMAD.HI`: Philox's
     /// rounds multiply each word both ways).
     wide_products: RefCell<HashMap<WideKey<'ctx>, IntValue<'ctx>>>,
+    /// The integer thresholds of `rand > p` per (block, `p`) (see `threshold`).
+    pub(super) thresholds: RefCell<HashMap<ThresholdKey<'ctx>, ThresholdValues<'ctx>>>,
 }
 
 /// The key of a remembered double-width product: the block it is in and its two operands.
 type WideKey<'ctx> = (BasicBlock<'ctx>, IntValue<'ctx>, IntValue<'ctx>);
+
+/// The key of remembered `rand > p` thresholds: the block and `p`.
+pub(super) type ThresholdKey<'ctx> = (BasicBlock<'ctx>, FloatValue<'ctx>);
+
+/// `rand > p`'s keep-all predicate, `t + 1` and the interval's length (see `threshold`).
+pub(super) type ThresholdValues<'ctx> = (IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>);
 
 /// The integer values whose arithmetic computes a pointer offset: the offsets of `addptr` and,
 /// transitively, the operands of the `add`/`sub`/`mul`/`splat` that produce them. Their
@@ -548,8 +557,31 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             OpKind::Cmp(p) => {
                 let d = dtype(f.ty(*data.operands.first().ok_or("missing operand")?))?;
+                // Operand `i` the same for the whole program (a scalar or a splat of one).
+                let uniform = |i: usize| {
+                    data.operands.get(i).is_some_and(|&v| {
+                        !f.ty(v).is_tensor()
+                            || f.def_op(v)
+                                .is_some_and(|o| matches!(f.op(o).kind, OpKind::Splat))
+                    })
+                };
+                // `rand > p` (or `p < rand`) with `p` uniform: one integer compare per element
+                // (see `threshold`).
+                let rand_side = match p {
+                    CmpPred::Gt if d == DType::F32 && uniform(1) => Some(false),
+                    CmpPred::Lt if d == DType::F32 && uniform(0) => Some(true),
+                    _ => None,
+                };
                 let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
-                let mut out = self.zip(a, c, |me, x, y| me.cmp(*p, d, x, y))?;
+                let mut out = self.zip(a, c, |me, x, y| {
+                    if let Some(swap) = rand_side {
+                        let (u, q) = if swap { (y, x) } else { (x, y) };
+                        if let Some(k) = me.uniform_above(float(u)?, float(q)?)? {
+                            return Ok(k.into());
+                        }
+                    }
+                    me.cmp(*p, d, x, y)
+                })?;
                 // Registers that the axis analysis proves equal share the first one's bit, so
                 // that a mask like `cols < n` (n a multiple of 8) is one predicate per vector,
                 // not one per element kept live to the store; LLVM drops the unused compares.

@@ -43,6 +43,7 @@ pub(crate) mod scratch;
 mod shared;
 mod sink;
 mod smem;
+mod threshold;
 mod wgmma;
 
 pub(crate) use shared::converts_by_vectors;
