@@ -792,7 +792,10 @@ pub fn check_rand_above(dev: &Device) {
         ps.push(k as f32 / 24.0);
     }
     for i in [3u64, 17, 1000, 4095] {
-        for u in [random::rand(seed as u64, i), random::rand4x(seed as u64, i)[2]] {
+        for u in [
+            random::rand(seed as u64, i),
+            random::rand4x(seed as u64, i)[2],
+        ] {
             for d in [-1i32, 0, 1] {
                 ps.push(f32::from_bits(u.to_bits().wrapping_add_signed(d)));
             }
@@ -801,14 +804,30 @@ pub fn check_rand_above(dev: &Device) {
     for p in ps {
         let mut keep = dev.zeros::<i32>(n).unwrap();
         let mut keep4 = dev.zeros::<i32>(n).unwrap();
-        rand_above::launch(dev, Grid::x(cdiv(n, 256)), &mut keep, &mut keep4, n as i32, seed, p)
-            .unwrap();
+        rand_above::launch(
+            dev,
+            Grid::x(cdiv(n, 256)),
+            &mut keep,
+            &mut keep4,
+            n as i32,
+            seed,
+            p,
+        )
+        .unwrap();
         let (keep, keep4) = (dev.download(&keep).unwrap(), dev.download(&keep4).unwrap());
         for i in 0..n {
             let at = format!("p = {p:e} ({:#x}), element {i}", p.to_bits());
             let key = seed as u64;
-            assert_eq!(keep[i] == 1, random::rand(key, i as u64) > p, "rand > p, {at}");
-            assert_eq!(keep4[i] == 1, p < random::rand4x(key, i as u64)[2], "p < rand4x, {at}");
+            assert_eq!(
+                keep[i] == 1,
+                random::rand(key, i as u64) > p,
+                "rand > p, {at}"
+            );
+            assert_eq!(
+                keep4[i] == 1,
+                p < random::rand4x(key, i as u64)[2],
+                "p < rand4x, {at}"
+            );
         }
     }
 }

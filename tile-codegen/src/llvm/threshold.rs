@@ -44,7 +44,8 @@ const SCALE_BITS: u32 = 0x2FFF_FFFF;
 #[cfg(test)]
 fn threshold(p: f32) -> (bool, u32) {
     let all = p < 0.0;
-    let never = !(p < 1.0);
+    // Unordered (NaN) or at least 1, as `fcmp uge`.
+    let never = p.is_nan() || p >= 1.0;
     let succ = f32::from_bits((p.to_bits() & 0x7FFF_FFFF) + 1);
     let q = succ * 2_147_483_648.0;
     // `fptoui`: exact below 2^32 (q ≤ 2^31 when p < 1).
@@ -104,12 +105,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let bits = b.build_bit_cast(p, i32_ty, "").llvm()?.into_int_value();
         let mag = b.build_and(bits, c(0x7FFF_FFFF), "").llvm()?;
         let succ = b.build_int_add(mag, c(1), "").llvm()?;
-        let succ = b.build_bit_cast(succ, f32_ty, "").llvm()?.into_float_value();
+        let succ = b
+            .build_bit_cast(succ, f32_ty, "")
+            .llvm()?
+            .into_float_value();
         let q = b.build_float_mul(succ, fc(2_147_483_648.0), "").llvm()?;
         let qi = b.build_float_to_unsigned_int(q, i32_ty, "").llvm()?;
         let qbits = b.build_bit_cast(q, i32_ty, "").llvm()?.into_int_value();
         let next = b.build_int_add(qbits, c(1), "").llvm()?;
-        let next = b.build_bit_cast(next, f32_ty, "").llvm()?.into_float_value();
+        let next = b
+            .build_bit_cast(next, f32_ty, "")
+            .llvm()?
+            .into_float_value();
         let next = b.build_float_to_unsigned_int(next, i32_ty, "").llvm()?;
         let half = b.build_int_sub(next, qi, "").llvm()?;
         let half = b.build_right_shift(half, c(1), false, "").llvm()?;
@@ -149,7 +156,9 @@ fn uniform_word(x: FloatValue<'_>) -> Option<IntValue<'_>> {
             0 => 2,
             _ => 1,
         };
-        mul = operand(mul, pick)?.into_float_value().as_instruction_value()?;
+        mul = operand(mul, pick)?
+            .into_float_value()
+            .as_instruction_value()?;
     }
     if mul.get_opcode() != InstructionOpcode::FMul {
         return None;
@@ -244,7 +253,12 @@ mod tests {
         }
         for x in xs {
             let want = uint_to_uniform_float(x) > p;
-            assert_eq!(keep(p, x), want, "p = {p:e} ({:#x}), x = {x:#x}", p.to_bits());
+            assert_eq!(
+                keep(p, x),
+                want,
+                "p = {p:e} ({:#x}), x = {x:#x}",
+                p.to_bits()
+            );
         }
     }
 
