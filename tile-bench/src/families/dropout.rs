@@ -15,7 +15,7 @@
 
 use tile::{bf16, Buffer, Device};
 
-use super::{i32_of, rc, Job, Plan};
+use super::{bias_matrix_shapes, i32_of, rc, Job, Plan};
 use crate::common::Rng;
 use crate::dropout::shared::Stream;
 use crate::dropout::{gelu as gelu_k, residual as resid_k};
@@ -55,17 +55,7 @@ pub fn residual_jobs(plan: &Plan) -> Vec<Job> {
 }
 
 fn jobs(plan: &Plan, fam: Family) -> Vec<Job> {
-    let checks = [
-        (1, 1),
-        (1, 17),
-        (17, 1),
-        (3, 1000),
-        (5, 1023),
-        (2, 4096),
-        (1000, 1000),
-    ];
-    let shapes = plan.shapes(&checks, &[(1, 1), (17, 1), (5, 1023)], &[(16384, 4096)]);
-    shapes
+    bias_matrix_shapes(plan)
         .into_iter()
         .map(|(s, timed)| {
             Job::new(fam.name(), rc(s), timed, move |ctx| {

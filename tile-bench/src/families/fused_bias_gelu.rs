@@ -5,7 +5,7 @@
 
 use tile::{bf16, Buffer, Device};
 
-use super::{i32_of, rc, Job, Plan};
+use super::{bias_matrix_shapes, i32_of, rc, Job, Plan};
 use crate::common::Rng;
 use crate::fused_bias_gelu::{Gelu, Storage};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
@@ -14,17 +14,7 @@ const NAME: &str = "fused_bias_gelu";
 
 /// The jobs of this family.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
-    let checks = [
-        (1, 1),
-        (1, 17),
-        (17, 1),
-        (3, 1000),
-        (5, 1023),
-        (2, 4096),
-        (1000, 1000),
-    ];
-    let shapes = plan.shapes(&checks, &[(1, 1), (17, 1), (5, 1023)], &[(16384, 4096)]);
-    shapes
+    bias_matrix_shapes(plan)
         .into_iter()
         .map(|(s, timed)| {
             Job::new(NAME, rc(s), timed, move |ctx| {

@@ -124,6 +124,21 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
     .collect()
 }
 
+/// The `(rows, cols)` shapes of the families with a bias per column (fused_bias_gelu and the two
+/// dropout families, whose examples check and time the same ones), as [`Plan::shapes`] pairs.
+pub fn bias_matrix_shapes(plan: &Plan) -> Vec<((usize, usize), bool)> {
+    let checks = [
+        (1, 1),
+        (1, 17),
+        (17, 1),
+        (3, 1000),
+        (5, 1023),
+        (2, 4096),
+        (1000, 1000),
+    ];
+    plan.shapes(&checks, &[(1, 1), (17, 1), (5, 1023)], &[(16384, 4096)])
+}
+
 /// `rows x cols` as text.
 pub fn rc((rows, cols): (usize, usize)) -> String {
     format!("{rows}x{cols}")
