@@ -234,6 +234,59 @@ fn f32_ops_and_scalars() {
     );
 }
 
+/// `uint_to_uniform_float(w) > p` as the front end builds it from `rand` (fold, convert, scale by
+/// `2^-31 · (1 − 2^-24)`), stored as a mask, against `p` twice: uniform (a splat of the scalar
+/// parameter; the back end compares the word with an integer threshold, no conversion), and per
+/// element (a loaded tensor; the float compare stays).
+fn uniform_above(name: &str, uniform: bool) -> String {
+    let (p_param, p_val) = if uniform {
+        ("%p: f32", "%ps = splat %p : tensor<256xf32, #L>")
+    } else {
+        (
+            "%p: ptr<f32> {divisibility = 16}",
+            "%pp = splat %p : tensor<256xptr<f32>, #L>\n  %pa = addptr %pp, %range : tensor<256xptr<f32>, #L>\n  %ps = load %pa : tensor<256xf32, #L>",
+        )
+    };
+    format!(
+        "kernel @{name}(%w: ptr<i32> {{divisibility = 16}}, %out: ptr<i1> {{divisibility = 16}}, {p_param}) attributes {{num_warps = 4}} {{
+  %range = arange {{start = 0, end = 256}} : tensor<256xi32, #L>
+  %ws = splat %w : tensor<256xptr<i32>, #L>
+  %wp = addptr %ws, %range : tensor<256xptr<i32>, #L>
+  %x = load %wp : tensor<256xi32, #L>
+  %zero = constant 0 : i32
+  %zeros = splat %zero : tensor<256xi32, #L>
+  %ones = constant -1 : i32
+  %onesv = splat %ones : tensor<256xi32, #L>
+  %neg = cmp lt %x, %zeros : tensor<256xi1, #L>
+  %flip = xor %x, %onesv : tensor<256xi32, #L>
+  %y = select %neg, %flip, %x : tensor<256xi32, #L>
+  %f = cast %y : tensor<256xf32, #L>
+  %c = constant 4.6566125955216364e-10 : f32
+  %cs = splat %c : tensor<256xf32, #L>
+  %u = mul %f, %cs : tensor<256xf32, #L>
+  {p_val}
+  %keep = cmp gt %u, %ps : tensor<256xi1, #L>
+  %os = splat %out : tensor<256xptr<i1>, #L>
+  %op = addptr %os, %range : tensor<256xptr<i1>, #L>
+  store %op, %keep
+  return
+}}"
+    )
+    .replace("#L", SPT2)
+}
+
+#[test]
+fn rand_above_uniform_p_is_an_integer_compare() {
+    check(
+        &uniform_above("above_uniform", true),
+        &["!cvt.rn.f32.s32", "!setp.gt.f32", "setp.lt.u32"],
+    );
+    check(
+        &uniform_above("above_per_element", false),
+        &["cvt.rn.f32.s32", "setp.gt.f32", "!setp.lt.u32"],
+    );
+}
+
 #[test]
 fn i64_load_store() {
     check(

@@ -1005,7 +1005,7 @@ impl Lowering {
         let flipped = self.push(OpKind::Binary(BinOp::Xor), vec![x, ones], ti.clone());
         let y = self.push(OpKind::Select, vec![neg, flipped, x], ti);
         let f = self.push(OpKind::Cast, vec![y], tf.clone());
-        let scale = f64::from(f32::from_bits(0x2FFF_FFFF));
+        let scale = f64::from(tile_core::random::UNIFORM_SCALE_32);
         let s = self.splat_const(ConstValue::Float(scale), DType::F32, &shape);
         self.push(OpKind::Binary(BinOp::Mul), vec![f, s], tf)
     }

@@ -32,11 +32,9 @@ use inkwell::values::{
     IntValue,
 };
 use inkwell::{FloatPredicate, IntPredicate};
+use tile_core::random::UNIFORM_SCALE_32;
 
 use super::lower::{Lowerer, OrLlvm, Result};
-
-/// The scale of `uint_to_uniform_float`: `2^-31 · (1 − 2^-24)`.
-const SCALE_BITS: u32 = 0x2FFF_FFFF;
 
 /// `(all, t)` for the probability `p`: `uint_to_uniform_float(x) > p` ⟺
 /// `all || x.wrapping_sub(t + 1) < 0u32.wrapping_sub(2 * (t + 1))` (see the module documentation;
@@ -167,7 +165,7 @@ fn uniform_word(x: FloatValue<'_>) -> Option<IntValue<'_>> {
     let scale = |v: BasicValueEnum| {
         v.into_float_value()
             .get_constant()
-            .is_some_and(|(c, _)| (c as f32).to_bits() == SCALE_BITS && c == f64::from(c as f32))
+            .is_some_and(|(c, _)| c == f64::from(UNIFORM_SCALE_32))
     };
     let conv = if a.is_float_value() && scale(k) {
         a
