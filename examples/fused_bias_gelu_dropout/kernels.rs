@@ -11,10 +11,11 @@
 //! The fused kernels fold GELU's `0.5` into that scale: `w = v · (0.5 / (1 − p))`, then
 //! `fma(w, erf(v / √2), w)`, which is `0.5 · v · (1 + erf(v / √2)) / (1 − p)` rounded once
 //! (an unfused `w · erf + w` would round the product first and lose the small results of
-//! `v ≪ 0`, where `erf ≈ −1`), two instructions per element fewer; and they take 2048 elements per program (16 per
-//! thread), so each thread's fixed work (addresses, the scale's division, Philox's key schedule) is
-//! spread over twice the elements. In bf16, where the kernel is bound by instruction issue, the
-//! two took the four-words kernel from 67% to 72% of copy on an H100 (README).
+//! `v ≪ 0`, where `erf ≈ −1`), two instructions per element fewer; and they take 2048 elements
+//! per program (16 per thread), so each thread's fixed work (addresses, the scale's division,
+//! Philox's key schedule) is spread over twice the elements. In bf16, where the kernel is bound
+//! by instruction issue, the two took the four-words kernel from 67% to 72% of copy on an H100
+//! (README).
 
 use tile::prelude::*;
 

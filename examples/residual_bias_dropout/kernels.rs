@@ -141,10 +141,13 @@ pub trait Storage: Elem {
         p: f32,
         seed: i64,
     ) -> Result<(), Error> {
-        let g = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
+        let block = match stream {
+            Stream::Rand => RAND_BLOCK,
+            Stream::Words4 => BLOCK,
+        };
+        let g = Grid::xy(cdiv(cols, block), rows.max(0) as u32);
         match stream {
             Stream::Rand => {
-                let g = Grid::xy(cdiv(cols, RAND_BLOCK), rows.max(0) as u32);
                 residual_bias_dropout::launch(dev, g, x, bias, residual, out, rows, cols, p, seed)
             }
             Stream::Words4 => {
