@@ -6,7 +6,9 @@ Each warp copies whole 512-byte row segments (32 lanes x 16 bytes, as tile's B-o
 do) of an 8 MB matrix that stays in L2, into a ring of shared-memory slots. Prints GB/s for
 each row stride and lane-to-chunk mapping:
   identity: lane t copies chunk t;
-  rotated:  lane t copies chunk (t - r) mod 32, r = bit 4 of the row's address.
+  rotated:  lane t copies chunk (t - r) mod 32, r = bit 4 of the row's address, into slot t;
+  rot+dst:  the same, into the slot of the chunk it copies (as a real copy must);
+  rot+swz:  the same, that slot XORed with the row's low three bits (a 128-byte swizzle).
     python3 scripts/gpu/ldgsts_probe.py
 """
 import ctypes
@@ -63,6 +65,18 @@ LOOP:
   and.b32 %r23, %r16, 7;
   shl.b32 %r23, %r23, 9;
   add.u32 %r24, %r13, %r23;
+  // Modes 2 and 3: the destination follows the chunk copied (slot r22; mode 3 XORs the slot's
+  // low three bits with the row's, a 128-byte swizzle), as a real copy's must.
+  setp.ge.u32 %p3, %r4, 2;
+  @!%p3 bra DST;
+  and.b32 %r25, %r18, 7;
+  setp.eq.u32 %p3, %r4, 3;
+  selp.u32 %r25, %r25, 0, %p3;
+  xor.b32 %r26, %r22, %r25;
+  sub.u32 %r24, %r24, %r15;
+  shl.b32 %r26, %r26, 4;
+  add.u32 %r24, %r24, %r26;
+DST:
   cp.async.cg.shared.global [%r24], [%rd7], 16;
   cp.async.commit_group;
   cp.async.wait_group 6;
@@ -87,7 +101,7 @@ def main():
     buf = torch.zeros(rows * 2048 + 4096, dtype=torch.uint8, device="cuda")
     stream = torch.cuda.current_stream().cuda_stream
     for stride in [2048, 2000, 2016, 1984, 2032]:
-        for mode, name in [(0, "identity"), (1, "rotated")]:
+        for mode, name in [(0, "identity"), (1, "rotated"), (2, "rot+dst"), (3, "rot+swz")]:
             args = [ctypes.c_uint64(buf.data_ptr()), ctypes.c_uint32(stride), ctypes.c_uint32(rows),
                     ctypes.c_uint32(iters), ctypes.c_uint32(mode)]
             ptrs = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.pointer(a), ctypes.c_void_p) for a in args])
