@@ -146,7 +146,7 @@ fn gemm_bias_act_matches_reference() {
 /// (`SPLIT = 1` plus `rescale`), ragged in every dimension.
 #[test]
 fn softmax_regression_matches_reference() {
-    use common::softmax_regression::{fused_with, Stats, Tile};
+    use common::softmax_regression::{fused_with, Tile, Workspace};
     let dev = Device::interpreter();
     for (b, d, c) in [
         (1usize, 1usize, 1usize),
@@ -154,15 +154,19 @@ fn softmax_regression_matches_reference() {
         (130, 40, 129),
         (3, 17, 1000),
         (20, 70, 300),
+        (9, 20, 40),
+        (5, 3, 200),
     ] {
         let mut r = Rng((b * 131 + d * 7 + c) as u64);
         let x: Vec<f16> = (0..b * d).map(|_| f16::from_f32(r.f32())).collect();
         let w: Vec<f16> = (0..d * c).map(|_| f16::from_f32(r.f32() * 4.0)).collect();
         let (dx, dw) = (dev.upload(&x).unwrap(), dev.upload(&w).unwrap());
-        for tile in Tile::ALL {
+        // Every tile, `w` as it is and padded to 32-byte rows (`pad_rows` first, `ldw` past
+        // `classes`; 40, 200 and 1000 f16 classes are 16 bytes into a sector).
+        for (tile, pad) in Tile::ALL.iter().flat_map(|&t| [(t, false), (t, true)]) {
             let mut probs = dev.upload(&vec![f32::NAN; b * c]).unwrap();
-            let mut stats = Stats::new(&dev, b, c).unwrap();
-            fused_with(&dev, &dx, &dw, &mut probs, &mut stats, (b, d, c), tile).unwrap();
+            let mut ws = Workspace::with_padding(&dev, (b, d, c), pad).unwrap();
+            fused_with(&dev, &dx, &dw, &mut probs, &mut ws, (b, d, c), tile).unwrap();
             let probs = dev.download(&probs).unwrap();
             for i in 0..b {
                 let z: Vec<(f64, f64)> = (0..c)
@@ -179,7 +183,7 @@ fn softmax_regression_matches_reference() {
                     let tol = want * (2.5 * zerr + 1e-5) + 1e-12;
                     assert!(
                         (got - want).abs() <= tol,
-                        "{b}x{d}x{c} {tile:?} ({i}, {j}): {got} vs {want}"
+                        "{b}x{d}x{c} {tile:?} pad {pad} ({i}, {j}): {got} vs {want}"
                     );
                 }
             }

@@ -22,6 +22,14 @@
 //! classes and `16 × 64` for at most 64 (`softmax_regression_narrow`). Programs run in grouped
 //! order, as the `gemm` example's.
 //!
+//! Row `k` of `w` starts `ldw` elements after row `k − 1` (`ldw ≥ classes`). Where `classes`
+//! puts the rows 16 bytes into a 32-byte sector (1000 f16 classes: 2000-byte rows) and `w` is read
+//! by many row blocks, [`fused`] first copies `w` into rows padded to whole sectors ([`pad_rows`],
+//! into the [`Workspace`]): `cp.async` fetches such rows at about 60% of the rate of aligned ones,
+//! even with the lanes' chunks rotated so that lane pairs share sectors (the destination must
+//! follow the chunk, and the rate needs both sides paired; docs/perf NOTES, twenty-second
+//! session). The copy is one pass over `w`, and is part of every timed call.
+//!
 //! Unfused form (in main.rs): the `gemm` example's kernels writing f32 logits, then the
 //! `fused_softmax` example's row softmax (the same arithmetic, so the same tolerance).
 
@@ -35,13 +43,14 @@ macro_rules! softmax_regression_kernel {
         #[allow(clippy::too_many_arguments)]
         pub fn $name(
             x: Ptr<T, { batch * dim }>,
-            w: Ptr<T, { dim * classes }>,
+            w: Ptr<T, { dim * ldw }>,
             probs: Ptr<f32, { batch * classes }>,
             tile_max: Ptr<f32, { batch * tiles }>,
             tile_sum: Ptr<f32, { batch * tiles }>,
             batch: i32,
             dim: i32,
             classes: i32,
+            ldw: i32,
             tiles: i32,
             T: Type<{ [f16, bf16] }>,
             SPLIT: Const<{ [0, 1] }>,
@@ -73,7 +82,7 @@ macro_rules! softmax_regression_kernel {
                     row_ok & (kk < dim).expand_dims(0),
                 );
                 let wt = load(
-                    w + kk.expand_dims(1) * classes + cols.expand_dims(0),
+                    w + kk.expand_dims(1) * ldw + cols.expand_dims(0),
                     (kk < dim).expand_dims(1) & col_ok,
                 );
                 acc = dot(xt, wt, acc);
@@ -153,6 +162,25 @@ pub fn rescale(
     store(p, load(p, ok) * scale, ok);
 }
 
+#[tile_kernel(num_warps = 4)]
+/// Copies the `rows × cols` matrix `src` into `dst`, whose rows are `ld ≥ cols` elements apart
+/// (the columns past `cols` are left as they are): program `(r, j)` copies columns `j·BLOCK …
+/// j·BLOCK + BLOCK` of row `r`.
+pub fn pad_rows(
+    src: Ptr<T, { rows * cols }>,
+    dst: Ptr<T, { rows * ld }>,
+    rows: i32,
+    cols: i32,
+    ld: i32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let r = program_id(0);
+    let c = program_id(1) * BLOCK + arange(0, BLOCK);
+    let ok = c < cols;
+    store(dst + r * ld + c, load(src + r * cols + c, ok), ok);
+}
+
 /// Every kernel of this example, each instance.
 #[allow(dead_code)]
 pub fn all() -> Vec<&'static tile::KernelSpec> {
@@ -160,6 +188,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(softmax_regression_narrow::KERNELS);
     v.extend(softmax_regression_wide::KERNELS);
     v.extend(rescale::KERNELS);
+    v.extend(pad_rows::KERNELS);
     v
 }
 
@@ -284,17 +313,70 @@ impl Stats {
     }
 }
 
+/// What the fused kernels need besides their operands: the split form's [`Stats`] and, where
+/// `w`'s rows are padded, the padded copy.
+pub struct Workspace<T> {
+    /// The per-tile statistics.
+    pub stats: Stats,
+    /// `w` with rows `ldw` elements apart, where [`Workspace::new`] pads.
+    rows: Option<(Buffer<T>, usize)>,
+}
+
+/// The bytes of an L2 sector.
+const SECTOR: usize = 32;
+
+/// Row blocks of 128 that must read `w` before padding it pays (it costs one read and one write
+/// of `w`; each row block reads it once, misaligned rows at about 60% of the aligned rate).
+const PAD_MIN_READS: usize = 8;
+
+impl<T: tile::Element> Workspace<T> {
+    /// The workspace of shape `(batch, dim, classes)`: `w` is padded when its rows start 16 bytes
+    /// into a sector (`classes · size(T) ≡ 16 mod 32`) and at least [`PAD_MIN_READS`] row
+    /// blocks of 128 read it.
+    pub fn new(dev: &Device, s: (usize, usize, usize)) -> Result<Workspace<T>, Error> {
+        let row = s.2 * std::mem::size_of::<T>();
+        let pad = row % SECTOR == SECTOR / 2 && s.0.div_ceil(128) >= PAD_MIN_READS;
+        Self::with_padding(dev, s, pad)
+    }
+
+    /// [`Workspace::new`] padding `w`'s rows to whole sectors if `pad` says so.
+    pub fn with_padding(
+        dev: &Device,
+        (batch, dim, classes): (usize, usize, usize),
+        pad: bool,
+    ) -> Result<Workspace<T>, Error> {
+        let per_sector = SECTOR / std::mem::size_of::<T>();
+        let rows = if pad {
+            let ld = classes.next_multiple_of(per_sector);
+            let zeros = vec![T::default(); (dim * ld).max(1)];
+            Some((dev.upload(&zeros)?, ld))
+        } else {
+            None
+        };
+        Ok(Workspace {
+            stats: Stats::new(dev, batch, classes)?,
+            rows,
+        })
+    }
+
+    /// The elements between rows of `w` as the fused kernel reads it.
+    pub fn ldw(&self, classes: usize) -> usize {
+        self.rows.as_ref().map_or(classes, |r| r.1)
+    }
+}
+
 /// `probs = softmax(x @ w)`: one launch when one class tile holds every class, else two (tiles,
-/// then `rescale`). The tile is [`Tile::for_shape`]'s.
+/// then `rescale`), after [`pad_rows`] where the workspace pads `w`. The tile is
+/// [`Tile::for_shape`]'s.
 pub fn fused<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
     w: &Buffer<T>,
     probs: &mut Buffer<f32>,
-    stats: &mut Stats,
+    ws: &mut Workspace<T>,
     s: (usize, usize, usize),
 ) -> Result<(), Error> {
-    fused_with(dev, x, w, probs, stats, s, Tile::for_shape(s.0, s.2))
+    fused_with(dev, x, w, probs, ws, s, Tile::for_shape(s.0, s.2))
 }
 
 /// [`fused`] with the given tile.
@@ -303,7 +385,7 @@ pub fn fused_with<T: tile::Element>(
     x: &Buffer<T>,
     w: &Buffer<T>,
     probs: &mut Buffer<f32>,
-    stats: &mut Stats,
+    ws: &mut Workspace<T>,
     (batch, dim, classes): (usize, usize, usize),
     tile: Tile,
 ) -> Result<(), Error> {
@@ -315,23 +397,35 @@ pub fn fused_with<T: tile::Element>(
             RESCALE_TILES * bn
         )));
     }
+    let ld = ws.ldw(classes);
+    let (b, d, c, t) = (batch as i32, dim as i32, classes as i32, tiles as i32);
+    let w = match &mut ws.rows {
+        Some((padded, _)) => {
+            let g = Grid::xy(dim as u32, cdiv(classes, 1024));
+            pad_rows::launch(dev, g, w, padded, d, c, ld as i32)?;
+            &*padded
+        }
+        None => w,
+    };
     let grid = Grid::x(cdiv(batch, bm).saturating_mul(tiles as u32));
     let split = i32::from(tiles > 1);
-    let (b, d, c, t) = (batch as i32, dim as i32, classes as i32, tiles as i32);
-    let (max, sum) = (&mut stats.max, &mut stats.sum);
+    let ld = ld as i32;
+    let (max, sum) = (&mut ws.stats.max, &mut ws.stats.sum);
     if tile == Tile::Wide {
-        softmax_regression_wide::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split)?;
+        softmax_regression_wide::launch(dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split)?;
     } else if matches!(tile, Tile::Narrow | Tile::Narrow64) {
         let bn = bn as i32;
-        softmax_regression_narrow::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split, bn)?;
+        softmax_regression_narrow::launch(
+            dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split, bn,
+        )?;
     } else {
         let bm = bm as i32;
-        softmax_regression::launch(dev, grid, x, w, probs, max, sum, b, d, c, t, split, bm)?;
+        softmax_regression::launch(dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split, bm)?;
     }
     rescale_with(
         dev,
         probs,
-        stats,
+        &ws.stats,
         (batch, classes),
         tile,
         rescale_cols(classes),

@@ -31,7 +31,7 @@ use std::process::ExitCode;
 use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
 use gemm_kernels::{gemm, gemm_wide};
 use half::{bf16, f16};
-use kernels::{fused, fused_with, rescale_with, Stats, Tile};
+use kernels::{fused, fused_with, rescale_with, Tile, Workspace};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -47,7 +47,7 @@ struct Bufs<T: Half> {
     x: Buffer<T>,
     w: Buffer<T>,
     probs: Buffer<f32>,
-    stats: Stats,
+    ws: Workspace<T>,
     logits: Buffer<f32>,
     probs2: Buffer<f32>,
 }
@@ -60,27 +60,19 @@ impl<T: Half> Bufs<T> {
             x: dev.upload(x)?,
             w: dev.upload(w)?,
             probs: dev.upload(&nan)?,
-            stats: Stats::new(dev, b, c)?,
+            ws: Workspace::new(dev, s)?,
             logits: dev.upload(&nan)?,
             probs2: dev.upload(&nan)?,
         })
     }
 
     fn fused(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
-        fused(dev, &self.x, &self.w, &mut self.probs, &mut self.stats, s)
+        fused(dev, &self.x, &self.w, &mut self.probs, &mut self.ws, s)
     }
 
     /// [`fused`] with a given tile.
     fn fused_with(&mut self, dev: &Device, s: Shape, t: Tile) -> Result<(), tile::Error> {
-        fused_with(
-            dev,
-            &self.x,
-            &self.w,
-            &mut self.probs,
-            &mut self.stats,
-            s,
-            t,
-        )
+        fused_with(dev, &self.x, &self.w, &mut self.probs, &mut self.ws, s, t)
     }
 
     /// The GEMM alone: f32 logits.
@@ -216,7 +208,7 @@ fn run_shape<T: Half>(
             if s.2 > bn {
                 for bc in [1024, 4096] {
                     let ms = time_ms(&stream, 5, 20, || {
-                        rescale_with(dev, &mut k.probs, &k.stats, (s.0, s.2), t, bc)
+                        rescale_with(dev, &mut k.probs, &k.ws.stats, (s.0, s.2), t, bc)
                     })?;
                     times.push((format!("  its rescale alone, {bc}-wide programs"), ms));
                 }

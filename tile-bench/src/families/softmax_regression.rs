@@ -1,8 +1,10 @@
 //! Softmax regression on tensor cores, `probs = softmax(x @ w)` (examples/softmax_regression):
 //! f16 and bf16 `x` (in [-1, 1)) and `w` (in [-0.5, 0.5)), f32 logits, softmax and `probs`.
 //! Fused: the example's kernel at the tile [`Tile::for_shape`] picks (128 × 256 on 8 warps at the
-//! large sizes, with `rescale` past one class tile). Unfused: the `gemm` example's kernel writing
-//! f32 logits (`gemm_wide` where the fused kernel is wide), then the `fused_softmax` row softmax.
+//! large sizes, with `rescale` past one class tile; after `pad_rows` where the example's
+//! `Workspace` pads `w`'s rows to 32 bytes, which the time includes). Unfused: the `gemm`
+//! example's kernel writing f32 logits (`gemm_wide` where the fused kernel is wide), then the
+//! `fused_softmax` row softmax.
 //! Shapes `[batch, dim, classes]` as `bench/python/baseline.py`'s softmax_regression rows;
 //! checked against the softmax of f64 logits on every row of small shapes and on 8 sampled rows
 //! of large ones; rows carry TFLOP/s of the matmul.
@@ -14,7 +16,7 @@ use crate::common::{sampled_rows, softmax_rows_ref, Half, Rng};
 use crate::fused_softmax;
 use crate::gemm_kernels::{gemm, gemm_wide};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
-use crate::softmax_regression::{fused, Stats, Tile};
+use crate::softmax_regression::{fused, Tile, Workspace};
 
 const NAME: &str = "softmax_regression";
 
@@ -101,7 +103,7 @@ struct State<T: tile::Element> {
     x: Buffer<T>,
     w: Buffer<T>,
     probs: Buffer<f32>,
-    stats: Stats,
+    ws: Workspace<T>,
     /// The unfused form's logits.
     logits: Buffer<f32>,
 }
@@ -116,7 +118,7 @@ impl<T: Half> Case for RegCase<T> {
             x: dev.upload(&self.x)?,
             w: dev.upload(&self.w)?,
             probs: dev.upload(&nan)?,
-            stats: Stats::new(dev, b, c)?,
+            ws: Workspace::new(dev, self.s)?,
             logits: dev.upload(&nan)?,
         })
     }
@@ -124,7 +126,7 @@ impl<T: Half> Case for RegCase<T> {
     fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
         let (b, d, c) = self.s;
         match form {
-            Form::Fused => fused(dev, &s.x, &s.w, &mut s.probs, &mut s.stats, self.s),
+            Form::Fused => fused(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
             Form::Unfused => {
                 let (bi, di, ci) = (b as i32, d as i32, c as i32);
                 let (x, w, logits) = (&s.x, &s.w, &mut s.logits);
