@@ -61,6 +61,63 @@ fn gemm_matches_reference_on_awkward_shapes() {
     }
 }
 
+/// The example's `matmul` on few rows (split-K: `gemm_splitk`, then `splitk_sum` adding the f32
+/// slices) on the interpreter against f64, written as f32 and f16: one slice and several, a
+/// ragged last slice, 16- and 32-row tiles. A split sum is one more summation order of the same
+/// products, inside the bound `dot_reference` gives for any order.
+#[test]
+fn splitk_matches_reference() {
+    use common::gemm::{matmul, splitk_plan, splitk_workspace};
+    let dev = Device::interpreter();
+    for (m, n, k) in [
+        (1usize, 1usize, 1usize),
+        (17, 17, 17),
+        (3, 9, 1000),
+        (20, 130, 2000),
+        (32, 64, 700),
+    ] {
+        let (_, split, kslice) = splitk_plan(m, n, k).unwrap();
+        assert!(
+            split * kslice >= k && (split - 1) * kslice < k,
+            "{m}x{n}x{k}"
+        );
+        let mut r = Rng((m * 104_729 + n * 13 + k) as u64);
+        let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
+        let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();
+        let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        let mut part = dev
+            .upload(&vec![f32::NAN; splitk_workspace(m, n, k)])
+            .unwrap();
+        let mut c = dev.upload(&vec![f16::NAN; m * n]).unwrap();
+        let mut c32 = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        matmul(&dev, &da, &db, &mut c, &mut part, (m, n, k)).unwrap();
+        matmul(&dev, &da, &db, &mut c32, &mut part, (m, n, k)).unwrap();
+        let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
+        for i in 0..m {
+            for j in 0..n {
+                let (want, tol) = common::dot_reference(&a, &b, None, (n, k), (i, j));
+                let got = f64::from(c32[i * n + j]);
+                assert!(
+                    (got - want).abs() <= tol,
+                    "{m}x{n}x{k} ({i}, {j}): f32 {got} vs {want} ({split} slices)"
+                );
+                let h = f64::from(c[i * n + j]);
+                let tol16 = tol + want.abs() * 2f64.powi(-11) + 2f64.powi(-24);
+                assert!(
+                    (h - want).abs() <= tol16,
+                    "{m}x{n}x{k} ({i}, {j}): f16 {h} vs {want} ({split} slices)"
+                );
+            }
+        }
+    }
+    // More rows than split-K takes, or columns enough to fill the GPU: `matmul` takes a tile,
+    // and split-K needs no workspace.
+    assert!(splitk_plan(33, 64, 64).is_none());
+    assert_eq!(splitk_workspace(33, 64, 64), 0);
+    assert!(splitk_plan(17, 8192, 1024).is_none());
+    assert!(splitk_plan(1, 4096, 4096).is_some());
+}
+
 /// `act(A @ B + bias)` fused and unfused (the `gemm_bias_act` example's kernels) on the
 /// interpreter, for every activation, both tiles and the f16 instances, against f64.
 #[test]

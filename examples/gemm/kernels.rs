@@ -132,6 +132,143 @@ pub fn gemm_tf32(
     );
 }
 
+#[tile_kernel(num_warps = 4)]
+/// Split-K for few rows (`m ≤ BM`): program `(j, s)` computes columns `j·BN … j·BN + BN` of
+/// every row over slice `s` of `k` (`kslice` long, a multiple of `BK`) and writes the f32 partial
+/// product to slice `s` of `part` (`split × m × n`); [`splitk_sum`] adds the slices. With a
+/// handful of rows one program per `128 × BN` block leaves most SMs idle and most of each tile
+/// empty: here every program streams its own `kslice × BN` panel of `B`, the part of the
+/// product that costs.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_splitk(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    part: Ptr<f32, { split * m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    split: i32,
+    kslice: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<{ [16, 32] }>,
+    BN: Const<64>,
+    BK: Const<64>,
+) {
+    let s = program_id(1);
+    let rows = arange(0, BM);
+    let cols = program_id(0) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let lo = s * kslice;
+    let hi = min(lo + kslice, k);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (lo..hi).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            row_ok & (kk < hi).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < hi).expand_dims(1) & col_ok,
+        );
+        acc = dot(at, bt, acc);
+    }
+    store(
+        part + s * m * n + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        row_ok & col_ok,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// `c = Σ_s part[s]` over the `split` slices [`gemm_splitk`] wrote, as `O`: program `i` adds
+/// elements `i·BLOCK … i·BLOCK + BLOCK` of the `m · n` result, slice after slice.
+pub fn splitk_sum(
+    part: Ptr<f32, { split * mn }>,
+    c: Ptr<O, { mn }>,
+    mn: i32,
+    split: i32,
+    O: Type<{ [f16, bf16, f32] }>,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let ok = offs < mn;
+    let mut acc = zeros([BLOCK]);
+    for s in 0..split {
+        acc = acc + load(part + s * mn + offs, ok, 0.0);
+    }
+    store(c + offs, acc as O, ok);
+}
+
+/// Rows up to which [`matmul`] takes split-K (two 16-row mma tiles).
+pub const SPLITK_MAX_ROWS: usize = 32;
+
+/// Columns per split-K program ([`gemm_splitk`]'s `BN`) and its `k` step (`BK`).
+const SPLITK_BN: usize = 64;
+const SPLITK_BK: usize = 64;
+
+/// Programs split-K aims for: two per SM of an H100 (132), so the panels of `B` stream from
+/// every SM at once.
+const SPLITK_PROGRAMS: usize = 264;
+
+/// Column blocks of 64 from which few rows take [`gemm`]'s `128 × 64` tile instead of split-K:
+/// half an H100's SMs. (Measured, 17 × 8192 × 1024, 128 blocks: the tile 0.0099 ms, split-K over
+/// 3 slices 0.0127, its sum a second launch; 1 × 4096 × 4096, 64 blocks: the tile 0.0386, split-K
+/// over 5 slices 0.0152.)
+const SPLITK_MAX_COLUMN_BLOCKS: usize = 66;
+
+/// Split-K's plan for `m × n × k`: `(bm, split, kslice)`, the slices of `k` as few as give about
+/// [`SPLITK_PROGRAMS`] programs, each at least 256 long (a multiple of `BK`, so the slices start
+/// where 16-byte copies can). `None` where [`matmul`] takes a tile instead: more than
+/// [`SPLITK_MAX_ROWS`] rows, or enough columns to fill the GPU without splitting `k`.
+#[allow(dead_code)]
+pub fn splitk_plan(m: usize, n: usize, k: usize) -> Option<(i32, usize, usize)> {
+    if m == 0 || m > SPLITK_MAX_ROWS || n.div_ceil(SPLITK_BN) >= SPLITK_MAX_COLUMN_BLOCKS {
+        return None;
+    }
+    let bm = if m <= 16 { 16 } else { 32 };
+    let columns = n.div_ceil(SPLITK_BN).max(1);
+    let want = SPLITK_PROGRAMS.div_ceil(columns).max(1);
+    let most = k.div_ceil(256).max(1);
+    let kslice = (k.div_ceil(want.min(most)).div_ceil(SPLITK_BK) * SPLITK_BK).max(SPLITK_BK);
+    Some((bm, k.div_ceil(kslice).max(1), kslice))
+}
+
+/// The f32 partial products [`matmul`] needs for `m × n × k` (0 where it does not split `k`).
+#[allow(dead_code)]
+pub fn splitk_workspace(m: usize, n: usize, k: usize) -> usize {
+    splitk_plan(m, n, k).map_or(0, |(_, split, _)| split * m * n)
+}
+
+/// `c = a @ b` (`m × n × k`), the kernel chosen for the shape: split-K ([`gemm_splitk`] then
+/// [`splitk_sum`], through `part`, at least [`splitk_workspace`] long) where [`splitk_plan`]
+/// has a plan; other shapes of at most [`SPLITK_MAX_ROWS`] rows on [`gemm`]'s `128 × 64` tile;
+/// the rest on [`gemm_wide`].
+#[allow(dead_code, clippy::too_many_arguments)]
+pub fn matmul<T: tile::Element, O: tile::Element>(
+    dev: &Device,
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &mut Buffer<O>,
+    part: &mut Buffer<f32>,
+    (m, n, k): (usize, usize, usize),
+) -> Result<(), Error> {
+    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+    match splitk_plan(m, n, k) {
+        Some((bm, split, kslice)) => {
+            let g = Grid::xy(cdiv(n, SPLITK_BN as i32), split as u32);
+            let (sp, ks) = (split as i32, kslice as i32);
+            gemm_splitk::launch(dev, g, a, b, part, mi, ni, ki, sp, ks, bm)?;
+            let mn = m * n;
+            splitk_sum::launch(dev, Grid::x(cdiv(mn, 1024)), part, c, mn as i32, sp)
+        }
+        None if m <= SPLITK_MAX_ROWS => gemm::launch(dev, grid(m, n, 64), a, b, c, mi, ni, ki, 64),
+        None => gemm_wide::launch(dev, grid(m, n, 256), a, b, c, mi, ni, ki),
+    }
+}
+
 /// Every kernel of this example, each instance (tests assemble them all; the example itself does
 /// not need the list).
 #[allow(dead_code)]
@@ -139,5 +276,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
     v.extend(gemm_wide::KERNELS);
     v.push(&gemm_tf32::KERNEL);
+    v.extend(gemm_splitk::KERNELS);
+    v.extend(splitk_sum::KERNELS);
     v
 }

@@ -3,7 +3,8 @@
 //!
 //! `cargo run --release --example gemm` — on a GPU: checks awkward shapes (`M`, `N`, `K` of 1, 17,
 //! 1000, non-multiples of the 128 × 128 × 32 tile) against the full f64 reference, then the
-//! issue's sizes (`M × N × K`: 4096³, 8192³, 4000 × 3000 × 1000, 1 × 4096 × 4096, 17 × 8192 × 1024)
+//! issue's sizes (`M × N × K`: 4096³, 8192³, 4000 × 3000 × 1000, 1 × 4096 × 4096, 17 × 8192 × 1024,
+//! 17 × 1024 × 8192)
 //! against the reference on 512 sampled elements, then times them (median of CUDA events after
 //! warm-up) in TFLOP/s. cuBLAS and Triton on the same sizes come from `bench/python/baseline.py`
 //! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
@@ -11,6 +12,9 @@
 //! `gemm` runs its programs in grouped order (a 1-D grid, 8 row blocks visited column by column),
 //! as Triton's tutorial matmul does; `gemm_grouped`, its earlier grouped copy, is gone (docs/perf/
 //! NOTES.md has the grouped against the row-major order).
+//!
+//! Up to 32 rows and fewer than 66 blocks of 64 columns, `kernels::matmul` splits `k` instead
+//! (`gemm_splitk`, then `splitk_sum` adds the f32 slices): the rows labelled `split-K` here.
 //!
 //! `gemm_tf32` (f32 in and out, `precision = tf32`) runs the awkward shapes and the first three
 //! sizes, checked against f64 on the tf32-rounded inputs; its error against the f32 inputs is
@@ -28,7 +32,7 @@ use std::process::ExitCode;
 
 use common::{check_close, matmul_inputs as inputs, matmul_ref_at, print_table, time_ms, Half};
 use half::{bf16, f16};
-use kernels::{gemm, gemm_tf32, gemm_wide};
+use kernels::{gemm, gemm_tf32, gemm_wide, splitk_plan};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -48,38 +52,46 @@ fn grid(s: Shape, bn: i32) -> Grid {
     kernels::grid(s.0, s.1, bn)
 }
 
-/// Runs the kernel with `BN = bn` on `s`, writing the input type and f32, checks both, and
-/// (when `reps > 0`) times them: `(ok, ms writing the input type, ms writing f32)`.
+/// `BN` standing for [`kernels::matmul`]'s split-K (the shapes it takes: [`splitk_plan`]).
+const SPLIT_K: i32 = 0;
+
+/// Runs the kernel with `BN = bn` on `s` ([`SPLIT_K`]: split-K), writing the input type and f32,
+/// checks both, and (when `reps > 0`) times them: `(ok, ms writing the input type, ms writing
+/// f32)`.
 fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool, f64, f64)> {
     let (m, n, k) = s;
     let (a, b, a64, b64) = inputs::<T>(s);
     let (da, db) = (dev.upload(&a)?, dev.upload(&b)?);
     let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
     let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
+    let mut part = dev.upload(&vec![f32::NAN; kernels::splitk_workspace(m, n, k).max(1)])?;
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
     // `bn = 256` is `gemm_wide`.
-    let run_t = |c: &mut Buffer<T>| -> Result<(), tile::Error> {
-        if bn == 256 {
-            gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki)
-        } else {
-            gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn)
+    let run_t = |c: &mut Buffer<T>, part: &mut Buffer<f32>| -> Result<(), tile::Error> {
+        match bn {
+            SPLIT_K => kernels::matmul(dev, &da, &db, c, part, s),
+            256 => gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki),
+            _ => gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn),
         }
     };
-    let run_f32 = |c: &mut Buffer<f32>| -> Result<(), tile::Error> {
-        if bn == 256 {
-            gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki)
-        } else {
-            gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn)
+    let run_f32 = |c: &mut Buffer<f32>, part: &mut Buffer<f32>| -> Result<(), tile::Error> {
+        match bn {
+            SPLIT_K => kernels::matmul(dev, &da, &db, c, part, s),
+            256 => gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki),
+            _ => gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn),
         }
     };
-    run_t(&mut c)?;
-    run_f32(&mut c32)?;
+    run_t(&mut c, &mut part)?;
+    run_f32(&mut c32, &mut part)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
     let want = matmul_ref_at(&a64, &b64, s, &at);
     let pick =
         |v: &dyn Fn(usize) -> f32| -> Vec<f32> { at.iter().map(|&(i, j)| v(i * n + j)).collect() };
-    let what = format!("{m}x{n}x{k} BN {bn} {}", T::NAME);
+    let what = match bn {
+        SPLIT_K => format!("{m}x{n}x{k} split-K {}", T::NAME),
+        _ => format!("{m}x{n}x{k} BN {bn} {}", T::NAME),
+    };
     let mut ok = check_close(
         &format!("{what} -> {}", T::NAME),
         &pick(&|x| got[x].to_f32()),
@@ -96,8 +108,8 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         return Ok((ok, 0.0, 0.0));
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let t = time_ms(&stream, 5, reps, || run_t(&mut c))?;
-    let t32 = time_ms(&stream, 5, reps, || run_f32(&mut c32))?;
+    let t = time_ms(&stream, 5, reps, || run_t(&mut c, &mut part))?;
+    let t32 = time_ms(&stream, 5, reps, || run_f32(&mut c32, &mut part))?;
     Ok((ok, t, t32))
 }
 
@@ -159,21 +171,32 @@ fn run() -> Res<bool> {
         (1, 130, 1000),
         (100, 70, 129),
         (129, 257, 48),
+        (20, 300, 2000),
+        (32, 64, 4100),
     ];
-    let sizes: [Shape; 5] = [
+    let sizes: [Shape; 6] = [
         (4096, 4096, 4096),
         (8192, 8192, 8192),
         (4000, 3000, 1000),
         (1, 4096, 4096),
         (17, 8192, 1024),
+        (17, 1024, 8192),
     ];
+    // Each tile, and split-K where it takes the shape.
+    let tiles = |s: Shape| {
+        let mut v = vec![64, 128, 256];
+        if splitk_plan(s.0, s.1, s.2).is_some() {
+            v.push(SPLIT_K);
+        }
+        v
+    };
     let mut ok = true;
     match &no_gpu {
         Some(e) => {
             println!("No CUDA device found ({e}).");
             println!("Running on the CPU interpreter instead (checks only).");
             for &s in &awkward {
-                for bn in [64, 128, 256] {
+                for bn in tiles(s) {
                     ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
                     ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
                 }
@@ -184,7 +207,7 @@ fn run() -> Res<bool> {
         None => println!("Running on {}", dev.name()),
     }
     for &s in &awkward {
-        for bn in [64, 128, 256] {
+        for bn in tiles(s) {
             ok &= run_case::<f16>(&dev, s, 0, bn)?.0;
             ok &= run_case::<bf16>(&dev, s, 0, bn)?.0;
         }
@@ -197,19 +220,22 @@ fn run() -> Res<bool> {
     for &s in &sizes {
         let reps = 20;
         let flop = 2.0 * s.0 as f64 * s.1 as f64 * s.2 as f64;
-        for (name, bn, r) in [
-            ("f16", 256, run_case::<f16>(&dev, s, reps, 256)?),
-            ("bf16", 256, run_case::<bf16>(&dev, s, reps, 256)?),
-            ("f16", 128, run_case::<f16>(&dev, s, reps, 128)?),
-            ("bf16", 128, run_case::<bf16>(&dev, s, reps, 128)?),
-            ("f16", 64, run_case::<f16>(&dev, s, reps, 64)?),
-            ("bf16", 64, run_case::<bf16>(&dev, s, reps, 64)?),
-        ] {
+        let mut cases = Vec::new();
+        for bn in tiles(s).into_iter().rev() {
+            cases.push(("f16", bn, run_case::<f16>(&dev, s, reps, bn)?));
+            cases.push(("bf16", bn, run_case::<bf16>(&dev, s, reps, bn)?));
+        }
+        for (name, bn, r) in cases {
             ok &= r.0;
+            let tile = match (bn, splitk_plan(s.0, s.1, s.2)) {
+                (SPLIT_K, Some((bm, split, _))) => format!("split-K {bm}x64x64, {split} slices"),
+                (256, _) => "128x256x64".to_string(),
+                _ => format!("128x{bn}x32"),
+            };
             for (out, ms) in [(name, r.1), ("f32", r.2)] {
                 rows.push(vec![
                     format!("{}x{}x{}", s.0, s.1, s.2),
-                    format!("128x{bn}x{}", if bn == 256 { 64 } else { 32 }),
+                    tile.clone(),
                     format!("{name} -> {out}"),
                     format!("{ms:.4}"),
                     format!("{:.1}", flop / (ms * 1e-3) / 1e12),
@@ -231,7 +257,11 @@ fn run() -> Res<bool> {
     }
     println!(
         "\ngemm (tile, {}), median of 20 after 5 warm-ups",
-        dev.target().unwrap_or("interpreter")
+        match (dev.is_cuda(), dev.target()) {
+            (true, Some(t)) => t,
+            (true, None) => "the device's newest target",
+            (false, _) => "interpreter",
+        }
     );
     print_table(
         &["M x N x K", "tile", "types", "time (ms)", "TFLOP/s"],

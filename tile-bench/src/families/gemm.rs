@@ -1,6 +1,8 @@
 //! GEMM, `C = A @ B` on tensor cores (examples/gemm): f16 and bf16 inputs in [-1, 1), `C` in the
 //! input type and (variant `out_f32`, where the baseline has it) in f32. One form, the example's
-//! `gemm_wide` kernel (128 × 256 × 64 on 8 warps, `wgmma` on sm_90a; `gemm` has no unfused form); the baseline's rows are cuBLAS
+//! `matmul`: the `gemm_wide` kernel (128 × 256 × 64 on 8 warps, `wgmma` on sm_90a); for at most
+//! 32 rows split-K (`gemm_splitk` and `splitk_sum`, two launches) or, with many columns, the
+//! `128 × 64` tile; `gemm` has no unfused form. The baseline's rows are cuBLAS
 //! and Triton's tutorial matmul. Shapes `[M, N, K]` as `bench/python/baseline.py` (GEMM_SMALL,
 //! GEMM_BIG, GEMM_OUT_F32). Checked against float64 on every element of small shapes and on 512
 //! sampled elements of large ones; rows carry TFLOP/s.
@@ -9,7 +11,7 @@ use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
-use crate::gemm_kernels::gemm_wide;
+use crate::gemm_kernels::{matmul, splitk_plan, splitk_workspace};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm";
@@ -103,6 +105,8 @@ struct State<T: tile::Element> {
     b: Buffer<T>,
     c: Buffer<T>,
     c32: Buffer<f32>,
+    /// Split-K's f32 slices.
+    part: Buffer<f32>,
 }
 
 impl<T: Half> Case for GemmCase<T> {
@@ -119,11 +123,13 @@ impl<T: Half> Case for GemmCase<T> {
                 dev.zeros(1)?,
             )
         };
+        let (mu, nu, ku) = (m as usize, n as usize, self.dims.2 as usize);
         Ok(State {
             a: dev.upload(&self.a)?,
             b: dev.upload(&self.b)?,
             c,
             c32,
+            part: dev.zeros(splitk_workspace(mu, nu, ku).max(1))?,
         })
     }
 
@@ -132,11 +138,11 @@ impl<T: Half> Case for GemmCase<T> {
             return Err(not_a_form(form));
         }
         let (m, n, k) = self.dims;
-        let g = crate::gemm_kernels::grid(m as usize, n as usize, 256);
+        let shape = (m as usize, n as usize, k as usize);
         if self.f32_out {
-            gemm_wide::launch(dev, g, &s.a, &s.b, &mut s.c32, m, n, k)
+            matmul(dev, &s.a, &s.b, &mut s.c32, &mut s.part, shape)
         } else {
-            gemm_wide::launch(dev, g, &s.a, &s.b, &mut s.c, m, n, k)
+            matmul(dev, &s.a, &s.b, &mut s.c, &mut s.part, shape)
         }
     }
 
@@ -158,9 +164,22 @@ impl<T: Half> Case for GemmCase<T> {
 
     fn ops(&self, form: Form) -> String {
         match form {
-            Form::Fused => "1 kernel: 128x128x32 tiles, 4 warps, mma.sync through a 3-stage \
-                            cp.async ring"
-                .into(),
+            Form::Fused => match splitk_plan(
+                self.dims.0 as usize,
+                self.dims.1 as usize,
+                self.dims.2 as usize,
+            ) {
+                Some((bm, split, _)) => format!(
+                    "2 kernels: split-K, {bm}x64x64 tiles over {split} slices of k (4 warps), \
+                     then the slices summed"
+                ),
+                None if self.dims.0 <= 32 => "1 kernel: 128x64x32 tiles, 4 warps, wgmma \
+                                               (mma.sync on sm_80) through a cp.async ring"
+                    .into(),
+                None => "1 kernel: 128x256x64 tiles, 8 warps, wgmma (mma.sync on sm_80) through \
+                         a cp.async ring"
+                    .into(),
+            },
             other => not_a_form(other).to_string(),
         }
     }
