@@ -8,6 +8,35 @@ use common::gemm::{gemm, gemm_wide};
 use common::Rng;
 use tile::prelude::*;
 
+/// Every element of `a @ b` (`m × n × k`) written as f32 (`c32`) and as f16 (`c16`) against
+/// f64: the f32 one within `dot_reference`'s bound for f32 sums of exact products in any order,
+/// the f16 one within one f16 rounding more.
+fn check_products(
+    a: &[f16],
+    b: &[f16],
+    (m, n, k): (usize, usize, usize),
+    c32: &[f32],
+    c16: &[f16],
+    what: &str,
+) {
+    for i in 0..m {
+        for j in 0..n {
+            let (want, tol) = common::dot_reference(a, b, None, (n, k), (i, j));
+            let got = f64::from(c32[i * n + j]);
+            assert!(
+                (got - want).abs() <= tol,
+                "{what} ({i}, {j}): f32 {got} vs {want}"
+            );
+            let h = f64::from(c16[i * n + j]);
+            let tol16 = tol + want.abs() * 2f64.powi(-11) + 2f64.powi(-24);
+            assert!(
+                (h - want).abs() <= tol16,
+                "{what} ({i}, {j}): f16 {h} vs {want}"
+            );
+        }
+    }
+}
+
 /// `C = A @ B` for f16 inputs, written as f32 and as f16, against f64: the f32 output within the
 /// interpreter's f32 accumulation error, the f16 output within one f16 rounding of it.
 #[test]
@@ -37,27 +66,9 @@ fn gemm_matches_reference_on_awkward_shapes() {
         gemm_wide::launch(&dev, grid, &da, &db, &mut wide, mi, ni, ki).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
         let wide = dev.download(&wide).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                let (want, tol) = common::dot_reference(&a, &b, None, (n, k), (i, j));
-                let got = f64::from(c32[i * n + j]);
-                assert!(
-                    (got - want).abs() <= tol,
-                    "{m}x{n}x{k} ({i}, {j}): f32 {got} vs {want}"
-                );
-                let w = f64::from(wide[i * n + j]);
-                assert!(
-                    (w - want).abs() <= tol,
-                    "{m}x{n}x{k} ({i}, {j}): gemm_wide {w} vs {want}"
-                );
-                let h = f64::from(c[i * n + j]);
-                let tol16 = tol + want.abs() * 2f64.powi(-11) + 2f64.powi(-24);
-                assert!(
-                    (h - want).abs() <= tol16,
-                    "{m}x{n}x{k} ({i}, {j}): f16 {h} vs {want}"
-                );
-            }
-        }
+        let what = format!("{m}x{n}x{k}");
+        check_products(&a, &b, (m, n, k), &c32, &c, &what);
+        check_products(&a, &b, (m, n, k), &wide, &c, &format!("{what} gemm_wide"));
     }
 }
 
@@ -93,22 +104,8 @@ fn splitk_matches_reference() {
         matmul(&dev, &da, &db, &mut c, &mut part, (m, n, k)).unwrap();
         matmul(&dev, &da, &db, &mut c32, &mut part, (m, n, k)).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
-        for i in 0..m {
-            for j in 0..n {
-                let (want, tol) = common::dot_reference(&a, &b, None, (n, k), (i, j));
-                let got = f64::from(c32[i * n + j]);
-                assert!(
-                    (got - want).abs() <= tol,
-                    "{m}x{n}x{k} ({i}, {j}): f32 {got} vs {want} ({split} slices)"
-                );
-                let h = f64::from(c[i * n + j]);
-                let tol16 = tol + want.abs() * 2f64.powi(-11) + 2f64.powi(-24);
-                assert!(
-                    (h - want).abs() <= tol16,
-                    "{m}x{n}x{k} ({i}, {j}): f16 {h} vs {want} ({split} slices)"
-                );
-            }
-        }
+        let what = format!("{m}x{n}x{k} split-K, {split} slices");
+        check_products(&a, &b, (m, n, k), &c32, &c, &what);
     }
     // More rows than split-K takes, or columns enough to fill the GPU: `matmul` takes a tile,
     // and split-K needs no workspace.
