@@ -245,6 +245,21 @@ fn softmax_regression_matches_reference() {
     }
 }
 
+/// A softmax-regression workspace made for fewer classes is refused, not read with rows that
+/// overlap (its padded rows are too short for the wider `w`).
+#[test]
+fn softmax_regression_refuses_a_workspace_of_another_shape() {
+    use common::softmax_regression::{fused, Workspace};
+    let dev = Device::interpreter();
+    let (b, d, c) = (4usize, 8usize, 40usize);
+    let x = dev.upload(&vec![f16::ONE; b * d]).unwrap();
+    let w = dev.upload(&vec![f16::ONE; d * c]).unwrap();
+    let mut probs = dev.upload(&vec![0f32; b * c]).unwrap();
+    let mut ws = Workspace::with_padding(&dev, (b, d, 24), true).unwrap();
+    let err = fused(&dev, &x, &w, &mut probs, &mut ws, (b, d, c)).unwrap_err();
+    assert!(err.to_string().contains("make it for this shape"), "{err}");
+}
+
 /// `dot(…, precision = tf32)` of f32 tiles on the interpreter: the operands rounded to tf32
 /// ([`tile::ir::round_tf32`]), then the f32 chain, against f64 on the rounded operands; both the
 /// tensor-core instances (32-row blocks, `K` steps of 8 and 16) and the 8-row FMA instance.

@@ -398,6 +398,11 @@ pub fn fused_with<T: tile::Element>(
         )));
     }
     let ld = ws.ldw(classes);
+    if ld < classes {
+        return Err(Error::Args(format!(
+            "the workspace pads rows of {ld} classes, not {classes}: make it for this shape"
+        )));
+    }
     let (b, d, c, t) = (batch as i32, dim as i32, classes as i32, tiles as i32);
     let w = match &mut ws.rows {
         Some((padded, _)) => {
