@@ -242,10 +242,41 @@ pub fn splitk_workspace(m: usize, n: usize, k: usize) -> usize {
     splitk_plan(m, n, k).map_or(0, |(_, split, _)| split * m * n)
 }
 
-/// `c = a @ b` (`m × n × k`), the kernel chosen for the shape: split-K ([`gemm_splitk`] then
-/// [`splitk_sum`], through `part`, at least [`splitk_workspace`] long) where [`splitk_plan`]
-/// has a plan; other shapes of at most [`SPLITK_MAX_ROWS`] rows on [`gemm`]'s `128 × 64` tile;
-/// the rest on [`gemm_wide`].
+/// The kernel [`matmul`] runs for a shape.
+#[allow(dead_code)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmulKernel {
+    /// [`gemm_splitk`] on `bm`-row tiles over `split` slices of `k`, `kslice` long, then
+    /// [`splitk_sum`] ([`splitk_plan`]'s plan).
+    SplitK {
+        /// Rows of the tile (16 or 32).
+        bm: i32,
+        /// Slices of `k`.
+        split: usize,
+        /// Length of each slice but the last.
+        kslice: usize,
+    },
+    /// [`gemm`]'s `128 × 64` tile: few rows, but columns enough to fill the GPU.
+    Narrow,
+    /// [`gemm_wide`].
+    Wide,
+}
+
+#[allow(dead_code)]
+impl MatmulKernel {
+    /// Split-K where [`splitk_plan`] has a plan; other shapes of at most [`SPLITK_MAX_ROWS`]
+    /// rows on the `128 × 64` tile; the rest on [`gemm_wide`].
+    pub fn for_shape(m: usize, n: usize, k: usize) -> MatmulKernel {
+        match splitk_plan(m, n, k) {
+            Some((bm, split, kslice)) => MatmulKernel::SplitK { bm, split, kslice },
+            None if m <= SPLITK_MAX_ROWS => MatmulKernel::Narrow,
+            None => MatmulKernel::Wide,
+        }
+    }
+}
+
+/// `c = a @ b` (`m × n × k`) on [`MatmulKernel::for_shape`]'s kernel; split-K goes through
+/// `part`, at least [`splitk_workspace`] long.
 #[allow(dead_code, clippy::too_many_arguments)]
 pub fn matmul<T: tile::Element, O: tile::Element>(
     dev: &Device,
@@ -256,16 +287,16 @@ pub fn matmul<T: tile::Element, O: tile::Element>(
     (m, n, k): (usize, usize, usize),
 ) -> Result<(), Error> {
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    match splitk_plan(m, n, k) {
-        Some((bm, split, kslice)) => {
+    match MatmulKernel::for_shape(m, n, k) {
+        MatmulKernel::SplitK { bm, split, kslice } => {
             let g = Grid::xy(cdiv(n, SPLITK_BN as i32), split as u32);
             let (sp, ks) = (split as i32, kslice as i32);
             gemm_splitk::launch(dev, g, a, b, part, mi, ni, ki, sp, ks, bm)?;
             let mn = m * n;
             splitk_sum::launch(dev, Grid::x(cdiv(mn, 1024)), part, c, mn as i32, sp)
         }
-        None if m <= SPLITK_MAX_ROWS => gemm::launch(dev, grid(m, n, 64), a, b, c, mi, ni, ki, 64),
-        None => gemm_wide::launch(dev, grid(m, n, 256), a, b, c, mi, ni, ki),
+        MatmulKernel::Narrow => gemm::launch(dev, grid(m, n, 64), a, b, c, mi, ni, ki, 64),
+        MatmulKernel::Wide => gemm_wide::launch(dev, grid(m, n, 256), a, b, c, mi, ni, ki),
     }
 }
 

@@ -55,6 +55,25 @@ fn grid(s: Shape, bn: i32) -> Grid {
 /// `BN` standing for [`kernels::matmul`]'s split-K (the shapes it takes: [`splitk_plan`]).
 const SPLIT_K: i32 = 0;
 
+/// One launch of the kernel with `BN = bn` on `s`, writing `c` as `O`: 256 is [`gemm_wide`],
+/// [`SPLIT_K`] is [`kernels::matmul`]'s split-K (through `part`), else [`gemm`].
+fn launch<T: Half, O: tile::Element>(
+    dev: &Device,
+    s: Shape,
+    bn: i32,
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &mut Buffer<O>,
+    part: &mut Buffer<f32>,
+) -> Result<(), tile::Error> {
+    let (mi, ni, ki) = (s.0 as i32, s.1 as i32, s.2 as i32);
+    match bn {
+        SPLIT_K => kernels::matmul(dev, a, b, c, part, s),
+        256 => gemm_wide::launch(dev, grid(s, bn), a, b, c, mi, ni, ki),
+        _ => gemm::launch(dev, grid(s, bn), a, b, c, mi, ni, ki, bn),
+    }
+}
+
 /// Runs the kernel with `BN = bn` on `s` ([`SPLIT_K`]: split-K), writing the input type and f32,
 /// checks both, and (when `reps > 0`) times them: `(ok, ms writing the input type, ms writing
 /// f32)`.
@@ -65,24 +84,8 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
     let mut c = dev.upload(&vec![T::from_f32(f32::NAN); m * n])?;
     let mut c32 = dev.upload(&vec![f32::NAN; m * n])?;
     let mut part = dev.upload(&vec![f32::NAN; kernels::splitk_workspace(m, n, k).max(1)])?;
-    let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    // `bn = 256` is `gemm_wide`.
-    let run_t = |c: &mut Buffer<T>, part: &mut Buffer<f32>| -> Result<(), tile::Error> {
-        match bn {
-            SPLIT_K => kernels::matmul(dev, &da, &db, c, part, s),
-            256 => gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki),
-            _ => gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn),
-        }
-    };
-    let run_f32 = |c: &mut Buffer<f32>, part: &mut Buffer<f32>| -> Result<(), tile::Error> {
-        match bn {
-            SPLIT_K => kernels::matmul(dev, &da, &db, c, part, s),
-            256 => gemm_wide::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki),
-            _ => gemm::launch(dev, grid(s, bn), &da, &db, c, mi, ni, ki, bn),
-        }
-    };
-    run_t(&mut c, &mut part)?;
-    run_f32(&mut c32, &mut part)?;
+    launch(dev, s, bn, &da, &db, &mut c, &mut part)?;
+    launch(dev, s, bn, &da, &db, &mut c32, &mut part)?;
     let (got, got32) = (dev.download(&c)?, dev.download(&c32)?);
     let at = sample(s);
     let want = matmul_ref_at(&a64, &b64, s, &at);
@@ -108,8 +111,12 @@ fn run_case<T: Half>(dev: &Device, s: Shape, reps: usize, bn: i32) -> Res<(bool,
         return Ok((ok, 0.0, 0.0));
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let t = time_ms(&stream, 5, reps, || run_t(&mut c, &mut part))?;
-    let t32 = time_ms(&stream, 5, reps, || run_f32(&mut c32, &mut part))?;
+    let t = time_ms(&stream, 5, reps, || {
+        launch(dev, s, bn, &da, &db, &mut c, &mut part)
+    })?;
+    let t32 = time_ms(&stream, 5, reps, || {
+        launch(dev, s, bn, &da, &db, &mut c32, &mut part)
+    })?;
     Ok((ok, t, t32))
 }
 

@@ -11,7 +11,7 @@ use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
-use crate::gemm_kernels::{matmul, splitk_plan, splitk_workspace};
+use crate::gemm_kernels::{matmul, splitk_workspace, MatmulKernel};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm";
@@ -164,20 +164,20 @@ impl<T: Half> Case for GemmCase<T> {
 
     fn ops(&self, form: Form) -> String {
         match form {
-            Form::Fused => match splitk_plan(
+            Form::Fused => match MatmulKernel::for_shape(
                 self.dims.0 as usize,
                 self.dims.1 as usize,
                 self.dims.2 as usize,
             ) {
-                Some((bm, split, _)) => format!(
+                MatmulKernel::SplitK { bm, split, .. } => format!(
                     "2 kernels: split-K, {bm}x64x64 tiles over {split} slices of k (4 warps), \
                      then the slices summed"
                 ),
-                None if self.dims.0 <= 32 => "1 kernel: 128x64x32 tiles, 4 warps, wgmma \
-                                               (mma.sync on sm_80) through a cp.async ring"
+                MatmulKernel::Narrow => "1 kernel: 128x64x32 tiles, 4 warps, wgmma (mma.sync on \
+                                         sm_80) through a cp.async ring"
                     .into(),
-                None => "1 kernel: 128x256x64 tiles, 8 warps, wgmma (mma.sync on sm_80) through \
-                         a cp.async ring"
+                MatmulKernel::Wide => "1 kernel: 128x256x64 tiles, 8 warps, wgmma (mma.sync on \
+                                       sm_80) through a cp.async ring"
                     .into(),
             },
             other => not_a_form(other).to_string(),
