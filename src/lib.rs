@@ -51,8 +51,8 @@
 //! |---|---|
 //! | `program_id(axis)`, `num_programs(axis)` | this program's index / the grid's size along axis 0, 1 or 2 |
 //! | `arange(start, end)` | the tile `start..end` (`i32`; compile-time bounds, a power-of-two length) |
-//! | `load(ptrs)`, `load(ptrs, mask)`, `load(ptrs, mask, other)` | read; masked-off lanes touch no memory and give `other` (default 0) |
-//! | `store(ptrs, values)`, `store(ptrs, values, mask)` | write where the mask is true |
+//! | `load(ptrs)`, `load(ptrs, mask)`, `load(ptrs, mask, other)`, each with an optional `evict = normal \| first \| last` last | read; masked-off lanes touch no memory and give `other` (default 0). `evict` is a cache hint (Triton's `eviction_policy`): `first` for data not read again soon, `last` for data read again soon; on the GPU the access's L1 eviction priority and its L2 cache policy, on the interpreter nothing; the values are the same either way |
+//! | `store(ptrs, values)`, `store(ptrs, values, mask)`, with an optional `evict = …` last | write where the mask is true; `evict` as for `load` |
 //! | `select(mask, a, b)` | `a` where the mask is true, else `b` (Triton's `where`) |
 //! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
 //! | `exp exp2 log log2 sqrt rsqrt erf tanh sin cos sigmoid abs floor ceil` | f32 math (`abs` also on integers), as `exp(x)` or `x.exp()` |

@@ -102,8 +102,8 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 // A `getelementptr`, which LLVM folds into the address.
                 OpKind::AddPtr => (out, 3),
                 OpKind::Math(m) => (out, math_weight(*m)),
-                OpKind::Load { vec } => (access(out, *vec, 12), 1),
-                OpKind::Store { vec } => (access(in_at(0), *vec, 9), 1),
+                OpKind::Load { vec, .. } => (access(out, *vec, 12), 1),
+                OpKind::Store { vec, .. } => (access(in_at(0), *vec, 9), 1),
                 OpKind::AsyncCopy { vec } => (access(in_at(2), *vec, 8), 1),
                 // ldmatrix: eight 16-bit elements per lane and instruction.
                 OpKind::LocalLoad { .. } => (access(out, 8, 8), 1),

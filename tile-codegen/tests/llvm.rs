@@ -112,6 +112,49 @@ fn copy_unmasked_vec4() {
     );
 }
 
+/// Eviction hints: each access carries the L1 priority and an L2 cache policy made just before
+/// it, the unmasked ones too (in the asm form, predicated on `true`); accesses without a hint
+/// stay plain.
+#[test]
+fn eviction_hints() {
+    check(
+        &"kernel @evict(%x: ptr<f32> {divisibility = 16}, %y: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}, %n: i32) attributes {num_warps = 4} {
+  %pid = program_id {axis = 0} : i32
+  %block = constant 2048 : i32
+  %start = mul %pid, %block : i32
+  %starts = splat %start : tensor<2048xi32, #L>
+  %range = arange {start = 0, end = 2048} : tensor<2048xi32, #L>
+  %offs = add %starts, %range : tensor<2048xi32, #L>
+  %ns = splat %n : tensor<2048xi32, #L>
+  %mask = cmp lt %offs, %ns : tensor<2048xi1, #L>
+  %zero = constant 0.0 : f32
+  %other = splat %zero : tensor<2048xf32, #L>
+  %xs = splat %x : tensor<2048xptr<f32>, #L>
+  %xp = addptr %xs, %offs : tensor<2048xptr<f32>, #L>
+  %xv = load {vec = 4, evict = first} %xp, %mask, %other : tensor<2048xf32, #L>
+  %ys = splat %y : tensor<2048xptr<f32>, #L>
+  %yp = addptr %ys, %offs : tensor<2048xptr<f32>, #L>
+  %yv = load {vec = 4, evict = last} %yp : tensor<2048xf32, #L>
+  %r = add %xv, %yv : tensor<2048xf32, #L>
+  %os = splat %out : tensor<2048xptr<f32>, #L>
+  %op = addptr %os, %offs : tensor<2048xptr<f32>, #L>
+  store {vec = 4, evict = first} %op, %r
+  %q = addptr %op, %offs : tensor<2048xptr<f32>, #L>
+  store {vec = 4} %q, %r, %mask
+  return
+}"
+        .replace("#L", SPT4),
+        &[
+            "#8 createpolicy.fractional.L2::evict_first.b64",
+            "#4 createpolicy.fractional.L2::evict_last.b64",
+            "#4 ld.global.L1::evict_first.L2::cache_hint.v4.b32",
+            "#4 ld.global.L1::evict_last.L2::cache_hint.v4.b32",
+            "#4 st.global.L1::evict_first.L2::cache_hint.v4.b32",
+            "#4 st.global.v4.b32",
+        ],
+    );
+}
+
 #[test]
 fn i32_ops() {
     check(

@@ -6,8 +6,8 @@
 use quote::ToTokens;
 use syn::{BinOp as SynBinOp, Expr};
 use tile_core::ir::{
-    AtomicOp, BinOp, CmpPred, ConstValue, DType, Elem, MathFn, MemScope, MemSem, OpKind, Precision,
-    ReduceKind, ScanKind, Type, ValueId,
+    AtomicOp, BinOp, CmpPred, ConstValue, DType, Elem, Evict, MathFn, MemScope, MemSem, OpKind,
+    Precision, ReduceKind, ScanKind, Type, ValueId,
 };
 
 use super::typing::joint_shape;
@@ -94,9 +94,11 @@ builtins! {
     ExpandDims "expand_dims" Both "expand_dims(t, axis)";
     /// Reads through a pointer or tile of pointers; masked-off lanes touch no memory and give
     /// `other` (default 0).
-    Load "load" Function "load(ptrs[, mask[, other]])";
-    /// Writes where the mask is true.
-    Store "store" Function "store(ptrs, values[, mask])";
+    /// `evict = first` (data not read again soon) or `evict = last` asks the caches to evict its
+    /// lines first or last (Triton's `eviction_policy`); a hint, the values are the same.
+    Load "load" Function "load(ptrs[, mask[, other]][, evict = normal | first | last])";
+    /// Writes where the mask is true; `evict = first | last` as for `load`.
+    Store "store" Function "store(ptrs, values[, mask][, evict = normal | first | last])";
     /// `a` where the mask is true, else `b` (Triton's `where`).
     Select "select" Function "select(mask, a, b)";
     /// Element-wise minimum; for floats a NaN operand yields the other.
@@ -277,7 +279,16 @@ impl Lowering {
                 )))
             }
             Callee::Builtin(Builtin::Load) => {
-                arity(1..=3, "1 to 3 arguments (pointers, mask, other)")?;
+                let (args, evict) = evict_arg(&args, "load")?;
+                if !(1..=3).contains(&args.len()) {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`load` takes 1 to 3 arguments (pointers, mask, other) and optionally `evict = …`, found {}",
+                            args.len()
+                        ),
+                    ));
+                }
                 let (pid, pty, d) = self.pointer_arg(args[0], "load")?;
                 let mut operands = vec![pid];
                 if args.len() >= 2 {
@@ -310,13 +321,22 @@ impl Lowering {
                     return Err(err(c, "`other` needs a mask"));
                 }
                 Ok(Val::V(self.push(
-                    OpKind::Load { vec: 1 },
+                    OpKind::Load { vec: 1, evict },
                     operands,
                     pty.with_elem(Elem::Scalar(d)),
                 )))
             }
             Callee::Builtin(Builtin::Store) => {
-                arity(2..=3, "2 or 3 arguments (pointers, values, mask)")?;
+                let (args, evict) = evict_arg(&args, "store")?;
+                if !(2..=3).contains(&args.len()) {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`store` takes 2 or 3 arguments (pointers, values, mask) and optionally `evict = …`, found {}",
+                            args.len()
+                        ),
+                    ));
+                }
                 let (pid, pty, d) = self.pointer_arg(args[0], "store")?;
                 let v = self.expr(args[1])?;
                 if let Some(t) = self.ty(v) {
@@ -341,8 +361,12 @@ impl Lowering {
                 if args.len() == 3 {
                     operands.push(self.mask(args[2], &pty)?);
                 }
-                self.f
-                    .push_op(self.block, OpKind::Store { vec: 1 }, operands, vec![]);
+                self.f.push_op(
+                    self.block,
+                    OpKind::Store { vec: 1, evict },
+                    operands,
+                    vec![],
+                );
                 Ok(Val::Int(0))
             }
             Callee::Builtin(Builtin::Select) => {
@@ -1579,6 +1603,28 @@ fn named_word<T: Copy>(
             let all: Vec<&str> = options.iter().map(|&o| name(o)).collect();
             err(&n.right, format!("`{key}` is one of: {}", all.join(", ")))
         })
+}
+
+/// `load`'s or `store`'s positional arguments and its one named argument, `evict = normal |
+/// first | last` (normal when absent).
+fn evict_arg<'a>(args: &[&'a Expr], name: &str) -> syn::Result<(Vec<&'a Expr>, Evict)> {
+    let (pos, named) = split_named(args)?;
+    let mut evict = None;
+    for n in named {
+        match named_key(n).as_deref() {
+            Some("evict") if evict.is_none() => {
+                evict = Some(named_word(n, &Evict::ALL, Evict::name)?)
+            }
+            Some("evict") => return Err(err(&n.left, "`evict` is given twice")),
+            _ => {
+                return Err(err(
+                    &n.left,
+                    format!("`{name}`'s one named argument is `evict` (`evict = first`)"),
+                ))
+            }
+        }
+    }
+    Ok((pos, evict.unwrap_or_default()))
 }
 
 /// The value of `dot`'s named argument `precision = ieee | tf32`.

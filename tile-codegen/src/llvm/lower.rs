@@ -628,9 +628,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             OpKind::Cast => Some(self.cast_op(data)?),
             OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
             OpKind::Dot { .. } => Some(self.dot(data)?),
-            OpKind::Load { vec } => Some(self.load(data, *vec)?),
-            OpKind::Store { vec } => {
-                self.store(data, *vec)?;
+            OpKind::Load { vec, evict } => Some(self.load(data, *vec, *evict)?),
+            OpKind::Store { vec, evict } => {
+                self.store(data, *vec, *evict)?;
                 None
             }
             OpKind::AtomicRmw { op, sem, scope } => {

@@ -14,6 +14,11 @@
 //!   that could clobber an input. A store is `@p st.global.v4.b32 [ $0 + 0 ], { … };` with side
 //!   effects and a memory clobber.
 //! - A run whose mask is the constant `false` touches no memory (loads yield `other`).
+//! - An eviction hint (`evict = first | last`) sets the access's L1 eviction priority
+//!   (`.L1::evict_first`, as Triton lowers `eviction_policy`) and its L2 cache policy
+//!   (`.L2::cache_hint` with a `createpolicy.fractional` policy, sm_80 and later), see
+//!   [`evict_parts`]; an unmasked access with a hint takes the inline-asm form, predicated on
+//!   `true`.
 //!
 //! Registers in the asm: `f32` travels as its bits in a 32-bit register (`b32`), `i32` as `b32`,
 //! `i64` as `b64`, and `i1` is one byte in memory (`u8`) widened to a 32-bit register.
@@ -29,12 +34,36 @@ use inkwell::values::{
     ValueKind, VectorValue,
 };
 use inkwell::{AddressSpace, IntPredicate};
-use tile_core::ir::{DType, Elem, OpData};
+use tile_core::ir::{DType, Elem, Evict, OpData};
 
 use super::layout::Distribution;
 use super::lower::{
     dtype, int, memory_type, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL,
 };
+
+/// The pieces of an access's PTX that carry an eviction hint: a scope opened before it that
+/// makes the L2 cache policy (`createpolicy.fractional.L2::evict_first` or `evict_last`), the
+/// access's qualifiers (the L1 eviction priority, as Triton lowers `eviction_policy`, and
+/// `.L2::cache_hint`), the policy operand, and the scope's end. All empty for `Evict::Normal`.
+/// Both levels: on the H100 the L1 priority alone changed nothing measurable for `last`, the L2
+/// policy did (docs/perf/2026-11-26f-h100/call5).
+fn evict_parts(evict: Evict) -> (&'static str, &'static str, &'static str, &'static str) {
+    match evict {
+        Evict::Normal => ("", "", "", ""),
+        Evict::First => (
+            "{ .reg .b64 %policy; createpolicy.fractional.L2::evict_first.b64 %policy, 1.0; ",
+            ".L1::evict_first.L2::cache_hint",
+            ", %policy",
+            " }",
+        ),
+        Evict::Last => (
+            "{ .reg .b64 %policy; createpolicy.fractional.L2::evict_last.b64 %policy, 1.0; ",
+            ".L1::evict_last.L2::cache_hint",
+            ", %policy",
+            " }",
+        ),
+    }
+}
 
 /// What a run's mask says, when it is known while building.
 #[derive(Clone, Copy)]
@@ -109,7 +138,12 @@ pub(super) fn access_width(dist: Option<&Distribution>, d: DType, vec: u32, slot
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `load %ptr[, %mask, %other]`.
-    pub(super) fn load(&mut self, data: &OpData, vec: u32) -> Result<Vec<BasicValueEnum<'ctx>>> {
+    pub(super) fn load(
+        &mut self,
+        data: &OpData,
+        vec: u32,
+        evict: Evict,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
         let d = ptr_ty.elem.pointee().ok_or("`load` needs a pointer")?;
         let ptrs = self.operand(data, 0)?.to_vec();
@@ -135,12 +169,22 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             };
             let other = others.as_ref().map(|o| &o[k..k + w]);
             match (mask, other) {
-                (Mask::Always, _) => out.extend(self.plain_load(d, p, w)?),
+                (Mask::Always, _) if evict == Evict::Normal => {
+                    out.extend(self.plain_load(d, p, w)?)
+                }
+                // A hint needs the asm form: predicated on `true`, which ptxas drops.
+                (Mask::Always, _) => {
+                    let (base, imm) = bases[k];
+                    let p = pointer(ptrs[base])?;
+                    let zero = register_type(self.context, Elem::Scalar(d)).const_zero();
+                    let on = self.context.bool_type().const_all_ones();
+                    out.extend(self.predicated_load(d, (p, imm), on, &vec![zero; w], evict)?)
+                }
                 (Mask::Never, Some(other)) => out.extend_from_slice(other),
                 (Mask::If(m), Some(other)) => {
                     let (base, imm) = bases[k];
                     let p = pointer(ptrs[base])?;
-                    out.extend(self.predicated_load(d, (p, imm), m, other)?)
+                    out.extend(self.predicated_load(d, (p, imm), m, other, evict)?)
                 }
                 (Mask::Never | Mask::If(_), None) => {
                     return Err("a masked load needs `other`".into())
@@ -151,7 +195,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// `store %ptr, %value[, %mask]`.
-    pub(super) fn store(&mut self, data: &OpData, vec: u32) -> Result<()> {
+    pub(super) fn store(&mut self, data: &OpData, vec: u32, evict: Evict) -> Result<()> {
         let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
         let d = ptr_ty.elem.pointee().ok_or("`store` needs a pointer")?;
         let vd = dtype(self.f.ty(*data.operands.get(1).ok_or("missing value")?))?;
@@ -178,11 +222,17 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             };
             let run = &vals[k..k + w];
             match mask {
-                Mask::Always => self.plain_store(d, p, run)?,
+                Mask::Always if evict == Evict::Normal => self.plain_store(d, p, run)?,
+                // A hint needs the asm form: predicated on `true`, which ptxas drops.
+                Mask::Always => {
+                    let (base, imm) = bases[k];
+                    let on = self.context.bool_type().const_all_ones();
+                    self.predicated_store(d, (pointer(ptrs[base])?, imm), on, run, evict)?
+                }
                 Mask::Never => {}
                 Mask::If(m) => {
                     let (base, imm) = bases[k];
-                    self.predicated_store(d, (pointer(ptrs[base])?, imm), m, run)?
+                    self.predicated_store(d, (pointer(ptrs[base])?, imm), m, run, evict)?
                 }
             }
         }
@@ -398,6 +448,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         (p, imm): (PointerValue<'ctx>, u64),
         mask: IntValue<'ctx>,
         other: &[BasicValueEnum<'ctx>],
+        evict: Evict,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let reg = asm_reg(d, other.len());
         let reg_ty = self.asm_reg_type(&reg);
@@ -413,8 +464,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         // Operands: $0..$w-1 destinations, $w the address, $w+1 the predicate, then `other`.
         let dsts = register_list((0..w).map(|i| format!("${i}")));
+        let (open, hint, policy, close) = evict_parts(evict);
         let text = format!(
-            "@${} ld.global{}.{} {dsts}, [ ${w} + {imm} ];",
+            "{open}@${} ld.global{hint}{}.{} {dsts}, [ ${w} + {imm} ]{policy};{close}",
             w + 1,
             vec_suffix(w),
             reg.ptx
@@ -470,6 +522,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         (p, imm): (PointerValue<'ctx>, u64),
         mask: IntValue<'ctx>,
         vals: &[BasicValueEnum<'ctx>],
+        evict: Evict,
     ) -> Result<()> {
         let reg = asm_reg(d, vals.len());
         let reg_ty = self.asm_reg_type(&reg);
@@ -478,8 +531,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let w = words.len();
         // Operands: $0 the address, $1..$w the values, $w+1 the predicate.
         let srcs = register_list((1..=w).map(|i| format!("${i}")));
+        let (open, hint, policy, close) = evict_parts(evict);
         let text = format!(
-            "@${} st.global{}.{} [ $0 + {imm} ], {srcs};",
+            "{open}@${} st.global{hint}{}.{} [ $0 + {imm} ], {srcs}{policy};{close}",
             w + 1,
             vec_suffix(w),
             reg.ptx

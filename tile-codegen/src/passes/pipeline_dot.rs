@@ -176,7 +176,7 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
                 continue;
             };
             let ld = f.op(load);
-            let OpKind::Load { vec } = ld.kind else {
+            let OpKind::Load { vec, .. } = ld.kind else {
                 continue;
             };
             let ty = f.ty(x);
@@ -334,7 +334,9 @@ impl Builder {
                 }
                 continue;
             }
-            let OpKind::Load { vec } = d.kind else { return };
+            let OpKind::Load { vec, .. } = d.kind else {
+                return;
+            };
             let ptr = operands[0];
             let mask_ty = f.ty(ptr).with_elem(Elem::Scalar(DType::I1));
             let inside = inside.map(|c| self.val(f, OpKind::Splat, vec![c], mask_ty.clone()));

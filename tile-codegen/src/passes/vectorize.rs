@@ -70,7 +70,7 @@ pub fn run(f: &mut Function) {
         };
         let vec = w.min(spt);
         match &mut f.ops[op.index()].kind {
-            OpKind::Load { vec: v } | OpKind::Store { vec: v } => *v = vec,
+            OpKind::Load { vec: v, .. } | OpKind::Store { vec: v, .. } => *v = vec,
             _ => {}
         }
     }

@@ -2,7 +2,7 @@
 //! attribute type, used by the op table in [`super::ops`] for every op's attributes.
 
 use super::ops::{
-    AtomicOp, CmpPred, ConstValue, MemScope, MemSem, Precision, ReduceKind, ScanKind,
+    AtomicOp, CmpPred, ConstValue, Evict, MemScope, MemSem, Precision, ReduceKind, ScanKind,
 };
 use super::parse::{Cursor, ParseError};
 
@@ -157,4 +157,5 @@ word_attr!(Precision, false, "precision");
 word_attr!(AtomicOp, true, "atomic operation");
 word_attr!(MemSem, false, "memory ordering");
 word_attr!(MemScope, false, "memory scope");
+word_attr!(Evict, false, "eviction hint");
 word_attr!(ScanKind, true, "scan");

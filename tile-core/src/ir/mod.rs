@@ -20,8 +20,8 @@ pub use function::{
 pub use linear::{InDim, LinearLayout};
 pub use ops::{
     atomic_cas_takes, atomic_float_max, atomic_float_min, atomic_half_max, atomic_half_min,
-    round_tf32, AtomicOp, BinOp, CmpPred, ConstValue, Effect, Level, MathFn, MemScope, MemSem,
-    OpKind, Precision, ReduceKind, ScanKind, UnOp,
+    round_tf32, AtomicOp, BinOp, CmpPred, ConstValue, Effect, Evict, Level, MathFn, MemScope,
+    MemSem, OpKind, Precision, ReduceKind, ScanKind, UnOp,
 };
 pub use parse::{parse, ParseError};
 pub use print::print;

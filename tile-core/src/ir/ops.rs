@@ -342,6 +342,24 @@ named_enum! {
 }
 
 named_enum! {
+    /// How long a `load` or `store` asks the caches to keep its lines (Triton's
+    /// `eviction_policy`): a hint, which never changes what the program computes.
+    #[derive(Default)]
+    pub enum Evict {
+        /// The caches' own policy.
+        #[default]
+        Normal = "normal",
+        /// Evicted first: data not read again soon (the last read of a value, or a result
+        /// written once), so that it does not push out data that is (on the GPU, PTX
+        /// `.L1::evict_first` as Triton lowers it, and an `L2::evict_first` cache policy).
+        First = "first",
+        /// Evicted last: data read again soon (`.L1::evict_last` and an `L2::evict_last`
+        /// policy).
+        Last = "last",
+    }
+}
+
+named_enum! {
     /// The threads an atomic's ordering is with (PTX's `.scope`; Triton's `scope`).
     #[derive(Default)]
     pub enum MemScope {
@@ -731,11 +749,15 @@ declare_ops! {
     Load {
         /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
         vec: u32 = 1,
+        /// The cache eviction hint.
+        evict: Evict = Evict::Normal,
     } "load" => 1, Read, Tile;
     /// `store %ptr, %value[, %mask]`: write elements where `mask` is true.
     Store {
         /// Elements each thread accesses with one instruction (GPU level; 1 at the tile level).
         vec: u32 = 1,
+        /// The cache eviction hint.
+        evict: Evict = Evict::Normal,
     } "store" => 0, Write, Tile;
     /// `atomic_rmw {op} %ptr, %value[, %mask]`: for each element where `mask` is true, replaces
     /// the pointed-to value `old` by `op(old, value)` in one indivisible step and yields `old`
@@ -911,7 +933,18 @@ mod tests {
             OpKind::Dot {
                 precision: Precision::Tf32,
             },
-            OpKind::Load { vec: 4 },
+            OpKind::Load {
+                vec: 4,
+                evict: Evict::Normal,
+            },
+            OpKind::Load {
+                vec: 1,
+                evict: Evict::First,
+            },
+            OpKind::Store {
+                vec: 2,
+                evict: Evict::Last,
+            },
             OpKind::AsyncWait { pending: 2 },
             OpKind::LocalLoad { offset: [16, 32] },
         ];

@@ -669,7 +669,7 @@ impl Verifier<'_> {
                     self.err(pos, format!("the result must be `{p}`"));
                 }
             }
-            OpKind::Load { vec } => {
+            OpKind::Load { vec, .. } => {
                 if !want(&[1, 3]) {
                     return arity_err(self, "1 or 3");
                 }
@@ -690,7 +690,7 @@ impl Verifier<'_> {
                 }
                 self.vec(pos, *vec, &p);
             }
-            OpKind::Store { vec } => {
+            OpKind::Store { vec, .. } => {
                 if !want(&[2, 3]) {
                     return arity_err(self, "2 or 3");
                 }
