@@ -53,30 +53,40 @@ pub enum Form {
     /// `ce_row`: the whole row in one tile (rows of at most [`ROW_MAX`] logits, a multiple of
     /// 8).
     Row,
+    /// `ce_row16`: the same on 16 warps, two programs per SM.
+    Row16,
     /// `ce_forward` then `ce_backward`.
     Unfused,
 }
 
 impl Form {
-    pub const ALL: [Form; 5] = [Form::Loop, Form::Wide, Form::Full, Form::Row, Form::Unfused];
+    pub const ALL: [Form; 6] = [
+        Form::Loop,
+        Form::Wide,
+        Form::Full,
+        Form::Row,
+        Form::Row16,
+        Form::Unfused,
+    ];
 
     /// Whether the form computes rows of `v` logits of type `T`.
     pub fn fits<T: Logit>(self, v: usize) -> bool {
         match self {
-            Form::Row => v <= ROW_MAX && v % 8 == 0,
+            Form::Row | Form::Row16 => v <= ROW_MAX && v % 8 == 0,
             Form::Full => v % 8 == 0,
             _ => true,
         }
     }
     /// The fused form measured fastest for rows of `v` logits of type `T` on the H100
-    /// (docs/perf/2026-11-26d-h100/call6): the one-read kernel in f32 where it fits, the 8-warp
-    /// two-pass kernel in bf16 for rows it would fit (1% ahead of the 16-warp one), the 32-warp
-    /// one for longer aligned rows, and the 8-warp one, which takes any row, for the rest.
+    /// (docs/perf/2026-11-26f-h100/call4): in f32 the one-read kernel on 16 warps where it fits
+    /// (1% ahead of 32 warps), in bf16 the 8-warp two-pass kernel for rows the one-read kernel
+    /// would fit (93% of copy against 77%), the 32-warp two-pass one for longer aligned rows,
+    /// and the 8-warp one, which takes any row, for the rest.
     #[allow(dead_code)] // tile-bench uses it; the example times every form
     pub fn best<T: Logit>(v: usize) -> Form {
         if Form::Row.fits::<T>(v) {
             if T::NAME == "f32" {
-                Form::Row
+                Form::Row16
             } else {
                 Form::Loop
             }
@@ -94,6 +104,7 @@ impl Form {
             Form::Wide => "fused (1 kernel, 16 warps)",
             Form::Full => "fused (1 kernel, 32 warps)",
             Form::Row => "fused (1 kernel, one read, 32 warps)",
+            Form::Row16 => "fused (1 kernel, one read, 16 warps)",
             Form::Unfused => "unfused (forward, backward)",
         }
     }
@@ -208,10 +219,12 @@ pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(),
             b,
         ),
         // The kernels of one tile width take the same arguments.
-        Form::Wide | Form::Full | Form::Row => {
+        Form::Wide | Form::Full | Form::Row | Form::Row16 => {
             let launch = match form {
                 Form::Wide => kernels::ce_loop_wide::launch::<T>,
+                Form::Full if T::NAME == "f32" => kernels::ce_loop_full_keep::launch::<T>,
                 Form::Full => kernels::ce_loop_full::launch::<T>,
+                Form::Row16 => kernels::ce_row16::launch::<T>,
                 _ => kernels::ce_row::launch::<T>,
             };
             launch(

@@ -10,13 +10,19 @@
 //! - `ce_setup` (one program): the number of valid rows, and the mean set to 0.
 //! - `ce_loop` (fused): one program per row, two passes over `BLOCK`-wide column tiles: an online
 //!   logsumexp (running max and rescaled sum) with the label's logit and the row's sum, then the
-//!   gradient written over the row (its second read mostly hits the L2: a program's row was read
-//!   just before), the row's loss, and the mean (an atomic add). A row held whole in registers
-//!   (one read) does not fit: 32000 logits per program leave no registers for the rest (it
-//!   assembles with spills even in bf16).
+//!   gradient written over the row, the row's loss, and the mean (an atomic add). The second pass
+//!   runs from the last tile back, so that the tiles the first pass read last are read again
+//!   first, while the L2 still holds them, and its loads and stores are `evict = first` (their
+//!   data is not read again), so that they do not push the row's other tiles out of the L2. On
+//!   the H100 the two took bf16 8192 × 32000 from 80.8% to 85.4% and then 93.2% of copy, f32
+//!   4096 × 128256 (32 warps) from 72.4% to 82.9% and 84.5% (docs/perf/2026-11-26f-h100/call4).
+//!   A row held whole in registers (one read) does not fit: 32000 logits per program leave no
+//!   registers for the rest (it assembles with spills even in bf16).
 //! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles; `ce_loop_full` with
-//!   32 warps and 32768-wide tiles.
-//! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write.
+//!   32 warps and 32768-wide tiles (bf16), `ce_loop_full_keep` the same for f32 with the first
+//!   pass's loads `evict = last`.
+//! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write;
+//!   `ce_row16` the same on 16 warps (two programs per SM).
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
 //!   backward are.
@@ -49,8 +55,14 @@ pub fn ce_setup(
 /// an online logsumexp (running max and rescaled sum) with the label's logit and the row's sum
 /// (label smoothing needs it), then the gradient written over the row, the row's loss and the
 /// mean (an atomic add).
+///
+/// `$types` are the logits' types it is built for; `$keep` the first pass's `evict` hint
+/// (`last` keeps the row in the L2 for the second pass).
 macro_rules! two_pass {
-    ($(#[$doc:meta])* $name:ident, $warps:literal, $block:tt $(, $opt:ident = $val:ident)?) => {
+    (
+        $(#[$doc:meta])* $name:ident, $warps:literal, $block:tt, $types:tt, $keep:ident
+        $(, $opt:ident = $val:ident)?
+    ) => {
         $(#[$doc])*
         #[tile_kernel(num_warps = $warps $(, $opt = $val)?)]
         #[allow(clippy::too_many_arguments)]
@@ -65,7 +77,7 @@ macro_rules! two_pass {
             ignore: i32,
             smoothing: f32,
             BLOCK: Const<$block>,
-            T: Type<{ [f32, bf16] }>,
+            T: Type<{ $types }>,
         ) {
             let row = program_id(0);
             let y = load(labels + row);
@@ -82,7 +94,8 @@ macro_rules! two_pass {
                 let cols = c + arange(0, BLOCK);
                 let mk = cols < v;
                 // An ignored row is not read (its loads masked off, as Liger skips it).
-                let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
+                let x = load(base + cols, mk & ok, 0.0, evict = $keep);
+                let x = select(mk, x as f32, f32::NEG_INFINITY);
                 // The row sum first, so that `x` dies in the exponentials (32 warps hold a
                 // 32768-wide tile in 64 registers only that way). Skipping it where the
                 // smoothing is 0 (in an `if`) spills 64 bytes there.
@@ -101,12 +114,17 @@ macro_rules! two_pass {
             // without registers: LLVM keeps every column index live across the loop for it).
             let inv_n = 1.0 / n;
             let shift = smoothing / (v as f32 * n);
-            for c in (0..v).step_by(BLOCK) {
-                let cols = c + arange(0, BLOCK);
+            // The second pass from the last tile back: the tiles the first pass read last are
+            // read again first, while the L2 still holds them.
+            let last = (v - 1) / BLOCK * BLOCK;
+            for i in (0..v).step_by(BLOCK) {
+                let cols = (last - i) + arange(0, BLOCK);
                 let mk = cols < v;
-                let x = load(base + cols, mk & ok) as f32;
+                // Their last read, and the gradient is not read again here: both evicted
+                // first, so that they do not push out of the L2 the tiles still to be read.
+                let x = load(base + cols, mk & ok, 0.0, evict = first) as f32;
                 let p = ((x - lse) * 1.4426950408889634).exp2();
-                store(base + cols, select(ok, p * inv_n - shift, 0.0) as T, mk);
+                store(base + cols, select(ok, p * inv_n - shift, 0.0) as T, mk, evict = first);
             }
             // Then − (1 − s) / n at the label: a later store to the same address in the same
             // program, so it is the value that stays (every thread holding the scalar stores it,
@@ -124,7 +142,9 @@ two_pass!(
     /// warps.
     ce_loop,
     8,
-    { [1024, 8192] }
+    { [1024, 8192] },
+    [f32, bf16],
+    normal
 );
 
 two_pass!(
@@ -135,7 +155,9 @@ two_pass!(
     /// 32 warps with 16384-wide tiles.)
     ce_loop_wide,
     16,
-    8192
+    8192,
+    [f32, bf16],
+    normal
 );
 
 two_pass!(
@@ -144,65 +166,101 @@ two_pass!(
     /// finds its row in the L2), and a row of at most 32768 logits is one tile per pass.
     /// Aligned arguments only (rows of a multiple of 8 logits), as `ce_row`: unaligned, the
     /// tile's 64-bit addresses do not fit beside it in 64 registers.
+    ///
+    /// bf16 only: f32 rows take `ce_loop_full_keep`.
     ce_loop_full,
     32,
     32768,
+    [bf16],
+    normal,
     specialize = aligned
 );
 
-/// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
-/// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
-/// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
-/// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
-/// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
-/// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
-/// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
-/// bytes in every arrangement tried (docs/perf/NOTES.md).
-#[tile_kernel(num_warps = 32, specialize = aligned)]
-pub fn ce_row(
-    logits: Ptr<T, { rows * v }>,
-    labels: Ptr<i32, rows>,
-    valid: Ptr<i32, 1>,
-    loss: Ptr<f32, rows>,
-    mean: Ptr<f32, 1>,
-    rows: i32,
-    v: i32,
-    ignore: i32,
-    smoothing: f32,
-    BLOCK: Const<32768>,
-    T: Type<{ [f32, bf16] }>,
-) {
-    let row = program_id(0);
-    let y = load(labels + row);
-    let ok = y != ignore;
-    let base = logits + row * v;
-    let cols = arange(0, BLOCK);
-    let mk = cols < v;
-    // An ignored row is not read (its loads masked off, as Liger skips it).
-    let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
-    // Read before the row's reductions: their barriers order it before any thread's store of
-    // the gradient over the row (read after them, it raced those stores). After the row's
-    // loads, which need not wait for the label.
-    let xy = load(base + y, ok) as f32;
-    // The row sum first: after the max, only the exponentials stay live (x and e together
-    // would not fit in 64 registers). Skipping it where the smoothing is 0 (an `if`) measured
-    // 2% slower on the H100 (docs/perf/NOTES.md, twentieth session).
-    let sx = select(mk, x, 0.0).sum();
-    let m = x.max();
-    let e = ((x - m) * 1.4426950408889634).exp2();
-    let d = e.sum();
-    let lse = m + d.log();
-    let n = load(valid) as f32;
-    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
-    let l = select(ok, l / n, 0.0);
-    // softmax − s / v − (1 − s)·onehot, over the valid rows: one multiply per element.
-    let scale = 1.0 / (d * n);
-    let shift = smoothing / (v as f32 * n);
-    let g = e * scale - shift - select(cols == y, (1.0 - smoothing) / n, 0.0);
-    store(base + cols, select(ok, g, 0.0) as T, mk);
-    store(loss + row, l);
-    atomic_add(mean, l);
+two_pass!(
+    /// `ce_loop_full` with the first pass's loads `evict = last`, for f32 rows: at 128256
+    /// columns (513 KB a row, 68 MB for the 132 rows in flight) more of the row is still in the
+    /// L2 for the second pass, 84.4% → 85.5% of copy on the H100; in bf16 the same hint lost
+    /// 5% at 4096 × 128256 (docs/perf/2026-11-26f-h100/call5).
+    ce_loop_full_keep,
+    32,
+    32768,
+    [f32],
+    last,
+    specialize = aligned
+);
+
+/// The one-read kernel on `$warps` warps (see `ce_row`).
+macro_rules! one_read {
+    ($(#[$doc:meta])* $name:ident, $warps:literal) => {
+        $(#[$doc])*
+        #[tile_kernel(num_warps = $warps, specialize = aligned)]
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name(
+            logits: Ptr<T, { rows * v }>,
+            labels: Ptr<i32, rows>,
+            valid: Ptr<i32, 1>,
+            loss: Ptr<f32, rows>,
+            mean: Ptr<f32, 1>,
+            rows: i32,
+            v: i32,
+            ignore: i32,
+            smoothing: f32,
+            BLOCK: Const<32768>,
+            T: Type<{ [f32, bf16] }>,
+        ) {
+            let row = program_id(0);
+            let y = load(labels + row);
+            let ok = y != ignore;
+            let base = logits + row * v;
+            let cols = arange(0, BLOCK);
+            let mk = cols < v;
+            // An ignored row is not read (its loads masked off, as Liger skips it).
+            let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
+            // Read before the row's reductions: their barriers order it before any thread's store of
+            // the gradient over the row (read after them, it raced those stores). After the row's
+            // loads, which need not wait for the label.
+            let xy = load(base + y, ok) as f32;
+            // The row sum first: after the max, only the exponentials stay live (x and e together
+            // would not fit in 64 registers). Skipping it where the smoothing is 0 (an `if`) measured
+            // 2% slower on the H100 (docs/perf/NOTES.md, twentieth session).
+            let sx = select(mk, x, 0.0).sum();
+            let m = x.max();
+            let e = ((x - m) * 1.4426950408889634).exp2();
+            let d = e.sum();
+            let lse = m + d.log();
+            let n = load(valid) as f32;
+            let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+            let l = select(ok, l / n, 0.0);
+            // softmax − s / v − (1 − s)·onehot, over the valid rows: one multiply per element.
+            let scale = 1.0 / (d * n);
+            let shift = smoothing / (v as f32 * n);
+            let g = e * scale - shift - select(cols == y, (1.0 - smoothing) / n, 0.0);
+            store(base + cols, select(ok, g, 0.0) as T, mk);
+            store(loss + row, l);
+            atomic_add(mean, l);
+        }
+    };
 }
+
+one_read!(
+    /// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
+    /// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
+    /// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
+    /// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
+    /// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
+    /// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
+    /// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
+    /// bytes in every arrangement tried (docs/perf/NOTES.md).
+    ce_row,
+    32
+);
+
+one_read!(
+    /// `ce_row` on 16 warps: 64 logits per thread in up to 128 registers, two programs per SM,
+    /// so one program's reductions overlap the other's loads.
+    ce_row16,
+    16
+);
 
 /// Unfused forward: the row's logsumexp (saved for the backward) and loss.
 #[tile_kernel(num_warps = 8)]
@@ -287,7 +345,9 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &ce_loop::KERNELS[..],
         &ce_loop_wide::KERNELS[..],
         &ce_loop_full::KERNELS[..],
+        &ce_loop_full_keep::KERNELS[..],
         &ce_row::KERNELS[..],
+        &ce_row16::KERNELS[..],
         &ce_forward::KERNELS[..],
         &ce_backward::KERNELS[..],
     ] {
