@@ -56,10 +56,17 @@ pub trait Elem: tile::Element {
     fn from_f32(v: f32) -> Self;
     /// Widens to f32 (exactly).
     fn to_f32(self) -> f32;
+    /// Rows per program of the fused kernels that loop over rows: 4 in bf16, where the kernels
+    /// are bound by instruction issue and a program's fixed work (the bias, the scale, Philox's
+    /// keys) is then done once for four rows; 1 in f32, where they are bound by memory and one
+    /// row per program keeps more loads in flight (on the H100, 4 rows: bf16 bias + GELU +
+    /// dropout 73.4 → 75.5% of copy, f32 98.1 → 95.0%; docs/perf/2026-11-26f-h100/call1).
+    const FUSED_ROWS: i32;
 }
 
 impl Elem for f32 {
     const NAME: &'static str = "f32";
+    const FUSED_ROWS: i32 = 1;
     fn from_f32(v: f32) -> Self {
         v
     }
@@ -70,6 +77,7 @@ impl Elem for f32 {
 
 impl Elem for bf16 {
     const NAME: &'static str = "bf16";
+    const FUSED_ROWS: i32 = 4;
     fn from_f32(v: f32) -> Self {
         bf16::from_f32(v)
     }

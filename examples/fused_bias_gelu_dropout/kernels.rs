@@ -25,11 +25,13 @@ pub use super::shared::{add_bias, dropout, Elem, Stream};
 /// Elements per program of the unfused kernels.
 pub const BLOCK: i32 = 1024;
 
-/// Elements per program of the fused kernels.
+/// Columns per program of the fused kernels (their rows per program: [`Elem::FUSED_ROWS`]).
 pub const FUSED_BLOCK: i32 = 2048;
 
 #[tile_kernel]
-/// Fused: `out = dropout(GELU(x + bias[col]), p)`, computed in f32.
+/// Fused: `out = dropout(GELU(x + bias[col]), p)`, computed in f32. Program `(i, k)` takes
+/// columns `[i · BLOCK, (i + 1) · BLOCK)` of rows `[k · ROWS, (k + 1) · ROWS)`, one row per loop
+/// turn: the bias, the mask of the columns and the per-program constants once for `ROWS` rows.
 #[allow(clippy::too_many_arguments)]
 pub fn bias_gelu_dropout(
     x: Ptr<T, { rows * cols }>,
@@ -41,22 +43,28 @@ pub fn bias_gelu_dropout(
     seed: i64,
     T: Type<{ [f32, bf16] }>,
     BLOCK: Const<2048>,
+    ROWS: Const<{ [1, 4] }>,
 ) {
-    // Program (column block, row): the bias index is the column itself.
     let col = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = col < cols;
-    let offs = program_id(1) * cols + col;
-    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    let b = load(bias + col, mask) as f32;
     // GELU's 0.5 and dropout's scale in one factor.
-    let w = v * (0.5 / (1.0 - p));
-    let g = fma(w, erf(v * 0.7071067811865476), w);
-    store(out + offs, select(rand(seed, offs) > p, g, 0.0) as T, mask);
+    let scale = 0.5 / (1.0 - p);
+    let r0 = program_id(1) * ROWS;
+    for r in r0..min(r0 + ROWS, rows) {
+        let offs = r * cols + col;
+        let v = load(x + offs, mask) as f32 + b;
+        let w = v * scale;
+        let g = fma(w, erf(v * 0.7071067811865476), w);
+        store(out + offs, select(rand(seed, offs) > p, g, 0.0) as T, mask);
+    }
 }
 
 #[tile_kernel]
 /// Fused, one Philox evaluation per four elements (see [`Stream::Words4`]): `out =
 /// dropout(GELU(x + bias[col]), p)` where element `(row, col)` is kept if word `col % 4` of
-/// `rand4x(seed, row · ⌈cols / 4⌉ + col / 4)` is above `p`.
+/// `rand4x(seed, row · ⌈cols / 4⌉ + col / 4)` is above `p`. Programs take `ROWS` rows of a
+/// column block, as [`bias_gelu_dropout`].
 #[allow(clippy::too_many_arguments)]
 pub fn bias_gelu_dropout4(
     x: Ptr<T, { rows * cols }>,
@@ -68,31 +76,38 @@ pub fn bias_gelu_dropout4(
     seed: i64,
     T: Type<{ [f32, bf16] }>,
     BLOCK: Const<2048>,
+    ROWS: Const<{ [1, 4] }>,
 ) {
     // The block's columns as [BLOCK / 4, 4]: (k, j) is column 4·g + j of group g.
     let g = program_id(0) * (BLOCK / 4) + arange(0, BLOCK / 4);
     let j = arange(0, 4).expand_dims(0);
     let col = (g * 4).expand_dims(1) + j;
     let mask = col < cols;
-    let offs = program_id(1) * cols + col;
-    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
-    let w = v * (0.5 / (1.0 - p));
-    let gl = fma(w, erf(v * 0.7071067811865476), w);
-    let q = program_id(1) * ((cols + 3) / 4) + g;
-    let u = select(
-        j == 0,
-        rand4x(seed, q, 0).expand_dims(1),
-        select(
-            j == 1,
-            rand4x(seed, q, 1).expand_dims(1),
+    let b = load(bias + col, mask) as f32;
+    let scale = 0.5 / (1.0 - p);
+    let groups = (cols + 3) / 4;
+    let r0 = program_id(1) * ROWS;
+    for r in r0..min(r0 + ROWS, rows) {
+        let offs = r * cols + col;
+        let v = load(x + offs, mask) as f32 + b;
+        let w = v * scale;
+        let gl = fma(w, erf(v * 0.7071067811865476), w);
+        let q = r * groups + g;
+        let u = select(
+            j == 0,
+            rand4x(seed, q, 0).expand_dims(1),
             select(
-                j == 2,
-                rand4x(seed, q, 2).expand_dims(1),
-                rand4x(seed, q, 3).expand_dims(1),
+                j == 1,
+                rand4x(seed, q, 1).expand_dims(1),
+                select(
+                    j == 2,
+                    rand4x(seed, q, 2).expand_dims(1),
+                    rand4x(seed, q, 3).expand_dims(1),
+                ),
             ),
-        ),
-    );
-    store(out + offs, select(u > p, gl, 0.0) as T, mask);
+        );
+        store(out + offs, select(u > p, gl, 0.0) as T, mask);
+    }
 }
 
 #[tile_kernel]
@@ -135,10 +150,13 @@ pub trait Storage: Elem {
         p: f32,
         seed: i64,
     ) -> Result<(), Error> {
-        let g = Grid::xy(cdiv(cols, FUSED_BLOCK), rows.max(0) as u32);
+        let r = Self::FUSED_ROWS;
+        let g = Grid::xy(cdiv(cols, FUSED_BLOCK), cdiv(rows, r));
         match stream {
-            Stream::Rand => bias_gelu_dropout::launch(dev, g, x, bias, out, rows, cols, p, seed),
-            Stream::Words4 => bias_gelu_dropout4::launch(dev, g, x, bias, out, rows, cols, p, seed),
+            Stream::Rand => bias_gelu_dropout::launch(dev, g, x, bias, out, rows, cols, p, seed, r),
+            Stream::Words4 => {
+                bias_gelu_dropout4::launch(dev, g, x, bias, out, rows, cols, p, seed, r)
+            }
         }
     }
 

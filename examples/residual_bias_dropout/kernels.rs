@@ -15,12 +15,14 @@ pub use super::shared::{add_bias, dropout, Elem, Stream};
 /// Elements per program, for every kernel of this example but the fused `rand(i)` one.
 pub const BLOCK: i32 = 1024;
 
-/// Elements per program of the fused kernel with the `rand(i)` mask (16 per thread, which spreads
+/// Columns per program of the fused kernel with the `rand(i)` mask (16 per thread, which spreads
 /// each thread's fixed work over more of its eight Philox evaluations' elements).
 pub const RAND_BLOCK: i32 = 2048;
 
 #[tile_kernel]
-/// Fused: `out = residual + dropout(x + bias[col], p)`, computed in f32.
+/// Fused: `out = residual + dropout(x + bias[col], p)`, computed in f32. Program `(i, k)` takes
+/// columns `[i · BLOCK, (i + 1) · BLOCK)` of rows `[k · ROWS, (k + 1) · ROWS)`, one row per loop
+/// turn: the bias, the mask of the columns and the per-program constants once for `ROWS` rows.
 #[allow(clippy::too_many_arguments)]
 pub fn residual_bias_dropout(
     x: Ptr<T, { rows * cols }>,
@@ -33,19 +35,23 @@ pub fn residual_bias_dropout(
     seed: i64,
     T: Type<{ [f32, bf16] }>,
     BLOCK: Const<2048>,
+    ROWS: Const<{ [1, 4] }>,
 ) {
-    // Program (column block, row): the bias index is the column itself.
     let col = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = col < cols;
-    let offs = program_id(1) * cols + col;
-    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    let b = load(bias + col, mask) as f32;
     let scale = 1.0 / (1.0 - p);
-    let d = select(rand(seed, offs) > p, v * scale, 0.0);
-    store(
-        out + offs,
-        (load(residual + offs, mask) as f32 + d) as T,
-        mask,
-    );
+    let r0 = program_id(1) * ROWS;
+    for r in r0..min(r0 + ROWS, rows) {
+        let offs = r * cols + col;
+        let v = load(x + offs, mask) as f32 + b;
+        let d = select(rand(seed, offs) > p, v * scale, 0.0);
+        store(
+            out + offs,
+            (load(residual + offs, mask) as f32 + d) as T,
+            mask,
+        );
+    }
 }
 
 #[tile_kernel]
@@ -141,16 +147,16 @@ pub trait Storage: Elem {
         p: f32,
         seed: i64,
     ) -> Result<(), Error> {
-        let block = match stream {
-            Stream::Rand => RAND_BLOCK,
-            Stream::Words4 => BLOCK,
-        };
-        let g = Grid::xy(cdiv(cols, block), rows.max(0) as u32);
         match stream {
             Stream::Rand => {
-                residual_bias_dropout::launch(dev, g, x, bias, residual, out, rows, cols, p, seed)
+                let r = Self::FUSED_ROWS;
+                let g = Grid::xy(cdiv(cols, RAND_BLOCK), cdiv(rows, r));
+                residual_bias_dropout::launch(
+                    dev, g, x, bias, residual, out, rows, cols, p, seed, r,
+                )
             }
             Stream::Words4 => {
+                let g = Grid::xy(cdiv(cols, BLOCK), rows.max(0) as u32);
                 residual_bias_dropout4::launch(dev, g, x, bias, residual, out, rows, cols, p, seed)
             }
         }
