@@ -57,6 +57,18 @@ fn int_reduce(x: Ptr<i32, n>, out: Ptr<i32, 3>, n: i32, BLOCK: Const<1024>) {
     store(out + 2, select(mask, v, 2147483647).min());
 }
 
+/// Eviction hints on masked and unmasked loads and a store: they reach the IR and change no
+/// value.
+#[tile_kernel]
+fn hinted(x: Ptr<f32, n>, y: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let a = load(x + offs, mask, 0.0, evict = first);
+    let b = load(y + offs, mask, evict = last);
+    let first = load(x, evict = normal);
+    store(out + offs, a * 2.0 + b - first, mask, evict = first);
+}
+
 #[test]
 fn softmax_rows() {
     for n in [1i32, 17, 200, 256] {
@@ -536,6 +548,27 @@ fn raw_and_unicode_kernel_names() {
     for v in common::füllen::KERNEL.variants {
         for t in v.targets {
             assert!(t.ptx.contains(".entry f_ufc_llen("), "{}", t.arch);
+        }
+    }
+}
+
+#[test]
+fn eviction_hints_reach_the_ir_and_change_no_value() {
+    let ir = hinted::KERNEL.ir;
+    assert!(ir.contains("load {evict = first}"), "{ir}");
+    assert!(ir.contains("load {evict = last}"), "{ir}");
+    assert!(ir.contains("store {evict = first}"), "{ir}");
+    // `normal` is the default, so it is not written.
+    assert!(!ir.contains("evict = normal"), "{ir}");
+    let mut rng = Rng(41);
+    for n in [1, 127, 128, 300] {
+        let x: Vec<f32> = (0..n).map(|_| rng.f32() * 4.0).collect();
+        let y: Vec<f32> = (0..n).map(|_| rng.f32() * 4.0).collect();
+        let mut out = vec![f32::NAN; n];
+        let grid = Grid::x(n.div_ceil(128) as u32);
+        hinted::launch(&Device::interpreter(), grid, &x, &y, &mut out, n as i32).unwrap();
+        for i in 0..n {
+            assert_eq!(out[i], x[i] * 2.0 + y[i] - x[0], "n = {n}, element {i}");
         }
     }
 }

@@ -460,7 +460,22 @@ impl Gen<'_> {
             }
             return;
         }
-        self.line(&format!("store({addr}, ({v}){cast}{mask});"));
+        let evict = self.evict();
+        self.line(&format!("store({addr}, ({v}){cast}{mask}{evict});"));
+    }
+
+    /// A load's or store's trailing eviction hint, three times in eight (`normal` among them).
+    fn evict(&mut self) -> &'static str {
+        self.pick(&[
+            "",
+            "",
+            "",
+            "",
+            "",
+            ", evict = first",
+            ", evict = last",
+            ", evict = normal",
+        ])
     }
 
     fn stmt(&mut self) {
@@ -480,10 +495,11 @@ impl Gen<'_> {
                     String::new()
                 };
                 let cast = if t == "f32" { "" } else { " as f32" };
+                let evict = self.evict();
                 self.push(
                     Kind::Float,
                     rank,
-                    format!("load({addr}{mask}{other}){cast}"),
+                    format!("load({addr}{mask}{other}{evict}){cast}"),
                 );
             }
             7..=8 => self.store(),
