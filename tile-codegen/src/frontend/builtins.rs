@@ -279,16 +279,8 @@ impl Lowering {
                 )))
             }
             Callee::Builtin(Builtin::Load) => {
-                let (args, evict) = evict_arg(&args, "load")?;
-                if !(1..=3).contains(&args.len()) {
-                    return Err(err(
-                        c,
-                        format!(
-                            "`load` takes 1 to 3 arguments (pointers, mask, other) and optionally `evict = …`, found {}",
-                            args.len()
-                        ),
-                    ));
-                }
+                let what = "1 to 3 arguments (pointers, mask, other)";
+                let (args, evict) = evict_arg(&args, "load", 1..=3, what, c)?;
                 let (pid, pty, d) = self.pointer_arg(args[0], "load")?;
                 let mut operands = vec![pid];
                 if args.len() >= 2 {
@@ -327,16 +319,8 @@ impl Lowering {
                 )))
             }
             Callee::Builtin(Builtin::Store) => {
-                let (args, evict) = evict_arg(&args, "store")?;
-                if !(2..=3).contains(&args.len()) {
-                    return Err(err(
-                        c,
-                        format!(
-                            "`store` takes 2 or 3 arguments (pointers, values, mask) and optionally `evict = …`, found {}",
-                            args.len()
-                        ),
-                    ));
-                }
+                let what = "2 or 3 arguments (pointers, values, mask)";
+                let (args, evict) = evict_arg(&args, "store", 2..=3, what, c)?;
                 let (pid, pty, d) = self.pointer_arg(args[0], "store")?;
                 let v = self.expr(args[1])?;
                 if let Some(t) = self.ty(v) {
@@ -1346,25 +1330,15 @@ impl Lowering {
             ));
         }
         let (mut sem, mut scope) = (None, None);
-        for n in named {
-            match named_key(n).as_deref() {
-                Some("sem") if sem.is_none() => {
-                    sem = Some(named_word(n, &MemSem::ALL, MemSem::name)?)
-                }
-                Some("scope") if scope.is_none() => {
-                    scope = Some(named_word(n, &MemScope::ALL, MemScope::name)?)
-                }
-                Some(k @ ("sem" | "scope")) => {
-                    return Err(err(&n.left, format!("`{k}` is given twice")))
-                }
-                _ => {
-                    return Err(err(
-                        &n.left,
-                        format!("`{name}`'s named arguments are `sem` and `scope`"),
-                    ))
-                }
+        let unknown = format!("`{name}`'s named arguments are `sem` and `scope`");
+        each_named(&named, &["sem", "scope"], &unknown, |key, n| {
+            if key == 0 {
+                sem = Some(named_word(n, &MemSem::ALL, MemSem::name)?);
+            } else {
+                scope = Some(named_word(n, &MemScope::ALL, MemScope::name)?);
             }
-        }
+            Ok(())
+        })?;
         let (pid, pty, d) = self.pointer_arg(pos[0], name)?;
         let takes = |t: DType| match op {
             Some(op) => op.takes(t),
@@ -1460,26 +1434,17 @@ impl Lowering {
             ));
         }
         let mut reverse = None;
-        for n in named {
-            match named_key(n).as_deref() {
-                Some("reverse") if reverse.is_none() => {
-                    reverse = Some(named_word(n, &[false, true], |x| {
-                        if x {
-                            "true"
-                        } else {
-                            "false"
-                        }
-                    })?)
+        let unknown = format!("`{name}`'s one named argument is `reverse`");
+        each_named(&named, &["reverse"], &unknown, |_, n| {
+            reverse = Some(named_word(n, &[false, true], |x| {
+                if x {
+                    "true"
+                } else {
+                    "false"
                 }
-                Some("reverse") => return Err(err(&n.left, "`reverse` is given twice")),
-                _ => {
-                    return Err(err(
-                        &n.left,
-                        format!("`{name}`'s one named argument is `reverse`"),
-                    ))
-                }
-            }
-        }
+            })?);
+            Ok(())
+        })?;
         let v = self.expr(recv)?;
         let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
             return Err(err(
@@ -1605,26 +1570,55 @@ fn named_word<T: Copy>(
         })
 }
 
-/// `load`'s or `store`'s positional arguments and its one named argument, `evict = normal |
-/// first | last` (normal when absent).
-fn evict_arg<'a>(args: &[&'a Expr], name: &str) -> syn::Result<(Vec<&'a Expr>, Evict)> {
+/// `load`'s or `store`'s positional arguments (`count` of them, which `what` describes) and its
+/// one named argument, `evict = normal | first | last` (normal when absent).
+fn evict_arg<'a>(
+    args: &[&'a Expr],
+    name: &str,
+    count: std::ops::RangeInclusive<usize>,
+    what: &str,
+    c: &syn::ExprCall,
+) -> syn::Result<(Vec<&'a Expr>, Evict)> {
     let (pos, named) = split_named(args)?;
-    let mut evict = None;
+    let mut evict = Evict::Normal;
+    let unknown = format!("`{name}`'s one named argument is `evict` (`evict = first`)");
+    each_named(&named, &["evict"], &unknown, |_, n| {
+        evict = named_word(n, &Evict::ALL, Evict::name)?;
+        Ok(())
+    })?;
+    if !count.contains(&pos.len()) {
+        return Err(err(
+            c,
+            format!(
+                "`{name}` takes {what} and optionally `evict = …`, found {}",
+                pos.len()
+            ),
+        ));
+    }
+    Ok((pos, evict))
+}
+
+/// Walks a call's named arguments in order: each of `keys` may come once (`take` reads it, with
+/// its index in `keys`), a second time is an error, and any other key is the error `unknown`.
+fn each_named(
+    named: &[&syn::ExprAssign],
+    keys: &[&str],
+    unknown: &str,
+    mut take: impl FnMut(usize, &syn::ExprAssign) -> syn::Result<()>,
+) -> syn::Result<()> {
+    let mut seen = vec![false; keys.len()];
     for n in named {
-        match named_key(n).as_deref() {
-            Some("evict") if evict.is_none() => {
-                evict = Some(named_word(n, &Evict::ALL, Evict::name)?)
+        let key = named_key(n);
+        match keys.iter().position(|&k| key.as_deref() == Some(k)) {
+            Some(i) if !seen[i] => {
+                seen[i] = true;
+                take(i, n)?;
             }
-            Some("evict") => return Err(err(&n.left, "`evict` is given twice")),
-            _ => {
-                return Err(err(
-                    &n.left,
-                    format!("`{name}`'s one named argument is `evict` (`evict = first`)"),
-                ))
-            }
+            Some(i) => return Err(err(&n.left, format!("`{}` is given twice", keys[i]))),
+            None => return Err(err(&n.left, unknown)),
         }
     }
-    Ok((pos, evict.unwrap_or_default()))
+    Ok(())
 }
 
 /// The value of `dot`'s named argument `precision = ieee | tf32`.
