@@ -55,7 +55,7 @@
 //! | `store(ptrs, values)`, `store(ptrs, values, mask)`, with an optional `evict = …` last | write where the mask is true; `evict` as for `load` |
 //! | `select(mask, a, b)` | `a` where the mask is true, else `b` (Triton's `where`) |
 //! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
-//! | `exp exp2 log log2 sqrt rsqrt erf tanh sin cos sigmoid abs floor ceil` | f32 math (`abs` also on integers), as `exp(x)` or `x.exp()` |
+//! | `exp exp2 log log2 sqrt rsqrt erf tanh sin cos sigmoid gelu abs floor ceil` | f32 math (`abs` also on integers; `gelu` the exact `x · Φ(x)`), as `exp(x)` or `x.exp()` |
 //! | `pow(a, b)`, `fma(a, b, c)` | `2^(b·log2 a)`; `a·b + c` rounded once |
 //! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
 //! | `t.argmax(axis)`, `t.argmin(axis)` | the `i32` index of the first maximum / minimum along `axis` (NaN ignored; 0 where all are NaN) |

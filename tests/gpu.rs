@@ -206,6 +206,12 @@ fn gpu_sin_and_cos() {
 }
 
 #[test]
+fn gpu_gelu() {
+    let Some(gpu) = cuda() else { return };
+    common::check_gelu(&gpu);
+}
+
+#[test]
 fn gpu_atomics_match_the_references() {
     let Some(gpu) = cuda() else { return };
     for (n, bins) in [(1, 1), (5000, 16), (1 << 22, 1024), (1 << 22, 4)] {

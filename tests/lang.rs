@@ -164,6 +164,11 @@ fn sin_and_cos_on_the_interpreter() {
 }
 
 #[test]
+fn gelu_on_the_interpreter() {
+    common::check_gelu(&Device::interpreter());
+}
+
+#[test]
 fn integer_reductions() {
     for n in [1usize, 5, 1000, 1024] {
         let mut r = Rng(n as u64 + 9);

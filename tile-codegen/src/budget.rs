@@ -178,6 +178,7 @@ fn math_weight(m: MathFn) -> u64 {
         MathFn::Sin | MathFn::Cos => 45,
         MathFn::Log | MathFn::Tanh => 27,
         MathFn::Erf => 25,
+        MathFn::Gelu => 16,
         MathFn::Exp | MathFn::Sigmoid => 15,
         MathFn::Pow => 3,
         MathFn::Log2 | MathFn::Abs => 2,

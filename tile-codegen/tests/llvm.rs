@@ -705,6 +705,23 @@ fn math_tanh_erf_sigmoid() {
     );
 }
 
+#[test]
+fn math_gelu() {
+    check(
+        &math_kernel("math_gelu", &[("gelu", 1)]),
+        &[
+            // 4 elements per thread: one flushing ex2 each, six FMAs of the polynomial and the
+            // final one, the clamp of |x| and max(x, 0) propagating NaN.
+            "#4 ex2.approx.ftz.f32",
+            "#28 fma.rn.f32",
+            "#4 max.NaN.f32",
+            "#4 min.f32",
+            "!div.rn",
+            "!rcp",
+        ],
+    );
+}
+
 /// `out[i] = f(x[i])` over 128 `f32` elements, one per thread.
 fn one_math_kernel(f: &str) -> String {
     format!(
@@ -746,7 +763,8 @@ fn instructions_between_load_and_store(ptx: &str) -> Vec<String> {
 /// and the store, less the store's address arithmetic (measured on `abs`, one `abs.f32`), with
 /// upper bounds that keep them from growing back. Before the rewrite of tanh, erf and sigmoid
 /// around the flushing approximations (`ex2.approx.ftz`, `rcp.approx.ftz`) these were exp 11,
-/// tanh 31, erf 39, sigmoid 14.
+/// tanh 31, erf 39, sigmoid 14. `gelu`'s 12 include an `abs.f32` and a `neg.f32` that become
+/// operand modifiers in SASS.
 #[test]
 fn math_instruction_counts() {
     let count = |f: &str, target: GpuTarget| {
@@ -765,7 +783,13 @@ fn math_instruction_counts() {
             "{abs:?}"
         );
         let overhead = abs.len() - 1;
-        for (f, bound) in [("exp", 9), ("tanh", 14), ("erf", 17), ("sigmoid", 9)] {
+        for (f, bound) in [
+            ("exp", 9),
+            ("tanh", 14),
+            ("erf", 17),
+            ("sigmoid", 9),
+            ("gelu", 12),
+        ] {
             let ins = count(f, target);
             let n = ins.len() - overhead;
             println!("{f} on {target}: {n} PTX instructions per element");

@@ -1090,12 +1090,23 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         MathFn::Cos => libm::cosf(x),
         MathFn::Tanh => x.tanh(),
         MathFn::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        MathFn::Gelu => gelu(x),
         MathFn::Abs => x.abs(),
         MathFn::Floor => x.floor(),
         MathFn::Ceil => x.ceil(),
         MathFn::Pow => (f(b) * x.log2()).exp2(),
         MathFn::Fma => x.mul_add(f(b), f(c)),
     })
+}
+
+/// The exact GELU `x · Φ(x)`, as `0.5 · x · erfc(−x / √2)` in `f64` (no cancellation where
+/// `Φ(x)` is small), rounded once; `gelu(−∞) = 0` (the limit, where the product is `−∞ · 0`).
+fn gelu(x: f32) -> f32 {
+    if x == f32::NEG_INFINITY {
+        return 0.0;
+    }
+    let x = f64::from(x);
+    (0.5 * x * libm::erfc(-x / std::f64::consts::SQRT_2)) as f32
 }
 
 /// `acc + a · b` for row-major `a` (`m × k`), `b` (`k × n`), `acc` (`m × n`, f32): per element,

@@ -41,8 +41,9 @@ struct Gen<'a> {
 }
 
 const FLOATS: [&str; 3] = ["f32", "f16", "bf16"];
-const MATH: [&str; 12] = [
-    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "abs", "floor", "ceil",
+const MATH: [&str; 13] = [
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "erf", "tanh", "sigmoid", "gelu", "abs",
+    "floor", "ceil",
 ];
 
 /// A kernel from `r`.

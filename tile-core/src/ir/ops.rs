@@ -143,6 +143,9 @@ named_enum! {
         Cos = "cos",
         /// `1 / (1 + e^-x)`
         Sigmoid = "sigmoid",
+        /// the exact (erf) GELU, `x · Φ(x) = 0.5 · x · (1 + erf(x / √2))` with `Φ` the standard
+        /// normal distribution function; `gelu(+∞) = +∞`, `gelu(−∞) = 0`
+        Gelu = "gelu",
         /// `|x|` (also for integers)
         Abs = "abs",
         /// round toward −∞
@@ -173,6 +176,7 @@ impl MathFn {
             | MathFn::Sin
             | MathFn::Cos
             | MathFn::Sigmoid
+            | MathFn::Gelu
             | MathFn::Abs
             | MathFn::Floor
             | MathFn::Ceil => 1,
