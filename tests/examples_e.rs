@@ -65,7 +65,7 @@ fn check<T: Storage>(rows: usize, cols: usize, p: f32, seed: i64) {
                 T::from_f32(v as f32).to_f32() as f64
             }
         };
-        // f32: erf's absolute error (~3e-7) times up to |v| / 2; bf16: a few roundings of 2^-9.
+        // f32: gelu's error (at most 3e-7 · |v|) and the scale's rounding; bf16: a few roundings of 2^-9.
         let (atol, rtol) = if T::NAME == "f32" {
             (2e-6, 1e-5)
         } else {

@@ -8,13 +8,12 @@
 //! Triton's. The scale is computed once per program and multiplied (within one rounding of
 //! `x / (1 − p)`, which Triton computes per element).
 //!
-//! The fused kernels fold GELU's `0.5` into that scale: `w = v · (0.5 / (1 − p))`, then
-//! `fma(w, erf(v / √2), w)`, which is `0.5 · v · (1 + erf(v / √2)) / (1 − p)` rounded once
-//! (an unfused `w · erf + w` would round the product first and lose the small results of
-//! `v ≪ 0`, where `erf ≈ −1`), two instructions per element fewer; and they take 2048 elements
-//! per program (16 per thread), so each thread's fixed work (addresses, the scale's division,
-//! Philox's key schedule) is spread over twice the elements. In bf16, where the kernel is bound
-//! by instruction issue, the two took the four-words kernel from 67% to 72% of copy on an H100
+//! GELU is the language's `gelu`, the exact `v · Φ(v)` written as `max(v, 0) − |v| · 2^{Q(|v|)}`
+//! (one `ex2` fed by a degree-6 polynomial; tile-codegen's `llvm/math.rs` gives its error, which
+//! matches the erf formula's): 10 SASS instructions per element where `0.5 · v · (1 + erf(v /
+//! √2))` takes 17. The fused kernels take 2048 elements per program (16 per thread) and loop over
+//! `ROWS` rows, so each thread's fixed work (addresses, the bias, the scale's division, Philox's
+//! key schedule) is spread over more elements. In bf16 the kernel is bound by instruction issue
 //! (README).
 
 use tile::prelude::*;
@@ -48,14 +47,11 @@ pub fn bias_gelu_dropout(
     let col = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = col < cols;
     let b = load(bias + col, mask) as f32;
-    // GELU's 0.5 and dropout's scale in one factor.
-    let scale = 0.5 / (1.0 - p);
+    let scale = 1.0 / (1.0 - p);
     let r0 = program_id(1) * ROWS;
     for r in r0..min(r0 + ROWS, rows) {
         let offs = r * cols + col;
-        let v = load(x + offs, mask) as f32 + b;
-        let w = v * scale;
-        let g = fma(w, erf(v * 0.7071067811865476), w);
+        let g = gelu(load(x + offs, mask) as f32 + b) * scale;
         store(out + offs, select(rand(seed, offs) > p, g, 0.0) as T, mask);
     }
 }
@@ -84,14 +80,12 @@ pub fn bias_gelu_dropout4(
     let col = (g * 4).expand_dims(1) + j;
     let mask = col < cols;
     let b = load(bias + col, mask) as f32;
-    let scale = 0.5 / (1.0 - p);
+    let scale = 1.0 / (1.0 - p);
     let groups = (cols + 3) / 4;
     let r0 = program_id(1) * ROWS;
     for r in r0..min(r0 + ROWS, rows) {
         let offs = r * cols + col;
-        let v = load(x + offs, mask) as f32 + b;
-        let w = v * scale;
-        let gl = fma(w, erf(v * 0.7071067811865476), w);
+        let gl = gelu(load(x + offs, mask) as f32 + b) * scale;
         let q = r * groups + g;
         let u = select(
             j == 0,
@@ -111,16 +105,17 @@ pub fn bias_gelu_dropout4(
 }
 
 #[tile_kernel]
-/// Unfused step 2: `out = GELU(x)` (erf), computed in f32.
-pub fn gelu(x: Ptr<T, n>, out: Ptr<T, n>, n: i32, T: Type<{ [f32, bf16] }>, BLOCK: Const<1024>) {
+/// Unfused step 2: `out = GELU(x)` (the exact GELU, `gelu`), computed in f32.
+pub fn gelu_only(
+    x: Ptr<T, n>,
+    out: Ptr<T, n>,
+    n: i32,
+    T: Type<{ [f32, bf16] }>,
+    BLOCK: Const<1024>,
+) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < n;
-    let v = load(x + offs, mask) as f32;
-    store(
-        out + offs,
-        (0.5 * v * (1.0 + erf(v * 0.7071067811865476))) as T,
-        mask,
-    );
+    store(out + offs, gelu(load(x + offs, mask) as f32) as T, mask);
 }
 
 /// Every kernel of this example.
@@ -130,7 +125,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(bias_gelu_dropout::KERNELS);
     v.extend(bias_gelu_dropout4::KERNELS);
     v.extend(add_bias::KERNELS);
-    v.extend(gelu::KERNELS);
+    v.extend(gelu_only::KERNELS);
     v.extend(dropout::KERNELS);
     v
 }
@@ -180,7 +175,7 @@ pub trait Storage: Elem {
             .checked_mul(cols)
             .ok_or_else(|| Error::Args("rows × cols overflows i32".into()))?;
         let g = Grid::x(cdiv(n, BLOCK));
-        gelu::launch(dev, g, &*t1, t2, n)?;
+        gelu_only::launch(dev, g, &*t1, t2, n)?;
         dropout::launch(dev, g, &*t2, out, n, p, seed)
     }
 }
