@@ -56,11 +56,12 @@ pub trait Elem: tile::Element {
     fn from_f32(v: f32) -> Self;
     /// Widens to f32 (exactly).
     fn to_f32(self) -> f32;
-    /// Rows per program of the fused kernels that loop over rows: 4 in bf16, where the kernels
-    /// are bound by instruction issue and a program's fixed work (the bias, the scale, Philox's
-    /// keys) is then done once for four rows; 1 in f32, where they are bound by memory and one
-    /// row per program keeps more loads in flight (on the H100, 4 rows: bf16 bias + GELU +
-    /// dropout 73.4 → 75.5% of copy, f32 98.1 → 95.0%; docs/perf/2026-11-26f-h100/call1).
+    /// Rows per program of `residual_bias_dropout`'s fused kernel that loops over rows: 4 in
+    /// bf16, where it is bound by instruction issue and a program's fixed work (the bias, the
+    /// scale, Philox's keys) is then done once for four rows; 1 in f32, where it is bound by
+    /// memory and one row per program keeps more loads in flight (on the H100, 4 rows: residual
+    /// `rand(i)` bf16 72.0 → 75.1% of copy; docs/perf/2026-11-26f-h100/call1).
+    /// `fused_bias_gelu_dropout` sizes its programs per type itself (its `Storage`).
     const FUSED_ROWS: i32;
 }
 
