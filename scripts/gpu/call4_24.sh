@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Twenty-fourth session, call 4: the probe examples/dropout_probe, third set of variants (of the fused
 # four-words bias + GELU + dropout kernel: rows per program, block, warps, next-row prefetch),
-# twice: blocks of 512 and 1024 on 2, 4 and 8 warps, rows per program, evict = first; no ncu.
+# twice: blocks of 512 and 1024 on 2, 4 and 8 warps, rows per program, evict = first; no ncu
+# (the empty ncu loop).
 # Usage: bash scripts/gpu/call2_24.sh (the probe in .device-wg/bins.tar.xz).
 set -uo pipefail
 [ -f .device-wg/bins.tar.xz ] && tar xJf .device-wg/bins.tar.xz -C .device-wg
