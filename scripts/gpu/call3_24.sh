@@ -2,7 +2,7 @@
 # Twenty-fourth session, call 3: the probe examples/dropout_probe, second set of variants (of the fused
 # four-words bias + GELU + dropout kernel: rows per program, block, warps, next-row prefetch),
 # twice: 8 and 16 warps, blocks of 1024, next-row prefetch; ncu of 8 warps prefetch R8 bf16.
-# Usage: bash scripts/gpu/call2_24.sh (the probe in .device-wg/bins.tar.xz).
+# Usage: bash scripts/gpu/call3_24.sh (the probe in .device-wg/bins.tar.xz).
 set -uo pipefail
 [ -f .device-wg/bins.tar.xz ] && tar xJf .device-wg/bins.tar.xz -C .device-wg
 B=.device-wg; OUT=${OUT:-/tmp/out}; L=$OUT/logs; mkdir -p "$L"

@@ -3,7 +3,7 @@
 # four-words bias + GELU + dropout kernel: rows per program, block, warps, next-row prefetch),
 # twice: blocks of 512 and 1024 on 2, 4 and 8 warps, rows per program, evict = first; no ncu
 # (the empty ncu loop).
-# Usage: bash scripts/gpu/call2_24.sh (the probe in .device-wg/bins.tar.xz).
+# Usage: bash scripts/gpu/call4_24.sh (the probe in .device-wg/bins.tar.xz).
 set -uo pipefail
 [ -f .device-wg/bins.tar.xz ] && tar xJf .device-wg/bins.tar.xz -C .device-wg
 B=.device-wg; OUT=${OUT:-/tmp/out}; L=$OUT/logs; mkdir -p "$L"
