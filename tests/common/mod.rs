@@ -749,7 +749,7 @@ pub fn check_trig(dev: &Device) {
     println!("sin/cos on {}: max abs error {worst:.2e}", dev.name());
 }
 
-/// `gelu(x)` and `x.gelu()` (the function and the method forms), beside the erf formula.
+/// `gelu(x)` and `x.gelu()` (the function and the method forms).
 #[tile_kernel]
 pub fn gelus(x: Ptr<f32, n>, g: Ptr<f32, n>, m: Ptr<f32, n>, n: i32, BLOCK: Const<256>) {
     let i = program_id(0) * BLOCK + arange(0, BLOCK);

@@ -87,7 +87,8 @@
 //!   it the erf formula's: `|error| / |x|` 2.0e-7 exact, 2.8e-7 worst case (1.5e-7, 2.1e-7);
 //!   relative error for `x > 0` 3.2e-7, 5.0e-7 (1.9e-7, 2.6e-7); for `−3 < x < 0` 4.7e-5
 //!   (4.7e-5); for `−6 < x < −3`, where `Φ` is below 1.4e-3, 8.4e-2, where the erf formula's
-//!   `1 + erf` cancels to 100%; largest absolute error 5.1e-7 (5.6e-7).
+//!   `1 + erf` cancels to 100%; largest absolute error 5.1e-7 (5.6e-7). On the H100 (test
+//!   `gpu_gelu`, 42,000 points of `[−20, 20]` and `[−370, 370]`) `|error| / |x|` 1.9e-7.
 //!
 //! - **log**: `lg2.approx`'s error is absolute near 1 (2⁻²²·⁶), a large relative error of the
 //!   result there (a uniform `u` near 1 in `randn`'s `sqrt(−2 log u)` would be off by 1e-4),
