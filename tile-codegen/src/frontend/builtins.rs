@@ -936,12 +936,16 @@ impl Lowering {
             };
             let k0t = self.materialize(k0, DType::I32, &shape, seed_at)?;
             let k1t = self.materialize(k1, DType::I32, &shape, seed_at)?;
+            // The key first: where a round's product is uniform (round 2's `a · k0` for an `i32`
+            // offset), product and key make one loop-invariant value, and the remaining `xor`
+            // takes a single uniform operand (ptxas moved the other one into a register per
+            // turn). `xor` is associative: the words are unchanged.
             let hb = bin(self, BinOp::UMulHi, b, c2);
-            let hb = bin(self, BinOp::Xor, hb, c1);
-            let n0 = bin(self, BinOp::Xor, hb, k0t);
+            let hb = bin(self, BinOp::Xor, hb, k0t);
+            let n0 = bin(self, BinOp::Xor, hb, c1);
             let ha = bin(self, BinOp::UMulHi, a, c0);
-            let ha = bin(self, BinOp::Xor, ha, c3);
-            let n2 = bin(self, BinOp::Xor, ha, k1t);
+            let ha = bin(self, BinOp::Xor, ha, k1t);
+            let n2 = bin(self, BinOp::Xor, ha, c3);
             let n1 = bin(self, BinOp::Mul, b, c2);
             let n3 = bin(self, BinOp::Mul, a, c0);
             (c0, c1, c2, c3) = (n0, n1, n2, n3);
