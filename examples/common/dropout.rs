@@ -56,18 +56,10 @@ pub trait Elem: tile::Element {
     fn from_f32(v: f32) -> Self;
     /// Widens to f32 (exactly).
     fn to_f32(self) -> f32;
-    /// Rows per program of `residual_bias_dropout`'s fused kernel that loops over rows: 4 in
-    /// bf16, where it is bound by instruction issue and a program's fixed work (the bias, the
-    /// scale, Philox's keys) is then done once for four rows; 1 in f32, where it is bound by
-    /// memory and one row per program keeps more loads in flight (on the H100, 4 rows: residual
-    /// `rand(i)` bf16 72.0 → 75.1% of copy; docs/perf/2026-11-26f-h100/call1).
-    /// `fused_bias_gelu_dropout` sizes its programs per type itself (its `Storage`).
-    const FUSED_ROWS: i32;
 }
 
 impl Elem for f32 {
     const NAME: &'static str = "f32";
-    const FUSED_ROWS: i32 = 1;
     fn from_f32(v: f32) -> Self {
         v
     }
@@ -78,7 +70,6 @@ impl Elem for f32 {
 
 impl Elem for bf16 {
     const NAME: &'static str = "bf16";
-    const FUSED_ROWS: i32 = 4;
     fn from_f32(v: f32) -> Self {
         bf16::from_f32(v)
     }

@@ -133,6 +133,9 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
 
 /// The element types the example runs on, with the launchers of both forms.
 pub trait Storage: Elem {
+    /// Rows per program of the fused `rand(i)` kernel.
+    const ROWS: i32;
+
     /// `out = residual + dropout(x + bias[col], p)` in one kernel, with the mask of `stream`.
     #[allow(clippy::too_many_arguments)]
     fn fused(
@@ -149,7 +152,7 @@ pub trait Storage: Elem {
     ) -> Result<(), Error> {
         match stream {
             Stream::Rand => {
-                let r = Self::FUSED_ROWS;
+                let r = Self::ROWS;
                 let g = Grid::xy(cdiv(cols, RAND_BLOCK), cdiv(rows, r));
                 residual_bias_dropout::launch(
                     dev, g, x, bias, residual, out, rows, cols, p, seed, r,
@@ -188,5 +191,15 @@ pub trait Storage: Elem {
     }
 }
 
-impl Storage for f32 {}
-impl Storage for bf16 {}
+/// f32 is bound by memory: one row per program keeps more loads in flight (on the H100, 4 rows
+/// lost 3–5%; docs/perf/2026-11-26f-h100/call1).
+impl Storage for f32 {
+    const ROWS: i32 = 1;
+}
+
+/// bf16 is bound by instruction issue: a program's fixed work (the bias, the scale, Philox's
+/// keys) is done once for four rows (on the H100, `rand(i)` 72.0 → 75.1% of copy;
+/// docs/perf/2026-11-26f-h100/call1).
+impl Storage for bf16 {
+    const ROWS: i32 = 4;
+}
