@@ -12,14 +12,11 @@
 //!
 //! `cargo run --release --example cudarc_interop` (needs a CUDA device; says so without one).
 
-#[path = "fused_add_mul/kernels.rs"]
-mod kernels;
-
 use std::process::ExitCode;
 
 use cudarc::driver::CudaContext;
-use kernels::add_mul;
 use tile::prelude::*;
+use tile_examples::fused_add_mul::kernels::add_mul;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

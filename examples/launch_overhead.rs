@@ -5,18 +5,13 @@
 //!
 //! `cargo run --release --example launch_overhead` (needs a CUDA device).
 
-#[path = "common/mod.rs"]
-mod common;
-#[path = "fused_add_mul/kernels.rs"]
-mod kernels;
-
 use std::process::ExitCode;
 
-use common::launch_rounds;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
-use kernels::add_mul;
 use tile::prelude::*;
+use tile_examples::common::launch_rounds;
+use tile_examples::fused_add_mul::kernels::add_mul;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -123,7 +118,7 @@ fn first_launch(
     out: &mut cudarc::driver::CudaSlice<f32>,
     n: i32,
 ) -> Res<()> {
-    use kernels::{add, mul};
+    use tile_examples::fused_add_mul::kernels::{add, mul};
     dev.synchronize()?;
     let cold = host_us(dev, || add::launch(dev, Grid::x(1), x, y, out, n))?;
     let warm_add = host_us(dev, || add::launch(dev, Grid::x(1), x, y, out, n))?;

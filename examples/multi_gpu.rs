@@ -5,13 +5,10 @@
 //!
 //! `cargo run --release --example multi_gpu`
 
-#[path = "fused_add_mul/kernels.rs"]
-mod kernels;
-
 use std::process::ExitCode;
 
-use kernels::add_mul;
 use tile::prelude::*;
+use tile_examples::fused_add_mul::kernels::add_mul;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 

@@ -2,7 +2,7 @@
 //! every type it takes (with the old values), atomics whose old values threads holding copies need,
 //! and scans of every kind, direction and layout case (the same checks run on the GPU in `gpu.rs`).
 
-mod common;
+use tile_tests as common;
 
 use tile::prelude::*;
 use tile::ParamKind;

@@ -2,15 +2,9 @@
 //! unfused, on the interpreter: random inputs on awkward shapes (one row, one column, lengths that
 //! are not multiples of the tile width) against Rust references, element by element.
 
-#[allow(dead_code)]
-#[path = "../examples/act_and_mul/kernels.rs"]
-mod act_and_mul;
-#[allow(dead_code)]
-#[path = "../examples/elementwise_chains/kernels.rs"]
-mod elementwise_chains;
-#[allow(dead_code)]
-#[path = "../examples/fused_bias_gelu/kernels.rs"]
-mod fused_bias_gelu;
+use tile_examples::act_and_mul::kernels as act_and_mul;
+use tile_examples::elementwise_chains::kernels as elementwise_chains;
+use tile_examples::fused_bias_gelu::kernels as fused_bias_gelu;
 
 use tile::prelude::*;
 

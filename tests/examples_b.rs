@@ -3,14 +3,10 @@
 //! column, non-power-of-two rows, every tile width). Outputs start as NaN and carry a sentinel tail
 //! past the last row, so an unwritten element or a write out of bounds fails.
 
-#[path = "../examples/fused_add_rmsnorm/kernels.rs"]
-mod fused_add_rmsnorm;
-#[path = "../examples/fused_layernorm/kernels.rs"]
-mod fused_layernorm;
-#[path = "../examples/fused_layernorm/reference.rs"]
-mod fused_layernorm_reference;
-#[path = "../examples/mean_center/kernels.rs"]
-mod mean_center;
+use tile_examples::fused_add_rmsnorm::kernels as fused_add_rmsnorm;
+use tile_examples::fused_layernorm::kernels as fused_layernorm;
+use tile_examples::fused_layernorm::reference as fused_layernorm_reference;
+use tile_examples::mean_center::kernels as mean_center;
 
 use fused_add_rmsnorm::AddRmsNorm;
 use fused_layernorm::{LayerNorm, Scratch};

@@ -2,8 +2,7 @@
 //! untouched, and a q head with position 0 (cos 1, sin 0) comes out RMS-normalized; the
 //! access-pattern ceiling kernel leaves the buffer as it was.
 
-#[path = "../examples/qk_norm_rope/kernels.rs"]
-mod qk_norm_rope;
+use tile_examples::qk_norm_rope::kernels as qk_norm_rope;
 
 use qk_norm_rope::{fused, touch, unfused, Shape, Tables};
 use tile::prelude::*;

@@ -3,12 +3,10 @@
 //! 32-wide slices, batches that leave a partial row block), the error for too many classes, and
 //! every instance's IR round trip and PTX (no spills).
 
-#[path = "../examples/softmax_regression_simple/reference.rs"]
-mod softmax_regression_reference;
-#[path = "../examples/softmax_regression_simple/kernels.rs"]
-mod softmax_regression_simple;
+use tile_examples::softmax_regression_simple::kernels as softmax_regression_simple;
+use tile_examples::softmax_regression_simple::reference as softmax_regression_reference;
 
-mod common;
+use tile_tests as common;
 
 use common::Rng;
 use softmax_regression_simple::{fused, unfused};

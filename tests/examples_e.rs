@@ -3,19 +3,8 @@
 //! `tl.rand(seed, i) > p` (`tile::random`), exactly on the mask, on awkward shapes, probabilities
 //! and seeds; every kernel's IR round-trips and its PTX assembles for both targets without spills.
 
-/// Both examples' kernels, with the file they share (`examples/common/dropout.rs`) once.
-#[path = "../examples"]
-mod ex {
-    #[path = "fused_bias_gelu_dropout/kernels.rs"]
-    pub mod fused_bias_gelu_dropout;
-    #[path = "residual_bias_dropout/kernels.rs"]
-    pub mod residual_bias_dropout;
-    #[path = "common/dropout.rs"]
-    #[allow(dead_code)]
-    pub mod shared;
-}
-
-use ex::{fused_bias_gelu_dropout, residual_bias_dropout};
+use tile_examples::fused_bias_gelu_dropout::kernels as fused_bias_gelu_dropout;
+use tile_examples::residual_bias_dropout::kernels as residual_bias_dropout;
 
 use fused_bias_gelu_dropout::{Storage, Stream};
 use tile::prelude::*;

@@ -3,10 +3,8 @@
 //! counts zero again after each of two calls); every kernel's IR round-trips and its PTX
 //! assembles for both targets without spills.
 
-#[path = "../examples/moe_align/align.rs"]
-mod align;
-#[path = "../examples/moe_align/kernels.rs"]
-mod kernels;
+use tile_examples::moe_align::align;
+use tile_examples::moe_align::kernels;
 
 use align::{bufs, launch, route, verify, Form, Shape};
 use tile::prelude::*;

@@ -4,10 +4,8 @@
 //! label on the last column, 32768 (the one-tile form's widest), ignored rows, every row ignored);
 //! every kernel's IR round-trips and its PTX assembles for both targets without spills.
 
-#[path = "../examples/cross_entropy/ce.rs"]
-mod ce;
-#[path = "../examples/cross_entropy/kernels.rs"]
-mod kernels;
+use tile_examples::cross_entropy::ce;
+use tile_examples::cross_entropy::kernels;
 
 use ce::{check, inputs, reference, Form, Logit, IGNORE};
 use tile::prelude::*;

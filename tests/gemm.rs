@@ -2,7 +2,7 @@
 //! (`M`, `N`, `K` of 1, 17, 1000 and non-multiples of the 128 × 128 × 32 and 128 × 256 × 64
 //! tiles); the GPU runs the same checks in `examples/gemm` and `tests/gpu.rs`.
 
-mod common;
+use tile_tests as common;
 
 use common::gemm::{gemm, gemm_wide};
 use common::Rng;

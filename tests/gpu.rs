@@ -1,7 +1,7 @@
 //! GPU tests: the same kernels on the CUDA device and on the interpreter must agree exactly, and
 //! every launch error is an `Err`. Without a CUDA device each test prints that it was skipped.
 
-mod common;
+use tile_tests as common;
 
 use common::fused_add_mul::add_mul;
 use common::{accumulate_in_place, clamp, i64_axpy, int_ops, small_tile, Rng};

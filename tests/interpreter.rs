@@ -1,6 +1,6 @@
 //! The interpreter against plain Rust references, on random inputs of awkward sizes.
 
-mod common;
+use tile_tests as common;
 
 use common::{clamp, fused_add_mul::add_mul, i64_axpy, int_ops, small_tile, Rng, SIZES};
 use tile::prelude::*;

@@ -2,7 +2,7 @@
 //! and verifies, and every specialization's PTX assembles with ptxas for sm_80 and sm_90a with no
 //! spills, into the cubin the build embedded beside it.
 
-mod common;
+use tile_tests as common;
 
 use tile::ir::{parse, print, verify};
 

@@ -1,7 +1,7 @@
 //! The language beyond the basics, on the interpreter: math functions (as functions and methods),
 //! casts, f16/bf16 storage, and reductions, against Rust references.
 
-mod common;
+use tile_tests as common;
 
 use common::{static_branches, Rng};
 use tile::prelude::*;

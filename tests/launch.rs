@@ -1,8 +1,7 @@
 //! Launch checks on the interpreter (no GPU needed): wrong lengths, grids and devices are `Err`s
 //! with clear messages, and out-of-bounds unmasked accesses are caught.
 
-#[path = "../examples/fused_add_mul/kernels.rs"]
-mod kernels;
+use tile_examples::fused_add_mul::kernels;
 
 use kernels::add_mul;
 use tile::prelude::*;

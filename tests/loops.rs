@@ -1,7 +1,7 @@
 //! `for` loops on the interpreter: rows longer than one tile (carried tiles and scalars),
 //! nested loops, 2-D carried tiles, against Rust references on awkward sizes.
 
-mod common;
+use tile_tests as common;
 
 use common::{blocked_row_sums, layernorm_looped, Rng};
 use tile::prelude::*;

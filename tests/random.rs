@@ -2,7 +2,7 @@
 //! stream, checked there against Random123's known answers and Triton's own values), bit for bit,
 //! for seeds and offsets at the edges of their types.
 
-mod common;
+use tile_tests as common;
 
 use tile::prelude::*;
 

@@ -3,7 +3,7 @@
 //! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
 //! either axis against NumPy's definition.
 
-mod common;
+use tile_tests as common;
 
 use common::{layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
 use tile::prelude::*;

@@ -9,11 +9,8 @@
 //! checks awkward shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs
 //! for every size. Tolerance: 1e-2 relative L2 (bf16 outputs).
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{act_and_mul::kernels, common};
 
 use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{fused, unfused, Act};

@@ -1,8 +1,7 @@
 //! What the dropout examples (`fused_bias_gelu_dropout`, `residual_bias_dropout`) share: their two
 //! masks as the CPU computes them from `tile::random` ([`Stream`]), the storage types ([`Elem`]),
-//! and the unfused steps both have (`add_bias`, Triton's tutorial `dropout`). A crate that uses an
-//! example's `kernels.rs` declares this file as the module `shared` next to it (the kernels
-//! re-export from `super::shared`), so tile-bench and the tests hold it once for both examples.
+//! and the unfused steps both have (`add_bias`, Triton's tutorial `dropout`). Both examples'
+//! `kernels.rs` re-export it.
 
 use tile::prelude::*;
 

@@ -2,7 +2,7 @@
 //! `triton.testing.do_bench` samples (plain launches and CUDA-graph replays), the device-to-device copy bandwidth that every table is measured
 //! against, and the host-side timing of launches.
 
-#![allow(dead_code)]
+pub mod dropout;
 
 use std::sync::{Arc, Once};
 

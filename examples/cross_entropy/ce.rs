@@ -3,7 +3,7 @@
 
 use tile::prelude::*;
 
-use crate::kernels;
+use super::kernels;
 
 /// Errors of the example.
 pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -60,6 +60,7 @@ pub enum Form {
 }
 
 impl Form {
+    /// Every form, in the order the tables list them.
     pub const ALL: [Form; 6] = [
         Form::Loop,
         Form::Wide,
@@ -97,7 +98,7 @@ impl Form {
         }
     }
 
-    #[allow(dead_code)] // the example prints it; the test does not
+    /// The form's name in tables.
     pub fn name(self) -> &'static str {
         match self {
             Form::Loop => "fused (1 kernel, 8 warps)",
@@ -134,14 +135,23 @@ fn block(v: usize) -> i32 {
 
 /// A problem on the device: `rows × v` logits (overwritten by the gradient), labels, outputs.
 pub struct Case<T: Logit> {
+    /// `rows × v` logits; the backward pass overwrites them with the gradient.
     pub logits: Buffer<T>,
+    /// One label per row (`IGNORE` for an ignored row).
     pub labels: Buffer<i32>,
+    /// The count of rows whose label is not ignored.
     pub valid: Buffer<i32>,
+    /// Each row's log-sum-exp.
     pub lses: Buffer<f32>,
+    /// Each row's loss.
     pub loss: Buffer<f32>,
+    /// The mean loss over the rows not ignored.
     pub mean: Buffer<f32>,
+    /// Rows.
     pub rows: usize,
+    /// Columns (the vocabulary).
     pub v: usize,
+    /// Label smoothing, 0 for none.
     pub smoothing: f32,
 }
 
@@ -168,6 +178,7 @@ pub fn inputs<T: Logit>(rows: usize, v: usize, seed: u64) -> (Vec<T>, Vec<i32>) 
     (logits, labels)
 }
 
+/// Uploads `inputs`' logits and labels as a [`Case`] with zeroed outputs.
 pub fn case<T: Logit>(
     dev: &Device,
     logits: &[T],

@@ -13,12 +13,8 @@
 //! kernel are timed by `bench/python/baseline.py --filter cross_entropy`. Without a GPU: checks
 //! the awkward shapes on the interpreter. `--quick`: checks only.
 
-mod ce;
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, cross_entropy::ce};
 
 use ce::{case, check, inputs, launch, reference, Form, Logit, Res};
 use common::{copy_bandwidth, report, time_ms, Row};

@@ -9,11 +9,8 @@
 //! GPU: checks awkward shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA
 //! graphs for every size.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, elementwise_chains::kernels};
 
 use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{Bufs, Chain};

@@ -5,11 +5,8 @@
 //! device-to-device copy bandwidth measured in the same run. Without a GPU: checks both on the
 //! interpreter. `--quick` skips the timing (used under compute-sanitizer).
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, fused_add_mul::kernels};
 
 use common::{copy_bandwidth, print_table, rel_l2, time_ms, Rng};
 use kernels::{add, add_mul, mul};

@@ -11,11 +11,8 @@
 //! `x`. They are written in place, so they cannot start as NaN; the unfused form's f32 scratch
 //! buffer does.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, fused_add_rmsnorm::kernels};
 
 use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::AddRmsNorm;

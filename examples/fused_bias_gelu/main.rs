@@ -10,11 +10,8 @@
 //! unfused form, from its intermediate as stored; the tolerance on the relative L2 error is 1e-5
 //! for f32 outputs (1e-4 for the erf form, see `tolerance`) and 1e-2 for bf16.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, fused_bias_gelu::kernels};
 
 use common::{check_close, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row};
 use kernels::{Gelu, Storage};

@@ -15,14 +15,8 @@
 //!   and every kept one is not; kept values against the reference times `1 / (1 − p)`; on large
 //!   shapes the kept fraction within 4 standard deviations of 0.9.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-#[path = "../common/dropout.rs"]
-#[allow(dead_code)]
-mod shared;
-
 use std::process::ExitCode;
+use tile_examples::{common, fused_bias_gelu_dropout::kernels};
 
 use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
 use kernels::{Storage, Stream};

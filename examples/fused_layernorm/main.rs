@@ -10,12 +10,11 @@
 //! and as a CUDA graph. Without a GPU: checks awkward shapes on the interpreter. `--quick`: checks
 //! only; `--graph-all`: CUDA graphs for every size.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-mod reference;
-
 use std::process::ExitCode;
+use tile_examples::{
+    common,
+    fused_layernorm::{kernels, reference},
+};
 
 use common::{
     check_close, check_forms, copy_bandwidth, graph_form, graph_rows, graph_time_ms, report,

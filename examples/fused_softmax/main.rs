@@ -7,11 +7,8 @@
 //! Without a GPU: checks awkward shapes on the interpreter. `--quick`: checks only;
 //! `--graph-all`: CUDA graphs for every size.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, fused_softmax::kernels};
 
 use common::{
     check_close, check_forms, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row,

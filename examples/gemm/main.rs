@@ -24,11 +24,8 @@
 //! within a relative L2 error of 1e-3 for f32 output (f32 accumulation of exact f16/bf16
 //! products) and 4e-3 / 2e-2 for f16 / bf16 output (one rounding to the output type).
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, gemm::kernels};
 
 use common::{check_close, matmul_inputs as inputs, matmul_ref_at, print_table, time_ms, Half};
 use half::{bf16, f16};

@@ -15,13 +15,8 @@
 //! Tolerance: relative L2 error against f64 of one rounding to the output type (4e-3 f16, 2e-2
 //! bf16), the sum in the tensor cores' order, and the GELUs' f32 `erf`/`tanh` (a few 1e-7).
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../gemm/kernels.rs"]
-mod gemm_kernels;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, gemm::kernels as gemm_kernels, gemm_bias_act::kernels};
 
 use common::{check_forms, matmul_inputs, matmul_ref_at, print_table, time_ms, Half, Rng};
 use gemm_kernels::{gemm, gemm_wide};

@@ -7,11 +7,8 @@
 //! kernel takes under 75 µs, launch-bound: not at this size). Without a GPU: checks awkward
 //! shapes on the interpreter. `--quick`: checks only; `--graph-all`: CUDA graphs for every size.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, mean_center::kernels};
 
 use common::{
     check_close, check_forms, copy_bandwidth, graph_form, graph_rows, report, time_ms, Rng, Row,

@@ -11,13 +11,18 @@ pub type Res<T> = Result<T, Box<dyn std::error::Error>>;
 /// A routing problem: `tokens × k` ids over `experts`, slots padded to `block_size`.
 #[derive(Clone, Copy)]
 pub struct Shape {
+    /// Tokens.
     pub tokens: usize,
+    /// Experts per token (top-k).
     pub k: usize,
+    /// Experts.
     pub experts: usize,
+    /// Slots per block of an expert.
     pub block_size: usize,
 }
 
 impl Shape {
+    /// Ids: `tokens × k`.
     pub fn n(self) -> usize {
         self.tokens * self.k
     }
@@ -30,6 +35,7 @@ impl Shape {
     pub fn rows(self) -> usize {
         self.n().div_ceil(1024)
     }
+    /// Blocks of `block_size` slots in the worst case.
     pub fn blocks(self) -> usize {
         self.padded().div_ceil(self.block_size)
     }
@@ -41,6 +47,7 @@ impl Shape {
             e => Err(format!("{e} experts; the kernels are compiled for up to 256").into()),
         }
     }
+    /// The shape as tables name it.
     pub fn name(self) -> String {
         format!(
             "{} tokens x top-{} of {} experts, block {}",
@@ -79,17 +86,25 @@ pub fn route(s: Shape, seed: u64) -> Vec<i32> {
 
 /// The device buffers of one problem.
 pub struct Bufs {
+    /// The `tokens × k` expert ids.
     pub ids: Buffer<i32>,
+    /// Ids per expert.
     pub counts: Buffer<i32>,
+    /// Each expert's first slot.
     pub starts: Buffer<i32>,
     /// Per program and expert: counts (zero between calls), then first slots.
     pub pc: Buffer<i32>,
+    /// Per program and expert: the next free slot.
     pub cursor: Buffer<i32>,
+    /// The ids' indices sorted by expert, padded per expert to whole blocks.
     pub sorted: Buffer<i32>,
+    /// The expert of each block.
     pub expert_ids: Buffer<i32>,
+    /// Slots used in all (padding included).
     pub total: Buffer<i32>,
 }
 
+/// The buffers of `s` on `dev`, `ids` uploaded, outputs poisoned with -7.
 pub fn bufs(dev: &Device, s: Shape, ids: &[i32]) -> Res<Bufs> {
     let rows = s.rows().max(1) * s.experts;
     Ok(Bufs {
@@ -114,6 +129,7 @@ pub enum Form {
 }
 
 impl Form {
+    /// Both forms.
     pub const ALL: [Form; 2] = [Form::PerRow, Form::PerId];
 
     /// The faster form for `s`, as measured on an H100 (README): one counter per expert while
@@ -127,6 +143,7 @@ impl Form {
             Form::PerRow
         }
     }
+    /// The form as tables name it.
     pub fn name(self) -> &'static str {
         match self {
             Form::PerRow => "per-program counts and cursors (5 kernels)",

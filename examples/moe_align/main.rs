@@ -15,12 +15,8 @@
 //! per-program counts are zero again after each call. Each case runs twice, so the second call checks the re-zeroed
 //! counts.
 
-mod align;
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{common, moe_align::align};
 
 use align::{bufs, launch, route, verify, Form, Res, Shape};
 use common::{graph_time_ms, print_table, time_ms};

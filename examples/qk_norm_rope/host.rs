@@ -1,6 +1,5 @@
 //! The host-side inputs of qk_norm_rope (packed qkv, positions, the cos/sin cache, the norm
-//! weights), generated the same way for the example and tile-bench. Expects the including crate
-//! to have `examples/common` as `crate::common`.
+//! weights), generated the same way for the example and tile-bench.
 
 use tile::bf16;
 

@@ -4,12 +4,11 @@
 //! heads, 8 kv heads, head dimension 128, bf16, in place in a packed qkv buffer. Without a GPU:
 //! checks small shapes on the interpreter. `--quick`: checks only.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod host;
-mod kernels;
-
 use std::process::ExitCode;
+use tile_examples::{
+    common,
+    qk_norm_rope::{host, kernels},
+};
 
 use common::{check_close, copy_bandwidth, report, time_ms, Row};
 use host::{host, Host};

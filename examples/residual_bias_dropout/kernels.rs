@@ -10,7 +10,7 @@
 use tile::prelude::*;
 
 // `examples/common/dropout.rs`, which the crate declares as `shared` next to this module.
-pub use super::shared::{add_bias, dropout, Elem, Stream};
+pub use crate::common::dropout::{add_bias, dropout, Elem, Stream};
 
 /// Elements per program, for every kernel of this example but the fused `rand(i)` one.
 pub const BLOCK: i32 = 1024;

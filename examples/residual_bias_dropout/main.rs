@@ -13,14 +13,8 @@
 //! every dropped element equals its residual exactly; on large shapes the kept fraction is within
 //! 4 standard deviations of 1 − p.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-#[path = "../common/dropout.rs"]
-#[allow(dead_code)]
-mod shared;
-
 use std::process::ExitCode;
+use tile_examples::{common, residual_bias_dropout::kernels};
 
 use common::{check_close, copy_bandwidth, report, time_ms, Rng, Row};
 use kernels::{Storage, Stream};

@@ -17,16 +17,11 @@
 //! Tolerance: relative L2 error of the probabilities against the softmax of the f64 logits, 1e-3
 //! (f32 accumulation of exact products in the tensor cores' order, `ex2.approx`).
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../gemm/kernels.rs"]
-mod gemm_kernels;
-mod kernels;
-#[allow(dead_code)]
-#[path = "../fused_softmax/kernels.rs"]
-mod softmax_kernels;
-
 use std::process::ExitCode;
+use tile_examples::{
+    common, fused_softmax::kernels as softmax_kernels, gemm::kernels as gemm_kernels,
+    softmax_regression::kernels,
+};
 
 use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
 use gemm_kernels::{gemm, gemm_wide};

@@ -10,12 +10,11 @@
 //! The matmul is lowered without tensor cores for now (`dot` through shared memory), so the
 //! interesting figure is the fused/unfused ratio, not the rate.
 
-#[path = "../common/mod.rs"]
-mod common;
-mod kernels;
-mod reference;
-
 use std::process::ExitCode;
+use tile_examples::{
+    common,
+    softmax_regression_simple::{kernels, reference},
+};
 
 use common::{check_close, check_forms, graph_form, graph_rows, print_table, time_ms, Rng, Row};
 use kernels::{fused, unfused};

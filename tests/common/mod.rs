@@ -1,26 +1,15 @@
 //! Kernels shared by the workspace tests: every example's kernels plus kernels that exercise the
 //! rest of the language, and the list of all of them (for the IR and ptxas tests).
 
-#![allow(dead_code)]
-
-#[path = "../../examples/act_and_mul/kernels.rs"]
-pub mod act_and_mul;
-#[path = "../../examples/elementwise_chains/kernels.rs"]
-pub mod elementwise_chains;
-#[path = "../../examples/fused_add_mul/kernels.rs"]
-pub mod fused_add_mul;
-#[path = "../../examples/fused_bias_gelu/kernels.rs"]
-pub mod fused_bias_gelu;
-#[path = "../../examples/fused_softmax/kernels.rs"]
-pub mod fused_softmax;
-#[path = "../../examples/gemm/kernels.rs"]
-pub mod gemm;
-#[path = "../../examples/gemm_bias_act/kernels.rs"]
-pub mod gemm_bias_act;
-#[path = "../../examples/qk_norm_rope/kernels.rs"]
-pub mod qk_norm_rope;
-#[path = "../../examples/softmax_regression/kernels.rs"]
-pub mod softmax_regression;
+pub use tile_examples::act_and_mul::kernels as act_and_mul;
+pub use tile_examples::elementwise_chains::kernels as elementwise_chains;
+pub use tile_examples::fused_add_mul::kernels as fused_add_mul;
+pub use tile_examples::fused_bias_gelu::kernels as fused_bias_gelu;
+pub use tile_examples::fused_softmax::kernels as fused_softmax;
+pub use tile_examples::gemm::kernels as gemm;
+pub use tile_examples::gemm_bias_act::kernels as gemm_bias_act;
+pub use tile_examples::qk_norm_rope::kernels as qk_norm_rope;
+pub use tile_examples::softmax_regression::kernels as softmax_regression;
 
 use tile::prelude::*;
 
@@ -1350,9 +1339,13 @@ pub fn check_atomic_each_16(dev: &Device, n: usize) {
 
 /// 16-bit floats as [`check_atomic_each_16`] needs them.
 pub trait Half16: tile::Element + Copy + PartialEq + std::fmt::Debug {
+    /// `x` rounded to the type.
     fn of(x: f32) -> Self;
+    /// The value as f32 (exact).
     fn f(self) -> f32;
+    /// The bit pattern.
     fn bits(self) -> u16;
+    /// The value of a bit pattern.
     fn from_bits16(b: u16) -> Self;
 }
 

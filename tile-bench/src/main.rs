@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The kernels and their launchers are the examples' own (`examples/NAME/kernels.rs`, included by
-//! `#[path]`), as are the CUDA-event timing, the CUDA-graph capture and replay and the copy
+//! the `tile-examples` library), as are the CUDA-event timing, the CUDA-graph capture and replay and the copy
 //! bandwidth (`examples/common/mod.rs`). Method, on a GPU:
 //!
 //! - ceilings first: the device-to-device copy bandwidth (1 GiB, bytes read + bytes written; again
@@ -35,84 +35,32 @@
 //! `bench/python/baseline.py`'s rows so that `bench/join.py` can join them), `tile.md` (a table
 //! per kernel family, also printed) and `plots/FAMILY.{png,svg}` (GB/s against bytes moved).
 
-#[path = "../../examples/common/mod.rs"]
-mod common;
-/// The dropout examples' kernels, with the file they share (`examples/common/dropout.rs`) once.
-#[path = "../../examples"]
+// The examples' kernels and host code, under the names the families use.
+use tile_examples::act_and_mul::kernels as act_and_mul;
+use tile_examples::common;
+use tile_examples::cross_entropy::ce;
+use tile_examples::elementwise_chains::kernels as elementwise_chains;
+use tile_examples::fused_add_mul::kernels as fused_add_mul;
+use tile_examples::fused_add_rmsnorm::kernels as fused_add_rmsnorm;
+use tile_examples::fused_bias_gelu::kernels as fused_bias_gelu;
+use tile_examples::fused_layernorm::kernels as fused_layernorm;
+use tile_examples::fused_layernorm::reference as fused_layernorm_reference;
+use tile_examples::fused_softmax::kernels as fused_softmax;
+use tile_examples::gemm::kernels as gemm_kernels;
+use tile_examples::gemm_bias_act::kernels as gemm_bias_act;
+use tile_examples::mean_center::kernels as mean_center;
+use tile_examples::moe_align as moe;
+use tile_examples::qk_norm_rope::host as qk_norm_rope_host;
+use tile_examples::qk_norm_rope::kernels as qk_norm_rope;
+use tile_examples::softmax_regression::kernels as softmax_regression;
+use tile_examples::softmax_regression_simple::kernels as softmax_regression_simple;
+use tile_examples::softmax_regression_simple::reference as softmax_regression_reference;
+/// The dropout examples' kernels and the code they share.
 mod dropout {
-    #[allow(dead_code)]
-    #[path = "fused_bias_gelu_dropout/kernels.rs"]
-    pub mod gelu;
-    #[allow(dead_code)]
-    #[path = "residual_bias_dropout/kernels.rs"]
-    pub mod residual;
-    #[allow(dead_code)]
-    #[path = "common/dropout.rs"]
-    pub mod shared;
+    pub use tile_examples::common::dropout as shared;
+    pub use tile_examples::fused_bias_gelu_dropout::kernels as gelu;
+    pub use tile_examples::residual_bias_dropout::kernels as residual;
 }
-
-#[allow(dead_code)]
-#[path = "../../examples/act_and_mul/kernels.rs"]
-mod act_and_mul;
-// The cross_entropy example's helpers; they name its kernels `crate::kernels` (below).
-#[allow(dead_code)]
-#[path = "../../examples/cross_entropy/ce.rs"]
-mod ce;
-#[allow(dead_code)]
-#[path = "../../examples/elementwise_chains/kernels.rs"]
-mod elementwise_chains;
-#[allow(dead_code)]
-#[path = "../../examples/fused_add_mul/kernels.rs"]
-mod fused_add_mul;
-#[allow(dead_code)]
-#[path = "../../examples/fused_add_rmsnorm/kernels.rs"]
-mod fused_add_rmsnorm;
-#[allow(dead_code)]
-#[path = "../../examples/fused_bias_gelu/kernels.rs"]
-mod fused_bias_gelu;
-#[allow(dead_code)]
-#[path = "../../examples/fused_layernorm/kernels.rs"]
-mod fused_layernorm;
-#[path = "../../examples/fused_layernorm/reference.rs"]
-mod fused_layernorm_reference;
-#[allow(dead_code)]
-#[path = "../../examples/fused_softmax/kernels.rs"]
-mod fused_softmax;
-#[allow(dead_code)]
-#[path = "../../examples/gemm_bias_act/kernels.rs"]
-mod gemm_bias_act;
-#[allow(dead_code)]
-#[path = "../../examples/gemm/kernels.rs"]
-mod gemm_kernels;
-// The cross_entropy example's kernels, under the name its `ce.rs` gives them.
-#[allow(dead_code)]
-#[path = "../../examples/cross_entropy/kernels.rs"]
-mod kernels;
-#[allow(dead_code)]
-#[path = "../../examples/mean_center/kernels.rs"]
-mod mean_center;
-#[allow(dead_code)]
-#[path = "../../examples/qk_norm_rope/kernels.rs"]
-mod qk_norm_rope;
-/// The moe_align example's host side and kernels (its `align.rs` names them `super::kernels`).
-#[path = "../../examples/moe_align"]
-mod moe {
-    #[allow(dead_code)]
-    #[path = "align.rs"]
-    pub mod align;
-    #[allow(dead_code)]
-    #[path = "kernels.rs"]
-    pub mod kernels;
-}
-#[path = "../../examples/qk_norm_rope/host.rs"]
-mod qk_norm_rope_host;
-#[path = "../../examples/softmax_regression/kernels.rs"]
-mod softmax_regression;
-#[path = "../../examples/softmax_regression_simple/reference.rs"]
-mod softmax_regression_reference;
-#[allow(dead_code)]
-#[path = "../../examples/softmax_regression_simple/kernels.rs"]
-mod softmax_regression_simple;
 
 mod ceilings;
 mod cli;
