@@ -1,5 +1,11 @@
-"""Triton's tl.randn of seed 42 at offsets 0 .. 2^20 - 1 against tile's (a raw f32 file written
-by tests/gpu.rs with TILE_RANDN_OUT); run by scripts/gpu/randn.sh on the GPU machine."""
+"""Triton's tl.randn of seed 42 at offsets 0 .. 2^20 - 1 against tile's `randn` (a raw f32 file
+written by the GPU test `gpu_randn_matches_the_interpreter` when TILE_RANDN_OUT names it): the
+largest absolute and relative difference and the share of bit-identical values. Run by
+scripts/gpu/check.sh on the GPU machine:
+
+    TILE_RANDN_OUT=/tmp/randn.bin .device-bin/gpu_tests gpu_randn_matches_the_interpreter
+    python3 bench/python/randn_vs_triton.py /tmp/randn.bin
+"""
 import sys
 
 import numpy as np

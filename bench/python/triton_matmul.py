@@ -2,7 +2,7 @@
 M x N x K f16 inputs, for profiling beside tile's GEMM (ncu, SASS). Checks it against torch.matmul
 first, then launches it `--reps` times.
 
-    python3 scripts/gpu/triton_matmul.py --size 4096 --bm 128 --bn 256 --bk 64 --warps 8 --stages 3
+    python3 bench/python/triton_matmul.py --size 4096 --bm 128 --bn 256 --bk 64 --warps 8 --stages 3
 """
 import argparse
 
