@@ -7,8 +7,8 @@ compiled alone by `tile-fuzz replay`, which prints its time and cost.
     cargo build --release -p tile-fuzz
     python3 scripts/compile_cost_families.py [TARGET [FAMILY ...]]   # TARGET default 223000
 
-On the 2-core build machine every family at 223000 compiled in 1.1-1.8 s (NOTES.md, sixteenth
-session). The kernels go to $TMPDIR/tile-cost-families/.
+On the 2-core build machine every family at 223000 compiled in 1.1-1.8 s (docs/DECISIONS.md,
+"Compile cost"). The kernels go to $TMPDIR/tile-cost-families/.
 """
 import os, re, subprocess, sys, tempfile
 

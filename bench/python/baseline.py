@@ -2,7 +2,7 @@
 """PyTorch eager, cuBLAS and Triton baselines for every kernel family of the `tile` examples.
 
 For each (kernel, shape, dtype) that the Rust examples in `examples/*/` time at GPU sizes, and for
-the GEMM families of issue 9, this measures, where they exist:
+the GEMM families (gemm, gemm_bias_act, softmax_regression), this measures, where they exist:
 
 - `torch_unfused`: PyTorch eager written step by step after the example's unfused form (the same
   steps and intermediates; PyTorch may need a few extra small kernels for per-row scalars or for
@@ -1916,7 +1916,7 @@ def bench_qk_norm_rope():
 
 
 # ----------------------------------------------------------------------------------------------
-# GEMM families (issue 9): shapes [M, N, K]; A row-major M x K, B row-major K x N
+# GEMM families: shapes [M, N, K]; A row-major M x K, B row-major K x N
 # ----------------------------------------------------------------------------------------------
 
 # Tolerances (relative L2 error against the float64 product of the rounded inputs): f16/bf16
@@ -1925,7 +1925,7 @@ def bench_qk_norm_rope():
 # indexing or masking bug is O(1). f32 output (no output rounding): 1e-3.
 GEMM_TOL, GEMM_TOL_F32 = 1e-2, 1e-3
 GEMM_SMALL = [(1, 1, 1), (17, 33, 65), (64, 48, 100)]
-# (17, 1024, 8192) is issue 9's "17 x 8192 x 1024" read as M x K x N; examples/gemm reads it as
+# (17, 1024, 8192) is the skinny "17 x 8192 x 1024" read as M x K x N; examples/gemm reads it as
 # M x N x K, (17, 8192, 1024): both are timed, so that either joins.
 GEMM_BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 1000), (1, 4096, 4096),
             (17, 1024, 8192), (17, 8192, 1024)]

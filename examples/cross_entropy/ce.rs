@@ -79,7 +79,7 @@ impl Form {
         }
     }
     /// The fused form measured fastest for rows of `v` logits of type `T` on the H100
-    /// (docs/perf/2026-11-26f-h100/call4): in f32 the one-read kernel on 16 warps where it fits
+    /// (docs/DECISIONS.md, "Cross-entropy"): in f32 the one-read kernel on 16 warps where it fits
     /// (1% ahead of 32 warps), in bf16 the 8-warp two-pass kernel for rows the one-read kernel
     /// would fit (93% of copy against 77%), the 32-warp two-pass one for longer aligned rows,
     /// and the 8-warp one, which takes any row, for the rest.

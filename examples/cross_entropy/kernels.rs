@@ -5,7 +5,7 @@
 //! logits (zero on ignored rows), as Liger's fused kernel does. The fused kernels do not read an
 //! ignored row (its loads are masked off; it is only written, with zeros), as Liger skips it: with
 //! every 7th row ignored, as the example's inputs, that took the H100 timings 4–9% lower
-//! (docs/perf/2026-11-26d-h100/call6).
+//! (docs/DECISIONS.md, "Cross-entropy").
 //!
 //! - `ce_setup` (one program): the number of valid rows, and the mean set to 0.
 //! - `ce_loop` (fused): one program per row, two passes over `BLOCK`-wide column tiles: an online
@@ -15,7 +15,7 @@
 //!   first, while the L2 still holds them, and its loads and stores are `evict = first` (their
 //!   data is not read again), so that they do not push the row's other tiles out of the L2. On
 //!   the H100 the two took bf16 8192 × 32000 from 80.8% to 85.4% and then 93.2% of copy, f32
-//!   4096 × 128256 (32 warps) from 72.4% to 82.9% and 84.5% (docs/perf/2026-11-26f-h100/call4).
+//!   4096 × 128256 (32 warps) from 72.4% to 82.9% and 84.5% (docs/DECISIONS.md).
 //!   A row held whole in registers (one read) does not fit: 32000 logits per program leave no
 //!   registers for the rest (it assembles with spills even in bf16).
 //! - `ce_loop_wide`: the same with 16 warps per program and 8192-wide tiles; `ce_loop_full` with
@@ -180,7 +180,7 @@ two_pass!(
     /// `ce_loop_full` with the first pass's loads `evict = last`, for f32 rows: at 128256
     /// columns (513 KB a row, 68 MB for the 132 rows in flight) more of the row is still in the
     /// L2 for the second pass, 84.4% → 85.5% of copy on the H100; in bf16 the same hint lost
-    /// 5% at 4096 × 128256 (docs/perf/2026-11-26f-h100/call5).
+    /// 5% at 4096 × 128256 (docs/DECISIONS.md).
     ce_loop_full_keep,
     32,
     32768,
@@ -222,7 +222,7 @@ macro_rules! one_read {
             let xy = load(base + y, ok) as f32;
             // The row sum first: after the max, only the exponentials stay live (x and e together
             // would not fit in 64 registers). Skipping it where the smoothing is 0 (an `if`) measured
-            // 2% slower on the H100 (docs/perf/NOTES.md, twentieth session).
+            // 2% slower on the H100 (docs/DECISIONS.md).
             let sx = select(mk, x, 0.0).sum();
             let m = x.max();
             let e = ((x - m) * 1.4426950408889634).exp2();
@@ -250,7 +250,7 @@ one_read!(
     /// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
     /// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
     /// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
-    /// bytes in every arrangement tried (docs/perf/NOTES.md).
+    /// bytes in every arrangement tried (docs/DECISIONS.md).
     ce_row,
     32
 );

@@ -19,7 +19,7 @@ use tile::prelude::*;
 /// Fused layer norm of each row (`n` ≤ the tile width). Two-pass statistics inside the tile;
 /// masked lanes load 0 and are excluded from the variance by `select`. Four warps at both widths:
 /// at 4096 columns f16 reached 91% of the copy rate with 4 and 88% with 8, f32 96% with either
-/// (H100, docs/perf/NOTES.md).
+/// (H100, docs/DECISIONS.md).
 #[allow(clippy::too_many_arguments)]
 pub fn ln(
     x: Ptr<T, { rows * n }>,

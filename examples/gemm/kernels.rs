@@ -9,7 +9,7 @@
 //! both operands from that ring; [`gemm_wide`] is the same kernel with Hopper's preferred
 //! `128 × 256 × 64` tile on 8 warps. The specialization for aligned arguments needs `k` and `n` to be
 //! multiples of 8 (16-byte rows of f16); other shapes take the unspecialized variant, which copies
-//! element by element and therefore runs on 8 warps (docs/perf/NOTES.md).
+//! element by element and therefore runs on 8 warps (docs/DECISIONS.md).
 
 use tile::prelude::*;
 

@@ -10,8 +10,8 @@
 //! (`--filter gemm`). Without a GPU: the awkward shapes on the interpreter. `--quick`: the awkward shapes only (for compute-sanitizer).
 //!
 //! `gemm` runs its programs in grouped order (a 1-D grid, 8 row blocks visited column by column),
-//! as Triton's tutorial matmul does; `gemm_grouped`, its earlier grouped copy, is gone (docs/perf/
-//! NOTES.md has the grouped against the row-major order).
+//! as Triton's tutorial matmul does; `gemm_grouped`, its earlier grouped copy, is gone (docs/
+//! DECISIONS.md has the grouped against the row-major order).
 //!
 //! Up to 32 rows and fewer than 66 blocks of 64 columns, `kernels::matmul` splits `k` instead
 //! (`gemm_splitk`, then `splitk_sum` adds the f32 slices): the rows labelled `split-K` here.

@@ -192,14 +192,14 @@ pub trait Storage: Elem {
 }
 
 /// f32 is bound by memory: one row per program keeps more loads in flight (on the H100, 4 rows
-/// lost 3–5%; docs/perf/2026-11-26f-h100/call1).
+/// lost 3–5%; docs/DECISIONS.md).
 impl Storage for f32 {
     const ROWS: i32 = 1;
 }
 
 /// bf16 is bound by instruction issue: a program's fixed work (the bias, the scale, Philox's
 /// keys) is done once for four rows (on the H100, `rand(i)` 72.0 → 75.1% of copy;
-/// docs/perf/2026-11-26f-h100/call1).
+/// docs/DECISIONS.md).
 impl Storage for bf16 {
     const ROWS: i32 = 4;
 }

@@ -27,8 +27,8 @@
 //! by many row blocks, [`fused`] first copies `w` into rows padded to whole sectors ([`pad_rows`],
 //! into the [`Workspace`]): `cp.async` fetches such rows at about 60% of the rate of aligned ones,
 //! even with the lanes' chunks rotated so that lane pairs share sectors (the destination must
-//! follow the chunk, and the rate needs both sides paired; docs/perf NOTES, twenty-second
-//! session). The copy is one pass over `w`, and is part of every timed call.
+//! follow the chunk, and the rate needs both sides paired; docs/DECISIONS.md,
+//! "Matrix products"). The copy is one pass over `w`, and is part of every timed call.
 //!
 //! Unfused form (in main.rs): the `gemm` example's kernels writing f32 logits, then the
 //! `fused_softmax` example's row softmax (the same arithmetic, so the same tolerance).

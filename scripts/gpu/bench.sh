@@ -1,29 +1,61 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine from the repo root (after scripts/gpu/build.sh here): the memory-bound
-# comparison in one call: tile-bench (every example family, fused and unfused) and
-# bench/python/baseline.py (PyTorch, and the public Triton/Liger kernels), both timed the same way
-# (batches of back-to-back launches, L2 flushed before each sample; CUDA graphs where launch-bound),
-# then bench/join.py. Everything under $OUT/bench is packed into $OUT/bench.tgz (the device tool
-# brings back only a few files); a short summary last.
-#   bash .device-bin/bench.sh
+# scripts/gpu/bench.sh: runs THERE, on the GPU machine, from the repository root, after
+# scripts/gpu/build.sh here (the call carries .device-bin). Times tile against PyTorch and Triton
+# the same way (docs/perf/RESULTS.md, "How to reproduce"):
+#   1. tile-bench: every example family, fused and unfused, checked against float64, timed;
+#   2. bench/python/baseline.py: PyTorch, cuBLAS and the public Triton kernels on the same cases;
+#   3. bench/join.py: one joined table (joined.md) with ratios, % of copy, TFLOP/s, and plots.
+#
+# Usage: bash scripts/gpu/bench.sh [--filter SUBSTR] [--graph-all] [--quick]
+#   --filter SUBSTR  only the families whose name contains SUBSTR (both sides)
+#   --graph-all      CUDA-graph timings for every case (default: only launch-bound ones)
+#   --quick          small shapes, few repetitions (a smoke test of the whole path)
+# Environment: B (binaries, default .device-bin), OUT (results, default bench-out/, git-ignored),
+#   TILE_BENCH_TIMEOUT / BASELINE_TIMEOUT (seconds per side, default 400).
+# Writes: $OUT/joined.md, $OUT/summary.txt, and $OUT/bench.tgz (tile.json, tile.md,
+#   baseline.json, joined.md, logs, plots/ and joined_plots/): the device tool brings back only a
+#   few files, so the folder is packed.
 set -uo pipefail
 B=${B:-.device-bin}
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT/bench"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/bench/device.txt"
-echo "== tile-bench"
+OUT=${OUT:-bench-out}
+FILTER=""; EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --filter) FILTER="$2"; shift 2 ;;
+    --graph-all|--quick) EXTRA+=("$1"); shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+PY=$B/bench; [ -f "$PY/join.py" ] || PY=bench
+L="$OUT/bench"
+mkdir -p "$L"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$L/device.txt"
+
+echo "== tile-bench ${FILTER:+--filter $FILTER}"
 SECONDS=0
-timeout "${TILE_BENCH_TIMEOUT:-300}" $B/tile-bench --out "$OUT/bench" ${TILE_BENCH_ARGS:-} > "$OUT/bench/tile-bench.log" 2>&1
-echo "exit $? after $SECONDS s" >> "$OUT/bench/tile-bench.log"; tail -3 "$OUT/bench/tile-bench.log"
-echo "== bench/python/baseline.py"
+timeout "${TILE_BENCH_TIMEOUT:-400}" "$B/tile-bench" ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} \
+  --out "$L" > "$L/tile-bench.log" 2>&1
+rc_tile=$?; echo "exit $rc_tile after $SECONDS s" >> "$L/tile-bench.log"
+
+echo "== bench/python/baseline.py ${FILTER:+--filter $FILTER}"
 SECONDS=0
-PYTHONUNBUFFERED=1 timeout "${BASELINE_TIMEOUT:-300}" python3 bench/python/baseline.py --out "$OUT/bench/baseline.json" ${BASELINE_ARGS:-} > "$OUT/bench/baseline.log" 2>&1
-echo "exit $? after $SECONDS s" >> "$OUT/bench/baseline.log"; tail -3 "$OUT/bench/baseline.log"
-python3 bench/join.py "$OUT/bench" > "$OUT/bench/join.log" 2>&1; echo "exit $?" >> "$OUT/bench/join.log"
-tail -3 "$OUT/bench/join.log"
-tar -C "$OUT" -czf "$OUT/bench.tgz" bench && rm -rf "$OUT/bench"
-echo; echo "===== summary"
-tar -xzf "$OUT/bench.tgz" -C /tmp bench/joined.md bench/tile-bench.log bench/baseline.log 2>/dev/null
-grep -E "^checks:" /tmp/bench/tile-bench.log | tail -1; tail -1 /tmp/bench/tile-bench.log
-grep -E "^checks:" /tmp/bench/baseline.log | tail -1; tail -1 /tmp/bench/baseline.log
-cat /tmp/bench/joined.md 2>/dev/null | head -120
+PYTHONUNBUFFERED=1 timeout "${BASELINE_TIMEOUT:-400}" python3 "$PY/python/baseline.py" \
+  ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} --out "$L/baseline.json" > "$L/baseline.log" 2>&1
+rc_base=$?; echo "exit $rc_base after $SECONDS s" >> "$L/baseline.log"
+
+python3 "$PY/join.py" "$L" > "$L/join.log" 2>&1; echo "exit $?" >> "$L/join.log"
+
+{
+  echo "device: $(tail -1 "$L/device.txt")"
+  echo "tile-bench: $(grep -E '^checks:' "$L/tile-bench.log" | tail -1); $(tail -1 "$L/tile-bench.log")"
+  echo "baseline:   $(grep -E '^checks:' "$L/baseline.log" | tail -1); $(tail -1 "$L/baseline.log")"
+  echo "join:       $(tail -1 "$L/join.log")"
+} > "$OUT/summary.txt"
+[ -f "$L/joined.md" ] && cp "$L/joined.md" "$OUT/joined.md"
+tar -C "$OUT" -czf "$OUT/bench.tgz" bench && rm -rf "$L"
+cat "$OUT/summary.txt"
+echo
+[ -f "$OUT/joined.md" ] && cat "$OUT/joined.md"
+# Exit status: 0 when both sides ran and every check passed.
+[ "$rc_tile" = 0 ] && [ "$rc_base" = 0 ]

@@ -1,20 +1,74 @@
 #!/usr/bin/env bash
-# Builds the release binaries the GPU machine runs (it has no Rust) into .device-bin/.
+# scripts/gpu/build.sh: runs HERE, on the build machine (Rust, LLVM 19, ptxas). Builds the release
+# binaries that the GPU machine runs (it has no Rust) and gathers them in the git-ignored
+# .device-bin/:
+#   .device-bin/EXAMPLE          every example (examples/NAME/ and examples/NAME.rs), stripped
+#   .device-bin/tile-bench       the benchmark of every example family
+#   .device-bin/gpu_tests        the GPU test binary (tests/gpu.rs); also streams_tests and
+#                                tracing_tests when those test targets exist
+#   .device-bin/ptx/             the PTX of every kernel (TILE_DUMP=ptx), for profile.sh's SASS
+#                                and check.sh's spill check with the GPU machine's ptxas
+#   .device-bin/bench/           bench/python/*.py and bench/join.py (the baselines)
+#   .device-bin/MANIFEST         the commit, the date and the sizes
+# Then, in one device call that carries `.device-bin`, run bench.sh, check.sh or profile.sh from
+# the repository root (scripts/gpu/README.md).
+#
+# Usage: bash scripts/gpu/build.sh [--examples "gemm fused_softmax"]
+#   --examples LIST   copy only these examples (default: all); keeps the carried folder small
+# Honours CARGO_TARGET_DIR. The carried folder must stay under 64 MiB: the script says when not.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-mkdir -p .device-bin/ptx
-# The PTX of every example kernel too, for the SASS check in run.sh.
-TILE_DUMP=ptx TILE_DUMP_DIR="$PWD/.device-bin/ptx" cargo build --release --examples
-for ex in fused_add_mul launch_overhead $(cd examples && ls -d */ | tr -d / | grep -v '^common$' | grep -v '^fused_add_mul$'); do
-  cp "target/release/examples/$ex" .device-bin/
+ONLY=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --examples) ONLY="$2"; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
 done
-# tile-bench: every example kernel family, fused and unfused, with tables, JSON and plots.
-cargo build --release -p tile-bench && cp target/release/tile-bench .device-bin/
-bin=$(cargo test --release --test gpu --no-run --message-format=json 2>/dev/null \
-  | python3 -c 'import json,sys
-for l in sys.stdin:
-    m=json.loads(l)
-    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="gpu": print(m["executable"])')
-cp "$bin" .device-bin/gpu_tests
-cp scripts/gpu/*.sh .device-bin/
-ls -la .device-bin
+T=${CARGO_TARGET_DIR:-target}
+D=.device-bin
+rm -rf "$D"
+mkdir -p "$D/ptx" "$D/bench/python"
+
+# Examples, with every kernel's PTX written beside them (changing TILE_DUMP rebuilds the kernels).
+TILE_DUMP=ptx TILE_DUMP_DIR="$PWD/$D/ptx" cargo build --release --examples
+ALL=$( (cd examples && ls -d */ | tr -d / | grep -vx common; ls *.rs 2>/dev/null | sed 's/\.rs$//') | sort -u)
+for ex in ${ONLY:-$ALL}; do
+  cp "$T/release/examples/$ex" "$D/"
+done
+
+cargo build --release -p tile-bench
+cp "$T/release/tile-bench" "$D/"
+
+# Test binaries: cargo names them with a hash, so ask cargo where each one is.
+test_bin() {
+  cargo test --release --test "$1" --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$1"
+}
+for t in gpu streams tracing; do
+  if [ -f "tests/$t.rs" ]; then
+    bin=$(test_bin "$t")
+    [ -n "$bin" ] && cp "$bin" "$D/${t}_tests"
+  fi
+done
+
+cp bench/join.py "$D/bench/"
+cp bench/python/*.py "$D/bench/python/"
+find "$D" -maxdepth 1 -type f -perm -u+x -exec strip {} + 2>/dev/null || true
+
+{
+  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')"
+  echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  du -sh "$D" | cut -f1 | sed 's/^/size /'
+} > "$D/MANIFEST"
+cat "$D/MANIFEST"
+size_mib=$(du -sm "$D" | cut -f1)
+if [ "$size_mib" -gt 60 ]; then
+  echo "build.sh: $D is $size_mib MiB; the device call carries at most 64 MiB with the tree." >&2
+  echo "          Copy fewer examples: --examples \"NAME ...\"" >&2
+fi

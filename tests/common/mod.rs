@@ -413,7 +413,7 @@ pub fn arg_extremes(
     let hi = load(x + offs, ok, f32::NEG_INFINITY);
     // One read of the tile: a second masked load of the same addresses with +∞ as `other`
     // kept 16 more registers live, and ptxas 12 spilled 8 bytes for it on sm_80 or sm_90a once
-    // the first reduction lost its (unneeded) leading barrier (docs/perf/NOTES.md).
+    // the first reduction lost its (unneeded) leading barrier (docs/DECISIONS.md).
     let lo = select(ok, hi, f32::INFINITY);
     store(row_max + r, hi.argmax(1), r < rows);
     store(col_min + c, lo.argmin(0));

@@ -1,4 +1,4 @@
-//! Must not compile: twenty-four `sin`s of a 64 × 128 tile are about three seconds of LLVM's time;
+//! Must not compile: 24 `sin`s of a 64 × 128 tile are about three seconds of LLVM's time;
 //! the compile-cost budget refuses the kernel at its name, before any GPU code is built.
 use tile::prelude::*;
 

@@ -1,5 +1,5 @@
 //! Kernel texts that once made the compiler panic, overflow its stack, blame itself ("internal
-//! error") or give an error without a location (issue 11): each must come back as a located error
+//! error") or give an error without a location: each must come back as a located error
 //! (or compile), never a panic.
 
 use tile_codegen::frontend::KernelOptions;

@@ -216,7 +216,7 @@ fn pressure(files: Vec<String>) -> ExitCode {
 type Timed = (Duration, Outcome, String, String, Option<(u64, u64)>);
 
 /// `tile-fuzz corpus`: compiles every kernel of the corpus unchanged, in this process, and
-/// prints the slowest twenty with their times and outcomes (the compile-cost budget's check
+/// prints the slowest 20 with their times and outcomes (the compile-cost budget's check
 /// against the kernels users actually write).
 fn time_corpus() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -46,7 +46,7 @@ use super::lower::{
 /// access's qualifiers (the L1 eviction priority, as Triton lowers `eviction_policy`, and
 /// `.L2::cache_hint`), the policy operand, and the scope's end. All empty for `Evict::Normal`.
 /// Both levels: on the H100 the L1 priority alone changed nothing measurable for `last`, the L2
-/// policy did (docs/perf/2026-11-26f-h100/call5).
+/// policy did (docs/DECISIONS.md, "Cross-entropy").
 fn evict_parts(evict: Evict) -> (&'static str, &'static str, &'static str, &'static str) {
     match evict {
         Evict::Normal => ("", "", "", ""),

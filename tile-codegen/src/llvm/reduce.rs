@@ -368,7 +368,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
 /// From this many warps along the reduced dimensions, the partials of the warps are read back one
 /// per lane and combined by shuffles (see `across_warps`); below, each thread reads them all.
-/// Measured on the H100 (docs/perf/NOTES.md, twentieth session): at 32 warps the one-read
+/// Measured on the H100 (docs/DECISIONS.md): at 32 warps the one-read
 /// cross-entropy kernel ran 5% faster (a thread held 32 partials per reduction beside its 32-wide
 /// slice of the row); at 8 and 16 warps the chain of dependent shuffles made latency-bound kernels
 /// (a 64 × 65536 layernorm) 5% slower, and the registers it freed let more programs share an SM,

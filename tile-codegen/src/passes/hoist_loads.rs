@@ -17,7 +17,7 @@
 //! Register budget: a hoisted load's value lives longer. A load is hoisted only if the estimated
 //! float words per thread live anywhere along the way, plus its own, stay within
 //! [`HOIST_BUDGET_WORDS`]; the estimate spreads each float tensor over the program's threads.
-//! Measured on an H100 (docs/perf/NOTES.md, the pass on and off in two interleaved runs):
+//! Measured on an H100 (docs/DECISIONS.md, the pass on and off in two interleaved runs):
 //! qk_norm_rope (then on its unvectorized variant) +1.3 and +4.8 points of the copy rate, an
 //! 8-warp f16 LayerNorm +1.5 and +1.9, a 4-warp one −2.4 and −1.7, and a 4-rows-per-program one
 //! −25 and −28 (registers 125 → 142, 2 → 1 program per SM); the budget keeps the first two and

@@ -32,8 +32,8 @@
 //! loop. After the last iteration the carried slices are read from a stage of zero-filled copies
 //! and unused. The sum over `K` keeps its order (slice by slice, as one `dot` lowers).
 //!
-//! **Not in the default pipeline.** On the H100 it did not pay (docs/perf/NOTES.md, ninth
-//! session): ptxas already interleaves the `mma`s with the copies and `ldmatrix`es once they are in
+//! **Not in the default pipeline.** On the H100 it did not pay (docs/DECISIONS.md,
+//! "Matrix products"): ptxas already interleaves the `mma`s with the copies and `ldmatrix`es once they are in
 //! one block, the tensor pipe stayed 63–67% active with or without it, and the 128 × 128 × 32
 //! GEMM ran 0–3% slower at 4096³ (up to 5% faster with 128 × 64 blocks). It stays, with its golden
 //! test, for the targets where the `ldmatrix` latency before the first `mma` is not hidden by
