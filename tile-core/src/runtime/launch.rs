@@ -3,15 +3,15 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg, SyncOnDrop};
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
+use super::buffer::{BufArg, Memory};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
-use super::graph::{Node, SharedRecording};
+use super::recording::{Node, SharedRecording};
 use super::spec::{cubins_off, KernelSpec, ParamKind};
-use crate::interp::{self, HostMut, HostRef, InterpArg};
+use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
 
 /// The number of programs along each grid axis.
@@ -58,35 +58,6 @@ pub fn cdiv(a: impl TryInto<i64>, b: impl TryInto<i64>) -> u32 {
         return 0;
     }
     u32::try_from((a - 1) / b + 1).unwrap_or(u32::MAX)
-}
-
-/// A buffer argument, checked to belong to the launch's device.
-#[derive(Debug)]
-pub enum BufArg<'a> {
-    /// Device memory of the launch's context. `_sync` keeps cudarc's stream ordering for the
-    /// buffer until the launch is queued.
-    Device {
-        /// Address.
-        ptr: CUdeviceptr,
-        /// Elements.
-        len: usize,
-        /// Ordering guard, dropped after the launch.
-        _sync: SyncOnDrop<'a>,
-    },
-    /// Host memory the interpreter reads.
-    HostRef(HostRef<'a>),
-    /// Host memory the interpreter may write.
-    HostMut(HostMut<'a>),
-}
-
-impl BufArg<'_> {
-    fn len(&self) -> usize {
-        match self {
-            BufArg::Device { len, .. } => *len,
-            BufArg::HostRef(r) => r.len(),
-            BufArg::HostMut(m) => m.len(),
-        }
-    }
 }
 
 /// One launch argument, in parameter order.
@@ -233,7 +204,7 @@ fn broken_assumptions(
         .map(|((&d, a), p)| match a {
             Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
             Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
-            Arg::Buf(BufArg::Device { ptr, .. }) => {
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => {
                 format!("buffer `{}` at {ptr:#x} is not {d}-byte aligned", p.name)
             }
             _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
@@ -252,7 +223,7 @@ fn record(
     let params = args
         .iter()
         .map(|a| match a {
-            Arg::Buf(BufArg::Device { ptr, .. }) => Ok(*ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => Ok(*ptr),
             Arg::I32(v) => Ok(u64::from(*v as u32)),
             Arg::I64(v) => Ok(*v as u64),
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
@@ -356,10 +327,10 @@ pub fn launch<const N: usize>(
             (p.kind, a),
             (
                 ParamKind::Ptr { written: false, .. },
-                Arg::Buf(BufArg::Device { .. } | BufArg::HostRef(_))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostRef(_)))
             ) | (
                 ParamKind::Ptr { written: true, .. },
-                Arg::Buf(BufArg::Device { .. } | BufArg::HostMut(_))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostMut(_)))
             ) | (ParamKind::Scalar(DType::I32), Arg::I32(_))
                 | (ParamKind::Scalar(DType::I64), Arg::I64(_))
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
@@ -439,9 +410,9 @@ fn run_interpreted<const N: usize>(
     let mut iargs = Vec::with_capacity(args.len());
     for a in args {
         iargs.push(match a {
-            Arg::Buf(BufArg::HostRef(r)) => InterpArg::Ref(r),
-            Arg::Buf(BufArg::HostMut(m)) => InterpArg::Mut(m),
-            Arg::Buf(BufArg::Device { .. }) => {
+            Arg::Buf(BufArg(Memory::HostRef(r))) => InterpArg::Ref(r),
+            Arg::Buf(BufArg(Memory::HostMut(m))) => InterpArg::Mut(m),
+            Arg::Buf(BufArg(Memory::Device { .. })) => {
                 return Err(Error::Args("device memory reached the interpreter".into()));
             }
             Arg::I32(v) => InterpArg::I32(v),
@@ -492,7 +463,7 @@ fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
     }
     let d = u64::from(d);
     match a {
-        Arg::Buf(BufArg::Device { ptr, .. }) => ptr % d == 0,
+        Arg::Buf(BufArg(Memory::Device { ptr, .. })) => ptr % d == 0,
         Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
         Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
         Arg::Buf(_) | Arg::F32(_) => false,
@@ -546,7 +517,7 @@ fn run_cuda(
 
     if args
         .iter()
-        .any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_))))
+        .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_)))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
@@ -562,12 +533,12 @@ fn run_cuda(
     let mut builder = dev.stream.launch_builder(&func);
     for a in args {
         match a {
-            Arg::Buf(BufArg::Device { ptr, .. }) => builder.arg(ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => builder.arg(ptr),
             Arg::I32(v) => builder.arg(v),
             Arg::I64(v) => builder.arg(v),
             Arg::F32(v) => builder.arg(v),
             // Rejected just above.
-            Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)) => &mut builder,
+            Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
         };
     }
 
