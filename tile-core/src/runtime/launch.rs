@@ -314,6 +314,23 @@ pub fn launch<const N: usize>(
     args: [Arg<'_>; N],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
+    check_args(spec, &args, extents)?;
+    let dims = check_grid(spec, dev, grid)?;
+    check_aligned_only(spec, dev, &args)?;
+    match dev {
+        Device::Interpreter => run_interpreted(spec, cache, dims, args),
+        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
+    }
+}
+
+/// Checks the arguments against the kernel's parameters: their number and kinds, the buffers'
+/// lengths against 32-bit offsets and against the extents the kernel declares (`extents` as
+/// [`launch`] takes them).
+fn check_args(
+    spec: &KernelSpec,
+    args: &[Arg<'_>],
+    extents: &[Option<Option<i64>>],
+) -> Result<(), Error> {
     let kernel = spec.name;
     if args.len() != spec.params.len() {
         return Err(Error::Args(format!(
@@ -322,7 +339,7 @@ pub fn launch<const N: usize>(
             args.len()
         )));
     }
-    for (i, (p, a)) in spec.params.iter().zip(&args).enumerate() {
+    for (i, (p, a)) in spec.params.iter().zip(args).enumerate() {
         let ok = matches!(
             (p.kind, a),
             (
@@ -374,6 +391,13 @@ pub fn launch<const N: usize>(
             }
         }
     }
+    Ok(())
+}
+
+/// Checks the grid against the device's limits (the portable ones on the interpreter) and
+/// returns its dimensions.
+fn check_grid(spec: &KernelSpec, dev: &Device, grid: Grid) -> Result<[u32; 3], Error> {
+    let kernel = spec.name;
     let limits = match dev {
         Device::Cuda(c) => c.max_grid,
         Device::Interpreter => PORTABLE_MAX_GRID,
@@ -393,11 +417,7 @@ pub fn launch<const N: usize>(
             });
         }
     }
-    check_aligned_only(spec, dev, &args)?;
-    match dev {
-        Device::Interpreter => run_interpreted(spec, cache, dims, args),
-        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
-    }
+    Ok(dims)
 }
 
 fn run_interpreted<const N: usize>(
