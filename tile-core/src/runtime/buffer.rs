@@ -3,26 +3,43 @@
 //!
 //! [`TensorRef`] is what a read-only pointer parameter accepts, [`TensorMut`] what a written one
 //! accepts; the generated wrapper asks each argument for a [`BufArg`], checking it belongs to the
-//! launch's device.
+//! launch's device. The device's buffer methods ([`Device::upload`], [`Device::zeros`],
+//! [`Device::download`]) are defined here too.
+//!
+//! The interpreter's slice types stay inside the crate: a [`BufArg`] is opaque, and the host
+//! views an [`Element`] gives the interpreter belong to a trait users cannot name.
 
+use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
-    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits,
+    CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop,
+    ValidAsZeroBits,
 };
 
 use super::device::Device;
-use super::error::Error;
-use super::launch::BufArg;
+use super::error::{driver, Error};
 use crate::interp::{HostMut, HostRef};
 use crate::ir::DType;
 
-/// An element type a buffer can hold.
-pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+/// An element type a buffer can hold: `f32`, `i32`, `i64`, `f16`, `bf16` and `bool`, the types
+/// a kernel's pointers take. Implemented by tile for these types only.
+pub trait Element:
+    DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::HostView
+{
     /// The IR's name for it.
     const DTYPE: DType;
-    /// Views a host slice for the interpreter.
-    fn host_ref(s: &[Self]) -> HostRef<'_>;
-    /// Views a mutable host slice for the interpreter.
-    fn host_mut(s: &mut [Self]) -> HostMut<'_>;
+}
+
+/// The interpreter's view of host slices, kept out of the public API: `Element` requires this
+/// trait, which no one outside the crate can name, so only tile implements `Element`.
+mod sealed {
+    use crate::interp::{HostMut, HostRef};
+
+    pub trait HostView: Sized {
+        /// Views a host slice for the interpreter.
+        fn host_ref(s: &[Self]) -> HostRef<'_>;
+        /// Views a mutable host slice for the interpreter.
+        fn host_mut(s: &mut [Self]) -> HostMut<'_>;
+    }
 }
 
 macro_rules! element {
@@ -32,6 +49,8 @@ macro_rules! element {
     ($t:ty, $d:ident, $host:ident) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
+        }
+        impl sealed::HostView for $t {
             fn host_ref(s: &[Self]) -> HostRef<'_> {
                 HostRef::$host(s)
             }
@@ -72,6 +91,89 @@ impl<T> Buffer<T> {
     }
 }
 
+/// Buffers on a device.
+impl Device {
+    /// Copies `host` into a new buffer on this device.
+    pub fn upload<T: Element>(&self, host: &[T]) -> Result<Buffer<T>, Error> {
+        match self {
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::upload")?;
+                Ok(Buffer::Cuda(driver(
+                    "copying to the device",
+                    c.stream.clone_htod(host),
+                )?))
+            }
+            Device::Interpreter => Ok(Buffer::Host(host.to_vec())),
+        }
+    }
+
+    /// A new buffer of `len` zeros.
+    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
+        match self {
+            Device::Cuda(c) => {
+                c.refuse_while_recording("Device::zeros")?;
+                Ok(Buffer::Cuda(driver(
+                    "allocating",
+                    c.stream.alloc_zeros(len),
+                )?))
+            }
+            Device::Interpreter => Ok(Buffer::Host(vec![T::default(); len])),
+        }
+    }
+
+    /// Copies a buffer back to the host (waits for the work queued before it).
+    pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>, Error> {
+        match (self, buf) {
+            (Device::Cuda(c), Buffer::Cuda(s)) => {
+                c.refuse_while_recording("Device::download")?;
+                driver("copying to the host", c.stream.clone_dtoh(s))
+            }
+            (_, Buffer::Host(v)) => Ok(v.clone()),
+            (Device::Interpreter, Buffer::Cuda(_)) => Err(Error::WrongDevice {
+                kernel: "",
+                param: "",
+                msg: "a CUDA buffer cannot be read through the interpreter device".into(),
+            }),
+        }
+    }
+}
+
+/// A buffer as one argument of a launch, checked to belong to the launch's device: what
+/// [`TensorRef::tile_arg`] and [`TensorMut::tile_arg_mut`] give the generated wrapper to pass on
+/// to the launch. Opaque: only the launch looks inside.
+#[derive(Debug)]
+pub struct BufArg<'a>(pub(crate) Memory<'a>);
+
+/// Where a buffer argument's elements are.
+#[derive(Debug)]
+pub(crate) enum Memory<'a> {
+    /// Device memory of the launch's context. `_sync` keeps cudarc's stream ordering for the
+    /// buffer until the launch is queued.
+    Device {
+        /// Address.
+        ptr: CUdeviceptr,
+        /// Elements.
+        len: usize,
+        /// Ordering guard, dropped after the launch.
+        _sync: SyncOnDrop<'a>,
+    },
+    /// Host memory the interpreter reads.
+    HostRef(HostRef<'a>),
+    /// Host memory the interpreter may write.
+    HostMut(HostMut<'a>),
+}
+
+impl BufArg<'_> {
+    /// Number of elements.
+    pub(crate) fn len(&self) -> usize {
+        match &self.0 {
+            Memory::Device { len, .. } => *len,
+            Memory::HostRef(r) => r.len(),
+            Memory::HostMut(m) => m.len(),
+        }
+    }
+}
+
 /// A buffer a kernel may read.
 pub trait TensorRef<T: Element> {
     /// The buffer as a launch argument on `dev`, or `Err` if it lives elsewhere.
@@ -105,11 +207,11 @@ fn device_arg<'a, T, S: DevicePtr<T>>(s: &'a S, dev: &'a Device) -> Result<BufAr
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr(&c.stream);
-    Ok(BufArg::Device {
+    Ok(BufArg(Memory::Device {
         ptr,
         len,
         _sync: sync,
-    })
+    }))
 }
 
 fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(
@@ -128,16 +230,16 @@ fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr_mut(&c.stream);
-    Ok(BufArg::Device {
+    Ok(BufArg(Memory::Device {
         ptr,
         len,
         _sync: sync,
-    })
+    }))
 }
 
 fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
-        Device::Interpreter => Ok(BufArg::HostRef(T::host_ref(s))),
+        Device::Interpreter => Ok(BufArg(Memory::HostRef(T::host_ref(s)))),
         Device::Cuda(_) => Err(wrong(
             "host memory was passed to a launch on a CUDA device; upload it first",
         )),
@@ -146,7 +248,7 @@ fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Erro
 
 fn host_arg_mut<'a, T: Element>(s: &'a mut [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
-        Device::Interpreter => Ok(BufArg::HostMut(T::host_mut(s))),
+        Device::Interpreter => Ok(BufArg(Memory::HostMut(T::host_mut(s)))),
         Device::Cuda(_) => Err(wrong(
             "host memory was passed to a launch on a CUDA device; upload it first",
         )),

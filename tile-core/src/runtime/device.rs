@@ -1,14 +1,17 @@
 //! Where kernels run: a CUDA stream, or the CPU interpreter. Both take the same buffers API, so
 //! one program serves both.
+//!
+//! The bottom of the runtime: this file owns what a device is (its stream and the facts a launch
+//! needs, its chosen target, whether it is recording a graph). The modules above it add the
+//! device's methods for their own types: `buffer.rs` the copies, `event.rs` events and timers,
+//! `graph.rs` the capture.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
-use super::buffer::{Buffer, Element};
 use super::error::{driver, Error};
-use super::event::{Event, Timer};
-use super::graph::{Graph, SharedRecording};
+use super::recording::SharedRecording;
 
 /// A place to run kernels. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -248,50 +251,6 @@ impl Device {
         }
     }
 
-    /// Copies `host` into a new buffer on this device.
-    pub fn upload<T: Element>(&self, host: &[T]) -> Result<Buffer<T>, Error> {
-        match self {
-            Device::Cuda(c) => {
-                c.refuse_while_recording("Device::upload")?;
-                Ok(Buffer::Cuda(driver(
-                    "copying to the device",
-                    c.stream.clone_htod(host),
-                )?))
-            }
-            Device::Interpreter => Ok(Buffer::Host(host.to_vec())),
-        }
-    }
-
-    /// A new buffer of `len` zeros.
-    pub fn zeros<T: Element>(&self, len: usize) -> Result<Buffer<T>, Error> {
-        match self {
-            Device::Cuda(c) => {
-                c.refuse_while_recording("Device::zeros")?;
-                Ok(Buffer::Cuda(driver(
-                    "allocating",
-                    c.stream.alloc_zeros(len),
-                )?))
-            }
-            Device::Interpreter => Ok(Buffer::Host(vec![T::default(); len])),
-        }
-    }
-
-    /// Copies a buffer back to the host (waits for the work queued before it).
-    pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>, Error> {
-        match (self, buf) {
-            (Device::Cuda(c), Buffer::Cuda(s)) => {
-                c.refuse_while_recording("Device::download")?;
-                driver("copying to the host", c.stream.clone_dtoh(s))
-            }
-            (_, Buffer::Host(v)) => Ok(v.clone()),
-            (Device::Interpreter, Buffer::Cuda(_)) => Err(Error::WrongDevice {
-                kernel: "",
-                param: "",
-                msg: "a CUDA buffer cannot be read through the interpreter device".into(),
-            }),
-        }
-    }
-
     /// Waits until all work queued on this device's stream is done.
     pub fn synchronize(&self) -> Result<(), Error> {
         match self {
@@ -321,66 +280,6 @@ impl Device {
             }
             Device::Interpreter => Ok(Device::Interpreter),
         }
-    }
-
-    /// An event marking the work queued on this device so far (for [`Event::elapsed`] and
-    /// [`Device::wait_event`]).
-    pub fn record_event(&self) -> Result<Event, Error> {
-        Event::record(self)
-    }
-
-    /// Makes later work on this device wait for the work before `event` (recorded on any
-    /// stream of the same context) without blocking the host.
-    pub fn wait_event(&self, event: &Event) -> Result<(), Error> {
-        match (self, event.cuda()) {
-            (Device::Cuda(c), Some(e)) => {
-                c.refuse_while_recording("Device::wait_event")?;
-                driver("waiting for an event", c.stream.wait(e))
-            }
-            (Device::Interpreter, None) => Ok(()),
-            _ => Err(Error::Args(
-                "Device::wait_event: the event is from another kind of device".into(),
-            )),
-        }
-    }
-
-    /// Starts a [`Timer`]: device time of the work queued from now until [`Timer::elapsed`].
-    pub fn timer(&self) -> Result<Timer, Error> {
-        Timer::start(self)
-    }
-
-    /// Records the kernel launches `launches` makes on the device it is given into a CUDA graph,
-    /// without running them; [`Graph::launch`] replays them on this device with one driver call.
-    ///
-    /// Every launch is checked as a plain launch is (an `Err` from one ends the capture with that
-    /// `Err`). Inside the closure only launches are allowed: allocation, copies and
-    /// synchronization on the device it is given are an [`Error::Capture`]. The graph holds the
-    /// closure, so the buffers it borrows stay borrowed while the graph lives. On the interpreter
-    /// nothing is recorded: each replay runs the closure.
-    ///
-    /// What the borrow checker cannot see: device memory the closure allocates through cudarc
-    /// directly (tile's own `upload`/`zeros` are refused there, and `stream()` is `None`) and
-    /// frees before returning would still be pointed at by the graph. Allocate before the
-    /// capture.
-    ///
-    /// ```no_run
-    /// # use tile_core::runtime::{Device, Error};
-    /// # fn run(dev: &Device) -> Result<(), Error> { Ok(()) }
-    /// # fn main() -> Result<(), Error> {
-    /// # let dev = Device::interpreter();
-    /// let mut graph = dev.capture(|d| run(d))?; // `run` launches kernels on `d`
-    /// for _ in 0..100 {
-    ///     graph.launch()?;
-    /// }
-    /// dev.synchronize()?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn capture<'a>(
-        &self,
-        launches: impl FnMut(&Device) -> Result<(), Error> + 'a,
-    ) -> Result<Graph<'a>, Error> {
-        Graph::capture(self, launches)
     }
 
     /// The number of CUDA devices (0 when there is no driver).

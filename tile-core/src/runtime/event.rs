@@ -12,6 +12,35 @@ use cudarc::driver::CudaEvent;
 use super::device::Device;
 use super::error::{driver, Error};
 
+/// Events and timers on a device.
+impl Device {
+    /// An event marking the work queued on this device so far (for [`Event::elapsed`] and
+    /// [`Device::wait_event`]).
+    pub fn record_event(&self) -> Result<Event, Error> {
+        Event::record(self)
+    }
+
+    /// Makes later work on this device wait for the work before `event` (recorded on any
+    /// stream of the same context) without blocking the host.
+    pub fn wait_event(&self, event: &Event) -> Result<(), Error> {
+        match (self, event.cuda()) {
+            (Device::Cuda(c), Some(e)) => {
+                c.refuse_while_recording("Device::wait_event")?;
+                driver("waiting for an event", c.stream.wait(e))
+            }
+            (Device::Interpreter, None) => Ok(()),
+            _ => Err(Error::Args(
+                "Device::wait_event: the event is from another kind of device".into(),
+            )),
+        }
+    }
+
+    /// Starts a [`Timer`]: device time of the work queued from now until [`Timer::elapsed`].
+    pub fn timer(&self) -> Result<Timer, Error> {
+        Timer::start(self)
+    }
+}
+
 /// A point in a device's queue of work: everything queued on the device before
 /// [`Device::record_event`] returned it.
 #[derive(Debug)]
@@ -26,7 +55,7 @@ enum Inner {
 }
 
 impl Event {
-    pub(crate) fn record(dev: &Device) -> Result<Event, Error> {
+    fn record(dev: &Device) -> Result<Event, Error> {
         let inner = match dev {
             Device::Cuda(c) => {
                 c.refuse_while_recording("Device::record_event")?;
@@ -81,7 +110,7 @@ impl Event {
     }
 
     /// The CUDA event, for a stream of this device to wait on.
-    pub(crate) fn cuda(&self) -> Option<&CudaEvent> {
+    fn cuda(&self) -> Option<&CudaEvent> {
         match &self.inner {
             Inner::Cuda(e) => Some(e),
             Inner::Host(_) => None,
@@ -108,7 +137,7 @@ pub struct Timer {
 }
 
 impl Timer {
-    pub(crate) fn start(dev: &Device) -> Result<Timer, Error> {
+    fn start(dev: &Device) -> Result<Timer, Error> {
         Ok(Timer {
             dev: dev.clone(),
             start: Event::record(dev)?,

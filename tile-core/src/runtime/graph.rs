@@ -25,29 +25,44 @@ use cudarc::driver::{result, CudaFunction};
 
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
+use super::recording::{Node, Recording, SharedRecording};
 
-/// One recorded kernel launch.
-#[derive(Debug)]
-pub(crate) struct Node {
-    pub(crate) func: CudaFunction,
-    pub(crate) grid: [u32; 3],
-    pub(crate) block: u32,
-    pub(crate) shared: u32,
-    /// One 8-byte slot per kernel parameter, holding its value in its low bytes (the driver
-    /// reads as many bytes as the parameter has, and the target is little-endian).
-    pub(crate) params: Vec<u64>,
+/// CUDA graphs on a device.
+impl Device {
+    /// Records the kernel launches `launches` makes on the device it is given into a CUDA graph,
+    /// without running them; [`Graph::launch`] replays them on this device with one driver call.
+    ///
+    /// Every launch is checked as a plain launch is (an `Err` from one ends the capture with that
+    /// `Err`). Inside the closure only launches are allowed: allocation, copies and
+    /// synchronization on the device it is given are an [`Error::Capture`]. The graph holds the
+    /// closure, so the buffers it borrows stay borrowed while the graph lives. On the interpreter
+    /// nothing is recorded: each replay runs the closure.
+    ///
+    /// What the borrow checker cannot see: device memory the closure allocates through cudarc
+    /// directly (tile's own `upload`/`zeros` are refused there, and `stream()` is `None`) and
+    /// frees before returning would still be pointed at by the graph. Allocate before the
+    /// capture.
+    ///
+    /// ```no_run
+    /// # use tile_core::runtime::{Device, Error};
+    /// # fn run(dev: &Device) -> Result<(), Error> { Ok(()) }
+    /// # fn main() -> Result<(), Error> {
+    /// # let dev = Device::interpreter();
+    /// let mut graph = dev.capture(|d| run(d))?; // `run` launches kernels on `d`
+    /// for _ in 0..100 {
+    ///     graph.launch()?;
+    /// }
+    /// dev.synchronize()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn capture<'a>(
+        &self,
+        launches: impl FnMut(&Device) -> Result<(), Error> + 'a,
+    ) -> Result<Graph<'a>, Error> {
+        Graph::capture(self, launches)
+    }
 }
-
-/// The launches recorded so far by a device inside [`Device::capture`]; `open` turns false when
-/// the closure returns, so that a copy of the recording device kept past the capture cannot
-/// record into a graph that is already built.
-#[derive(Debug, Default)]
-pub(crate) struct Recording {
-    pub(crate) nodes: Vec<Node>,
-    pub(crate) open: bool,
-}
-
-pub(crate) type SharedRecording = Arc<Mutex<Recording>>;
 
 /// The closure a graph was captured from.
 type Launches<'a> = Box<dyn FnMut(&Device) -> Result<(), Error> + 'a>;
@@ -84,7 +99,7 @@ struct Exec {
 }
 
 impl<'a> Graph<'a> {
-    pub(crate) fn capture(
+    fn capture(
         dev: &Device,
         mut launches: impl FnMut(&Device) -> Result<(), Error> + 'a,
     ) -> Result<Graph<'a>, Error> {

@@ -3,15 +3,15 @@
 
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg, SyncOnDrop};
+use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
+use super::buffer::{BufArg, Memory};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
-use super::graph::{Node, SharedRecording};
+use super::recording::{Node, SharedRecording};
 use super::spec::{cubins_off, KernelSpec, ParamKind};
-use crate::interp::{self, HostMut, HostRef, InterpArg};
+use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
 
 /// The number of programs along each grid axis.
@@ -58,35 +58,6 @@ pub fn cdiv(a: impl TryInto<i64>, b: impl TryInto<i64>) -> u32 {
         return 0;
     }
     u32::try_from((a - 1) / b + 1).unwrap_or(u32::MAX)
-}
-
-/// A buffer argument, checked to belong to the launch's device.
-#[derive(Debug)]
-pub enum BufArg<'a> {
-    /// Device memory of the launch's context. `_sync` keeps cudarc's stream ordering for the
-    /// buffer until the launch is queued.
-    Device {
-        /// Address.
-        ptr: CUdeviceptr,
-        /// Elements.
-        len: usize,
-        /// Ordering guard, dropped after the launch.
-        _sync: SyncOnDrop<'a>,
-    },
-    /// Host memory the interpreter reads.
-    HostRef(HostRef<'a>),
-    /// Host memory the interpreter may write.
-    HostMut(HostMut<'a>),
-}
-
-impl BufArg<'_> {
-    fn len(&self) -> usize {
-        match self {
-            BufArg::Device { len, .. } => *len,
-            BufArg::HostRef(r) => r.len(),
-            BufArg::HostMut(m) => m.len(),
-        }
-    }
 }
 
 /// One launch argument, in parameter order.
@@ -233,7 +204,7 @@ fn broken_assumptions(
         .map(|((&d, a), p)| match a {
             Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
             Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
-            Arg::Buf(BufArg::Device { ptr, .. }) => {
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => {
                 format!("buffer `{}` at {ptr:#x} is not {d}-byte aligned", p.name)
             }
             _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
@@ -252,7 +223,7 @@ fn record(
     let params = args
         .iter()
         .map(|a| match a {
-            Arg::Buf(BufArg::Device { ptr, .. }) => Ok(*ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => Ok(*ptr),
             Arg::I32(v) => Ok(u64::from(*v as u32)),
             Arg::I64(v) => Ok(*v as u64),
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
@@ -343,6 +314,23 @@ pub fn launch<const N: usize>(
     args: [Arg<'_>; N],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
+    check_args(spec, &args, extents)?;
+    let dims = check_grid(spec, dev, grid)?;
+    check_aligned_only(spec, dev, &args)?;
+    match dev {
+        Device::Interpreter => run_interpreted(spec, cache, dims, args),
+        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
+    }
+}
+
+/// Checks the arguments against the kernel's parameters: their number and kinds, the buffers'
+/// lengths against 32-bit offsets and against the extents the kernel declares (`extents` as
+/// [`launch`] takes them).
+fn check_args(
+    spec: &KernelSpec,
+    args: &[Arg<'_>],
+    extents: &[Option<Option<i64>>],
+) -> Result<(), Error> {
     let kernel = spec.name;
     if args.len() != spec.params.len() {
         return Err(Error::Args(format!(
@@ -351,15 +339,15 @@ pub fn launch<const N: usize>(
             args.len()
         )));
     }
-    for (i, (p, a)) in spec.params.iter().zip(&args).enumerate() {
+    for (i, (p, a)) in spec.params.iter().zip(args).enumerate() {
         let ok = matches!(
             (p.kind, a),
             (
                 ParamKind::Ptr { written: false, .. },
-                Arg::Buf(BufArg::Device { .. } | BufArg::HostRef(_))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostRef(_)))
             ) | (
                 ParamKind::Ptr { written: true, .. },
-                Arg::Buf(BufArg::Device { .. } | BufArg::HostMut(_))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostMut(_)))
             ) | (ParamKind::Scalar(DType::I32), Arg::I32(_))
                 | (ParamKind::Scalar(DType::I64), Arg::I64(_))
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
@@ -403,6 +391,13 @@ pub fn launch<const N: usize>(
             }
         }
     }
+    Ok(())
+}
+
+/// Checks the grid against the device's limits (the portable ones on the interpreter) and
+/// returns its dimensions.
+fn check_grid(spec: &KernelSpec, dev: &Device, grid: Grid) -> Result<[u32; 3], Error> {
+    let kernel = spec.name;
     let limits = match dev {
         Device::Cuda(c) => c.max_grid,
         Device::Interpreter => PORTABLE_MAX_GRID,
@@ -422,11 +417,7 @@ pub fn launch<const N: usize>(
             });
         }
     }
-    check_aligned_only(spec, dev, &args)?;
-    match dev {
-        Device::Interpreter => run_interpreted(spec, cache, dims, args),
-        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
-    }
+    Ok(dims)
 }
 
 fn run_interpreted<const N: usize>(
@@ -439,9 +430,9 @@ fn run_interpreted<const N: usize>(
     let mut iargs = Vec::with_capacity(args.len());
     for a in args {
         iargs.push(match a {
-            Arg::Buf(BufArg::HostRef(r)) => InterpArg::Ref(r),
-            Arg::Buf(BufArg::HostMut(m)) => InterpArg::Mut(m),
-            Arg::Buf(BufArg::Device { .. }) => {
+            Arg::Buf(BufArg(Memory::HostRef(r))) => InterpArg::Ref(r),
+            Arg::Buf(BufArg(Memory::HostMut(m))) => InterpArg::Mut(m),
+            Arg::Buf(BufArg(Memory::Device { .. })) => {
                 return Err(Error::Args("device memory reached the interpreter".into()));
             }
             Arg::I32(v) => InterpArg::I32(v),
@@ -492,7 +483,7 @@ fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
     }
     let d = u64::from(d);
     match a {
-        Arg::Buf(BufArg::Device { ptr, .. }) => ptr % d == 0,
+        Arg::Buf(BufArg(Memory::Device { ptr, .. })) => ptr % d == 0,
         Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
         Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
         Arg::Buf(_) | Arg::F32(_) => false,
@@ -546,7 +537,7 @@ fn run_cuda(
 
     if args
         .iter()
-        .any(|a| matches!(a, Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_))))
+        .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_)))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
@@ -562,12 +553,12 @@ fn run_cuda(
     let mut builder = dev.stream.launch_builder(&func);
     for a in args {
         match a {
-            Arg::Buf(BufArg::Device { ptr, .. }) => builder.arg(ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => builder.arg(ptr),
             Arg::I32(v) => builder.arg(v),
             Arg::I64(v) => builder.arg(v),
             Arg::F32(v) => builder.arg(v),
             // Rejected just above.
-            Arg::Buf(BufArg::HostRef(_) | BufArg::HostMut(_)) => &mut builder,
+            Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
         };
     }
 

@@ -6,6 +6,28 @@
 //! against the kernel's declared extents, devices and contexts, grid limits, a device with no PTX
 //! for its architecture) is checked here and returned as an [`Error`] before the one `unsafe`
 //! driver call in [`launch`].
+//!
+//! # Layers
+//!
+//! Each module uses only the modules below it, never one above or beside it:
+//!
+//! ```text
+//! launch.rs     the checked launch, preload, ModuleCache     uses buffer, device, recording, spec, error
+//! buffer.rs     Buffer, Element, TensorRef/TensorMut,        uses device, error
+//!               BufArg; Device::upload/zeros/download
+//! event.rs      Event, Timer; Device::record_event,          uses device, error
+//!               wait_event, timer
+//! graph.rs      Graph; Device::capture                       uses device, recording, error
+//! device.rs     Device, CudaDevice, the PTX target           uses recording, error
+//! recording.rs  the launches a capturing device collects     (leaf)
+//! spec.rs       KernelSpec, what the macro generates         (leaf)
+//! error.rs      Error                                        (leaf)
+//! ```
+//!
+//! `device.rs` owns what a device is; each module above adds the `Device` methods that hand out
+//! its own types, so that no lower module needs a higher one. A launch inside a capture appends
+//! to the recording the device holds, and the graph is built from that recording, so `launch.rs`
+//! and `graph.rs` do not import each other.
 
 /// `tracing::$level!(…)` with the `tracing` feature, nothing (arguments unevaluated) without.
 macro_rules! trace_event {
@@ -21,12 +43,13 @@ mod error;
 mod event;
 mod graph;
 mod launch;
+mod recording;
 mod spec;
 
-pub use buffer::{Buffer, Element, TensorMut, TensorRef};
+pub use buffer::{BufArg, Buffer, Element, TensorMut, TensorRef};
 pub use device::{Device, TARGET_ENV};
 pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
-pub use launch::{cdiv, launch, preload, Arg, BufArg, Grid, ModuleCache};
+pub use launch::{cdiv, launch, preload, Arg, Grid, ModuleCache};
 pub use spec::{cubins_off, KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant, CUBIN_ENV};
