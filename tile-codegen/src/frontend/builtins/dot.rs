@@ -5,6 +5,7 @@ use syn::Expr;
 use tile_core::ir::{DType, Elem, OpKind, Precision, Type};
 
 use crate::frontend::walker::{err, Lowering, Val};
+use crate::staging;
 
 impl Lowering {
     /// `dot(a, b[, acc][, precision = …])`.
@@ -69,17 +70,10 @@ impl Lowering {
             _ => Precision::Ieee,
         };
         // Both operands pass through shared memory: as f32 for the FMA chain (see
-        // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`; a pipelined
-        // loop's ring is dynamic shared memory, checked per target).
-        let per_elem =
-            if crate::passes::accelerate_dot::mma_layout(&at, &bt, precision, 1).is_some() {
-                u64::from(at.dtype().map_or(4, |d| d.size_bytes()))
-            } else {
-                4
-            };
-        let staged = per_elem
-            * (u64::from(at.shape[0]) * u64::from(at.shape[1])
-                + u64::from(bt.shape[0]) * u64::from(bt.shape[1]));
+        // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`; a pipelined loop's ring
+        // is dynamic shared memory, checked per target).
+        let tensor_cores = staging::on_tensor_cores(&at, &bt, precision);
+        let staged = staging::dot_bytes(&at, &bt, tensor_cores);
         if staged > 48 * 1024 {
             return Err(err(
                 c,
