@@ -15,3 +15,4 @@ pub mod passes;
 pub mod pipeline;
 pub mod ptxas;
 pub mod registers;
+pub mod staging;

@@ -426,5 +426,5 @@ pub(super) fn scratch_bytes(a: &Type, b: &Type, result: &Type) -> u64 {
     if matches!(result.layout, Some(Layout::Mma(_))) {
         return 0;
     }
-    (a.numel() * 4).next_multiple_of(16) + b.numel() * 4
+    crate::staging::dot_bytes(a, b, false)
 }

@@ -615,7 +615,7 @@ pub(crate) fn converts_by_vectors(from: &Type, to: &Type) -> bool {
 /// path's tile, whose elements are numbers).
 pub(super) fn convert_scratch_bytes(from: &Type, to: &Type) -> u64 {
     if Lowerer::wants_ldmatrix(from, to) {
-        to.numel() * 2
+        crate::staging::operand_bytes(to, true)
     } else {
         from.numel() * memory_bytes(from.elem)
     }

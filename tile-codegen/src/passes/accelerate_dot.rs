@@ -5,7 +5,7 @@
 //! A `dot` runs on tensor cores when both operands are `f16` (or both `bf16`) and the tile is at
 //! least one instruction (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`: `m16n8k16`), or both are `f32` with
 //! `precision = tf32` and `M ≥ 16`, `N ≥ 8`, `K ≥ 8` (`m16n8k8.tf32`); other `f32` operands keep
-//! the exact FMA chain.
+//! the exact FMA chain. `crate::staging::on_tensor_cores` decides it, for the front end too.
 //! The result's class of values (the accumulator, the loop that carries it, the epilogue that is
 //! element-wise on it) takes the mma layout, so the accumulator never moves between iterations;
 //! `assign-layouts` joins the accumulator to the result and asks for the layout here. Warps tile
@@ -50,20 +50,11 @@ pub fn k_width(elem: DType) -> u32 {
 /// The mma layout for `dot(a, b, …, precision)` with `num_warps` warps, or `None` when the `dot`
 /// stays on FMAs.
 pub fn mma_layout(a: &Type, b: &Type, precision: Precision, num_warps: u32) -> Option<MmaLayout> {
-    let d = a.dtype()?;
-    let tensor = match d {
-        DType::F16 | DType::BF16 => true,
-        DType::F32 => precision == Precision::Tf32,
-        _ => false,
-    };
-    if !tensor || b.dtype()? != d {
+    // At least one instruction: m16n8k16 for 16-bit operands, m16n8k8 for tf32.
+    if !crate::staging::on_tensor_cores(a, b, precision) {
         return None;
     }
-    // One instruction: m16n8k16 for 16-bit operands, m16n8k8 for tf32.
-    let (m, k, n) = (*a.shape.first()?, *a.shape.get(1)?, *b.shape.get(1)?);
-    if m < 16 || n < 8 || k < 8 * k_width(d) {
-        return None;
-    }
+    let (m, n) = (*a.shape.first()?, *b.shape.get(1)?);
     let (mut wm, mut wn) = (1u32, 1u32);
     while wm * wn < num_warps {
         let rows = m / (16 * wm);

@@ -213,10 +213,7 @@ fn stages(f: &Function, operands: &[Operand], wgmma: bool) -> u32 {
     }
     let per_stage: u64 = operands
         .iter()
-        .map(|o| {
-            let t = f.ty(f.op(o.load).results[0]);
-            t.numel() * u64::from(t.dtype().map_or(4, |d| d.size_bytes()))
-        })
+        .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
         .sum();
     let mut s = if wgmma {
         WGMMA_DEFAULT_STAGES

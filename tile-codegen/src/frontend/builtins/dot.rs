@@ -1,0 +1,129 @@
+//! `dot`: the matrix product of two 2-D tiles plus an accumulator, with its `precision` named
+//! argument and the check that its operands fit the shared memory they are staged through.
+
+use syn::Expr;
+use tile_core::ir::{DType, Elem, OpKind, Precision, Type};
+
+use crate::frontend::walker::{err, Lowering, Val};
+use crate::staging;
+
+impl Lowering {
+    /// `dot(a, b[, acc][, precision = …])`.
+    pub(super) fn dot(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        // A trailing `precision = …` is the one named argument.
+        let (args, precision) = match args.split_last() {
+            Some((Expr::Assign(named), rest)) => (rest.to_vec(), Some(precision_arg(named)?)),
+            _ => (args.to_vec(), None),
+        };
+        if let Some(named) = args.iter().find(|a| matches!(a, Expr::Assign(_))) {
+            return Err(err(
+                *named,
+                "`precision = …` comes after the tiles and the accumulator",
+            ));
+        }
+        if !(2..=3).contains(&args.len()) {
+            return Err(err(
+                c,
+                format!(
+                    "`dot` takes 2 or 3 arguments (a, b[, accumulator]) and optionally `precision = ieee | tf32`, found {} argument(s)",
+                    args.len()
+                ),
+            ));
+        }
+        let mut tiles = Vec::with_capacity(2);
+        for a in &args[..2] {
+            let v = self.expr(a)?;
+            match (v, self.ty(v)) {
+                (Val::V(id), Some(t)) if t.shape.len() == 2 => tiles.push((id, t)),
+                (_, t) => {
+                    let found = t.map_or("a literal".to_string(), |t| format!("`{t}`"));
+                    return Err(err(
+                        *a,
+                        format!("`dot` multiplies 2-D tiles; this is {found}"),
+                    ));
+                }
+            }
+        }
+        let ((a, at), (b, bt)) = (tiles[0].clone(), tiles[1].clone());
+        if at.shape[1] != bt.shape[0] {
+            return Err(err(
+                c,
+                format!(
+                    "`dot` of tiles {}×{} and {}×{}: the inner dimensions ({} and {}) differ",
+                    at.shape[0], at.shape[1], bt.shape[0], bt.shape[1], at.shape[1], bt.shape[0]
+                ),
+            ));
+        }
+        if at.elem != bt.elem || !matches!(at.dtype(), Some(DType::F32 | DType::F16 | DType::BF16))
+        {
+            return Err(err(
+                c,
+                format!(
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                    at.elem, bt.elem
+                ),
+            ));
+        }
+        // `precision = tf32` changes only f32 operands; 16-bit ones are exact in tf32.
+        let precision = match precision {
+            Some(Precision::Tf32) if at.dtype() == Some(DType::F32) => Precision::Tf32,
+            _ => Precision::Ieee,
+        };
+        // Both operands pass through shared memory: as f32 for the FMA chain (see
+        // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`; a pipelined loop's ring
+        // is dynamic shared memory, checked per target).
+        let tensor_cores = staging::on_tensor_cores(&at, &bt, precision);
+        let staged = staging::dot_bytes(&at, &bt, tensor_cores);
+        if staged > 48 * 1024 {
+            return Err(err(
+                c,
+                format!(
+                    "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare 49152: use smaller tiles (loop over K)",
+                    at.shape[0], at.shape[1], bt.shape[0], bt.shape[1]
+                ),
+            ));
+        }
+        let shape = vec![at.shape[0], bt.shape[1]];
+        self.check_elements(&shape, c)?;
+        let acc = match args.get(2) {
+            Some(e) => {
+                let v = self.expr(e)?;
+                if let Some(t) = self.ty(v) {
+                    if t.elem != Elem::Scalar(DType::F32) {
+                        return Err(err(
+                            *e,
+                            format!("the accumulator of `dot` is f32, found `{}`", t.elem),
+                        ));
+                    }
+                }
+                self.materialize(v, DType::F32, &shape, *e)?
+            }
+            None => self.materialize(Val::Float(0.0), DType::F32, &shape, c)?,
+        };
+        Ok(Val::V(self.push(
+            OpKind::Dot { precision },
+            vec![a, b, acc],
+            Type::tensor(Elem::Scalar(DType::F32), shape),
+        )))
+    }
+}
+
+/// The value of `dot`'s named argument `precision = ieee | tf32`.
+fn precision_arg(named: &syn::ExprAssign) -> syn::Result<Precision> {
+    let is = |e: &Expr, want: &str| matches!(e, Expr::Path(p) if p.path.is_ident(want));
+    if !is(&named.left, "precision") {
+        return Err(err(
+            &named.left,
+            "`dot`'s one named argument is `precision` (`precision = tf32`)",
+        ));
+    }
+    Precision::ALL
+        .into_iter()
+        .find(|p| is(&named.right, p.name()))
+        .ok_or_else(|| {
+            err(
+                &named.right,
+                "the precision is `ieee` (the default) or `tf32`",
+            )
+        })
+}

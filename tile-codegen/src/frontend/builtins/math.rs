@@ -1,0 +1,192 @@
+//! Element-wise functions: the math functions ([`MathFn`], written as functions or methods),
+//! `min`, `max`, `umulhi` and `select`.
+
+use quote::ToTokens;
+use syn::Expr;
+use tile_core::ir::{BinOp, DType, Elem, MathFn, OpKind, Type};
+
+use super::Builtin;
+use crate::frontend::walker::{err, unreachable_ptr, Lowering, Val};
+
+impl Lowering {
+    /// `select(mask, a, b)`.
+    pub(super) fn select(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        let cv = self.expr(args[0])?;
+        let a = self.expr(args[1])?;
+        let b = self.expr(args[2])?;
+        let cty = self
+            .ty(cv)
+            .filter(|t| t.elem == Elem::Scalar(DType::I1))
+            .ok_or_else(|| {
+                err(
+                    args[0],
+                    "the first argument of `select` must be a bool or a mask",
+                )
+            })?;
+        // Shape and element type as for a binary op on (a, b), then the mask joins.
+        let probe = self.common(a, b, c)?;
+        let shape = self.joint(&cty.shape, &probe.1, c)?;
+        let Val::V(cid) = cv else { unreachable_ptr() };
+        let cid = self.broadcast(cid, &shape, args[0])?;
+        let a = self.materialize(a, probe.0, &shape, args[1])?;
+        let b = self.materialize(b, probe.0, &shape, args[2])?;
+        Ok(Val::V(self.push(
+            OpKind::Select,
+            vec![cid, a, b],
+            Type::tensor(Elem::Scalar(probe.0), shape),
+        )))
+    }
+
+    /// `min(a, b)` or `max(a, b)` (`which`), folded for two compile-time integers.
+    pub(super) fn min_max(
+        &mut self,
+        which: Builtin,
+        args: &[&Expr],
+        c: &syn::ExprCall,
+    ) -> syn::Result<Val> {
+        let a = self.expr(args[0])?;
+        let b = self.expr(args[1])?;
+        if let (Val::Int(x), Val::Int(y)) = (a, b) {
+            return Ok(Val::Int(if which == Builtin::Min {
+                x.min(y)
+            } else {
+                x.max(y)
+            }));
+        }
+        let (d, shape) = self.common(a, b, c)?;
+        if d == DType::I1 {
+            return Err(err(
+                c,
+                format!("`{}` is not defined on bools", which.name()),
+            ));
+        }
+        let x = self.materialize(a, d, &shape, args[0])?;
+        let y = self.materialize(b, d, &shape, args[1])?;
+        let op = if which == Builtin::Min {
+            BinOp::Min
+        } else {
+            BinOp::Max
+        };
+        Ok(Val::V(self.push(
+            OpKind::Binary(op),
+            vec![x, y],
+            Type::tensor(Elem::Scalar(d), shape),
+        )))
+    }
+
+    /// `umulhi(a, b)`.
+    pub(super) fn umulhi(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        let a = self.expr(args[0])?;
+        let b = self.expr(args[1])?;
+        let (d, shape) = self.common(a, b, c)?;
+        if d != DType::I32 {
+            return Err(err(c, format!("`umulhi` takes i32, found `{d}`")));
+        }
+        let x = self.materialize(a, d, &shape, args[0])?;
+        let y = self.materialize(b, d, &shape, args[1])?;
+        Ok(Val::V(self.push(
+            OpKind::Binary(BinOp::UMulHi),
+            vec![x, y],
+            Type::tensor(Elem::Scalar(d), shape),
+        )))
+    }
+
+    /// A math function written as a function, `exp(x)`, its count of arguments checked.
+    pub(super) fn math_call(
+        &mut self,
+        m: MathFn,
+        args: &[&Expr],
+        c: &syn::ExprCall,
+    ) -> syn::Result<Val> {
+        let vals = args
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<syn::Result<Vec<_>>>()?;
+        self.math(m, &vals, args, c)
+    }
+
+    /// A math function written as a method: `x.exp()`, `a.pow(b)`, `a.fma(b, c)`.
+    pub(super) fn math_method(
+        &mut self,
+        m: MathFn,
+        mc: &syn::ExprMethodCall,
+        e: &Expr,
+    ) -> syn::Result<Val> {
+        let name = m.name();
+        if mc.args.len() + 1 != m.arity() {
+            return Err(err(
+                e,
+                format!(
+                    "`.{name}()` takes {} argument(s), found {}",
+                    m.arity() - 1,
+                    mc.args.len()
+                ),
+            ));
+        }
+        let mut exprs: Vec<&Expr> = vec![&mc.receiver];
+        exprs.extend(mc.args.iter());
+        let vals = exprs
+            .iter()
+            .map(|a| self.expr(a))
+            .collect::<syn::Result<Vec<_>>>()?;
+        self.math(m, &vals, &exprs, e)
+    }
+
+    /// `exp(x)`, `pow(a, b)`, `fma(a, b, c)`, …: operands share one shape and `f32` (integers
+    /// for `abs`); literals adapt.
+    fn math(
+        &mut self,
+        m: MathFn,
+        vals: &[Val],
+        at: &[&Expr],
+        call: &dyn ToTokens,
+    ) -> syn::Result<Val> {
+        let mut d = None;
+        let mut shape: Vec<u32> = Vec::new();
+        for (v, e) in vals.iter().zip(at) {
+            if let Some(t) = self.ty(*v) {
+                let Some(vd) = t.dtype() else {
+                    return Err(err(
+                        *e,
+                        format!("`{}` takes numbers, not pointers", m.name()),
+                    ));
+                };
+                if d.is_some_and(|d| d != vd) {
+                    return Err(err(
+                        call,
+                        "mismatched element types; there are no implicit conversions",
+                    ));
+                }
+                d = Some(vd);
+                shape = self.joint(&shape, &t.shape, call)?;
+            }
+        }
+        let d = d.unwrap_or(DType::F32);
+        let ok = d == DType::F32 || (m == MathFn::Abs && matches!(d, DType::I32 | DType::I64));
+        if !ok {
+            let hint = if matches!(d, DType::F16 | DType::BF16) {
+                "; convert with `as f32` first"
+            } else {
+                ""
+            };
+            return Err(err(
+                call,
+                format!(
+                    "`{}` takes f32{}, found `{d}`{hint}",
+                    m.name(),
+                    if m == MathFn::Abs { ", i32 or i64" } else { "" }
+                ),
+            ));
+        }
+        let ops = vals
+            .iter()
+            .zip(at)
+            .map(|(v, e)| self.materialize(*v, d, &shape, *e))
+            .collect::<syn::Result<Vec<_>>>()?;
+        Ok(Val::V(self.push(
+            OpKind::Math(m),
+            ops,
+            Type::tensor(Elem::Scalar(d), shape),
+        )))
+    }
+}

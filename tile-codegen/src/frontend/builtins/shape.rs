@@ -1,0 +1,177 @@
+//! Builtins that make tiles and change their shape: `arange`, `zeros`, `full`, `expand_dims`
+//! and `roll`, and the shape argument (`N` or `[M, N]`) they take.
+
+use quote::ToTokens;
+use syn::Expr;
+use tile_core::ir::{DType, Elem, OpKind, Type};
+
+use super::Builtin;
+use crate::frontend::walker::{err, unreachable_ptr, Lowering, Val};
+
+impl Lowering {
+    /// `arange(start, end)`: the `i32` tile `start..end`.
+    pub(super) fn arange(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        let s = self.expr(args[0])?;
+        let start = self.const_arg(s, args[0], "the start of `arange`")?;
+        let e = self.expr(args[1])?;
+        let end = self.const_arg(e, args[1], "the end of `arange`")?;
+        let n = i128::from(end) - i128::from(start);
+        if n <= 0 || !(n as u128).is_power_of_two() || n > (1 << 20) {
+            return Err(err(c, format!("`arange({start}, {end})` has {n} elements; a tile size is a power of two from 1 to 2^20")));
+        }
+        if i32::try_from(start).is_err() || i32::try_from(end).is_err() {
+            return Err(err(c, "`arange` bounds must fit in i32"));
+        }
+        self.check_elements(&[n as u32], c)?;
+        Ok(Val::V(self.push(
+            OpKind::Arange { start, end },
+            vec![],
+            Type::tensor(Elem::Scalar(DType::I32), vec![n as u32]),
+        )))
+    }
+
+    /// `zeros(shape)` or `full(shape, value)` (`b`): a tile of one value.
+    pub(super) fn full(
+        &mut self,
+        b: Builtin,
+        args: &[&Expr],
+        c: &syn::ExprCall,
+    ) -> syn::Result<Val> {
+        let zeros = b == Builtin::Zeros;
+        let shape = self.shape_arg(args[0])?;
+        let v = if zeros {
+            Val::Float(0.0)
+        } else {
+            self.expr(args[1])?
+        };
+        let d = match (self.ty(v), v) {
+            (Some(t), _) if t.is_tensor() || t.elem.pointee().is_some() => {
+                return Err(err(args[1], "the value of `full` is a number"))
+            }
+            (Some(t), _) => t.dtype().unwrap_or(DType::F32),
+            (None, Val::Int(_)) => DType::I32,
+            (None, _) => DType::F32,
+        };
+        let at: &dyn ToTokens = if zeros { c } else { args[1] };
+        Ok(Val::V(self.materialize(v, d, &shape, at)?))
+    }
+
+    /// A tile shape argument: `N` or `[M, N]`, compile-time powers of two, rank 1 or 2.
+    fn shape_arg(&mut self, e: &Expr) -> syn::Result<Vec<u32>> {
+        let dims: Vec<&Expr> = match e {
+            Expr::Array(a) => a.elems.iter().collect(),
+            other => vec![other],
+        };
+        if dims.is_empty() || dims.len() > 2 {
+            return Err(err(
+                e,
+                "a tile shape has 1 or 2 dimensions: `N` or `[M, N]`",
+            ));
+        }
+        let mut shape = Vec::with_capacity(dims.len());
+        for d in dims {
+            let v = self.expr(d)?;
+            let n = self.const_arg(v, d, "a tile dimension")?;
+            if n <= 0 || !(n as u64).is_power_of_two() || n > (1 << 20) {
+                return Err(err(
+                    d,
+                    format!("a tile dimension is a power of two from 1 to 2^20, found {n}"),
+                ));
+            }
+            shape.push(n as u32);
+        }
+        self.check_elements(&shape, e)?;
+        Ok(shape)
+    }
+
+    /// `x.expand_dims(axis)`, the method form of [`Lowering::expand_dims`].
+    pub(super) fn expand_dims_method(
+        &mut self,
+        mc: &syn::ExprMethodCall,
+        e: &Expr,
+    ) -> syn::Result<Val> {
+        if mc.args.len() != 1 {
+            return Err(err(e, "`.expand_dims(axis)` takes 1 argument (the axis)"));
+        }
+        let v = self.expr(&mc.receiver)?;
+        self.expand_dims(v, &mc.receiver, &mc.args[0])
+    }
+
+    /// `expand_dims(x, axis)` / `x.expand_dims(axis)`: `x` with an extent-1 dimension inserted at
+    /// `axis` (Triton's `x[:, None]` is `x.expand_dims(1)`). Tiles have rank 2 at most.
+    pub(super) fn expand_dims(&mut self, v: Val, at: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(at, "`expand_dims` takes a tile; this is a scalar"));
+        };
+        let av = self.expr(axis_expr)?;
+        let axis = self.const_arg(av, axis_expr, "the axis of `expand_dims`")?;
+        if axis < 0 || axis as usize > t.shape.len() {
+            return Err(err(
+                axis_expr,
+                format!(
+                    "axis {axis} is out of range for expanding a tile of rank {} (0 ..= {})",
+                    t.shape.len(),
+                    t.shape.len()
+                ),
+            ));
+        }
+        if t.shape.len() >= 2 {
+            return Err(err(
+                at,
+                "tiles have at most 2 dimensions; this one has 2 already",
+            ));
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        let mut shape = t.shape.clone();
+        shape.insert(axis as usize, 1);
+        Ok(Val::V(self.push(
+            OpKind::ExpandDims { axis: axis as u32 },
+            vec![id],
+            Type::tensor(t.elem, shape),
+        )))
+    }
+
+    /// `x.roll(shift, axis)`: `x` rotated by `shift` positions toward higher indices along `axis`
+    /// (NumPy's `roll`; a negative shift rotates the other way). Both are compile-time integers.
+    fn roll(&mut self, v: Val, at: &Expr, shift_expr: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(at, "`roll` rotates a tile; this is a scalar"));
+        };
+        let av = self.expr(axis_expr)?;
+        let axis = self.const_arg(av, axis_expr, "the axis of `roll`")?;
+        if axis < 0 || axis as usize >= t.shape.len() {
+            return Err(err(
+                axis_expr,
+                format!(
+                    "axis {axis} is out of range for a tile of rank {} (0 ..= {})",
+                    t.shape.len(),
+                    t.shape.len() - 1
+                ),
+            ));
+        }
+        let sv = self.expr(shift_expr)?;
+        let shift = self.const_arg(sv, shift_expr, "the shift of `roll`")?;
+        let n = i64::from(t.shape[axis as usize]);
+        let Val::V(id) = v else { unreachable_ptr() };
+        Ok(Val::V(self.push(
+            OpKind::Roll {
+                axis: axis as u32,
+                shift: shift.rem_euclid(n) as u32,
+            },
+            vec![id],
+            t,
+        )))
+    }
+
+    /// `x.roll(shift, axis)` as written: checks the count, then [`Lowering::roll`].
+    pub(super) fn roll_method(&mut self, mc: &syn::ExprMethodCall, e: &Expr) -> syn::Result<Val> {
+        if mc.args.len() != 2 {
+            return Err(err(
+                e,
+                "`.roll(shift, axis)` takes 2 arguments (the shift and the axis)",
+            ));
+        }
+        let v = self.expr(&mc.receiver)?;
+        self.roll(v, &mc.receiver, &mc.args[0], &mc.args[1])
+    }
+}
