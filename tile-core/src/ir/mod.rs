@@ -14,7 +14,7 @@ mod types;
 mod verify;
 
 pub use function::{
-    BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
+    BlockData, BlockId, Function, LocsMismatch, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
     ValueDef, ValueId,
 };
 pub use linear::{InDim, LinearLayout};
