@@ -7,13 +7,13 @@
 //! 1. **dominance** — every operand is defined before its use: a kernel parameter, a block
 //!    argument or op result of an enclosing loop body, or the result of an earlier op of the same
 //!    block or of a block enclosing it.
-//!     → `mod.rs`: `check_block`.
+//!    → `mod.rs`: `check_block`.
 //! 2. **operands** — each op has the number of operands its kind takes (`load`: 1 or 3, `store`:
 //!    2 or 3, others fixed), and the number of results its kind defines.
-//!     → `mod.rs`: `check_block` (results, regions) and `takes`, which each rule function asks first.
+//!    → `mod.rs`: `check_block` (results, regions) and `takes` (operands).
 //! 3. **shapes** — a tensor type has rank 1 to 4, each dimension a power of two; scalars have no
 //!    layout.
-//!     → `types.rs`: `check_type`.
+//!    → `types.rs`: `check_type`.
 //! 4. **layouts** — either no tensor has a layout (tile level) or every tensor has one (GPU level);
 //!    a layout has the tensor's rank and spreads over `num_warps` warps; a blocked layout has 32
 //!    threads per warp in all, nonzero `spt` and an `order` that is a permutation; a slice
@@ -22,20 +22,21 @@
 //!    0 or 1, its `k_width` 1 or 2. The layout's linear map ([`super::LinearLayout::check`])
 //!    reaches every element, never holds one element twice in one thread pattern, and gives every
 //!    register its own element.
-//!     → `mod.rs`: `kernel` (all or none); `types.rs`: `check_type`, `layout_structure`, `layout_fields`.
+//!    → `mod.rs`: `kernel` (all or none); `types.rs`: `check_type`, `layout_structure`,
+//!    `layout_fields`.
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
 //!    same shape); bitwise ops take integers or booleans, arithmetic only i32, i64 and f32.
-//!     → `elementwise.rs`: `binary`, `unary`, `cmp`, `select`.
+//!    → `elementwise.rs`: `binary`, `unary`, `cmp`, `select`.
 //! 6. **constant** — a scalar number whose value suits its type (integers for integer types, 0 or 1
 //!    for `i1`, fitting in 32 bits for `i32`).
-//!     → `elementwise.rs`: `constant`.
+//!    → `elementwise.rs`: `constant`.
 //! 7. **program_id / num_programs** — axis 0, 1 or 2; result `i32`.
-//!     → `elementwise.rs`: `grid_index`.
+//!    → `elementwise.rs`: `grid_index`.
 //! 8. **arange** — `end > start`, result `tensor<(end-start) x i32>`.
-//!     → `elementwise.rs`: `arange`.
+//!    → `elementwise.rs`: `arange`.
 //! 9. **splat** — a scalar operand, a tensor result of the same element type.
-//!     → `elementwise.rs`: `splat`.
+//!    → `elementwise.rs`: `splat`.
 //! 10. **addptr** — a pointer (scalar or tensor) plus an integer offset of the same shape; the
 //!     result has the pointer's type.
 //!     → `elementwise.rs`: `addptr`.
@@ -211,7 +212,9 @@ struct Verifier<'a> {
 
 /// The op a rule function checks.
 struct Op<'a> {
+    /// Its id, which errors name.
     id: OpId,
+    /// Its data.
     data: &'a OpData,
     /// Its operands.
     ops: &'a [ValueId],
