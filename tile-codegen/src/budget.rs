@@ -133,7 +133,14 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 | OpKind::Yield
                 | OpKind::Return
                 | OpKind::WarpGroupWait { .. } => (1, 1),
-                _ => (out, 1),
+                // An index per element, or one instruction.
+                OpKind::Arange { .. }
+                | OpKind::ProgramId { .. }
+                | OpKind::NumPrograms { .. }
+                | OpKind::AsyncCommit
+                | OpKind::AsyncWait { .. }
+                | OpKind::Barrier
+                | OpKind::FenceAsyncShared => (out, 1),
             };
             per.saturating_mul(weight)
         })

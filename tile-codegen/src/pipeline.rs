@@ -184,14 +184,6 @@ impl From<String> for Failure {
     }
 }
 
-impl Failure {
-    /// A failure of `f` at the op in program-order position `op`.
-    fn at(f: &Function, op: Option<usize>, msg: String) -> Failure {
-        let loc = op.and_then(|i| f.locs().get(i).copied().flatten());
-        Failure { msg, loc }
-    }
-}
-
 /// Runs `passes` in order, except those in `skip`. With debug assertions on (tests, debug
 /// builds of the macro) the IR is verified after every pass, and an invalid IR names the pass
 /// that made it and locates the op.
@@ -200,12 +192,10 @@ pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<()
         p.run(f);
         if cfg!(debug_assertions) {
             if let Err(e) = verify(f) {
-                let op = e.0.first().and_then(|v| v.op);
-                return Err(Failure::at(
-                    f,
-                    op,
-                    format!("the IR is invalid after `{p}`:\n{e}"),
-                ));
+                return Err(Failure {
+                    loc: e.0.first().and_then(|v| v.loc),
+                    msg: format!("the IR is invalid after `{p}`:\n{e}"),
+                });
             }
         }
     }
@@ -217,10 +207,11 @@ pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<()
 fn reparse(f: &Function, what: &str) -> Result<(String, Function), Failure> {
     let text = print(f);
     let mut g = tile_core::ir::parse(&text).map_err(|e| Failure::from(e.to_string()))?;
-    g.set_locs(&f.locs());
-    verify(&g).map_err(|e| {
-        let op = e.0.first().and_then(|v| v.op);
-        Failure::at(&g, op, format!("{what} is invalid:\n{e}"))
+    g.set_locs(&f.locs())
+        .map_err(|e| Failure::from(format!("internal error: {what}: {e}")))?;
+    verify(&g).map_err(|e| Failure {
+        loc: e.0.first().and_then(|v| v.loc),
+        msg: format!("{what} is invalid:\n{e}"),
     })?;
     Ok((text, g))
 }

@@ -1079,7 +1079,7 @@ fn rejects_what_it_cannot_compile() {
   %r = reduce sum {axis = 1} %t : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>
   return
 }",
-        "kernel `reduce2d` (sm_90a): the kernel does not verify: op #1 `%1 = reduce sum {axis = 1} %0 : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>`: the result's layout must be the layout of `tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>` sliced at dimension 1",
+        "kernel `reduce2d` (sm_90a): the kernel does not verify: op1 `%1 = reduce sum {axis = 1} %0 : tensor<16xf32, #blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>>`: the result's layout must be the layout of `tensor<16x64xf32, #blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>` sliced at dimension 1",
     );
     // Half-precision scalars are not kernel parameters (the front end passes f32).
     check_err(

@@ -927,3 +927,125 @@ fn warp_group_ops() {
         "`warp_group_wait` yields its operand's type",
     );
 }
+
+#[test]
+fn atomics_pointee_values_and_mask() {
+    accepts("  %0 = constant 1.0 : f32\n  %1 = atomic_rmw add %p, %0 : f32\n  %2 = constant 1 : i32\n  %3 = atomic_cas %q, %2, %n : i32\n  return");
+    rejects(
+        "  %0 = constant 1 : i32\n  %1 = atomic_rmw xor %p, %0 : f32\n  return",
+        "atomic `xor` does not take `f32`",
+    );
+    rejects(
+        "  %0 = constant 1 : i32\n  %1 = atomic_rmw add %p, %0 : f32\n  return",
+        "the atomic's value must be `f32`, found `i32`",
+    );
+    rejects(
+        "  %0 = atomic_rmw max %n, %n : i32\n  return",
+        "operand #0 of an atomic must be a pointer",
+    );
+    rejects(
+        "  %0 = atomic_cas %q, %n : i32\n  return",
+        "`atomic_cas` takes 3 or 4 operand(s), found 2",
+    );
+    rejects(
+        "  %0 = constant 1 : i32\n  %1 = atomic_rmw add %q, %0, %0 : i32\n  return",
+        "the mask must be `i1`, found `i32`",
+    );
+}
+
+#[test]
+fn scan_axis_and_type() {
+    accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = scan sum {axis = 0} %0 : tensor<4xi32>\n  return");
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = scan sum {axis = 1} %0 : tensor<4xi32>\n  return",
+        "axis 1 is out of range for `tensor<4xi32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = scan max {axis = 0} %0 : tensor<4xf32>\n  return",
+        "the result must be `tensor<4xi32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf16>\n  %2 = scan sum {axis = 0} %1 : tensor<4xf16>\n  return",
+        "scans take i32, i64 or f32, found `f16`",
+    );
+}
+
+/// An error names the op by its id, carries the op's source location, and quotes the op's own
+/// line as the printer writes it: value names as in the kernel's text, layouts spelled out.
+#[test]
+fn errors_name_and_print_the_op() {
+    let l = "#blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>";
+    let text = format!(
+        "{HEADER}\n  %0 = arange {{start = 0, end = 128}} : tensor<128xi32, {l}>\n  %1 = splat %n : tensor<128xi32, {l}>\n  %2 = cmp lt %0, %1 : tensor<128xi32, {l}>\n  return\n}}\n"
+    );
+    let mut f = parse(&text).unwrap();
+    let cmp = f.walk()[2];
+    f.ops[cmp.index()].loc = Some(7);
+    let errs = verify(&f)
+        .expect_err("a `cmp` with an i32 result verified")
+        .0;
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    let e = &errs[0];
+    assert_eq!(e.op, Some(cmp));
+    assert_eq!(e.loc, Some(7));
+    assert_eq!(
+        e.op_text,
+        format!("%2 = cmp lt %0, %1 : tensor<128xi32, {l}>")
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("{cmp} `%2 = cmp lt %0, %1 : tensor<128xi32, {l}>`: the result must be `tensor<128xi1, {l}>`")
+    );
+    // An op inside a region: its line alone, named as in the whole text (after the loop's
+    // arguments), without the region.
+    rejects(
+        "  %0 = constant 0 : i32\n  %1 = constant 4 : i32\n  %2 = constant 1 : i32\n  %3 = for %0, %1, %2, %0 : i32 {\n  ^bb0(%4: i32, %5: i32):\n    %6 = add %5, %4 : i64\n    yield %6\n  }\n  return",
+        "`%6 = add %5, %4 : i64`: operand type `i32` differs from `i64`",
+    );
+    rejects(
+        "  %0 = constant 0 : i32\n  %1 = constant 4 : i32\n  %2 = constant 1 : i32\n  %3 = for %0, %1, %2, %0 : i64 {\n  ^bb0(%4: i32, %5: i32):\n    yield %5\n  }\n  return",
+        "`%3 = for %0, %1, %2, %0 : i64`: the results of `for` must have the types",
+    );
+    // A use before its definition names the value the kernel's text gives it.
+    let mut f = Function::new("k", vec![("n".into(), Type::scalar(DType::I32))], 4);
+    let b = f.entry();
+    let n = f.params()[0];
+    let add = f.push_op(
+        b,
+        OpKind::Binary(tile_core::ir::BinOp::Add),
+        vec![n, n],
+        vec![Type::scalar(DType::I32)],
+    );
+    let r = f.op(add).results[0];
+    f.ops[add.index()].operands[1] = r;
+    f.push_op(b, OpKind::Return, vec![], vec![]);
+    let e = verify(&f).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "{add} `%0 = add %n, %0 : i32`: operand #1 is used before it is defined"
+        )),
+        "{e}"
+    );
+}
+
+/// Locations carried across print and parse go back op by op; a function with another number of
+/// ops is an error, not a silent no-op.
+#[test]
+fn set_locs_needs_the_same_ops() {
+    let text =
+        format!("{HEADER}\n  %0 = constant 1 : i32\n  %1 = add %0, %n : i32\n  return\n}}\n");
+    let mut f = parse(&text).unwrap();
+    let locs = vec![Some(3), None, Some(5)];
+    f.set_locs(&locs).unwrap();
+    assert_eq!(f.locs(), locs);
+    let mut g = parse(&print(&f)).unwrap();
+    g.set_locs(&f.locs()).unwrap();
+    assert_eq!(g.locs(), locs);
+    let e = g.set_locs(&locs[..2]).unwrap_err();
+    assert_eq!((e.ops, e.locs), (3, 2));
+    assert_eq!(
+        e.to_string(),
+        "2 source locations for 3 ops: they belong to another function"
+    );
+    assert_eq!(g.locs(), locs, "a mismatch sets nothing");
+}

@@ -183,12 +183,10 @@ fn lower_instance(
     if let Err(e) = verify(&ir) {
         // The front end only builds well-typed IR; reaching this is a bug in tile, reported at the
         // tokens the offending op came from (else the kernel's name) rather than as a panic.
-        let locs = ir.locs();
         let msg = format!("internal error: tile built invalid IR for this kernel:\n{e}");
         let at =
             e.0.first()
-                .and_then(|v| v.op)
-                .and_then(|i| locs.get(i).copied().flatten())
+                .and_then(|v| v.loc)
                 .and_then(|l| spans.get(l as usize).copied());
         return Err(match at {
             Some(r) => r.error(msg),

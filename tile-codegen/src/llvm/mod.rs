@@ -146,8 +146,8 @@ pub struct Options {
 }
 
 /// Why a kernel could not be compiled: a message that names the kernel, and the op to blame (its
-/// position in program order, as [`tile_core::ir::verify`] counts), where there is one; the
-/// caller maps the op to its source location.
+/// position in program order, [`Function::walk`]), where there is one; the caller maps the op to
+/// its source location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodegenError {
     /// What went wrong.
@@ -179,9 +179,13 @@ pub fn compile_with(
         msg: format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()),
         op: None,
     };
-    tile_core::ir::verify(f).map_err(|e| CodegenError {
-        op: e.0.first().and_then(|v| v.op),
-        ..err("the kernel does not verify", &e)
+    tile_core::ir::verify(f).map_err(|e| {
+        // The verifier names the op by its id; this error by its position in program order.
+        let id = e.0.first().and_then(|v| v.op);
+        CodegenError {
+            op: id.and_then(|id| f.walk().iter().position(|&o| o == id)),
+            ..err("the kernel does not verify", &e)
+        }
     })?;
     if !is_ptx_identifier(&f.name) {
         // LLVM would rename the entry, and the runtime could not find it by this name.

@@ -59,19 +59,8 @@ pub fn run(f: &mut Function) {
     for op in f.walk() {
         let d = f.op(op);
         let joined = match d.kind {
-            OpKind::Splat
-            | OpKind::Broadcast
-            | OpKind::Roll { .. }
-            | OpKind::Binary(_)
-            | OpKind::Cmp(_)
-            | OpKind::Unary(_)
-            | OpKind::Select
-            | OpKind::AddPtr
-            | OpKind::Math(_)
-            | OpKind::Cast
-            | OpKind::Load { .. }
-            | OpKind::AtomicRmw { .. }
-            | OpKind::AtomicCas { .. } => true,
+            // Scans compute in a layout of their own (see `scan_layout`).
+            OpKind::Scan { .. } => false,
             OpKind::For => {
                 // Each carried value: its initial value, the body's argument, the yielded value
                 // and the result share a layout.
@@ -124,29 +113,10 @@ pub fn run(f: &mut Function) {
                 }
                 false
             }
-            OpKind::Yield
-            | OpKind::Constant(_)
-            | OpKind::ProgramId { .. }
-            | OpKind::NumPrograms { .. }
-            | OpKind::Arange { .. }
-            | OpKind::ExpandDims { .. }
-            | OpKind::ConvertLayout
-            | OpKind::Reduce { .. }
-            // Scans compute in a layout of their own (see `scan_layout`).
-            | OpKind::Scan { .. }
-            // Its operands and result are 2-D, so they have the one 2-D layout anyway.
-            | OpKind::Dot { .. }
-            | OpKind::Return
-            // Shared memory comes after layout assignment.
-            | OpKind::LocalAlloc
-            | OpKind::AsyncCopy { .. }
-            | OpKind::AsyncCommit
-            | OpKind::AsyncWait { .. }
-            | OpKind::Barrier
-            | OpKind::LocalLoad { .. }
-        | OpKind::WarpGroupDot
-        | OpKind::WarpGroupWait { .. }
-        | OpKind::FenceAsyncShared => false,
+            // The one layout of an op's tensors (`OpKind::keeps_layout`); a `dot`'s operands and
+            // result are 2-D, so they have the one 2-D layout anyway, and shared memory comes
+            // after layout assignment.
+            ref kind => kind.keeps_layout(),
         };
         if joined {
             let tensors: Vec<ValueId> = d

@@ -89,7 +89,7 @@ impl Allocation {
                         live,
                     },
                 ));
-            } else {
+            } else if d.kind.uses_scratch() {
                 let bytes = scratch_bytes(f, op).map_err(|e| (op, e))?;
                 if bytes > 0 {
                     users.push((

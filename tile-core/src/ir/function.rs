@@ -2,7 +2,8 @@
 //!
 //! Data is kept apart from order: `ops` holds what each operation is, a block's `ops` list says in
 //! which order they run. A kernel's parameters are the arguments of the entry block of its body
-//! region; regions nest through ops (a `for` will own a body region with its own block arguments).
+//! region; regions nest through ops (a `for` owns a body region whose block arguments are the
+//! induction variable and the carried values; an `if` owns two).
 
 use super::ops::OpKind;
 use super::types::Type;
@@ -76,7 +77,7 @@ pub struct OpData {
     pub operands: Vec<ValueId>,
     /// Values it defines.
     pub results: Vec<ValueId>,
-    /// Regions it owns (none yet for the ops of this level; loops will own one).
+    /// Regions it owns (`for` one, `if` two, other ops none).
     pub regions: Vec<RegionId>,
     /// The block it sits in.
     pub block: BlockId,
@@ -101,6 +102,27 @@ pub struct RegionData {
     /// Blocks; the first is the entry.
     pub blocks: Vec<BlockId>,
 }
+
+/// [`Function::set_locs`] was given the locations of a function with another number of ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocsMismatch {
+    /// Ops of the function.
+    pub ops: usize,
+    /// Locations given.
+    pub locs: usize,
+}
+
+impl std::fmt::Display for LocsMismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} source locations for {} ops: they belong to another function",
+            self.locs, self.ops
+        )
+    }
+}
+
+impl std::error::Error for LocsMismatch {}
 
 /// A kernel parameter's static facts, known because the kernel was specialized for them.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -270,15 +292,20 @@ impl Function {
     }
 
     /// Sets the source locations from [`Function::locs`] of a function with the same ops in the
-    /// same order (this one printed and parsed again); a count that differs sets nothing.
-    pub fn set_locs(&mut self, locs: &[Option<u32>]) {
+    /// same order (this one printed and parsed again). A count that differs means the two are not
+    /// the same ops: an error, and nothing is set.
+    pub fn set_locs(&mut self, locs: &[Option<u32>]) -> Result<(), LocsMismatch> {
         let order = self.walk();
         if order.len() != locs.len() {
-            return;
+            return Err(LocsMismatch {
+                ops: order.len(),
+                locs: locs.len(),
+            });
         }
         for (o, &l) in order.iter().zip(locs) {
             self.ops[o.index()].loc = l;
         }
+        Ok(())
     }
 
     /// Appends a one-result op and returns the result.

@@ -14,8 +14,8 @@ mod types;
 mod verify;
 
 pub use function::{
-    BlockData, BlockId, Function, OpData, OpId, ParamAttrs, RegionData, RegionId, ValueData,
-    ValueDef, ValueId,
+    BlockData, BlockId, Function, LocsMismatch, OpData, OpId, ParamAttrs, RegionData, RegionId,
+    ValueData, ValueDef, ValueId,
 };
 pub use linear::{InDim, LinearLayout};
 pub use ops::{

@@ -874,6 +874,97 @@ impl OpKind {
     pub fn is_gpu_only(&self) -> bool {
         self.level() == Level::Gpu
     }
+
+    /// True for the ops whose lowering may borrow scratch shared memory for the length of the op
+    /// (how many bytes, possibly none, follows from its types and layouts): moving elements
+    /// between threads (`convert_layout`, `reduce`, `scan`, `roll`), an atomic's results, and a
+    /// `dot`'s operands. The shared-memory allocation reserves bytes for these ops only.
+    pub fn uses_scratch(&self) -> bool {
+        match self {
+            OpKind::ConvertLayout
+            | OpKind::Reduce { .. }
+            | OpKind::Scan { .. }
+            | OpKind::Roll { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. }
+            | OpKind::Dot { .. } => true,
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::Splat
+            | OpKind::ExpandDims { .. }
+            | OpKind::Broadcast
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
+            | OpKind::Load { .. }
+            | OpKind::Store { .. }
+            | OpKind::For
+            | OpKind::If
+            | OpKind::Yield
+            | OpKind::Return
+            | OpKind::LocalAlloc
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier
+            | OpKind::LocalLoad { .. }
+            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared => false,
+        }
+    }
+
+    /// True for the ops whose tensor operands and results all have one layout at the GPU level,
+    /// as the verifier's rules require: the element-wise ops, `splat`, `broadcast`, `roll`,
+    /// `scan`, and the memory accesses (pointers, masks and values). False for ops without
+    /// tensor operands, for those that change the shape or layout, and for control flow (whose
+    /// carried values each have their own).
+    pub fn keeps_layout(&self) -> bool {
+        match self {
+            OpKind::Splat
+            | OpKind::Broadcast
+            | OpKind::Roll { .. }
+            | OpKind::Binary(_)
+            | OpKind::Cmp(_)
+            | OpKind::Unary(_)
+            | OpKind::Select
+            | OpKind::AddPtr
+            | OpKind::Math(_)
+            | OpKind::Cast
+            | OpKind::Scan { .. }
+            | OpKind::Load { .. }
+            | OpKind::Store { .. }
+            | OpKind::AtomicRmw { .. }
+            | OpKind::AtomicCas { .. } => true,
+            OpKind::Constant(_)
+            | OpKind::ProgramId { .. }
+            | OpKind::NumPrograms { .. }
+            | OpKind::Arange { .. }
+            | OpKind::ExpandDims { .. }
+            | OpKind::ConvertLayout
+            | OpKind::Reduce { .. }
+            | OpKind::Dot { .. }
+            | OpKind::For
+            | OpKind::If
+            | OpKind::Yield
+            | OpKind::Return
+            | OpKind::LocalAlloc
+            | OpKind::AsyncCopy { .. }
+            | OpKind::AsyncCommit
+            | OpKind::AsyncWait { .. }
+            | OpKind::Barrier
+            | OpKind::LocalLoad { .. }
+            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared => false,
+        }
+    }
 }
 
 impl fmt::Display for ConstValue {

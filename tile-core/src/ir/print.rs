@@ -33,20 +33,28 @@ pub fn print(f: &Function) -> String {
 /// Prints a kernel, with layout aliases (what [`print`] does) or with every layout spelled out in
 /// every type (what error messages quote, so that one line says everything).
 pub(crate) fn print_with(f: &Function, aliases: bool) -> String {
-    let mut p = Printer {
-        f,
-        names: HashMap::new(),
-        next: 0,
-        out: String::new(),
-        aliases: Aliases {
-            inline: !aliases,
-            ..Aliases::default()
-        },
-    };
+    let mut p = Printer::new(f, !aliases);
     p.kernel();
     let mut text = p.aliases.defs;
     text.push_str(&p.out);
     text
+}
+
+/// Single ops' lines as [`print`] writes them, for messages: without indentation or regions,
+/// every layout spelled out, and values named as in the whole kernel's text (the names are
+/// assigned once, when the printer is made).
+pub(crate) struct OpPrinter<'a>(Printer<'a>);
+
+impl<'a> OpPrinter<'a> {
+    /// A printer for the ops of `f`.
+    pub(crate) fn new(f: &'a Function) -> OpPrinter<'a> {
+        OpPrinter(Printer::new(f, true))
+    }
+
+    /// The line of `op`: `%3 = add %1, %2 : i32`.
+    pub(crate) fn line(&mut self, op: OpId) -> String {
+        self.0.op_line(op)
+    }
 }
 
 /// Layout aliases, named in order of first use.
@@ -108,27 +116,75 @@ impl Aliases {
 struct Printer<'a> {
     f: &'a Function,
     names: HashMap<ValueId, String>,
-    next: u32,
     out: String,
     aliases: Aliases,
 }
 
-impl Printer<'_> {
+impl<'a> Printer<'a> {
+    /// A printer with every value of `f` named: parameters after the kernel's arguments, then
+    /// `%0, %1, …` for results and block arguments in program order (the order they are printed).
+    fn new(f: &'a Function, inline: bool) -> Printer<'a> {
+        let mut p = Printer {
+            f,
+            names: HashMap::new(),
+            out: String::new(),
+            aliases: Aliases {
+                inline,
+                ..Aliases::default()
+            },
+        };
+        for (i, &v) in f.params().iter().enumerate() {
+            let name = match f.param_names.get(i) {
+                Some(n) => format!("%{n}"),
+                None => format!("%arg{i}"),
+            };
+            p.names.insert(v, name);
+        }
+        let mut next = 0;
+        p.name_region(f.body, false, &mut next);
+        p
+    }
+
+    /// Names the values `r` defines, `next` counting; a nested region's block arguments are
+    /// named (the kernel's entry block's are the parameters).
+    fn name_region(&mut self, r: RegionId, nested: bool, next: &mut u32) {
+        let f = self.f;
+        for &b in &f.regions[r.index()].blocks {
+            let args = if nested {
+                &f.blocks[b.index()].args[..]
+            } else {
+                &[]
+            };
+            for &a in args {
+                self.names.insert(a, format!("%{next}"));
+                *next += 1;
+            }
+            for &op in &f.blocks[b.index()].ops {
+                for &v in &f.op(op).results {
+                    self.names.insert(v, format!("%{next}"));
+                    *next += 1;
+                }
+                for &inner in &f.op(op).regions {
+                    self.name_region(inner, true, next);
+                }
+            }
+        }
+    }
+
     fn kernel(&mut self) {
         let f = self.f;
         let _ = write!(self.out, "kernel @{}(", f.name);
         for (i, &v) in f.params().iter().enumerate() {
-            let name = format!("%{}", f.param_names[i]);
             if i > 0 {
                 self.out.push_str(", ");
             }
             let t = self.aliases.ty(f.ty(v));
+            let name = self.name(v).to_string();
             let _ = write!(self.out, "{name}: {t}");
-            let div = f.param_attrs[i].divisibility;
+            let div = f.param_attrs.get(i).map_or(1, |a| a.divisibility);
             if div > 1 {
                 let _ = write!(self.out, " {{divisibility = {div}}}");
             }
-            self.names.insert(v, name);
         }
         let mut stages = if f.num_stages > 0 {
             format!(", num_stages = {}", f.num_stages)
@@ -168,20 +224,28 @@ impl Printer<'_> {
     }
 
     fn op(&mut self, id: OpId, depth: usize) {
+        let op = self.f.op(id);
+        let line = self.op_line(id);
+        let _ = write!(self.out, "{}{line}", "  ".repeat(depth));
+        if !op.regions.is_empty() {
+            self.out.push_str(" {");
+        }
+        self.out.push('\n');
+        for &r in &op.regions {
+            self.nested_region(r, depth);
+        }
+        if !op.regions.is_empty() {
+            let _ = writeln!(self.out, "{}}}", "  ".repeat(depth));
+        }
+    }
+
+    /// The op's own line, without indentation or the ` {` that opens its regions.
+    fn op_line(&mut self, id: OpId) -> String {
         let f = self.f;
         let op = f.op(id);
-        let mut line = "  ".repeat(depth);
+        let mut line = String::new();
         if !op.results.is_empty() {
-            let names: Vec<String> = op
-                .results
-                .iter()
-                .map(|&r| {
-                    let n = format!("%{}", self.next);
-                    self.next += 1;
-                    self.names.insert(r, n.clone());
-                    n
-                })
-                .collect();
+            let names: Vec<&str> = op.results.iter().map(|&r| self.name(r)).collect();
             let _ = write!(line, "{} = ", names.join(", "));
         }
         line.push_str(op.kind.name());
@@ -198,17 +262,7 @@ impl Printer<'_> {
                 .collect();
             let _ = write!(line, " : {}", tys.join(", "));
         }
-        if !op.regions.is_empty() {
-            line.push_str(" {");
-        }
-        self.out.push_str(&line);
-        self.out.push('\n');
-        for &r in &op.regions {
-            self.nested_region(r, depth);
-        }
-        if !op.regions.is_empty() {
-            let _ = writeln!(self.out, "{}}}", "  ".repeat(depth));
-        }
+        line
     }
 
     /// An op's region: each block's arguments on a line `^bbN(%a: T, …):`, then its ops indented.
@@ -219,10 +273,8 @@ impl Printer<'_> {
                 .args
                 .iter()
                 .map(|&a| {
-                    let n = format!("%{}", self.next);
-                    self.next += 1;
-                    self.names.insert(a, n.clone());
-                    format!("{n}: {}", self.aliases.ty(f.ty(a)))
+                    let ty = self.aliases.ty(f.ty(a));
+                    format!("{}: {ty}", self.name(a))
                 })
                 .collect();
             let _ = writeln!(

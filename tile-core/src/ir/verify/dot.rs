@@ -1,0 +1,159 @@
+//! Rules of the matrix products: `dot` (rule 22) and the Hopper `warp_group_dot` with its
+//! `warp_group_wait` (rule 28).
+
+use super::{Op, Verifier};
+use crate::ir::ops::Precision;
+use crate::ir::types::{DType, DotOperandLayout, Elem, Layout, SharedLayout, Type};
+
+impl Verifier<'_> {
+    /// Rule 22: `dot`.
+    pub(super) fn dot(&mut self, o: &Op<'_>, precision: &Precision) {
+        let ops = o.ops;
+        if !self.takes(o, &[3]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let (a, b, acc) = (
+            self.ty(ops[0]).clone(),
+            self.ty(ops[1]).clone(),
+            self.ty(ops[2]).clone(),
+        );
+        if a.shape.len() != 2 || b.shape.len() != 2 {
+            return self.err(o.id, "`dot` multiplies two 2-D tiles".into());
+        }
+        if a.shape[1] != b.shape[0] {
+            self.err(
+                o.id,
+                format!(
+                    "inner dimensions differ: `{a}` is {}×{}, `{b}` is {}×{}",
+                    a.shape[0], a.shape[1], b.shape[0], b.shape[1]
+                ),
+            );
+        }
+        if a.elem != b.elem || !matches!(a.dtype(), Some(DType::F32 | DType::F16 | DType::BF16)) {
+            self.err(o.id,
+                format!(
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                    a.elem, b.elem
+                ),
+            );
+        }
+        let want_ty = Type {
+            elem: Elem::Scalar(DType::F32),
+            shape: vec![a.shape[0], b.shape[1]],
+            layout: ty.layout.clone(),
+        };
+        if ty != want_ty || acc != want_ty {
+            self.err(
+                o.id,
+                format!("the accumulator and the result must be `{want_ty}`"),
+            );
+        }
+        let tf32 = *precision == Precision::Tf32;
+        if tf32 && a.dtype() != Some(DType::F32) {
+            self.err(
+                o.id,
+                format!(
+                    "`precision = tf32` applies to f32 operands, found `{}`",
+                    a.elem
+                ),
+            );
+        }
+        if let Some(parent @ Layout::Mma(_)) = &ty.layout {
+            let k_width = match a.dtype() {
+                Some(DType::F16 | DType::BF16) => 2,
+                Some(DType::F32) if tf32 => 1,
+                _ => {
+                    return self.err(o.id,
+                        format!(
+                            "a tensor-core `dot` takes f16, bf16, or f32 with `precision = tf32`, found `{}`",
+                            a.elem
+                        ),
+                    );
+                }
+            };
+            for (i, t) in [(0u32, &a), (1, &b)] {
+                let want = Layout::DotOperand(DotOperandLayout {
+                    op_idx: i,
+                    parent: Box::new(parent.clone()),
+                    k_width,
+                });
+                if t.layout.as_ref() != Some(&want) {
+                    self.err(
+                        o.id,
+                        format!("operand {i} of a tensor-core `dot` must be in the layout {want}"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Rule 28: `warp_group_dot`.
+    pub(super) fn warp_group_dot(&mut self, o: &Op<'_>) {
+        let ops = o.ops;
+        let res = o.res.clone();
+        if !self.takes(o, &[5]) {
+            return;
+        }
+        let t: Vec<Type> = ops.iter().map(|&v| self.ty(v).clone()).collect();
+        self.stage_operands(o.id, &t[0], &t[1], "warp_group_dot");
+        self.stage_operands(o.id, &t[2], &t[3], "warp_group_dot");
+        let (a, b, acc) = (&t[0], &t[2], &t[4]);
+        let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16));
+        let shapes = a.shape.len() == 3
+            && b.shape.len() == 3
+            && acc.shape.len() == 2
+            && a.shape[2] == b.shape[1]
+            && acc.shape[..] == [a.shape[1], b.shape[2]];
+        let wgmma_layout = |buf: &Type| match (&buf.layout, buf.dtype()) {
+            (Some(Layout::Shared(l)), Some(d)) if buf.shape.len() == 3 => {
+                *l == SharedLayout::wgmma(buf.shape[2], d.size_bytes())
+            }
+            _ => false,
+        };
+        let acc_ok = acc.dtype() == Some(DType::F32)
+            && matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3);
+        if !(sixteen && a.dtype() == b.dtype() && shapes) {
+            return self.err(o.id,
+                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` stage by a `K × N` stage of the same type into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+            );
+        }
+        if !(wgmma_layout(a) && wgmma_layout(b)) {
+            self.err(
+                o.id,
+                format!(
+                    "`warp_group_dot` reads buffers in their `wgmma` layouts, not `{a}` and `{b}`"
+                ),
+            );
+        }
+        if !acc_ok {
+            self.err(o.id,
+                format!("the accumulator of `warp_group_dot` is f32 in an mma layout of version 3, not `{acc}`"),
+            );
+        }
+        if res.is_some_and(|r| r != *acc) {
+            self.err(
+                o.id,
+                "`warp_group_dot` yields its accumulator's type".into(),
+            );
+        }
+    }
+
+    /// Rule 28: `warp_group_wait`.
+    pub(super) fn warp_group_wait(&mut self, o: &Op<'_>) {
+        let ops = o.ops;
+        let res = o.res.clone();
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let acc = self.ty(ops[0]).clone();
+        if !matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3) {
+            self.err(o.id,
+                format!("`warp_group_wait` takes an accumulator in an mma layout of version 3, not `{acc}`"),
+            );
+        }
+        if res.is_some_and(|r| r != acc) {
+            self.err(o.id, "`warp_group_wait` yields its operand's type".into());
+        }
+    }
+}

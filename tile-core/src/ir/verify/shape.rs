@@ -1,0 +1,118 @@
+//! Rules of the ops that move elements or change only the layout: `expand_dims`, `broadcast`,
+//! `convert_layout` and `roll` (rules 17, 18, 19 and 24), and the slice relation between a
+//! tensor's layout and that of its lower-rank partner.
+
+use super::{Op, Verifier};
+use crate::ir::types::{Layout, Type};
+use crate::ir::OpId;
+
+impl Verifier<'_> {
+    /// Rule 17: `expand_dims`.
+    pub(super) fn expand_dims(&mut self, o: &Op<'_>, axis: &u32) {
+        let ops = o.ops;
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(ops[0]).clone();
+        if !a.is_tensor() || (*axis as usize) > a.shape.len() {
+            return self.err(o.id, format!("axis {axis} is out of range for `{a}`"));
+        }
+        let mut shape = a.shape.clone();
+        shape.insert(*axis as usize, 1);
+        if shape.len() > 2 {
+            self.err(o.id, "tiles of rank > 2 are not supported".into());
+        }
+        if ty.elem != a.elem || ty.shape != shape {
+            let want = Type::tensor(a.elem, shape);
+            self.err(o.id, format!("the result must be `{want}` (layout aside)"));
+        }
+        self.sliced(o.id, &ty, *axis, &a, "the operand");
+    }
+
+    /// Rule 18: `broadcast`.
+    pub(super) fn broadcast(&mut self, o: &Op<'_>) {
+        let ops = o.ops;
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(ops[0]).clone();
+        let fits = a.is_tensor()
+            && a.shape.len() == ty.shape.len()
+            && a.shape
+                .iter()
+                .zip(&ty.shape)
+                .all(|(&x, &y)| x == y || x == 1);
+        if !fits || a.elem != ty.elem {
+            self.err(o.id, format!("`{a}` does not broadcast to `{ty}`"));
+        }
+        if a.layout != ty.layout {
+            self.err(o.id, "`broadcast` keeps the layout".into());
+        }
+    }
+
+    /// Rule 19: `convert_layout`.
+    pub(super) fn convert_layout(&mut self, o: &Op<'_>) {
+        let ops = o.ops;
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(ops[0]).clone();
+        if a.elem != ty.elem || a.shape != ty.shape || !a.is_tensor() {
+            self.err(
+                o.id,
+                format!("`convert_layout` changes only the layout: `{a}` to `{ty}`"),
+            );
+        }
+        if ty.layout.is_none() {
+            self.err(o.id, "`convert_layout` exists only at the GPU level".into());
+        }
+    }
+
+    /// Rule 24: `roll`.
+    pub(super) fn roll(&mut self, o: &Op<'_>, axis: &u32, shift: &u32) {
+        let ops = o.ops;
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(ops[0]).clone();
+        if !a.is_tensor() || (*axis as usize) >= a.shape.len() {
+            return self.err(o.id, format!("axis {axis} is out of range for `{a}`"));
+        }
+        if *shift >= a.shape[*axis as usize] {
+            self.err(
+                o.id,
+                format!("shift {shift} is not below the extent of axis {axis}"),
+            );
+        }
+        if ty != a {
+            self.err(o.id, format!("the result must be `{a}`"));
+        }
+    }
+
+    /// At the GPU level, `part`'s layout (the lower-rank tensor `low`) must be `full`'s layout
+    /// sliced at `axis`.
+    pub(super) fn sliced(&mut self, op: OpId, full: &Type, axis: u32, low: &Type, part: &str) {
+        let (Some(fl), Some(ll)) = (&full.layout, &low.layout) else {
+            return;
+        };
+        let ok = match (fl, ll) {
+            (parent, Layout::Slice(s)) => s.dim == axis && *s.parent == *parent,
+            (
+                _,
+                Layout::Blocked(_) | Layout::Mma(_) | Layout::DotOperand(_) | Layout::Shared(_),
+            ) => false,
+        };
+        if !ok {
+            self.err(
+                op,
+                format!(
+                    "{part}'s layout must be the layout of `{full}` sliced at dimension {axis}"
+                ),
+            );
+        }
+    }
+}

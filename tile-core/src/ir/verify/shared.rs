@@ -1,0 +1,114 @@
+//! Rules of the shared-memory ops (rule 25): `local_alloc`, `async_copy`, `local_load`, and the
+//! synchronizing ops without operands (`async_commit`, `async_wait`, `barrier`,
+//! `fence_async_shared`). The `smem` type itself is checked with the other types (`types.rs`).
+
+use super::{Op, Verifier};
+use crate::ir::types::{DType, Elem, Layout, Type};
+use crate::ir::OpId;
+
+impl Verifier<'_> {
+    /// Rule 25: `local_alloc`.
+    pub(super) fn local_alloc(&mut self, o: &Op<'_>) {
+        let res = o.res.clone();
+        if !self.takes(o, &[0]) {
+            return;
+        }
+        if !res.is_some_and(|t| t.is_shared()) {
+            self.err(o.id, "`local_alloc` yields an `smem` buffer".into());
+        }
+    }
+
+    /// Rule 25: `async_commit`, `async_wait`, `barrier` and `fence_async_shared` take no operands.
+    pub(super) fn no_operands(&mut self, o: &Op<'_>) {
+        self.takes(o, &[0]);
+    }
+
+    /// Rule 25: `async_copy`.
+    pub(super) fn async_copy(&mut self, o: &Op<'_>, vec: &u32) {
+        let ops = o.ops;
+        if !self.takes(o, &[3, 4]) {
+            return;
+        }
+        let (buf, stage, p) = (
+            self.ty(ops[0]).clone(),
+            self.ty(ops[1]).clone(),
+            self.ty(ops[2]).clone(),
+        );
+        self.stage_operands(o.id, &buf, &stage, "async_copy");
+        let tile_ok = buf.is_shared()
+            && p.elem == Elem::Ptr(buf.dtype().unwrap_or(DType::I1))
+            && p.shape[..] == buf.shape[1..]
+            && p.layout.is_some();
+        if !tile_ok {
+            self.err(
+                o.id,
+                format!("`async_copy` needs pointers to one stage of `{buf}`, found `{p}`"),
+            );
+        }
+        if ops.len() == 4 {
+            self.mask(o.id, ops[3], &p);
+        }
+        self.vec(o.id, *vec, &p);
+        let bytes = buf.dtype().map_or(0, |d| d.size_bytes()) * vec;
+        if *vec > 1 && !matches!(bytes, 4 | 8 | 16) {
+            self.err(
+                o.id,
+                format!("`async_copy` copies 4, 8 or 16 bytes at once, not {bytes}"),
+            );
+        }
+    }
+
+    /// Rule 25: `local_load`.
+    pub(super) fn local_load(&mut self, o: &Op<'_>, offset: &[u32; 2]) {
+        let ops = o.ops;
+        if !self.takes(o, &[2]) {
+            return;
+        }
+        let (buf, stage) = (self.ty(ops[0]).clone(), self.ty(ops[1]).clone());
+        self.stage_operands(o.id, &buf, &stage, "local_load");
+        let Some(ty) = o.res.clone() else { return };
+        let ok = buf.is_shared()
+            && ty.elem == buf.elem
+            && ty.shape.len() == 2
+            && buf.shape.len() == 3
+            && match (&ty.layout, ty.dtype()) {
+                (Some(Layout::DotOperand(d)), Some(DType::F16 | DType::BF16)) => d.k_width == 2,
+                (Some(Layout::DotOperand(d)), Some(DType::F32)) => d.k_width == 1,
+                _ => false,
+            };
+        if !ok {
+            return self.err(o.id,
+                format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
+            );
+        }
+        // One of the tiles of the result's shape that partition the stage.
+        let fits = (0..2).all(|d| {
+            let (o, n, whole) = (offset[d], ty.shape[d], buf.shape[d + 1]);
+            n > 0 && o % n == 0 && o.checked_add(n).is_some_and(|end| end <= whole)
+        });
+        if !fits {
+            self.err(o.id,
+                format!(
+                    "`local_load` window at [{}, {}] of shape {:?} is not one of the tiles of that shape in a stage of `{buf}`",
+                    offset[0], offset[1], ty.shape
+                ),
+            );
+        }
+    }
+
+    /// A shared buffer and an `i32` scalar stage.
+    pub(super) fn stage_operands(&mut self, op: OpId, buf: &Type, stage: &Type, what: &str) {
+        if !buf.is_shared() {
+            self.err(
+                op,
+                format!("operand #0 of `{what}` must be an `smem` buffer, found `{buf}`"),
+            );
+        }
+        if *stage != Type::scalar(DType::I32) {
+            self.err(
+                op,
+                format!("the stage of `{what}` must be an `i32` scalar, found `{stage}`"),
+            );
+        }
+    }
+}
