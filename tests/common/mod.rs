@@ -978,7 +978,8 @@ pub fn check_philox(dev: &Device) {
 pub struct Rng(pub u64);
 
 impl Rng {
-    /// Next 64 random bits (splitmix64).
+    /// Next 64 random bits (splitmix64). Infinite and never `None`, so not an `Iterator`.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
