@@ -480,11 +480,12 @@ impl Lowering {
                 let staged = per_elem
                     * (u64::from(at.shape[0]) * u64::from(at.shape[1])
                         + u64::from(bt.shape[0]) * u64::from(bt.shape[1]));
-                if staged > 48 * 1024 {
+                let limit = tile_core::Target::STATIC_SHARED_BYTES;
+                if staged > limit {
                     return Err(err(
                         c,
                         format!(
-                            "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare 49152: use smaller tiles (loop over K)",
+                            "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare {limit}: use smaller tiles (loop over K)",
                             at.shape[0], at.shape[1], bt.shape[0], bt.shape[1]
                         ),
                     ));
