@@ -3,8 +3,9 @@
 //!
 //! A kernel has one shared array (`addrspace(3)`; 16-byte aligned, 1024 when dynamic: buffers
 //! start at multiples of 1024 bytes in it), as large as the allocation
-//! (`passes::shared_alloc`) says: static and internal when it fits [`Target::STATIC_SHARED_BYTES`] and no
-//! `local_alloc` buffer asks for dynamic memory, else the `extern` dynamic array the launch sizes.
+//! (`passes::shared_alloc`) says: static and internal when it fits
+//! [`Target::STATIC_SHARED_BYTES`] and no `local_alloc` buffer asks for dynamic memory, else the
+//! `extern` dynamic array the launch sizes.
 //! Every user gets its bytes where the allocation put them: a `local_alloc` buffer its region, an
 //! op with scratch memory its region, carved into 16-byte aligned arrays as its lowering asks
 //! (checked against the region's size, which `scratch` computed from the same decisions). One op's
@@ -85,8 +86,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// A new scratch array of `n` elements of type `elem` for the op being lowered, carved from
     /// the region the allocation gave that op (each array 16-byte aligned). The arrays of one op
-    /// must fit [`Target::STATIC_SHARED_BYTES`] together; a region too small for what the lowering asks is the
-    /// allocation disagreeing with the lowering (`scratch`), an internal error.
+    /// must fit [`Target::STATIC_SHARED_BYTES`] together; a region too small for what the
+    /// lowering asks is the allocation disagreeing with the lowering (`scratch`), an internal
+    /// error.
     pub(super) fn shared_array(
         &mut self,
         elem: BasicTypeEnum<'ctx>,
@@ -96,8 +98,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// [`Lowerer::shared_array`] with another limit for the op's arrays (a kernel whose shared
-    /// memory exceeds [`Target::STATIC_SHARED_BYTES`] is given it dynamically, up to the target's maximum, which
-    /// `lower_module` checks for the whole allocation).
+    /// memory exceeds [`Target::STATIC_SHARED_BYTES`] is given it dynamically, up to the target's
+    /// maximum, which `lower_module` checks for the whole allocation).
     pub(super) fn shared_array_within(
         &mut self,
         elem: BasicTypeEnum<'ctx>,

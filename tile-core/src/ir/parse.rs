@@ -4,8 +4,8 @@
 //! its alias or spells it out.
 //!
 //! The parser checks syntax and names (every value defined once, before use, by a known op with the
-//! right number of results, a `target` one that tile builds); whether the types fit the ops is the verifier's job. Lines starting
-//! with `//` are comments.
+//! right number of results; a `target` one that tile builds); whether the types fit the ops is the
+//! verifier's job. Lines starting with `//` are comments.
 
 use std::collections::HashMap;
 use std::fmt;

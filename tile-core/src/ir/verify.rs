@@ -36,8 +36,8 @@
 //! 12. **return** — exactly one, the last op of the kernel's body, without operands; the body is
 //!     one block.
 //! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
-//!     pointers), one name and one set of facts each, divisibility a power of two. (A `target`
-//!     is one tile builds by its type, [`crate::Target`]: the parser refuses other names.)
+//!     pointers), one name and one set of facts each, divisibility a power of two. A `target`
+//!     needs no rule: its type, [`crate::Target`], holds only the targets tile builds.
 //! 14. **math** — a float math function takes its arity's operands of one `f32` type (also
 //!     integers for `abs`), and the result has that type.
 //! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
