@@ -310,7 +310,9 @@ fn every_variant_assembles() {
         for (vi, v) in k.variants.iter().enumerate() {
             for t in v.targets {
                 let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.target.arch())
-                    .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.target.arch()));
+                    .unwrap_or_else(|e| {
+                        panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.target.arch())
+                    });
                 println!(
                     "{:<20} v{vi} {:<6} {:>2} warps {:>3} registers, spill stores {:>4} B, loads {:>4} B",
                     k.name, t.target.arch(), v.num_warps, r.registers, r.spill_stores, r.spill_loads

@@ -77,7 +77,9 @@ fn ir_round_trips_and_ptx_assembles_without_spills() {
                     .unwrap_or_else(|e| panic!("{} v{vi} {}: {e}", k.name, t.target.arch()));
                 println!(
                     "{:<22} v{vi} {:<7} {:>3} registers",
-                    k.name, t.target.arch(), r.registers
+                    k.name,
+                    t.target.arch(),
+                    r.registers
                 );
                 assert!(
                     !r.spills(),

@@ -73,7 +73,9 @@ fn every_kernel_round_trips_and_assembles_without_spills() {
                     .unwrap_or_else(|e| panic!("{} v{vi} {}: {e}", k.name, t.target.arch()));
                 println!(
                     "{:<40} v{vi} {:<7} {:>3} registers",
-                    k.name, t.target.arch(), r.registers
+                    k.name,
+                    t.target.arch(),
+                    r.registers
                 );
                 assert!(!r.spills(), "{} v{vi} {} spills", k.name, t.target.arch());
             }

@@ -167,8 +167,9 @@ impl Target {
 }
 
 impl fmt::Display for Target {
+    /// The name as PTX spells it, padded to the width the format asks (`{:<7}`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.arch())
+        f.pad(self.arch())
     }
 }
 
@@ -208,6 +209,7 @@ mod tests {
         for t in Target::ALL {
             assert_eq!(Target::parse(&t.to_string()), Ok(t));
             assert_eq!(t.arch().parse::<Target>(), Ok(t));
+            assert_eq!(format!("{t:<7}|"), format!("{:<7}|", t.arch()));
         }
         assert_eq!(Target::ALL.map(Target::arch), ["sm_90a", "sm_80"]);
     }
