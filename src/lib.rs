@@ -106,6 +106,7 @@ pub use tile_core::runtime::{
     KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Timer, Variant,
     TARGET_ENV,
 };
+pub use tile_core::{Target, UnknownTarget};
 pub use tile_macros::tile_kernel;
 
 /// What a kernel file needs: the attribute, devices, buffers, grids.

@@ -305,17 +305,19 @@ fn every_variant_assembles() {
     for k in all_kernels() {
         for (vi, v) in k.variants.iter().enumerate() {
             for t in v.targets {
-                let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.arch)
-                    .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.arch));
+                let r = tile_codegen::ptxas::assemble(&ptxas, t.ptx, t.target.arch())
+                    .unwrap_or_else(|e| {
+                        panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.target.arch())
+                    });
                 println!(
                     "{:<20} v{vi} {:<6} {:>2} warps {:>3} registers, spill stores {:>4} B, loads {:>4} B",
-                    k.name, t.arch, v.num_warps, r.registers, r.spill_stores, r.spill_loads
+                    k.name, t.target.arch(), v.num_warps, r.registers, r.spill_stores, r.spill_loads
                 );
                 assert!(
                     !r.spills(),
                     "{} v{vi} {} spills:\n{}",
                     k.name,
-                    t.arch,
+                    t.target.arch(),
                     r.raw
                 );
             }

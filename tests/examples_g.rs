@@ -67,13 +67,15 @@ fn every_kernel_round_trips_and_assembles_without_spills() {
         let Some(ptxas) = &ptxas else { continue };
         for (vi, v) in k.variants.iter().enumerate() {
             for t in v.targets {
-                let r = tile_codegen::ptxas::assemble(ptxas, t.ptx, t.arch)
-                    .unwrap_or_else(|e| panic!("{} v{vi} {}: {e}", k.name, t.arch));
+                let r = tile_codegen::ptxas::assemble(ptxas, t.ptx, t.target.arch())
+                    .unwrap_or_else(|e| panic!("{} v{vi} {}: {e}", k.name, t.target.arch()));
                 println!(
                     "{:<40} v{vi} {:<7} {:>3} registers",
-                    k.name, t.arch, r.registers
+                    k.name,
+                    t.target.arch(),
+                    r.registers
                 );
-                assert!(!r.spills(), "{} v{vi} {} spills", k.name, t.arch);
+                assert!(!r.spills(), "{} v{vi} {} spills", k.name, t.target.arch());
             }
         }
     }

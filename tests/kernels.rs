@@ -32,11 +32,14 @@ fn every_variant_assembles_without_spills() {
     for k in common::all() {
         assert!(!k.variants.is_empty(), "{}", k.name);
         for (vi, v) in k.variants.iter().enumerate() {
-            let archs: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
+            let archs: Vec<&str> = v.targets.iter().map(|t| t.target.arch()).collect();
             assert_eq!(archs, ["sm_90a", "sm_80"], "{} v{vi}", k.name);
             for t in v.targets {
-                let (r, cubin) = tile_codegen::ptxas::assemble_cubin(&ptxas, t.ptx, t.arch)
-                    .unwrap_or_else(|e| panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.arch));
+                let (r, cubin) =
+                    tile_codegen::ptxas::assemble_cubin(&ptxas, t.ptx, t.target.arch())
+                        .unwrap_or_else(|e| {
+                            panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.target.arch())
+                        });
                 // The build found the same ptxas (this run's TILE_PTXAS, or .tools/), so it
                 // embedded this very cubin, unless TILE_CUBIN turned cubins off.
                 if tile_codegen::pipeline::cubin_ptxas().is_some() {
@@ -44,19 +47,27 @@ fn every_variant_assembles_without_spills() {
                         t.cubin == cubin.as_slice(),
                         "{} v{vi} {}: the embedded cubin ({} bytes) is not ptxas's ({} bytes)",
                         k.name,
-                        t.arch,
+                        t.target.arch(),
                         t.cubin.len(),
                         cubin.len()
                     );
                 }
                 if (r.spill_stores, r.spill_loads) != (0, 0) {
-                    spills.push(format!("{} v{vi} {} spills:\n{}", k.name, t.arch, r.raw));
+                    spills.push(format!(
+                        "{} v{vi} {} spills:\n{}",
+                        k.name,
+                        t.target.arch(),
+                        r.raw
+                    ));
                 }
                 // A stack frame without spills (ptxas reserves a few bytes for some kernels at the
                 // register cap) is reported, not failed.
                 println!(
                     "{:<24} v{vi} {:<7} {:>3} registers, {} bytes stack",
-                    k.name, t.arch, r.registers, r.stack_frame
+                    k.name,
+                    t.target.arch(),
+                    r.registers,
+                    r.stack_frame
                 );
                 assembled += 1;
             }
@@ -72,8 +83,18 @@ fn vectorized_variant_uses_16_byte_accesses() {
     let aligned = &k.variants[0];
     assert!(aligned.divisibility.iter().all(|&d| d > 1));
     for t in aligned.targets {
-        assert_eq!(t.ptx.matches("ld.global.v4.b32").count(), 6, "{}", t.arch);
-        assert_eq!(t.ptx.matches("st.global.v4.b32").count(), 2, "{}", t.arch);
+        assert_eq!(
+            t.ptx.matches("ld.global.v4.b32").count(),
+            6,
+            "{}",
+            t.target.arch()
+        );
+        assert_eq!(
+            t.ptx.matches("st.global.v4.b32").count(),
+            2,
+            "{}",
+            t.target.arch()
+        );
     }
     let generic = k.variants.last().unwrap();
     assert!(generic.divisibility.iter().all(|&d| d == 1));
@@ -81,7 +102,7 @@ fn vectorized_variant_uses_16_byte_accesses() {
         assert!(
             !t.ptx.contains(".v4."),
             "{}: the generic variant must not assume alignment",
-            t.arch
+            t.target.arch()
         );
     }
 }
@@ -99,7 +120,9 @@ fn ring_and_epilogue_share_shared_memory() {
                 if t.dyn_shared_bytes > 0 {
                     println!(
                         "{:<40} v{vi} {:<7} {:>6} bytes of dynamic shared memory",
-                        k.name, t.arch, t.dyn_shared_bytes
+                        k.name,
+                        t.target.arch(),
+                        t.dyn_shared_bytes
                     );
                 }
             }
@@ -112,7 +135,7 @@ fn ring_and_epilogue_share_shared_memory() {
                     3 * (16 * 32 + 32 * 128) * 2,
                     "{} {}",
                     k.name,
-                    t.arch
+                    t.target.arch()
                 );
             }
             seen += 1;

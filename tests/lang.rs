@@ -552,7 +552,7 @@ fn raw_and_unicode_kernel_names() {
     assert_eq!(common::füllen::KERNEL.name, "f_ufc_llen");
     for v in common::füllen::KERNEL.variants {
         for t in v.targets {
-            assert!(t.ptx.contains(".entry f_ufc_llen("), "{}", t.arch);
+            assert!(t.ptx.contains(".entry f_ufc_llen("), "{}", t.target.arch());
         }
     }
 }

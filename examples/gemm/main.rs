@@ -262,7 +262,7 @@ fn run() -> Res<bool> {
     println!(
         "\ngemm (tile, {}), median of 20 after 5 warm-ups",
         match (dev.is_cuda(), dev.target()) {
-            (true, Some(t)) => t,
+            (true, Some(t)) => t.arch(),
             (true, None) => "the device's newest target",
             (false, _) => "interpreter",
         }

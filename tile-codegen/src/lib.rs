@@ -6,7 +6,7 @@
 //! 2. [`passes`]: canonicalize, CSE, DCE at the tile level; then, per specialization,
 //!    `assign-layouts` (GPU level: a blocked layout on every tensor) and `vectorize`
 //!    (16-byte accesses where axis analysis proves them safe).
-//! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`llvm::GpuTarget`].
+//! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`tile_core::Target`].
 
 pub mod budget;
 pub mod frontend;

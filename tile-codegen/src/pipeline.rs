@@ -23,10 +23,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use tile_core::ir::{print, verify, Elem, Function, OpKind};
+use tile_core::Target;
 
 use crate::budget;
 use crate::frontend::{self, Kernel, KernelOptions};
-use crate::llvm::{self, Artifacts, GpuTarget};
+use crate::llvm::{self, Artifacts};
 use crate::passes::Pass;
 
 /// Passes run at the tile level, in order.
@@ -59,7 +60,7 @@ pub struct CompiledVariant {
 #[derive(Debug)]
 pub struct TargetBuild {
     /// The target.
-    pub target: GpuTarget,
+    pub target: Target,
     /// Its GPU-level IR text (the GPU-level passes run once per target).
     pub gpu_ir: String,
     /// Its LLVM IR and PTX.
@@ -71,7 +72,7 @@ pub struct TargetBuild {
 /// The target whose GPU-level IR decides what a specialization is (which divisibilities change
 /// the IR, the warps of a variant); each target then gets its own GPU-level IR under those
 /// assumptions.
-const REFERENCE_TARGET: GpuTarget = GpuTarget::Sm80;
+const REFERENCE_TARGET: Target = Target::Sm80;
 
 /// A kernel through the whole pipeline.
 #[derive(Debug)]
@@ -233,7 +234,7 @@ pub fn compile(
     // Every specialization builds at least one variant for every target: a kernel far over the
     // budget even so (twice: the tile level's estimate is rougher) is refused before any
     // GPU-level work. The budget itself is checked on the GPU-level IR of every module.
-    let targets = GpuTarget::ALL.len() as u64;
+    let targets = Target::ALL.len() as u64;
     let least = tile.iter().fold(0u64, |c, t| {
         c.saturating_add(t.cost.saturating_mul(targets))
     });
@@ -480,13 +481,13 @@ fn gpu_level(
     tile: &Function,
     div: &[u32],
     skip: &[Pass],
-    target: GpuTarget,
+    target: Target,
 ) -> Result<Function, Failure> {
     let mut g = tile.clone();
     for (i, &d) in div.iter().enumerate() {
         g.param_attrs[i].divisibility = d;
     }
-    g.target = Some(target.arch().to_string());
+    g.target = Some(target);
     run_passes(&mut g, GPU_PASSES, skip)?;
     Ok(g)
 }
@@ -630,7 +631,7 @@ struct PlannedVariant {
 
 /// One variant's GPU-level IR for one target.
 struct PlannedTarget {
-    target: GpuTarget,
+    target: Target,
     /// The dump files' stem: `{instance}.v{variant}.{arch}`.
     stem: String,
     gpu_ir: String,
@@ -719,7 +720,7 @@ fn plan_instance(
             base.num_warps = ELEMENTWISE_COPY_WARPS;
         }
         let mut targets = Vec::new();
-        for t in GpuTarget::ALL {
+        for t in Target::ALL {
             let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(internal)?;
             let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(internal)?;
             let stem = format!("{}.v{vi}.{}", name, t.arch());
@@ -751,7 +752,7 @@ fn plan_instance(
 /// where [`crate::registers::pressure`] finds the most values live. Modules that do not spill
 /// keep ptxas's own choice. Without a ptxas (or with `TILE_CUBIN=0`) the PTX is not checked,
 /// and the driver's compiler makes the same choice ptxas would have.
-fn spills(g: &Function, t: GpuTarget, r: &crate::ptxas::Report) -> Failure {
+fn spills(g: &Function, t: Target, r: &crate::ptxas::Report) -> Failure {
     let p = crate::registers::pressure(g);
     let loc = peak_loc(g, &p);
     Failure {
@@ -778,7 +779,7 @@ const HOPELESS: (u64, u64) = (5, 2);
 
 /// The refusal of a module whose estimated registers are more than [`HOPELESS`] times what a
 /// thread has, whether or not a ptxas is at hand.
-fn hopeless(g: &Function, t: GpuTarget) -> Option<Failure> {
+fn hopeless(g: &Function, t: Target) -> Option<Failure> {
     let p = crate::registers::pressure(g);
     let limit = crate::registers::limit(g.num_warps);
     if p.registers.saturating_mul(HOPELESS.1) <= limit.saturating_mul(HOPELESS.0) {
@@ -879,7 +880,7 @@ fn build_modules(
     // The distinct modules (target, PTX and the dynamic shared memory the launch passes, which
     // the PTX does not say), each with its first job; `of[j]`: job j's module.
     let mut distinct: Vec<(usize, &PlannedTarget, &Artifacts)> = Vec::new();
-    let mut seen: HashMap<(GpuTarget, &str, u32), usize> = HashMap::new();
+    let mut seen: HashMap<(Target, &str, u32), usize> = HashMap::new();
     let of: Vec<Option<usize>> = jobs
         .iter()
         .zip(&lowered)

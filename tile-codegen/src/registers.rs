@@ -22,16 +22,18 @@
 //! [`limit`] is what a thread may hold with the kernel's warps.
 
 use tile_core::ir::{BinOp, DType, Elem, Function, OpId, OpKind, ValueDef, ValueId};
+use tile_core::Target;
 
 /// Registers a thread needs beyond the live values the sweep counts (thread and block indices,
 /// loop counters, addresses in flight).
 pub const OVERHEAD: u64 = 16;
 
 /// Registers one thread may use when a program runs `num_warps` warps alone on an SM: the
-/// 65,536-register file split between its threads (allocated in units of 8), at most 255.
+/// register file ([`Target::REGISTERS_PER_SM`]) split between its threads (allocated in units
+/// of 8), at most [`Target::MAX_REGISTERS_PER_THREAD`].
 pub fn limit(num_warps: u32) -> u64 {
     let threads = 32 * u64::from(num_warps.max(1));
-    ((65_536 / threads) / 8 * 8).min(255)
+    ((Target::REGISTERS_PER_SM / threads) / 8 * 8).min(Target::MAX_REGISTERS_PER_THREAD)
 }
 
 /// The peak of a module's live registers per thread.

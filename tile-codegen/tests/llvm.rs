@@ -14,8 +14,9 @@
 
 use std::path::PathBuf;
 
-use tile_codegen::llvm::{compile, GpuTarget};
+use tile_codegen::llvm::compile;
 use tile_codegen::passes::Pass;
+use tile_core::Target;
 
 /// 4 elements per thread, 4 warps: a 512-element layout tile.
 const SPT4: &str = "#blocked<spt = [4], tpw = [32], wpc = [4], order = [0]>";
@@ -767,7 +768,7 @@ fn instructions_between_load_and_store(ptx: &str) -> Vec<String> {
 /// operand modifiers in SASS.
 #[test]
 fn math_instruction_counts() {
-    let count = |f: &str, target: GpuTarget| {
+    let count = |f: &str, target: Target| {
         let ir = one_math_kernel(f);
         let func = tile_core::ir::parse(&ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
         let ptx = compile(&func, target).unwrap_or_else(|e| panic!("{e}")).ptx;
@@ -775,7 +776,7 @@ fn math_instruction_counts() {
         assemble(&format!("{f} on {target}"), target, &ptx);
         instructions_between_load_and_store(&ptx)
     };
-    for target in GpuTarget::ALL {
+    for target in Target::ALL {
         let abs = count("abs", target);
         assert_eq!(
             abs.iter().filter(|i| i.starts_with("abs.f32")).count(),
@@ -1105,11 +1106,11 @@ fn repeatable() {
     let f =
         tile_core::ir::parse(&add_mul("add_mul", 4, " {divisibility = 16}").replace("#L", SPT4))
             .expect("parses");
-    let first = compile(&f, GpuTarget::Sm80).expect("compiles").ptx;
+    let first = compile(&f, Target::Sm80).expect("compiles").ptx;
     for _ in 0..3 {
-        for t in GpuTarget::ALL {
+        for t in Target::ALL {
             let a = compile(&f, t).expect("compiles");
-            if t == GpuTarget::Sm80 {
+            if t == Target::Sm80 {
                 assert_eq!(a.ptx, first);
             }
         }
@@ -1238,7 +1239,7 @@ kernel @windows(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 1
     );
     // In the body: the first slice's mma precede the barrier, the second's follow it.
     let f = tile_core::ir::parse(ir).unwrap();
-    let ptx = compile(&f, GpuTarget::Sm90a).unwrap().ptx;
+    let ptx = compile(&f, Target::Sm90a).unwrap().ptx;
     let body = &ptx[ptx.find("cp.async.commit_group").unwrap()..];
     let body = &body[body.find("bar.sync").map_or(0, |i| i + 1)..];
     let (before, after) = body.split_at(body.find("bar.sync").expect("the body's barrier"));
@@ -1248,9 +1249,12 @@ kernel @windows(%a: ptr<f16> {divisibility = 16}, %c: ptr<f32> {divisibility = 1
 
 #[test]
 fn targets() {
-    assert_eq!(GpuTarget::ALL, [GpuTarget::Sm90a, GpuTarget::Sm80]);
-    let names: Vec<(&str, u32)> = GpuTarget::ALL.iter().map(|t| (t.arch(), t.sm())).collect();
-    assert_eq!(names, [("sm_90a", 90), ("sm_80", 80)]);
+    assert_eq!(Target::ALL, [Target::Sm90a, Target::Sm80]);
+    let names: Vec<(&str, (u32, u32))> = Target::ALL
+        .iter()
+        .map(|t| (t.arch(), t.capability()))
+        .collect();
+    assert_eq!(names, [("sm_90a", (9, 0)), ("sm_80", (8, 0))]);
 }
 
 /// Parses and verifies `ir`, places its barriers (`insert-barriers`, the pipeline's last pass),
@@ -1262,12 +1266,14 @@ fn check(ir: &str, expected: &[&str]) {
     tile_core::ir::verify(&f).unwrap_or_else(|e| panic!("verify error {e}\n{ir}"));
     Pass::InsertBarriers.run(&mut f);
     let threads = 32 * f.num_warps;
-    for target in GpuTarget::ALL {
+    for target in Target::ALL {
         let a = compile(&f, target).unwrap_or_else(|e| panic!("{e}"));
         let ptx = &a.ptx;
         let ctx = format!("kernel `{}` for {target}", f.name);
         dump(&f.name, target, ptx, &a.llvm_ir);
+        let (major, minor) = target.ptx_isa();
         let mut all: Vec<String> = vec![
+            format!(".version {major}.{minor}"),
             format!(".target {}", target.arch()),
             format!(".visible .entry {}(", f.name),
             format!(".maxntid {threads}, 1, 1"),
@@ -1308,7 +1314,7 @@ fn check(ir: &str, expected: &[&str]) {
 /// Parses `ir` and checks that compiling it for sm_90a fails with exactly `expected`.
 fn check_err(ir: &str, expected: &str) {
     let f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
-    match compile(&f, GpuTarget::Sm90a) {
+    match compile(&f, Target::Sm90a) {
         Ok(_) => panic!(
             "kernel `{}` compiled; expected the error\n{expected}",
             f.name
@@ -1319,7 +1325,7 @@ fn check_err(ir: &str, expected: &str) {
 
 /// Writes the PTX and the optimized LLVM IR to `$TILE_TEST_DUMP/NAME.ARCH.{ptx,ll}` when that
 /// variable is set.
-fn dump(name: &str, target: GpuTarget, ptx: &str, llvm_ir: &str) {
+fn dump(name: &str, target: Target, ptx: &str, llvm_ir: &str) {
     if let Some(dir) = std::env::var_os("TILE_TEST_DUMP") {
         let dir = PathBuf::from(dir);
         std::fs::create_dir_all(&dir).expect("create the dump directory");
@@ -1332,7 +1338,7 @@ fn dump(name: &str, target: GpuTarget, ptx: &str, llvm_ir: &str) {
 
 /// Assembles `ptx` for `target` with ptxas, when [`tile_codegen::ptxas::find`] finds it, and
 /// requires success without spills; prints ptxas's summary.
-fn assemble(ctx: &str, target: GpuTarget, ptx: &str) {
+fn assemble(ctx: &str, target: Target, ptx: &str) {
     let Some(ptxas) = tile_codegen::ptxas::find() else {
         println!(
             "{ctx}: ptxas not found (set TILE_PTXAS or run scripts/setup.sh); assembly skipped"

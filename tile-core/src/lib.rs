@@ -6,8 +6,13 @@
 //! - [`random`]: the reference of the random streams (`rand`, `randint`: Triton's Philox).
 //! - [`runtime`]: devices, buffers, kernel metadata and checked launches (CUDA through cudarc, or
 //!   the interpreter).
+//! - [`Target`]: the GPU architectures tile compiles for, and their facts (shared memory,
+//!   registers, instructions, PTX version).
 
 pub mod interp;
 pub mod ir;
 pub mod random;
 pub mod runtime;
+mod target;
+
+pub use target::{Target, UnknownTarget};

@@ -20,6 +20,7 @@ use syn::{Expr, ItemFn};
 use tile_codegen::frontend::{parse_options, Param, ParamDecl};
 use tile_codegen::pipeline::{compile, CompiledKernel, DumpConfig};
 use tile_core::ir::DType;
+use tile_core::Target;
 
 /// Compiles a kernel at build time. See the `tile` crate's documentation for the language.
 ///
@@ -161,12 +162,14 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
             let divisibility = &v.divisibility;
             let warps = v.num_warps;
             let targets = v.targets.iter().map(|b| {
-                let sm = b.target.sm();
-                let arch = b.target.arch();
+                let target = match b.target {
+                    Target::Sm80 => quote!(Sm80),
+                    Target::Sm90a => quote!(Sm90a),
+                };
                 let ptx = &b.artifacts.ptx;
                 let smem = b.artifacts.dyn_shared_bytes;
                 let cubin = proc_macro2::Literal::byte_string(b.cubin.as_deref().unwrap_or(&[]));
-                quote!(::tile::TargetPtx { sm: #sm, arch: #arch, ptx: #ptx, cubin: #cubin, entry: #name, dyn_shared_bytes: #smem })
+                quote!(::tile::TargetPtx { target: ::tile::Target::#target, ptx: #ptx, cubin: #cubin, entry: #name, dyn_shared_bytes: #smem })
             });
             quote!(::tile::Variant { divisibility: &[#(#divisibility),*], num_warps: #warps, targets: &[#(#targets),*] })
         })

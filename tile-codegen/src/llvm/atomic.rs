@@ -24,6 +24,7 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, PointerValue, ValueKind};
 use inkwell::IntPredicate;
 use tile_core::ir::{AtomicOp, DType, Function, MemScope, MemSem, OpData, OpId};
+use tile_core::Target;
 
 use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
 
@@ -119,9 +120,10 @@ fn suffix(a: Atomic, d: DType) -> Result<String> {
 }
 
 /// Whether PTX has an `atom` for `op` on 16-bit floats of type `d`: `add.noftz.f16` (sm_70),
-/// `add.noftz.bf16` (sm_90); every other 16-bit float op is a compare-and-swap loop.
-fn hardware_16(op: AtomicOp, d: DType, hopper: bool) -> bool {
-    op == AtomicOp::Add && (d == DType::F16 || hopper)
+/// `add.noftz.bf16` (sm_90, when the target has it: `bf16_add`); every other 16-bit float op is
+/// a compare-and-swap loop.
+fn hardware_16(op: AtomicOp, d: DType, bf16_add: bool) -> bool {
+    op == AtomicOp::Add && (d == DType::F16 || bf16_add)
 }
 
 /// The inline-asm register class of a `width`-bit integer.
@@ -169,7 +171,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             None => self.tid_bits_clear(u64::from(u32::MAX))?,
         };
         let head = format!("atom.{}.{}.global", sem_name(sem), scope_name(scope));
-        let hopper = f.target.as_deref() == Some(super::GpuTarget::Sm90a.arch());
+        let bf16_add = f.target.is_some_and(Target::has_bf16_atomic_add);
         let bits_ty = self.bits_type(d);
         let mut old_bits = Vec::with_capacity(ptrs.len());
         for k in 0..ptrs.len() {
@@ -207,7 +209,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let o_neg = self.atom_asm(&s_neg, bits_ty, p, &ins, p_neg)?;
                     int(self.builder.build_select(neg, o_neg, o_pos, "").llvm()?)?
                 }
-                (Atomic::Rmw(op), DType::F16 | DType::BF16) if !hardware_16(op, d, hopper) => {
+                (Atomic::Rmw(op), DType::F16 | DType::BF16) if !hardware_16(op, d, bf16_add) => {
                     self.cas_loop_asm(op, d, &head, scope, p, ins[0], pred)?
                 }
                 _ => {

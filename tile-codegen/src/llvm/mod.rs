@@ -1,9 +1,9 @@
 //! The LLVM back end: a verified GPU-level kernel → LLVM IR → `default<O3>` → demand order
 //! (`sink.rs`) → PTX text.
 //!
-//! This module owns the public entry point [`compile`], the [`GpuTarget`]s we emit PTX for and the
-//! NVPTX target machine set-up. The lowering of ops lives in `lower` (values, arithmetic, the
-//! kernel signature), `memory` (loads and stores, inline PTX for predicated accesses, half-precision
+//! This module owns the public entry point [`compile`] and the NVPTX target machine set-up for
+//! each [`Target`] (its name and PTX ISA version). The lowering of ops lives in `lower` (values,
+//! arithmetic, the kernel signature), `memory` (loads and stores, inline PTX for predicated accesses, half-precision
 //! elements packed in pairs), `math` (casts and math functions, with their accuracy), `reduce`
 //! (reductions through warp shuffles and shared memory), `shared` (shared arrays, barriers,
 //! layout conversions), `dot` (matrix products through shared memory) and `layout` (which elements of a
@@ -18,10 +18,11 @@
 //!
 //! ```no_run
 //! # fn demo(text: &str) -> Result<(), Box<dyn std::error::Error>> {
-//! use tile_codegen::llvm::{compile, GpuTarget};
+//! use tile_codegen::llvm::compile;
+//! use tile_core::Target;
 //! let kernel = tile_core::ir::parse(text)?;
 //! tile_core::ir::verify(&kernel)?;
-//! for target in GpuTarget::ALL {
+//! for target in Target::ALL {
 //!     let artifacts = compile(&kernel, target)?;
 //!     println!("{}", artifacts.ptx);
 //! }
@@ -54,73 +55,15 @@ use std::sync::Once;
 use inkwell::context::Context;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{
-    CodeModel, FileType, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+    CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine,
+    TargetTriple,
 };
 use inkwell::OptimizationLevel;
 use tile_core::ir::Function;
+use tile_core::Target;
 
 /// The LLVM triple of every module we build.
 const TRIPLE: &str = "nvptx64-nvidia-cuda";
-
-/// A GPU architecture we emit PTX for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GpuTarget {
-    /// Ampere (A100): compute capability 8.0.
-    Sm80,
-    /// Hopper (H100/H200) with its architecture-specific features (wgmma, setmaxnreg): 9.0a.
-    Sm90a,
-}
-
-impl GpuTarget {
-    /// Every target, newest first (the order in which a runtime should try them).
-    pub const ALL: [GpuTarget; 2] = [GpuTarget::Sm90a, GpuTarget::Sm80];
-
-    /// The target named `arch` (as [`GpuTarget::arch`] spells it), if it is one.
-    pub fn of(arch: Option<&str>) -> Option<GpuTarget> {
-        GpuTarget::ALL.into_iter().find(|t| Some(t.arch()) == arch)
-    }
-
-    /// The architecture name as PTX and ptxas spell it (`.target sm_90a`).
-    pub fn arch(self) -> &'static str {
-        match self {
-            GpuTarget::Sm80 => "sm_80",
-            GpuTarget::Sm90a => "sm_90a",
-        }
-    }
-
-    /// The compute capability times ten (`major * 10 + minor`).
-    pub fn sm(self) -> u32 {
-        match self {
-            GpuTarget::Sm80 => 80,
-            GpuTarget::Sm90a => 90,
-        }
-    }
-
-    /// The most shared memory one program may use on this target, in bytes (dynamic shared
-    /// memory after the opt-in: 163 KiB on sm_80, 227 KiB on sm_90).
-    pub fn max_shared_bytes(self) -> u64 {
-        match self {
-            GpuTarget::Sm80 => 163 * 1024,
-            GpuTarget::Sm90a => 227 * 1024,
-        }
-    }
-
-    /// The LLVM subtarget features: the PTX ISA version to emit. PTX 8.0 is the first with sm_90a;
-    /// sm_80 gets PTX 7.5 (CUDA 11.5 drivers and later), the first with `cp.async`'s
-    /// `ignore-src` predicate.
-    fn features(self) -> &'static str {
-        match self {
-            GpuTarget::Sm80 => "+ptx75",
-            GpuTarget::Sm90a => "+ptx80",
-        }
-    }
-}
-
-impl fmt::Display for GpuTarget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.arch())
-    }
-}
 
 /// What the back end produces for one kernel and one target.
 #[derive(Clone, Debug)]
@@ -165,14 +108,14 @@ impl fmt::Display for CodegenError {
 impl std::error::Error for CodegenError {}
 
 /// Compiles a verified GPU-level kernel (every tensor type has a blocked layout) to PTX for `target`.
-pub fn compile(f: &Function, target: GpuTarget) -> Result<Artifacts, CodegenError> {
+pub fn compile(f: &Function, target: Target) -> Result<Artifacts, CodegenError> {
     compile_with(f, target, Options::default())
 }
 
 /// [`compile`], with the caller's [`Options`].
 pub fn compile_with(
     f: &Function,
-    target: GpuTarget,
+    target: Target,
     options: Options,
 ) -> Result<Artifacts, CodegenError> {
     let err = |stage: &str, msg: &dyn fmt::Display| CodegenError {
@@ -262,19 +205,22 @@ fn is_ptx_identifier(name: &str) -> bool {
 /// Registers the NVPTX target with LLVM, once per process.
 fn init_nvptx() {
     static INIT: Once = Once::new();
-    INIT.call_once(|| Target::initialize_nvptx(&InitializationConfig::default()));
+    INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
 }
 
 /// An NVPTX target machine for `target` at `-O3`.
-fn target_machine(target: GpuTarget) -> Result<TargetMachine, String> {
+fn target_machine(target: Target) -> Result<TargetMachine, String> {
     init_nvptx();
     let triple = TargetTriple::create(TRIPLE);
-    let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string())?;
+    let llvm_target = LlvmTarget::from_triple(&triple).map_err(|e| e.to_string())?;
+    let (major, minor) = target.ptx_isa();
+    // The subtarget feature names the PTX ISA version to emit.
+    let features = format!("+ptx{major}{minor}");
     llvm_target
         .create_target_machine(
             &triple,
             target.arch(),
-            target.features(),
+            &features,
             OptimizationLevel::Aggressive,
             RelocMode::Default,
             CodeModel::Default,

@@ -3,12 +3,13 @@
 //!
 //! A kernel has one shared array (`addrspace(3)`; 16-byte aligned, 1024 when dynamic: buffers
 //! start at multiples of 1024 bytes in it), as large as the allocation
-//! (`passes::shared_alloc`) says: static and internal when it fits [`SHARED_LIMIT`] and no
-//! `local_alloc` buffer asks for dynamic memory, else the `extern` dynamic array the launch sizes.
+//! (`passes::shared_alloc`) says: static and internal when it fits
+//! [`Target::STATIC_SHARED_BYTES`] and no `local_alloc` buffer asks for dynamic memory, else the
+//! `extern` dynamic array the launch sizes.
 //! Every user gets its bytes where the allocation put them: a `local_alloc` buffer its region, an
 //! op with scratch memory its region, carved into 16-byte aligned arrays as its lowering asks
 //! (checked against the region's size, which `scratch` computed from the same decisions). One op's
-//! arrays stay below the 48 KiB a program may declare statically, or the lowering fails with a
+//! arrays stay below what a program may declare statically, or the lowering fails with a
 //! message; the swizzled conversion below may use up to the target's maximum (its kernel's
 //! shared memory is then dynamic, and the whole allocation is checked against that maximum).
 //!
@@ -28,6 +29,7 @@ use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 use tile_core::ir::{DType, Elem, Layout, OpData, Type};
+use tile_core::Target;
 
 use super::layout::Distribution;
 use super::ldmatrix::Swizzle;
@@ -35,9 +37,6 @@ use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL}
 
 /// The address space of shared memory in NVPTX.
 const SHARED: u16 = 3;
-
-/// Static shared memory a program may declare, in bytes.
-pub(super) const SHARED_LIMIT: u64 = 48 * 1024;
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// Creates the kernel's one shared array, as large as the allocation says (nothing when the
@@ -50,7 +49,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             return Ok(0);
         }
         let i8_ty = self.context.i8_type();
-        let (g, dyn_bytes) = if dynamic || size > SHARED_LIMIT {
+        let (g, dyn_bytes) = if dynamic || size > Target::STATIC_SHARED_BYTES {
             // `.extern .shared .align 1024 .b8 __tile_dyn_smem[]`: sized by the launch.
             let g = self.module.add_global(
                 i8_ty.array_type(0),
@@ -87,19 +86,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// A new scratch array of `n` elements of type `elem` for the op being lowered, carved from
     /// the region the allocation gave that op (each array 16-byte aligned). The arrays of one op
-    /// must fit [`SHARED_LIMIT`] together; a region too small for what the lowering asks is the
-    /// allocation disagreeing with the lowering (`scratch`), an internal error.
+    /// must fit [`Target::STATIC_SHARED_BYTES`] together; a region too small for what the
+    /// lowering asks is the allocation disagreeing with the lowering (`scratch`), an internal
+    /// error.
     pub(super) fn shared_array(
         &mut self,
         elem: BasicTypeEnum<'ctx>,
         n: u64,
     ) -> Result<PointerValue<'ctx>> {
-        self.shared_array_within(elem, n, SHARED_LIMIT)
+        self.shared_array_within(elem, n, Target::STATIC_SHARED_BYTES)
     }
 
     /// [`Lowerer::shared_array`] with another limit for the op's arrays (a kernel whose shared
-    /// memory exceeds [`SHARED_LIMIT`] is given it dynamically, up to the target's maximum, which
-    /// `lower_module` checks for the whole allocation).
+    /// memory exceeds [`Target::STATIC_SHARED_BYTES`] is given it dynamically, up to the target's
+    /// maximum, which `lower_module` checks for the whole allocation).
     pub(super) fn shared_array_within(
         &mut self,
         elem: BasicTypeEnum<'ctx>,
@@ -298,8 +298,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let elem_ty = register_type(self.context, from.elem);
         let i8_ty = self.context.i8_type();
         let bytes = u64::from(from.shape[0]) * sw.c * sw.elem_bytes;
-        let limit = super::GpuTarget::of(f.target.as_deref())
-            .map_or(SHARED_LIMIT, |t| t.max_shared_bytes());
+        let limit = f
+            .target
+            .map_or(Target::STATIC_SHARED_BYTES, Target::max_shared_bytes);
         let smem = self.shared_array_within(i8_ty.into(), bytes, limit)?;
         let per_chunk = (sw.chunk_bytes / sw.elem_bytes) as usize;
         let piece = |d: &Distribution| match d.contiguous_run() {

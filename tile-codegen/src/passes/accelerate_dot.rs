@@ -16,6 +16,7 @@
 use tile_core::ir::{
     DType, DotOperandLayout, Function, Layout, MmaLayout, OpId, OpKind, Precision, Type,
 };
+use tile_core::Target;
 
 /// The mma layout of the `dot` `op` of `f`, or `None` when it is not a tensor-core `dot`.
 pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
@@ -24,7 +25,7 @@ pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
         return None;
     };
     let (a, b) = (f.ty(*d.operands.first()?), f.ty(*d.operands.get(1)?));
-    if f.target.as_deref() == Some("sm_90a") {
+    if f.target.is_some_and(Target::has_wgmma) {
         if let Some(l) = wgmma_layout(a, b, f.num_warps) {
             return Some(l);
         }

@@ -54,6 +54,7 @@ use tile_core::ir::{
     BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, Layout, OpId, OpKind, Precision,
     SharedLayout, Type, ValueId,
 };
+use tile_core::Target;
 
 use super::pipeline_loads::{backward_slice, for_loops};
 
@@ -74,14 +75,10 @@ pub const WGMMA_STAGE_BUDGET: u64 = 192 * 1024;
 /// shared memory per SM: 96 KiB. The sm_80 PTX also runs on Ada and the smaller Ampere parts
 /// (RTX 30/40, A10, L4, L40: 100 KiB per SM): 48 KiB. Without a target, 96 KiB. A `wgmma` loop
 /// (sm_90a) gets [`WGMMA_STAGE_BUDGET`] instead.
-pub fn auto_stage_budget(target: Option<&str>) -> u64 {
-    let sm = target
-        .and_then(|t| t.strip_prefix("sm_"))
-        .map(|t| t.trim_end_matches('a'))
-        .and_then(|t| t.parse::<u32>().ok());
-    match sm {
-        Some(sm) if sm < 90 => 48 * 1024,
-        _ => 96 * 1024,
+pub fn auto_stage_budget(target: Option<Target>) -> u64 {
+    match target {
+        Some(Target::Sm80) => 48 * 1024,
+        Some(Target::Sm90a) | None => 96 * 1024,
     }
 }
 
@@ -223,7 +220,7 @@ fn stages(f: &Function, operands: &[Operand], wgmma: bool) -> u32 {
     let budget = if wgmma {
         WGMMA_STAGE_BUDGET
     } else {
-        auto_stage_budget(f.target.as_deref())
+        auto_stage_budget(f.target)
     };
     while s > 2 && u64::from(s) * per_stage > budget {
         s -= 1;

@@ -7,6 +7,7 @@
 
 use super::ops::OpKind;
 use super::types::Type;
+use crate::Target;
 
 macro_rules! entity {
     ($(#[$m:meta])* $name:ident, $prefix:literal) => {
@@ -146,9 +147,9 @@ pub struct Function {
     /// Shared-memory stages of a pipelined `dot` loop (`cp.async` ring buffers); 0 lets the
     /// compiler choose.
     pub num_stages: u32,
-    /// The GPU architecture this GPU-level IR is for (`sm_80`, `sm_90a`): the GPU-level passes
-    /// run once per target and may choose differently for each. `None` at the tile level.
-    pub target: Option<String>,
+    /// The GPU architecture this GPU-level IR is for: the GPU-level passes run once per target
+    /// and may choose differently for each. `None` at the tile level.
+    pub target: Option<Target>,
     /// Every value.
     pub values: Vec<ValueData>,
     /// Every op.

@@ -4,8 +4,8 @@
 //! its alias or spells it out.
 //!
 //! The parser checks syntax and names (every value defined once, before use, by a known op with the
-//! right number of results); whether the types fit the ops is the verifier's job. Lines starting
-//! with `//` are comments.
+//! right number of results; a `target` one that tile builds); whether the types fit the ops is the
+//! verifier's job. Lines starting with `//` are comments.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -16,6 +16,7 @@ use super::types::{
     BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
     Type,
 };
+use crate::Target;
 
 /// A syntax error with its 1-based line and column.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,7 +145,10 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
                 }
                 "target" => {
                     c.expect("=")?;
-                    target = Some(c.ident()?);
+                    let col = c.col();
+                    let name = c.ident()?;
+                    let t = Target::parse(&name).map_err(|e| c.err_at(col, e.to_string()))?;
+                    target = Some(t);
                 }
                 other => {
                     return Err(c.err_at(col, format!("unknown kernel attribute `{other}`")));

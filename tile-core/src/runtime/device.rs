@@ -12,6 +12,7 @@ use cudarc::driver::{CudaContext, CudaStream};
 
 use super::error::{driver, Error};
 use super::recording::SharedRecording;
+use crate::Target;
 
 /// A place to run kernels. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -31,9 +32,9 @@ pub struct CudaDevice {
     /// Maximum grid dimensions.
     pub(crate) max_grid: [u32; 3],
     pub(crate) name: String,
-    /// The PTX target every launch must use (`sm_80`, `sm_90a`), when one was chosen with
-    /// [`Device::with_target`] or `TILE_TARGET`; otherwise the newest one the device runs.
-    pub(crate) target: Option<String>,
+    /// The PTX target every launch must use, when one was chosen with [`Device::with_target`]
+    /// or `TILE_TARGET`; otherwise the newest one the device runs.
+    pub(crate) target: Option<Target>,
     /// Set on the device [`Device::capture`] hands its closure: launches become graph nodes.
     pub(crate) recording: Option<SharedRecording>,
 }
@@ -55,20 +56,6 @@ impl CudaDevice {
 /// The environment variable that chooses the PTX target of every CUDA device (see
 /// [`Device::with_target`]).
 pub const TARGET_ENV: &str = "TILE_TARGET";
-
-/// `(capability, arch-specific)` of a target name `sm_XY` or `sm_XYa`, or `None` when the name
-/// has another form.
-fn parse_target(arch: &str) -> Option<(u32, bool)> {
-    let digits = arch.strip_prefix("sm_")?;
-    let (digits, specific) = match digits.strip_suffix('a') {
-        Some(d) => (d, true),
-        None => (digits, false),
-    };
-    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((digits.parse().ok()?, specific))
-}
 
 /// The names the CUDA driver library goes by, as the loader is asked for them.
 const DRIVER_LIBRARIES: &[&str] = if cfg!(windows) {
@@ -166,41 +153,34 @@ impl Device {
         }
     }
 
-    /// This device with every launch using the PTX compiled for `arch` (`"sm_80"` or
-    /// `"sm_90a"`: the targets tile compiles for) instead of the newest target the device runs,
-    /// so that, say, the `mma.sync` code of Ampere can be measured on a Hopper GPU. The
+    /// This device with every launch using the PTX compiled for `arch` (the name of one of
+    /// [`Target::ALL`], such as `sm_80`) instead of the newest target the device runs, so
+    /// that, say, the `mma.sync` code of Ampere can be measured on a Hopper GPU. The
     /// environment variable `TILE_TARGET` does the same for every device a program creates.
-    /// `Err` for a name of another form and for a target this device cannot run (an `a` target
-    /// runs only on its own capability, others on that capability and newer); a kernel that was
-    /// not compiled for `arch` is an `Err` at its launch. On the interpreter the target is
-    /// checked for its form and otherwise ignored.
+    /// `Err` for a name that is not a target tile compiles for and for a target this device
+    /// cannot run ([`Target::runs_on`]). On the interpreter the name is checked and otherwise
+    /// ignored.
     pub fn with_target(self, arch: &str) -> Result<Device, Error> {
-        let Some((sm, specific)) = parse_target(arch) else {
-            return Err(Error::Args(format!(
-                "`{arch}` is not a target name (sm_80, sm_90a, …)"
-            )));
-        };
+        let target = Target::parse(arch).map_err(|e| Error::Args(e.to_string()))?;
         match self {
             Device::Interpreter => Ok(Device::Interpreter),
             Device::Cuda(mut c) => {
-                let cc = c.cc.0 * 10 + c.cc.1;
-                let runs = if specific { cc == sm } else { cc >= sm };
-                if !runs {
+                if !target.runs_on(c.cc.0, c.cc.1) {
                     return Err(Error::Args(format!(
-                        "target {arch} does not run on {} (compute capability {}.{})",
+                        "target {target} does not run on {} (compute capability {}.{})",
                         c.name, c.cc.0, c.cc.1
                     )));
                 }
-                c.target = Some(arch.to_string());
+                c.target = Some(target);
                 Ok(Device::Cuda(c))
             }
         }
     }
 
     /// The PTX target chosen for this device ([`Device::with_target`]), if any.
-    pub fn target(&self) -> Option<&str> {
+    pub fn target(&self) -> Option<Target> {
         match self {
-            Device::Cuda(c) => c.target.as_deref(),
+            Device::Cuda(c) => c.target,
             Device::Interpreter => None,
         }
     }
@@ -310,30 +290,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn target_names() {
-        assert_eq!(parse_target("sm_80"), Some((80, false)));
-        assert_eq!(parse_target("sm_90a"), Some((90, true)));
-        assert_eq!(parse_target("sm_100a"), Some((100, true)));
-        for bad in [
-            "",
-            "sm_",
-            "sm_8",
-            "sm80",
-            "SM_80",
-            "sm_9a0",
-            "sm_90b",
-            "sm_+8",
-            "compute_80",
-        ] {
-            assert_eq!(parse_target(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn interpreter_checks_the_form_only() {
+    fn interpreter_checks_the_name_only() {
         assert!(Device::interpreter().with_target("sm_90a").is_ok());
         assert!(Device::interpreter().with_target("sm_80").is_ok());
-        let e = Device::interpreter().with_target("hopper").unwrap_err();
-        assert!(e.to_string().contains("not a target name"), "{e}");
+        for bad in ["hopper", "sm_100a"] {
+            let e = Device::interpreter().with_target(bad).unwrap_err();
+            assert!(
+                e.to_string().contains("is not a target tile compiles for"),
+                "{e}"
+            );
+        }
     }
 }

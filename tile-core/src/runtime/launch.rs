@@ -13,6 +13,7 @@ use super::recording::{Node, SharedRecording};
 use super::spec::{cubins_off, KernelSpec, ParamKind};
 use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
+use crate::Target;
 
 /// The number of programs along each grid axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +138,7 @@ impl ModuleCache {
         let module = match from_cubin {
             Some(Ok(m)) => m,
             _ => driver(
-                &format!("loading the {} PTX of kernel `{}`", t.arch, spec.name),
+                &format!("loading the {} PTX of kernel `{}`", t.target, spec.name),
                 ctx.load_module(Ptx::from_src(t.ptx)),
             )?,
         };
@@ -145,7 +146,7 @@ impl ModuleCache {
             &format!("finding entry `{}`", t.entry),
             module.load_function(t.entry),
         )?;
-        if t.dyn_shared_bytes > STATIC_SHARED_LIMIT {
+        if u64::from(t.dyn_shared_bytes) > Target::STATIC_SHARED_BYTES {
             let bytes = i32::try_from(t.dyn_shared_bytes).unwrap_or(i32::MAX);
             driver(
                 &format!(
@@ -162,7 +163,7 @@ impl ModuleCache {
             debug,
             kernel = spec.name,
             variant,
-            arch = t.arch,
+            arch = t.target.arch(),
             cubin = loaded_cubin,
             ptx_bytes = t.ptx.len(),
             ms = started.elapsed().as_secs_f64() * 1e3,
@@ -277,14 +278,14 @@ pub fn preload(kernels: &[(&'static KernelSpec, &ModuleCache)], dev: &Device) ->
 fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<usize, Error> {
     let (major, minor) = dev.cc;
     let v = &spec.variants[variant];
-    match &dev.target {
-        Some(arch) => v.targets.iter().position(|t| t.arch == arch),
+    match dev.target {
+        Some(chosen) => v.targets.iter().position(|t| t.target == chosen),
         None => v.targets.iter().position(|t| t.runs_on(major, minor)),
     }
     .ok_or_else(|| {
-        let have: Vec<&str> = v.targets.iter().map(|t| t.arch).collect();
-        let wanted = match &dev.target {
-            Some(arch) => format!("target {arch} (chosen for the device)"),
+        let have: Vec<&str> = v.targets.iter().map(|t| t.target.arch()).collect();
+        let wanted = match dev.target {
+            Some(chosen) => format!("target {chosen} (chosen for the device)"),
             None => format!("compute capability {major}.{minor}"),
         };
         Error::NoVariant {
@@ -293,9 +294,6 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
         }
     })
 }
-
-/// Shared memory a program may use without opting in, in bytes.
-const STATIC_SHARED_LIMIT: u32 = 48 * 1024;
 
 /// Grid limits the interpreter enforces too, so that a launch valid on one back end is valid on
 /// the other (CUDA's limits for every device since compute capability 3.0).
@@ -527,7 +525,7 @@ fn run_cuda(
         trace,
         kernel,
         variant,
-        arch = v.targets[target].arch,
+        arch = v.targets[target].target.arch(),
         grid = ?(grid.x, grid.y, grid.z),
         warps = v.num_warps,
         recording = dev.recording.is_some(),

@@ -4,6 +4,7 @@
 //! Everything here is `'static` data built at compile time; nothing is computed at run time.
 
 use crate::ir::DType;
+use crate::Target;
 
 /// The environment variable that turns cubins off: `TILE_CUBIN=0` (or `off`, `false`) at build
 /// time embeds none, at run time loads PTX even where one is embedded (to measure what the cubin
@@ -72,55 +73,44 @@ pub struct Variant {
 /// PTX text for one target architecture.
 #[derive(Debug)]
 pub struct TargetPtx {
-    /// Compute capability as `major * 10 + minor` the PTX needs at least (80, 90).
-    pub sm: u32,
-    /// The `.target` name (`sm_80`, `sm_90a`). An `a` target runs only on exactly that capability.
-    pub arch: &'static str,
+    /// The target the PTX is for (its `.target`).
+    pub target: Target,
     /// The PTX module.
     pub ptx: &'static str,
-    /// The same module assembled by `ptxas` for `arch` (empty when the build had no ptxas or
+    /// The same module assembled by `ptxas` for `target` (empty when the build had no ptxas or
     /// `TILE_CUBIN=0`): a device that runs it loads it as it is, without compiling PTX.
     pub cubin: &'static [u8],
     /// The entry point's name in the module.
     pub entry: &'static str,
     /// Dynamic shared memory per program, in bytes (0 when the kernel's shared memory is
-    /// static): the launch passes it, and the module load opts the function in above 48 KiB.
+    /// static): the launch passes it, and the module load opts the function in above
+    /// [`Target::STATIC_SHARED_BYTES`].
     pub dyn_shared_bytes: u32,
 }
 
 impl TargetPtx {
     /// Whether [`TargetPtx::cubin`] can be loaded on a device of compute capability
-    /// `major.minor`: SASS runs on its own major version at the same or a later minor one (an
-    /// `a` target on exactly its own), and there must be one.
+    /// `major.minor`: there must be one, and the target's SASS must run there
+    /// ([`Target::cubin_runs_on`]).
     pub fn cubin_runs_on(&self, major: u32, minor: u32) -> bool {
-        let cc = major * 10 + minor;
-        !self.cubin.is_empty()
-            && if self.arch.ends_with('a') {
-                cc == self.sm
-            } else {
-                cc / 10 == self.sm / 10 && cc >= self.sm
-            }
+        !self.cubin.is_empty() && self.target.cubin_runs_on(major, minor)
     }
 
-    /// Whether this PTX can be loaded on a device of compute capability `major.minor`.
+    /// Whether this PTX can be loaded on a device of compute capability `major.minor`
+    /// ([`Target::runs_on`]).
     pub fn runs_on(&self, major: u32, minor: u32) -> bool {
-        let cc = major * 10 + minor;
-        if self.arch.ends_with('a') {
-            cc == self.sm
-        } else {
-            cc >= self.sm
-        }
+        self.target.runs_on(major, minor)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::TargetPtx;
+    use crate::Target;
 
-    fn target(arch: &'static str, sm: u32, cubin: &'static [u8]) -> TargetPtx {
+    fn target(target: Target, cubin: &'static [u8]) -> TargetPtx {
         TargetPtx {
-            sm,
-            arch,
+            target,
             ptx: "",
             cubin,
             entry: "k",
@@ -130,17 +120,17 @@ mod tests {
 
     #[test]
     fn cubins_run_on_their_major_version_ptx_later_ones() {
-        let sm80 = target("sm_80", 80, b"\x7fELF");
+        let sm80 = target(Target::Sm80, b"\x7fELF");
         assert!(sm80.cubin_runs_on(8, 0) && sm80.cubin_runs_on(8, 6) && sm80.cubin_runs_on(8, 9));
         assert!(
             !sm80.cubin_runs_on(9, 0),
             "Hopper runs sm_80 PTX, not its SASS"
         );
         assert!(sm80.runs_on(9, 0));
-        let sm90a = target("sm_90a", 90, b"\x7fELF");
+        let sm90a = target(Target::Sm90a, b"\x7fELF");
         assert!(sm90a.cubin_runs_on(9, 0) && !sm90a.cubin_runs_on(10, 0));
         assert!(
-            !target("sm_80", 80, b"").cubin_runs_on(8, 0),
+            !target(Target::Sm80, b"").cubin_runs_on(8, 0),
             "no cubin embedded"
         );
     }

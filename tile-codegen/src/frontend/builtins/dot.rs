@@ -74,11 +74,12 @@ impl Lowering {
         // is dynamic shared memory, checked per target).
         let tensor_cores = staging::on_tensor_cores(&at, &bt, precision);
         let staged = staging::dot_bytes(&at, &bt, tensor_cores);
-        if staged > 48 * 1024 {
+        let limit = tile_core::Target::STATIC_SHARED_BYTES;
+        if staged > limit {
             return Err(err(
                 c,
                 format!(
-                    "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare 49152: use smaller tiles (loop over K)",
+                    "`dot` of tiles {}×{} and {}×{} stages {staged} bytes through shared memory; a program may declare {limit}: use smaller tiles (loop over K)",
                     at.shape[0], at.shape[1], bt.shape[0], bt.shape[1]
                 ),
             ));

@@ -49,8 +49,8 @@
 //!     one block.
 //!     → `mod.rs`: `kernel`, `check_block`; `control.rs`: `kernel_return`.
 //! 13. **kernel** — `num_warps` is a power of two from 1 to 32; parameters are scalars (numbers or
-//!     pointers), one name and one set of facts each, divisibility a power of two; a `target`,
-//!     where there is one, is an architecture name `sm_<digits>` or `sm_<digits>a`.
+//!     pointers), one name and one set of facts each, divisibility a power of two. A `target`
+//!     needs no rule: its type, [`crate::Target`], holds only the targets tile builds.
 //!     → `mod.rs`: `kernel`.
 //! 14. **math** — a float math function takes its arity's operands of one `f32` type (also
 //!     integers for `abs`), and the result has that type.
@@ -261,14 +261,6 @@ impl Verifier<'_> {
                 "num_warps = {} is not a power of two from 1 to 32",
                 f.num_warps
             ));
-        }
-        if let Some(t) = &f.target {
-            let digits = t
-                .strip_prefix("sm_")
-                .map(|d| d.strip_suffix('a').unwrap_or(d));
-            if !digits.is_some_and(|d| d.len() >= 2 && d.bytes().all(|b| b.is_ascii_digit())) {
-                self.kernel_err(format!("target = {t} is not an architecture name (sm_90a)"));
-            }
         }
         if f.param_names.len() != f.params().len() || f.param_attrs.len() != f.params().len() {
             self.kernel_err("parameter names or facts do not match the parameters".into());
