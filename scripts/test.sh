@@ -21,10 +21,13 @@ fi
 export TILE_PTXAS="${TILE_PTXAS:-$ROOT/.tools/nvcc/nvidia/cuda_nvcc/bin/ptxas}"
 
 START=$SECONDS
+TIMES=()
 step() {
     echo
     echo "==> $*"
+    local t0=$SECONDS
     "$@"
+    TIMES+=("$((SECONDS - t0)) s  $*")
 }
 
 step cargo fmt --all --check
@@ -34,10 +37,12 @@ echo
 echo "==> cargo test --workspace   (TILE_PTXAS=$TILE_PTXAS)"
 LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
+t0=$SECONDS
 set +e
 cargo test --workspace 2>&1 | tee "$LOG"
 status=${PIPESTATUS[0]}
 set -e
+TIMES+=("$((SECONDS - t0)) s  cargo test --workspace")
 # Sum cargo's "test result: ok. N passed; N failed; N ignored; ..." lines.
 read -r passed failed ignored < <(awk '
     /^test result:/ {
@@ -71,10 +76,11 @@ echo
 echo "==> GPU tests say whether they ran (they run on a machine with a CUDA device)"
 cargo test --test gpu -- --nocapture --test-threads=1 2>&1 | grep -E "skipped|^test result" || true
 
-echo
-echo "==> RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+export RUSTDOCFLAGS="-D warnings"
+step cargo doc --workspace --no-deps
 
 echo
+echo "==> time per step"
+printf '  %s\n' "${TIMES[@]}"
 echo "test.sh: fmt, clippy, test and doc passed in $((SECONDS - START)) s"
 echo "tests: $passed passed, $failed failed, $ignored skipped"

@@ -211,7 +211,7 @@ const SPLITK_BK: usize = 64;
 
 /// Programs split-K aims for: two per SM of an H100 (132), so the panels of `B` stream from
 /// every SM at once.
-const SPLITK_PROGRAMS: usize = 264;
+pub const SPLITK_PROGRAMS: usize = 264;
 
 /// Column blocks of 64 from which few rows take [`gemm`]'s `128 × 64` tile instead of split-K:
 /// half an H100's SMs. (Measured, 17 × 8192 × 1024, 128 blocks: the tile 0.0099 ms, split-K over

@@ -327,7 +327,7 @@ const SECTOR: usize = 32;
 
 /// Row blocks of 128 that must read `w` before padding it pays (it costs one read and one write
 /// of `w`; each row block reads it once, misaligned rows at about 60% of the aligned rate).
-const PAD_MIN_READS: usize = 8;
+pub const PAD_MIN_READS: usize = 8;
 
 impl<T: tile::Element> Workspace<T> {
     /// The workspace of shape `(batch, dim, classes)`: `w` is padded when its rows start 16 bytes
