@@ -190,7 +190,7 @@ impl From<String> for Failure {
 /// that made it and locates the op.
 pub fn run_passes(f: &mut Function, passes: &[Pass], skip: &[Pass]) -> Result<(), Failure> {
     for &p in passes.iter().filter(|p| !skip.contains(p)) {
-        p.run(f);
+        p.run(f, llvm::scratch_bytes);
         if cfg!(debug_assertions) {
             if let Err(e) = verify(f) {
                 return Err(Failure {

@@ -28,8 +28,8 @@
 
 use tile_core::ir::{BlockedLayout, DType, Function, Layout, OpId, OpKind, Type, ValueId};
 
-use super::axis_info::analyze;
 use super::vectorize::{access_width, run_width};
+use crate::analysis::axis_info::analyze;
 
 /// Runs the pass on a tile-level kernel.
 pub fn run(f: &mut Function) {

@@ -1112,7 +1112,12 @@ mod tests {
         for p in OpKind::prototypes() {
             let u = p.shared_memory_use();
             if !matches!(u, SharedMemoryUse::None | SharedMemoryUse::Scratch) {
-                assert_eq!((p.level(), p.effect()), (Level::Gpu, Effect::Sync), "{}", p.name());
+                assert_eq!(
+                    (p.level(), p.effect()),
+                    (Level::Gpu, Effect::Sync),
+                    "{}",
+                    p.name()
+                );
             }
         }
         for (pending, u) in [
