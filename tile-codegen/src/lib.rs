@@ -6,8 +6,14 @@
 //! 2. [`passes`]: canonicalize, CSE, DCE at the tile level; then, per specialization,
 //!    `assign-layouts` (GPU level: a blocked layout on every tensor) and `vectorize`
 //!    (16-byte accesses where axis analysis proves them safe).
-//! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`tile_core::Target`].
+//! 3. [`llvm`]: GPU-level IR → LLVM IR → O3 → PTX for every [`tile_core::Target`], with the
+//!    [`analysis`] results (shared-memory allocation, barriers, axis facts) the pipeline computed
+//!    on that IR.
+//!
+//! Dependencies between the modules go one way: `frontend` builds IR; `passes` and `llvm` each
+//! use `analysis` (and `staging`), never each other; `pipeline` uses them all.
 
+pub mod analysis;
 pub mod budget;
 pub mod frontend;
 pub mod llvm;

@@ -1,6 +1,6 @@
 //! Register pressure: how many 32-bit registers per thread a module's GPU-level IR keeps live
 //! at once, estimated before LLVM and ptxas run. ptxas decides whether a kernel fits (the build's
-//! spill check, `pipeline::spills`); this estimate says *where* a kernel that does not fit holds
+//! spill check, `pipeline::spill`); this estimate says *where* a kernel that does not fit holds
 //! the most, so that the error points at those tokens.
 //!
 //! The estimate is a liveness sweep over the ops in program order. A value is live from its

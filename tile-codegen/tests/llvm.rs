@@ -1264,7 +1264,7 @@ fn targets() {
 fn check(ir: &str, expected: &[&str]) {
     let mut f = tile_core::ir::parse(ir).unwrap_or_else(|e| panic!("parse error {e}\n{ir}"));
     tile_core::ir::verify(&f).unwrap_or_else(|e| panic!("verify error {e}\n{ir}"));
-    Pass::InsertBarriers.run(&mut f);
+    Pass::InsertBarriers.run(&mut f, tile_codegen::llvm::scratch_bytes);
     let threads = 32 * f.num_warps;
     for target in Target::ALL {
         let a = compile(&f, target).unwrap_or_else(|e| panic!("{e}"));

@@ -25,7 +25,7 @@ fn check(pass: &str) {
             .unwrap_or((case, ""));
         let mut f = parse(input).unwrap_or_else(|e| panic!("{pass} case {i}: input: {e}"));
         verify(&f).unwrap_or_else(|e| panic!("{pass} case {i}: input does not verify: {e}"));
-        p.run(&mut f);
+        p.run(&mut f, tile_codegen::llvm::scratch_bytes);
         let got = print(&f);
         let reparsed = parse(&got).unwrap_or_else(|e| panic!("{pass} case {i}: output: {e}"));
         verify(&reparsed)
@@ -137,7 +137,8 @@ fn golden_input(file: &str, i: usize) -> tile_core::ir::Function {
 /// aligned bytes.
 #[test]
 fn shared_allocation_by_liveness() {
-    use tile_codegen::passes::shared_alloc::{Allocation, Kind};
+    use tile_codegen::analysis::shared_alloc::{Allocation, Kind};
+    use tile_codegen::llvm::scratch_bytes;
     use tile_core::ir::OpKind;
     let ops_of = |f: &tile_core::ir::Function, pred: fn(&OpKind) -> bool| -> Vec<_> {
         f.walk()
@@ -148,7 +149,7 @@ fn shared_allocation_by_liveness() {
 
     // Three reductions across 4 warps: 16 bytes each (4 f32 partials), all at offset 0.
     let f = golden_input("insert-barriers", 0);
-    let a = Allocation::of(&f).unwrap();
+    let a = Allocation::of(&f, scratch_bytes).unwrap();
     let reds = ops_of(&f, |k| matches!(k, OpKind::Reduce { .. }));
     assert_eq!(reds.len(), 3);
     for r in reds {
@@ -160,7 +161,7 @@ fn shared_allocation_by_liveness() {
     // Two 3-stage rings of 32 × 32 f16 (6 KiB each) live through the loop and its final wait; the
     // epilogue's conversion (32 × 32 f32, 4 KiB) comes after both and reuses the first ring's bytes.
     let f = golden_input("insert-barriers", 3);
-    let a = Allocation::of(&f).unwrap();
+    let a = Allocation::of(&f, scratch_bytes).unwrap();
     let rings = ops_of(&f, |k| matches!(k, OpKind::LocalAlloc));
     let conv = ops_of(&f, |k| matches!(k, OpKind::ConvertLayout));
     let wait0 = ops_of(&f, |k| matches!(k, OpKind::AsyncWait { pending: 0 }));

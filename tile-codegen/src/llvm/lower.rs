@@ -33,8 +33,9 @@ use tile_core::ir::{
 
 use super::atomic::Atomic;
 use super::layout::Distribution;
-use crate::passes::insert_barriers::missing;
-use crate::passes::shared_alloc::Allocation;
+use crate::analysis::axis_info::AxisInfo;
+use crate::analysis::shared_alloc::Allocation;
+use crate::analysis::Analyses;
 
 /// LLVM's calling convention number for PTX kernel entry points (`ptx_kernel`).
 const PTX_KERNEL_CC: u32 = 71;
@@ -57,12 +58,14 @@ impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
     }
 }
 
-/// Builds the kernel `f` into `module`: its dynamic shared memory, and whether it asks ptxas
-/// for one program per SM (always when `one_program_per_sm`; see [`declare_kernel`]).
-pub(super) fn lower_kernel<'ctx>(
+/// Builds the kernel `f` into `module`, reading the `analyses` computed on it: its dynamic shared
+/// memory, and whether it asks ptxas for one program per SM (always when `one_program_per_sm`;
+/// see [`declare_kernel`]).
+pub(super) fn lower_kernel<'a, 'ctx>(
     context: &'ctx Context,
-    module: &Module<'ctx>,
-    f: &Function,
+    module: &'a Module<'ctx>,
+    f: &'a Function,
+    analyses: &'a Analyses,
     one_program_per_sm: bool,
 ) -> std::result::Result<(DynSharedBytes, bool), LowerError> {
     let body = &f.regions[f.body.index()];
@@ -85,12 +88,13 @@ pub(super) fn lower_kernel<'ctx>(
             },
         }
     };
-    let alloc = Allocation::of(f).map_err(|(op, e)| at_op(op, e))?;
+    let shared = analyses
+        .shared
+        .as_ref()
+        .map_err(|(op, e)| at_op(*op, e.clone()))?;
     // Scratch users and buffers share bytes; only the barriers `insert-barriers` placed keep
     // their accesses apart. A kernel that lacks one is refused, not lowered with a race.
-    let unordered =
-        missing(f, &alloc).map_err(|(op, e)| at_op(op, format!("internal error: {e}")))?;
-    if let Some(&op) = unordered.first() {
+    if let Some(&op) = shared.unordered.first() {
         return Err(at_op(
             op,
             "internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
@@ -110,10 +114,10 @@ pub(super) fn lower_kernel<'ctx>(
         tid: None,
         current_op: None,
         addressing: addressing_values(f),
-        alloc,
+        alloc: &shared.alloc,
         smem_base: None,
         scratch_used: (None, 0),
-        axis: crate::passes::axis_info::analyze(f),
+        axis: &analyses.axis,
         wide_products: RefCell::default(),
         thresholds: RefCell::default(),
     };
@@ -231,7 +235,7 @@ fn declare_kernel<'ctx>(
             _ => false,
         }
     });
-    // The pipeline asks for it too when ptxas spilled without it (`pipeline::lower_target`).
+    // The pipeline asks for it too when ptxas spilled without it (`pipeline::spill`).
     let one = one_program_per_sm || needs_registers || f.num_warps >= 32;
     if one {
         annotate("minctasm", 1)?;
@@ -300,14 +304,14 @@ pub(super) struct Lowerer<'a, 'ctx> {
     /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).
     addressing: Vec<bool>,
     /// Where each user of shared memory has its bytes.
-    pub(super) alloc: Allocation,
+    pub(super) alloc: &'a Allocation,
     /// The kernel's one shared array (see `shared`), once created.
     pub(super) smem_base: Option<PointerValue<'ctx>>,
     /// The op whose scratch arrays are being carved, and the bytes carved so far.
     pub(super) scratch_used: (Option<OpId>, u64),
-    /// Contiguity, divisibility and constancy of every value (`passes::axis_info`): which
+    /// Contiguity, divisibility and constancy of every value (`analysis::axis_info`): which
     /// pointers of a thread differ by a constant, so that one address register serves them.
-    pub(super) axis: Vec<crate::passes::axis_info::AxisInfo>,
+    pub(super) axis: &'a [AxisInfo],
     /// The double-width products `umulhi` made, per (block, operands): a wrapping `mul` of the
     /// same operands in the same block takes the low half of it, so that the pair becomes one
     /// `mul.wide.u32` (one `IMAD.WIDE.U32` instead of an `IMAD` and an `IMAD.HI`: Philox's

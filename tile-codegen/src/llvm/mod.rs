@@ -40,13 +40,14 @@ mod memory;
 mod reduce;
 mod roll;
 mod scan;
-pub(crate) mod scratch;
+mod scratch;
 mod shared;
 mod sink;
 mod smem;
 mod threshold;
 mod wgmma;
 
+pub use scratch::scratch_bytes;
 pub(crate) use shared::converts_by_vectors;
 
 use std::fmt;
@@ -61,6 +62,8 @@ use inkwell::targets::{
 use inkwell::OptimizationLevel;
 use tile_core::ir::Function;
 use tile_core::Target;
+
+use crate::analysis::Analyses;
 
 /// The LLVM triple of every module we build.
 const TRIPLE: &str = "nvptx64-nvidia-cuda";
@@ -118,6 +121,28 @@ pub fn compile_with(
     target: Target,
     options: Options,
 ) -> Result<Artifacts, CodegenError> {
+    emit(f, None, target, options)
+}
+
+/// [`compile_with`] for a kernel whose [`Analyses`] the caller computed (with
+/// [`scratch_bytes`]) on this same IR, as the pipeline does.
+pub fn compile_analyzed(
+    f: &Function,
+    analyses: &Analyses,
+    target: Target,
+    options: Options,
+) -> Result<Artifacts, CodegenError> {
+    emit(f, Some(analyses), target, options)
+}
+
+/// [`compile_analyzed`], computing the analyses once the kernel verifies where `analyses` is
+/// `None`.
+fn emit(
+    f: &Function,
+    analyses: Option<&Analyses>,
+    target: Target,
+    options: Options,
+) -> Result<Artifacts, CodegenError> {
     let err = |stage: &str, msg: &dyn fmt::Display| CodegenError {
         msg: format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()),
         op: None,
@@ -144,13 +169,21 @@ pub fn compile_with(
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
 
+    let computed;
+    let analyses = match analyses {
+        Some(a) => a,
+        None => {
+            computed = Analyses::of(f, scratch_bytes);
+            &computed
+        }
+    };
     let (dyn_shared, one_program_per_sm) =
-        lower::lower_kernel(&context, &module, f, options.one_program_per_sm).map_err(|e| {
-            CodegenError {
+        lower::lower_kernel(&context, &module, f, analyses, options.one_program_per_sm).map_err(
+            |e| CodegenError {
                 op: e.op,
                 ..err("lowering", &e.msg)
-            }
-        })?;
+            },
+        )?;
     if dyn_shared > target.max_shared_bytes() {
         return Err(err(
             "shared memory",

@@ -1,14 +1,17 @@
-//! How many bytes of scratch shared memory each op's lowering uses: what the shared-memory
-//! allocation (`passes::shared_alloc`) reserves per op before anything is lowered. Each answer is
-//! the lowering module's own (`shared`, `reduce`, `scan`, `roll`, `dot`, `atomic`), decided from the op's types and
-//! layouts as that lowering decides it; the lowering checks every array it carves against the
+//! How many bytes of scratch shared memory each op's lowering uses: the back end's answer to the
+//! shared-memory allocation (`analysis::shared_alloc`, which takes it as its
+//! [`ScratchBytes`](crate::analysis::ScratchBytes) function), asked before anything is lowered
+//! for the ops that declare scratch use ([`OpKind::uses_scratch`]). Each answer is the lowering
+//! module's own (`shared`, `reduce`, `scan`, `roll`, `dot`, `atomic`), decided from the op's types
+//! and layouts as that lowering decides it; the lowering checks every array it carves against the
 //! region it was given, so a disagreement is an error, never an overlap.
 
 use tile_core::ir::{Function, OpId, OpKind};
 
 /// Scratch bytes `op` of `f` needs while it is lowered (0 for most ops); `Err` where its types
-/// are not what the lowering takes (the lowering reports the same).
-pub(crate) fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
+/// are not what the lowering takes (the lowering reports the same), or where the op declares
+/// scratch use that no lowering here answers for.
+pub fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
     let d = f.op(op);
     let operand = |i: usize| {
         d.operands
@@ -33,34 +36,11 @@ pub(crate) fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
             operand(1)?,
             result()?,
         )),
-        OpKind::Constant(_)
-        | OpKind::ProgramId { .. }
-        | OpKind::NumPrograms { .. }
-        | OpKind::Arange { .. }
-        | OpKind::Splat
-        | OpKind::ExpandDims { .. }
-        | OpKind::Broadcast
-        | OpKind::Binary(_)
-        | OpKind::Cmp(_)
-        | OpKind::Unary(_)
-        | OpKind::Select
-        | OpKind::AddPtr
-        | OpKind::Math(_)
-        | OpKind::Cast
-        | OpKind::Load { .. }
-        | OpKind::Store { .. }
-        | OpKind::For
-        | OpKind::If
-        | OpKind::Yield
-        | OpKind::Return
-        | OpKind::LocalAlloc
-        | OpKind::AsyncCopy { .. }
-        | OpKind::AsyncCommit
-        | OpKind::AsyncWait { .. }
-        | OpKind::Barrier
-        | OpKind::LocalLoad { .. }
-        | OpKind::WarpGroupDot
-        | OpKind::WarpGroupWait { .. }
-        | OpKind::FenceAsyncShared => Ok(0),
+        kind if kind.uses_scratch() => Err(format!(
+            "internal error: `{}` declares scratch memory, and no lowering says how much",
+            kind.name()
+        )),
+        // Every other op declares none (`OpKind::shared_memory_use`).
+        _ => Ok(0),
     }
 }

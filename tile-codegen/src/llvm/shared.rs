@@ -3,7 +3,7 @@
 //!
 //! A kernel has one shared array (`addrspace(3)`; 16-byte aligned, 1024 when dynamic: buffers
 //! start at multiples of 1024 bytes in it), as large as the allocation
-//! (`passes::shared_alloc`) says: static and internal when it fits
+//! (`analysis::shared_alloc`) says: static and internal when it fits
 //! [`Target::STATIC_SHARED_BYTES`] and no `local_alloc` buffer asks for dynamic memory, else the
 //! `extern` dynamic array the launch sizes.
 //! Every user gets its bytes where the allocation put them: a `local_alloc` buffer its region, an

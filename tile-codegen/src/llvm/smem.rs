@@ -5,7 +5,7 @@
 //! **Buffers.** A `local_alloc` buffer (`smem<S x R x C x T, #shared…>`) is one array of
 //! `S · R · C` elements; stage `s` starts `s · R · C · size(T)` bytes in, and element `(r, c)` of
 //! a stage sits where its [`SharedLayout`] swizzle puts it. Its bytes, in the kernel's dynamic
-//! shared memory, are where the allocation put them (`passes::shared_alloc`): the buffer's alone
+//! shared memory, are where the allocation put them (`analysis::shared_alloc`): the buffer's alone
 //! while it is live, another user's after that.
 //!
 //! **Copies.** Each thread copies the elements its pointer tile's layout gives it, `vec` at a time:

@@ -28,15 +28,35 @@
 
 use tile_core::ir::{BlockedLayout, DType, Function, Layout, OpId, OpKind, Type, ValueId};
 
-use super::axis_info::analyze;
 use super::vectorize::{access_width, run_width};
+use crate::analysis::axis_info::analyze;
 
 /// Runs the pass on a tile-level kernel.
 pub fn run(f: &mut Function) {
+    let widest = widest_access(f);
+    let threads = 32 * f.num_warps;
+    // A kernel of 1-D tiles has one layout per class of values, for its largest tile (which is
+    // every tile's but where a 1-element tile is broadcast); no index op needs two layouts.
+    if f.values.iter().any(|v| v.ty.shape.len() == 2) {
+        split_shared_leaves(f);
+    }
+    let (mut classes, stores) = join_classes(f);
+    coalesced_stores(f, &mut classes, &stores);
+    let tensor_core_dots = choose_layouts(f, &mut classes, widest, threads);
+    // Sites whose class took another layout get a conversion.
+    insert_conversions(f, widest, threads);
+    // Tensor-core dots read their operands in the mma operand layouts.
+    for op in tensor_core_dots {
+        super::accelerate_dot::convert_operands(f, op);
+    }
+}
+
+/// The widest access in elements that any load or store of `f` may make (for a tensor-core
+/// `dot`'s operand loads, the run of consecutive addresses), at least 1.
+fn widest_access(f: &Function) -> u32 {
     let info = analyze(f);
     let operand_loads = tensor_core_operand_loads(f);
-    let widest = f
-        .walk()
+    f.walk()
         .into_iter()
         .map(|op| {
             if operand_loads.contains(&op) {
@@ -47,13 +67,13 @@ pub fn run(f: &mut Function) {
         })
         .max()
         .unwrap_or(1)
-        .max(1);
-    let threads = 32 * f.num_warps;
-    // A kernel of 1-D tiles has one layout per class of values, for its largest tile (which is
-    // every tile's but where a 1-element tile is broadcast); no index op needs two layouts.
-    if f.values.iter().any(|v| v.ty.shape.len() == 2) {
-        split_shared_leaves(f);
-    }
+        .max(1)
+}
+
+/// The classes of values that must share a layout (operands and results of the ops that keep
+/// one, a loop's carried values, an `if`'s results and what its branches yield, a store's
+/// pointer and mask), and the stores, whose values join in [`coalesced_stores`].
+fn join_classes(f: &Function) -> (Classes, Vec<OpId>) {
     let mut classes = Classes::new(f.values.len());
     let mut stores = Vec::new();
     for op in f.walk() {
@@ -131,9 +151,14 @@ pub fn run(f: &mut Function) {
             }
         }
     }
+    (classes, stores)
+}
 
-    coalesced_stores(f, &mut classes, &stores);
-
+/// Gives every tensor of `f` its class's layout: a tensor-core `dot`'s result (with its
+/// accumulator) an mma layout, a 1-D class the slice of the 2-D layout it is first expanded to or
+/// reduced from, every other class the blocked layout of its largest tile. Returns the
+/// tensor-core `dot`s.
+fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads: u32) -> Vec<OpId> {
     // 2-D classes: a tensor-core `dot`'s result (with its accumulator, joined to it) takes an mma
     // layout; every other 2-D class the one blocked layout.
     let mut wanted: Vec<Option<Layout>> = vec![None; f.values.len()];
@@ -200,7 +225,7 @@ pub fn run(f: &mut Function) {
         {
             continue;
         }
-        let want = layout_2d(&mut classes, &wanted, full).sliced(axis);
+        let want = layout_2d(classes, &wanted, full).sliced(axis);
         wanted[root].get_or_insert(want);
     }
     for i in 0..f.values.len() {
@@ -210,7 +235,7 @@ pub fn run(f: &mut Function) {
         }
         let v = ValueId(i as u32);
         let layout = if ty.shape.len() == 2 {
-            layout_2d(&mut classes, &wanted, v)
+            layout_2d(classes, &wanted, v)
         } else {
             let root = classes.root(v);
             wanted[root].clone().unwrap_or_else(|| {
@@ -220,8 +245,13 @@ pub fn run(f: &mut Function) {
         };
         f.values[i].ty.layout = Some(layout);
     }
+    tensor_core_dots
+}
 
-    // Sites whose class took another layout get a conversion.
+/// A `convert_layout` at each site whose class took another layout than the op needs: before an
+/// `expand_dims` or a store, after a 2-D `reduce`, into and out of a scan's own layout, and
+/// around an FMA `dot` whose result joined a tensor-core `dot`'s class.
+fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
     for op in f.walk() {
         let d = f.op(op).clone();
         let block = d.block;
@@ -328,11 +358,6 @@ pub fn run(f: &mut Function) {
             }
             _ => {}
         }
-    }
-
-    // Tensor-core dots read their operands in the mma operand layouts.
-    for op in tensor_core_dots {
-        super::accelerate_dot::convert_operands(f, op);
     }
 }
 

@@ -12,15 +12,15 @@
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `pipeline-dot`   | GPU          | a tensor-core `dot` loop's tiles through a ring of `num_stages` shared buffers filled by `cp.async` ahead of use |
 //! | `prefetch-dot`   | GPU (not in the default pipeline) | such a loop reads each stage in `K` slices, the next stage's first slice before the barrier's last `mma`s |
-//! | `insert-barriers` | GPU (last)  | a `barrier` before every op whose shared-memory accesses may race an earlier op's, with the bytes [`shared_alloc`] gives each user |
+//! | `insert-barriers` | GPU (last)  | a `barrier` before every op whose shared-memory accesses may race an earlier op's, with the bytes [`crate::analysis::shared_alloc`] gives each user |
 //!
-//! [`axis_info`] is the analysis (contiguity, divisibility, constancy) `assign-layouts` and
-//! `vectorize` share; [`shared_alloc`] places every user of shared memory (liveness: users never
-//! live at once share bytes), for `insert-barriers` and the LLVM lowering.
+//! The analyses passes ask (axis facts, the shared-memory allocation, barrier placement) are in
+//! [`crate::analysis`], which the LLVM back end reads too; passes never depend on the back end.
+//! Where a pass needs the back end's answer (the scratch bytes of an op, for the allocation), the
+//! caller hands it in ([`Pass::run`]).
 
 pub mod accelerate_dot;
 pub mod assign_layouts;
-pub mod axis_info;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
@@ -29,10 +29,11 @@ pub mod insert_barriers;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod prefetch_dot;
-pub mod shared_alloc;
 pub mod vectorize;
 
 use tile_core::ir::Function;
+
+use crate::analysis::ScratchBytes;
 
 /// A pass, by identity: pass lists are lists of these, so a misspelled pass is a compile error
 /// in tile's own code and a reported error where a name comes from outside (`TILE_SKIP_PASSES`,
@@ -92,8 +93,9 @@ impl Pass {
         }
     }
 
-    /// Runs it on `f` in place.
-    pub fn run(self, f: &mut Function) {
+    /// Runs it on `f` in place. `scratch` is the back end's scratch bytes per op
+    /// (`llvm::scratch_bytes`), which `insert-barriers` places through the allocation.
+    pub fn run(self, f: &mut Function, scratch: ScratchBytes) {
         match self {
             Pass::Canonicalize => canonicalize::run(f),
             Pass::Cse => cse::run(f),
@@ -104,7 +106,7 @@ impl Pass {
             Pass::Vectorize => vectorize::run(f),
             Pass::PipelineDot => pipeline_dot::run(f),
             Pass::PrefetchDot => prefetch_dot::run(f),
-            Pass::InsertBarriers => insert_barriers::run(f),
+            Pass::InsertBarriers => insert_barriers::run(f, scratch),
         }
     }
 

@@ -5,7 +5,7 @@
 
 use tile_core::ir::{Function, OpKind};
 
-use super::axis_info::{analyze, AxisInfo};
+use crate::analysis::axis_info::{analyze, AxisInfo};
 
 /// The widest safe access, in elements, for the load or store `op` (ignoring the layout).
 pub fn access_width(f: &Function, info: &[AxisInfo], op: tile_core::ir::OpId) -> u32 {

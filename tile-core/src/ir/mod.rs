@@ -21,7 +21,7 @@ pub use linear::{InDim, LinearLayout};
 pub use ops::{
     atomic_cas_takes, atomic_float_max, atomic_float_min, atomic_half_max, atomic_half_min,
     round_tf32, AtomicOp, BinOp, CmpPred, ConstValue, Effect, Evict, Level, MathFn, MemScope,
-    MemSem, OpKind, Precision, ReduceKind, ScanKind, UnOp,
+    MemSem, OpKind, Precision, ReduceKind, ScanKind, SharedMemoryUse, UnOp,
 };
 pub use parse::{parse, ParseError};
 pub use print::print;

@@ -413,6 +413,34 @@ pub enum Effect {
     Terminator,
 }
 
+/// What an op does to shared memory at the GPU level (`OpKind::shared_memory_use`): the one
+/// statement of it that the shared-memory allocation and the barrier placement ask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedMemoryUse {
+    /// Nothing. Control flow (`for`, `if`) says nothing for the ops it holds, which say it
+    /// themselves.
+    None,
+    /// Its lowering may borrow scratch bytes for the length of the op (how many, possibly none,
+    /// follows from its types and layouts, and the back end says): moving elements between
+    /// threads (`convert_layout`, `reduce`, `scan`, `roll`), an atomic's results, and a `dot`'s
+    /// operands. It writes them, waits at a barrier of its own, then reads them.
+    Scratch,
+    /// Declares a buffer (`local_alloc`) that the allocation places; it touches no bytes itself.
+    Allocates,
+    /// Reads the buffers that are its operands at these positions (`local_load` its buffer,
+    /// `warp_group_dot` its two stages).
+    Reads(&'static [usize]),
+    /// Writes the buffer that is its operand at this position asynchronously (`async_copy`): the
+    /// write may land at any time up to the thread's `async_wait {pending = 0}`.
+    WritesAsync(usize),
+    /// Waits for every copy this thread has in flight (`async_wait {pending = 0}`): their writes
+    /// are then complete in this thread.
+    CompletesCopies,
+    /// Orders every access before it against every access after it, across the program
+    /// (`barrier`).
+    Barrier,
+}
+
 /// Where an op may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
@@ -880,6 +908,11 @@ impl OpKind {
     /// between threads (`convert_layout`, `reduce`, `scan`, `roll`), an atomic's results, and a
     /// `dot`'s operands. The shared-memory allocation reserves bytes for these ops only.
     pub fn uses_scratch(&self) -> bool {
+        self.shared_memory_use() == SharedMemoryUse::Scratch
+    }
+
+    /// What the op does to shared memory (see [`SharedMemoryUse`]).
+    pub fn shared_memory_use(&self) -> SharedMemoryUse {
         match self {
             OpKind::ConvertLayout
             | OpKind::Reduce { .. }
@@ -887,8 +920,20 @@ impl OpKind {
             | OpKind::Roll { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }
-            | OpKind::Dot { .. } => true,
-            OpKind::Constant(_)
+            | OpKind::Dot { .. } => SharedMemoryUse::Scratch,
+            OpKind::LocalAlloc => SharedMemoryUse::Allocates,
+            OpKind::LocalLoad { .. } => SharedMemoryUse::Reads(&[0]),
+            // Both stages, asynchronously: a later write to them waits for the group, which
+            // `pipeline-dot` orders, and for a barrier, which `insert-barriers` places.
+            OpKind::WarpGroupDot => SharedMemoryUse::Reads(&[0, 2]),
+            OpKind::AsyncCopy { .. } => SharedMemoryUse::WritesAsync(0),
+            OpKind::AsyncWait { pending: 0 } => SharedMemoryUse::CompletesCopies,
+            OpKind::Barrier => SharedMemoryUse::Barrier,
+            OpKind::AsyncWait { .. }
+            | OpKind::AsyncCommit
+            | OpKind::WarpGroupWait { .. }
+            | OpKind::FenceAsyncShared
+            | OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }
@@ -907,16 +952,7 @@ impl OpKind {
             | OpKind::For
             | OpKind::If
             | OpKind::Yield
-            | OpKind::Return
-            | OpKind::LocalAlloc
-            | OpKind::AsyncCopy { .. }
-            | OpKind::AsyncCommit
-            | OpKind::AsyncWait { .. }
-            | OpKind::Barrier
-            | OpKind::LocalLoad { .. }
-            | OpKind::WarpGroupDot
-            | OpKind::WarpGroupWait { .. }
-            | OpKind::FenceAsyncShared => false,
+            | OpKind::Return => SharedMemoryUse::None,
         }
     }
 
@@ -1065,6 +1101,30 @@ mod tests {
             let mut c = Cursor::new(text, 1, &aliases);
             let e = k.read_attrs(&mut c).unwrap_err();
             assert!(e.msg.contains(want), "{name}{text}: {}", e.msg);
+        }
+    }
+
+    /// Every op that touches shared memory other than through scratch exists only at the GPU
+    /// level and is ordered with every effect (`Sync`); only a wait for every group completes
+    /// the copies.
+    #[test]
+    fn shared_memory_uses() {
+        for p in OpKind::prototypes() {
+            let u = p.shared_memory_use();
+            if !matches!(u, SharedMemoryUse::None | SharedMemoryUse::Scratch) {
+                assert_eq!(
+                    (p.level(), p.effect()),
+                    (Level::Gpu, Effect::Sync),
+                    "{}",
+                    p.name()
+                );
+            }
+        }
+        for (pending, u) in [
+            (0, SharedMemoryUse::CompletesCopies),
+            (1, SharedMemoryUse::None),
+        ] {
+            assert_eq!(OpKind::AsyncWait { pending }.shared_memory_use(), u);
         }
     }
 

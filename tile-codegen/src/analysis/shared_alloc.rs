@@ -1,10 +1,12 @@
 //! Shared-memory allocation: where in the kernel's one shared array each user of shared memory
 //! gets its bytes. An analysis of GPU-level IR (it changes nothing), asked by `insert-barriers`
-//! and by the LLVM lowering, which both see the same IR and so the same answer.
+//! and computed again for the LLVM lowering, which both see the same IR and so the same answer.
 //!
 //! **Users.** Every `local_alloc` buffer (`S · R · C` elements), and every op whose lowering
-//! needs scratch memory for its own use (`convert_layout`, `reduce` across warps, `roll` through
-//! memory, the FMA `dot`: `llvm::scratch` says how much).
+//! needs scratch memory for its own use ([`OpKind::uses_scratch`]: `convert_layout`, `reduce`
+//! across warps, `roll` through memory, the FMA `dot`). How many bytes is the back end's answer,
+//! handed in as a [`ScratchBytes`] function (`llvm::scratch_bytes`), so that this analysis does
+//! not depend on the lowering.
 //!
 //! **Liveness.** Ops are numbered in program order ([`Function::walk`]: a loop's body right after
 //! the loop op). A scratch op is live at its own position only. A buffer is live from its
@@ -22,9 +24,12 @@
 
 use std::collections::HashMap;
 
-use tile_core::ir::{Function, OpId, OpKind};
+use tile_core::ir::{Function, OpId, OpKind, SharedMemoryUse};
 
-use crate::llvm::scratch::scratch_bytes;
+/// Bytes of scratch shared memory the lowering of an op (of the kernel given) takes, 0 for most ops, or
+/// why its types are not what the lowering takes: the back end's answer, which the allocation
+/// asks for every op that [`OpKind::uses_scratch`].
+pub type ScratchBytes = fn(&Function, OpId) -> Result<u64, String>;
 
 /// What a placed user is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,8 +65,9 @@ pub struct Allocation {
 }
 
 impl Allocation {
-    /// The allocation of `f`, or the op whose scratch need could not be known and why.
-    pub fn of(f: &Function) -> Result<Allocation, (OpId, String)> {
+    /// The allocation of `f`, with the scratch bytes of each op from `scratch`, or the op whose
+    /// need could not be known and why.
+    pub fn of(f: &Function, scratch: ScratchBytes) -> Result<Allocation, (OpId, String)> {
         let order = f.walk();
         let pos: HashMap<OpId, usize> = order.iter().enumerate().map(|(i, &o)| (o, i)).collect();
         let end = subtree_ends(f, &order, &pos);
@@ -70,7 +76,8 @@ impl Allocation {
         let mut users: Vec<(OpId, Place)> = Vec::new();
         for (p, &op) in order.iter().enumerate() {
             let d = f.op(op);
-            if matches!(d.kind, OpKind::LocalAlloc) {
+            let usage = d.kind.shared_memory_use();
+            if usage == SharedMemoryUse::Allocates {
                 let ty = f.ty(d.results[0]);
                 let d = ty
                     .dtype()
@@ -89,8 +96,8 @@ impl Allocation {
                         live,
                     },
                 ));
-            } else if d.kind.uses_scratch() {
-                let bytes = scratch_bytes(f, op).map_err(|e| (op, e))?;
+            } else if usage == SharedMemoryUse::Scratch {
+                let bytes = scratch(f, op).map_err(|e| (op, e))?;
                 if bytes > 0 {
                     users.push((
                         op,

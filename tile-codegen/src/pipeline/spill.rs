@@ -1,0 +1,145 @@
+//! The register policy: a module refused before LLVM when its estimated registers are far
+//! beyond what a thread has ([`hopeless`]), and, where a build has a ptxas, the spill policy
+//! ([`spills`]): ptxas once per distinct module, a second lowering asking for one program per SM
+//! where ptxas spilled below the limit, and a refusal located at the op of peak pressure where it
+//! spills even so.
+
+use tile_core::ir::Function;
+use tile_core::Target;
+
+use super::build::lower_with;
+use super::plan::PlannedTarget;
+use super::{Failure, InstanceError};
+use crate::llvm::{self, Artifacts};
+
+/// How far over a thread's registers [`crate::registers::pressure`] may put a module before it
+/// is refused without LLVM or ptxas: 5/2. On the repository's modules and 2,966 fuzzed ones
+/// (`scripts/register_calibration.py`) the estimate reaches at most 1.66 times the limit where
+/// ptxas does not spill; kernels far beyond it cost seconds of LLVM and ptxas only to be
+/// refused by the spill check.
+const HOPELESS: (u64, u64) = (5, 2);
+
+/// The refusal of a module whose estimated registers are more than [`HOPELESS`] times what a
+/// thread has, whether or not a ptxas is at hand.
+pub(super) fn hopeless(g: &Function, t: Target) -> Option<Failure> {
+    let p = crate::registers::pressure(g);
+    let limit = crate::registers::limit(g.num_warps);
+    if p.registers.saturating_mul(HOPELESS.1) <= limit.saturating_mul(HOPELESS.0) {
+        return None;
+    }
+    Some(Failure {
+        msg: format!(
+            "on {arch} with {w} a thread has {limit} registers, and this kernel keeps about \
+             {est} live at this op (tile's estimate), far more than fit; hold smaller tiles at \
+             once, or use more warps",
+            arch = t.arch(),
+            w = warp_count(g.num_warps),
+            est = p.registers,
+        ),
+        loc: peak_loc(g, &p),
+    })
+}
+
+/// The spill policy, where a build has a ptxas ([`DumpConfig::cubin`](super::DumpConfig::cubin)): ptxas trades registers
+/// for occupancy on its own, and now and then spills a few bytes to run more programs per SM
+/// than a kernel needs (a fuzzed 4-warp kernel: 96 registers and 24 bytes of spills, where 155
+/// registers hold it). A module that spills below the registers its warps allow is lowered
+/// again asking for one program per SM (`.minnctapersm 1`: every register a thread may have at
+/// its warps); one that spills even so, or spilled at that limit already, holds more than a
+/// thread's registers, and the kernel is refused with an error at the op
+/// where [`crate::registers::pressure`] finds the most values live. Modules that do not spill
+/// keep ptxas's own choice. Without a ptxas (or with `TILE_CUBIN=0`) the PTX is not checked,
+/// and the driver's compiler makes the same choice ptxas would have.
+pub(super) fn spills(g: &Function, t: Target, r: &crate::ptxas::Report) -> Failure {
+    let p = crate::registers::pressure(g);
+    let loc = peak_loc(g, &p);
+    Failure {
+        msg: format!(
+            "on {arch} with {w} a thread has {limit} registers, and this kernel needs more: \
+             ptxas spilled {b} bytes to local memory (tile estimates {est} registers live at \
+             this op); hold smaller tiles at once, or use more warps",
+            arch = t.arch(),
+            w = warp_count(g.num_warps),
+            limit = crate::registers::limit(g.num_warps),
+            b = r.spill_stores.max(r.spill_loads),
+            est = p.registers,
+        ),
+        loc,
+    }
+}
+
+/// "1 warp", "4 warps".
+fn warp_count(n: u32) -> String {
+    if n == 1 {
+        "1 warp".to_string()
+    } else {
+        format!("{n} warps")
+    }
+}
+
+/// The source location of the op where `p` peaks.
+fn peak_loc(g: &Function, p: &crate::registers::Pressure) -> Option<u32> {
+    p.at.and_then(|op| {
+        let i = g.walk().iter().position(|&o| o == op)?;
+        g.locs().get(i).copied().flatten()
+    })
+}
+
+/// What ptxas made of one distinct module.
+pub(super) struct Assembled {
+    /// The artifacts of a second lowering, where the spill policy asked for one.
+    pub(super) relowered: Option<Artifacts>,
+    /// The cubin, or the report of a module that spills.
+    pub(super) cubin: Result<Vec<u8>, crate::ptxas::Report>,
+}
+
+/// ptxas on one module under the spill policy of [`spills`]; `Err(Moot)` when `stop` said so
+/// while it ran. ptxas refusing our PTX is a bug in tile, not in the kernel.
+pub(super) fn assemble_module(
+    p: &PlannedTarget,
+    a: &Artifacts,
+    ptxas: &std::path::Path,
+    stop: &dyn Fn() -> bool,
+) -> Result<Assembled, InstanceError> {
+    let arch = p.target.arch();
+    let assemble = |a: &Artifacts| {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
+        match crate::ptxas::cached_cubin_until(ptxas, &a.ptx, arch, stop) {
+            Ok(Some(r)) => Ok(r),
+            Ok(None) => Err(InstanceError::Moot),
+            Err(crate::ptxas::PtxasError::Refused(e)) => Err(InstanceError::Internal(e.into())),
+            Err(crate::ptxas::PtxasError::Environment(e)) => {
+                Err(InstanceError::Environment(e.into()))
+            }
+        }
+    };
+    let (report, cubin) = assemble(a)?;
+    // One program per SM only lifts ptxas's own cap: a module that spilled with every register
+    // its warps allow would spill again, so it is not lowered twice.
+    let at_limit = u64::from(report.registers) >= crate::registers::limit(p.ir.num_warps);
+    let (relowered, report, cubin) = if report.spills() && !a.one_program_per_sm && !at_limit {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
+        let b = lower_with(
+            p,
+            llvm::Options {
+                one_program_per_sm: true,
+            },
+        )?;
+        let (report, cubin) = assemble(&b)?;
+        (Some(b), report, cubin)
+    } else {
+        (None, report, cubin)
+    };
+    Ok(Assembled {
+        relowered,
+        cubin: if report.spills() {
+            Err(report)
+        } else {
+            Ok(cubin)
+        },
+    })
+}
