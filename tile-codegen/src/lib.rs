@@ -19,6 +19,7 @@ pub mod frontend;
 pub mod llvm;
 pub mod passes;
 pub mod pipeline;
+pub mod ptx_cache;
 pub mod ptxas;
 pub mod registers;
 pub mod staging;

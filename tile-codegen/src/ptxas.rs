@@ -302,7 +302,7 @@ pub fn parse_verbose(text: &str, arch: &str) -> Report {
 
 /// Where ptxas's temporary files and the cubin cache may go, in order: the system's temporary
 /// directory (`TMPDIR`), then (on Unix) `/tmp`, for a `TMPDIR` that does not exist.
-fn temp_dirs() -> Vec<PathBuf> {
+pub(crate) fn temp_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![std::env::temp_dir()];
     if cfg!(unix) && dirs[0] != Path::new("/tmp") {
         dirs.push(PathBuf::from("/tmp"));

@@ -129,15 +129,19 @@ fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
     lower_with(p, llvm::Options::default())
 }
 
-/// [`llvm::compile_analyzed`] for `p`, with its planned analyses. Lowering can fail on what the kernel asks for (shared memory
-/// beyond the limit), not only on a bug in tile: the failure says what failed, at the tokens of
-/// the op that needs it.
+/// [`llvm::compile_analyzed`] for `p`, with its planned analyses, through the PTX cache
+/// ([`crate::ptx_cache`]: `p.gpu_ir` is the text `p.ir` was parsed from, so it is the whole
+/// input). Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
+/// only on a bug in tile: the failure says what failed, at the tokens of the op that needs it.
 pub(super) fn lower_with(
     p: &PlannedTarget,
     options: llvm::Options,
 ) -> Result<Artifacts, InstanceError> {
     let g = &p.ir;
-    llvm::compile_analyzed(g, &p.analyses, p.target, options).map_err(|e| {
+    crate::ptx_cache::lower_cached(p.target, options, &p.gpu_ir, || {
+        llvm::compile_analyzed(g, &p.analyses, p.target, options)
+    })
+    .map_err(|e| {
         let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
         InstanceError::Kernel(Failure {
             msg: e.to_string(),
