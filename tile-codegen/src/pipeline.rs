@@ -945,11 +945,15 @@ fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
 fn lower_with(p: &PlannedTarget, options: llvm::Options) -> Result<Artifacts, InstanceError> {
     let g = &p.ir;
     llvm::compile_with(g, p.target, options).map_err(|e| {
-        let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-        InstanceError::Kernel(Failure {
+        let failure = Failure {
+            loc: e.op.and_then(|id| g.op(id).loc),
             msg: e.to_string(),
-            loc,
-        })
+        };
+        if e.internal {
+            InstanceError::Internal(failure)
+        } else {
+            InstanceError::Kernel(failure)
+        }
     })
 }
 

@@ -1064,7 +1064,7 @@ fn rejects_what_it_cannot_compile() {
   store %xp, %v
   return
 }",
-        "kernel `tile_level` (sm_90a): lowering: op #0 `arange`: `tensor<128xi32>` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)",
+        "kernel `tile_level` (sm_90a): lowering: op0 `arange`: `tensor<128xi32>` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)",
     );
     // A kernel that does not verify is refused, not lowered.
     check_err(
