@@ -941,10 +941,26 @@ fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
 
 /// [`llvm::compile_with`] for `p`. Lowering can fail on what the kernel asks for (shared memory
 /// beyond the limit), not only on a bug in tile: the failure says what failed, at the tokens of
-/// the op that needs it.
+/// the op that needs it. A bug (an internal [`llvm::CodegenError`], or a panic anywhere in the
+/// back end, caught here) is an internal error, at the op where the lowering names one, else at
+/// the kernel.
 fn lower_with(p: &PlannedTarget, options: llvm::Options) -> Result<Artifacts, InstanceError> {
     let g = &p.ir;
-    llvm::compile_with(g, p.target, options).map_err(|e| {
+    let compiled = std::panic::catch_unwind(|| llvm::compile_with(g, p.target, options)).map_err(
+        |payload| {
+            let why = payload
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| payload.downcast_ref::<&str>().copied())
+                .unwrap_or("a panic without a message");
+            InstanceError::Internal(Failure::from(format!(
+                "kernel `{}` ({}): the LLVM back end panicked: {why}",
+                g.name,
+                p.target.arch()
+            )))
+        },
+    )?;
+    compiled.map_err(|e| {
         let failure = Failure {
             loc: e.op.and_then(|id| g.op(id).loc),
             msg: e.to_string(),

@@ -153,10 +153,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let args: Vec<Vec<BasicValueEnum<'ctx>>> = (1..=values)
             .map(|i| self.operand(data, i).to_vec())
             .collect();
-        let masks = match data.operands.get(values + 1) {
-            Some(_) => Some(self.operand(data, values + 1).to_vec()),
-            None => None,
-        };
+        let masks = data
+            .operands
+            .get(values + 1)
+            .map(|_| self.operand(data, values + 1).to_vec());
         if args.iter().any(|v| v.len() != ptrs.len())
             || masks.as_ref().is_some_and(|m| m.len() != ptrs.len())
         {

@@ -7,8 +7,7 @@
 //! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f16 → half`, `bf16 → bfloat`,
 //! `f32 → float`, `ptr<T> → ptr addrspace(1)`. Element-wise ops work slot by slot, which is correct
 //! because the verifier makes operands of one op share one type (layout included); an op whose
-//! tensors carry different layouts is refused ("layout conversion not implemented") rather than
-//! miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
+//! tensors carry different layouts is a bug (see [`bug`]), never miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -47,15 +46,21 @@ pub(super) const GLOBAL: u16 = 1;
 /// combination) is an `Err`; a state the verifier rules out is a bug (see [`bug`]).
 pub(super) type Result<T> = std::result::Result<T, String>;
 
-/// Turns inkwell's errors (builder misuse, instruction queries) into lowering errors.
+/// Inkwell's results (building an instruction, setting an alignment): an error there is the
+/// lowering misusing the builder (no insertion point, a value of the wrong kind), a [`bug`].
+/// The `Result` it returns is always `Ok`; it keeps the `?` of the lowering's builder chains.
 pub(super) trait OrLlvm<T> {
-    /// The value, or the LLVM error as a message.
+    /// The value, or a [`bug`] naming the LLVM error.
     fn llvm(self) -> Result<T>;
 }
 
 impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
+    #[track_caller]
     fn llvm(self) -> Result<T> {
-        self.map_err(|e| format!("LLVM builder: {e}"))
+        match self {
+            Ok(v) => Ok(v),
+            Err(e) => bug(format_args!("a working LLVM builder ({e})")),
+        }
     }
 }
 
@@ -63,10 +68,11 @@ impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
 /// the wrong type, a tensor without a layout) or that the lowering's own invariants exclude: a
 /// bug in tile, never a property of the kernel. The one panic path of the lowering:
 /// [`lower_kernel`] catches it and reports an internal error at the op being lowered, by its id
-/// (`opN`, as the verifier names ops), with `what` saying what was expected.
+/// (`opN`, as the verifier names ops), saying "expected `expected`". The panic's location is the
+/// caller's (the accessors pass theirs on), where the lowering met the state.
 #[track_caller]
-pub(super) fn bug(what: impl Display) -> ! {
-    panic!("{what}")
+pub(super) fn bug(expected: impl Display) -> ! {
+    panic!("expected {expected}")
 }
 
 /// The value of an `Option` or `Result` that the verifier (or the lowering itself) guarantees;
@@ -81,7 +87,7 @@ impl<T> OrBug<T> for Option<T> {
     fn or_bug(self, expected: &str) -> T {
         match self {
             Some(v) => v,
-            None => bug(format_args!("expected {expected}")),
+            None => bug(expected),
         }
     }
 }
@@ -91,7 +97,7 @@ impl<T, E: std::fmt::Debug> OrBug<T> for std::result::Result<T, E> {
     fn or_bug(self, expected: &str) -> T {
         match self {
             Ok(v) => v,
-            Err(e) => bug(format_args!("expected {expected}: {e:?}")),
+            Err(e) => bug(format_args!("{expected} ({e:?})")),
         }
     }
 }
@@ -344,41 +350,46 @@ pub(super) fn memory_type(context: &Context, d: DType) -> BasicTypeEnum<'_> {
 /// A register as an LLVM integer (the register types of [`register_type`] make it one).
 #[track_caller]
 pub(super) fn int(v: BasicValueEnum<'_>) -> IntValue<'_> {
-    IntValue::try_from(v).unwrap_or_else(|()| {
-        bug(format_args!(
-            "expected an integer, found `{}`",
-            v.get_type()
-        ))
-    })
+    match IntValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("an integer, found `{}`", v.get_type())),
+    }
 }
 
 /// A register as an LLVM float.
 #[track_caller]
 pub(super) fn float(v: BasicValueEnum<'_>) -> FloatValue<'_> {
-    FloatValue::try_from(v)
-        .unwrap_or_else(|()| bug(format_args!("expected a float, found `{}`", v.get_type())))
+    match FloatValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("a float, found `{}`", v.get_type())),
+    }
 }
 
 /// A register as an LLVM pointer.
 #[track_caller]
 pub(super) fn pointer(v: BasicValueEnum<'_>) -> PointerValue<'_> {
-    PointerValue::try_from(v)
-        .unwrap_or_else(|()| bug(format_args!("expected a pointer, found `{}`", v.get_type())))
+    match PointerValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("a pointer, found `{}`", v.get_type())),
+    }
 }
 
 /// The number type of a value's elements.
 #[track_caller]
 pub(super) fn dtype(ty: &Type) -> DType {
-    ty.dtype()
-        .unwrap_or_else(|| bug(format_args!("expected numbers, found `{ty}`")))
+    match ty.dtype() {
+        Some(d) => d,
+        None => bug(format_args!("numbers, found `{ty}`")),
+    }
 }
 
 /// The element type a pointer value points to.
 #[track_caller]
 pub(super) fn pointee(ty: &Type) -> DType {
-    ty.elem
-        .pointee()
-        .unwrap_or_else(|| bug(format_args!("expected pointers, found `{ty}`")))
+    match ty.elem.pointee() {
+        Some(d) => d,
+        None => bug(format_args!("pointers, found `{ty}`")),
+    }
 }
 
 /// The state of one kernel's lowering.
@@ -457,10 +468,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// The scalars this thread holds for `v` (dominance makes it lowered before its uses).
     #[track_caller]
     pub(super) fn get(&self, v: ValueId) -> &[BasicValueEnum<'ctx>] {
-        self.values
-            .get(v.index())
-            .and_then(|x| x.as_deref())
-            .unwrap_or_else(|| bug(format_args!("{v} to be lowered before its use")))
+        match self.values.get(v.index()).and_then(|x| x.as_deref()) {
+            Some(regs) => regs,
+            None => bug(format_args!("{v} to be lowered before its use")),
+        }
     }
 
     /// The id of the op being lowered.
@@ -472,10 +483,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// Operand `i` of `data`, by value id (the verifier checks each op's operand count).
     #[track_caller]
     pub(super) fn operand_id(&self, data: &OpData, i: usize) -> ValueId {
-        *data
-            .operands
-            .get(i)
-            .unwrap_or_else(|| bug(format_args!("an operand {i} of `{}`", data.kind.name())))
+        match data.operands.get(i) {
+            Some(&v) => v,
+            None => bug(format_args!("an operand {i} of `{}`", data.kind.name())),
+        }
     }
 
     /// The type of operand `i` of `data`.
@@ -487,10 +498,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// The one register of scalar operand `i` (for a tensor: its first).
     #[track_caller]
     pub(super) fn scalar_operand(&self, data: &OpData, i: usize) -> BasicValueEnum<'ctx> {
-        *self
-            .operand(data, i)
-            .first()
-            .unwrap_or_else(|| bug(format_args!("a register of operand {i}")))
+        match self.operand(data, i).first() {
+            Some(&r) => r,
+            None => bug(format_args!("a register of operand {i}")),
+        }
     }
 
     /// How many scalars a thread holds for a value of type `ty`.
@@ -671,7 +682,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::LocalLoad { .. }
                 | OpKind::WarpGroupDot
         ) {
-            self.check_layouts(data)?;
+            self.check_layouts(data);
         }
         let result = match &data.kind {
             OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data))?]),
@@ -1051,8 +1062,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(current)
     }
 
-    /// Refuses ops whose tensor operands and results do not all share one layout.
-    fn check_layouts(&self, data: &OpData) -> Result<()> {
+    /// Checks that the op's tensor operands and results share one layout, as the verifier's
+    /// rules for the ops the lowering takes slot by slot make them (a [`bug`] otherwise).
+    #[track_caller]
+    fn check_layouts(&self, data: &OpData) {
         let mut layouts = data
             .operands
             .iter()
@@ -1062,23 +1075,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .map(|t| &t.layout);
         if let Some(first) = layouts.next() {
             if layouts.any(|l| l != first) {
-                return Err(
-                    "the op mixes tensors of different layouts; layout conversion not implemented"
-                        .into(),
-                );
+                bug("tensors of one layout (layout conversion is an op of its own)");
             }
         }
-        Ok(())
     }
 
     /// The type of the op's (first) result; the verifier checks each op's result count.
     #[track_caller]
     pub(super) fn result_type(&self, data: &OpData) -> &'a Type {
-        let r = data
-            .results
-            .first()
-            .unwrap_or_else(|| bug(format_args!("a result of `{}`", data.kind.name())));
-        self.f.ty(*r)
+        match data.results.first() {
+            Some(&r) => self.f.ty(r),
+            None => bug(format_args!("a result of `{}`", data.kind.name())),
+        }
     }
 
     /// The registers this thread holds of operand `i`.
@@ -1420,5 +1428,62 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         // itself; the index is an i64 integer and `elem` a sized type, as LLVM requires.
         let q = unsafe { b.build_gep(elem, pointer(p), &[off], "") }.llvm()?;
         Ok(q.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state the verifier rules out, met while lowering an op, is an internal error at that
+    /// op (by id), saying what was expected: not a panic out of the back end.
+    #[test]
+    fn a_bug_is_an_internal_error_at_the_op() {
+        let mut f = tile_core::ir::parse(
+            "kernel @k(%x: ptr<f32>) attributes {num_warps = 4} {
+  %0 = constant 1.0 : f32
+  store %x, %0
+  return
+}",
+        )
+        .unwrap();
+        tile_core::ir::verify(&f).unwrap();
+        // The store loses its value: the kernel no longer verifies, and the lowering (which
+        // relies on the verifier) meets the missing operand.
+        let store = f.walk()[1];
+        f.ops[store.index()].operands.truncate(1);
+        let context = Context::create();
+        let module = context.create_module("k");
+        let e = lower_kernel(&context, &module, &f, false).unwrap_err();
+        assert!(e.internal, "{e:?}");
+        assert_eq!(e.op, Some(store));
+        assert_eq!(
+            e.msg,
+            format!("{store} `store`: internal error: expected an operand 1 of `store`")
+        );
+    }
+
+    /// Tile-level IR (no layouts) is refused at the first op with a tensor: a limit of the
+    /// back end, not a bug.
+    #[test]
+    fn tile_level_ir_is_refused_not_a_bug() {
+        let f = tile_core::ir::parse(
+            "kernel @k(%x: ptr<f32>) attributes {num_warps = 4} {
+  %0 = constant 1.0 : f32
+  %1 = splat %0 : tensor<128xf32>
+  return
+}",
+        )
+        .unwrap();
+        let context = Context::create();
+        let module = context.create_module("k");
+        let e = lower_kernel(&context, &module, &f, false).unwrap_err();
+        assert!(!e.internal, "{e:?}");
+        assert!(
+            e.msg
+                .starts_with("op1 `splat`: `tensor<128xf32>` has no layout"),
+            "{}",
+            e.msg
+        );
     }
 }

@@ -18,9 +18,10 @@
 //!   results, types and layouts through accessors that cannot fail on a verified kernel. A state
 //!   they find broken is a bug in tile: it panics on one path (`lower::bug`), which the lowering
 //!   catches and returns as an internal [`CodegenError`] naming the op (`opN`, as the verifier
-//!   names ops). The only other errors are what a verified kernel may still ask beyond the back
-//!   end's reach (shared memory over the target's limit, a half-precision scalar parameter, an
-//!   unsupported combination), builder errors and LLVM diagnostics.
+//!   names ops), a misused LLVM builder included. The only other errors are what a verified
+//!   kernel may still ask beyond the back end's reach (shared memory over the target's limit, a
+//!   half-precision scalar parameter, an unsupported layout or tile shape) and LLVM's own
+//!   diagnostics (a module that does not verify is an internal error too).
 //!
 //! ```no_run
 //! # fn demo(text: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -164,18 +165,19 @@ pub fn compile_with(
                 ..err("lowering", &e.msg)
             }
         })?;
-    if dyn_shared > target.max_shared_bytes() {
-        return Err(err(
-            "shared memory",
-            &format!(
-                "the kernel needs {dyn_shared} bytes of shared memory per program; {} allows {} (fewer `num_stages` or smaller tiles help)",
-                target.arch(),
-                target.max_shared_bytes()
-            ),
-        ));
-    }
-    let dyn_shared_bytes =
-        u32::try_from(dyn_shared).map_err(|_| err("shared memory", &"too many bytes"))?;
+    let dyn_shared_bytes = match u32::try_from(dyn_shared) {
+        Ok(bytes) if dyn_shared <= target.max_shared_bytes() => bytes,
+        _ => {
+            return Err(err(
+                "shared memory",
+                &format!(
+                    "the kernel needs {dyn_shared} bytes of shared memory per program; {} allows {} (fewer `num_stages` or smaller tiles help)",
+                    target.arch(),
+                    target.max_shared_bytes()
+                ),
+            ))
+        }
+    };
     module
         .verify()
         .map_err(|e| internal("LLVM verifier (internal error)", &e.to_string()))?;

@@ -22,7 +22,6 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use tile_core::ir::{Layout, OpData, SharedLayout, Type};
 
-use super::layout::Distribution;
 use super::ldmatrix::Swizzle;
 use super::lower::{bug, dtype, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
@@ -69,10 +68,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let src = self.tensor_distribution(pty);
         let base = self.stage_base(data, ty)?;
         let ptrs = self.operand(data, 2).to_vec();
-        let masks = match data.operands.get(3) {
-            Some(_) => Some(self.operand(data, 3).to_vec()),
-            None => None,
-        };
+        let masks = data.operands.get(3).map(|_| self.operand(data, 3).to_vec());
         let t = self.thread_coords(&src)?;
         let owner = self.owner(&src)?;
         let bytes = u64::from(vec) * u64::from(d.size_bytes());
@@ -106,15 +102,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let col = self.index_along(&src, &t, 1, k)?;
                     let off = self.swizzled_byte_offset(sw, row, col)?;
                     let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
-                    let m = match &masks {
-                        Some(m) => Some(
-                            m[k..k + run as usize]
-                                .iter()
-                                .map(|&v| int(v))
-                                .collect::<Vec<_>>(),
-                        ),
-                        None => None,
-                    };
+                    let m = masks.as_ref().map(|m| {
+                        m[k..k + run as usize]
+                            .iter()
+                            .map(|&v| int(v))
+                            .collect::<Vec<_>>()
+                    });
                     runs.push((dst, pointer(ptrs[k]), m));
                 }
                 return self.guarded(owner, |me| {
@@ -132,10 +125,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let col = self.index_along(&src, &t, 1, k)?;
             let off = self.swizzled_byte_offset(sw, row, col)?;
             let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
-            let m = match &masks {
-                Some(m) => Some(int(m[k])),
-                None => None,
-            };
+            let m = masks.as_ref().map(|m| int(m[k]));
             copies.push((dst, pointer(ptrs[k]), m));
         }
         self.guarded(owner, |me| {

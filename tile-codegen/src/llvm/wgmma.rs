@@ -59,9 +59,14 @@ impl Operand {
         let width = layout.block_cols(cols);
         let row_bytes = width * 2;
         let cols_u32 = u32::try_from(cols).or_bug("a column count in `u32`");
-        if *layout != SharedLayout::wgmma(cols_u32, 2) || !matches!(row_bytes, 32 | 64 | 128) {
+        if *layout != SharedLayout::wgmma(cols_u32, 2) {
+            bug(format_args!(
+                "the `wgmma` layout for {cols} columns (the verifier's rule 28), found {layout}"
+            ));
+        }
+        if !matches!(row_bytes, 32 | 64 | 128) {
             return Err(format!(
-                "a `wgmma` operand needs its buffer in the wgmma layout, not {layout} for {cols} columns"
+                "a `wgmma` operand needs rows of 32, 64 or 128 bytes per swizzle block, not {row_bytes} ({cols} columns)"
             ));
         }
         Ok(Operand {
@@ -376,8 +381,8 @@ mod tests {
         let a32 = Operand::of(&SharedLayout::wgmma(32, 2), 128, 32).unwrap();
         assert_eq!(a32.swizzle_mode(), 2);
         assert_eq!(a32.fixed_bits(true) >> 32 & 0x3fff, 512 >> 4);
-        // Any other swizzle is refused.
-        assert!(Operand::of(&SharedLayout::swizzled(128, 2), 64, 128).is_err());
+        // Rows of 16 bytes have no swizzle mode (another layout the verifier rules out).
+        assert!(Operand::of(&SharedLayout::wgmma(8, 2), 64, 8).is_err());
     }
 
     /// The layout places every block's 16-byte chunks as the hardware's swizzle modes read
