@@ -1135,6 +1135,16 @@ fn refuses_what_it_does_not_implement() {
         ),
         "kernel `scan_rows` (sm_90a): lowering: op1 `scan`: a scan's layout must hold its axis in registers, then lanes, then warps",
     );
+    // Two reductions laid over the same scratch bytes with no `barrier` between (the
+    // `insert-barriers` pass places it; without it the second's writes race the first's reads):
+    // refused as an internal error, at the op that needs the barrier.
+    let unordered = reduce_kernel("unordered", "f32", 1024, 4, SPT4, &["sum", "max"]);
+    check_err(
+        &unordered,
+        "kernel `unordered` (sm_90a): lowering: op12 `reduce`: internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)",
+    );
+    let f = tile_core::ir::parse(&unordered).unwrap();
+    assert!(compile(&f, Target::Sm90a).unwrap_err().internal);
     // `warp_group_dot` with K not a multiple of the instruction's 16, and with a `B` stage too
     // narrow for a `wgmma` descriptor's swizzle (rows of 16 bytes).
     let wgmma = |k: u32, n: u32| {
