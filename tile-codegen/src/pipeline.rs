@@ -946,20 +946,15 @@ fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
 /// the kernel.
 fn lower_with(p: &PlannedTarget, options: llvm::Options) -> Result<Artifacts, InstanceError> {
     let g = &p.ir;
-    let compiled = std::panic::catch_unwind(|| llvm::compile_with(g, p.target, options)).map_err(
-        |payload| {
-            let why = payload
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| payload.downcast_ref::<&str>().copied())
-                .unwrap_or("a panic without a message");
-            InstanceError::Internal(Failure::from(format!(
-                "kernel `{}` ({}): the LLVM back end panicked: {why}",
-                g.name,
-                p.target.arch()
-            )))
-        },
-    )?;
+    let compiled = std::panic::catch_unwind(|| llvm::compile_with(g, p.target, options));
+    let compiled = compiled.map_err(|payload| {
+        InstanceError::Internal(Failure::from(format!(
+            "kernel `{}` ({}): the LLVM back end panicked: {}",
+            g.name,
+            p.target.arch(),
+            llvm::panic_message(payload.as_ref())
+        )))
+    })?;
     compiled.map_err(|e| {
         let failure = Failure {
             loc: e.op.and_then(|id| g.op(id).loc),

@@ -7,7 +7,8 @@
 //! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f16 → half`, `bf16 → bfloat`,
 //! `f32 → float`, `ptr<T> → ptr addrspace(1)`. Element-wise ops work slot by slot, which is correct
 //! because the verifier makes operands of one op share one type (layout included); an op whose
-//! tensors carry different layouts is a bug (see [`bug`]), never miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
+//! tensors carry different layouts is a bug (see [`bug`]), never miscompiled. Math functions and
+//! casts live in `math`, reductions in `reduce`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -184,7 +185,7 @@ pub(super) fn lower_kernel<'ctx>(
 }
 
 /// The message of a panic's payload (`panic!` with a message gives a `String` or a `&str`).
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<String>()
         .cloned()

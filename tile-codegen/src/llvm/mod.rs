@@ -54,6 +54,7 @@ mod smem;
 mod threshold;
 mod wgmma;
 
+pub(crate) use lower::panic_message;
 pub(crate) use shared::converts_by_vectors;
 
 use std::fmt;
