@@ -1064,7 +1064,7 @@ fn rejects_what_it_cannot_compile() {
   store %xp, %v
   return
 }",
-        "kernel `tile_level` (sm_90a): lowering: op #0 `arange`: `tensor<128xi32>` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)",
+        "kernel `tile_level` (sm_90a): lowering: op0 `arange`: `tensor<128xi32>` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)",
     );
     // A kernel that does not verify is refused, not lowered.
     check_err(
@@ -1096,6 +1096,82 @@ fn rejects_what_it_cannot_compile() {
   return
 }",
         "kernel `add.mul` (sm_90a): kernel name: not a PTX identifier (letters, digits and `_`, not starting with a digit)",
+    );
+}
+
+/// What a verified GPU-level kernel may still ask beyond the lowering's reach: each error the
+/// lowering returns (rather than reporting a bug) is reached here or in `tests/ui`, which has
+/// scratch shared memory over the static limit (`roll_shared_memory`) and a kernel over the
+/// target's shared memory (`pipeline_shared_too_big`).
+#[test]
+fn refuses_what_it_does_not_implement() {
+    // A vectorized `async_copy` whose threads hold runs down the rows, not along the columns.
+    let sh = "#shared<vec = 8, per_phase = 2, max_phase = 4>";
+    let mma = "#mma<version = 2, wpc = [2, 2]>";
+    check_err(
+        &format!(
+            "kernel @rows(%a: ptr<f16>) attributes {{num_warps = 4}} {{
+  %0 = local_alloc : smem<2x64x32xf16, {sh}>
+  %1 = constant 0 : i32
+  %2 = splat %a : tensor<64x32xptr<f16>, #blocked<spt = [8, 1], tpw = [4, 8], wpc = [1, 4], order = [0, 1]>>
+  async_copy {{vec = 8}} %0, %1, %2
+  async_commit
+  async_wait {{pending = 0}}
+  barrier
+  %3 = local_load %0, %1 : tensor<64x32xf16, #dot_op<idx = 0, parent = {mma}, k_width = 2>>
+  return
+}}"
+        ),
+        "kernel `rows` (sm_90a): lowering: op3 `async_copy`: `async_copy` of 8 elements needs runs along the columns",
+    );
+    // A scan along the rows of an mma layout, whose registers split the rows between lanes.
+    check_err(
+        &format!(
+            "kernel @scan_rows(%v: f32) attributes {{num_warps = 4}} {{
+  %0 = splat %v : tensor<32x32xf32, {mma}>
+  %1 = scan sum {{axis = 0}} %0 : tensor<32x32xf32, {mma}>
+  return
+}}"
+        ),
+        "kernel `scan_rows` (sm_90a): lowering: op1 `scan`: a scan's layout must hold its axis in registers, then lanes, then warps",
+    );
+    // Two reductions laid over the same scratch bytes with no `barrier` between (the
+    // `insert-barriers` pass places it; without it the second's writes race the first's reads):
+    // refused as an internal error, at the op that needs the barrier.
+    let unordered = reduce_kernel("unordered", "f32", 1024, 4, SPT4, &["sum", "max"]);
+    check_err(
+        &unordered,
+        "kernel `unordered` (sm_90a): lowering: op12 `reduce`: internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)",
+    );
+    let f = tile_core::ir::parse(&unordered).unwrap();
+    assert!(compile(&f, Target::Sm90a).unwrap_err().internal);
+    // `warp_group_dot` with K not a multiple of the instruction's 16, and with a `B` stage too
+    // narrow for a `wgmma` descriptor's swizzle (rows of 16 bytes).
+    let wgmma = |k: u32, n: u32| {
+        let sa = tile_core::ir::SharedLayout::wgmma(k, 2);
+        let sb = tile_core::ir::SharedLayout::wgmma(n, 2);
+        let acc = format!("tensor<64x{n}xf32, #mma<version = 3, wpc = [4, 1]>>");
+        format!(
+            "kernel @wg(%a: ptr<f16>) attributes {{num_warps = 4, target = sm_90a}} {{
+  %0 = local_alloc : smem<1x64x{k}xf16, {sa}>
+  %1 = local_alloc : smem<1x{k}x{n}xf16, {sb}>
+  %2 = constant 0 : i32
+  %3 = constant 0.0 : f32
+  %4 = splat %3 : {acc}
+  fence_async_shared
+  %5 = warp_group_dot %0, %2, %1, %2, %4 : {acc}
+  %6 = warp_group_wait {{pending = 0}} %5 : {acc}
+  return
+}}"
+        )
+    };
+    check_err(
+        &wgmma(8, 64),
+        "kernel `wg` (sm_90a): lowering: op6 `warp_group_dot`: `wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: 64 × 8 × 64 on #mma<version = 3, wpc = [4, 1]>",
+    );
+    check_err(
+        &wgmma(64, 8),
+        "kernel `wg` (sm_90a): lowering: op6 `warp_group_dot`: a `wgmma` operand needs rows of 32, 64 or 128 bytes per swizzle block, not 16 (8 columns)",
     );
 }
 

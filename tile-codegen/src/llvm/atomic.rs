@@ -26,7 +26,7 @@ use inkwell::IntPredicate;
 use tile_core::ir::{AtomicOp, DType, Function, MemScope, MemSem, OpData, OpId};
 use tile_core::Target;
 
-use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
+use super::lower::{bug, int, pointee, pointer, Lowerer, OrLlvm, Result};
 
 /// What an atomic op asks of the PTX instruction.
 #[derive(Clone, Copy)]
@@ -85,38 +85,36 @@ fn scope_name(s: MemScope) -> &'static str {
 
 /// The operation and type suffix of `atom` for `op` on `d` (`add.f32`, `max.s64`, `exch.b32`,
 /// `cas.b32`); for `f32` max and min the one for non-negative values (see the module docs).
-fn suffix(a: Atomic, d: DType) -> Result<String> {
+fn suffix(a: Atomic, d: DType) -> String {
     let bits = match d {
         DType::F16 | DType::BF16 => 16,
         DType::I32 | DType::F32 => 32,
         DType::I64 => 64,
-        DType::I1 => return Err(format!("atomics do not take `{d}`")),
+        DType::I1 => bug(format_args!("an atomic on numbers, found `{d}`")),
     };
     let op = match a {
-        Atomic::Cas => return Ok(format!("cas.b{bits}")),
+        Atomic::Cas => return format!("cas.b{bits}"),
         Atomic::Rmw(op) => op,
     };
-    Ok(match (op, d) {
+    match (op, d) {
         (AtomicOp::Add, DType::F32) => "add.f32".into(),
         (AtomicOp::Add, DType::F16) => "add.noftz.f16".into(),
         (AtomicOp::Add, DType::BF16) => "add.noftz.bf16".into(),
-        (_, DType::F16 | DType::BF16) => {
-            return Err(format!(
-                "atomic `{}` on `{d}` is a compare-and-swap loop",
-                op.name()
-            ))
-        }
+        (_, DType::F16 | DType::BF16) => bug(format_args!(
+            "a compare-and-swap loop for atomic `{}` on `{d}`",
+            op.name()
+        )),
         (AtomicOp::Add, _) => format!("add.u{bits}"),
         (AtomicOp::Max | AtomicOp::Min, DType::F32) => {
             format!("{}.s32", op.name())
         }
         (AtomicOp::Max | AtomicOp::Min, _) => format!("{}.s{bits}", op.name()),
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, DType::F32) => {
-            return Err(format!("atomic `{}` does not take f32", op.name()))
+            bug(format_args!("integers for atomic `{}`", op.name()))
         }
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => format!("{}.b{bits}", op.name()),
         (AtomicOp::Xchg, _) => format!("exch.b{bits}"),
-    })
+    }
 }
 
 /// Whether PTX has an `atom` for `op` on 16-bit floats of type `d`: `add.noftz.f16` (sm_70),
@@ -145,26 +143,26 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         scope: MemScope,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
-        let ptr_ty = f.ty(*data.operands.first().ok_or("missing pointer")?);
-        let d = ptr_ty.elem.pointee().ok_or("an atomic needs a pointer")?;
+        let ptr_ty = self.operand_type(data, 0);
+        let d = pointee(ptr_ty);
         let values = match a {
             Atomic::Rmw(_) => 1,
             Atomic::Cas => 2,
         };
-        let ptrs = self.operand(data, 0)?.to_vec();
+        let ptrs = self.operand(data, 0).to_vec();
         let args: Vec<Vec<BasicValueEnum<'ctx>>> = (1..=values)
-            .map(|i| self.operand(data, i).map(<[_]>::to_vec))
-            .collect::<Result<_>>()?;
-        let masks = match data.operands.get(values + 1) {
-            Some(_) => Some(self.operand(data, values + 1)?.to_vec()),
-            None => None,
-        };
+            .map(|i| self.operand(data, i).to_vec())
+            .collect();
+        let masks = data
+            .operands
+            .get(values + 1)
+            .map(|_| self.operand(data, values + 1).to_vec());
         if args.iter().any(|v| v.len() != ptrs.len())
             || masks.as_ref().is_some_and(|m| m.len() != ptrs.len())
         {
-            return Err("an atomic's operands hold different numbers of elements".into());
+            bug("operands holding the same number of registers");
         }
-        let dist = self.distribution(ptr_ty)?;
+        let dist = self.distribution(ptr_ty);
         let owner = match &dist {
             Some(dist) => self.owner(dist)?,
             // A scalar: thread 0 alone.
@@ -178,14 +176,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let b = &self.builder;
             let mut pred = owner;
             if let Some(m) = &masks {
-                let m = int(m[k])?;
+                let m = int(m[k]);
                 pred = Some(match pred {
                     None => m,
                     Some(o) => b.build_and(o, m, "").llvm()?,
                 });
             }
             let pred = pred.unwrap_or_else(|| self.context.bool_type().const_all_ones());
-            let p = pointer(ptrs[k])?;
+            let p = pointer(ptrs[k]);
             let ins: Vec<IntValue<'ctx>> = args
                 .iter()
                 .map(|v| self.value_to_bits(d, v[k]))
@@ -207,13 +205,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let s_neg = format!("{head}.{other}.u32");
                     let o_pos = self.atom_asm(&s_pos, bits_ty, p, &ins, p_pos)?;
                     let o_neg = self.atom_asm(&s_neg, bits_ty, p, &ins, p_neg)?;
-                    int(self.builder.build_select(neg, o_neg, o_pos, "").llvm()?)?
+                    int(self.builder.build_select(neg, o_neg, o_pos, "").llvm()?)
                 }
                 (Atomic::Rmw(op), DType::F16 | DType::BF16) if !hardware_16(op, d, bf16_add) => {
                     self.cas_loop_asm(op, d, &head, scope, p, ins[0], pred)?
                 }
                 _ => {
-                    let text = format!("{head}.{}", suffix(a, d)?);
+                    let text = format!("{head}.{}", suffix(a, d));
                     self.atom_asm(&text, bits_ty, p, &ins, pred)?
                 }
             };
@@ -221,7 +219,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
 
         // Hand the old values to the threads holding copies, where anyone reads them.
-        let op = self.current_op.ok_or("an atomic outside any op")?;
+        let op = self.op_id();
         if scratch_bytes(f, op)? > 0 {
             let smem = self.shared_array(bits_ty, old_bits.len().max(1) as u64)?;
             match &dist {
@@ -230,7 +228,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let v = old_bits[0];
                     self.guarded(owner, |me| me.shared_store(smem, bits_ty, zero, v.into()))?;
                     self.barrier()?;
-                    old_bits[0] = int(self.shared_load(smem, bits_ty, zero)?)?;
+                    old_bits[0] = int(self.shared_load(smem, bits_ty, zero)?);
                 }
                 Some(dist) => {
                     let t = self.thread_coords(dist)?;
@@ -246,7 +244,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     })?;
                     self.barrier()?;
                     for (k, &i) in at.iter().enumerate() {
-                        old_bits[k] = int(self.shared_load(smem, bits_ty, i)?)?;
+                        old_bits[k] = int(self.shared_load(smem, bits_ty, i)?);
                     }
                 }
             }
@@ -315,8 +313,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .llvm()?
             .try_as_basic_value()
         {
-            ValueKind::Basic(v) => int(v),
-            ValueKind::Instruction(_) => Err("an atomic's asm returned nothing".into()),
+            ValueKind::Basic(v) => Ok(int(v)),
+            ValueKind::Instruction(_) => bug("an atomic's asm to return its old value"),
         }
     }
 
@@ -343,7 +341,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             (AtomicOp::Add, DType::BF16) => {
                 "mov.b16 %one, 0x3F80;\n\tfma.rn.bf16 %new, %cur, %one, $2;".to_string()
             }
-            (AtomicOp::Add, _) => return Err("an f16 add is `atom.add.noftz.f16`".into()),
+            (AtomicOp::Add, _) => bug("`atom.add.noftz.f16` for an f16 add"),
             // Sign-and-magnitude order (`tile_core::ir::atomic_half_max`): keys that compare
             // as unsigned integers.
             (AtomicOp::Max | AtomicOp::Min, _) => {
@@ -356,9 +354,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                      setp.{cmp}.u16 %take, %kv, %kc;\n\tselp.b16 %new, $2, %cur, %take;"
                 )
             }
-            (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => {
-                return Err(format!("atomic `{}` does not take `{d}`", op.name()))
-            }
+            (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => bug(format_args!(
+                "integers for atomic `{}`, found `{d}`",
+                op.name()
+            )),
         };
         let load = format!("ld.relaxed.{}.global.b16", scope_name(scope));
         let asm_text = format!(
@@ -394,9 +393,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let bits = match d {
             DType::F32 => self.context.i32_type(),
             DType::F16 | DType::BF16 => self.context.i16_type(),
-            _ => return int(v),
+            _ => return Ok(int(v)),
         };
-        int(self.builder.build_bit_cast(v, bits, "").llvm()?)
+        Ok(int(self.builder.build_bit_cast(v, bits, "").llvm()?))
     }
 
     /// Integer bits back as a value of type `d`.

@@ -29,17 +29,13 @@ fn tf32(data: &OpData) -> bool {
 }
 
 use super::layout::Distribution;
-use super::lower::{float, Lowerer, OrLlvm, Result};
+use super::lower::{bug, float, Lowerer, OrLlvm, Result};
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `dot %a, %b, %acc`: the result's elements this thread holds.
     pub(super) fn dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = |i: usize| -> Result<&tile_core::ir::Type> {
-            Ok(f.ty(*data.operands.get(i).ok_or("`dot` takes 3 operands")?))
-        };
-        let (aty, bty) = (ty(0)?, ty(1)?);
-        let rty = self.result_type(data)?;
+        let (aty, bty) = (self.operand_type(data, 0), self.operand_type(data, 1));
+        let rty = self.result_type(data);
         if let Some(Layout::Mma(mma)) = &rty.layout {
             let warps = (mma.warps_per_cta[0], mma.warps_per_cta[1]);
             return self.mma_dot(data, warps);
@@ -52,13 +48,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let f32_ty: BasicTypeEnum<'ctx> = self.context.f32_type().into();
         let sa = self.shared_array(f32_ty, m * k)?;
         let sb = self.shared_array(f32_ty, k * n)?;
-        let (da, db) = (
-            self.tensor_distribution(aty)?,
-            self.tensor_distribution(bty)?,
-        );
+        let (da, db) = (self.tensor_distribution(aty), self.tensor_distribution(bty));
         let (mut va, mut vb) = (
-            self.operand(data, 0)?.to_vec(),
-            self.operand(data, 1)?.to_vec(),
+            self.operand(data, 0).to_vec(),
+            self.operand(data, 1).to_vec(),
         );
         if tf32(data) {
             for v in va.iter_mut().chain(vb.iter_mut()) {
@@ -71,7 +64,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
         // The rows and columns this thread holds, each with its index, and per element of the
         // result which row and column it is.
-        let dst = self.tensor_distribution(rty)?;
+        let dst = self.tensor_distribution(rty);
         let t = self.thread_coords(&dst)?;
         let mut rows: Vec<(u64, IntValue<'ctx>)> = Vec::new();
         let mut cols: Vec<(u64, IntValue<'ctx>)> = Vec::new();
@@ -102,7 +95,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         for &(_, r) in &rows {
             row_base.push(b.build_int_nsw_mul(r, c(k), "").llvm()?);
         }
-        let acc = self.operand(data, 2)?.to_vec();
+        let acc = self.operand(data, 2).to_vec();
         let trips = self.context.i64_type().const_int(k, false);
         self.counted_loop(trips, acc, |me, kk, acc| {
             let b = &me.builder;
@@ -142,26 +135,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         data: &OpData,
         warps: (u32, u32),
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = |i: usize| -> Result<&tile_core::ir::Type> {
-            Ok(f.ty(*data.operands.get(i).ok_or("`dot` takes 3 operands")?))
-        };
-        let (aty, bty) = (ty(0)?, ty(1)?);
-        let rty = self.result_type(data)?;
+        let (aty, bty) = (self.operand_type(data, 0), self.operand_type(data, 1));
+        let rty = self.result_type(data);
         let ptx_ty = match aty.dtype() {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
             Some(DType::F32) if tf32(data) => return self.mma_dot_tf32(data, warps),
-            other => {
-                return Err(format!(
-                    "a tensor-core `dot` takes f16, bf16 or tf32, not {other:?}"
-                ))
-            }
+            other => bug(format_args!(
+                "f16, bf16 or tf32 operands of a tensor-core `dot`, found {other:?}"
+            )),
         };
         let (da, db, dc) = (
-            Distribution::of(aty)?,
-            Distribution::of(bty)?,
-            Distribution::of(rty)?,
+            self.tensor_distribution(aty),
+            self.tensor_distribution(bty),
+            self.tensor_distribution(rty),
         );
         let (m, k, n) = (
             u64::from(aty.shape[0]),
@@ -170,13 +157,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         );
         let (wm, wn) = (u64::from(warps.0), u64::from(warps.1));
         let (va, vb) = (
-            self.operand(data, 0)?.to_vec(),
-            self.operand(data, 1)?.to_vec(),
+            self.operand(data, 0).to_vec(),
+            self.operand(data, 1).to_vec(),
         );
-        let mut acc = self.operand(data, 2)?.to_vec();
-        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> Result<usize> {
+        let mut acc = self.operand(data, 2).to_vec();
+        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> usize {
             d.reg_at(&at)
-                .ok_or_else(|| format!("no {what} register at {at:?}"))
+                .unwrap_or_else(|| bug(format_args!("a {what} register at {at:?}")))
         };
         // Instruction tiles of one warp: M and N repetitions (at least one: a smaller tile is
         // held by several warps as copies).
@@ -191,8 +178,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let mut words = Vec::with_capacity(4);
                 for e in (0..8).step_by(2) {
                     let at = |e: u64| [m0 + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
-                    let lo = va[reg(&da, at(e), "A")?];
-                    let hi = va[reg(&da, at(e + 1), "A")?];
+                    let lo = va[reg(&da, at(e), "A")];
+                    let hi = va[reg(&da, at(e + 1), "A")];
                     words.push(self.pack_pair(lo, hi)?);
                 }
                 a_words.push(words);
@@ -203,8 +190,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let mut words = Vec::with_capacity(2);
                 for e in (0..4).step_by(2) {
                     let at = |e: u64| [k0 + e % 2 + 8 * (e / 2), n0];
-                    let lo = vb[reg(&db, at(e), "B")?];
-                    let hi = vb[reg(&db, at(e + 1), "B")?];
+                    let lo = vb[reg(&db, at(e), "B")];
+                    let hi = vb[reg(&db, at(e + 1), "B")];
                     words.push(self.pack_pair(lo, hi)?);
                 }
                 b_words.push(words);
@@ -214,7 +201,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let (m0, n0) = (i * 16 * wm, j * 8 * wn);
                     let c_regs = (0..4)
                         .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
-                        .collect::<Result<Vec<_>>>()?;
+                        .collect::<Vec<_>>();
                     let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
                     let d =
                         self.mma_m16n8k16(ptx_ty, &a_words[i as usize], &b_words[j as usize], &c)?;
@@ -238,16 +225,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         data: &OpData,
         warps: (u32, u32),
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = |i: usize| -> Result<&tile_core::ir::Type> {
-            Ok(f.ty(*data.operands.get(i).ok_or("`dot` takes 3 operands")?))
-        };
-        let (aty, bty) = (ty(0)?, ty(1)?);
-        let rty = self.result_type(data)?;
+        let (aty, bty) = (self.operand_type(data, 0), self.operand_type(data, 1));
+        let rty = self.result_type(data);
         let (da, db, dc) = (
-            Distribution::of(aty)?,
-            Distribution::of(bty)?,
-            Distribution::of(rty)?,
+            self.tensor_distribution(aty),
+            self.tensor_distribution(bty),
+            self.tensor_distribution(rty),
         );
         let (m, k, n) = (
             u64::from(aty.shape[0]),
@@ -264,13 +247,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 })
                 .collect()
         };
-        let va = self.operand(data, 0)?.to_vec();
-        let vb = self.operand(data, 1)?.to_vec();
+        let va = self.operand(data, 0).to_vec();
+        let vb = self.operand(data, 1).to_vec();
         let (wa, wb) = (words(self, &va)?, words(self, &vb)?);
-        let mut acc = self.operand(data, 2)?.to_vec();
-        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> Result<usize> {
+        let mut acc = self.operand(data, 2).to_vec();
+        let reg = |d: &Distribution, at: [u64; 2], what: &str| -> usize {
             d.reg_at(&at)
-                .ok_or_else(|| format!("no {what} register at {at:?}"))
+                .unwrap_or_else(|| bug(format_args!("a {what} register at {at:?}")))
         };
         let reps_m = (m / (16 * wm)).max(1);
         let reps_n = (n / (8 * wn)).max(1);
@@ -278,16 +261,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             for i in 0..reps_m {
                 let m0 = i * 16 * wm;
                 let a = (0..4)
-                    .map(|e| Ok(wa[reg(&da, [m0 + 8 * (e % 2), k0 + 4 * (e / 2)], "A")?]))
-                    .collect::<Result<Vec<_>>>()?;
+                    .map(|e| wa[reg(&da, [m0 + 8 * (e % 2), k0 + 4 * (e / 2)], "A")])
+                    .collect::<Vec<_>>();
                 for j in 0..reps_n {
                     let n0 = j * 8 * wn;
                     let b = (0..2)
-                        .map(|e| Ok(wb[reg(&db, [k0 + 4 * e, n0], "B")?]))
-                        .collect::<Result<Vec<_>>>()?;
+                        .map(|e| wb[reg(&db, [k0 + 4 * e, n0], "B")])
+                        .collect::<Vec<_>>();
                     let c_regs = (0..4)
                         .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
-                        .collect::<Result<Vec<_>>>()?;
+                        .collect::<Vec<_>>();
                     let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
                     let d = self.mma_m16n8k8_tf32(&a, &b, &c)?;
                     for (&r, v) in c_regs.iter().zip(d) {
@@ -306,7 +289,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ctx = self.context;
         let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
         let b = &self.builder;
-        let x = float(x)?;
+        let x = float(x);
         let bits = b.build_bit_cast(x, i32_ty, "").llvm()?.into_int_value();
         let up = b
             .build_int_add(bits, i32_ty.const_int(0x1000, false), "")
@@ -352,10 +335,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let i32_ty = self.context.i32_type();
         let mut v = pair_ty.get_poison();
         v = b
-            .build_insert_element(v, float(lo)?, i32_ty.const_zero(), "")
+            .build_insert_element(v, float(lo), i32_ty.const_zero(), "")
             .llvm()?;
         v = b
-            .build_insert_element(v, float(hi)?, i32_ty.const_int(1, false), "")
+            .build_insert_element(v, float(hi), i32_ty.const_int(1, false), "")
             .llvm()?;
         b.build_bit_cast(v, i32_ty, "").llvm()
     }
@@ -407,7 +390,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         v: BasicValueEnum<'ctx>,
         f32_ty: BasicTypeEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let x = float(v)?;
+        let x = float(v);
         if x.get_type() == f32_ty.into_float_type() {
             return Ok(v);
         }

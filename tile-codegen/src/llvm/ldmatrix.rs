@@ -27,7 +27,7 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructVa
 use tile_core::ir::{Elem, InDim, Layout, OpData};
 
 use super::layout::Distribution;
-use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
+use super::lower::{bug, int, register_type, Lowerer, OrBug, OrLlvm, Result};
 
 /// The swizzle of a shared tile with rows of `c` 16-bit elements.
 #[derive(Clone, Copy, Debug)]
@@ -118,11 +118,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         &mut self,
         data: &OpData,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let to = self.result_type(data)?;
-        let src = Distribution::of(from)?;
-        let vals = self.operand(data, 0)?.to_vec();
+        let from = self.operand_type(data, 0);
+        let to = self.result_type(data);
+        let src = self.tensor_distribution(from);
+        let vals = self.operand(data, 0).to_vec();
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let sw = Swizzle::new(c);
         let i16_ty = self.context.i16_type();
@@ -161,12 +160,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         elem: Elem,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let Some(Layout::DotOperand(op)) = &to.layout else {
-            return Err("`ldmatrix` reads into an operand layout".into());
+            bug("an operand layout");
         };
         let Layout::Mma(mma) = &*op.parent else {
-            return Err("an operand layout's parent must be mma".into());
+            bug("an operand layout of an mma parent");
         };
-        let dst = Distribution::of(to)?;
+        let dst = self.tensor_distribution(to);
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let (wm, wn) = (
             u64::from(mma.warps_per_cta[0]),
@@ -253,10 +252,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        out.into_iter()
+        Ok(out
+            .into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| format!("operand register {i} was not loaded")))
-            .collect()
+            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+            .collect())
     }
 
     /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the window at
@@ -272,15 +272,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         to: &tile_core::ir::Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let Some(Layout::DotOperand(op)) = &to.layout else {
-            return Err("`ldmatrix` reads into an operand layout".into());
+            bug("an operand layout");
         };
         let Layout::Mma(mma) = &*op.parent else {
-            return Err("an operand layout's parent must be mma".into());
+            bug("an operand layout of an mma parent");
         };
         if op.op_idx != 0 || sw.elem_bytes != 4 || sw.chunk_bytes != 16 {
-            return Err("`ldmatrix` of 32-bit data reads operand A from 16-byte chunks".into());
+            bug("operand A of 32-bit data in 16-byte chunks");
         }
-        let dst = Distribution::of(to)?;
+        let dst = self.tensor_distribution(to);
         let (m, k) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let wm = u64::from(mma.warps_per_cta[0]);
         let lane = {
@@ -304,15 +304,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let at = [i * 16 * wm + 8 * (w % 2), k0 + 4 * (w / 2)];
                     let reg = dst
                         .reg_at(&at)
-                        .ok_or_else(|| format!("no operand register at {at:?}"))?;
+                        .unwrap_or_else(|| bug(format_args!("an operand register at {at:?}")));
                     out[reg] = Some(self.builder.build_bit_cast(*word, f32_ty, "").llvm()?);
                 }
             }
         }
-        out.into_iter()
+        Ok(out
+            .into_iter()
             .enumerate()
-            .map(|(i, v)| v.ok_or_else(|| format!("operand register {i} was not loaded")))
-            .collect()
+            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+            .collect())
     }
 
     /// The row lane `lane` addresses for `ldmatrix`: `base + offset + (lane / 8 % 2) · 8 +
@@ -459,10 +460,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .build_indirect_call(fn_ty, asm, &args, "")
             .llvm()?;
         let ValueKind::Basic(v) = call.try_as_basic_value() else {
-            return Err("`ldmatrix` yields nothing".into());
+            bug("a value from `ldmatrix`");
         };
-        let s = StructValue::try_from(v)
-            .map_err(|()| "`ldmatrix` did not yield a struct".to_string())?;
+        let s = StructValue::try_from(v).or_bug("a struct from `ldmatrix`");
         (0..count as u32)
             .map(|i| self.builder.build_extract_value(s, i, "").llvm())
             .collect()
@@ -480,10 +480,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<()> {
         let reg = dst
             .reg_at(&at)
-            .ok_or_else(|| format!("no operand register at {at:?}"))?;
+            .unwrap_or_else(|| bug(format_args!("an operand register at {at:?}")));
         let half = register_type(self.context, elem).into_float_type();
         let b = &self.builder;
-        let pair = b.build_bit_cast(int(word)?, half.vec_type(2), "").llvm()?;
+        let pair = b.build_bit_cast(int(word), half.vec_type(2), "").llvm()?;
         let x = b
             .build_extract_element(
                 pair.into_vector_value(),

@@ -1,14 +1,18 @@
 //! Lowering of a GPU-level kernel to one LLVM function: the kernel signature and its NVVM
-//! annotations, the map from IR values to per-thread LLVM scalars, and every op except memory
-//! accesses (see `memory`).
+//! annotations, the map from IR values to per-thread LLVM scalars, the accessors through which
+//! every op's lowering reads its operands, results and layouts (a failure there is a bug, see
+//! [`bug`]), and the dispatch of each op to its lowering: element-wise ops, constants and
+//! control flow here; memory accesses in `memory`, math functions and casts in `math`,
+//! reductions in `reduce`, scans in `scan`, `roll` in `roll`, atomics in `atomic`, shared-memory
+//! buffers, copies and layout conversions in `shared` and `smem`, `dot` in `dot` (FMA),
+//! `ldmatrix` (mma.sync) and `wgmma`.
 //!
-//! Representation (kept for every value): a scalar IR value is one LLVM value; a tensor with a
-//! blocked layout is the list of scalars this thread owns, in the order `layout` documents. Element
-//! types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`, `f16 → half`, `bf16 → bfloat`,
-//! `f32 → float`, `ptr<T> → ptr addrspace(1)`. Element-wise ops work slot by slot, which is correct
-//! because the verifier makes operands of one op share one type (layout included); an op whose
-//! tensors carry different layouts is refused ("layout conversion not implemented") rather than
-//! miscompiled. Math functions and casts live in `math`, reductions in `reduce`.
+//! Representation (kept for every value): a scalar IR value is one LLVM value; a tensor is the
+//! list of scalars this thread owns, in the register order of its layout's linear map
+//! (`layout`). Element types map to registers as `i1 → i1`, `i32 → i32`, `i64 → i64`,
+//! `f16 → half`, `bf16 → bfloat`, `f32 → float`, `ptr<T> → ptr addrspace(1)`. Element-wise ops
+//! work slot by slot, which is correct because the verifier makes operands of one op share one
+//! type (layout included); layouts change only through `convert_layout`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -43,18 +47,64 @@ const PTX_KERNEL_CC: u32 = 71;
 /// The address space of global memory in NVPTX.
 pub(super) const GLOBAL: u16 = 1;
 
-/// Errors inside the lowering: a message, located at an op by [`lower_kernel`].
+/// Errors inside the lowering: a message, located at an op by [`lower_kernel`]. Only what a
+/// verified kernel may still ask beyond the lowering's reach (a limit, an unsupported
+/// combination) is an `Err`; a state the verifier rules out is a bug (see [`bug`]).
 pub(super) type Result<T> = std::result::Result<T, String>;
 
-/// Turns inkwell's errors (builder misuse, instruction queries) into lowering errors.
+/// Inkwell's results (building an instruction, setting an alignment): an error there is the
+/// lowering misusing the builder (no insertion point, a value of the wrong kind), a [`bug`].
+/// The `Result` it returns is always `Ok`; it keeps the `?` of the lowering's builder chains.
 pub(super) trait OrLlvm<T> {
-    /// The value, or the LLVM error as a message.
+    /// The value, or a [`bug`] naming the LLVM error.
     fn llvm(self) -> Result<T>;
 }
 
 impl<T, E: Display> OrLlvm<T> for std::result::Result<T, E> {
+    #[track_caller]
     fn llvm(self) -> Result<T> {
-        self.map_err(|e| format!("LLVM builder: {e}"))
+        match self {
+            Ok(v) => Ok(v),
+            Err(e) => bug(format_args!("a working LLVM builder ({e})")),
+        }
+    }
+}
+
+/// Stops the lowering at a state that the verifier rules out (an operand missing, a value of
+/// the wrong type, a tensor without a layout) or that the lowering's own invariants exclude: a
+/// bug in tile, never a property of the kernel. The one panic path of the lowering:
+/// [`lower_kernel`] catches it and reports an internal error at the op being lowered, by its id
+/// (`opN`, as the verifier names ops), saying "expected `expected`". The panic's location is the
+/// caller's (the accessors pass theirs on), where the lowering met the state.
+#[track_caller]
+pub(super) fn bug(expected: impl Display) -> ! {
+    panic!("expected {expected}")
+}
+
+/// The value of an `Option` or `Result` that the verifier (or the lowering itself) guarantees;
+/// otherwise a [`bug`] saying what was expected.
+pub(super) trait OrBug<T> {
+    /// The value, or a [`bug`] naming what was expected.
+    fn or_bug(self, expected: &str) -> T;
+}
+
+impl<T> OrBug<T> for Option<T> {
+    #[track_caller]
+    fn or_bug(self, expected: &str) -> T {
+        match self {
+            Some(v) => v,
+            None => bug(expected),
+        }
+    }
+}
+
+impl<T, E: std::fmt::Debug> OrBug<T> for std::result::Result<T, E> {
+    #[track_caller]
+    fn or_bug(self, expected: &str) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => bug(format_args!("{expected} ({e:?})")),
+        }
     }
 }
 
@@ -68,26 +118,22 @@ pub(super) fn lower_kernel<'a, 'ctx>(
     analyses: &'a Analyses,
     one_program_per_sm: bool,
 ) -> std::result::Result<(DynSharedBytes, bool), LowerError> {
-    let body = &f.regions[f.body.index()];
-    if body.blocks.len() != 1 {
-        return Err(format!(
-            "the body has {} blocks; control flow is not implemented",
-            body.blocks.len()
-        )
-        .into());
-    }
-    let order = f.walk();
-    let at_op = |op: OpId, msg: String| {
-        let pos = order.iter().position(|&o| o == op);
-        let name = f.op(op).kind.name();
-        LowerError {
-            op: pos,
-            msg: match pos {
-                Some(p) => format!("op #{p} `{name}`: {msg}"),
-                None => format!("`{name}`: {msg}"),
-            },
-        }
+    let at_op = |op: OpId, msg: String| LowerError {
+        op: Some(op),
+        msg: format!("{op} `{}`: {msg}", f.op(op).kind.name()),
+        internal: false,
     };
+    let internal = |op: OpId, msg: String| LowerError {
+        internal: true,
+        ..at_op(op, format!("internal error: {msg}"))
+    };
+    // The verifier takes tile-level IR (no layouts) too; the lowering needs every tensor placed.
+    if let Some((op, ty)) = tensor_without_layout(f) {
+        return Err(at_op(
+            op,
+            format!("`{ty}` has no layout; the LLVM back end takes GPU-level IR (run layout assignment first)"),
+        ));
+    }
     let shared = analyses
         .shared
         .as_ref()
@@ -95,9 +141,9 @@ pub(super) fn lower_kernel<'a, 'ctx>(
     // Scratch users and buffers share bytes; only the barriers `insert-barriers` placed keep
     // their accesses apart. A kernel that lacks one is refused, not lowered with a race.
     if let Some(&op) = shared.unordered.first() {
-        return Err(at_op(
+        return Err(internal(
             op,
-            "internal error: its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
+            "its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
         ));
     }
     let (function, one_program_per_sm) = declare_kernel(context, module, f, one_program_per_sm)?;
@@ -125,28 +171,70 @@ pub(super) fn lower_kernel<'a, 'ctx>(
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
             .get_nth_param(i as u32)
-            .ok_or("a kernel parameter is missing")?;
+            .or_bug("an LLVM parameter per kernel parameter");
         l.values[p.index()] = Some(vec![v]);
     }
     // Read in the entry block, so that every later use (also after a loop) is dominated by it.
     l.tid()?;
     for &op in &f.blocks[f.entry().index()].ops {
-        // By the op's position in program order, as the verifier counts.
-        l.op(op).map_err(|e| at_op(op, e))?;
+        // A `bug` (or any other panic) while lowering an op is tile's fault: an internal error
+        // at the innermost op being lowered, not a crash of the caller.
+        let lowered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.op(op)));
+        match lowered {
+            Ok(r) => r.map_err(|e| at_op(l.current_op.unwrap_or(op), e))?,
+            Err(payload) => {
+                return Err(internal(
+                    l.current_op.unwrap_or(op),
+                    panic_message(payload.as_ref()),
+                ))
+            }
+        }
     }
     Ok((dyn_shared, one_program_per_sm))
 }
 
-/// Why lowering failed, and at which op (its position in program order), where one is to blame.
+/// The message of a panic's payload (`panic!` with a message gives a `String` or a `&str`).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
+/// The first op (in program order) with a tensor operand or result that has no layout, and that
+/// tensor's type: a tile-level kernel, which the verifier accepts but the lowering cannot place.
+fn tensor_without_layout(f: &Function) -> Option<(OpId, &Type)> {
+    f.walk().into_iter().find_map(|op| {
+        let d = f.op(op);
+        d.operands
+            .iter()
+            .chain(&d.results)
+            .map(|&v| f.ty(v))
+            .find(|t| t.is_tensor() && t.layout.is_none())
+            .map(|t| (op, t))
+    })
+}
+
+/// Why lowering failed, and at which op, where one is to blame.
 #[derive(Debug)]
 pub(super) struct LowerError {
-    pub op: Option<usize>,
+    /// The op to blame, by id.
+    pub op: Option<OpId>,
+    /// What went wrong, naming the op (`opN`, as the verifier names ops).
     pub msg: String,
+    /// Whether the failure is a bug in tile (a [`bug`] or another panic), not a limit of the
+    /// kernel.
+    pub internal: bool,
 }
 
 impl From<String> for LowerError {
     fn from(msg: String) -> Self {
-        LowerError { op: None, msg }
+        LowerError {
+            op: None,
+            msg,
+            internal: false,
+        }
     }
 }
 
@@ -155,6 +243,7 @@ impl From<&str> for LowerError {
         LowerError {
             op: None,
             msg: msg.to_string(),
+            internal: false,
         }
     }
 }
@@ -268,25 +357,49 @@ pub(super) fn memory_type(context: &Context, d: DType) -> BasicTypeEnum<'_> {
     }
 }
 
-/// A value as an LLVM integer.
-pub(super) fn int(v: BasicValueEnum<'_>) -> Result<IntValue<'_>> {
-    IntValue::try_from(v).map_err(|()| format!("expected an integer, found `{}`", v.get_type()))
+/// A register as an LLVM integer (the register types of [`register_type`] make it one).
+#[track_caller]
+pub(super) fn int(v: BasicValueEnum<'_>) -> IntValue<'_> {
+    match IntValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("an integer, found `{}`", v.get_type())),
+    }
 }
 
-/// A value as an LLVM float.
-pub(super) fn float(v: BasicValueEnum<'_>) -> Result<FloatValue<'_>> {
-    FloatValue::try_from(v).map_err(|()| format!("expected a float, found `{}`", v.get_type()))
+/// A register as an LLVM float.
+#[track_caller]
+pub(super) fn float(v: BasicValueEnum<'_>) -> FloatValue<'_> {
+    match FloatValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("a float, found `{}`", v.get_type())),
+    }
 }
 
-/// A value as an LLVM pointer.
-pub(super) fn pointer(v: BasicValueEnum<'_>) -> Result<PointerValue<'_>> {
-    PointerValue::try_from(v).map_err(|()| format!("expected a pointer, found `{}`", v.get_type()))
+/// A register as an LLVM pointer.
+#[track_caller]
+pub(super) fn pointer(v: BasicValueEnum<'_>) -> PointerValue<'_> {
+    match PointerValue::try_from(v) {
+        Ok(x) => x,
+        Err(()) => bug(format_args!("a pointer, found `{}`", v.get_type())),
+    }
 }
 
 /// The number type of a value's elements.
-pub(super) fn dtype(ty: &Type) -> Result<DType> {
-    ty.dtype()
-        .ok_or_else(|| format!("expected numbers, found `{ty}`"))
+#[track_caller]
+pub(super) fn dtype(ty: &Type) -> DType {
+    match ty.dtype() {
+        Some(d) => d,
+        None => bug(format_args!("numbers, found `{ty}`")),
+    }
+}
+
+/// The element type a pointer value points to.
+#[track_caller]
+pub(super) fn pointee(ty: &Type) -> DType {
+    match ty.elem.pointee() {
+        Some(d) => d,
+        None => bug(format_args!("pointers, found `{ty}`")),
+    }
 }
 
 /// The state of one kernel's lowering.
@@ -362,29 +475,62 @@ fn addressing_values(f: &Function) -> Vec<bool> {
 }
 
 impl<'a, 'ctx> Lowerer<'a, 'ctx> {
-    /// The scalars this thread holds for `v`.
-    pub(super) fn get(&self, v: ValueId) -> Result<&[BasicValueEnum<'ctx>]> {
-        self.values
-            .get(v.index())
-            .and_then(|x| x.as_deref())
-            .ok_or_else(|| format!("value {v} is not lowered"))
+    /// The scalars this thread holds for `v` (dominance makes it lowered before its uses).
+    #[track_caller]
+    pub(super) fn get(&self, v: ValueId) -> &[BasicValueEnum<'ctx>] {
+        match self.values.get(v.index()).and_then(|x| x.as_deref()) {
+            Some(regs) => regs,
+            None => bug(format_args!("{v} to be lowered before its use")),
+        }
+    }
+
+    /// The id of the op being lowered.
+    #[track_caller]
+    pub(super) fn op_id(&self) -> OpId {
+        self.current_op.or_bug("an op being lowered")
+    }
+
+    /// Operand `i` of `data`, by value id (the verifier checks each op's operand count).
+    #[track_caller]
+    pub(super) fn operand_id(&self, data: &OpData, i: usize) -> ValueId {
+        match data.operands.get(i) {
+            Some(&v) => v,
+            None => bug(format_args!("an operand {i} of `{}`", data.kind.name())),
+        }
+    }
+
+    /// The type of operand `i` of `data`.
+    #[track_caller]
+    pub(super) fn operand_type(&self, data: &OpData, i: usize) -> &'a Type {
+        self.f.ty(self.operand_id(data, i))
+    }
+
+    /// The one register of scalar operand `i` (for a tensor: its first).
+    #[track_caller]
+    pub(super) fn scalar_operand(&self, data: &OpData, i: usize) -> BasicValueEnum<'ctx> {
+        match self.operand(data, i).first() {
+            Some(&r) => r,
+            None => bug(format_args!("a register of operand {i}")),
+        }
     }
 
     /// How many scalars a thread holds for a value of type `ty`.
-    pub(super) fn count(&self, ty: &Type) -> Result<usize> {
-        Ok(match self.distribution(ty)? {
+    #[track_caller]
+    pub(super) fn count(&self, ty: &Type) -> usize {
+        match self.distribution(ty) {
             Some(d) => d.elems_per_thread(),
             None => 1,
-        })
+        }
     }
 
     /// The distribution of a tensor type (`None` for a scalar).
-    pub(super) fn distribution(&self, ty: &Type) -> Result<Option<Distribution>> {
+    #[track_caller]
+    pub(super) fn distribution(&self, ty: &Type) -> Option<Distribution> {
         // A shared buffer is one pointer, held by every thread.
         if !ty.is_tensor() || ty.is_shared() {
-            return Ok(None);
+            return None;
         }
-        Distribution::of(ty).map(Some)
+        Some(self.tensor_distribution(ty))
     }
 
     /// How many consecutive registers of `v` hold one value, by the axis analysis: its constancy
@@ -394,7 +540,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     pub(super) fn equal_registers(&self, v: ValueId) -> Result<usize> {
         let ty = self.f.ty(v);
         let constancy = self.axis.get(v.index()).map_or(1, |a| a.constancy);
-        let Some(dist) = self.distribution(ty)? else {
+        let Some(dist) = self.distribution(ty) else {
             return Ok(1);
         };
         let (dim, run) = dist.contiguous_run();
@@ -409,9 +555,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(run as usize)
     }
 
-    /// The distribution of a tensor type, which must be a tensor.
-    pub(super) fn tensor_distribution(&self, ty: &Type) -> Result<Distribution> {
-        Distribution::of(ty)
+    /// The distribution of a tensor type, which must be a tensor with a layout that fits its
+    /// shape (the verifier's rules 3 and 4; [`lower_kernel`] refuses tile-level IR).
+    #[track_caller]
+    pub(super) fn tensor_distribution(&self, ty: &Type) -> Distribution {
+        Distribution::of(ty).or_bug("a tensor with a layout")
     }
 
     /// Per dimension of `dist`, this thread's part of its indices (see `layout`): the lane and
@@ -508,10 +656,22 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
     }
 
+    /// Lowers one op; `current_op` names it meanwhile (an op nested in a loop body or a
+    /// branch names itself, and the enclosing op again once it is done), so that an error or a
+    /// [`bug`] is reported at the innermost op being lowered.
     fn op(&mut self, id: OpId) -> Result<()> {
+        let outer = self.current_op.replace(id);
+        let r = self.lower_op(id);
+        if r.is_ok() {
+            self.current_op = outer;
+        }
+        r
+    }
+
+    /// [`Lowerer::op`] without the bookkeeping of `current_op`.
+    fn lower_op(&mut self, id: OpId) -> Result<()> {
         let f = self.f;
         let data = f.op(id);
-        self.current_op = Some(id);
         if matches!(data.kind, OpKind::For) {
             return self.for_loop(data);
         }
@@ -532,35 +692,35 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::LocalLoad { .. }
                 | OpKind::WarpGroupDot
         ) {
-            self.check_layouts(data)?;
+            self.check_layouts(data);
         }
         let result = match &data.kind {
-            OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data)?)?]),
+            OpKind::Constant(c) => Some(vec![self.constant(*c, self.result_type(data))?]),
             OpKind::ProgramId { axis } => Some(vec![self.sreg("ctaid", *axis)?]),
             OpKind::NumPrograms { axis } => Some(vec![self.sreg("nctaid", *axis)?]),
-            OpKind::Arange { start, .. } => Some(self.arange(*start, self.result_type(data)?)?),
+            OpKind::Arange { start, .. } => Some(self.arange(*start, self.result_type(data))?),
             OpKind::Splat => {
-                let n = self.count(self.result_type(data)?)?;
-                let x = *self.operand(data, 0)?.first().ok_or("empty operand")?;
+                let n = self.count(self.result_type(data));
+                let x = self.scalar_operand(data, 0);
                 Some(vec![x; n])
             }
             // The operand's slice layout places its elements as the result's layout places the
             // expanded tensor, slot for slot (see `layout`).
-            OpKind::ExpandDims { .. } => Some(self.operand(data, 0)?.to_vec()),
+            OpKind::ExpandDims { .. } => Some(self.operand(data, 0).to_vec()),
             OpKind::Broadcast => Some(self.broadcast(data)?),
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
             OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),
             OpKind::Binary(b) => {
-                let d = dtype(self.result_type(data)?)?;
+                let d = dtype(self.result_type(data));
                 let nsw = data
                     .results
                     .first()
                     .is_some_and(|r| self.addressing[r.index()]);
-                let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                let (a, c) = (self.operand(data, 0), self.operand(data, 1));
                 Some(self.zip(a, c, |me, x, y| me.binary(*b, d, x, y, nsw))?)
             }
             OpKind::Cmp(p) => {
-                let d = dtype(f.ty(*data.operands.first().ok_or("missing operand")?))?;
+                let d = dtype(self.operand_type(data, 0));
                 // Operand `i` the same for the whole program (a scalar or a splat of one).
                 let uniform = |i: usize| {
                     data.operands.get(i).is_some_and(|&v| {
@@ -576,11 +736,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                     CmpPred::Lt if d == DType::F32 && uniform(0) => Some(true),
                     _ => None,
                 };
-                let (a, c) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                let (a, c) = (self.operand(data, 0), self.operand(data, 1));
                 let mut out = self.zip(a, c, |me, x, y| {
                     if let Some(swap) = rand_side {
                         let (u, q) = if swap { (y, x) } else { (x, y) };
-                        if let Some(k) = me.uniform_above(float(u)?, float(q)?)? {
+                        if let Some(k) = me.uniform_above(float(u), float(q))? {
                             return Ok(k.into());
                         }
                     }
@@ -598,8 +758,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 Some(out)
             }
             OpKind::Unary(u) => {
-                let d = dtype(self.result_type(data)?)?;
-                let a = self.operand(data, 0)?.to_vec();
+                let d = dtype(self.result_type(data));
+                let a = self.operand(data, 0).to_vec();
                 Some(
                     a.into_iter()
                         .map(|x| self.unary(*u, d, x))
@@ -607,25 +767,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 )
             }
             OpKind::Select => {
-                let cond = self.operand(data, 0)?.to_vec();
-                let (a, b) = (self.operand(data, 1)?, self.operand(data, 2)?);
+                let cond = self.operand(data, 0).to_vec();
+                let (a, b) = (self.operand(data, 1), self.operand(data, 2));
                 let pairs = self.zip(a, b, |_, x, y| Ok((x, y)))?;
                 if cond.len() != pairs.len() {
-                    return Err("operands hold different numbers of elements".into());
+                    bug("operands holding the same number of registers");
                 }
                 let mut out = Vec::with_capacity(pairs.len());
                 for (c, (x, y)) in cond.into_iter().zip(pairs) {
-                    out.push(self.builder.build_select(int(c)?, x, y, "").llvm()?);
+                    out.push(self.builder.build_select(int(c), x, y, "").llvm()?);
                 }
                 Some(out)
             }
             OpKind::AddPtr => {
-                let pointee = f
-                    .ty(*data.operands.first().ok_or("missing operand")?)
-                    .elem
-                    .pointee();
-                let pointee = pointee.ok_or("`addptr` needs a pointer")?;
-                let (p, o) = (self.operand(data, 0)?, self.operand(data, 1)?);
+                let pointee = pointee(self.operand_type(data, 0));
+                let (p, o) = (self.operand(data, 0), self.operand(data, 1));
                 Some(self.zip(p, o, |me, x, y| me.addptr(pointee, x, y))?)
             }
             OpKind::Math(m) => Some(self.math_op(*m, data)?),
@@ -681,10 +837,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         };
         match (result, data.results.first()) {
             (Some(vals), Some(&r)) => {
-                let want = self.count(f.ty(r))?;
+                let want = self.count(f.ty(r));
                 if vals.len() != want {
-                    return Err(format!(
-                        "produced {} elements per thread, the type holds {want}",
+                    bug(format_args!(
+                        "{want} registers per thread for the result, not {}",
                         vals.len()
                     ));
                 }
@@ -692,9 +848,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 Ok(())
             }
             (None, None) => Ok(()),
-            (Some(_), None) | (None, Some(_)) => {
-                Err("the op's results do not match its kind".into())
-            }
+            (Some(_), None) | (None, Some(_)) => bug("as many results as the op's kind defines"),
         }
     }
 
@@ -706,22 +860,22 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let f = self.f;
         let i64_ty = self.context.i64_type();
         let bound = |me: &Self, i: usize| -> Result<IntValue<'ctx>> {
-            let v = int(*me.operand(data, i)?.first().ok_or("a missing loop bound")?)?;
+            let v = int(me.scalar_operand(data, i));
             me.builder.build_int_s_extend(v, i64_ty, "").llvm()
         };
         let (lb, ub, step) = (bound(self, 0)?, bound(self, 1)?, bound(self, 2)?);
         let mut init = Vec::new();
         let mut counts = Vec::new();
         for i in 3..data.operands.len() {
-            let v = self.operand(data, i)?;
+            let v = self.operand(data, i);
             counts.push(v.len());
             init.extend_from_slice(v);
         }
-        let region = *data.regions.first().ok_or("`for` without a body")?;
+        let region = *data.regions.first().or_bug("a loop body");
         let body = *f.regions[region.index()]
             .blocks
             .first()
-            .ok_or("`for` without a body block")?;
+            .or_bug("a block in the loop body");
 
         let b = &self.builder;
         let zero = i64_ty.const_zero();
@@ -734,11 +888,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .build_int_compare(IntPredicate::SGT, step, zero, "")
             .llvm()?;
         let runs = b.build_and(runs, forward, "").llvm()?;
-        let divisor = int(b.build_select(forward, step, one, "").llvm()?)?;
+        let divisor = int(b.build_select(forward, step, one, "").llvm()?);
         let up = b.build_int_add(span, divisor, "").llvm()?;
         let up = b.build_int_sub(up, one, "").llvm()?;
         let trips = b.build_int_signed_div(up, divisor, "").llvm()?;
-        let trips = int(b.build_select(runs, trips, zero, "trips").llvm()?)?;
+        let trips = int(b.build_select(runs, trips, zero, "trips").llvm()?);
         // At most 2^32 − 1 iterations (i32 bounds, a positive step): the counter runs in 32 bits,
         // compared unsigned, and the induction variable `lb + k·step` wraps to its true value,
         // which lies in `[lb, ub)`. Two registers fewer than 64-bit counting in a loop that
@@ -765,7 +919,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             let scaled = b.build_int_mul(k, divisor, "").llvm()?;
             let iv = b.build_int_add(lb, scaled, "iv").llvm()?;
             let args = &f.blocks[body.index()].args;
-            me.values[args.first().ok_or("a loop body without arguments")?.index()] =
+            me.values[args.first().or_bug("the induction variable").index()] =
                 Some(vec![iv.into()]);
             for (a, vals) in args[1..].iter().zip(split(&current)) {
                 me.values[a.index()] = Some(vals);
@@ -775,14 +929,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 let d = f.op(op);
                 if matches!(d.kind, OpKind::Yield) {
                     for i in 0..d.operands.len() {
-                        yielded.extend_from_slice(me.operand(d, i)?);
+                        yielded.extend_from_slice(me.operand(d, i));
                     }
                 } else {
                     me.op(op)?;
                 }
             }
             if yielded.len() != current.len() {
-                return Err("the loop body yields values of other sizes than it carries".into());
+                bug("the loop body to yield as many registers as it carries");
             }
             Ok(yielded)
         })?;
@@ -797,15 +951,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     fn if_op(&mut self, data: &OpData) -> Result<()> {
         let f = self.f;
         let ctx = self.context;
-        let cond = int(*self
-            .operand(data, 0)?
-            .first()
-            .ok_or("`if` without a condition")?)?;
+        let cond = int(self.scalar_operand(data, 0));
         let function = self
             .builder
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
-            .ok_or("the builder is not inside a function")?;
+            .or_bug("the builder inside the kernel");
         let then_bb = ctx.append_basic_block(function, "if.then");
         let else_bb = ctx.append_basic_block(function, "if.else");
         let merge = ctx.append_basic_block(function, "if.end");
@@ -818,30 +969,27 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             let block = *f.regions[region.index()]
                 .blocks
                 .first()
-                .ok_or("an `if` branch without a block")?;
+                .or_bug("a block in each branch");
             let mut yielded: Vec<BasicValueEnum<'ctx>> = Vec::new();
             for &op in &f.blocks[block.index()].ops {
                 let d = f.op(op);
                 if matches!(d.kind, OpKind::Yield) {
                     for i in 0..d.operands.len() {
-                        yielded.extend_from_slice(self.operand(d, i)?);
+                        yielded.extend_from_slice(self.operand(d, i));
                     }
                 } else {
                     self.op(op)?;
                 }
             }
-            let end = self
-                .builder
-                .get_insert_block()
-                .ok_or("no insertion block")?;
+            let end = self.builder.get_insert_block().or_bug("an insertion block");
             self.builder.build_unconditional_branch(merge).llvm()?;
             incoming.push((yielded, end));
         }
         self.builder.position_at_end(merge);
         let [(then_vals, then_end), (else_vals, else_end)] =
-            <[_; 2]>::try_from(incoming).map_err(|_| "`if` needs two branches".to_string())?;
+            <[_; 2]>::try_from(incoming).or_bug("two branches");
         if then_vals.len() != else_vals.len() {
-            return Err("the branches of `if` yield values of other sizes".into());
+            bug("both branches to yield as many registers");
         }
         let mut merged = Vec::with_capacity(then_vals.len());
         for (t, e) in then_vals.iter().zip(&else_vals) {
@@ -851,9 +999,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
         let mut rest = &merged[..];
         for &r in &data.results {
-            let n = self.count(f.ty(r))?;
+            let n = self.count(f.ty(r));
             if rest.len() < n {
-                return Err("the branches of `if` yield too few values".into());
+                bug("the branches to yield a register per result register");
             }
             let (head, tail) = rest.split_at(n);
             self.values[r.index()] = Some(head.to_vec());
@@ -883,8 +1031,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let function = b
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
-            .ok_or("the builder is not inside a function")?;
-        let pre = b.get_insert_block().ok_or("no insertion block")?;
+            .or_bug("the builder inside the kernel");
+        let pre = b.get_insert_block().or_bug("an insertion block");
         let header = ctx.append_basic_block(function, "loop.header");
         let body_bb = ctx.append_basic_block(function, "loop.body");
         let exit = ctx.append_basic_block(function, "loop.exit");
@@ -908,10 +1056,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let current: Vec<BasicValueEnum<'ctx>> = phis.iter().map(|p| p.as_basic_value()).collect();
         let next = body(self, kv, current.clone())?;
         if next.len() != phis.len() {
-            return Err("a loop body returned another number of values".into());
+            bug("the loop body to return a value per carried value");
         }
         let b = &self.builder;
-        let latch = b.get_insert_block().ok_or("no insertion block")?;
+        let latch = b.get_insert_block().or_bug("an insertion block");
         let k_next = b
             .build_int_nuw_add(kv, count_ty.const_int(1, false), "")
             .llvm()?;
@@ -924,8 +1072,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         Ok(current)
     }
 
-    /// Refuses ops whose tensor operands and results do not all share one layout.
-    fn check_layouts(&self, data: &OpData) -> Result<()> {
+    /// Checks that the op's tensor operands and results share one layout, as the verifier's
+    /// rules for the ops the lowering takes slot by slot make them (a [`bug`] otherwise).
+    #[track_caller]
+    fn check_layouts(&self, data: &OpData) {
         let mut layouts = data
             .operands
             .iter()
@@ -935,32 +1085,28 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .map(|t| &t.layout);
         if let Some(first) = layouts.next() {
             if layouts.any(|l| l != first) {
-                return Err(
-                    "the op mixes tensors of different layouts; layout conversion not implemented"
-                        .into(),
-                );
+                bug("tensors of one layout (layout conversion is an op of its own)");
             }
         }
-        Ok(())
     }
 
-    pub(super) fn result_type(&self, data: &OpData) -> Result<&'a Type> {
-        let f = self.f;
-        data.results
-            .first()
-            .map(|&r| f.ty(r))
-            .ok_or_else(|| "the op has no result".into())
+    /// The type of the op's (first) result; the verifier checks each op's result count.
+    #[track_caller]
+    pub(super) fn result_type(&self, data: &OpData) -> &'a Type {
+        match data.results.first() {
+            Some(&r) => self.f.ty(r),
+            None => bug(format_args!("a result of `{}`", data.kind.name())),
+        }
     }
 
-    pub(super) fn operand(&self, data: &OpData, i: usize) -> Result<&[BasicValueEnum<'ctx>]> {
-        let v = *data
-            .operands
-            .get(i)
-            .ok_or_else(|| format!("operand #{i} is missing"))?;
-        self.get(v)
+    /// The registers this thread holds of operand `i`.
+    #[track_caller]
+    pub(super) fn operand(&self, data: &OpData, i: usize) -> &[BasicValueEnum<'ctx>] {
+        self.get(self.operand_id(data, i))
     }
 
-    /// Applies `g` slot by slot to two values that hold the same number of scalars.
+    /// Applies `g` slot by slot to two values that hold the same number of scalars (operands of
+    /// one type: the verifier's elementwise rules).
     fn zip<T>(
         &self,
         a: &[BasicValueEnum<'ctx>],
@@ -968,7 +1114,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         mut g: impl FnMut(&Self, BasicValueEnum<'ctx>, BasicValueEnum<'ctx>) -> Result<T>,
     ) -> Result<Vec<T>> {
         if a.len() != b.len() {
-            return Err("operands hold different numbers of elements".into());
+            bug("operands holding the same number of registers");
         }
         a.iter().zip(b).map(|(&x, &y)| g(self, x, y)).collect()
     }
@@ -995,7 +1141,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (Elem::Scalar(DType::BF16), ConstValue::Float(x)) => {
                 ctx.bf16_type().const_float(x).into()
             }
-            (e, c) => return Err(format!("constant {c} does not fit type `{e}`")),
+            (e, c) => bug(format_args!("a constant of type `{e}`, found {c}")),
         })
     }
 
@@ -1008,7 +1154,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     ) -> Result<BasicValueEnum<'ctx>> {
         let decl = Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, types))
-            .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
+            .unwrap_or_else(|| bug(format_args!("LLVM to have the intrinsic `{name}`")));
         match self
             .builder
             .build_call(decl, args, "")
@@ -1016,7 +1162,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .try_as_basic_value()
         {
             ValueKind::Basic(v) => Ok(v),
-            ValueKind::Instruction(_) => Err(format!("intrinsic `{name}` returns nothing")),
+            ValueKind::Instruction(_) => bug(format_args!("intrinsic `{name}` to return a value")),
         }
     }
 
@@ -1026,7 +1172,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             0 => "x",
             1 => "y",
             2 => "z",
-            _ => return Err(format!("grid axis {axis} is not 0, 1 or 2")),
+            _ => bug(format_args!("grid axis 0, 1 or 2, found {axis}")),
         };
         self.intrinsic(&format!("llvm.nvvm.read.ptx.sreg.{reg}.{axis}"), &[], &[])
     }
@@ -1036,14 +1182,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if let Some(t) = self.tid {
             return Ok(t);
         }
-        let t = int(self.sreg("tid", 0)?)?;
+        let t = int(self.sreg("tid", 0)?);
         self.tid = Some(t);
         Ok(t)
     }
 
     /// `arange`: register `k` holds `start + i` where `i` is its logical index.
     fn arange(&mut self, start: i64, ty: &Type) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let dist = self.tensor_distribution(ty)?;
+        let dist = self.tensor_distribution(ty);
         let t = self.thread_coords(&dist)?;
         let i32_ty = self.context.i32_type();
         let mut out = Vec::with_capacity(dist.elems_per_thread());
@@ -1062,14 +1208,10 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// with 0 along the dimensions the operand has extent 1 (the layouts are one, so the threads'
     /// parts agree along the others).
     fn broadcast(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let to = self.result_type(data)?;
-        let (src, dst) = (
-            self.tensor_distribution(from)?,
-            self.tensor_distribution(to)?,
-        );
-        let vals = self.operand(data, 0)?;
+        let from = self.operand_type(data, 0);
+        let to = self.result_type(data);
+        let (src, dst) = (self.tensor_distribution(from), self.tensor_distribution(to));
+        let vals = self.operand(data, 0);
         let mut out = Vec::with_capacity(dst.elems_per_thread());
         for k in 0..dst.elems_per_thread() {
             let mut off = dst.reg_offset(k);
@@ -1080,8 +1222,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             let j = src
                 .reg_at(&off)
-                .ok_or("a broadcast register has no source register")?;
-            out.push(*vals.get(j).ok_or("a broadcast slot is out of range")?);
+                .or_bug("a source register per broadcast register");
+            out.push(*vals.get(j).or_bug("a register of the operand"));
         }
         Ok(out)
     }
@@ -1095,9 +1237,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         nsw: bool,
     ) -> Result<BasicValueEnum<'ctx>> {
         if d.is_float() {
-            self.float_binary(op, float(x)?, float(y)?)
+            self.float_binary(op, float(x), float(y))
         } else {
-            self.int_binary(op, int(x)?, int(y)?, nsw)
+            self.int_binary(op, int(x), int(y), nsw)
         }
     }
 
@@ -1126,7 +1268,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
             BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => {
-                Err(format!("`{}` does not take floats", op.name()))
+                bug(format_args!("integers for `{}`", op.name()))
             }
         }
     }
@@ -1135,7 +1277,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// the same block (see `wide_products`).
     fn wide_product(&self, x: IntValue<'ctx>, y: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
         let b = &self.builder;
-        let block = b.get_insert_block().ok_or("no insertion block")?;
+        let block = b.get_insert_block().or_bug("an insertion block");
         let wide = if x.get_type().get_bit_width() == 32 {
             self.context.i64_type()
         } else {
@@ -1200,15 +1342,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 let special = b.build_or(is_zero, is_m1, "").llvm()?;
                 let divisor = int(b
                     .build_select(special, ty.const_int(1, false), y, "")
-                    .llvm()?)?;
+                    .llvm()?);
                 if op == BinOp::Rem {
                     // x % 1 = 0 is already the answer for both special divisors.
                     b.build_int_signed_rem(x, divisor, "").llvm()?
                 } else {
                     let q = b.build_int_signed_div(x, divisor, "").llvm()?;
                     let neg = b.build_int_sub(zero, x, "").llvm()?;
-                    let q = int(b.build_select(is_m1, neg, q, "").llvm()?)?;
-                    int(b.build_select(is_zero, zero, q, "").llvm()?)?
+                    let q = int(b.build_select(is_m1, neg, q, "").llvm()?);
+                    int(b.build_select(is_zero, zero, q, "").llvm()?)
                 }
             }
             BinOp::Min => return self.intrinsic("llvm.smin", &[ty.into()], &[x.into(), y.into()]),
@@ -1239,7 +1381,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 CmpPred::Ne => FloatPredicate::UNE,
             };
             return Ok(b
-                .build_float_compare(pred, float(x)?, float(y)?, "")
+                .build_float_compare(pred, float(x), float(y), "")
                 .llvm()?
                 .into());
         }
@@ -1257,24 +1399,22 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (CmpPred::Eq, _) => IntPredicate::EQ,
             (CmpPred::Ne, _) => IntPredicate::NE,
         };
-        Ok(b.build_int_compare(pred, int(x)?, int(y)?, "")
-            .llvm()?
-            .into())
+        Ok(b.build_int_compare(pred, int(x), int(y), "").llvm()?.into())
     }
 
     fn unary(&self, op: UnOp, d: DType, x: BasicValueEnum<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         match (op, d.is_float()) {
-            (UnOp::Neg, true) => Ok(b.build_float_neg(float(x)?, "").llvm()?.into()),
+            (UnOp::Neg, true) => Ok(b.build_float_neg(float(x), "").llvm()?.into()),
             (UnOp::Neg, false) => {
-                let x = int(x)?;
+                let x = int(x);
                 Ok(b.build_int_sub(x.get_type().const_zero(), x, "")
                     .llvm()?
                     .into())
             }
             // xor with all ones: bitwise not, and logical not for i1.
-            (UnOp::Not, false) => Ok(b.build_not(int(x)?, "").llvm()?.into()),
-            (UnOp::Not, true) => Err("`not` does not take floats".into()),
+            (UnOp::Not, false) => Ok(b.build_not(int(x), "").llvm()?.into()),
+            (UnOp::Not, true) => bug("integers for `not`"),
         }
     }
 
@@ -1285,7 +1425,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         off: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
-        let off = int(off)?;
+        let off = int(off);
         let i64_ty = self.context.i64_type();
         let off = if off.get_type().get_bit_width() < 64 {
             b.build_int_s_extend(off, i64_ty, "").llvm()?
@@ -1296,7 +1436,66 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         // SAFETY: a GEP with one index over an element type only computes an address
         // (`p + off * sizeof(elem)`, no `inbounds`), so it cannot create undefined behaviour by
         // itself; the index is an i64 integer and `elem` a sized type, as LLVM requires.
-        let q = unsafe { b.build_gep(elem, pointer(p)?, &[off], "") }.llvm()?;
+        let q = unsafe { b.build_gep(elem, pointer(p), &[off], "") }.llvm()?;
         Ok(q.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state the verifier rules out, met while lowering an op, is an internal error at that
+    /// op (by id), saying what was expected: not a panic out of the back end.
+    #[test]
+    fn a_bug_is_an_internal_error_at_the_op() {
+        let mut f = tile_core::ir::parse(
+            "kernel @k(%x: ptr<f32>) attributes {num_warps = 4} {
+  %0 = constant 1.0 : f32
+  store %x, %0
+  return
+}",
+        )
+        .unwrap();
+        tile_core::ir::verify(&f).unwrap();
+        // The store loses its value: the kernel no longer verifies, and the lowering (which
+        // relies on the verifier) meets the missing operand.
+        let store = f.walk()[1];
+        f.ops[store.index()].operands.truncate(1);
+        let context = Context::create();
+        let module = context.create_module("k");
+        let analyses = Analyses::of(&f, super::super::scratch_bytes);
+        let e = lower_kernel(&context, &module, &f, &analyses, false).unwrap_err();
+        assert!(e.internal, "{e:?}");
+        assert_eq!(e.op, Some(store));
+        assert_eq!(
+            e.msg,
+            format!("{store} `store`: internal error: expected an operand 1 of `store`")
+        );
+    }
+
+    /// Tile-level IR (no layouts) is refused at the first op with a tensor: a limit of the
+    /// back end, not a bug.
+    #[test]
+    fn tile_level_ir_is_refused_not_a_bug() {
+        let f = tile_core::ir::parse(
+            "kernel @k(%x: ptr<f32>) attributes {num_warps = 4} {
+  %0 = constant 1.0 : f32
+  %1 = splat %0 : tensor<128xf32>
+  return
+}",
+        )
+        .unwrap();
+        let context = Context::create();
+        let module = context.create_module("k");
+        let analyses = Analyses::of(&f, super::super::scratch_bytes);
+        let e = lower_kernel(&context, &module, &f, &analyses, false).unwrap_err();
+        assert!(!e.internal, "{e:?}");
+        assert!(
+            e.msg
+                .starts_with("op1 `splat`: `tensor<128xf32>` has no layout"),
+            "{}",
+            e.msg
+        );
     }
 }

@@ -126,7 +126,7 @@ use inkwell::values::{BasicValueEnum, FloatValue, ValueKind};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_core::ir::{DType, MathFn, OpData};
 
-use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
+use super::lower::{bug, dtype, float, int, Lowerer, OrBug, OrLlvm, Result};
 
 /// π/2 as the sum of three `f32`s (each the rounding of what the previous ones leave), for the
 /// argument reduction of `sin` and `cos`.
@@ -245,7 +245,7 @@ pub(super) trait FloatOps {
 /// `c[0] + s·(c[1] + s·(c[2] + …))` by Horner's rule with fused multiply-adds.
 fn horner<O: FloatOps>(o: &O, s: O::V, c: &[f32]) -> Result<O::V> {
     let mut rev = c.iter().rev();
-    let mut acc = o.constant(*rev.next().ok_or("an empty polynomial")?)?;
+    let mut acc = o.constant(*rev.next().or_bug("a coefficient"))?;
     for &k in rev {
         acc = o.fma(acc, s, o.constant(k)?)?;
     }
@@ -385,7 +385,7 @@ impl<'ctx> Emit<'_, '_, 'ctx> {
             vec![ty]
         };
         let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
-        float(l.intrinsic(name, &types, &args)?)
+        Ok(float(l.intrinsic(name, &types, &args)?))
     }
 }
 
@@ -439,8 +439,8 @@ impl<'ctx> FloatOps for Emit<'_, '_, 'ctx> {
             .build_indirect_call(fn_ty, asm, &[sign.into(), mag.into()], "")
             .llvm()?;
         match call.try_as_basic_value() {
-            ValueKind::Basic(v) => float(v),
-            ValueKind::Instruction(_) => Err("copysign's inline asm yields nothing".into()),
+            ValueKind::Basic(v) => Ok(float(v)),
+            ValueKind::Instruction(_) => bug("copysign's inline asm to yield a value"),
         }
     }
     fn ex2(&self, a: Self::V) -> Result<Self::V> {
@@ -466,20 +466,20 @@ impl<'ctx> FloatOps for Emit<'_, '_, 'ctx> {
         let c = bld
             .build_float_compare(FloatPredicate::OLT, a, b, "")
             .llvm()?;
-        float(bld.build_select(c, then, other, "").llvm()?)
+        Ok(float(bld.build_select(c, then, other, "").llvm()?))
     }
 }
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// A math function op: slot by slot over its 1 to 3 operands of one type.
     pub(super) fn math_op(&self, m: MathFn, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let d = dtype(self.result_type(data)?)?;
+        let d = dtype(self.result_type(data));
         let args = (0..m.arity())
             .map(|i| self.operand(data, i))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Vec<_>>();
         let n = args.first().map_or(0, |a| a.len());
         if args.iter().any(|a| a.len() != n) {
-            return Err("operands hold different numbers of elements".into());
+            bug("operands holding the same number of registers");
         }
         (0..n)
             .map(|k| {
@@ -499,13 +499,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let arg = |i: usize| {
             args.get(i)
                 .copied()
-                .ok_or_else(|| format!("`{}` is missing operand #{i}", m.name()))
+                .unwrap_or_else(|| bug(format_args!("an operand {i} of `{}`", m.name())))
         };
-        let refuse = || Err(format!("`{}` does not take `{d}`", m.name()));
+        let refuse = || bug(format_args!("operands `{}` takes, found `{d}`", m.name()));
         match d {
             DType::I32 | DType::I64 => match m {
                 MathFn::Abs => {
-                    let x = int(arg(0)?)?;
+                    let x = int(arg(0));
                     let no_poison = self.context.bool_type().const_zero();
                     self.intrinsic(
                         "llvm.abs",
@@ -531,7 +531,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 | MathFn::Fma => refuse(),
             },
             DType::F32 => {
-                let x = float(arg(0)?)?;
+                let x = float(arg(0));
                 let o = Emit(self);
                 let v = match m {
                     MathFn::Exp => exp(&o, x)?,
@@ -551,9 +551,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     MathFn::Ceil => o.call("llvm.ceil", &[x])?,
                     MathFn::Pow => {
                         let lg = o.call("llvm.nvvm.lg2.approx.f", &[x])?;
-                        o.ex2(o.mul(float(arg(1)?)?, lg)?)?
+                        o.ex2(o.mul(float(arg(1)), lg)?)?
                     }
-                    MathFn::Fma => o.fma(x, float(arg(1)?)?, float(arg(2)?)?)?,
+                    MathFn::Fma => o.fma(x, float(arg(1)), float(arg(2)))?,
                 };
                 Ok(v.into())
             }
@@ -563,9 +563,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// `cast`: slot by slot from the operand's element type to the result's.
     pub(super) fn cast_op(&self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let to = dtype(self.result_type(data)?)?;
-        let from = dtype(self.f.ty(*data.operands.first().ok_or("missing operand")?))?;
-        let vals = self.operand(data, 0)?;
+        let to = dtype(self.result_type(data));
+        let from = dtype(self.operand_type(data, 0));
+        let vals = self.operand(data, 0);
         if from == DType::F32 && matches!(to, DType::F16 | DType::BF16) && vals.len() >= 2 {
             // Two at a time: `cvt.rn.{bf16x2,f16x2}.f32` rounds a pair in one instruction (LLVM 19
             // splits `fptrunc <2 x float>` into two scalar conversions), each element rounded
@@ -596,13 +596,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 };
                 // The first source operand goes to the upper half, the element at lane 1.
                 let call = b
-                    .build_indirect_call(fn_ty, asm, &[float(*hi)?.into(), float(*lo)?.into()], "")
+                    .build_indirect_call(fn_ty, asm, &[float(*hi).into(), float(*lo).into()], "")
                     .llvm()?;
                 let word = match call.try_as_basic_value() {
                     ValueKind::Basic(v) => v,
-                    ValueKind::Instruction(_) => {
-                        return Err("cvt's inline asm yields nothing".into())
-                    }
+                    ValueKind::Instruction(_) => bug("a value from cvt's inline asm"),
                 };
                 let v = b.build_bit_cast(word, half.vec_type(2), "").llvm()?;
                 let v = v.into_vector_value();
@@ -640,30 +638,30 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(match (from, to) {
             (I1, I1) | (I32, I32) | (I64, I64) | (F16, F16) | (BF16, BF16) | (F32, F32) => v,
             (I32 | I64, I1) => {
-                let x = int(v)?;
+                let x = int(v);
                 b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "")
                     .llvm()?
                     .into()
             }
             (F16 | BF16 | F32, I1) => {
-                let x = float(v)?;
+                let x = float(v);
                 b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")
                     .llvm()?
                     .into()
             }
-            (I1, I32 | I64) => b.build_int_z_extend(int(v)?, int_ty(to), "").llvm()?.into(),
-            (I32, I64) => b.build_int_s_extend(int(v)?, int_ty(to), "").llvm()?.into(),
-            (I64, I32) => b.build_int_truncate(int(v)?, int_ty(to), "").llvm()?.into(),
+            (I1, I32 | I64) => b.build_int_z_extend(int(v), int_ty(to), "").llvm()?.into(),
+            (I32, I64) => b.build_int_s_extend(int(v), int_ty(to), "").llvm()?.into(),
+            (I64, I32) => b.build_int_truncate(int(v), int_ty(to), "").llvm()?.into(),
             (I1, F32) => b
-                .build_unsigned_int_to_float(int(v)?, f32_ty, "")
+                .build_unsigned_int_to_float(int(v), f32_ty, "")
                 .llvm()?
                 .into(),
             (I32 | I64, F32) => b
-                .build_signed_int_to_float(int(v)?, f32_ty, "")
+                .build_signed_int_to_float(int(v), f32_ty, "")
                 .llvm()?
                 .into(),
             (I1 | I32 | I64, F16 | BF16) => {
-                let x = float(self.cast(from, F32, v)?)?;
+                let x = float(self.cast(from, F32, v)?);
                 b.build_float_trunc(x, half_ty(to), "").llvm()?.into()
             }
             (F16 | BF16 | F32, I32 | I64) => {
@@ -672,7 +670,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 self.intrinsic("llvm.fptosi.sat", &[ty.into(), f32_ty.into()], &[x.into()])?
             }
             (F32, F16 | BF16) => b
-                .build_float_trunc(float(v)?, half_ty(to), "")
+                .build_float_trunc(float(v), half_ty(to), "")
                 .llvm()?
                 .into(),
             // A bf16 is the top half of the f32 with the same value: widening is a shift, written
@@ -681,7 +679,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             // permute and a shift).
             (BF16, F32) => {
                 let bits = b
-                    .build_bit_cast(float(v)?, ctx.i16_type(), "")
+                    .build_bit_cast(float(v), ctx.i16_type(), "")
                     .llvm()?
                     .into_int_value();
                 let wide = b.build_int_z_extend(bits, ctx.i32_type(), "").llvm()?;
@@ -690,9 +688,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     .llvm()?;
                 b.build_bit_cast(top, f32_ty, "").llvm()?
             }
-            (F16, F32) => b.build_float_ext(float(v)?, f32_ty, "").llvm()?.into(),
+            (F16, F32) => b.build_float_ext(float(v), f32_ty, "").llvm()?.into(),
             (F16, BF16) | (BF16, F16) => {
-                let x = float(self.cast(from, F32, v)?)?;
+                let x = float(self.cast(from, F32, v)?);
                 b.build_float_trunc(x, half_ty(to), "").llvm()?.into()
             }
         })

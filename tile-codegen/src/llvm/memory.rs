@@ -38,7 +38,8 @@ use tile_core::ir::{DType, Elem, Evict, OpData};
 
 use super::layout::Distribution;
 use super::lower::{
-    dtype, int, memory_type, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL,
+    bug, dtype, int, memory_type, pointee, pointer, register_type, Lowerer, OrBug, OrLlvm, Result,
+    GLOBAL,
 };
 
 /// The pieces of an access's PTX that carry an eviction hint: a scope opened before it that
@@ -144,28 +145,28 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         vec: u32,
         evict: Evict,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
-        let d = ptr_ty.elem.pointee().ok_or("`load` needs a pointer")?;
-        let ptrs = self.operand(data, 0)?.to_vec();
+        let ptr_ty = self.operand_type(data, 0);
+        let d = pointee(ptr_ty);
+        let ptrs = self.operand(data, 0).to_vec();
         let (masks, others) = match data.operands.len() {
             1 => (None, None),
             3 => (
-                Some(self.operand(data, 1)?.to_vec()),
-                Some(self.operand(data, 2)?.to_vec()),
+                Some(self.operand(data, 1).to_vec()),
+                Some(self.operand(data, 2).to_vec()),
             ),
-            n => return Err(format!("`load` takes 1 or 3 operands, found {n}")),
+            n => bug(format_args!("1 or 3 operands, found {n}")),
         };
-        let dist = self.distribution(ptr_ty)?;
+        let dist = self.distribution(ptr_ty);
         let w = access_width(dist.as_ref(), d, vec, ptrs.len());
-        check_lengths(ptrs.len(), [masks.as_ref(), others.as_ref()])?;
+        check_lengths(ptrs.len(), [masks.as_ref(), others.as_ref()]);
 
         let bases = self.address_bases(data.operands[0], dist.as_ref(), d, ptrs.len());
         let mut out = Vec::with_capacity(ptrs.len());
         for k in (0..ptrs.len()).step_by(w) {
-            let p = pointer(ptrs[k])?;
+            let p = pointer(ptrs[k]);
             let mask = match &masks {
                 None => Mask::Always,
-                Some(m) => classify(int(m[k])?),
+                Some(m) => classify(int(m[k])),
             };
             let other = others.as_ref().map(|o| &o[k..k + w]);
             match (mask, other) {
@@ -175,7 +176,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 // A hint needs the asm form: predicated on `true`, which ptxas drops.
                 (Mask::Always, _) => {
                     let (base, imm) = bases[k];
-                    let p = pointer(ptrs[base])?;
+                    let p = pointer(ptrs[base]);
                     let zero = register_type(self.context, Elem::Scalar(d)).const_zero();
                     let on = self.context.bool_type().const_all_ones();
                     out.extend(self.predicated_load(d, (p, imm), on, &vec![zero; w], evict)?)
@@ -183,12 +184,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 (Mask::Never, Some(other)) => out.extend_from_slice(other),
                 (Mask::If(m), Some(other)) => {
                     let (base, imm) = bases[k];
-                    let p = pointer(ptrs[base])?;
+                    let p = pointer(ptrs[base]);
                     out.extend(self.predicated_load(d, (p, imm), m, other, evict)?)
                 }
-                (Mask::Never | Mask::If(_), None) => {
-                    return Err("a masked load needs `other`".into())
-                }
+                (Mask::Never | Mask::If(_), None) => bug("`other` beside the mask"),
             }
         }
         Ok(out)
@@ -196,29 +195,31 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// `store %ptr, %value[, %mask]`.
     pub(super) fn store(&mut self, data: &OpData, vec: u32, evict: Evict) -> Result<()> {
-        let ptr_ty = self.f.ty(*data.operands.first().ok_or("missing pointer")?);
-        let d = ptr_ty.elem.pointee().ok_or("`store` needs a pointer")?;
-        let vd = dtype(self.f.ty(*data.operands.get(1).ok_or("missing value")?))?;
+        let ptr_ty = self.operand_type(data, 0);
+        let d = pointee(ptr_ty);
+        let vd = dtype(self.operand_type(data, 1));
         if vd != d {
-            return Err(format!("storing `{vd}` through a pointer to `{d}`"));
+            bug(format_args!(
+                "a value of the pointee type `{d}`, found `{vd}`"
+            ));
         }
-        let ptrs = self.operand(data, 0)?.to_vec();
-        let vals = self.operand(data, 1)?.to_vec();
+        let ptrs = self.operand(data, 0).to_vec();
+        let vals = self.operand(data, 1).to_vec();
         let masks = match data.operands.len() {
             2 => None,
-            3 => Some(self.operand(data, 2)?.to_vec()),
-            n => return Err(format!("`store` takes 2 or 3 operands, found {n}")),
+            3 => Some(self.operand(data, 2).to_vec()),
+            n => bug(format_args!("2 or 3 operands, found {n}")),
         };
-        let dist = self.distribution(ptr_ty)?;
+        let dist = self.distribution(ptr_ty);
         let w = access_width(dist.as_ref(), d, vec, ptrs.len());
-        check_lengths(ptrs.len(), [Some(&vals), masks.as_ref()])?;
+        check_lengths(ptrs.len(), [Some(&vals), masks.as_ref()]);
 
         let bases = self.address_bases(data.operands[0], dist.as_ref(), d, ptrs.len());
         for k in (0..ptrs.len()).step_by(w) {
-            let p = pointer(ptrs[k])?;
+            let p = pointer(ptrs[k]);
             let mask = match &masks {
                 None => Mask::Always,
-                Some(m) => classify(int(m[k])?),
+                Some(m) => classify(int(m[k])),
             };
             let run = &vals[k..k + w];
             match mask {
@@ -227,12 +228,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 Mask::Always => {
                     let (base, imm) = bases[k];
                     let on = self.context.bool_type().const_all_ones();
-                    self.predicated_store(d, (pointer(ptrs[base])?, imm), on, run, evict)?
+                    self.predicated_store(d, (pointer(ptrs[base]), imm), on, run, evict)?
                 }
                 Mask::Never => {}
                 Mask::If(m) => {
                     let (base, imm) = bases[k];
-                    self.predicated_store(d, (pointer(ptrs[base])?, imm), m, run, evict)?
+                    self.predicated_store(d, (pointer(ptrs[base]), imm), m, run, evict)?
                 }
             }
         }
@@ -304,10 +305,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             set_alignment(v, align)?;
             return self.unpack_words(d, reg, &[v]);
         }
-        let v = b.build_load(vector_of(mem, n)?, p, "").llvm()?;
+        let v = b.build_load(vector_of(mem, n), p, "").llvm()?;
         set_alignment(v, align)?;
-        let v = VectorValue::try_from(v)
-            .map_err(|()| "a vector load did not yield a vector".to_string())?;
+        let v = VectorValue::try_from(v).or_bug("a vector from a vector load");
         let words = (0..n)
             .map(|i| b.build_extract_element(v, self.index(i), "").llvm())
             .collect::<Result<Vec<_>>>()?;
@@ -330,7 +330,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let value: BasicValueEnum = match words.as_slice() {
             [v] => *v,
             _ => {
-                let mut acc = vector_of(mem, words.len())?.get_poison();
+                let mut acc = vector_of(mem, words.len()).get_poison();
                 for (i, &v) in words.iter().enumerate() {
                     acc = b.build_insert_element(acc, v, self.index(i), "").llvm()?;
                 }
@@ -368,7 +368,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::I1 => vals
                 .iter()
                 .map(|&v| {
-                    Ok(b.build_int_z_extend(int(v)?, self.context.i8_type(), "")
+                    Ok(b.build_int_z_extend(int(v), self.context.i8_type(), "")
                         .llvm()?
                         .into())
                 })
@@ -376,13 +376,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::I32 | DType::I64 | DType::F32 => Ok(vals.to_vec()),
             DType::F16 | DType::BF16 => {
                 let word = self.word_type(d, reg);
-                let elem = vals.first().ok_or("an empty access")?.get_type();
+                let elem = vals.first().or_bug("a register to access").get_type();
                 vals.chunks(reg.per_word)
                     .map(|pair| {
                         let v: BasicValueEnum = match pair {
                             [x] => *x,
                             _ => {
-                                let mut acc = vector_of(elem, pair.len())?.get_poison();
+                                let mut acc = vector_of(elem, pair.len()).get_poison();
                                 for (i, &x) in pair.iter().enumerate() {
                                     acc =
                                         b.build_insert_element(acc, x, self.index(i), "").llvm()?;
@@ -410,7 +410,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::I1 => words
                 .iter()
                 .map(|&v| {
-                    let v = int(v)?;
+                    let v = int(v);
                     let zero = v.get_type().const_zero();
                     Ok(b.build_int_compare(IntPredicate::NE, v, zero, "")
                         .llvm()?
@@ -427,10 +427,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         continue;
                     }
                     let v = b
-                        .build_bit_cast(word, vector_of(elem, reg.per_word)?, "")
+                        .build_bit_cast(word, vector_of(elem, reg.per_word), "")
                         .llvm()?;
-                    let v = VectorValue::try_from(v)
-                        .map_err(|()| "a bitcast to a vector did not yield one".to_string())?;
+                    let v = VectorValue::try_from(v).or_bug("a vector from a bitcast to one");
                     for i in 0..reg.per_word {
                         out.push(b.build_extract_element(v, self.index(i), "").llvm()?);
                     }
@@ -501,15 +500,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .build_indirect_call(fn_ty, asm, &args, "")
             .llvm()?;
         let ValueKind::Basic(v) = call.try_as_basic_value() else {
-            return Err("the load's inline asm yields nothing".into());
+            bug("a value from the load's inline asm");
         };
         if w == 1 {
-            return self.asm_results(d, reg, &[int(v)?]);
+            return self.asm_results(d, reg, &[int(v)]);
         }
-        let s = StructValue::try_from(v)
-            .map_err(|()| "the load's inline asm did not yield a struct".to_string())?;
+        let s = StructValue::try_from(v).or_bug("a struct from the load's inline asm");
         let words = (0..w)
-            .map(|i| int(self.builder.build_extract_value(s, i as u32, "").llvm()?))
+            .map(|i| {
+                Ok(int(self
+                    .builder
+                    .build_extract_value(s, i as u32, "")
+                    .llvm()?))
+            })
             .collect::<Result<Vec<_>>>()?;
         self.asm_results(d, reg, &words)
     }
@@ -597,18 +600,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         match d {
             DType::F32 => vals
                 .iter()
-                .map(|&v| int(b.build_bit_cast(v, i32_ty, "").llvm()?))
+                .map(|&v| Ok(int(b.build_bit_cast(v, i32_ty, "").llvm()?)))
                 .collect(),
             DType::I1 => vals
                 .iter()
-                .map(|&v| b.build_int_z_extend(int(v)?, i32_ty, "").llvm())
+                .map(|&v| b.build_int_z_extend(int(v), i32_ty, "").llvm())
                 .collect(),
-            DType::I32 | DType::I64 => vals.iter().map(|&v| int(v)).collect(),
-            DType::F16 | DType::BF16 => self
+            DType::I32 | DType::I64 => Ok(vals.iter().map(|&v| int(v)).collect()),
+            DType::F16 | DType::BF16 => Ok(self
                 .pack_words(d, reg, vals)?
                 .into_iter()
                 .map(int)
-                .collect(),
+                .collect()),
         }
     }
 
@@ -654,26 +657,26 @@ fn classify(m: IntValue<'_>) -> Mask<'_> {
 }
 
 /// Every operand of an access holds one scalar per pointer.
-fn check_lengths<const N: usize>(
-    n: usize,
-    others: [Option<&Vec<BasicValueEnum<'_>>>; N],
-) -> Result<()> {
+#[track_caller]
+fn check_lengths<const N: usize>(n: usize, others: [Option<&Vec<BasicValueEnum<'_>>>; N]) {
     if others.iter().flatten().any(|o| o.len() != n) {
-        return Err("the operands of a memory access hold different numbers of elements".into());
+        bug("operands holding the same number of registers");
     }
-    Ok(())
 }
 
-/// `<w x t>` for an integer or float `t`.
-fn vector_of(t: BasicTypeEnum<'_>, w: usize) -> Result<VectorType<'_>> {
+/// `<w x t>` for an integer or float `t` (the registers of numbers).
+#[track_caller]
+fn vector_of(t: BasicTypeEnum<'_>, w: usize) -> VectorType<'_> {
     match t {
-        BasicTypeEnum::IntType(t) => Ok(t.vec_type(w as u32)),
-        BasicTypeEnum::FloatType(t) => Ok(t.vec_type(w as u32)),
+        BasicTypeEnum::IntType(t) => t.vec_type(w as u32),
+        BasicTypeEnum::FloatType(t) => t.vec_type(w as u32),
         BasicTypeEnum::ArrayType(_)
         | BasicTypeEnum::PointerType(_)
         | BasicTypeEnum::StructType(_)
         | BasicTypeEnum::VectorType(_)
-        | BasicTypeEnum::ScalableVectorType(_) => Err(format!("no vector of `{t}`")),
+        | BasicTypeEnum::ScalableVectorType(_) => {
+            bug(format_args!("an integer or float type, found `{t}`"))
+        }
     }
 }
 
@@ -698,6 +701,6 @@ fn register_list(regs: impl Iterator<Item = String>) -> String {
 
 /// Sets the alignment of the load that produced `v`.
 fn set_alignment(v: BasicValueEnum<'_>, align: u32) -> Result<()> {
-    let inst = v.as_instruction_value().ok_or("a load was folded away")?;
+    let inst = v.as_instruction_value().or_bug("a load instruction");
     inst.set_alignment(align).llvm()
 }

@@ -13,8 +13,15 @@
 //! - **Fresh state per call.** Every [`compile`] call creates its own LLVM context, module and target
 //!   machine; only target registration is global (done once), so the proc macro may call it for
 //!   every kernel variant and target in one process.
-//! - **No panics on input.** The kernel is verified again on entry and every failure (an IR that is
-//!   not at the GPU level, a builder error, an LLVM diagnostic) is a [`CodegenError`].
+//! - **Verified means infallible.** The kernel is verified again on entry (a kernel that does not
+//!   verify, or tile-level IR, is a [`CodegenError`]); after that, the lowering reads operands,
+//!   results, types and layouts through accessors that cannot fail on a verified kernel. A state
+//!   they find broken is a bug in tile: it panics on one path (`lower::bug`), which the lowering
+//!   catches and returns as an internal [`CodegenError`] naming the op (`opN`, as the verifier
+//!   names ops), a misused LLVM builder included. The only other errors are what a verified
+//!   kernel may still ask beyond the back end's reach (shared memory over the target's limit, a
+//!   half-precision scalar parameter, an unsupported layout or tile shape) and LLVM's own
+//!   diagnostics (a module that does not verify is an internal error too).
 //!
 //! ```no_run
 //! # fn demo(text: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -47,6 +54,7 @@ mod smem;
 mod threshold;
 mod wgmma;
 
+pub(crate) use lower::panic_message;
 pub use scratch::scratch_bytes;
 pub(crate) use shared::converts_by_vectors;
 
@@ -60,7 +68,7 @@ use inkwell::targets::{
     TargetTriple,
 };
 use inkwell::OptimizationLevel;
-use tile_core::ir::Function;
+use tile_core::ir::{Function, OpId};
 use tile_core::Target;
 
 use crate::analysis::Analyses;
@@ -91,15 +99,20 @@ pub struct Options {
     pub one_program_per_sm: bool,
 }
 
-/// Why a kernel could not be compiled: a message that names the kernel, and the op to blame (its
-/// position in program order, [`Function::walk`]), where there is one; the caller maps the op to
-/// its source location.
+/// Why a kernel could not be compiled: a message that names the kernel, the op to blame (by
+/// id, `opN` in the message as the verifier names ops), where there is one, which the caller
+/// maps to its source location ([`tile_core::ir::OpData::loc`]), and whether it is a bug in
+/// tile rather than something the kernel asks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CodegenError {
     /// What went wrong.
     pub msg: String,
-    /// The op, by position in program order.
-    pub op: Option<usize>,
+    /// The op, by id.
+    pub op: Option<OpId>,
+    /// True for a bug in tile (an internal error): a state the verifier rules out met in the
+    /// lowering, an LLVM module that does not verify. False for what the kernel asks beyond a
+    /// limit or the back end's reach, and for a kernel that does not verify.
+    pub internal: bool,
 }
 
 impl fmt::Display for CodegenError {
@@ -146,14 +159,15 @@ fn emit(
     let err = |stage: &str, msg: &dyn fmt::Display| CodegenError {
         msg: format!("kernel `{}` ({}): {stage}: {msg}", f.name, target.arch()),
         op: None,
+        internal: false,
     };
-    tile_core::ir::verify(f).map_err(|e| {
-        // The verifier names the op by its id; this error by its position in program order.
-        let id = e.0.first().and_then(|v| v.op);
-        CodegenError {
-            op: id.and_then(|id| f.walk().iter().position(|&o| o == id)),
-            ..err("the kernel does not verify", &e)
-        }
+    let internal = |stage: &str, msg: &dyn fmt::Display| CodegenError {
+        internal: true,
+        ..err(stage, msg)
+    };
+    tile_core::ir::verify(f).map_err(|e| CodegenError {
+        op: e.0.first().and_then(|v| v.op),
+        ..err("the kernel does not verify", &e)
     })?;
     if !is_ptx_identifier(&f.name) {
         // LLVM would rename the entry, and the runtime could not find it by this name.
@@ -181,31 +195,33 @@ fn emit(
         lower::lower_kernel(&context, &module, f, analyses, options.one_program_per_sm).map_err(
             |e| CodegenError {
                 op: e.op,
+                internal: e.internal,
                 ..err("lowering", &e.msg)
             },
         )?;
-    if dyn_shared > target.max_shared_bytes() {
-        return Err(err(
-            "shared memory",
-            &format!(
-                "the kernel needs {dyn_shared} bytes of shared memory per program; {} allows {} (fewer `num_stages` or smaller tiles help)",
-                target.arch(),
-                target.max_shared_bytes()
-            ),
-        ));
-    }
-    let dyn_shared_bytes =
-        u32::try_from(dyn_shared).map_err(|_| err("shared memory", &"too many bytes"))?;
+    let dyn_shared_bytes = match u32::try_from(dyn_shared) {
+        Ok(bytes) if dyn_shared <= target.max_shared_bytes() => bytes,
+        _ => {
+            return Err(err(
+                "shared memory",
+                &format!(
+                    "the kernel needs {dyn_shared} bytes of shared memory per program; {} allows {} (fewer `num_stages` or smaller tiles help)",
+                    target.arch(),
+                    target.max_shared_bytes()
+                ),
+            ))
+        }
+    };
     module
         .verify()
-        .map_err(|e| err("LLVM verifier (internal error)", &e.to_string()))?;
+        .map_err(|e| internal("LLVM verifier (internal error)", &e.to_string()))?;
 
     module
         .run_passes("default<O3>", &machine, PassBuilderOptions::create())
         .map_err(|e| err("LLVM optimization", &e.to_string()))?;
     sink::sink_to_uses(&context, &module);
     module.verify().map_err(|e| {
-        err(
+        internal(
             "LLVM verifier after sinking (internal error)",
             &e.to_string(),
         )

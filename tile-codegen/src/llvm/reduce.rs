@@ -29,7 +29,7 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorVa
 use tile_core::ir::{DType, OpData, ReduceKind, Type};
 
 use super::layout::Distribution;
-use super::lower::{dtype, float, int, Lowerer, OrLlvm, Result};
+use super::lower::{bug, dtype, float, int, Lowerer, OrBug, OrLlvm, Result};
 
 /// Lanes of a warp.
 const WARP: u64 = 32;
@@ -43,16 +43,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         axis: u32,
         data: &OpData,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let rty = self.result_type(data)?;
-        let d = dtype(ty)?;
-        match d {
-            DType::I32 | DType::I64 | DType::F32 => {}
-            DType::I1 | DType::F16 | DType::BF16 => {
-                return Err(format!("reductions take i32, i64 or f32, found `{d}`"))
-            }
-        }
+        let ty = self.operand_type(data, 0);
+        let rty = self.result_type(data);
+        let d = dtype(ty);
         let Split {
             dist,
             reduced,
@@ -63,9 +56,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let out = if ty.shape.len() == 1 {
             None
         } else {
-            Some(self.tensor_distribution(rty)?)
+            Some(self.tensor_distribution(rty))
         };
-        let vals = self.operand(data, 0)?.to_vec();
+        let vals = self.operand(data, 0).to_vec();
 
         // Groups: one per result register (one for a scalar), each a list of this thread's
         // registers.
@@ -81,7 +74,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         off.remove(r);
                     }
                     o.reg_at(&off)
-                        .ok_or("a reduced register has no result register")?
+                        .or_bug("a result register per reduced register")
                 }
             };
             members[g].push(k);
@@ -94,7 +87,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let xs: Vec<_> = m.iter().map(|&k| vals[k]).collect();
             acc.push(
                 self.combine_all(kind, d, &xs)?
-                    .ok_or("a reduction group without registers")?,
+                    .or_bug("registers in each reduction group"),
             );
         }
 
@@ -143,19 +136,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         match (d, kind) {
             (DType::I32 | DType::I64, ReduceKind::Sum) => {
-                Ok(b.build_int_add(int(x)?, int(y)?, "").llvm()?.into())
+                Ok(b.build_int_add(int(x), int(y), "").llvm()?.into())
             }
             (DType::I32 | DType::I64, ReduceKind::Max) => minmax("llvm.smax"),
             (DType::I32 | DType::I64, ReduceKind::Min) => minmax("llvm.smin"),
             (DType::F32, ReduceKind::Sum) => {
-                Ok(b.build_float_add(float(x)?, float(y)?, "").llvm()?.into())
+                Ok(b.build_float_add(float(x), float(y), "").llvm()?.into())
             }
             (DType::F32, ReduceKind::Max) => minmax("llvm.maxnum"),
             (DType::F32, ReduceKind::Min) => minmax("llvm.minnum"),
             (
                 DType::I1 | DType::F16 | DType::BF16,
                 ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min,
-            ) => Err(format!("reductions take i32, i64 or f32, found `{d}`")),
+            ) => bug(format_args!("a reduction of i32, i64 or f32, found `{d}`")),
         }
     }
 
@@ -174,7 +167,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 next.push(match *pair {
                     [x, y] => self.combine(kind, d, x, y)?,
                     [x] => x,
-                    _ => return Err("an empty pair".into()),
+                    _ => bug("a pair of one or two values"),
                 });
             }
             level = next;
@@ -222,12 +215,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 // Clamp: the whole warp is one segment.
                 i32_ty.const_int(WARP - 1, false).into(),
             ];
-            int(self.intrinsic(&name, &[], &args)?)
+            Ok(int(self.intrinsic(&name, &[], &args)?))
         };
         match d {
-            DType::I32 => Ok(shfl(int(v)?)?.into()),
+            DType::I32 => Ok(shfl(int(v))?.into()),
             DType::F32 => {
-                let bits = int(b.build_bit_cast(v, i32_ty, "").llvm()?)?;
+                let bits = int(b.build_bit_cast(v, i32_ty, "").llvm()?);
                 b.build_bit_cast(shfl(bits)?, self.context.f32_type(), "")
                     .llvm()
             }
@@ -235,17 +228,17 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 // As `<2 x i32>`: NVPTX splits and joins the halves with `mov.b64`.
                 let pair_ty = i32_ty.vec_type(2);
                 let pair = VectorValue::try_from(b.build_bit_cast(v, pair_ty, "").llvm()?)
-                    .map_err(|()| "a bitcast to a vector did not yield one".to_string())?;
+                    .or_bug("a vector from a bitcast to one");
                 let mut out = pair_ty.get_poison();
                 for i in 0..2 {
                     let idx = i32_ty.const_int(i, false);
-                    let half = int(b.build_extract_element(pair, idx, "").llvm()?)?;
+                    let half = int(b.build_extract_element(pair, idx, "").llvm()?);
                     out = b.build_insert_element(out, shfl(half)?, idx, "").llvm()?;
                 }
                 b.build_bit_cast(out, self.context.i64_type(), "").llvm()
             }
-            DType::I1 | DType::F16 | DType::BF16 => Err(format!(
-                "cannot shuffle `{d}` (reductions and scans take i32, i64 or f32)"
+            DType::I1 | DType::F16 | DType::BF16 => bug(format_args!(
+                "a shuffle of i32, i64 or f32 (what reductions and scans take), found `{d}`"
             )),
         }
     }
@@ -272,10 +265,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let warps = 1u64 << red_warps.count_ones();
         // Result elements: the extents of the kept dimensions.
         let groups: u64 = kept.iter().map(|&k| dist.extent(k)).product();
-        let elem: BasicTypeEnum = partial
-            .first()
-            .ok_or("a reduction without groups")?
-            .get_type();
+        let elem: BasicTypeEnum = partial.first().or_bug("a reduction group").get_type();
         let smem = self.shared_array(elem, warps * groups)?;
 
         // This thread's warp index along the reduced dimensions (its reduced warp bits, packed),
@@ -359,7 +349,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             out.push(
                 self.combine_all(kind, d, &parts)?
-                    .ok_or("no warps to combine")?,
+                    .or_bug("warps to combine"),
             );
         }
         Ok(out)

@@ -16,7 +16,7 @@ use inkwell::values::BasicValueEnum;
 use tile_core::ir::{DType, Elem, InDim, OpData, Type};
 
 use super::layout::Distribution;
-use super::lower::{int, register_type, Lowerer, OrLlvm, Result};
+use super::lower::{bug, int, register_type, Lowerer, OrLlvm, Result};
 
 /// Where the top bit of the index along a dimension lives, for a rotation by half.
 enum HalfBit {
@@ -34,9 +34,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         axis: u32,
         shift: u32,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ty = self.result_type(data)?;
-        let dist = self.tensor_distribution(ty)?;
-        let vals = self.operand(data, 0)?.to_vec();
+        let ty = self.result_type(data);
+        let dist = self.tensor_distribution(ty);
+        let vals = self.operand(data, 0).to_vec();
         let d = axis as usize;
         let n = dist.extent(d);
         if shift == 0 || n == 1 {
@@ -67,7 +67,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let half = register_type(self.context, elem);
             let pair_ty = match half {
                 BasicTypeEnum::FloatType(t) => t.vec_type(2),
-                _ => return Err(format!("`{elem}` is not a half-precision float")),
+                _ => bug(format_args!(
+                    "a half-precision float register, found `{elem}`"
+                )),
             };
             let mut out = Vec::with_capacity(vals.len());
             for pair in vals.chunks(2) {
@@ -96,7 +98,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         let bits = b
                             .build_ptr_to_int(v.into_pointer_value(), self.context.i64_type(), "")
                             .llvm()?;
-                        let moved = int(self.shuffle_xor(DType::I64, bits.into(), mask)?)?;
+                        let moved = int(self.shuffle_xor(DType::I64, bits.into(), mask)?);
                         let ptr_ty = v.get_type().into_pointer_type();
                         Ok(self
                             .builder
@@ -106,14 +108,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     }
                     (_, DType::I1 | DType::F16 | DType::BF16) => {
                         let bits = if d == DType::I1 {
-                            int(v)?
+                            int(v)
                         } else {
                             b.build_bit_cast(v, self.context.i16_type(), "")
                                 .llvm()?
                                 .into_int_value()
                         };
                         let wide = b.build_int_z_extend(bits, i32_ty, "").llvm()?;
-                        let moved = int(self.shuffle_xor(DType::I32, wide.into(), mask)?)?;
+                        let moved = int(self.shuffle_xor(DType::I32, wide.into(), mask)?);
                         let narrow = self
                             .builder
                             .build_int_truncate(moved, bits.get_type(), "")

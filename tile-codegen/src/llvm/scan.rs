@@ -24,7 +24,7 @@ use inkwell::IntPredicate;
 use tile_core::ir::{BinOp, DType, OpData, ScanKind, Type};
 
 use super::layout::Distribution;
-use super::lower::{dtype, Lowerer, OrLlvm, Result};
+use super::lower::{bug, dtype, Lowerer, OrBug, OrLlvm, Result};
 
 /// How a layout spreads one axis: `reg_bits` low bits in registers, then `lane_len` lane bits
 /// from lane bit `lane_shift`, then `warp_len` warp bits from warp bit `warp_shift`.
@@ -107,7 +107,7 @@ pub(crate) fn scratch_bytes(ty: &Type, axis: u32) -> Result<u64> {
     if plan.warp_len == 0 {
         return Ok(0);
     }
-    let size = u64::from(dtype(ty)?.size_bytes());
+    let size = u64::from(dtype(ty).size_bytes());
     let groups = dist.numel() / dist.extent(axis);
     Ok((groups << plan.warp_len) * size)
 }
@@ -131,17 +131,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         reverse: bool,
         data: &OpData,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let d = dtype(ty)?;
+        let ty = self.operand_type(data, 0);
+        let d = dtype(ty);
         if !matches!(d, DType::I32 | DType::I64 | DType::F32) {
-            return Err(format!("scans take i32, i64 or f32, found `{d}`"));
+            bug(format_args!("a scan of i32, i64 or f32, found `{d}`"));
         }
         let op = combiner(kind);
-        let dist = self.tensor_distribution(ty)?;
+        let dist = self.tensor_distribution(ty);
         let axis = axis as usize;
         let plan = Plan::of(&dist, axis)?;
-        let mut vals = self.operand(data, 0)?.to_vec();
+        let mut vals = self.operand(data, 0).to_vec();
 
         // Groups: registers with one position along the other dimensions, in axis order.
         let mut groups: Vec<Group> = Vec::new();
@@ -168,7 +167,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let (prev, next) = (m[w].1, m[w + 1].1);
                 vals[next] = self.binary(op, d, vals[prev], vals[next], false)?;
             }
-            let last = m.last().ok_or("a scan group without registers")?.1;
+            let last = m.last().or_bug("registers in each scan group").1;
             totals.push(vals[last]);
         }
 
@@ -226,7 +225,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if plan.warp_len > 0 {
             let warps = 1u64 << plan.warp_len;
             let n_groups = dist.numel() / dist.extent(axis);
-            let elem = totals.first().ok_or("a scan without groups")?.get_type();
+            let elem = totals.first().or_bug("a scan group").get_type();
             let smem = self.shared_array(elem, warps * n_groups)?;
             let t = self.thread_coords(&dist)?;
             // Each group's row-major index along the other dimensions.
@@ -313,7 +312,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         }
                     });
                 }
-                let (prefix, has) = acc.ok_or("no warps along a scan's axis")?;
+                let (prefix, has) = acc.or_bug("warps along the scan's axis");
                 for &(_, k) in m {
                     let both = self.binary(op, d, prefix, vals[k], false)?;
                     vals[k] = self.builder.build_select(has, both, vals[k], "").llvm()?;

@@ -33,7 +33,7 @@ use tile_core::Target;
 
 use super::layout::Distribution;
 use super::ldmatrix::Swizzle;
-use super::lower::{int, pointer, register_type, Lowerer, OrLlvm, Result, GLOBAL};
+use super::lower::{bug, int, register_type, Lowerer, OrBug, OrLlvm, Result, GLOBAL};
 
 /// The address space of shared memory in NVPTX.
 const SHARED: u16 = 3;
@@ -60,7 +60,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             g.set_alignment(1024);
             (g, size)
         } else {
-            let len = u32::try_from(size).map_err(|_| "shared memory too large".to_string())?;
+            let len = u32::try_from(size).or_bug("static shared memory of a `u32` size");
             (
                 self.internal_shared_global(i8_ty.array_type(len), "__tile_smem"),
                 0,
@@ -74,7 +74,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     fn shared_at(&self, off: u64) -> Result<PointerValue<'ctx>> {
         let base = self
             .smem_base
-            .ok_or("shared memory used, but the allocation has none")?;
+            .or_bug("shared memory in the allocation for an op that uses it");
         let i8_ty = self.context.i8_type();
         let at = self.context.i64_type().const_int(off, false);
         // SAFETY: a constant GEP of `off` bytes into the kernel's shared array, whose length (the
@@ -106,10 +106,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         n: u64,
         limit: u64,
     ) -> Result<PointerValue<'ctx>> {
-        let op = self.current_op.ok_or("a shared array outside any op")?;
+        let op = self.op_id();
         let bytes = n
-            .checked_mul(self.store_size(elem)?)
-            .ok_or("a shared array is too large")?;
+            .checked_mul(self.store_size(elem))
+            .or_bug("a shared array's size in `u64`");
         let used = if self.scratch_used.0 == Some(op) {
             self.scratch_used.1
         } else {
@@ -122,13 +122,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 "an op needs {end} bytes of shared memory, more than the {limit} a program may declare statically (smaller tiles help)"
             ));
         }
+        // The allocation sized the region from `scratch`, which must agree with the lowering.
         let place = self
             .alloc
             .place(op)
-            .ok_or("internal error: an op uses shared memory the allocation gave it none of")?;
+            .or_bug("a region of the allocation for an op that uses scratch shared memory");
         if end > place.bytes {
-            return Err(format!(
-                "internal error: the op uses {end} bytes of scratch shared memory, the allocation gave it {}",
+            bug(format_args!(
+                "at least {end} bytes of scratch shared memory in the allocation, found {}",
                 place.bytes
             ));
         }
@@ -154,17 +155,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// The `local_alloc` buffer being lowered: where the allocation put it.
     pub(super) fn shared_buffer(&mut self) -> Result<PointerValue<'ctx>> {
-        let op = self.current_op.ok_or("a shared buffer outside any op")?;
+        let op = self.op_id();
         let place = self
             .alloc
             .place(op)
-            .ok_or("internal error: a buffer the allocation did not place")?;
+            .or_bug("the buffer placed by the allocation");
         self.shared_at(place.offset)
     }
 
     /// Bytes one element of `t` occupies in a shared array.
-    fn store_size(&self, t: BasicTypeEnum<'ctx>) -> Result<u64> {
-        Ok(match t {
+    #[track_caller]
+    fn store_size(&self, t: BasicTypeEnum<'ctx>) -> u64 {
+        match t {
             BasicTypeEnum::IntType(i) => u64::from(i.get_bit_width().div_ceil(8)),
             BasicTypeEnum::FloatType(f) => {
                 if f == self.context.f32_type() {
@@ -173,8 +175,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     2
                 }
             }
-            other => return Err(format!("no shared arrays of `{other}`")),
-        })
+            other => bug(format_args!("an integer or float type, found `{other}`")),
+        }
     }
 
     /// The address of element `i` of the shared array at `base`.
@@ -227,7 +229,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .builder
             .get_insert_block()
             .and_then(|bb| bb.get_parent())
-            .ok_or("the builder is not inside a function")?;
+            .or_bug("the builder inside the kernel");
         let then_bb = self.context.append_basic_block(function, "guarded");
         let join_bb = self.context.append_basic_block(function, "guarded.join");
         self.builder
@@ -245,27 +247,23 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let name = "llvm.nvvm.barrier0";
         let decl = inkwell::intrinsics::Intrinsic::find(name)
             .and_then(|i| i.get_declaration(self.module, &[]))
-            .ok_or_else(|| format!("LLVM has no intrinsic `{name}`"))?;
+            .unwrap_or_else(|| bug(format_args!("LLVM to have the intrinsic `{name}`")));
         self.builder.build_call(decl, &[], "").llvm()?;
         Ok(())
     }
 
     /// `convert_layout`: the operand's elements, held as the result's layout places them.
     pub(super) fn convert_layout(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let to = self.result_type(data)?;
+        let from = self.operand_type(data, 0);
+        let to = self.result_type(data);
         if Self::wants_ldmatrix(from, to) {
             return self.convert_with_ldmatrix(data);
         }
         if let Some(sw) = swizzled_conversion(from, to) {
             return self.convert_swizzled(data, sw);
         }
-        let (src, dst) = (
-            self.tensor_distribution(from)?,
-            self.tensor_distribution(to)?,
-        );
-        let vals = self.operand(data, 0)?.to_vec();
+        let (src, dst) = (self.tensor_distribution(from), self.tensor_distribution(to));
+        let vals = self.operand(data, 0).to_vec();
         let elem = from.elem;
         let (smem, mem_ty) = self.tensor_to_shared(&src, elem, &vals)?;
 
@@ -290,15 +288,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         data: &OpData,
         sw: Swizzle,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let from = f.ty(*data.operands.first().ok_or("missing operand")?);
-        let to = self.result_type(data)?;
-        let (src, dst) = (Distribution::of(from)?, Distribution::of(to)?);
-        let vals = self.operand(data, 0)?.to_vec();
+        let from = self.operand_type(data, 0);
+        let to = self.result_type(data);
+        let (src, dst) = (self.tensor_distribution(from), self.tensor_distribution(to));
+        let vals = self.operand(data, 0).to_vec();
         let elem_ty = register_type(self.context, from.elem);
         let i8_ty = self.context.i8_type();
         let bytes = u64::from(from.shape[0]) * sw.c * sw.elem_bytes;
-        let limit = f
+        let limit = self
+            .f
             .target
             .map_or(Target::STATIC_SHARED_BYTES, Target::max_shared_bytes);
         let smem = self.shared_array_within(i8_ty.into(), bytes, limit)?;
@@ -372,7 +370,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let value: BasicValueEnum<'ctx> = match vals {
             [v] => *v,
             _ => {
-                let vty = vector_of(elem_ty, vals.len() as u32)?;
+                let vty = vector_of(elem_ty, vals.len() as u32);
                 let mut v = vty.get_poison();
                 for (i, &x) in vals.iter().enumerate() {
                     let idx = self.context.i32_type().const_int(i as u64, false);
@@ -381,9 +379,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 v.into()
             }
         };
-        let align = self.store_size(elem_ty)? * vals.len() as u64;
+        let align = self.store_size(elem_ty) * vals.len() as u64;
         let st = b.build_store(p, value).llvm()?;
-        st.set_alignment(align as u32).map_err(|e| e.to_string())?;
+        st.set_alignment(align as u32).llvm()?;
         Ok(())
     }
 
@@ -400,18 +398,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let i8_ty = self.context.i8_type();
         // SAFETY: as in `shared_vector_store`: the run lies inside one chunk of the tile.
         let p = unsafe { b.build_in_bounds_gep(i8_ty, smem, &[at], "") }.llvm()?;
-        let align = (self.store_size(elem_ty)? * count as u64) as u32;
+        let align = (self.store_size(elem_ty) * count as u64) as u32;
         if count == 1 {
             let v = b.build_load(elem_ty, p, "").llvm()?;
             if let Some(i) = v.as_instruction_value() {
-                i.set_alignment(align).map_err(|e| e.to_string())?;
+                i.set_alignment(align).llvm()?;
             }
             return Ok(vec![v]);
         }
-        let vty = vector_of(elem_ty, count as u32)?;
+        let vty = vector_of(elem_ty, count as u32);
         let v = b.build_load(vty, p, "").llvm()?;
         if let Some(i) = v.as_instruction_value() {
-            i.set_alignment(align).map_err(|e| e.to_string())?;
+            i.set_alignment(align).llvm()?;
         }
         let v = v.into_vector_value();
         (0..count)
@@ -524,20 +522,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(match elem {
             Elem::Ptr(_) => b
                 .build_int_to_ptr(
-                    int(v)?,
+                    int(v),
                     self.context.ptr_type(AddressSpace::from(GLOBAL)),
                     "",
                 )
-                .llvm()
-                .map(|p| pointer(p.into()))??
+                .llvm()?
                 .into(),
             Elem::Scalar(DType::I1) => b
-                .build_int_compare(
-                    IntPredicate::NE,
-                    int(v)?,
-                    int(v)?.get_type().const_zero(),
-                    "",
-                )
+                .build_int_compare(IntPredicate::NE, int(v), int(v).get_type().const_zero(), "")
                 .llvm()?
                 .into(),
             Elem::Scalar(_) => v,
@@ -554,12 +546,13 @@ pub(super) fn memory_bytes(elem: Elem) -> u64 {
     }
 }
 
-/// A vector of `n` elements of the scalar type `t`.
-fn vector_of(t: BasicTypeEnum<'_>, n: u32) -> Result<inkwell::types::VectorType<'_>> {
+/// A vector of `n` elements of the scalar type `t` (the registers of numbers).
+#[track_caller]
+fn vector_of(t: BasicTypeEnum<'_>, n: u32) -> inkwell::types::VectorType<'_> {
     match t {
-        BasicTypeEnum::FloatType(f) => Ok(f.vec_type(n)),
-        BasicTypeEnum::IntType(i) => Ok(i.vec_type(n)),
-        other => Err(format!("no vectors of `{other}`")),
+        BasicTypeEnum::FloatType(f) => f.vec_type(n),
+        BasicTypeEnum::IntType(i) => i.vec_type(n),
+        other => bug(format_args!("an integer or float type, found `{other}`")),
     }
 }
 

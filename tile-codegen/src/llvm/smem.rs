@@ -22,19 +22,15 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use tile_core::ir::{Layout, OpData, SharedLayout, Type};
 
-use super::layout::Distribution;
 use super::ldmatrix::Swizzle;
-use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
+use super::lower::{bug, dtype, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
-/// The buffer type of operand 0 and its swizzle.
-fn buffer_of<'t>(
-    f: &'t tile_core::ir::Function,
-    data: &OpData,
-) -> Result<(&'t Type, SharedLayout)> {
-    let ty = f.ty(*data.operands.first().ok_or("missing buffer operand")?);
+/// The buffer type of operand 0 and its shared layout (the verifier's rule 25).
+fn buffer_of<'t>(f: &'t tile_core::ir::Function, data: &OpData) -> (&'t Type, SharedLayout) {
+    let ty = f.ty(*data.operands.first().or_bug("a buffer operand"));
     match &ty.layout {
-        Some(Layout::Shared(s)) if ty.shape.len() == 3 => Ok((ty, s.clone())),
-        _ => Err(format!("expected a shared buffer, found `{ty}`")),
+        Some(Layout::Shared(s)) if ty.shape.len() == 3 => (ty, s.clone()),
+        _ => bug(format_args!("a shared buffer, found `{ty}`")),
     }
 }
 
@@ -47,9 +43,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// The shared address of stage `stage` of the buffer operand: `base + stage · stage bytes`.
     fn stage_base(&self, data: &OpData, ty: &Type) -> Result<IntValue<'ctx>> {
-        let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
-        let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;
-        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let buf = pointer(self.scalar_operand(data, 0));
+        let stage = int(self.scalar_operand(data, 1));
+        let d = dtype(ty);
         let stage_bytes =
             u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());
         let base = self.shared_address(buf)?;
@@ -64,18 +60,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// `async_copy %buf, %stage, %ptr[, %mask]` (see the module documentation).
     pub(super) fn async_copy(&mut self, data: &OpData, vec: u32) -> Result<()> {
         let f = self.f;
-        let (ty, layout) = buffer_of(f, data)?;
-        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let (ty, layout) = buffer_of(f, data);
+        let d = dtype(ty);
         let cols = u64::from(ty.shape[2]);
         let sw = Swizzle::from_layout(&layout, u64::from(ty.shape[1]), cols, d.size_bytes());
-        let pty = f.ty(*data.operands.get(2).ok_or("missing pointer operand")?);
-        let src = Distribution::of(pty)?;
+        let pty = self.operand_type(data, 2);
+        let src = self.tensor_distribution(pty);
         let base = self.stage_base(data, ty)?;
-        let ptrs = self.operand(data, 2)?.to_vec();
-        let masks = match data.operands.get(3) {
-            Some(_) => Some(self.operand(data, 3)?.to_vec()),
-            None => None,
-        };
+        let ptrs = self.operand(data, 2).to_vec();
+        let masks = data.operands.get(3).map(|_| self.operand(data, 3).to_vec());
         let t = self.thread_coords(&src)?;
         let owner = self.owner(&src)?;
         let bytes = u64::from(vec) * u64::from(d.size_bytes());
@@ -109,16 +102,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let col = self.index_along(&src, &t, 1, k)?;
                     let off = self.swizzled_byte_offset(sw, row, col)?;
                     let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
-                    let m = match &masks {
-                        Some(m) => Some(
-                            m[k..k + run as usize]
-                                .iter()
-                                .map(|&v| int(v))
-                                .collect::<Result<Vec<_>>>()?,
-                        ),
-                        None => None,
-                    };
-                    runs.push((dst, pointer(ptrs[k])?, m));
+                    let m = masks.as_ref().map(|m| {
+                        m[k..k + run as usize]
+                            .iter()
+                            .map(|&v| int(v))
+                            .collect::<Vec<_>>()
+                    });
+                    runs.push((dst, pointer(ptrs[k]), m));
                 }
                 return self.guarded(owner, |me| {
                     for (dst, src, m) in &runs {
@@ -135,11 +125,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let col = self.index_along(&src, &t, 1, k)?;
             let off = self.swizzled_byte_offset(sw, row, col)?;
             let dst = self.builder.build_int_nuw_add(base, off, "").llvm()?;
-            let m = match &masks {
-                Some(m) => Some(int(m[k])?),
-                None => None,
-            };
-            copies.push((dst, pointer(ptrs[k])?, m));
+            let m = masks.as_ref().map(|m| int(m[k]));
+            copies.push((dst, pointer(ptrs[k]), m));
         }
         self.guarded(owner, |me| {
             for &(dst, src, m) in &copies {
@@ -327,9 +314,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
         let offset = offset.map(u64::from);
-        let (ty, layout) = buffer_of(f, data)?;
-        let to = self.result_type(data)?;
-        let d = ty.dtype().ok_or("a shared buffer holds numbers")?;
+        let (ty, layout) = buffer_of(f, data);
+        let to = self.result_type(data);
+        let d = dtype(ty);
         let sw = Swizzle::from_layout(
             &layout,
             u64::from(ty.shape[1]),
@@ -344,8 +331,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_tf32_a(base, sw, offset, to)
         } else {
-            let buf = pointer(*self.operand(data, 0)?.first().ok_or("empty buffer")?)?;
-            let stage = int(*self.operand(data, 1)?.first().ok_or("empty stage")?)?;
+            let buf = pointer(self.scalar_operand(data, 0));
+            let stage = int(self.scalar_operand(data, 1));
             let stage_bytes =
                 u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());
             let i32_ty = self.context.i32_type();
@@ -371,7 +358,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         offset: [u64; 2],
         to: &Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let dst = Distribution::of(to)?;
+        let dst = self.tensor_distribution(to);
         let t = self.thread_coords(&dst)?;
         let elem_ty = super::lower::register_type(self.context, to.elem);
         let mut out = Vec::with_capacity(dst.elems_per_thread());
@@ -393,8 +380,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .llvm()?;
             let v = b.build_load(elem_ty, p, "").llvm()?;
             if let Some(i) = v.as_instruction_value() {
-                i.set_alignment(sw.elem_bytes as u32)
-                    .map_err(|e| e.to_string())?;
+                i.set_alignment(sw.elem_bytes as u32).llvm()?;
             }
             out.push(v);
         }

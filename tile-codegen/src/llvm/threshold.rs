@@ -34,7 +34,7 @@ use inkwell::values::{
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_core::random::UNIFORM_SCALE_32;
 
-use super::lower::{Lowerer, OrLlvm, Result};
+use super::lower::{Lowerer, OrBug, OrLlvm, Result};
 
 /// `(all, t)` for the probability `p`: `uint_to_uniform_float(x) > p` ⟺
 /// `all || x.wrapping_sub(t + 1) < 0u32.wrapping_sub(2 * (t + 1))` (see the module documentation;
@@ -84,7 +84,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         &self,
         p: FloatValue<'ctx>,
     ) -> Result<(IntValue<'ctx>, IntValue<'ctx>, IntValue<'ctx>)> {
-        let block = self.builder.get_insert_block().ok_or("no insert block")?;
+        let block = self.builder.get_insert_block().or_bug("an insertion block");
         let key = (block, p);
         if let Some(&v) = self.thresholds.borrow().get(&key) {
             return Ok(v);

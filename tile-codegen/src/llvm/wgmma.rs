@@ -37,8 +37,7 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
 use tile_core::ir::{DType, Layout, OpData, SharedLayout, Type};
 
-use super::layout::Distribution;
-use super::lower::{int, pointer, Lowerer, OrLlvm, Result};
+use super::lower::{bug, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
 /// The most columns one `wgmma` computes.
 const MAX_N: u64 = 256;
@@ -59,10 +58,15 @@ impl Operand {
     fn of(layout: &SharedLayout, rows: u64, cols: u64) -> std::result::Result<Operand, String> {
         let width = layout.block_cols(cols);
         let row_bytes = width * 2;
-        let cols_u32 = u32::try_from(cols).map_err(|_| "columns out of range".to_string())?;
-        if *layout != SharedLayout::wgmma(cols_u32, 2) || !matches!(row_bytes, 32 | 64 | 128) {
+        let cols_u32 = u32::try_from(cols).or_bug("a column count in `u32`");
+        if *layout != SharedLayout::wgmma(cols_u32, 2) {
+            bug(format_args!(
+                "the `wgmma` layout for {cols} columns (the verifier's rule 28), found {layout}"
+            ));
+        }
+        if !matches!(row_bytes, 32 | 64 | 128) {
             return Err(format!(
-                "a `wgmma` operand needs its buffer in the wgmma layout, not {layout} for {cols} columns"
+                "a `wgmma` operand needs rows of 32, 64 or 128 bytes per swizzle block, not {row_bytes} ({cols} columns)"
             ));
         }
         Ok(Operand {
@@ -106,8 +110,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// The shared address of stage operand `i + 1` of buffer operand `i`.
     fn wgmma_stage(&self, data: &OpData, i: usize, ty: &Type) -> Result<IntValue<'ctx>> {
-        let buf = pointer(*self.operand(data, i)?.first().ok_or("empty buffer")?)?;
-        let stage = int(*self.operand(data, i + 1)?.first().ok_or("empty stage")?)?;
+        let buf = pointer(self.scalar_operand(data, i));
+        let stage = int(self.scalar_operand(data, i + 1));
         let stage_bytes = u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * 2;
         let base = self.shared_address(buf)?;
         let i32_ty = self.context.i32_type();
@@ -144,23 +148,17 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` (see the module documentation).
     pub(super) fn warp_group_dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f = self.f;
-        let ty = |i: usize| -> Result<&Type> {
-            Ok(f.ty(*data
-                .operands
-                .get(i)
-                .ok_or("`warp_group_dot` takes 5 operands")?))
-        };
-        let (aty, bty, cty) = (ty(0)?, ty(2)?, ty(4)?);
+        let ty = |i: usize| self.operand_type(data, i);
+        let (aty, bty, cty) = (ty(0), ty(2), ty(4));
         let (Some(Layout::Shared(al)), Some(Layout::Shared(bl)), Some(Layout::Mma(mma))) =
             (&aty.layout, &bty.layout, &cty.layout)
         else {
-            return Err("`warp_group_dot` takes two shared buffers and an mma accumulator".into());
+            bug("two shared buffers and an mma accumulator");
         };
         let ptx_ty = match aty.dtype() {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
-            other => return Err(format!("`wgmma` of {other:?} operands")),
+            other => bug(format_args!("f16 or bf16 operands, found {other:?}")),
         };
         let (m, k, n) = (
             u64::from(aty.shape[1]),
@@ -181,8 +179,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let a = Operand::of(al, m, k)?;
         let b = Operand::of(bl, k, n)?;
         let (a_fixed, b_fixed) = (a.fixed_bits(true), b.fixed_bits(false));
-        let dc = Distribution::of(cty)?;
-        let mut acc = self.operand(data, 4)?.to_vec();
+        let dc = self.tensor_distribution(cty);
+        let mut acc = self.operand(data, 4).to_vec();
 
         // This warpgroup's first row: 64 · (warp / 4).
         let i32_ty = self.context.i32_type();
@@ -221,10 +219,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         .map(|j| {
                             let (i8, w) = (j / 4, j % 4);
                             let at = [r * 16 * wm + 8 * (w / 2), n0 + 8 * i8 + w % 2];
-                            dc.reg_at(&at)
-                                .ok_or_else(|| format!("no accumulator register at {at:?}"))
+                            dc.reg_at(&at).unwrap_or_else(|| {
+                                bug(format_args!("an accumulator register at {at:?}"))
+                            })
                         })
-                        .collect::<Result<Vec<_>>>()?;
+                        .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
                     let d = self.wgmma_asm(ptx_ty, n_instr, ad, bd, one, &c)?;
                     for (&i, v) in regs.iter().zip(d) {
@@ -301,7 +300,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         data: &OpData,
         pending: u32,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let acc = self.operand(data, 0)?.to_vec();
+        let acc = self.operand(data, 0).to_vec();
         let regs = acc.len();
         let text = format!("wgmma.wait_group.sync.aligned {pending};");
         let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
@@ -350,13 +349,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .build_indirect_call(fn_ty, asm, args, "")
             .llvm()?;
         let ValueKind::Basic(v) = call.try_as_basic_value() else {
-            return Err("`wgmma` asm yields nothing".into());
+            bug("a value from the `wgmma` asm");
         };
         if regs == 1 {
             return Ok(vec![v]);
         }
-        let s =
-            StructValue::try_from(v).map_err(|()| "`wgmma` asm yields no struct".to_string())?;
+        let s = StructValue::try_from(v).or_bug("a struct from the `wgmma` asm");
         (0..regs as u32)
             .map(|i| self.builder.build_extract_value(s, i, "").llvm())
             .collect()
@@ -383,8 +381,8 @@ mod tests {
         let a32 = Operand::of(&SharedLayout::wgmma(32, 2), 128, 32).unwrap();
         assert_eq!(a32.swizzle_mode(), 2);
         assert_eq!(a32.fixed_bits(true) >> 32 & 0x3fff, 512 >> 4);
-        // Any other swizzle is refused.
-        assert!(Operand::of(&SharedLayout::swizzled(128, 2), 64, 128).is_err());
+        // Rows of 16 bytes have no swizzle mode (another layout the verifier rules out).
+        assert!(Operand::of(&SharedLayout::wgmma(8, 2), 64, 8).is_err());
     }
 
     /// The layout places every block's 16-byte chunks as the hardware's swizzle modes read

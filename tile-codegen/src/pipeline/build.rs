@@ -132,21 +132,37 @@ fn lower_llvm(p: &PlannedTarget) -> Result<Artifacts, InstanceError> {
 /// [`llvm::compile_analyzed`] for `p`, with its planned analyses, through the PTX cache
 /// ([`crate::ptx_cache`]: `p.gpu_ir` is the text `p.ir` was parsed from, so it is the whole
 /// input). Lowering can fail on what the kernel asks for (shared memory beyond the limit), not
-/// only on a bug in tile: the failure says what failed, at the tokens of the op that needs it.
+/// only on a bug in tile: the failure says what failed, at the tokens of the op that needs it. A
+/// bug (an internal [`llvm::CodegenError`], or a panic anywhere in the back end, caught here) is
+/// an internal error, at the op where the lowering names one, else at the kernel.
 pub(super) fn lower_with(
     p: &PlannedTarget,
     options: llvm::Options,
 ) -> Result<Artifacts, InstanceError> {
     let g = &p.ir;
-    crate::ptx_cache::lower_cached(p.target, options, &p.gpu_ir, || {
-        llvm::compile_analyzed(g, &p.analyses, p.target, options)
-    })
-    .map_err(|e| {
-        let loc = e.op.and_then(|i| g.locs().get(i).copied().flatten());
-        InstanceError::Kernel(Failure {
-            msg: e.to_string(),
-            loc,
+    let compiled = std::panic::catch_unwind(|| {
+        crate::ptx_cache::lower_cached(p.target, options, &p.gpu_ir, || {
+            llvm::compile_analyzed(g, &p.analyses, p.target, options)
         })
+    });
+    let compiled = compiled.map_err(|payload| {
+        InstanceError::Internal(Failure::from(format!(
+            "kernel `{}` ({}): the LLVM back end panicked: {}",
+            g.name,
+            p.target.arch(),
+            llvm::panic_message(payload.as_ref())
+        )))
+    })?;
+    compiled.map_err(|e| {
+        let failure = Failure {
+            loc: e.op.and_then(|id| g.op(id).loc),
+            msg: e.to_string(),
+        };
+        if e.internal {
+            InstanceError::Internal(failure)
+        } else {
+            InstanceError::Kernel(failure)
+        }
     })
 }
 
