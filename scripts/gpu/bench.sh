@@ -16,6 +16,10 @@
 #   baseline.json, joined.md, logs, plots/ and joined_plots/): the device tool brings back only a
 #   few files, so the folder is packed.
 set -uo pipefail
+# .device-bin travels packed (scripts/gpu/build.sh).
+if [ ! -d .device-bin ] && [ -f .device-pack/device-bin.tar.xz ]; then
+  tar -xJf .device-pack/device-bin.tar.xz
+fi
 B=${B:-.device-bin}
 OUT=${OUT:-bench-out}
 FILTER=""; EXTRA=()

@@ -16,6 +16,10 @@
 #   SAN_TIMEOUT (seconds per sanitizer run, default 300).
 # Writes: $OUT/summary.txt and $OUT/check-logs.tgz. Exit status 0 when everything passed.
 set -uo pipefail
+# .device-bin travels packed (scripts/gpu/build.sh).
+if [ ! -d .device-bin ] && [ -f .device-pack/device-bin.tar.xz ]; then
+  tar -xJf .device-pack/device-bin.tar.xz
+fi
 B=${B:-.device-bin}
 OUT=${OUT:-bench-out}
 QUICK=--quick

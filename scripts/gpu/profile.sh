@@ -21,6 +21,10 @@
 # Environment: B (binaries, default .device-bin), OUT (results, default bench-out/, git-ignored).
 # Writes: $OUT/summary.txt (ncu's headline numbers and the SASS counts) and $OUT/profile.tgz.
 set -uo pipefail
+# .device-bin travels packed (scripts/gpu/build.sh).
+if [ ! -d .device-bin ] && [ -f .device-pack/device-bin.tar.xz ]; then
+  tar -xJf .device-pack/device-bin.tar.xz
+fi
 B=${B:-.device-bin}
 OUT=${OUT:-bench-out}
 [ $# -ge 1 ] && [ "${1:0:1}" != - ] || { sed -n '2,25p' "$0"; exit 2; }
