@@ -26,53 +26,68 @@ fn every_variant_assembles_without_spills() {
         println!("skipped: no ptxas (run scripts/setup.sh, or set TILE_PTXAS)");
         return;
     };
-    let mut assembled = 0;
-    // Every spilling variant, so that one run names them all.
-    let mut spills = Vec::new();
+    // Every module, assembled on every core (ptxas is most of this test's time).
+    let mut modules = Vec::new();
     for k in common::all() {
         assert!(!k.variants.is_empty(), "{}", k.name);
         for (vi, v) in k.variants.iter().enumerate() {
             let archs: Vec<&str> = v.targets.iter().map(|t| t.target.arch()).collect();
             assert_eq!(archs, ["sm_90a", "sm_80"], "{} v{vi}", k.name);
-            for t in v.targets {
-                let (r, cubin) =
-                    tile_codegen::ptxas::assemble_cubin(&ptxas, t.ptx, t.target.arch())
-                        .unwrap_or_else(|e| {
-                            panic!("{} v{vi} {}: ptxas failed:\n{e}", k.name, t.target.arch())
-                        });
-                // The build found the same ptxas (this run's TILE_PTXAS, or .tools/), so it
-                // embedded this very cubin, unless TILE_CUBIN turned cubins off.
-                if tile_codegen::pipeline::cubin_ptxas().is_some() {
-                    assert!(
-                        t.cubin == cubin.as_slice(),
-                        "{} v{vi} {}: the embedded cubin ({} bytes) is not ptxas's ({} bytes)",
-                        k.name,
-                        t.target.arch(),
-                        t.cubin.len(),
-                        cubin.len()
-                    );
-                }
-                if (r.spill_stores, r.spill_loads) != (0, 0) {
-                    spills.push(format!(
-                        "{} v{vi} {} spills:\n{}",
-                        k.name,
-                        t.target.arch(),
-                        r.raw
-                    ));
-                }
-                // A stack frame without spills (ptxas reserves a few bytes for some kernels at the
-                // register cap) is reported, not failed.
-                println!(
-                    "{:<24} v{vi} {:<7} {:>3} registers, {} bytes stack",
-                    k.name,
-                    t.target.arch(),
-                    r.registers,
-                    r.stack_frame
-                );
-                assembled += 1;
-            }
+            modules.extend(v.targets.iter().map(|t| (k.name, vi, t)));
         }
     }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut reports: Vec<_> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(name, vi, t)) = modules.get(i) else {
+                            return done;
+                        };
+                        let arch = t.target.arch();
+                        let assembled = tile_codegen::ptxas::assemble_cubin(&ptxas, t.ptx, arch)
+                            .unwrap_or_else(|e| panic!("{name} v{vi} {arch}: ptxas failed:\n{e}"));
+                        done.push((i, assembled));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a ptxas worker panicked"))
+            .collect()
+    });
+    reports.sort_by_key(|(i, _)| *i);
+    // Every spilling variant, so that one run names them all.
+    let mut spills = Vec::new();
+    for ((name, vi, t), (_, (r, cubin))) in modules.iter().zip(&reports) {
+        let arch = t.target.arch();
+        // The build found the same ptxas (this run's TILE_PTXAS, or .tools/), so it embedded
+        // this very cubin, unless TILE_CUBIN turned cubins off.
+        if tile_codegen::pipeline::cubin_ptxas().is_some() {
+            assert!(
+                t.cubin == cubin.as_slice(),
+                "{name} v{vi} {arch}: the embedded cubin ({} bytes) is not ptxas's ({} bytes)",
+                t.cubin.len(),
+                cubin.len()
+            );
+        }
+        if (r.spill_stores, r.spill_loads) != (0, 0) {
+            spills.push(format!("{name} v{vi} {arch} spills:\n{}", r.raw));
+        }
+        // A stack frame without spills (ptxas reserves a few bytes for some kernels at the
+        // register cap) is reported, not failed.
+        println!(
+            "{name:<24} v{vi} {arch:<7} {:>3} registers, {} bytes stack",
+            r.registers, r.stack_frame
+        );
+    }
+    assert_eq!(reports.len(), modules.len());
+    let assembled = reports.len();
     println!("{assembled} PTX modules assembled");
     assert!(spills.is_empty(), "{}", spills.join("\n"));
 }

@@ -26,7 +26,7 @@ use inkwell::IntPredicate;
 use tile_core::ir::{AtomicOp, DType, Function, MemScope, MemSem, OpData, OpId};
 use tile_core::Target;
 
-use super::lower::{bug, int, pointee, pointer, Lowerer, OrLlvm, Result};
+use super::lower::{bug, int, pointee, pointer, Lowerer, OrBug, OrLlvm, Result};
 
 /// What an atomic op asks of the PTX instruction.
 #[derive(Clone, Copy)]
@@ -51,7 +51,7 @@ pub(crate) fn scratch_bytes(f: &Function, op: OpId) -> Result<u64> {
     let ty = f.ty(r);
     let size = u64::from(
         ty.dtype()
-            .ok_or("an atomic's result is a number")?
+            .or_bug("an atomic's result to be a number (verifier rule 26)")
             .size_bytes(),
     );
     if !ty.is_tensor() {

@@ -379,7 +379,9 @@ struct Split {
 /// is reduced); `Err` where a layout bit mixes reduced and kept dimensions.
 fn split(ty: &Type, axis: u32) -> Result<Split> {
     if axis as usize >= ty.shape.len() {
-        return Err(format!("axis {axis} is out of range for `{ty}`"));
+        bug(format_args!(
+            "an axis of `{ty}` (verifier rule 16), not {axis}"
+        ));
     }
     let dist = Distribution::of(ty)?;
     let reduced: Vec<usize> = if ty.shape.len() == 1 {
@@ -424,7 +426,9 @@ fn split(ty: &Type, axis: u32) -> Result<Split> {
 /// The shared memory `reduce {axis}` of an operand of type `ty` needs, in bytes: a partial per
 /// reduced warp and group when warp bits lie along the reduced dimensions, else none.
 pub(super) fn scratch_bytes(ty: &Type, axis: u32) -> Result<u64> {
-    let d = ty.dtype().ok_or("a reduction of numbers")?;
+    let d = ty
+        .dtype()
+        .or_bug("a reduction of numbers (verifier rule 16)");
     let s = split(ty, axis)?;
     if s.red_warps == 0 {
         return Ok(0);

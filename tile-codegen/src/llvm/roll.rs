@@ -197,7 +197,9 @@ pub(super) fn scratch_bytes(ty: &Type, axis: u32, shift: u32) -> Result<u64> {
     let dist = Distribution::of(ty)?;
     let d = axis as usize;
     if d >= dist.rank() {
-        return Err(format!("axis {axis} is out of range for `{ty}`"));
+        bug(format_args!(
+            "an axis of `{ty}` (verifier rule 24), not {axis}"
+        ));
     }
     if shift == 0 || dist.extent(d) == 1 || half_bit(&dist, d, u64::from(shift)).is_some() {
         return Ok(0);

@@ -8,36 +8,36 @@
 
 use tile_core::ir::{Function, OpId, OpKind};
 
+use super::lower::{bug, OrBug};
+
 /// Scratch bytes `op` of `f` needs while it is lowered (0 for most ops); `Err` where its types
-/// are not what the lowering takes (the lowering reports the same), or where the op declares
-/// scratch use that no lowering here answers for.
+/// and layouts are beyond what the lowering takes (which the lowering reports the same way). A
+/// verified kernel has the operands and results read here, and every op that declares scratch
+/// use has an answer; anything else is a bug in tile (a panic the pipeline reports as an internal
+/// error).
 pub fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
     let d = f.op(op);
     let operand = |i: usize| {
         d.operands
             .get(i)
             .map(|&v| f.ty(v))
-            .ok_or_else(|| format!("`{}` is missing operand {i}", d.kind.name()))
+            .or_bug("the operands the verifier gives the op")
     };
     let result = || {
         d.results
             .first()
             .map(|&v| f.ty(v))
-            .ok_or_else(|| format!("`{}` has no result", d.kind.name()))
+            .or_bug("the result the verifier gives the op")
     };
     match &d.kind {
-        OpKind::ConvertLayout => Ok(super::shared::convert_scratch_bytes(operand(0)?, result()?)),
-        OpKind::Reduce { axis, .. } => super::reduce::scratch_bytes(operand(0)?, *axis),
-        OpKind::Roll { axis, shift } => super::roll::scratch_bytes(result()?, *axis, *shift),
-        OpKind::Scan { axis, .. } => super::scan::scratch_bytes(operand(0)?, *axis),
+        OpKind::ConvertLayout => Ok(super::shared::convert_scratch_bytes(operand(0), result())),
+        OpKind::Reduce { axis, .. } => super::reduce::scratch_bytes(operand(0), *axis),
+        OpKind::Roll { axis, shift } => super::roll::scratch_bytes(result(), *axis, *shift),
+        OpKind::Scan { axis, .. } => super::scan::scratch_bytes(operand(0), *axis),
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => super::atomic::scratch_bytes(f, op),
-        OpKind::Dot { .. } => Ok(super::dot::scratch_bytes(
-            operand(0)?,
-            operand(1)?,
-            result()?,
-        )),
-        kind if kind.uses_scratch() => Err(format!(
-            "internal error: `{}` declares scratch memory, and no lowering says how much",
+        OpKind::Dot { .. } => Ok(super::dot::scratch_bytes(operand(0), operand(1), result())),
+        kind if kind.uses_scratch() => bug(format_args!(
+            "a scratch size for `{}`, which declares scratch memory",
             kind.name()
         )),
         // Every other op declares none (`OpKind::shared_memory_use`).

@@ -34,8 +34,18 @@ pub(super) fn plan_all(
         .iter()
         .map(|t| (t.kernel.name.as_str(), &t.ir))
         .collect();
+    // A panic in a pass or an analysis (a state the verifier rules out, met anyway) is a bug in
+    // tile: an internal error of this instance, not a crash of the build.
     parallel_map(&instances, |&(name, ir)| {
-        plan_instance(name, ir, dump, opts.aligned_only)
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            plan_instance(name, ir, dump, opts.aligned_only)
+        }))
+        .unwrap_or_else(|payload| {
+            Err(InstanceError::Internal(Failure::from(format!(
+                "kernel `{name}`: internal error in tile: a GPU-level pass panicked: {}",
+                llvm::panic_message(payload.as_ref())
+            ))))
+        })
     })
 }
 
