@@ -235,6 +235,18 @@ mod tests {
         ]
     }
 
+    /// A scalar, and a tensor without a layout (tile-level IR, which `llvm::compile` is handed
+    /// in tests and tools), have no distribution: an error that names the type.
+    #[test]
+    fn scalars_and_unplaced_tensors_have_no_distribution() {
+        let f32 = tile_core::ir::DType::F32;
+        let e = Distribution::of(&Type::scalar(f32)).unwrap_err();
+        assert_eq!(e, "expected a tensor, found `f32`");
+        let unplaced = Type::tensor(tile_core::ir::Elem::Scalar(f32), vec![128]);
+        let e = Distribution::of(&unplaced).unwrap_err();
+        assert!(e.starts_with("`tensor<128xf32>` has no layout"), "{e}");
+    }
+
     /// The split into a thread part and register offsets adds up to the linear map, every
     /// element is held, and owners (copy bits 0) hold each element exactly once.
     #[test]
