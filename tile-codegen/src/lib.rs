@@ -15,6 +15,7 @@
 
 pub mod analysis;
 pub mod budget;
+mod cache_files;
 pub mod frontend;
 pub mod llvm;
 pub mod passes;

@@ -12,12 +12,11 @@
 //! an entry. `TILE_PTX_CACHE=0` turns the cache off; one that cannot be read or written is
 //! skipped.
 
-use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use tile_core::Target;
 
+use crate::cache_files::{cache_dir, key_hex, write_atomically};
 use crate::llvm::{Artifacts, Options};
 
 /// The compiler's fingerprint (see `build.rs`).
@@ -31,29 +30,13 @@ fn dir() -> Option<PathBuf> {
     if std::env::var_os("TILE_PTX_CACHE").is_some_and(|v| v == "0") {
         return None;
     }
-    crate::ptxas::temp_dirs()
-        .into_iter()
-        .find(|d| d.is_dir())
-        .map(|d| d.join("tile-ptx"))
+    cache_dir("tile-ptx")
 }
 
-/// The entry's file name: two 64-bit SipHashes of the key with different salts.
+/// The entry's file name: a 128-bit hash of the key.
 fn file_name(target: Target, options: Options, gpu_ir: &str) -> String {
-    let key: Vec<u64> = (0u8..2)
-        .map(|salt| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (
-                salt,
-                FINGERPRINT,
-                target,
-                options.one_program_per_sm,
-                gpu_ir,
-            )
-                .hash(&mut h);
-            h.finish()
-        })
-        .collect();
-    format!("{:016x}{:016x}-{}.ptx", key[0], key[1], target.arch())
+    let key = key_hex(&(FINGERPRINT, target, options.one_program_per_sm, gpu_ir));
+    format!("{key}-{}.ptx", target.arch())
 }
 
 /// An entry's bytes: the magic line, a line of `dyn_shared_bytes one_program_per_sm
@@ -112,18 +95,7 @@ pub fn lower_cached<E>(
         return Ok(a);
     }
     let a = lower()?;
-    if std::fs::create_dir_all(&dir).is_ok() {
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            "{}.{}.{}.tmp",
-            file.file_name().and_then(|n| n.to_str()).unwrap_or("ptx"),
-            std::process::id(),
-            WRITES.fetch_add(1, Ordering::Relaxed)
-        ));
-        if std::fs::write(&tmp, encode(&a)).is_err() || std::fs::rename(&tmp, &file).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-    }
+    write_atomically(&file, &encode(&a));
     Ok(a)
 }
 

@@ -23,6 +23,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::cache_files::{cache_dir, key_hex, temp_dirs, write_atomically};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The environment variable that names the `ptxas` binary to use.
@@ -202,23 +204,14 @@ pub fn cached_cubin_until(
     arch: &str,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<(Report, Vec<u8>)>, PtxasError> {
-    use std::hash::{Hash, Hasher};
     let stamp = std::fs::metadata(ptxas)
         .ok()
         .map(|m| (m.len(), m.modified().ok()));
-    // Two 64-bit SipHashes of different prefixes: a 128-bit key.
-    let key: Vec<u64> = (0u8..2)
-        .map(|salt| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (salt, ptxas, stamp, arch, ptx).hash(&mut h);
-            h.finish()
-        })
-        .collect();
-    let dir = match temp_dirs().into_iter().find(|d| d.is_dir()) {
-        Some(d) => d.join("tile-cubins"),
-        None => return assemble_cubin_until(ptxas, ptx, arch, stop),
+    let Some(dir) = cache_dir("tile-cubins") else {
+        return assemble_cubin_until(ptxas, ptx, arch, stop);
     };
-    let file = dir.join(format!("{:016x}{:016x}-{arch}.cubin", key[0], key[1]));
+    let key = key_hex(&(ptxas, stamp, arch, ptx));
+    let file = dir.join(format!("{key}-{arch}.cubin"));
     let log = file.with_extension("log");
     // The log is written before the cubin, so a cubin found has its log.
     if let (Ok(bytes), Ok(text)) = (std::fs::read(&file), std::fs::read_to_string(&log)) {
@@ -229,25 +222,8 @@ pub fn cached_cubin_until(
     let Some((report, cubin)) = assemble_cubin_until(ptxas, ptx, arch, stop)? else {
         return Ok(None);
     };
-    // Written under a unique name and renamed into place, so a reader never sees half a file.
-    if std::fs::create_dir_all(&dir).is_ok() {
-        static WRITES: AtomicU64 = AtomicU64::new(0);
-        let put = |path: &Path, bytes: &[u8]| {
-            let tmp = dir.join(format!(
-                "{}.{}.{}.tmp",
-                path.file_name().and_then(|n| n.to_str()).unwrap_or("cubin"),
-                std::process::id(),
-                WRITES.fetch_add(1, Ordering::Relaxed)
-            ));
-            if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-                return false;
-            }
-            true
-        };
-        if put(&log, report.raw.as_bytes()) {
-            put(&file, &cubin);
-        }
+    if write_atomically(&log, report.raw.as_bytes()) {
+        write_atomically(&file, &cubin);
     }
     Ok(Some((report, cubin)))
 }
@@ -298,16 +274,6 @@ pub fn parse_verbose(text: &str, arch: &str) -> Report {
         }
     }
     report
-}
-
-/// Where ptxas's temporary files and the cubin cache may go, in order: the system's temporary
-/// directory (`TMPDIR`), then (on Unix) `/tmp`, for a `TMPDIR` that does not exist.
-pub(crate) fn temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![std::env::temp_dir()];
-    if cfg!(unix) && dirs[0] != Path::new("/tmp") {
-        dirs.push(PathBuf::from("/tmp"));
-    }
-    dirs
 }
 
 /// A `.ptx` path, its `.cubin` and ptxas's `.log`, unique to this call, removed on drop.
