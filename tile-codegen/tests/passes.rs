@@ -57,6 +57,11 @@ fn dce() {
 }
 
 #[test]
+fn induction() {
+    check("induction");
+}
+
+#[test]
 fn hoist_loads() {
     check("hoist-loads");
 }

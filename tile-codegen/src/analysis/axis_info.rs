@@ -11,7 +11,7 @@
 //! constant (`k` = max) and contiguous only trivially (`c` = 1). The facts start from the
 //! parameters' `divisibility` attributes, which a specialization promises at launch.
 
-use tile_core::ir::{BinOp, CmpPred, ConstValue, Elem, Function, OpKind};
+use tile_core::ir::{BinOp, CmpPred, ConstValue, DType, Elem, Function, OpKind};
 
 /// The cap standing for "unbounded".
 pub const UNKNOWN_MAX: u64 = 1 << 30;
@@ -250,7 +250,16 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     constancy: gcd(p.constancy, o.constancy),
                 }
             }
-            // Math and casts keep runs of equal values equal, nothing more.
+            // Widening an integer (sign extension) keeps every fact.
+            OpKind::Cast
+                if matches!(
+                    (f.ty(d.operands[0]).dtype(), ty.dtype()),
+                    (Some(DType::I32), Some(DType::I64))
+                ) =>
+            {
+                a(0)
+            }
+            // Math and other casts keep runs of equal values equal, nothing more.
             OpKind::Math(_) | OpKind::Cast => AxisInfo {
                 contiguity: 1,
                 divisibility: 1,

@@ -6,6 +6,7 @@
 //! | `canonicalize`   | tile         | folds constants, simplifies `x + 0`, `x * 1`, splat chains |
 //! | `cse`            | tile and GPU | merges identical pure ops (scoped: never out of a loop body or branch) |
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
+//! | `induction`      | tile         | a value a loop carries and advances by a loop-invariant step (`a_ptrs += BK * stride`) becomes a function of the induction variable, so its loads can be pipelined |
 //! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
 //! | `pipeline-loads` | tile (first in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
@@ -25,6 +26,7 @@ pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 pub mod hoist_loads;
+pub mod induction;
 pub mod insert_barriers;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
@@ -48,6 +50,8 @@ pub enum Pass {
     Dce,
     /// `hoist-loads`.
     HoistLoads,
+    /// `induction`.
+    Induction,
     /// `pipeline-loads`.
     PipelineLoads,
     /// `assign-layouts`.
@@ -64,8 +68,9 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 10] = [
+    pub const ALL: [Pass; 11] = [
         Pass::Canonicalize,
+        Pass::Induction,
         Pass::Cse,
         Pass::Dce,
         Pass::HoistLoads,
@@ -84,6 +89,7 @@ impl Pass {
             Pass::Cse => "cse",
             Pass::Dce => "dce",
             Pass::HoistLoads => "hoist-loads",
+            Pass::Induction => "induction",
             Pass::PipelineLoads => "pipeline-loads",
             Pass::AssignLayouts => "assign-layouts",
             Pass::Vectorize => "vectorize",
@@ -101,6 +107,7 @@ impl Pass {
             Pass::Cse => cse::run(f),
             Pass::Dce => dce::run(f),
             Pass::HoistLoads => hoist_loads::run(f),
+            Pass::Induction => induction::run(f),
             Pass::PipelineLoads => pipeline_loads::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),

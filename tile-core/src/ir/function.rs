@@ -368,6 +368,38 @@ impl Function {
         }
     }
 
+    /// Stops the `for` op `l` carrying its `j`th carried value: its initial value, body argument,
+    /// yielded value and result go. The caller has made the argument and the result unused; they
+    /// stay in the arena, unreachable, like a detached op's values.
+    pub fn remove_carried(&mut self, l: OpId, j: usize) {
+        let Some(&region) = self.ops[l.index()].regions.first() else {
+            return;
+        };
+        let body = self.regions[region.index()].blocks[0];
+        if self.ops[l.index()].operands.len() > 3 + j {
+            self.ops[l.index()].operands.remove(3 + j);
+        }
+        if self.blocks[body.index()].args.len() > 1 + j {
+            self.blocks[body.index()].args.remove(1 + j);
+        }
+        for (i, &a) in self.blocks[body.index()].args.iter().enumerate() {
+            self.values[a.index()].def = ValueDef::BlockArg(body, i as u32);
+        }
+        if let Some(&y) = self.blocks[body.index()].ops.last() {
+            if matches!(self.ops[y.index()].kind, OpKind::Yield)
+                && self.ops[y.index()].operands.len() > j
+            {
+                self.ops[y.index()].operands.remove(j);
+            }
+        }
+        if self.ops[l.index()].results.len() > j {
+            self.ops[l.index()].results.remove(j);
+        }
+        for (i, &r) in self.ops[l.index()].results.iter().enumerate() {
+            self.values[r.index()].def = ValueDef::OpResult(l, i as u32);
+        }
+    }
+
     /// Removes `op` from its block's order. Its data stays in the arena, unreachable, so it is
     /// neither printed nor executed; printing and parsing again renumbers what is left.
     pub fn detach(&mut self, op: OpId) {
