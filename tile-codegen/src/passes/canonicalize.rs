@@ -5,10 +5,15 @@
 //!   `fold_binary`/`fold_cmp`, so folding and execution cannot disagree;
 //! - `x + 0`, `x - 0`, `x * 1`, `x / 1` (integers; for floats only `x * 1.0` and `x / 1.0`, since
 //!   `-0.0 + 0.0` is not `-0.0`) become `x`, also when the constant is splatted;
+//! - `acc + dot(a, b)` (either order; `acc += dot(a, b)` in a kernel), where the `dot` starts
+//!   from zero and the sum is its only use, becomes `dot(a, b, acc)`: the accumulator goes into
+//!   the tensor-core (or FMA) chain instead of a second tile of registers and an addition per
+//!   element. Triton folds the same; the sum is then rounded once per product step instead of
+//!   once at the end, the difference every `dot` with an accumulator already has;
 //! - `splat` of a constant stays (the LLVM lowering folds it); unused results are left to `dce`.
 
 use tile_core::interp;
-use tile_core::ir::{BinOp, ConstValue, Function, OpKind, ValueId};
+use tile_core::ir::{BinOp, ConstValue, Function, OpId, OpKind, ValueId};
 
 /// The constant a value holds, looking through `splat`.
 fn constant(f: &Function, v: ValueId) -> Option<ConstValue> {
@@ -28,8 +33,30 @@ fn is(c: Option<ConstValue>, int: i64, float: f64) -> bool {
     }
 }
 
+/// Every use of every value, counted.
+fn use_counts(f: &Function) -> std::collections::HashMap<ValueId, usize> {
+    let mut n = std::collections::HashMap::new();
+    for op in f.walk() {
+        for &v in &f.op(op).operands {
+            *n.entry(v).or_insert(0) += 1;
+        }
+    }
+    n
+}
+
+/// The `dot` that defines `v` from a zero accumulator, used only once (by the sum at hand), if
+/// there is one.
+fn zero_dot(f: &Function, v: ValueId, uses: &std::collections::HashMap<ValueId, usize>) -> Option<OpId> {
+    let d = f.def_op(v)?;
+    let op = f.op(d);
+    let zero = is(constant(f, op.operands.get(2).copied()?), 0, 0.0);
+    (matches!(op.kind, OpKind::Dot { .. }) && zero && uses.get(&v).copied() == Some(1))
+        .then_some(d)
+}
+
 /// Runs the simplifications once over the kernel.
 pub fn run(f: &mut Function) {
+    let uses = use_counts(f);
     for op in f.walk() {
         let d = f.op(op).clone();
         let result = match d.results.first() {
@@ -38,6 +65,31 @@ pub fn run(f: &mut Function) {
         };
         let ty = f.ty(result).clone();
         match d.kind {
+            OpKind::Binary(BinOp::Add)
+                if ty.is_tensor()
+                    && d.operands.iter().any(|&v| zero_dot(f, v, &uses).is_some()) =>
+            {
+                let (x, y) = (d.operands[0], d.operands[1]);
+                let (dot, acc) = match zero_dot(f, y, &uses) {
+                    Some(dot) => (dot, x),
+                    None => (zero_dot(f, x, &uses).unwrap_or(op), y),
+                };
+                if dot == op || f.ty(acc) != &ty || f.op(dot).block != d.block {
+                    continue;
+                }
+                // The `dot` moves to the sum's place (its accumulator may be defined after it)
+                // and takes the accumulator.
+                f.ops[dot.index()].operands[2] = acc;
+                let block = d.block;
+                f.blocks[block.index()].ops.retain(|&o| o != dot);
+                if let Some(at) = f.blocks[block.index()].ops.iter().position(|&o| o == op) {
+                    f.blocks[block.index()].ops.insert(at, dot);
+                    f.ops[dot.index()].block = block;
+                }
+                let dot_result = f.op(dot).results[0];
+                f.replace_all_uses(result, dot_result);
+                f.detach(op);
+            }
             OpKind::Binary(b) => {
                 let (x, y) = (d.operands[0], d.operands[1]);
                 let (cx, cy) = (constant(f, x), constant(f, y));
