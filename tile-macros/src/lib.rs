@@ -55,7 +55,36 @@ fn expand(attr: Tokens, item: &ItemFn) -> syn::Result<Tokens> {
     // Each target's cubin beside its PTX, when a ptxas is at hand (`TILE_CUBIN=0`: PTX only).
     dump.cubin = tile_codegen::pipeline::cubin_ptxas();
     let compiled = compile(item, &opts, &dump)?;
-    Ok(generate(item, &compiled))
+    let warnings = warnings(&compiled);
+    let module = generate(item, &compiled);
+    Ok(quote!(#warnings #module))
+}
+
+/// The compiler's warnings as rustc warnings at their place in the kernel: stable Rust gives a
+/// procedural macro no warning of its own, so each is the use of a deprecated constant whose
+/// note is the message, spanned at the place (one per place and message, whatever the number of
+/// instances).
+fn warnings(compiled: &[CompiledKernel]) -> Tokens {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Tokens::new();
+    for (span, msg) in compiled.iter().flat_map(|c| &c.warnings) {
+        let key = format!("{span:?}{msg}");
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        let note = format!("tile: {msg}");
+        let use_it = quote::quote_spanned!(*span=> tile_warning);
+        out.extend(quote! {
+            const _: () = {
+                #[deprecated(note = #note)]
+                #[allow(non_upper_case_globals)]
+                const tile_warning: () = ();
+                #use_it
+            };
+        });
+    }
+    out
 }
 
 fn dtype_tokens(d: DType) -> Tokens {

@@ -14,6 +14,7 @@
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::BasicValueEnum;
 use tile_core::ir::{DType, Elem, InDim, OpData, Type};
+use tile_core::Target;
 
 use super::layout::Distribution;
 use super::lower::{bug, int, register_type, Lowerer, OrLlvm, Result};
@@ -143,7 +144,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         elem: Elem,
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let (smem, mem_ty) = self.tensor_to_shared(dist, elem, vals)?;
+        let (smem, mem_ty) = self.tensor_to_shared(dist, elem, vals, Target::STATIC_SHARED_BYTES)?;
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let n = dist.extent(d);

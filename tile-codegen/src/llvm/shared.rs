@@ -265,7 +265,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let (src, dst) = (self.tensor_distribution(from), self.tensor_distribution(to));
         let vals = self.operand(data, 0).to_vec();
         let elem = from.elem;
-        let (smem, mem_ty) = self.tensor_to_shared(&src, elem, &vals)?;
+        // Up to the target's maximum, as the swizzled conversion (a kernel whose allocation
+        // passes the static limit gets its shared memory dynamically): a `128 × 256` f16 result
+        // stored through pointers the axis analysis cannot prove contiguous takes 64 KiB.
+        let limit = self
+            .f
+            .target
+            .map_or(Target::STATIC_SHARED_BYTES, Target::max_shared_bytes);
+        let (smem, mem_ty) = self.tensor_to_shared(&src, elem, &vals, limit)?;
 
         let td = self.thread_coords(&dst)?;
         let mut out = Vec::with_capacity(dst.elems_per_thread());
@@ -422,11 +429,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// A new shared array holding the tensor `vals` (this thread's slots under `dist`, elements of
     /// type `elem`) at row-major indices, followed by a barrier; and the array's element type.
+    /// The array may take up to `limit` bytes.
     pub(super) fn tensor_to_shared(
         &mut self,
         dist: &Distribution,
         elem: Elem,
         vals: &[BasicValueEnum<'ctx>],
+        limit: u64,
     ) -> Result<(PointerValue<'ctx>, BasicTypeEnum<'ctx>)> {
         let mem_ty: BasicTypeEnum<'ctx> = match elem {
             Elem::Ptr(_) => self.context.i64_type().into(),
@@ -434,7 +443,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Elem::Scalar(_) => register_type(self.context, elem),
         };
         let numel = dist.numel();
-        let smem = self.shared_array(mem_ty, numel)?;
+        let smem = self.shared_array_within(mem_ty, numel, limit)?;
         self.store_tensor(smem, mem_ty, dist, vals, Self::memory_from_register)?;
         self.barrier()?;
         Ok((smem, mem_ty))

@@ -34,7 +34,7 @@
 //! 180 instructions of a `128 × 256 × 64` `wgmma` iteration, which issue-bound the loop. One barrier per
 //! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
 //!
-//! `S` is the kernel's `num_stages`, or else 3, lowered (to 2 at least) while the stages of one
+//! `S` is the kernel's `num_stages` (1: no ring, the pass leaves the kernel alone), or else 3, lowered (to 2 at least) while the stages of one
 //! loop would take more than [`auto_stage_budget`] for the kernel's target (96 KiB on sm_90a, 48
 //! KiB on sm_80).
 //!
@@ -82,8 +82,12 @@ pub fn auto_stage_budget(target: Option<Target>) -> u64 {
     }
 }
 
-/// Runs the pass.
+/// Runs the pass. `num_stages = 1` asks for no pipelining (as in Triton): the loop is left as
+/// written.
 pub fn run(f: &mut Function) {
+    if f.num_stages == 1 {
+        return;
+    }
     for l in for_loops(f) {
         if let Some((body, operands)) = candidates(f, l) {
             pipeline(f, l, body, &operands);
@@ -125,21 +129,34 @@ fn is_zero(f: &Function, v: ValueId) -> bool {
 
 /// The body and the operands of `l` to pipeline, if there are any.
 fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
+    let (body, found) = survey(f, l)?;
+    let mut out: Vec<Operand> = Vec::new();
+    for (_, o) in found {
+        if let Ok(o) = o {
+            if !out.iter().any(|x| x.load == o.load) {
+                out.push(o);
+            }
+        }
+    }
+    (!out.is_empty()).then_some((body, out))
+}
+
+/// Each tensor-core `dot` operand of the loop `l`'s body, with the `dot`, and either the
+/// operand to pipeline or why it cannot be; `None` when `l` has no body.
+#[allow(clippy::type_complexity)]
+fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, String>)>)> {
     let region = *f.op(l).regions.first()?;
     let body = f.regions[region.index()].blocks[0];
     let ops = &f.blocks[body.index()].ops;
     // Nothing in the body writes memory (a store, an atomic, a nested loop or branch that may)
     // or synchronizes.
-    let plain = ops.iter().all(|&o| {
+    let writer = ops.iter().find(|&&o| {
         use tile_core::ir::Effect;
-        matches!(
+        !matches!(
             f.op(o).kind.effect(),
             Effect::Pure | Effect::Read | Effect::Terminator
         )
     });
-    if !plain {
-        return None;
-    }
     let iv = f.blocks[body.index()].args[0];
     let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
     let uses = use_counts(f);
@@ -152,6 +169,22 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
         if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(_))) {
             continue;
         }
+        if let Some(&w) = writer {
+            let what = match f.op(w).kind {
+                OpKind::For => "a nested loop",
+                OpKind::If => "an `if`",
+                OpKind::Store { .. } => "a store",
+                OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => "an atomic",
+                _ => "a barrier",
+            };
+            out.push((
+                dot,
+                Err(format!(
+                    "the loop's body holds {what}, and its tiles would be copied ahead of it"
+                )),
+            ));
+            continue;
+        }
         // 16-bit operands, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma result).
         let tensor_elem = |t: &Type| {
             matches!(t.dtype(), Some(DType::F16 | DType::BF16))
@@ -161,46 +194,86 @@ fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
                             precision: Precision::Tf32,
                         })
         };
-        for &v in &d.operands[..2] {
+        for (i, &v) in d.operands[..2].iter().enumerate() {
+            let side = ["A", "B"][i];
+            let why = |r: &str| Err(format!("operand {side} {r}"));
             let Some(conv) = f.def_op(v).filter(|o| in_body.contains(o)) else {
+                out.push((dot, why("is not loaded in the loop")));
                 continue;
             };
             if !matches!(f.op(conv).kind, OpKind::ConvertLayout) {
+                out.push((dot, why("is computed from its load, not the loaded tile itself")));
                 continue;
             }
             let x = f.op(conv).operands[0];
             let Some(load) = f.def_op(x).filter(|o| in_body.contains(o)) else {
+                out.push((dot, why("is not loaded in the loop")));
                 continue;
             };
             let ld = f.op(load);
             let OpKind::Load { vec, .. } = ld.kind else {
+                out.push((dot, why("is computed from its load, not the loaded tile itself")));
                 continue;
             };
             let ty = f.ty(x);
-            let tensor = tensor_elem(ty);
-            let zero_other = ld.operands.len() != 3 || is_zero(f, ld.operands[2]);
-            let wide_rows = ty.shape.len() == 2 && ty.shape[1] >= 8;
-            // Vector copies run along the columns (the row-major tile's contiguous dimension).
-            let along_cols = vec == 1
+            let reason = if !tensor_elem(ty) {
+                Some("has elements the tensor cores do not read from shared memory")
+            } else if !(ld.operands.len() != 3 || is_zero(f, ld.operands[2])) {
+                Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
+            } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
+                Some("has fewer than 8 columns")
+            } else if !(vec == 1
                 || f.ty(ld.operands[0])
                     .layout
                     .as_ref()
                     .and_then(|l| l.linear(&ty.shape).ok())
-                    .is_some_and(|ll| ll.contiguous_run().0 == 1);
-            let single_use = uses.get(&x).copied() == Some(1);
-            if !(tensor && zero_other && wide_rows && along_cols && single_use) {
-                continue;
-            }
-            if out.iter().any(|o: &Operand| o.load == load) {
+                    .is_some_and(|ll| ll.contiguous_run().0 == 1))
+            {
+                Some("is contiguous along its rows, not its columns")
+            } else if uses.get(&x).copied() != Some(1) {
+                Some("is loaded once and used twice")
+            } else {
+                None
+            };
+            if let Some(r) = reason {
+                out.push((dot, why(r)));
                 continue;
             }
             let Some(slice) = backward_slice(f, load, &in_body, iv, body) else {
+                out.push((
+                    dot,
+                    why("has an address or mask that depends on a value the loop carries (not advanced by a loop-invariant step) or on another load"),
+                ));
                 continue;
             };
-            out.push(Operand { load, conv, slice });
+            out.push((dot, Ok(Operand { load, conv, slice })));
         }
     }
-    (!out.is_empty()).then_some((body, out))
+    Some((body, out))
+}
+
+/// Why each tensor-core `dot` in a loop of `f` (the IR this pass receives) would not read its
+/// operands from a pipelined ring: the `dot` and the reasons, one per operand left out. Empty
+/// when every such `dot` is pipelined, or when `num_stages = 1` asks for none.
+pub fn explain(f: &Function) -> Vec<(OpId, Vec<String>)> {
+    if f.num_stages == 1 {
+        return Vec::new();
+    }
+    let mut out: Vec<(OpId, Vec<String>)> = Vec::new();
+    for l in for_loops(f) {
+        let Some((_, found)) = survey(f, l) else {
+            continue;
+        };
+        for (dot, r) in found {
+            if let Err(why) = r {
+                match out.iter_mut().find(|(d, _)| *d == dot) {
+                    Some((_, v)) => v.push(why),
+                    None => out.push((dot, vec![why])),
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The stages for `operands` (see the module documentation).

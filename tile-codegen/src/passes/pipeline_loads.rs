@@ -14,8 +14,11 @@ use std::collections::{HashMap, HashSet};
 
 use tile_core::ir::{CmpPred, DType, Elem, Function, OpId, OpKind, Type, ValueDef, ValueId};
 
-/// Runs the pass.
+/// Runs the pass; with `num_stages = 1` (no pipelining, as in Triton) it leaves the kernel alone.
 pub fn run(f: &mut Function) {
+    if f.num_stages == 1 {
+        return;
+    }
     for l in for_loops(f) {
         pipeline(f, l);
     }

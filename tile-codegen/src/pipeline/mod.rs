@@ -1,7 +1,8 @@
 //! The compilation pipeline for one kernel, as a readable list of stages, and the stage dumps.
 //!
 //! ```text
-//! syn::ItemFn ──frontend──▶ tile IR ──canonicalize, cse, dce──▶ tile IR (embedded for the interpreter)
+//! syn::ItemFn ──frontend──▶ tile IR ──induction, canonicalize, cse, dce, hoist-loads──▶ tile IR
+//!   (embedded for the interpreter)
 //!   for each specialization (what it assumes about the alignment of pointers and the divisibility
 //!   of integers, and its warps: decided on the sm_80 GPU-level IR):
 //!     for each target (sm_90a, sm_80):
@@ -80,6 +81,9 @@ pub struct CompiledKernel {
     pub tile_ir: String,
     /// Specializations, most specialized first.
     pub variants: Vec<CompiledVariant>,
+    /// What the user should hear although the kernel builds: each a place in the kernel's
+    /// source and a message (a tensor-core `dot` loop left unpipelined, and why).
+    pub warnings: Vec<(proc_macro2::Span, String)>,
 }
 
 /// A failure inside the pipeline: what went wrong, and the source location (an index into the
@@ -158,10 +162,11 @@ pub fn compile(
         }
     }
     let mut lowered = build_modules(&jobs, dump, &first).into_iter();
-    let built: Vec<Result<Vec<CompiledVariant>, InstanceError>> = planned
+    let built: Vec<(Vec<Failure>, Result<Vec<CompiledVariant>, InstanceError>)> = planned
         .into_iter()
         .map(|p| {
-            p.and_then(|variants| {
+            let mut unpipelined = Vec::new();
+            let r = p.and_then(|variants| {
                 variants
                     .into_iter()
                     .map(|v| {
@@ -176,6 +181,7 @@ pub fn compile(
                                 })
                             })
                             .collect::<Result<Vec<_>, _>>()?;
+                        unpipelined.extend(v.unpipelined);
                         Ok(CompiledVariant {
                             divisibility: v.divisibility,
                             num_warps: v.num_warps,
@@ -183,23 +189,46 @@ pub fn compile(
                         })
                     })
                     .collect()
-            })
+            });
+            (unpipelined, r)
         })
         .collect();
     tile.into_iter()
         .zip(built)
-        .map(|(t, b)| {
+        .map(|(t, (unpipelined, b))| {
             let kernel = t.kernel;
             let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
                 Some(r) => r.error(msg),
                 None => syn::Error::new_spanned(&item.sig.ident, msg),
             };
             match b {
-                Ok(variants) => Ok(CompiledKernel {
-                    kernel,
-                    tile_ir: t.text,
-                    variants,
-                }),
+                Ok(variants) => {
+                    let warnings = unpipelined
+                        .into_iter()
+                        .map(|w| {
+                            let span = kernel
+                                .range_of(w.loc)
+                                .map_or(item.sig.ident.span(), |r| r.start);
+                            let stages = if t.ir.num_stages > 0 {
+                                format!("`num_stages = {}`", t.ir.num_stages)
+                            } else {
+                                "the automatic stages".to_string()
+                            };
+                            let msg = format!(
+                                "this `dot` runs without a pipeline ({stages} unused): {}; \
+                                 `num_stages = 1` says no pipeline is wanted",
+                                w.msg
+                            );
+                            (span, msg)
+                        })
+                        .collect();
+                    Ok(CompiledKernel {
+                        kernel,
+                        tile_ir: t.text,
+                        variants,
+                        warnings,
+                    })
+                }
                 Err(InstanceError::Internal(e)) => {
                     Err(at(e.loc, format!("internal error in tile: {}", e.msg)))
                 }

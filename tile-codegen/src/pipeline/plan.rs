@@ -3,10 +3,11 @@
 //! the GPU-level IR of the reference target, and each variant's GPU-level IR for every target,
 //! with the analyses the lowering reads, ready for LLVM.
 
-use tile_core::ir::{print, Elem, Function};
+use tile_core::ir::{print, BinOp, DType, Elem, Function, OpKind};
+use tile_core::runtime::EQUALS_ONE;
 use tile_core::Target;
 
-use super::stages::{gpu_level, reparse, DumpConfig, TileLevel};
+use super::stages::{self, gpu_level, reparse, DumpConfig, TileLevel};
 use super::warps::{copies_elementwise, wants_more_warps, ELEMENTWISE_COPY_WARPS};
 use super::{parallel_map, Failure, InstanceError};
 use crate::analysis::Analyses;
@@ -90,6 +91,17 @@ fn plan_instance(
         .collect();
     let first = needed_divisibility(tile, &candidates, &dump.skip_passes).map_err(internal)?;
     let mut specs = vec![(first.clone(), None)];
+    if !aligned_only {
+        let ones = unit_strides(tile, &candidates, &dump.skip_passes).map_err(internal)?;
+        if !ones.is_empty() {
+            let mut unit = candidates.clone();
+            for i in ones {
+                unit[i] = EQUALS_ONE;
+            }
+            let unit = needed_divisibility(tile, &unit, &dump.skip_passes).map_err(internal)?;
+            specs.insert(0, (unit, None));
+        }
+    }
     if !aligned_only && candidates.iter().any(|&c| c > 1) {
         let none = vec![1; candidates.len()];
         let generic =
@@ -113,8 +125,14 @@ fn plan_instance(
             base.num_warps = ELEMENTWISE_COPY_WARPS;
         }
         let mut targets = Vec::new();
+        let mut unpipelined = Vec::new();
         for t in Target::ALL {
             let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(internal)?;
+            // What the first variant on the newest target leaves unpipelined, the user hears.
+            if vi == 0 && t == Target::ALL[0] {
+                unpipelined = stages::unpipelined(&base, &divisibility, &dump.skip_passes, t, &g)
+                    .map_err(internal)?;
+            }
             let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(internal)?;
             let stem = format!("{}.v{vi}.{}", name, t.arch());
             dump.write("gpu-ir", format!("{stem}.gpu-ir"), &gpu_ir)
@@ -129,6 +147,7 @@ fn plan_instance(
             });
         }
         variants.push(PlannedVariant {
+            unpipelined,
             divisibility,
             num_warps: base.num_warps,
             targets,
@@ -175,6 +194,60 @@ fn needed_divisibility(
     Ok(needed)
 }
 
+/// The integer parameters worth a specialization that assumes them 1 (on top of `first`, the
+/// other assumptions at their most): those
+/// that multiply something (a stride, `offs_k * stride_ak`) and, assumed 1, widen the kernel's
+/// memory accesses — Triton's unit-stride specialization, which is what makes a kernel that
+/// takes every stride as an argument copy whole vectors along its contiguous dimension.
+fn unit_strides(tile: &Function, first: &[u32], skip: &[Pass]) -> Result<Vec<usize>, Failure> {
+    let params = tile.params();
+    let multiplies = |p: tile_core::ir::ValueId| {
+        tile.walk().into_iter().any(|op| {
+            let d = tile.op(op);
+            matches!(d.kind, OpKind::Binary(BinOp::Mul))
+                && d.operands.iter().any(|&o| {
+                    o == p
+                        || tile.def_op(o).is_some_and(|s| {
+                            matches!(tile.op(s).kind, OpKind::Splat) && tile.op(s).operands[0] == p
+                        })
+                })
+        })
+    };
+    let candidates: Vec<usize> = params
+        .iter()
+        .enumerate()
+        .filter(|&(_, &p)| matches!(tile.ty(p).elem, Elem::Scalar(DType::I32 | DType::I64)))
+        .filter(|&(_, &p)| multiplies(p))
+        .map(|(i, _)| i)
+        .collect();
+    if candidates.is_empty() {
+        return Ok(Vec::new());
+    }
+    let base = access_widths(&gpu_level(tile, first, skip, REFERENCE_TARGET)?);
+    let mut out = Vec::new();
+    for i in candidates {
+        let mut div = first.to_vec();
+        div[i] = EQUALS_ONE;
+        if access_widths(&gpu_level(tile, &div, skip, REFERENCE_TARGET)?) > base {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+/// The elements the kernel's loads, stores and asynchronous copies move per instruction, summed.
+fn access_widths(g: &Function) -> u64 {
+    g.walk()
+        .into_iter()
+        .map(|op| match g.op(op).kind {
+            OpKind::Load { vec, .. } | OpKind::Store { vec, .. } | OpKind::AsyncCopy { vec } => {
+                u64::from(vec)
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
 /// The middle specialization, between the first one (`first`) and the one that assumes nothing
 /// (`generic`, its GPU-level IR): pointers as in `first`, integers multiples of 2 at most. It
 /// exists for kernels whose generic variant copies 16-bit tensor-core operands element by element
@@ -211,6 +284,9 @@ fn even_rows(
 /// A variant of a specialization, planned: what it assumes, its warps, and its GPU-level IR per
 /// target, ready for LLVM.
 pub(super) struct PlannedVariant {
+    /// The tensor-core `dot`s in loops that read their operands without a pipelined ring, and
+    /// why (on the newest target; gathered for the first variant only).
+    pub(super) unpipelined: Vec<Failure>,
     /// Per IR parameter, what the variant assumes it is a multiple of.
     pub(super) divisibility: Vec<u32>,
     /// Warps per program.

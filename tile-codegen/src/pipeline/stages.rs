@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use tile_core::ir::{print, verify, Function};
+use tile_core::ir::{print, verify, ConstValue, Function, OpKind};
+use tile_core::runtime::EQUALS_ONE;
 use tile_core::Target;
 
 use super::Failure;
@@ -15,7 +16,13 @@ use crate::llvm;
 use crate::passes::Pass;
 
 /// Passes run at the tile level, in order.
-pub const TILE_PASSES: &[Pass] = &[Pass::Canonicalize, Pass::Cse, Pass::Dce, Pass::HoistLoads];
+pub const TILE_PASSES: &[Pass] = &[
+    Pass::Induction,
+    Pass::Canonicalize,
+    Pass::Cse,
+    Pass::Dce,
+    Pass::HoistLoads,
+];
 
 /// Passes from the tile level to the GPU level, in order.
 pub const GPU_PASSES: &[Pass] = &[
@@ -196,18 +203,91 @@ pub fn tile_level(
         .collect()
 }
 
-/// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`.
+/// The GPU-level IR of `tile` for `target` with parameter `i` assumed a multiple of `div[i]`
+/// (or, for [`EQUALS_ONE`], the integer 1: its uses read a constant 1, folded by
+/// `canonicalize` before the GPU-level passes).
 pub(super) fn gpu_level(
     tile: &Function,
     div: &[u32],
     skip: &[Pass],
     target: Target,
 ) -> Result<Function, Failure> {
+    gpu_level_with(tile, div, skip, target, GPU_PASSES)
+}
+
+/// [`gpu_level`] through the GPU-level passes `passes` only.
+fn gpu_level_with(
+    tile: &Function,
+    div: &[u32],
+    skip: &[Pass],
+    target: Target,
+    passes: &[Pass],
+) -> Result<Function, Failure> {
     let mut g = tile.clone();
+    let mut ones = false;
     for (i, &d) in div.iter().enumerate() {
-        g.param_attrs[i].divisibility = d;
+        if d == EQUALS_ONE {
+            let p = g.params()[i];
+            let ty = g.ty(p).clone();
+            let entry = g.entry();
+            let one = g.insert_op(
+                entry,
+                0,
+                OpKind::Constant(ConstValue::Int(1)),
+                vec![],
+                vec![ty],
+            );
+            let one = g.op(one).results[0];
+            g.replace_all_uses(p, one);
+            g.param_attrs[i].divisibility = 1;
+            ones = true;
+        } else {
+            g.param_attrs[i].divisibility = d;
+        }
+    }
+    if ones {
+        run_passes(&mut g, &[Pass::Canonicalize, Pass::Dce], skip)?;
     }
     g.target = Some(target);
-    run_passes(&mut g, GPU_PASSES, skip)?;
+    run_passes(&mut g, passes, skip)?;
     Ok(g)
+}
+
+/// Why the tensor-core `dot`s of [`gpu_level`]'s result that read their operands without a
+/// pipelined ring were not given one (`pipeline-dot`'s [`explain`](crate::passes::pipeline_dot::explain)
+/// on the IR it received), each with the `dot`'s source location; empty when there is none
+/// (the common case, found without running any pass again).
+pub(super) fn unpipelined(
+    tile: &Function,
+    div: &[u32],
+    skip: &[Pass],
+    target: Target,
+    built: &Function,
+) -> Result<Vec<Failure>, Failure> {
+    let in_loop_unpipelined = built.walk().into_iter().any(|op| {
+        let d = built.op(op);
+        matches!(d.kind, OpKind::Dot { .. })
+            && matches!(built.ty(d.results[0]).layout, Some(tile_core::ir::Layout::Mma(_)))
+            && built.op(op).block != built.entry()
+            && d.operands[..2].iter().any(|&v| {
+                built
+                    .def_op(v)
+                    .is_some_and(|o| matches!(built.op(o).kind, OpKind::ConvertLayout))
+            })
+    });
+    if !in_loop_unpipelined || skip.contains(&Pass::PipelineDot) || tile.num_stages == 1 {
+        return Ok(Vec::new());
+    }
+    let until = GPU_PASSES
+        .iter()
+        .position(|&p| p == Pass::PipelineDot)
+        .unwrap_or(GPU_PASSES.len());
+    let g = gpu_level_with(tile, div, skip, target, &GPU_PASSES[..until])?;
+    Ok(crate::passes::pipeline_dot::explain(&g)
+        .into_iter()
+        .map(|(dot, why)| Failure {
+            msg: why.join("; "),
+            loc: g.op(dot).loc,
+        })
+        .collect())
 }

@@ -10,7 +10,7 @@ use super::buffer::{BufArg, Memory};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
 use super::recording::{Node, SharedRecording};
-use super::spec::{cubins_off, KernelSpec, ParamKind};
+use super::spec::{cubins_off, KernelSpec, ParamKind, EQUALS_ONE};
 use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
 use crate::Target;
@@ -203,6 +203,8 @@ fn broken_assumptions(
         .zip(spec.params)
         .filter(|((&d, a), _)| !meets(a, d))
         .map(|((&d, a), p)| match a {
+            Arg::I32(v) if d == EQUALS_ONE => format!("`{}` = {v} is not 1", p.name),
+            Arg::I64(v) if d == EQUALS_ONE => format!("`{}` = {v} is not 1", p.name),
             Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
             Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
             Arg::Buf(BufArg(Memory::Device { ptr, .. })) => {
@@ -450,7 +452,7 @@ fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Resu
     let Some(last) = spec.variants.last() else {
         return Ok(());
     };
-    if last.divisibility.iter().all(|&d| d <= 1) {
+    if last.divisibility.iter().all(|&d| d == 1) {
         return Ok(());
     }
     let interpreted = matches!(dev, Device::Interpreter);
@@ -474,9 +476,13 @@ fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Resu
 }
 
 /// Whether argument `a` meets a specialization's assumption that it is a multiple of `d` (a
-/// pointer's address in bytes, an integer's value); every argument is a multiple of 1.
+/// pointer's address in bytes, an integer's value; every argument is a multiple of 1), or, for
+/// [`EQUALS_ONE`], that it is the integer 1.
 fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
-    if d <= 1 {
+    if d == EQUALS_ONE {
+        return matches!(a, Arg::I32(1) | Arg::I64(1));
+    }
+    if d == 1 {
         return true;
     }
     let d = u64::from(d);

@@ -52,4 +52,6 @@ pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{cdiv, launch, preload, Arg, Grid, ModuleCache};
-pub use spec::{cubins_off, KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant, CUBIN_ENV};
+pub use spec::{
+    cubins_off, KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant, CUBIN_ENV, EQUALS_ONE,
+};

@@ -58,11 +58,17 @@ pub enum ParamKind {
     Scalar(DType),
 }
 
+/// The assumption, in [`Variant::divisibility`], that an integer argument is exactly 1: a unit
+/// stride, which makes an access that steps by it contiguous (Triton specializes such arguments
+/// the same way). Divisibility 0 means nothing else.
+pub const EQUALS_ONE: u32 = 0;
+
 /// One specialization of a kernel: what it assumes of its arguments, and its PTX per target.
 #[derive(Debug)]
 pub struct Variant {
     /// Per parameter, in order: what this variant assumes a pointer's address (in bytes) or an
-    /// integer's value is a multiple of; 1 assumes nothing.
+    /// integer's value is a multiple of; 1 assumes nothing, and [`EQUALS_ONE`] that an integer
+    /// is exactly 1.
     pub divisibility: &'static [u32],
     /// Warps per program (threads per block = 32 × this).
     pub num_warps: u32,
