@@ -19,9 +19,29 @@ pub mod vector_add;
 #[path = "02_fused_softmax/mod.rs"]
 pub mod fused_softmax;
 
+/// Tutorial 03: matrix multiplication in grouped order, pointers advanced in the `K` loop.
+#[path = "03_matrix_multiplication/mod.rs"]
+pub mod matrix_multiplication;
+
+/// Tutorial 04: low-memory (seeded) dropout.
+#[path = "04_low_memory_dropout/mod.rs"]
+pub mod low_memory_dropout;
+
+/// Tutorial 05: layer norm forward and backward.
+#[path = "05_layer_norm/mod.rs"]
+pub mod layer_norm;
+
+/// Tutorial 09: persistent matmul.
+#[path = "09_persistent_matmul/mod.rs"]
+pub mod persistent_matmul;
+
 /// Every kernel of the ported tutorials.
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = vector_add::all();
     v.extend(fused_softmax::all());
+    v.extend(matrix_multiplication::all());
+    v.extend(low_memory_dropout::all());
+    v.extend(layer_norm::all());
+    v.extend(persistent_matmul::all());
     v
 }
