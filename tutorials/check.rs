@@ -45,13 +45,10 @@ pub fn compare(
     tol: impl Fn(usize) -> f64,
 ) -> Result<(), String> {
     if got.len() != want.len() {
-        return Err(format!(
-            "{what}: {} values, want {}",
-            got.len(),
-            want.len()
-        ));
+        return Err(format!("{what}: {} values, want {}", got.len(), want.len()));
     }
-    let mut bad = (0..got.len()).filter(|&i| !((got[i] - want[i]).abs() <= tol(i)));
+    let within = |i: usize| (got[i] - want[i]).abs() <= tol(i);
+    let mut bad = (0..got.len()).filter(|&i| !within(i));
     match bad.next() {
         None => Ok(()),
         Some(i) => Err(format!(

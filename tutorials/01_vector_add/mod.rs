@@ -42,7 +42,9 @@ pub fn run_check(dev: &Device, size: usize, seed: u64) -> Result<(), String> {
     let x = r.vec(size, Rng::uniform);
     let y = r.vec(size, Rng::uniform);
     let (dx, dy) = (dev.upload(&x).map_err(err)?, dev.upload(&y).map_err(err)?);
-    let out = dev.download(&add(dev, &dx, &dy).map_err(err)?).map_err(err)?;
+    let out = dev
+        .download(&add(dev, &dx, &dy).map_err(err)?)
+        .map_err(err)?;
     let got: Vec<f64> = out.iter().map(|&v| f64::from(v)).collect();
     let want: Vec<f64> = x.iter().zip(&y).map(|(a, b)| f64::from(a + b)).collect();
     compare(&format!("vector add, {size}"), &got, &want, |_| 0.0)

@@ -86,7 +86,9 @@ pub fn reference(x: &[f32], stride: usize, (n_rows, n_cols): (usize, usize)) -> 
     let mut out = vec![0.0; n_rows * n_cols];
     for r in 0..n_rows {
         let row = &x[r * stride..r * stride + n_cols];
-        let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+        let max = row
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
         let e: Vec<f64> = row.iter().map(|&v| (f64::from(v) - max).exp()).collect();
         let s: f64 = e.iter().sum();
         for (c, v) in e.iter().enumerate() {
@@ -98,7 +100,7 @@ pub fn reference(x: &[f32], stride: usize, (n_rows, n_cols): (usize, usize)) -> 
 
 /// Runs [`softmax_kernel`] on an `n_rows × n_cols` standard normal matrix (the tutorial's
 /// `torch.randn`) whose rows are `pad` elements longer than `n_cols`, with `num_programs`
-/// programs, against [`reference`]. Tolerance per element `(n_cols + 8) · 2⁻²⁴ · want + 1e-12`:
+/// programs, against [`reference()`]. Tolerance per element `(n_cols + 8) · 2⁻²⁴ · want + 1e-12`:
 /// `exp` in f32 is within a few 1e-7 relative, and the f32 sum of `n_cols` positive terms is
 /// within `n_cols · 2⁻²⁴` relative in any order.
 pub fn run_check(
@@ -115,7 +117,11 @@ pub fn run_check(
     let y = dev.download(&y).map_err(err)?;
     let mut got = Vec::with_capacity(n_rows * n_cols);
     for r in 0..n_rows {
-        got.extend(y[r * stride..r * stride + n_cols].iter().map(|&v| f64::from(v)));
+        got.extend(
+            y[r * stride..r * stride + n_cols]
+                .iter()
+                .map(|&v| f64::from(v)),
+        );
     }
     let want = reference(&x, stride, (n_rows, n_cols));
     let rel = (n_cols + 8) as f64 * 2f64.powi(-24);

@@ -89,7 +89,13 @@ pub fn run_seeded_dropout(
 /// `x / (1 − p)` where `keep`, else 0, in f32 as the kernels compute it.
 pub fn reference(x: &[f32], keep: impl Fn(usize) -> bool, p: f32) -> Vec<f64> {
     let kept: Vec<f64> = (0..x.len())
-        .map(|i| if keep(i) { f64::from(x[i] / (1.0 - p)) } else { 0.0 })
+        .map(|i| {
+            if keep(i) {
+                f64::from(x[i] / (1.0 - p))
+            } else {
+                0.0
+            }
+        })
         .collect();
     kept
 }
@@ -114,24 +120,37 @@ pub fn run_check(dev: &Device, size: usize, p: f32, seed: i32) -> Result<(), Str
     let dkeep = dev.upload(&keep).map_err(err)?;
     let out = dev.download(&run_dropout(dev, &dx, &dkeep, p).map_err(err)?);
     let want = reference(&x, |i| keep[i] != 0, p);
-    compare(&format!("dropout, {size}, p = {p}"), &as_f64(out.map_err(err)?), &want, tol(&want))?;
+    compare(
+        &format!("dropout, {size}, p = {p}"),
+        &as_f64(out.map_err(err)?),
+        &want,
+        tol(&want),
+    )?;
 
     let seeded = |s: i32| -> Result<Vec<f32>, String> {
         let out = run_seeded_dropout(dev, &dx, p, s).map_err(err)?;
         dev.download(&out).map_err(err)
     };
     let (out1, out2, out3) = (seeded(seed)?, seeded(seed)?, seeded(seed.wrapping_add(1))?);
-    let mask = |s: i32| {
-        move |i: usize| tile::random::rand(s as i64 as u64, u64::from(i as u32)) > p
-    };
+    let mask =
+        |s: i32| move |i: usize| tile::random::rand(s as i64 as u64, u64::from(i as u32)) > p;
     let want = reference(&x, mask(seed), p);
     let what = format!("seeded dropout, {size}, p = {p}, seed {seed}");
     compare(&what, &as_f64(out1.clone()), &want, tol(&want))?;
-    if out1.iter().zip(&out2).any(|(a, b)| a.to_bits() != b.to_bits()) {
+    if out1
+        .iter()
+        .zip(&out2)
+        .any(|(a, b)| a.to_bits() != b.to_bits())
+    {
         return Err(format!("{what}: a second run with the same seed differs"));
     }
     let want3 = reference(&x, mask(seed.wrapping_add(1)), p);
-    compare(&format!("{what} + 1"), &as_f64(out3.clone()), &want3, tol(&want3))?;
+    compare(
+        &format!("{what} + 1"),
+        &as_f64(out3.clone()),
+        &want3,
+        tol(&want3),
+    )?;
     if size >= 64 && out1 == out3 {
         return Err(format!("{what}: seed + 1 gives the same mask"));
     }

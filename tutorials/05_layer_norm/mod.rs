@@ -243,11 +243,14 @@ pub fn forward(
 
 /// The tutorial's `GROUP_SIZE_M` heuristic for rows of `n`.
 pub fn group_size_m(n: usize) -> usize {
-    match n {
-        ..=1024 => 256,
-        ..=4096 => 128,
-        ..=8192 => 96,
-        _ => 64,
+    if n <= 1024 {
+        256
+    } else if n <= 4096 {
+        128
+    } else if n <= 8192 {
+        96
+    } else {
+        64
     }
 }
 
@@ -309,8 +312,12 @@ pub fn reference(
     eps: f64,
 ) -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
     let f = |v: f16| f64::from(v);
-    let (mut y, mut mean, mut rstd, mut dx) =
-        (vec![0.0; m * n], vec![0.0; m], vec![0.0; m], vec![0.0; m * n]);
+    let (mut y, mut mean, mut rstd, mut dx) = (
+        vec![0.0; m * n],
+        vec![0.0; m],
+        vec![0.0; m],
+        vec![0.0; m * n],
+    );
     let (mut dw, mut db) = (vec![0.0; n], vec![0.0; n]);
     for r in 0..m {
         let row = &x[r * n..(r + 1) * n];
@@ -333,7 +340,7 @@ pub fn reference(
 }
 
 /// Runs the forward and the backward on the tutorial's data (`x = −2.3 + 0.5 · randn`, `w` and
-/// `b` uniform in `[0, 1)`, `dy = 0.1 · randn`, all f16, `eps = 1e-5`) against [`reference`].
+/// `b` uniform in `[0, 1)`, `dy = 0.1 · randn`, all f16, `eps = 1e-5`) against [`reference()`].
 ///
 /// Tolerances: f32 sums of `N` terms are within `N · 2⁻²⁴` of their magnitude, and the mean's
 /// error enters `x̂` multiplied by `|mean| · rstd`; so `mean`, `rstd` and `x̂` are within
@@ -356,10 +363,20 @@ pub fn run_check(dev: &Device, (m, n): (usize, usize), seed: u64) -> Result<(), 
     let fwd = forward(dev, &dx_, &dw_, &db_, (m, n), eps).map_err(err)?;
     let bwd = backward(dev, &ddy, &dx_, &dw_, &fwd.mean, &fwd.rstd, (m, n)).map_err(err)?;
     let down16 = |v: &Buffer<f16>| -> Result<Vec<f64>, String> {
-        Ok(dev.download(v).map_err(err)?.into_iter().map(f64::from).collect())
+        Ok(dev
+            .download(v)
+            .map_err(err)?
+            .into_iter()
+            .map(f64::from)
+            .collect())
     };
     let down32 = |v: &Buffer<f32>| -> Result<Vec<f64>, String> {
-        Ok(dev.download(v).map_err(err)?.into_iter().map(f64::from).collect())
+        Ok(dev
+            .download(v)
+            .map_err(err)?
+            .into_iter()
+            .map(f64::from)
+            .collect())
     };
     let (y, mean, rstd) = (down16(&fwd.y)?, down32(&fwd.mean)?, down32(&fwd.rstd)?);
     let (dx, dw, db) = (down16(&bwd.dx)?, down16(&bwd.dw)?, down16(&bwd.db)?);
