@@ -17,6 +17,9 @@
 //!   (`let DW = …`): a carried name keeps its type.
 //! - f16 is a storage type in tile: loads are converted with `as f32` before arithmetic (where
 //!   Triton promotes `f16 · f32` itself), and stores convert back with `as f16`.
+//! - The backward's `BLOCK_SIZE_N` is compiled for 128 … 4096, so it takes rows of at most 4096
+//!   (a wider row is an `Err` from the launch naming the compiled values); the forward loops
+//!   over the row and takes any width.
 //! - The tutorial's kernels take any float type; its test and benchmark use float16, the type
 //!   compiled here (`Mean` and `Rstd` are f32, as in the tutorial).
 
