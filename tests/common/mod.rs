@@ -536,9 +536,10 @@ pub fn rolls(
     store(iout + i, (i * 3).roll(128, 0));
 }
 
-/// Every kernel the project compiles (examples and tests).
+/// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
+    v.extend(tile_tutorials::all());
     v.extend(fused_softmax::all());
     v.extend(elementwise_chains::all());
     v.extend(fused_bias_gelu::all());

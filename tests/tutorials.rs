@@ -1,0 +1,81 @@
+//! Triton's tutorials as ported in `tutorials/` (the `tile-tutorials` package), on the
+//! interpreter: every kernel against its plain-Rust reference, on random inputs of awkward sizes
+//! (not multiples of the block sizes, one row, one element, strided rows). Each `run_check`
+//! states its tolerance and why.
+
+use tile::Device;
+use tile_tutorials as t;
+
+#[test]
+fn vector_add_matches_reference() {
+    let dev = Device::interpreter();
+    for (k, size) in [1, 17, 1024, 1025, 4000, 98432].into_iter().enumerate() {
+        t::vector_add::run_check(&dev, size, k as u64).unwrap();
+    }
+}
+
+#[test]
+fn fused_softmax_matches_reference() {
+    let dev = Device::interpreter();
+    // (rows, cols), padding of each row, persistent programs.
+    let cases = [
+        ((1, 1), 0, 4),
+        ((1, 33), 0, 1),
+        ((7, 100), 3, 3),
+        ((18, 781), 0, 4),
+        ((5, 1024), 1, 8),
+        ((3, 2049), 0, 2),
+    ];
+    for (k, (shape, pad, programs)) in cases.into_iter().enumerate() {
+        t::fused_softmax::run_check(&dev, shape, pad, programs, 100 + k as u64).unwrap();
+    }
+}
+
+#[test]
+fn matrix_multiplication_matches_reference() {
+    let dev = Device::interpreter();
+    // (m, n, k), b transposed, activation (1: leaky ReLU).
+    let cases = [
+        ((1, 1, 1), false, 0),
+        ((64, 64, 64), false, 1),
+        ((130, 70, 33), false, 0),
+        ((77, 200, 100), true, 1),
+        ((200, 129, 31), true, 0),
+    ];
+    for (i, (shape, bt, act)) in cases.into_iter().enumerate() {
+        t::matrix_multiplication::run_check(&dev, shape, bt, act, 300 + i as u64).unwrap();
+    }
+}
+
+#[test]
+fn low_memory_dropout_matches_reference() {
+    let dev = Device::interpreter();
+    for (i, (size, p)) in [(1, 0.5), (10, 0.5), (1000, 0.1), (4099, 0.5), (20000, 0.9)]
+        .into_iter()
+        .enumerate()
+    {
+        t::low_memory_dropout::run_check(&dev, size, p, 123 + i as i32).unwrap();
+    }
+}
+
+#[test]
+fn layer_norm_matches_reference() {
+    let dev = Device::interpreter();
+    // The last one puts two rows in some of the 128 partial-sum rows of `dw` and `db`.
+    let cases = [(1, 1), (5, 37), (40, 128), (151, 300), (300, 1100)];
+    for (i, shape) in cases.into_iter().enumerate() {
+        t::layer_norm::run_check(&dev, shape, 500 + i as u64).unwrap();
+    }
+}
+
+#[test]
+fn persistent_matmul_matches_reference() {
+    let dev = Device::interpreter();
+    // 4 programs over 1, 4 and 6 output tiles (two tiles per program for some).
+    for (i, shape) in [(1, 1, 1), (200, 150, 70), (300, 257, 65)]
+        .into_iter()
+        .enumerate()
+    {
+        t::persistent_matmul::run_check(&dev, shape, 4, 700 + i as u64).unwrap();
+    }
+}

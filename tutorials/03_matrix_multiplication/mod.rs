@@ -1,0 +1,191 @@
+//! Triton's tutorial 03, matrix multiplication: `C = A @ B` in f16 with f32 accumulation, one
+//! program per `BLOCK_SIZE_M × BLOCK_SIZE_N` block of `C` in grouped order (`GROUP_SIZE_M` row
+//! blocks visited column by column, for L2 reuse), pointer tiles into `A` and `B` advanced by
+//! `BLOCK_SIZE_K` along `K` in the loop, the ragged end of `K` masked, an optional leaky ReLU on
+//! the accumulator. Any strides: the check runs `B` both row-major and transposed (the
+//! tutorial's fp8 case passes `b.T`).
+//!
+//! The tutorial autotunes over a list of configurations; this port compiles one of them,
+//! `128 × 128 × 32`, `GROUP_SIZE_M = 8`, 4 stages, on 8 warps where the tutorial's has 4: with
+//! 4 warps the build refuses the kernel (ptxas spills 248 bytes on sm_90a; the pointer tiles
+//! carried through the loop hold 64-bit addresses in registers).
+
+use tile::prelude::*;
+
+use crate::check::{compare, err, Rng};
+
+// triton: triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32,
+// 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4)
+#[tile_kernel(num_warps = 8, num_stages = 4)]
+/// Kernel for computing the matmul `C = A x B`. A has shape `(M, K)`, B has shape `(K, N)` and
+/// C has shape `(M, N)`. `ACTIVATION` is 1 for `"leaky_relu"`, 0 for none.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_kernel(
+    // Pointers to matrices
+    a_ptr: Ptr<f16>,
+    b_ptr: Ptr<f16>,
+    c_ptr: Ptr<f16>,
+    // Matrix dimensions
+    M: i32,
+    N: i32,
+    K: i32,
+    // The stride variables represent how much to increase the ptr by when moving by 1
+    // element in a particular dimension.
+    stride_am: i32,
+    stride_ak: i32,
+    stride_bk: i32,
+    stride_bn: i32,
+    stride_cm: i32,
+    stride_cn: i32,
+    // Meta-parameters
+    BLOCK_SIZE_M: Const<128>,
+    BLOCK_SIZE_N: Const<128>,
+    BLOCK_SIZE_K: Const<32>,
+    GROUP_SIZE_M: Const<8>,
+    ACTIVATION: Const<{ [0, 1] }>, // triton: ACTIVATION: tl.constexpr ("" or "leaky_relu")
+) {
+    // Map program ids `pid` to the block of C it should compute, in grouped ordering.
+    let pid = program_id(0);
+    let num_pid_m = (M + BLOCK_SIZE_M - 1) / BLOCK_SIZE_M; // triton: tl.cdiv(M, BLOCK_SIZE_M)
+    let num_pid_n = (N + BLOCK_SIZE_N - 1) / BLOCK_SIZE_N; // triton: tl.cdiv(N, BLOCK_SIZE_N)
+    let num_pid_in_group = GROUP_SIZE_M * num_pid_n;
+    let group_id = pid / num_pid_in_group;
+    let first_pid_m = group_id * GROUP_SIZE_M;
+    let group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M);
+    let pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m);
+    let pid_n = (pid % num_pid_in_group) / group_size_m;
+
+    // Create pointers for the first blocks of A and B; they advance along K in the loop.
+    let offs_am = (pid_m * BLOCK_SIZE_M + arange(0, BLOCK_SIZE_M)) % M;
+    let offs_bn = (pid_n * BLOCK_SIZE_N + arange(0, BLOCK_SIZE_N)) % N;
+    let offs_k = arange(0, BLOCK_SIZE_K);
+    // triton: a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    let mut a_ptrs =
+        a_ptr + (offs_am.expand_dims(1) * stride_am + offs_k.expand_dims(0) * stride_ak);
+    let mut b_ptrs =
+        b_ptr + (offs_k.expand_dims(1) * stride_bk + offs_bn.expand_dims(0) * stride_bn);
+
+    // Iterate to compute a block of the C matrix, accumulating in f32.
+    let mut accumulator = zeros([BLOCK_SIZE_M, BLOCK_SIZE_N]);
+    // triton: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+    for k in 0..(K + BLOCK_SIZE_K - 1) / BLOCK_SIZE_K {
+        // Load the next block of A and B, generate a mask by checking the K dimension.
+        // triton: tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+        let a = load(a_ptrs, offs_k.expand_dims(0) < K - k * BLOCK_SIZE_K, 0.0);
+        let b = load(b_ptrs, offs_k.expand_dims(1) < K - k * BLOCK_SIZE_K, 0.0);
+        // We accumulate along the K dimension.
+        accumulator = dot(a, b, accumulator);
+        // Advance the ptrs to the next K block.
+        a_ptrs += BLOCK_SIZE_K * stride_ak;
+        b_ptrs += BLOCK_SIZE_K * stride_bk;
+    }
+    // You can fuse arbitrary activation functions here while the accumulator is still in FP32.
+    // triton: if ACTIVATION == "leaky_relu": accumulator = leaky_relu(accumulator)
+    if ACTIVATION == 1 {
+        // triton: leaky_relu(x) = tl.where(x >= 0, x, 0.01 * x), a @triton.jit helper
+        accumulator = select(accumulator >= 0.0, accumulator, 0.01 * accumulator);
+    }
+    let c = accumulator as f16; // triton: accumulator.to(tl.float16)
+
+    // Write back the block of the output matrix C with masks.
+    let offs_cm = pid_m * BLOCK_SIZE_M + arange(0, BLOCK_SIZE_M);
+    let offs_cn = pid_n * BLOCK_SIZE_N + arange(0, BLOCK_SIZE_N);
+    let c_ptrs = c_ptr + stride_cm * offs_cm.expand_dims(1) + stride_cn * offs_cn.expand_dims(0);
+    let c_mask = (offs_cm.expand_dims(1) < M) & (offs_cn.expand_dims(0) < N);
+    store(c_ptrs, c, c_mask);
+}
+
+/// `ACTIVATION` of [`matmul_kernel`] for the tutorial's `activation="leaky_relu"`.
+pub const LEAKY_RELU: i32 = 1;
+
+/// The tutorial's `matmul(a, b, activation)`: `a` is `m × k` row-major; `b` is `k × n`, its
+/// element `(i, j)` at `i · stride_bk + j · stride_bn`. Returns `c`, `m × n` row-major f16.
+pub fn matmul(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    (stride_bk, stride_bn): (usize, usize),
+    activation: i32,
+) -> Result<Buffer<f16>, Error> {
+    let mut c = dev.zeros::<f16>(m * n)?;
+    // 1D launch kernel where each block gets its own program.
+    let grid = Grid::x(cdiv(m, 128) * cdiv(n, 128));
+    let s = |v: usize| v as i32;
+    matmul_kernel::launch(
+        dev,
+        grid,
+        a,
+        b,
+        &mut c,
+        s(m),
+        s(n),
+        s(k),
+        s(k),
+        1,
+        s(stride_bk),
+        s(stride_bn),
+        s(n),
+        1,
+        activation,
+    )?;
+    Ok(c)
+}
+
+/// `(i, j)` of `a @ b` in f64 (`a` `m × k` row-major, `b` element `(p, j)` at `p · sbk + j · sbn`)
+/// and `Σₚ |a b|`.
+pub fn product(
+    a: &[f16],
+    b: &[f16],
+    (k, (sbk, sbn)): (usize, (usize, usize)),
+    (i, j): (usize, usize),
+) -> (f64, f64) {
+    let terms = (0..k).map(|p| f64::from(a[i * k + p]) * f64::from(b[p * sbk + j * sbn]));
+    (terms.clone().sum(), terms.map(f64::abs).sum())
+}
+
+/// Runs [`matmul_kernel`] on standard normal f16 matrices (the tutorial's `torch.randn`), `b`
+/// row-major or transposed, with or without the leaky ReLU, against [`product`] in f64.
+///
+/// Tolerance per element: `(K + 2) · 2⁻²² · Σₚ |aₚ bₚ|` for the f32 accumulation (products of
+/// f16 values are exact in f32; the sum runs in any order on tensor cores: the bound `dot`
+/// documents), plus `2⁻¹¹ · |c|` for the rounding of the result to f16, plus `2⁻²⁴` for f16
+/// subnormals. The activation scales both by 0.01 or 1, so the bound holds after it.
+pub fn run_check(
+    dev: &Device,
+    (m, n, k): (usize, usize, usize),
+    b_transposed: bool,
+    activation: i32,
+    seed: u64,
+) -> Result<(), String> {
+    let mut r = Rng::new(seed);
+    let a = r.vec(m * k, |r| f16::from_f32(r.normal()));
+    let b = r.vec(k * n, |r| f16::from_f32(r.normal()));
+    let strides = if b_transposed { (1, k) } else { (n, 1) };
+    let (da, db) = (dev.upload(&a).map_err(err)?, dev.upload(&b).map_err(err)?);
+    let c = matmul(dev, &da, &db, (m, n, k), strides, activation).map_err(err)?;
+    let c = dev.download(&c).map_err(err)?;
+    let (mut want, mut tol) = (Vec::with_capacity(m * n), Vec::with_capacity(m * n));
+    for i in 0..m {
+        for j in 0..n {
+            let (p, scale) = product(&a, &b, (k, strides), (i, j));
+            let p = if activation == LEAKY_RELU && p < 0.0 {
+                0.01 * p
+            } else {
+                p
+            };
+            let dot_tol = (k as f64 + 2.0) * 2f64.powi(-22) * scale;
+            want.push(p);
+            tol.push(dot_tol + 2f64.powi(-11) * (p.abs() + dot_tol) + 2f64.powi(-24));
+        }
+    }
+    let got: Vec<f64> = c.iter().map(|&v| f64::from(v)).collect();
+    let what =
+        format!("matmul {m} x {n} x {k}, b transposed {b_transposed}, activation {activation}");
+    compare(&what, &got, &want, |i| tol[i])
+}
+
+/// Every kernel of this tutorial.
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    matmul_kernel::KERNELS.to_vec()
+}
