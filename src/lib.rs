@@ -38,7 +38,11 @@
 //! `specialize = aligned` compiles the first only: a launch whose arguments break it is an `Err`
 //! that names each (`` `k` = 1001 is not a multiple of 8 ``), on the interpreter too — as a
 //! CUTLASS kernel refuses a problem its alignment cannot implement. For kernels whose unaligned
-//! form does not fit the registers (`examples/gemm_bias_act`'s 128 × 256 tile).
+//! form does not fit the registers (`examples/gemm_bias_act`'s 128 × 256 tile). Where integer
+//! arguments multiply offsets (strides) and, assumed 1, let copies run as vectors, a first
+//! specialization assumes them 1 (Triton specializes unit strides the same way);
+//! `specialize = unit` compiles that one only (Triton's tutorial matmul at 128 × 256 × 64, its
+//! strides arguments: `` `stride_bn` = 300 is not 1 `` is then an `Err`).
 //!
 //! Body: `let` bindings and assignments (also `+=` …); integer, float and bool literals (typed by
 //! context) and `f32::INFINITY`, `f32::NEG_INFINITY`, `f32::NAN`, `i32::MAX`…; `+ - * /`, `%`

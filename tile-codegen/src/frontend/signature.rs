@@ -68,6 +68,12 @@ pub struct KernelOptions {
     /// `128 × 256` GEMM tile with a GELU epilogue spills when its operands are copied element by
     /// element).
     pub aligned_only: bool,
+    /// `specialize = unit`: [`KernelOptions::aligned_only`], and the one specialization also
+    /// assumes 1 for the integers that, assumed 1, widen an access (unit strides, as Triton
+    /// specializes them); a launch with another stride is an `Err` naming it. For kernels whose
+    /// tiles fit the registers only when their copies are vectors (Triton's tutorial matmul at
+    /// `128 × 256 × 64`, every stride an argument).
+    pub unit_only: bool,
 }
 
 impl Default for KernelOptions {
@@ -77,6 +83,7 @@ impl Default for KernelOptions {
             elems_per_thread: None,
             num_stages: None,
             aligned_only: false,
+            unit_only: false,
         }
     }
 }
@@ -109,11 +116,18 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
         if m.path.is_ident("specialize") {
             match &m.value {
                 Expr::Path(p) if p.path.is_ident("aligned") => opts.aligned_only = true,
-                Expr::Path(p) if p.path.is_ident("all") => opts.aligned_only = false,
+                Expr::Path(p) if p.path.is_ident("unit") => {
+                    opts.aligned_only = true;
+                    opts.unit_only = true;
+                }
+                Expr::Path(p) if p.path.is_ident("all") => {
+                    opts.aligned_only = false;
+                    opts.unit_only = false;
+                }
                 other => {
                     return Err(syn::Error::new_spanned(
                         other,
-                        "`specialize` takes `aligned` (only the aligned specialization) or `all`",
+                        "`specialize` takes `aligned` (only the aligned specialization), `unit` (only the aligned one with unit strides) or `all`",
                     ))
                 }
             }

@@ -39,7 +39,7 @@ pub(super) fn plan_all(
     // tile: an internal error of this instance, not a crash of the build.
     parallel_map(&instances, |&(name, ir)| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            plan_instance(name, ir, dump, opts.aligned_only)
+            plan_instance(name, ir, dump, opts.aligned_only, opts.unit_only)
         }))
         .unwrap_or_else(|payload| {
             Err(InstanceError::Internal(Failure::from(format!(
@@ -63,12 +63,14 @@ pub(super) fn planned_cost(planned: &[Result<Vec<PlannedVariant>, InstanceError>
 
 /// One instance (the optimized tile-level IR `tile` of the kernel instance `name`) through the
 /// GPU-level passes, for every specialization (only the first with `aligned_only`,
-/// `specialize = aligned`) and target. Touches no tokens, so it may run on any thread.
+/// `specialize = aligned`; only the unit-stride one, where there is one, with `unit_only`,
+/// `specialize = unit`) and target. Touches no tokens, so it may run on any thread.
 fn plan_instance(
     name: &str,
     tile: &Function,
     dump: &DumpConfig,
     aligned_only: bool,
+    unit_only: bool,
 ) -> Result<Vec<PlannedVariant>, InstanceError> {
     let internal = InstanceError::Internal;
 
@@ -91,7 +93,7 @@ fn plan_instance(
         .collect();
     let first = needed_divisibility(tile, &candidates, &dump.skip_passes).map_err(internal)?;
     let mut specs = vec![(first.clone(), None)];
-    if !aligned_only {
+    if !aligned_only || unit_only {
         let ones = unit_strides(tile, &candidates, &dump.skip_passes).map_err(internal)?;
         if !ones.is_empty() {
             let mut unit = candidates.clone();
@@ -99,6 +101,9 @@ fn plan_instance(
                 unit[i] = EQUALS_ONE;
             }
             let unit = needed_divisibility(tile, &unit, &dump.skip_passes).map_err(internal)?;
+            if unit_only {
+                specs.clear();
+            }
             specs.insert(0, (unit, None));
         }
     }
