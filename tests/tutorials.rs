@@ -34,17 +34,24 @@ fn fused_softmax_matches_reference() {
 #[test]
 fn matrix_multiplication_matches_reference() {
     let dev = Device::interpreter();
-    // (m, n, k), b transposed, activation (1: leaky ReLU).
+    // (m, n, k), b transposed, activation (1: leaky ReLU), the wide configuration.
     let cases = [
-        ((1, 1, 1), false, 0),
-        ((64, 64, 64), false, 1),
-        ((130, 70, 33), false, 0),
-        ((77, 200, 100), true, 1),
-        ((200, 129, 31), true, 0),
+        ((1, 1, 1), false, 0, false),
+        ((64, 64, 64), false, 1, false),
+        ((130, 70, 33), false, 0, false),
+        ((77, 200, 100), true, 1, false),
+        ((200, 129, 31), true, 0, false),
+        ((1, 1, 1), false, 0, true),
+        ((130, 270, 70), false, 1, true),
+        ((60, 300, 129), false, 0, true),
     ];
-    for (i, (shape, bt, act)) in cases.into_iter().enumerate() {
-        t::matrix_multiplication::run_check(&dev, shape, bt, act, 300 + i as u64).unwrap();
+    for (i, (shape, bt, act, wide)) in cases.into_iter().enumerate() {
+        t::matrix_multiplication::run_check(&dev, shape, bt, act, wide, 300 + i as u64).unwrap();
     }
+    // The wide configuration is compiled for unit strides only: a transposed `b` is refused.
+    let e = t::matrix_multiplication::run_check(&dev, (60, 300, 129), true, 0, true, 9)
+        .expect_err("the unit-stride kernel took a transposed b");
+    assert!(e.contains("is not 1"), "{e}");
 }
 
 #[test]

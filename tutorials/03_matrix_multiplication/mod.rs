@@ -5,22 +5,28 @@
 //! the accumulator. Any strides: the check runs `B` both row-major and transposed (the
 //! tutorial's fp8 case passes `b.T`).
 //!
-//! The tutorial autotunes over a list of configurations; this port compiles one of them,
-//! `128 × 128 × 32`, `GROUP_SIZE_M = 8`, 4 stages, on 8 warps where the tutorial's has 4: with
-//! 4 warps the build refuses the kernel (ptxas spills 248 bytes on sm_90a; the pointer tiles
-//! carried through the loop hold 64-bit addresses in registers).
+//! The tutorial autotunes over a list of configurations; this port compiles two of them, each
+//! a kernel stamped from the one body below: [`matmul_kernel`] with `128 × 128 × 32`,
+//! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and [`matmul_kernel_wide`] with its first
+//! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. [`matmul`]
+//! takes the wide one for matrices of at least 1024 rows and columns with a row-major `b` (tile
+//! has no autotuner yet).
 
 use tile::prelude::*;
 
 use crate::check::{compare, err, Rng};
 
-// triton: triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32,
-// 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4)
-#[tile_kernel(num_warps = 8, num_stages = 4)]
+/// The tutorial's kernel with one configuration: `$warps` warps, `$stages` stages, blocks of
+/// `128 × $bn × $bk`.
+macro_rules! matmul_kernel {
+    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, stages = $stages:tt, BN = $bn:tt, BK = $bk:tt,
+     specialize = $spec:tt) => {
+#[tile_kernel(num_warps = $warps, num_stages = $stages, specialize = $spec)]
+$(#[$doc])*
 /// Kernel for computing the matmul `C = A x B`. A has shape `(M, K)`, B has shape `(K, N)` and
 /// C has shape `(M, N)`. `ACTIVATION` is 1 for `"leaky_relu"`, 0 for none.
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_kernel(
+pub fn $name(
     // Pointers to matrices
     a_ptr: Ptr<f16>,
     b_ptr: Ptr<f16>,
@@ -39,8 +45,8 @@ pub fn matmul_kernel(
     stride_cn: i32,
     // Meta-parameters
     BLOCK_SIZE_M: Const<128>,
-    BLOCK_SIZE_N: Const<128>,
-    BLOCK_SIZE_K: Const<32>,
+    BLOCK_SIZE_N: Const<$bn>,
+    BLOCK_SIZE_K: Const<$bk>,
     GROUP_SIZE_M: Const<8>,
     ACTIVATION: Const<{ [0, 1] }>, // triton: ACTIVATION: tl.constexpr ("" or "leaky_relu")
 ) {
@@ -94,42 +100,71 @@ pub fn matmul_kernel(
     let c_mask = (offs_cm.expand_dims(1) < M) & (offs_cn.expand_dims(0) < N);
     store(c_ptrs, c, c_mask);
 }
+    };
+}
+
+matmul_kernel! {
+    /// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32,
+    /// 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4)`.
+    matmul_kernel, warps = 4, stages = 4, BN = 128, BK = 32, specialize = all
+}
+
+matmul_kernel! {
+    /// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64,
+    /// 'GROUP_SIZE_M': 8}, num_stages=3, num_warps=8)`, the tutorial's first. Compiled for
+    /// unit strides only (`specialize = unit`): with strides it cannot prove 1 its copies run
+    /// element by element, and a `128 × 256` tile's addresses then do not fit the registers.
+    matmul_kernel_wide, warps = 8, stages = 3, BN = 256, BK = 64, specialize = unit
+}
 
 /// `ACTIVATION` of [`matmul_kernel`] for the tutorial's `activation="leaky_relu"`.
 pub const LEAKY_RELU: i32 = 1;
 
 /// The tutorial's `matmul(a, b, activation)`: `a` is `m × k` row-major; `b` is `k × n`, its
 /// element `(i, j)` at `i · stride_bk + j · stride_bn`. Returns `c`, `m × n` row-major f16.
+/// [`matmul_kernel_wide`] for at least 1024 rows and columns of row-major `b`, else
+/// [`matmul_kernel`].
 pub fn matmul(
     dev: &Device,
     a: &Buffer<f16>,
     b: &Buffer<f16>,
     (m, n, k): (usize, usize, usize),
-    (stride_bk, stride_bn): (usize, usize),
+    strides: (usize, usize),
     activation: i32,
 ) -> Result<Buffer<f16>, Error> {
+    let wide = m >= 1024 && n >= 1024 && strides.1 == 1;
     let mut c = dev.zeros::<f16>(m * n)?;
-    // 1D launch kernel where each block gets its own program.
-    let grid = Grid::x(cdiv(m, 128) * cdiv(n, 128));
-    let s = |v: usize| v as i32;
-    matmul_kernel::launch(
-        dev,
-        grid,
-        a,
-        b,
-        &mut c,
-        s(m),
-        s(n),
-        s(k),
-        s(k),
-        1,
-        s(stride_bk),
-        s(stride_bn),
-        s(n),
-        1,
-        activation,
-    )?;
+    matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, wide)?;
     Ok(c)
+}
+
+/// [`matmul`] into `c` (`m × n` row-major) on the configuration named: `wide` for
+/// [`matmul_kernel_wide`], else [`matmul_kernel`].
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_into(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    c: &mut Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    (stride_bk, stride_bn): (usize, usize),
+    activation: i32,
+    wide: bool,
+) -> Result<(), Error> {
+    let s = |v: usize| v as i32;
+    let (sm, sn, sk, sbk, sbn) = (s(m), s(n), s(k), s(stride_bk), s(stride_bn));
+    // 1D launch kernel where each block gets its own program.
+    if wide {
+        let grid = Grid::x(cdiv(m, 128) * cdiv(n, 256));
+        matmul_kernel_wide::launch(
+            dev, grid, a, b, c, sm, sn, sk, sk, 1, sbk, sbn, sn, 1, activation,
+        )
+    } else {
+        let grid = Grid::x(cdiv(m, 128) * cdiv(n, 128));
+        matmul_kernel::launch(
+            dev, grid, a, b, c, sm, sn, sk, sk, 1, sbk, sbn, sn, 1, activation,
+        )
+    }
 }
 
 /// `(i, j)` of `a @ b` in f64 (`a` `m × k` row-major, `b` element `(p, j)` at `p · sbk + j · sbn`)
@@ -144,8 +179,9 @@ pub fn product(
     (terms.clone().sum(), terms.map(f64::abs).sum())
 }
 
-/// Runs [`matmul_kernel`] on standard normal f16 matrices (the tutorial's `torch.randn`), `b`
-/// row-major or transposed, with or without the leaky ReLU, against [`product`] in f64.
+/// Runs [`matmul_into`] (`wide`: which configuration) on standard normal f16 matrices (the
+/// tutorial's `torch.randn`), `b` row-major or transposed, with or without the leaky ReLU,
+/// against [`product`] in f64.
 ///
 /// Tolerance per element: `(K + 2) · 2⁻²² · Σₚ |aₚ bₚ|` for the f32 accumulation (products of
 /// f16 values are exact in f32; the sum runs in any order on tensor cores: the bound `dot`
@@ -156,6 +192,7 @@ pub fn run_check(
     (m, n, k): (usize, usize, usize),
     b_transposed: bool,
     activation: i32,
+    wide: bool,
     seed: u64,
 ) -> Result<(), String> {
     let mut r = Rng::new(seed);
@@ -163,7 +200,8 @@ pub fn run_check(
     let b = r.vec(k * n, |r| f16::from_f32(r.normal()));
     let strides = if b_transposed { (1, k) } else { (n, 1) };
     let (da, db) = (dev.upload(&a).map_err(err)?, dev.upload(&b).map_err(err)?);
-    let c = matmul(dev, &da, &db, (m, n, k), strides, activation).map_err(err)?;
+    let mut c = dev.zeros::<f16>(m * n).map_err(err)?;
+    matmul_into(dev, &da, &db, &mut c, (m, n, k), strides, activation, wide).map_err(err)?;
     let c = dev.download(&c).map_err(err)?;
     let (mut want, mut tol) = (Vec::with_capacity(m * n), Vec::with_capacity(m * n));
     for i in 0..m {
@@ -180,12 +218,15 @@ pub fn run_check(
         }
     }
     let got: Vec<f64> = c.iter().map(|&v| f64::from(v)).collect();
-    let what =
-        format!("matmul {m} x {n} x {k}, b transposed {b_transposed}, activation {activation}");
+    let what = format!(
+        "matmul {m} x {n} x {k}, b transposed {b_transposed}, activation {activation}, wide {wide}"
+    );
     compare(&what, &got, &want, |i| tol[i])
 }
 
 /// Every kernel of this tutorial.
 pub fn all() -> Vec<&'static tile::KernelSpec> {
-    matmul_kernel::KERNELS.to_vec()
+    let mut v = matmul_kernel::KERNELS.to_vec();
+    v.extend(matmul_kernel_wide::KERNELS);
+    v
 }
