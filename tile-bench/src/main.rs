@@ -68,6 +68,7 @@ mod families;
 mod measure;
 mod plot;
 mod report;
+mod user_gemm;
 
 use std::process::ExitCode;
 use std::time::Instant;

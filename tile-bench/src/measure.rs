@@ -27,6 +27,11 @@ pub enum Form {
     /// The dropout kernels' other mask: one Philox evaluation per four elements (Triton's
     /// `tl.rand4x` words), which the examples time next to the `tl.rand(seed, i)` mask.
     Words4,
+    /// A GEMM as the guide writes it, with none of the `gemm` example's tuning
+    /// (`user_gemm::guide_gemm`).
+    User,
+    /// Triton's tutorial matmul in its own structure (`user_gemm::tutorial_gemm`).
+    Tutorial,
 }
 
 impl Form {
@@ -40,6 +45,8 @@ impl Form {
             Form::Unfused => "tile_unfused",
             Form::SplitRows => "tile_split_rows",
             Form::Words4 => "tile_words4",
+            Form::User => "tile_user",
+            Form::Tutorial => "tile_tutorial",
         }
     }
 }

@@ -1,17 +1,20 @@
 //! GEMM, `C = A @ B` on tensor cores (examples/gemm): f16 and bf16 inputs in [-1, 1), `C` in the
-//! input type and (variant `out_f32`, where the baseline has it) in f32. One form, the example's
-//! `matmul`: the `gemm_wide` kernel (128 × 256 × 64 on 8 warps, `wgmma` on sm_90a); for at most
+//! input type and (variant `out_f32`, where the baseline has it) in f32. The example's `matmul`
+//! (the fused form), and for 16-bit output the same product written as users write it
+//! (`crate::user_gemm`: the guide's form and Triton's tutorial form). `matmul`: the `gemm_wide` kernel (128 × 256 × 64 on 8 warps, `wgmma` on sm_90a); for at most
 //! 32 rows split-K (`gemm_splitk` and `splitk_sum`, two launches) or, with many columns, the
 //! `128 × 64` tile; `gemm` has no unfused form. The baseline's rows are cuBLAS
 //! and Triton's tutorial matmul. Shapes `[M, N, K]` as `bench/python/baseline.py` (GEMM_SMALL,
 //! GEMM_BIG, GEMM_OUT_F32). Checked against float64 on every element of small shapes and on 512
 //! sampled elements of large ones; rows carry TFLOP/s.
 
-use tile::{Buffer, Device};
+use tile::{cdiv, Buffer, Device, Grid};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
 use crate::gemm_kernels::{matmul, splitk_workspace, MatmulKernel};
+use crate::user_gemm::guide_gemm;
+use tile_tutorials::matrix_multiplication;
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm";
@@ -55,7 +58,7 @@ pub fn gemm_dims((m, n, k): Shape) -> Res<(i32, i32, i32)> {
     Ok((i32_of(m)?, i32_of(n)?, i32_of(k)?))
 }
 
-fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool) -> Res<()> {
+fn bench<T: Half + Tutorial>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool) -> Res<()> {
     let (m, n, k) = s;
     let dims = gemm_dims(s)?;
     let (a, b, a64, b64) = matmul_inputs::<T>(s);
@@ -90,6 +93,42 @@ fn bench<T: Half>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool) -> Res<()
     Ok(())
 }
 
+/// Triton's tutorial matmul where the element type has a port (`tile-tutorials` ports it for
+/// f16, as the tutorial runs it): row-major `B`, the tutorial's first configuration.
+trait Tutorial: tile::Element {
+    /// The product into `s.c`, or `None` for a type without a port.
+    fn tutorial(
+        dev: &Device,
+        s: &mut State<Self>,
+        shape: Shape,
+    ) -> Option<Result<(), tile::Error>>;
+}
+
+impl Tutorial for tile::f16 {
+    fn tutorial(
+        dev: &Device,
+        s: &mut State<Self>,
+        (m, n, k): Shape,
+    ) -> Option<Result<(), tile::Error>> {
+        Some(matrix_multiplication::matmul_into(
+            dev,
+            &s.a,
+            &s.b,
+            &mut s.c,
+            (m, n, k),
+            (n, 1),
+            0,
+            true,
+        ))
+    }
+}
+
+impl Tutorial for tile::bf16 {
+    fn tutorial(_: &Device, _: &mut State<Self>, _: Shape) -> Option<Result<(), tile::Error>> {
+        None
+    }
+}
+
 struct GemmCase<T> {
     a: Vec<T>,
     b: Vec<T>,
@@ -109,7 +148,7 @@ struct State<T: tile::Element> {
     part: Buffer<f32>,
 }
 
-impl<T: Half> Case for GemmCase<T> {
+impl<T: Half + Tutorial> Case for GemmCase<T> {
     type State = State<T>;
 
     fn setup(&self, dev: &Device) -> Res<State<T>> {
@@ -134,10 +173,20 @@ impl<T: Half> Case for GemmCase<T> {
     }
 
     fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
-        if form != Form::Fused {
-            return Err(not_a_form(form));
-        }
         let (m, n, k) = self.dims;
+        let (mu, nu) = (m as usize, n as usize);
+        match form {
+            Form::Fused => {}
+            Form::User if !self.f32_out => {
+                let grid = Grid::xy(cdiv(mu, 128), cdiv(nu, 128));
+                return guide_gemm::launch(dev, grid, &s.a, &s.b, &mut s.c, m, n, k);
+            }
+            Form::Tutorial if !self.f32_out => {
+                return T::tutorial(dev, s, (mu, nu, k as usize))
+                    .unwrap_or_else(|| Err(not_a_form(form)));
+            }
+            other => return Err(not_a_form(other)),
+        }
         let shape = (m as usize, n as usize, k as usize);
         if self.f32_out {
             matmul(dev, &s.a, &s.b, &mut s.c32, &mut s.part, shape)
@@ -180,11 +229,22 @@ impl<T: Half> Case for GemmCase<T> {
                                        sm_80) through a cp.async ring"
                     .into(),
             },
+            Form::User => "1 kernel as the guide writes it: 128x128x32 tiles, 4 warps, 3 stages, \
+                           2-D grid"
+                .into(),
+            Form::Tutorial => "1 kernel, Triton's tutorial matmul ported line by line \
+                               (tile-tutorials): strides as arguments, pointers advanced in the \
+                               loop, 128x256x64 tiles, 8 warps, 3 stages, grouped order"
+                .into(),
             other => not_a_form(other).to_string(),
         }
     }
 
     fn forms(&self) -> Vec<Form> {
-        vec![Form::Fused]
+        match (self.f32_out, T::NAME) {
+            (true, _) => vec![Form::Fused],
+            (false, "f16") => vec![Form::Fused, Form::User, Form::Tutorial],
+            (false, _) => vec![Form::Fused, Form::User],
+        }
     }
 }
