@@ -577,3 +577,53 @@ fn eviction_hints_reach_the_ir_and_change_no_value() {
         }
     }
 }
+
+/// `cdiv` as a loop's trip count (Triton's `for k in range(0, tl.cdiv(K, BK))`), element-wise on
+/// tiles of both signs and a zero divisor, and folded on compile-time integers.
+#[tile_kernel]
+fn cdiv_forms(
+    x: Ptr<f32, n>,
+    sum: Ptr<f32, 1>,
+    q: Ptr<i32, 64>,
+    folded: Ptr<i32, 2>,
+    n: i32,
+    BK: Const<32>,
+) {
+    let mut acc = zeros([BK]);
+    for k in 0..cdiv(n, BK) {
+        let offs = k * BK + arange(0, BK);
+        acc += load(x + offs, offs < n);
+    }
+    store(sum, acc.sum());
+    let i = arange(0, 64);
+    store(q + i, cdiv(i - 20, i % 5 - 1));
+    store(folded, cdiv(100, BK));
+    store(folded + 1, cdiv(3 * BK, 5) + 0 * cdiv(n, 4));
+}
+
+#[test]
+fn cdiv_bounds_loops_and_divides_elementwise() {
+    for n in [0i32, 1, 31, 32, 33, 100] {
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let (mut sum, mut q, mut folded) = (vec![f32::NAN], vec![0i32; 64], vec![0i32; 2]);
+        let x = if x.is_empty() { vec![0.0] } else { x };
+        cdiv_forms::launch(
+            &Device::interpreter(),
+            Grid::x(1),
+            &x,
+            &mut sum,
+            &mut q,
+            &mut folded,
+            n,
+        )
+        .unwrap();
+        assert_eq!(sum[0], (0..n).map(|i| i as f32).sum::<f32>(), "n = {n}");
+        for (i, &got) in q.iter().enumerate() {
+            let (a, b) = (i as i32 - 20, i as i32 % 5 - 1);
+            // Triton's formula, with division by zero giving 0 as `/` does in kernels.
+            let want = if b == 0 { 0 } else { (a + b - 1) / b };
+            assert_eq!(got, want, "cdiv({a}, {b})");
+        }
+        assert_eq!(folded, vec![4, 20]);
+    }
+}

@@ -6,7 +6,7 @@
 //!
 //! Each family's lowering has its own file: `grid.rs` (`program_id`, `num_programs`), `shape.rs`
 //! (`arange`, `zeros`, `full`, `expand_dims`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
-//! (the math functions, `min`, `max`, `umulhi`, `select`), `dot.rs`, `reduce.rs` (`sum` …
+//! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
 //! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`) and
 //! `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
 
@@ -163,6 +163,14 @@ builtins! {
     /// The high 32 bits of the product of two `i32` values read as unsigned (CUDA's `__umulhi`).
     UMulHi "umulhi" Function "umulhi(a, b)"
         takes 2..=2 "2 arguments";
+    /// Ceiling division (Triton's `tl.cdiv`), element-wise on `i32` or `i64` scalars and tiles:
+    /// `(a + b - 1) / b`, which is `⌈a / b⌉` for `a ≥ 0` and `b > 0`; with a negative operand it
+    /// is that formula with division rounding toward zero (`cdiv(-6, 4)` is 0, not -1), and the
+    /// addition wraps as integer arithmetic does; a divisor of 0 gives 0 at run time, as `/` does.
+    /// Compile-time integers fold, an overflow being an error; a compile-time divisor of 0 is an
+    /// error.
+    Cdiv "cdiv" Function "cdiv(a, b)"
+        takes 2..=2 "2 arguments (the dividend, the divisor)";
     /// Uniform `f32` in `[0, 1)` from Philox-4x32-10, Triton's `tl.rand` stream bit for bit.
     Rand "rand" Function "rand(seed, offsets)"
         takes 2..=2 "2 arguments (the seed, the offsets)";
@@ -295,6 +303,7 @@ impl Lowering {
             Builtin::Select => self.select(&args, c),
             Builtin::Min | Builtin::Max => self.min_max(b, &args, c),
             Builtin::UMulHi => self.umulhi(&args, c),
+            Builtin::Cdiv => self.cdiv(&args, c),
             Builtin::Dot => self.dot(&args, c),
             Builtin::Rand
             | Builtin::Randint
@@ -368,6 +377,7 @@ impl Lowering {
             | Builtin::Max
             | Builtin::Dot
             | Builtin::UMulHi
+            | Builtin::Cdiv
             | Builtin::Rand
             | Builtin::Randint
             | Builtin::Rand4x
