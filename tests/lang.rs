@@ -627,3 +627,41 @@ fn cdiv_bounds_loops_and_divides_elementwise() {
         assert_eq!(folded, vec![4, 20]);
     }
 }
+
+/// A masked copy with `mask` and `other` by position.
+#[tile_kernel]
+fn masked_positional(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let a = load(x + offs, m, -1.0);
+    let b = load(x + offs + 1, offs + 1 < n, 3.0, evict = last);
+    store(out + offs, a + b, m);
+}
+
+/// The same copy with Triton's named `mask` and `other`, in several orders.
+#[tile_kernel]
+fn masked_named(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let a = load(x + offs, mask = m, other = -1.0);
+    let b = load(x + offs + 1, offs + 1 < n, evict = last, other = 3.0);
+    store(out + offs, a + b, mask = m);
+}
+
+#[test]
+fn named_mask_and_other_are_the_positional_ones() {
+    let ir = |text: &str, name: &str| text.replace(name, "kernel");
+    assert_eq!(
+        ir(masked_named::KERNEL.ir, "masked_named"),
+        ir(masked_positional::KERNEL.ir, "masked_positional")
+    );
+    let n = 300usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut out = vec![f32::NAN; n];
+    let grid = Grid::x(cdiv(n, 128) as u32);
+    masked_named::launch(&Device::interpreter(), grid, &x, &mut out, n as i32).unwrap();
+    for i in 0..n {
+        let next = if i + 1 < n { x[i + 1] } else { 3.0 };
+        assert_eq!(out[i], x[i] + next, "element {i}");
+    }
+}

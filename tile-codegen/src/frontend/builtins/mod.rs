@@ -130,11 +130,13 @@ builtins! {
     ExpandDims "expand_dims" Both "expand_dims(t, axis)"
         takes 2..=2 "2 arguments (tile, axis)";
     /// Reads through a pointer or tile of pointers; masked-off lanes touch no memory and give
-    /// `other` (default 0).
+    /// `other` (default 0). `mask` and `other` may be written by name, as Triton does
+    /// (`load(p, mask = m, other = 0.0)`, or `load(p, m, other = 0.0)`).
     /// `evict = first` (data not read again soon) or `evict = last` asks the caches to evict its
     /// lines first or last (Triton's `eviction_policy`); a hint, the values are the same.
     Load "load" Function "load(ptrs[, mask[, other]][, evict = normal | first | last])";
-    /// Writes where the mask is true; `evict = first | last` as for `load`.
+    /// Writes where the mask is true (`mask` also by name: `store(p, v, mask = m)`);
+    /// `evict = first | last` as for `load`.
     Store "store" Function "store(ptrs, values[, mask][, evict = normal | first | last])";
     /// `a` where the mask is true, else `b` (Triton's `where`).
     Select "select" Function "select(mask, a, b)"
@@ -188,8 +190,8 @@ builtins! {
     /// 1 (`u1 = max(1e-7, u₀)`, `sqrt(−2 log u1) · cos(2π u₂)`).
     Randn "randn" Function "randn(seed, offsets)"
         takes 2..=2 "2 arguments (the seed, the offsets)";
-    /// Adds to the pointed-to elements where the mask is true, each in one indivisible step;
-    /// returns the old values (0 where masked off). `i32`, `i64`, `f32`, `f16`, `bf16`. `sem` is `relaxed`,
+    /// Adds to the pointed-to elements where the mask is true (`mask` also by name), each in one
+    /// indivisible step; returns the old values (0 where masked off). `i32`, `i64`, `f32`, `f16`, `bf16`. `sem` is `relaxed`,
     /// `acquire`, `release` or `acq_rel` (default), `scope` is `cta`, `gpu` (default) or `sys`.
     AtomicAdd "atomic_add" Function "atomic_add(ptrs, values[, mask][, sem = …][, scope = …])";
     /// Atomic maximum (integers signed; floats with `-0 < +0`); returns the old values.
