@@ -5,6 +5,7 @@ use syn::Expr;
 use tile_core::ir::{AtomicOp, DType, Elem, MemScope, MemSem, OpKind};
 
 use super::args::{bind_args, named_word};
+use super::memory::conversion;
 use super::Builtin;
 use crate::frontend::typing::joint_shape;
 use crate::frontend::walker::{err, Lowering, Val};
@@ -91,7 +92,11 @@ impl Lowering {
                 if t.elem != Elem::Scalar(d) {
                     return Err(err(
                         a,
-                        format!("`{name}` of `{}` values through `Ptr<{d}>`", t.elem),
+                        format!(
+                            "`{name}` of `{}` values through `Ptr<{d}>`; write {}",
+                            t.elem,
+                            conversion(a, d)
+                        ),
                     ));
                 }
                 if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {

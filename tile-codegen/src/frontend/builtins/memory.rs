@@ -60,7 +60,11 @@ impl Lowering {
                     if t.elem != Elem::Scalar(d) {
                         return Err(err(
                             other_at,
-                            format!("`other` is `{}`, the loaded elements are `{d}`", t.elem),
+                            format!(
+                                "`other` is `{}`, the loaded elements are `{d}`; write {}",
+                                t.elem,
+                                conversion(other_at, d)
+                            ),
                         ));
                     }
                 }
@@ -114,7 +118,11 @@ impl Lowering {
             if t.elem != Elem::Scalar(d) {
                 return Err(err(
                     values,
-                    format!("cannot store `{}` values through `Ptr<{d}>`", t.elem),
+                    format!(
+                        "cannot store `{}` values through `Ptr<{d}>`; write {} (tile converts explicitly, where Triton converts on store)",
+                        t.elem,
+                        conversion(values, d)
+                    ),
                 ));
             }
             if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {
@@ -188,6 +196,23 @@ impl Lowering {
         }
         let Val::V(id) = v else { unreachable_ptr() };
         self.broadcast(id, &pty.shape, m)
+    }
+}
+
+/// How a message shows the conversion of the value written `e` to `d`: `` `acc as f16` `` for
+/// a name, `` `(v * 2.0) as f16` `` for a short expression without brackets, `` `(…) as f16` ``
+/// for anything else (calls and brackets would print with stray spaces).
+pub(super) fn conversion(e: &dyn ToTokens, d: DType) -> String {
+    use proc_macro2::TokenTree;
+    let target = if d == DType::I1 { "bool" } else { d.name() };
+    let tokens = e.to_token_stream();
+    let flat: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    match &flat[..] {
+        [TokenTree::Ident(name)] => format!("`{name} as {target}`"),
+        _ if flat.len() <= 7 && !flat.iter().any(|t| matches!(t, TokenTree::Group(_))) => {
+            format!("`({tokens}) as {target}`")
+        }
+        _ => format!("`(…) as {target}`"),
     }
 }
 
