@@ -665,3 +665,25 @@ fn named_mask_and_other_are_the_positional_ones() {
         assert_eq!(out[i], x[i] + next, "element {i}");
     }
 }
+
+/// Empty statements (a lone `;`, legal Rust) in the body, a loop and a branch.
+#[tile_kernel]
+#[rustfmt::skip]
+fn empty_statements(x: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n; ;
+    let mut v = load(x + offs, m);
+    for _ in 0..2 { ; v = v * 2.0; ; }
+    if n > 0 { ; };
+    store(x + offs, v, m);;
+}
+
+#[test]
+fn empty_statements_are_accepted() {
+    let mut x: Vec<f32> = (0..200).map(|i| i as f32).collect();
+    empty_statements::launch(&Device::interpreter(), Grid::x(2), &mut x, 200).unwrap();
+    assert!(
+        x.iter().enumerate().all(|(i, &v)| v == 4.0 * i as f32),
+        "{x:?}"
+    );
+}

@@ -131,6 +131,9 @@ impl Lowering {
                 self.scope.insert(name, v);
                 Ok(())
             }
+            // A lone `;` (legal Rust: `let m = offs < n; ;`), which syn keeps as an empty
+            // statement.
+            Stmt::Expr(Expr::Verbatim(tokens), Some(_)) if tokens.is_empty() => Ok(()),
             Stmt::Expr(e, _) => self.expr_stmt(e),
             Stmt::Item(item) => Err(err(
                 item,
