@@ -31,8 +31,8 @@
 //! f16]}>` declares a type parameter that `Ptr<T>` and `x as T` use; each declared type is
 //! compiled, `launch` becomes generic over `T` and runs the instance of its buffers' type (an
 //! undeclared type is an `Err` naming the declared ones). Options: `#[tile_kernel(num_warps = 8)]`, or
-//! `num_warps = auto` (4, 8 or 16 warps by the largest tile); `num_stages = S` (2 to 8) for a
-//! pipelined `dot` loop. Each instance is compiled in specializations, chosen at launch from the
+//! `num_warps = auto` (4, 8 or 16 warps by the largest tile); `num_stages = S` (1 to 8; 1 for no
+//! software pipelining, as in Triton) for a pipelined `dot` loop. Each instance is compiled in specializations, chosen at launch from the
 //! arguments: every pointer 16-byte aligned and the integers that matter multiples of what keeps
 //! that code (8 for the row length of an f16 matrix, say), then less, then nothing assumed.
 //! `specialize = aligned` compiles the first only: a launch whose arguments break it is an `Err`

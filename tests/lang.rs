@@ -658,7 +658,7 @@ fn named_mask_and_other_are_the_positional_ones() {
     let n = 300usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let mut out = vec![f32::NAN; n];
-    let grid = Grid::x(cdiv(n, 128) as u32);
+    let grid = Grid::x(cdiv(n, 128));
     masked_named::launch(&Device::interpreter(), grid, &x, &mut out, n as i32).unwrap();
     for i in 0..n {
         let next = if i + 1 < n { x[i + 1] } else { 3.0 };
@@ -686,4 +686,80 @@ fn empty_statements_are_accepted() {
         x.iter().enumerate().all(|(i, &v)| v == 4.0 * i as f32),
         "{x:?}"
     );
+}
+
+/// `num_stages = 1` (Triton's "no software pipelining") on a `dot` loop whose trip count is a
+/// `cdiv`, as Triton's matmul tutorial writes it.
+#[tile_kernel(num_warps = 4, num_stages = 1)]
+fn gemm_one_stage(
+    a: Ptr<f32, { m * k }>,
+    b: Ptr<f32, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<32>,
+    BN: Const<32>,
+    BK: Const<16>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let mut acc = zeros([BM, BN]);
+    for kb in 0..cdiv(k, BK) {
+        let kk = kb * BK + arange(0, BK);
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            mask = (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+            other = 0.0,
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            mask = (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc);
+    }
+    let mask = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        mask = mask,
+    );
+}
+
+#[test]
+fn one_stage_kernels_build_and_run() {
+    assert!(
+        gemm_one_stage::KERNEL.ir.contains("num_stages = 1"),
+        "{}",
+        gemm_one_stage::KERNEL.ir
+    );
+    let (m, n, k) = (40usize, 35usize, 37usize);
+    let mut r = Rng(7);
+    let a: Vec<f32> = (0..m * k).map(|_| r.f32()).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| r.f32()).collect();
+    let mut c = vec![f32::NAN; m * n];
+    let grid = Grid::xy(cdiv(m, 32), cdiv(n, 32));
+    gemm_one_stage::launch(
+        &Device::interpreter(),
+        grid,
+        &a,
+        &b,
+        &mut c,
+        m as i32,
+        n as i32,
+        k as i32,
+    )
+    .unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k)
+                .map(|l| a[i * k + l] as f64 * b[l * n + j] as f64)
+                .sum();
+            let got = c[i * n + j] as f64;
+            assert!(
+                (got - want).abs() < 1e-4,
+                "c[{i}][{j}] = {got}, want {want}"
+            );
+        }
+    }
 }
