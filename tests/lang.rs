@@ -577,3 +577,189 @@ fn eviction_hints_reach_the_ir_and_change_no_value() {
         }
     }
 }
+
+/// `cdiv` as a loop's trip count (Triton's `for k in range(0, tl.cdiv(K, BK))`), element-wise on
+/// tiles of both signs and a zero divisor, and folded on compile-time integers.
+#[tile_kernel]
+fn cdiv_forms(
+    x: Ptr<f32, n>,
+    sum: Ptr<f32, 1>,
+    q: Ptr<i32, 64>,
+    folded: Ptr<i32, 2>,
+    n: i32,
+    BK: Const<32>,
+) {
+    let mut acc = zeros([BK]);
+    for k in 0..cdiv(n, BK) {
+        let offs = k * BK + arange(0, BK);
+        acc += load(x + offs, offs < n);
+    }
+    store(sum, acc.sum());
+    let i = arange(0, 64);
+    store(q + i, cdiv(i - 20, i % 5 - 1));
+    store(folded, cdiv(100, BK));
+    store(folded + 1, cdiv(3 * BK, 5) + 0 * cdiv(n, 4));
+}
+
+#[test]
+fn cdiv_bounds_loops_and_divides_elementwise() {
+    for n in [0i32, 1, 31, 32, 33, 100] {
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let (mut sum, mut q, mut folded) = (vec![f32::NAN], vec![0i32; 64], vec![0i32; 2]);
+        let x = if x.is_empty() { vec![0.0] } else { x };
+        cdiv_forms::launch(
+            &Device::interpreter(),
+            Grid::x(1),
+            &x,
+            &mut sum,
+            &mut q,
+            &mut folded,
+            n,
+        )
+        .unwrap();
+        assert_eq!(sum[0], (0..n).map(|i| i as f32).sum::<f32>(), "n = {n}");
+        for (i, &got) in q.iter().enumerate() {
+            let (a, b) = (i as i32 - 20, i as i32 % 5 - 1);
+            // Triton's formula, with division by zero giving 0 as `/` does in kernels.
+            let want = if b == 0 { 0 } else { (a + b - 1) / b };
+            assert_eq!(got, want, "cdiv({a}, {b})");
+        }
+        assert_eq!(folded, vec![4, 20]);
+    }
+}
+
+/// A masked copy with `mask` and `other` by position.
+#[tile_kernel]
+fn masked_positional(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let a = load(x + offs, m, -1.0);
+    let b = load(x + offs + 1, offs + 1 < n, 3.0, evict = last);
+    store(out + offs, a + b, m);
+}
+
+/// The same copy with Triton's named `mask` and `other`, in several orders.
+#[tile_kernel]
+fn masked_named(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let a = load(x + offs, mask = m, other = -1.0);
+    let b = load(x + offs + 1, offs + 1 < n, evict = last, other = 3.0);
+    store(out + offs, a + b, mask = m);
+}
+
+#[test]
+fn named_mask_and_other_are_the_positional_ones() {
+    let ir = |text: &str, name: &str| text.replace(name, "kernel");
+    assert_eq!(
+        ir(masked_named::KERNEL.ir, "masked_named"),
+        ir(masked_positional::KERNEL.ir, "masked_positional")
+    );
+    let n = 300usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut out = vec![f32::NAN; n];
+    let grid = Grid::x(cdiv(n, 128));
+    masked_named::launch(&Device::interpreter(), grid, &x, &mut out, n as i32).unwrap();
+    for i in 0..n {
+        let next = if i + 1 < n { x[i + 1] } else { 3.0 };
+        assert_eq!(out[i], x[i] + next, "element {i}");
+    }
+}
+
+/// Empty statements (a lone `;`, legal Rust) in the body, a loop and a branch.
+#[tile_kernel]
+#[rustfmt::skip]
+fn empty_statements(x: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n; ;
+    let mut v = load(x + offs, m);
+    for _ in 0..2 { ; v = v * 2.0; ; }
+    if n > 0 { ; };
+    store(x + offs, v, m);;
+}
+
+#[test]
+fn empty_statements_are_accepted() {
+    let mut x: Vec<f32> = (0..200).map(|i| i as f32).collect();
+    empty_statements::launch(&Device::interpreter(), Grid::x(2), &mut x, 200).unwrap();
+    assert!(
+        x.iter().enumerate().all(|(i, &v)| v == 4.0 * i as f32),
+        "{x:?}"
+    );
+}
+
+/// `num_stages = 1` (Triton's "no software pipelining") on a `dot` loop whose trip count is a
+/// `cdiv`, as Triton's matmul tutorial writes it.
+#[tile_kernel(num_warps = 4, num_stages = 1)]
+fn gemm_one_stage(
+    a: Ptr<f32, { m * k }>,
+    b: Ptr<f32, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<32>,
+    BN: Const<32>,
+    BK: Const<16>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let mut acc = zeros([BM, BN]);
+    for kb in 0..cdiv(k, BK) {
+        let kk = kb * BK + arange(0, BK);
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            mask = (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+            other = 0.0,
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            mask = (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc);
+    }
+    let mask = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        mask = mask,
+    );
+}
+
+#[test]
+fn one_stage_kernels_build_and_run() {
+    assert!(
+        gemm_one_stage::KERNEL.ir.contains("num_stages = 1"),
+        "{}",
+        gemm_one_stage::KERNEL.ir
+    );
+    let (m, n, k) = (40usize, 35usize, 37usize);
+    let mut r = Rng(7);
+    let a: Vec<f32> = (0..m * k).map(|_| r.f32()).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| r.f32()).collect();
+    let mut c = vec![f32::NAN; m * n];
+    let grid = Grid::xy(cdiv(m, 32), cdiv(n, 32));
+    gemm_one_stage::launch(
+        &Device::interpreter(),
+        grid,
+        &a,
+        &b,
+        &mut c,
+        m as i32,
+        n as i32,
+        k as i32,
+    )
+    .unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k)
+                .map(|l| a[i * k + l] as f64 * b[l * n + j] as f64)
+                .sum();
+            let got = c[i * n + j] as f64;
+            assert!(
+                (got - want).abs() < 1e-4,
+                "c[{i}][{j}] = {got}, want {want}"
+            );
+        }
+    }
+}

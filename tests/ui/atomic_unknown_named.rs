@@ -1,4 +1,5 @@
-//! Must not compile: an atomic's named arguments are `sem` and `scope`.
+//! Must not compile: an unknown named argument of an atomic is an error at its key, which lists
+//! `mask`, `sem` and `scope`.
 use tile::prelude::*;
 
 #[tile_kernel]

@@ -1,4 +1,5 @@
-//! Must not compile: `store`'s one named argument is `evict`.
+//! Must not compile: an unknown named argument of `store` is an error at its key, which lists
+//! `mask` and `evict`.
 use tile::prelude::*;
 
 #[tile_kernel]

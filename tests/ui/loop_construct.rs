@@ -1,5 +1,5 @@
-//! Must not compile: a `loop` (or `while`) in a kernel is an error at the loop; kernels loop with
-//! `for` over a range.
+//! Must not compile: a `loop` in a kernel is an error at the loop, which says to write a `for`
+//! over a range whose count is computed before it.
 use tile::prelude::*;
 
 #[tile_kernel]

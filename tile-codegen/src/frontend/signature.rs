@@ -58,8 +58,8 @@ pub struct KernelOptions {
     /// With `num_warps = auto(E)`: per instance, as many warps (1 to 16) as give each thread `E`
     /// elements of the instance's largest tile.
     pub elems_per_thread: Option<u32>,
-    /// Shared-memory stages of a pipelined `dot` loop (`num_stages = S`, 2 to 8); `None` lets the
-    /// compiler choose.
+    /// Shared-memory stages of a pipelined `dot` loop (`num_stages = S`, 1 to 8; 1, as in
+    /// Triton, asks for no software pipelining); `None` lets the compiler choose.
     pub num_stages: Option<u32>,
     /// `specialize = aligned`: only the first specialization is compiled (every pointer 16-byte
     /// aligned, the integers that matter multiples of what keeps its code), and a launch whose
@@ -99,96 +99,202 @@ fn int_literal(e: &Expr, msg: &str) -> syn::Result<u32> {
     }
 }
 
-/// Parses `num_warps = N` options.
+/// What each option takes, for the messages about its value.
+fn option_help(key: &str) -> &'static str {
+    match key {
+        "num_warps" => {
+            "`num_warps` takes an integer literal (1, 2, 4, 8, 16 or 32), `auto` or `auto(E)`"
+        }
+        "num_stages" => "`num_stages` takes an integer literal, 1 to 8 (1: no software pipelining)",
+        _ => "`specialize` takes `aligned` (only the aligned specialization), `unit` (only the aligned one with unit strides) or `all`",
+    }
+}
+
+/// The options the attribute accepts, for the message about an unknown one.
+const OPTIONS_HELP: &str =
+    "the accepted options are `num_warps = N`, `num_stages = S` and `specialize = aligned`";
+
+/// One `name = value` of the attribute, its value parsed.
+struct OptionItem {
+    key: proc_macro2::Ident,
+    value: Expr,
+}
+
+/// Splits the attribute's tokens into `name = value` items at their top-level commas (a trailing
+/// comma allowed). Each malformed item is an error at its offending tokens, not at the attribute
+/// as a whole: a missing or stray token, an unknown name, a value that does not parse (the error
+/// then spans the value and says what the option takes).
+fn option_items(args: proc_macro2::TokenStream) -> Vec<syn::Result<OptionItem>> {
+    use proc_macro2::TokenTree;
+    let mut pieces: Vec<(Vec<TokenTree>, Option<proc_macro2::Punct>)> = vec![(Vec::new(), None)];
+    for t in args {
+        match t {
+            TokenTree::Punct(p) if p.as_char() == ',' => {
+                if let Some(last) = pieces.last_mut() {
+                    last.1 = Some(p);
+                }
+                pieces.push((Vec::new(), None));
+            }
+            t => {
+                if let Some(last) = pieces.last_mut() {
+                    last.0.push(t);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (tokens, comma) in pieces {
+        let mut it = tokens.into_iter();
+        let key = match it.next() {
+            None => {
+                // Nothing before this comma (after the last one, nothing is a trailing comma).
+                if let Some(c) = comma {
+                    out.push(Err(syn::Error::new(
+                        c.span(),
+                        "expected an option before this `,` (`num_warps = 4`)",
+                    )));
+                }
+                continue;
+            }
+            Some(TokenTree::Ident(key)) => key,
+            Some(other) => {
+                out.push(Err(syn::Error::new(
+                    other.span(),
+                    format!("expected an option `name = value`; {OPTIONS_HELP}"),
+                )));
+                continue;
+            }
+        };
+        let name = key.to_string();
+        if !matches!(name.as_str(), "num_warps" | "num_stages" | "specialize") {
+            out.push(Err(syn::Error::new(
+                key.span(),
+                format!("unknown option; {OPTIONS_HELP}"),
+            )));
+            continue;
+        }
+        let eq = match it.next() {
+            Some(TokenTree::Punct(p)) if p.as_char() == '=' => p,
+            Some(other) => {
+                out.push(Err(syn::Error::new(
+                    other.span(),
+                    format!("expected `=` after `{name}`: `{name} = …`"),
+                )));
+                continue;
+            }
+            None => {
+                out.push(Err(syn::Error::new(
+                    key.span(),
+                    format!("`{name}` needs a value; {}", option_help(&name)),
+                )));
+                continue;
+            }
+        };
+        let value: proc_macro2::TokenStream = it.collect();
+        if value.is_empty() {
+            out.push(Err(syn::Error::new(
+                eq.span(),
+                format!(
+                    "`{name} =` needs a value after the `=`; {}",
+                    option_help(&name)
+                ),
+            )));
+            continue;
+        }
+        match syn::parse2::<Expr>(value.clone()) {
+            Ok(value) => out.push(Ok(OptionItem { key, value })),
+            Err(_) => out.push(Err(syn::Error::new_spanned(value, option_help(&name)))),
+        }
+    }
+    out
+}
+
+/// Parses the attribute's options (`num_warps = N`, `num_stages = S`, `specialize = …`); every
+/// malformed option is reported, each at its own tokens.
 pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOptions> {
     let mut opts = KernelOptions::default();
-    if args.is_empty() {
-        return Ok(opts);
-    }
-    let parser =
-        syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated;
-    let metas = syn::parse::Parser::parse2(parser, args)?;
-    for mut m in metas {
-        // A literal passed through a `macro_rules!` fragment arrives wrapped in a group.
-        while let Expr::Group(g) = m.value {
-            m.value = *g.expr;
+    let mut errors: Option<syn::Error> = None;
+    for item in option_items(args) {
+        if let Err(e) = item.and_then(|item| apply_option(&mut opts, item)) {
+            add(&mut errors, e);
         }
-        if m.path.is_ident("specialize") {
-            match &m.value {
-                Expr::Path(p) if p.path.is_ident("aligned") => opts.aligned_only = true,
-                Expr::Path(p) if p.path.is_ident("unit") => {
-                    opts.aligned_only = true;
-                    opts.unit_only = true;
-                }
-                Expr::Path(p) if p.path.is_ident("all") => {
-                    opts.aligned_only = false;
-                    opts.unit_only = false;
-                }
-                other => {
-                    return Err(syn::Error::new_spanned(
-                        other,
-                        "`specialize` takes `aligned` (only the aligned specialization), `unit` (only the aligned one with unit strides) or `all`",
-                    ))
-                }
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(opts),
+    }
+}
+
+/// Checks one option's value and sets it in `opts`.
+fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
+    let OptionItem { key, mut value } = item;
+    // A literal passed through a `macro_rules!` fragment arrives wrapped in a group.
+    while let Expr::Group(g) = value {
+        value = *g.expr;
+    }
+    if key == "specialize" {
+        match &value {
+            Expr::Path(p) if p.path.is_ident("aligned") => opts.aligned_only = true,
+            Expr::Path(p) if p.path.is_ident("unit") => {
+                opts.aligned_only = true;
+                opts.unit_only = true;
             }
-        } else if m.path.is_ident("num_stages") {
-            let n = int_literal(&m.value, "`num_stages` takes an integer literal")?;
-            if !(2..=8).contains(&n) {
-                return Err(syn::Error::new_spanned(
-                    &m.value,
-                    "`num_stages` must be 2 to 8",
-                ));
+            Expr::Path(p) if p.path.is_ident("all") => {
+                opts.aligned_only = false;
+                opts.unit_only = false;
             }
-            opts.num_stages = Some(n);
-        } else if m.path.is_ident("num_warps") {
-            if let Expr::Path(p) = &m.value {
-                if p.path.is_ident("auto") {
-                    opts.num_warps = None;
-                    continue;
-                }
-            }
-            if let Expr::Call(c) = &m.value {
-                let is_auto = matches!(&*c.func, Expr::Path(p) if p.path.is_ident("auto"));
-                let per = match c.args.first() {
-                    Some(Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(i),
-                        ..
-                    })) if c.args.len() == 1 => i.base10_parse::<u32>().ok(),
-                    _ => None,
-                };
-                match (is_auto, per) {
-                    (true, Some(e)) if e.is_power_of_two() => {
-                        opts.num_warps = None;
-                        opts.elems_per_thread = Some(e);
-                        continue;
-                    }
-                    _ => {
-                        return Err(syn::Error::new_spanned(
-                            &m.value,
-                            "write `num_warps = auto(E)` with E, the elements per thread, a power of two",
-                        ))
-                    }
-                }
-            }
-            let n = int_literal(
-                &m.value,
-                "`num_warps` takes an integer literal, `auto` or `auto(E)`",
-            )?;
-            if !(1..=32).contains(&n) || !n.is_power_of_two() {
-                return Err(syn::Error::new_spanned(
-                    &m.value,
-                    "`num_warps` must be 1, 2, 4, 8, 16 or 32",
-                ));
-            }
-            opts.num_warps = Some(n);
-        } else {
+            other => return Err(syn::Error::new_spanned(other, option_help("specialize"))),
+        }
+    } else if key == "num_stages" {
+        let n = int_literal(&value, "`num_stages` takes an integer literal")?;
+        if !(1..=8).contains(&n) {
             return Err(syn::Error::new_spanned(
-                &m.path,
-                "unknown option; the accepted options are `num_warps = N`, `num_stages = S` and `specialize = aligned`",
+                &value,
+                "`num_stages` must be 1 to 8 (1: no software pipelining)",
             ));
         }
+        opts.num_stages = Some(n);
+    } else {
+        if let Expr::Path(p) = &value {
+            if p.path.is_ident("auto") {
+                opts.num_warps = None;
+                return Ok(());
+            }
+        }
+        if let Expr::Call(c) = &value {
+            let is_auto = matches!(&*c.func, Expr::Path(p) if p.path.is_ident("auto"));
+            let per = match c.args.first() {
+                Some(Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Int(i),
+                    ..
+                })) if c.args.len() == 1 => i.base10_parse::<u32>().ok(),
+                _ => None,
+            };
+            return match (is_auto, per) {
+                (true, Some(e)) if e.is_power_of_two() => {
+                    opts.num_warps = None;
+                    opts.elems_per_thread = Some(e);
+                    Ok(())
+                }
+                _ => Err(syn::Error::new_spanned(
+                    &value,
+                    "write `num_warps = auto(E)` with E, the elements per thread, a power of two",
+                )),
+            };
+        }
+        let n = int_literal(
+            &value,
+            "`num_warps` takes an integer literal, `auto` or `auto(E)`",
+        )?;
+        if !(1..=32).contains(&n) || !n.is_power_of_two() {
+            return Err(syn::Error::new_spanned(
+                &value,
+                "`num_warps` must be 1, 2, 4, 8, 16 or 32",
+            ));
+        }
+        opts.num_warps = Some(n);
     }
-    Ok(opts)
+    Ok(())
 }
 
 fn dtype_of(ty: &SynType) -> Option<DType> {

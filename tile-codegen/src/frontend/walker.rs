@@ -131,6 +131,9 @@ impl Lowering {
                 self.scope.insert(name, v);
                 Ok(())
             }
+            // A lone `;` (legal Rust: `let m = offs < n; ;`), which syn keeps as an empty
+            // statement.
+            Stmt::Expr(Expr::Verbatim(tokens), Some(_)) if tokens.is_empty() => Ok(()),
             Stmt::Expr(e, _) => self.expr_stmt(e),
             Stmt::Item(item) => Err(err(
                 item,
@@ -589,15 +592,40 @@ impl Lowering {
                 self.unary(&u.op, v, e)
             }
             Expr::Call(c) => self.call(c),
-            Expr::Return(_) => Err(err(
+            Expr::Return(r) if r.expr.is_some() => Err(err(
                 e,
                 "a kernel cannot return a value; write results with `store`",
             )),
+            Expr::Return(_) => Err(err(
+                e,
+                "a kernel has no `return`: it runs to its last statement; put what an early \
+                 return would skip under `if !cond { … }` (a scalar bool), or mask its loads and \
+                 stores",
+            )),
+            Expr::Break(_) => Err(err(
+                e,
+                "`break` is not supported in kernels: a loop runs the trip count its range gives \
+                 when it starts; bound the range instead (`for k in 0..cdiv(n, BLOCK)`), or mask \
+                 the loads and stores of the iterations to skip",
+            )),
+            Expr::Continue(_) => Err(err(
+                e,
+                "`continue` is not supported in kernels: put the rest of the iteration under \
+                 `if !cond { … }` (a scalar bool), or mask its loads and stores",
+            )),
             Expr::Closure(_) => Err(err(e, "closures are not supported in kernels")),
             Expr::ForLoop(_) => Err(err(e, "a `for` loop is a statement, not a value")),
-            Expr::Loop(_) | Expr::While(_) => Err(err(
+            Expr::While(_) => Err(err(
                 e,
-                "only `for i in a..b { … }` loops (optionally `(a..b).step_by(S)`) are supported in kernels",
+                "`while` loops are not supported in kernels: a loop runs a trip count fixed when \
+                 it starts; compute the count and write `for i in 0..count` (such as \
+                 `0..cdiv(n, BLOCK)`), masking what the last iteration must not touch",
+            )),
+            Expr::Loop(_) => Err(err(
+                e,
+                "`loop` is not supported in kernels: a loop runs a trip count fixed when it \
+                 starts; write `for i in a..b { … }` (or `(a..b).step_by(S)`) with the count \
+                 computed before it, such as `0..cdiv(n, BLOCK)`",
             )),
             Expr::If(_) => Err(err(
                 e,

@@ -118,3 +118,62 @@ pub(super) fn each_named(
     }
     Ok(())
 }
+
+/// A call's arguments bound to its parameters `params` (their names, in order). Positional
+/// arguments fill them from the first; those from `params[named_from]` on may be written by name
+/// instead (`mask = m`, Triton's spelling), in any order after the positional ones. A named
+/// argument whose key is one of `extra` (an option such as `evict`) goes to `take` with its
+/// index in `extra`. A parameter given twice, or any other key, is an error at the key that
+/// lists the accepted names.
+///
+/// Returns how many arguments were positional (for the caller's count check) and the value
+/// bound to each parameter.
+pub(super) fn bind_args<'a>(
+    name: &str,
+    args: &[&'a Expr],
+    params: &[&str],
+    named_from: usize,
+    extra: &[&str],
+    mut take: impl FnMut(usize, &'a syn::ExprAssign) -> syn::Result<()>,
+) -> syn::Result<(usize, Vec<Option<&'a Expr>>)> {
+    let (pos, named) = split_named(args)?;
+    let mut bound: Vec<Option<&'a Expr>> = (0..params.len()).map(|i| pos.get(i).copied()).collect();
+    let mut seen_extra = vec![false; extra.len()];
+    let keys: Vec<&str> = params[named_from..].iter().chain(extra).copied().collect();
+    for n in named {
+        let key = named_key(n);
+        let key = key.as_deref();
+        if let Some(i) = params[named_from..].iter().position(|&p| Some(p) == key) {
+            let i = named_from + i;
+            if bound[i].is_some() {
+                let how = if i < pos.len() {
+                    format!(" (it is argument {} too)", i + 1)
+                } else {
+                    String::new()
+                };
+                return Err(err(&n.left, format!("`{}` is given twice{how}", params[i])));
+            }
+            bound[i] = Some(&n.right);
+        } else if let Some(i) = extra.iter().position(|&k| Some(k) == key) {
+            if seen_extra[i] {
+                return Err(err(&n.left, format!("`{}` is given twice", extra[i])));
+            }
+            seen_extra[i] = true;
+            take(i, n)?;
+        } else {
+            let written = key.map_or_else(|| n.left.to_token_stream().to_string(), str::to_string);
+            let mut list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            let last = list.pop().unwrap_or_default();
+            let list = if list.is_empty() {
+                format!("its one named argument is {last}")
+            } else {
+                format!("its named arguments are {} and {last}", list.join(", "))
+            };
+            return Err(err(
+                &n.left,
+                format!("`{name}` has no argument `{written}`; {list}"),
+            ));
+        }
+    }
+    Ok((pos.len(), bound))
+}

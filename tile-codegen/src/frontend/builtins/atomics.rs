@@ -4,7 +4,8 @@
 use syn::Expr;
 use tile_core::ir::{AtomicOp, DType, Elem, MemScope, MemSem, OpKind};
 
-use super::args::{each_named, named_word, split_named};
+use super::args::{bind_args, named_word};
+use super::memory::conversion;
 use super::Builtin;
 use crate::frontend::typing::joint_shape;
 use crate::frontend::walker::{err, Lowering, Val};
@@ -19,7 +20,6 @@ impl Lowering {
         c: &syn::ExprCall,
     ) -> syn::Result<Val> {
         let name = b.name();
-        let (pos, named) = split_named(args)?;
         let op = match b {
             Builtin::AtomicAdd => Some(AtomicOp::Add),
             Builtin::AtomicMax => Some(AtomicOp::Max),
@@ -31,7 +31,28 @@ impl Lowering {
             _ => None,
         };
         let values = if op.is_some() { 1 } else { 2 };
-        if !(1 + values..=2 + values).contains(&pos.len()) {
+        let params: &[&str] = if op.is_some() {
+            &["ptrs", "values", "mask"]
+        } else {
+            &["ptrs", "cmp", "values", "mask"]
+        };
+        let (mut sem, mut scope) = (None, None);
+        let (count, bound) = bind_args(
+            name,
+            args,
+            params,
+            1 + values,
+            &["sem", "scope"],
+            |key, n| {
+                if key == 0 {
+                    sem = Some(named_word(n, &MemSem::ALL, MemSem::name)?);
+                } else {
+                    scope = Some(named_word(n, &MemScope::ALL, MemScope::name)?);
+                }
+                Ok(())
+            },
+        )?;
+        if !(1 + values..=2 + values).contains(&count) {
             return Err(err(
                 c,
                 format!(
@@ -39,20 +60,12 @@ impl Lowering {
                     1 + values,
                     2 + values,
                     b.signature(),
-                    pos.len()
+                    count
                 ),
             ));
         }
-        let (mut sem, mut scope) = (None, None);
-        let unknown = format!("`{name}`'s named arguments are `sem` and `scope`");
-        each_named(&named, &["sem", "scope"], &unknown, |key, n| {
-            if key == 0 {
-                sem = Some(named_word(n, &MemSem::ALL, MemSem::name)?);
-            } else {
-                scope = Some(named_word(n, &MemScope::ALL, MemScope::name)?);
-            }
-            Ok(())
-        })?;
+        let pos: Vec<&Expr> = bound[..=values].iter().flatten().copied().collect();
+        let mask = bound[values + 1];
         let (pid, pty, d) = self.pointer_arg(pos[0], name)?;
         let takes = |t: DType| match op {
             Some(op) => op.takes(t),
@@ -79,7 +92,11 @@ impl Lowering {
                 if t.elem != Elem::Scalar(d) {
                     return Err(err(
                         a,
-                        format!("`{name}` of `{}` values through `Ptr<{d}>`", t.elem),
+                        format!(
+                            "`{name}` of `{}` values through `Ptr<{d}>`; write {}",
+                            t.elem,
+                            conversion(a, d)
+                        ),
                     ));
                 }
                 if joint_shape(&t.shape, &pty.shape).as_deref() != Some(&pty.shape[..]) {
@@ -94,7 +111,7 @@ impl Lowering {
             }
             operands.push(self.materialize(v, d, &pty.shape, a)?);
         }
-        if let Some(m) = pos.get(values + 1) {
+        if let Some(m) = mask {
             operands.push(self.mask(m, &pty)?);
         }
         let sem = sem.unwrap_or_default();

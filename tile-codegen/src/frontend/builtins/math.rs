@@ -1,5 +1,5 @@
 //! Element-wise functions: the math functions ([`MathFn`], written as functions or methods),
-//! `min`, `max`, `umulhi` and `select`.
+//! `min`, `max`, `umulhi`, `cdiv` and `select`.
 
 use quote::ToTokens;
 use syn::Expr;
@@ -88,6 +88,74 @@ impl Lowering {
             OpKind::Binary(BinOp::UMulHi),
             vec![x, y],
             Type::tensor(Elem::Scalar(d), shape),
+        )))
+    }
+
+    /// `cdiv(a, b)`: `(a + b - 1) / b` on integers, as Triton's `tl.cdiv` computes it (so the
+    /// ceiling of `a / b` for `a >= 0` and `b > 0`). Two compile-time integers fold with checked
+    /// arithmetic; a compile-time divisor of 0 is an error whatever the dividend, and a
+    /// compile-time divisor's `b - 1` is folded into one addition.
+    pub(super) fn cdiv(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
+        let a = self.expr(args[0])?;
+        let b = self.expr(args[1])?;
+        if let Val::Int(0) = b {
+            return Err(err(
+                args[1],
+                "`cdiv` divides by zero: this divisor is the compile-time integer 0",
+            ));
+        }
+        if let (Val::Int(x), Val::Int(y)) = (a, b) {
+            return x
+                .checked_add(y)
+                .and_then(|s| s.checked_sub(1))
+                .and_then(|s| s.checked_div(y))
+                .map(Val::Int)
+                .ok_or_else(|| {
+                    err(
+                        c,
+                        format!("`cdiv({x}, {y})` overflows i64 (it computes `(a + b - 1) / b`)"),
+                    )
+                });
+        }
+        for (v, at) in [(a, args[0]), (b, args[1])] {
+            let found = match (v, self.ty(v)) {
+                (Val::Float(_), _) => Some("a float literal".to_string()),
+                (_, Some(t)) if !matches!(t.elem, Elem::Scalar(DType::I32 | DType::I64)) => {
+                    Some(format!("`{}`", t.elem))
+                }
+                _ => None,
+            };
+            if let Some(found) = found {
+                return Err(err(
+                    at,
+                    format!(
+                        "`cdiv` takes integers (`i32` or `i64` scalars or tiles), found {found}; for floats write `ceil(a / b)`"
+                    ),
+                ));
+            }
+        }
+        let (d, shape) = self.common(a, b, c)?;
+        let ty = Type::tensor(Elem::Scalar(d), shape.clone());
+        let x = self.materialize(a, d, &shape, args[0])?;
+        let y = self.materialize(b, d, &shape, args[1])?;
+        let sum = match b {
+            Val::Int(k) => {
+                let bias = k.checked_sub(1).ok_or_else(|| {
+                    err(args[1], "this constant overflows i64 in `cdiv`'s `b - 1`")
+                })?;
+                let bias = self.materialize(Val::Int(bias), d, &shape, args[1])?;
+                self.push(OpKind::Binary(BinOp::Add), vec![x, bias], ty.clone())
+            }
+            _ => {
+                let one = self.materialize(Val::Int(1), d, &shape, c)?;
+                let s = self.push(OpKind::Binary(BinOp::Add), vec![x, y], ty.clone());
+                self.push(OpKind::Binary(BinOp::Sub), vec![s, one], ty.clone())
+            }
+        };
+        Ok(Val::V(self.push(
+            OpKind::Binary(BinOp::Div),
+            vec![sum, y],
+            ty,
         )))
     }
 

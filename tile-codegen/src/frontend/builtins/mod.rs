@@ -6,7 +6,7 @@
 //!
 //! Each family's lowering has its own file: `grid.rs` (`program_id`, `num_programs`), `shape.rs`
 //! (`arange`, `zeros`, `full`, `expand_dims`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
-//! (the math functions, `min`, `max`, `umulhi`, `select`), `dot.rs`, `reduce.rs` (`sum` …
+//! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
 //! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`) and
 //! `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
 
@@ -130,11 +130,13 @@ builtins! {
     ExpandDims "expand_dims" Both "expand_dims(t, axis)"
         takes 2..=2 "2 arguments (tile, axis)";
     /// Reads through a pointer or tile of pointers; masked-off lanes touch no memory and give
-    /// `other` (default 0).
+    /// `other` (default 0). `mask` and `other` may be written by name, as Triton does
+    /// (`load(p, mask = m, other = 0.0)`, or `load(p, m, other = 0.0)`).
     /// `evict = first` (data not read again soon) or `evict = last` asks the caches to evict its
     /// lines first or last (Triton's `eviction_policy`); a hint, the values are the same.
     Load "load" Function "load(ptrs[, mask[, other]][, evict = normal | first | last])";
-    /// Writes where the mask is true; `evict = first | last` as for `load`.
+    /// Writes where the mask is true (`mask` also by name: `store(p, v, mask = m)`);
+    /// `evict = first | last` as for `load`.
     Store "store" Function "store(ptrs, values[, mask][, evict = normal | first | last])";
     /// `a` where the mask is true, else `b` (Triton's `where`).
     Select "select" Function "select(mask, a, b)"
@@ -163,6 +165,14 @@ builtins! {
     /// The high 32 bits of the product of two `i32` values read as unsigned (CUDA's `__umulhi`).
     UMulHi "umulhi" Function "umulhi(a, b)"
         takes 2..=2 "2 arguments";
+    /// Ceiling division (Triton's `tl.cdiv`), element-wise on `i32` or `i64` scalars and tiles:
+    /// `(a + b - 1) / b`, which is `⌈a / b⌉` for `a ≥ 0` and `b > 0`; with a negative operand it
+    /// is that formula with division rounding toward zero (`cdiv(-6, 4)` is 0, not -1), and the
+    /// addition wraps as integer arithmetic does; a divisor of 0 gives 0 at run time, as `/` does.
+    /// Compile-time integers fold, an overflow being an error; a compile-time divisor of 0 is an
+    /// error.
+    Cdiv "cdiv" Function "cdiv(a, b)"
+        takes 2..=2 "2 arguments (the dividend, the divisor)";
     /// Uniform `f32` in `[0, 1)` from Philox-4x32-10, Triton's `tl.rand` stream bit for bit.
     Rand "rand" Function "rand(seed, offsets)"
         takes 2..=2 "2 arguments (the seed, the offsets)";
@@ -180,8 +190,8 @@ builtins! {
     /// 1 (`u1 = max(1e-7, u₀)`, `sqrt(−2 log u1) · cos(2π u₂)`).
     Randn "randn" Function "randn(seed, offsets)"
         takes 2..=2 "2 arguments (the seed, the offsets)";
-    /// Adds to the pointed-to elements where the mask is true, each in one indivisible step;
-    /// returns the old values (0 where masked off). `i32`, `i64`, `f32`, `f16`, `bf16`. `sem` is `relaxed`,
+    /// Adds to the pointed-to elements where the mask is true (`mask` also by name), each in one
+    /// indivisible step; returns the old values (0 where masked off). `i32`, `i64`, `f32`, `f16`, `bf16`. `sem` is `relaxed`,
     /// `acquire`, `release` or `acq_rel` (default), `scope` is `cta`, `gpu` (default) or `sys`.
     AtomicAdd "atomic_add" Function "atomic_add(ptrs, values[, mask][, sem = …][, scope = …])";
     /// Atomic maximum (integers signed; floats with `-0 < +0`); returns the old values.
@@ -295,6 +305,7 @@ impl Lowering {
             Builtin::Select => self.select(&args, c),
             Builtin::Min | Builtin::Max => self.min_max(b, &args, c),
             Builtin::UMulHi => self.umulhi(&args, c),
+            Builtin::Cdiv => self.cdiv(&args, c),
             Builtin::Dot => self.dot(&args, c),
             Builtin::Rand
             | Builtin::Randint
@@ -368,6 +379,7 @@ impl Lowering {
             | Builtin::Max
             | Builtin::Dot
             | Builtin::UMulHi
+            | Builtin::Cdiv
             | Builtin::Rand
             | Builtin::Randint
             | Builtin::Rand4x
