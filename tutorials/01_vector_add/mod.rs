@@ -18,10 +18,10 @@ pub fn add_kernel(
     let block_start = pid * BLOCK_SIZE;
     let offsets = block_start + arange(0, BLOCK_SIZE);
     let mask = offsets < n_elements;
-    let x = load(x_ptr + offsets, mask); // triton: tl.load(x_ptr + offsets, mask=mask)
-    let y = load(y_ptr + offsets, mask);
+    let x = load(x_ptr + offsets, mask = mask);
+    let y = load(y_ptr + offsets, mask = mask);
     let output = x + y;
-    store(output_ptr + offsets, output, mask);
+    store(output_ptr + offsets, output, mask = mask);
 }
 
 /// The tutorial's `add(x, y)`: allocates the output and launches one program per 1024

@@ -39,8 +39,7 @@ pub fn softmax_kernel(
         let input_ptrs = row_start_ptr + col_offsets;
         // Load the row, using a mask since BLOCK_SIZE may be > than n_cols
         let mask = col_offsets < n_cols;
-        // triton: tl.load(input_ptrs, mask=mask, other=-float('inf'))
-        let row = load(input_ptrs, mask, f32::NEG_INFINITY);
+        let row = load(input_ptrs, mask = mask, other = f32::NEG_INFINITY);
         // Subtract maximum for numerical stability
         let row_minus_max = row - row.max(0); // triton: tl.max(row, axis=0)
         let numerator = exp(row_minus_max);
@@ -49,7 +48,7 @@ pub fn softmax_kernel(
         // Write back output to DRAM
         let output_row_start_ptr = output_ptr + row_idx * output_row_stride;
         let output_ptrs = output_row_start_ptr + col_offsets;
-        store(output_ptrs, softmax_output, mask);
+        store(output_ptrs, softmax_output, mask = mask);
     }
 }
 

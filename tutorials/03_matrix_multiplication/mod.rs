@@ -52,8 +52,8 @@ pub fn $name(
 ) {
     // Map program ids `pid` to the block of C it should compute, in grouped ordering.
     let pid = program_id(0);
-    let num_pid_m = (M + BLOCK_SIZE_M - 1) / BLOCK_SIZE_M; // triton: tl.cdiv(M, BLOCK_SIZE_M)
-    let num_pid_n = (N + BLOCK_SIZE_N - 1) / BLOCK_SIZE_N; // triton: tl.cdiv(N, BLOCK_SIZE_N)
+    let num_pid_m = cdiv(M, BLOCK_SIZE_M);
+    let num_pid_n = cdiv(N, BLOCK_SIZE_N);
     let num_pid_in_group = GROUP_SIZE_M * num_pid_n;
     let group_id = pid / num_pid_in_group;
     let first_pid_m = group_id * GROUP_SIZE_M;
@@ -73,12 +73,10 @@ pub fn $name(
 
     // Iterate to compute a block of the C matrix, accumulating in f32.
     let mut accumulator = zeros([BLOCK_SIZE_M, BLOCK_SIZE_N]);
-    // triton: for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-    for k in 0..(K + BLOCK_SIZE_K - 1) / BLOCK_SIZE_K {
+    for k in 0..cdiv(K, BLOCK_SIZE_K) {
         // Load the next block of A and B, generate a mask by checking the K dimension.
-        // triton: tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        let a = load(a_ptrs, offs_k.expand_dims(0) < K - k * BLOCK_SIZE_K, 0.0);
-        let b = load(b_ptrs, offs_k.expand_dims(1) < K - k * BLOCK_SIZE_K, 0.0);
+        let a = load(a_ptrs, mask = offs_k.expand_dims(0) < K - k * BLOCK_SIZE_K, other = 0.0);
+        let b = load(b_ptrs, mask = offs_k.expand_dims(1) < K - k * BLOCK_SIZE_K, other = 0.0);
         // We accumulate along the K dimension.
         accumulator = dot(a, b, accumulator);
         // Advance the ptrs to the next K block.
@@ -98,7 +96,7 @@ pub fn $name(
     let offs_cn = pid_n * BLOCK_SIZE_N + arange(0, BLOCK_SIZE_N);
     let c_ptrs = c_ptr + stride_cm * offs_cm.expand_dims(1) + stride_cn * offs_cn.expand_dims(0);
     let c_mask = (offs_cm.expand_dims(1) < M) & (offs_cn.expand_dims(0) < N);
-    store(c_ptrs, c, c_mask);
+    store(c_ptrs, c, mask = c_mask);
 }
     };
 }

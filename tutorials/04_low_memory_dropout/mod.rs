@@ -24,13 +24,13 @@ pub fn dropout(
     let offsets = block_start + arange(0, BLOCK_SIZE);
     let mask = offsets < n_elements;
     // Load data
-    let x = load(x_ptr + offsets, mask);
-    let x_keep = load(x_keep_ptr + offsets, mask);
+    let x = load(x_ptr + offsets, mask = mask);
+    let x_keep = load(x_keep_ptr + offsets, mask = mask);
     // The line below is the crucial part.
     // triton: tl.where(x_keep, x / (1 - p), 0.0): `select` takes a bool mask, not an integer tile
     let output = select(x_keep != 0, x / (1.0 - p), 0.0);
     // Write-back output
-    store(output_ptr + offsets, output, mask);
+    store(output_ptr + offsets, output, mask = mask);
 }
 
 #[tile_kernel]
@@ -49,13 +49,13 @@ pub fn seeded_dropout(
     let offsets = block_start + arange(0, BLOCK_SIZE);
     // load data from x
     let mask = offsets < n_elements;
-    let x = load(x_ptr + offsets, mask);
+    let x = load(x_ptr + offsets, mask = mask);
     // randomly prune it
     let random = rand(seed, offsets);
     let x_keep = random > p;
     // write-back
     let output = select(x_keep, x / (1.0 - p), 0.0);
-    store(output_ptr + offsets, output, mask);
+    store(output_ptr + offsets, output, mask = mask);
 }
 
 /// The tutorial's `dropout(x, x_keep, p)`.

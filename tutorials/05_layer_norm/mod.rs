@@ -54,8 +54,7 @@ pub fn layer_norm_fwd_fused(
     let mut _mean = zeros([BLOCK_SIZE]);
     for off in (0..N).step_by(BLOCK_SIZE) {
         let cols = off + arange(0, BLOCK_SIZE);
-        // triton: tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        let a = load(X + cols, cols < N, 0.0) as f32;
+        let a = load(X + cols, mask = cols < N, other = 0.0) as f32;
         _mean += a;
     }
     mean = _mean.sum(0) / N as f32;
@@ -63,7 +62,7 @@ pub fn layer_norm_fwd_fused(
     let mut _var = zeros([BLOCK_SIZE]);
     for off in (0..N).step_by(BLOCK_SIZE) {
         let cols = off + arange(0, BLOCK_SIZE);
-        let mut x = load(X + cols, cols < N, 0.0) as f32;
+        let mut x = load(X + cols, mask = cols < N, other = 0.0) as f32;
         x = select(cols < N, x - mean, 0.0); // triton: tl.where(cols < N, x - mean, 0.)
         _var += x * x;
     }
@@ -76,13 +75,13 @@ pub fn layer_norm_fwd_fused(
     for off in (0..N).step_by(BLOCK_SIZE) {
         let cols = off + arange(0, BLOCK_SIZE);
         let mask = cols < N;
-        let w = load(W + cols, mask) as f32; // triton: tl.load(W + cols, mask=mask)
-        let b = load(B + cols, mask) as f32;
-        let x = load(X + cols, mask, 0.0) as f32;
+        let w = load(W + cols, mask = mask) as f32;
+        let b = load(B + cols, mask = mask) as f32;
+        let x = load(X + cols, mask = mask, other = 0.0) as f32;
         let x_hat = (x - mean) * rstd;
         let y = x_hat * w + b;
         // Write output
-        store(Y + cols, y as f16, mask); // triton: tl.store(Y + cols, y, mask=mask)
+        store(Y + cols, y as f16, mask = mask);
     }
 }
 
@@ -119,9 +118,9 @@ pub fn layer_norm_bwd_dx_fused(
     let DW = DW + lock_id * N + cols; // triton: DW = DW + lock_id * N + cols
     let DB = DB + lock_id * N + cols;
     // Load data to SRAM
-    let x = load(X + cols, mask, 0.0) as f32;
-    let dy = load(DY + cols, mask, 0.0) as f32;
-    let w = load(W + cols, mask) as f32;
+    let x = load(X + cols, mask = mask, other = 0.0) as f32;
+    let dy = load(DY + cols, mask = mask, other = 0.0) as f32;
+    let w = load(W + cols, mask = mask) as f32;
     let mean = load(Mean + row);
     let rstd = load(Rstd + row);
     // Compute dx
@@ -133,7 +132,7 @@ pub fn layer_norm_bwd_dx_fused(
     let c2 = wdy.sum(0) / N as f32;
     let dx = (wdy - (xhat * c1 + c2)) * rstd;
     // Write dx
-    store(DX + cols, dx as f16, mask);
+    store(DX + cols, dx as f16, mask = mask);
     // Accumulate partial sums for dw/db
     let partial_dw = (dy * xhat) as f16; // triton: (dy * xhat).to(w.dtype)
     let partial_db = dy as f16;
@@ -178,14 +177,14 @@ pub fn layer_norm_bwd_dwdb(
         let rows = i + arange(0, BLOCK_SIZE_M);
         let mask = (rows.expand_dims(1) < M) & (cols.expand_dims(0) < N);
         let offs = rows.expand_dims(1) * N + cols.expand_dims(0);
-        dw += load(DW + offs, mask, 0.0) as f32; // triton: tl.load(DW + offs, mask=mask, other=0.)
-        db += load(DB + offs, mask, 0.0) as f32;
+        dw += load(DW + offs, mask = mask, other = 0.0) as f32;
+        db += load(DB + offs, mask = mask, other = 0.0) as f32;
     }
     // Write the final sum to the output.
     let sum_dw = dw.sum(0);
     let sum_db = db.sum(0);
-    store(FINAL_DW + cols, sum_dw as f16, cols < N);
-    store(FINAL_DB + cols, sum_db as f16, cols < N);
+    store(FINAL_DW + cols, sum_dw as f16, mask = cols < N);
+    store(FINAL_DB + cols, sum_db as f16, mask = cols < N);
 }
 
 /// The forward's outputs: `y`, and each row's mean and 1/std.

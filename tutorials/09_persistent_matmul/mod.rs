@@ -46,9 +46,9 @@ pub fn matmul_kernel_persistent(
     NUM_SMS: Const<{ [4, 132] }>,
 ) {
     let start_pid = program_id(0);
-    let num_pid_m = (M + BLOCK_SIZE_M - 1) / BLOCK_SIZE_M; // triton: tl.cdiv(M, BLOCK_SIZE_M)
-    let num_pid_n = (N + BLOCK_SIZE_N - 1) / BLOCK_SIZE_N; // triton: tl.cdiv(N, BLOCK_SIZE_N)
-    let k_tiles = (K + BLOCK_SIZE_K - 1) / BLOCK_SIZE_K; // triton: tl.cdiv(K, BLOCK_SIZE_K)
+    let num_pid_m = cdiv(M, BLOCK_SIZE_M);
+    let num_pid_n = cdiv(N, BLOCK_SIZE_N);
+    let k_tiles = cdiv(K, BLOCK_SIZE_K);
     let num_tiles = num_pid_m * num_pid_n;
 
     // The tutorial keeps a second tile counter for the epilogue (a pipelining work-around on
@@ -83,16 +83,15 @@ pub fn matmul_kernel_persistent(
             let b_ptrs =
                 b_ptr + (offs_k.expand_dims(1) * stride_bk + offs_bn.expand_dims(0) * stride_bn);
 
-            // triton: tl.load(a_ptrs, mask=offs_k_for_mask[None, :] < K - ki * BLOCK_SIZE_K, other=0.0)
             let a = load(
                 a_ptrs,
-                offs_k_for_mask.expand_dims(0) < K - ki * BLOCK_SIZE_K,
-                0.0,
+                mask = offs_k_for_mask.expand_dims(0) < K - ki * BLOCK_SIZE_K,
+                other = 0.0,
             );
             let b = load(
                 b_ptrs,
-                offs_k_for_mask.expand_dims(1) < K - ki * BLOCK_SIZE_K,
-                0.0,
+                mask = offs_k_for_mask.expand_dims(1) < K - ki * BLOCK_SIZE_K,
+                other = 0.0,
             );
             accumulator = dot(a, b, accumulator);
         }
@@ -111,7 +110,7 @@ pub fn matmul_kernel_persistent(
         let c_mask = (offs_cm.expand_dims(1) < M) & (offs_cn.expand_dims(0) < N);
         // triton: the fp8 branch (`c_ptr.dtype.element_ty == tl.float8e4nv`) is not ported
         let c = accumulator as f16; // triton: accumulator.to(tl.float16)
-        store(c_ptrs, c, c_mask);
+        store(c_ptrs, c, mask = c_mask);
     }
 }
 
