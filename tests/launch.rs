@@ -14,6 +14,13 @@ fn unmasked_copy(src: Ptr<f32>, dst: Ptr<f32>, BLOCK: Const<256>) {
 }
 
 #[tile_kernel]
+/// `unmasked_copy` with two instances: its errors name it as written, not by an instance's symbol.
+fn unmasked_copy_of(src: Ptr<f32>, dst: Ptr<f32>, BLOCK: Const<{ [128, 256] }>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(dst + offs, load(src + offs));
+}
+
+#[tile_kernel]
 fn offset_extent(src: Ptr<f32, { 2 * n + 1 }>, dst: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < n;
@@ -147,6 +154,11 @@ fn unmasked_out_of_bounds_access_is_reported() {
     );
     // Nothing past the buffer was written, and program 0 completed before program 1 failed.
     assert!(dst[..256].iter().all(|&v| v == 1.0));
+    let e = unmasked_copy_of::launch(&dev(), Grid::x(2), &src, &mut dst, 256).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "interpreter: kernel `unmasked_copy_of`, program [1, 0, 0]: unmasked access to `src`[300] outside its 300 elements"
+    );
 }
 
 #[test]

@@ -138,7 +138,7 @@ impl ModuleCache {
         let module = match from_cubin {
             Some(Ok(m)) => m,
             _ => driver(
-                &format!("loading the {} PTX of kernel `{}`", t.target, spec.name),
+                &format!("loading the {} PTX of kernel {}", t.target, spec.label()),
                 ctx.load_module(Ptx::from_src(t.ptx)),
             )?,
         };
@@ -150,8 +150,9 @@ impl ModuleCache {
             let bytes = i32::try_from(t.dyn_shared_bytes).unwrap_or(i32::MAX);
             driver(
                 &format!(
-                    "allowing kernel `{}` {} bytes of dynamic shared memory",
-                    spec.name, t.dyn_shared_bytes
+                    "allowing kernel {} {} bytes of dynamic shared memory",
+                    spec.label(),
+                    t.dyn_shared_bytes
                 ),
                 f.set_attribute(
                     cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -161,7 +162,8 @@ impl ModuleCache {
         }
         trace_event!(
             debug,
-            kernel = spec.name,
+            kernel = spec.rust_name,
+            instance = spec.instance,
             variant,
             arch = t.target.arch(),
             cubin = loaded_cubin,
@@ -249,9 +251,9 @@ fn check_open(spec: &KernelSpec, r: &Recording) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::Capture(format!(
-        "kernel `{}` launched on the device of a capture that has ended (a copy of the \
+        "kernel {} launched on the device of a capture that has ended (a copy of the \
          device `Device::capture` gave its closure); launch on the original device",
-        spec.name
+        spec.label()
     )))
 }
 
@@ -295,7 +297,7 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
             None => format!("compute capability {major}.{minor}"),
         };
         Error::NoVariant {
-            kernel: spec.name,
+            kernel: spec.rust_name,
             msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
         }
     })
@@ -342,7 +344,7 @@ fn check_args(
     args: &[Arg<'_>],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     if args.len() != spec.params.len() {
         return Err(Error::Args(format!(
             "kernel `{kernel}` takes {} arguments, got {}",
@@ -409,7 +411,7 @@ fn check_args(
 /// returns its dimensions. An axis of 0 programs is allowed: the grid is empty and the launch
 /// runs nothing (the other axes must still be within the limits).
 fn check_grid(spec: &KernelSpec, dev: &Device, grid: Grid) -> Result<[u32; 3], Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     let limits = match dev {
         Device::Cuda(c) => c.max_grid,
         Device::Interpreter => PORTABLE_MAX_GRID,
@@ -446,7 +448,30 @@ fn run_interpreted<const N: usize>(
             Arg::F32(v) => InterpArg::F32(v),
         });
     }
-    interp::run(f, grid, &mut iargs)?;
+    // The IR names the instance by its symbol; the error names the kernel as the user wrote it.
+    interp::run(f, grid, &mut iargs).map_err(|e| match e {
+        interp::InterpError::OutOfBounds {
+            param,
+            index,
+            len,
+            program,
+            ..
+        } => interp::InterpError::OutOfBounds {
+            kernel: spec.rust_name.to_string(),
+            param,
+            index,
+            len,
+            program,
+        },
+        interp::InterpError::StepBudget {
+            budget, program, ..
+        } => interp::InterpError::StepBudget {
+            kernel: spec.rust_name.to_string(),
+            budget,
+            program,
+        },
+        other => other,
+    })?;
     Ok(())
 }
 
@@ -473,7 +498,7 @@ fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Resu
     }
     let broken = broken_assumptions(spec, last.divisibility, args, meets);
     Err(Error::NoVariant {
-        kernel: spec.name,
+        kernel: spec.rust_name,
         msg: format!(
             "compiled with `specialize = aligned`, and {}",
             broken.join(", ")
@@ -503,7 +528,7 @@ fn run_cuda(
     grid: Grid,
     args: &[Arg<'_>],
 ) -> Result<(), Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     let variant = spec
         .variants
         .iter()
@@ -523,6 +548,7 @@ fn run_cuda(
         trace_event!(
             debug,
             kernel,
+            instance = spec.instance,
             variant,
             of = spec.variants.len(),
             why = %refusals(spec, variant, args),
@@ -532,6 +558,7 @@ fn run_cuda(
     trace_event!(
         trace,
         kernel,
+        instance = spec.instance,
         variant,
         arch = v.targets[target].target.arch(),
         grid = ?(grid.x, grid.y, grid.z),
@@ -586,7 +613,7 @@ fn run_cuda(
     let launched = unsafe { builder.launch(cfg) };
     // The message is built only on failure: this is the hot path.
     launched.map(|_| ()).map_err(|source| Error::Driver {
-        during: format!("launching kernel `{kernel}`"),
+        during: format!("launching kernel {}", spec.label()),
         source,
     })
 }
