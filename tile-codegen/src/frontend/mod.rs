@@ -124,10 +124,35 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec
         ));
     }
     let multi = instances.len() > 1;
-    instances
+    let texts: Vec<String> = instances
+        .iter()
+        .map(|i| instance_text(&params, &i.consts, &i.types))
+        .collect();
+    let lowered: Vec<syn::Result<Kernel>> = instances
         .into_iter()
         .map(|inst| lower_instance(item, opts, &params, inst, multi))
-        .collect()
+        .collect();
+    let Some(failed) = lowered.iter().position(|k| k.is_err()) else {
+        return lowered.into_iter().collect();
+    };
+    let builds = lowered.iter().any(|k| k.is_ok());
+    let mut e = lowered
+        .into_iter()
+        .nth(failed)
+        .and_then(|k| k.err())
+        .unwrap_or_else(|| syn::Error::new_spanned(&item.sig.ident, "internal error in tile"));
+    // An error that only some instances meet says which, at the parameters that declare them.
+    if builds {
+        e.combine(syn::Error::new_spanned(
+            &item.sig.inputs,
+            format!(
+                "only some instances of `{}` fail: the first is the one with {}",
+                syn::ext::IdentExt::unraw(&item.sig.ident),
+                texts[failed]
+            ),
+        ));
+    }
+    Err(e)
 }
 
 fn lower_instance(
