@@ -135,4 +135,6 @@ pub mod guide {
     pub struct Performance;
     #[doc = include_str!("../docs/guide/interop.md")]
     pub struct Interop;
+    #[doc = include_str!("../docs/guide/triton.md")]
+    pub struct Triton;
 }

@@ -107,11 +107,20 @@ fn gpu_launch_errors_are_errs() {
         ),
         "{e}"
     );
-    // Zero and oversized grids.
-    let e = add_mul::launch(&gpu, Grid::x(0), &x, &x, &x, &mut out, 100).unwrap_err();
-    assert!(matches!(e, Error::Grid { .. }), "{e}");
+    // An empty grid launches nothing; oversized grids are errors, beside an empty axis too.
+    let mut kept = gpu.upload(&[7.0f32; 100]).unwrap();
+    add_mul::launch(&gpu, Grid::x(0), &x, &x, &x, &mut kept, 100).unwrap();
+    add_mul::launch(&gpu, Grid::xy(1, 0), &x, &x, &x, &mut kept, 100).unwrap();
+    assert_eq!(gpu.download(&kept).unwrap(), vec![7.0; 100]);
     let e = add_mul::launch(&gpu, Grid::xy(1, 70_000), &x, &x, &x, &mut out, 100).unwrap_err();
     assert!(matches!(e, Error::Grid { .. }), "{e}");
+    let e = add_mul::launch(&gpu, Grid::xy(0, 70_000), &x, &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::Grid { .. }), "{e}");
+    // An empty grid still checks its arguments: lengths and devices.
+    let e = add_mul::launch(&gpu, Grid::x(0), &x, &x, &x, &mut out, 101).unwrap_err();
+    assert!(matches!(e, Error::Length { param: "x", .. }), "{e}");
+    let e = add_mul::launch(&gpu, Grid::x(0), &data(100, 2), &x, &x, &mut out, 100).unwrap_err();
+    assert!(matches!(e, Error::WrongDevice { param: "x", .. }), "{e}");
     // Host memory on a CUDA launch.
     let host = data(100, 2);
     let e = add_mul::launch(&gpu, Grid::x(1), &host, &x, &x, &mut out, 100).unwrap_err();

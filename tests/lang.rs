@@ -248,6 +248,15 @@ fn specializations_are_compiled_and_dispatched() {
         e.to_string(),
         "kernel `softmax_spec`: no specialization for BLOCK = 512 (declared: 32, 256, 4096)"
     );
+    // Messages name an instance as the user wrote the kernel, not by its PTX symbol.
+    let labels: Vec<String> = softmax_spec::KERNELS.iter().map(|k| k.label()).collect();
+    assert_eq!(labels[1], "`softmax_spec` with BLOCK = 256");
+    let e = softmax_spec::launch(&Device::interpreter(), Grid::x(1), &x, &mut out, 1, 11, 256)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `softmax_spec`: buffer `x` has 10 elements, the kernel's declaration needs at least 11"
+    );
 }
 
 /// A kernel specialized on an element type: each declared type runs its own instance, chosen by
@@ -534,6 +543,11 @@ fn negative_constants_in_a_list() {
     }
     let names: Vec<&str> = scale_by_sign::KERNELS.iter().map(|k| k.name).collect();
     assert!(names.iter().any(|n| n.ends_with("S_m3")), "{names:?}");
+    let labels: Vec<String> = scale_by_sign::KERNELS.iter().map(|k| k.label()).collect();
+    assert!(
+        labels.contains(&"`scale_by_sign` with S = -3".to_string()),
+        "{labels:?}"
+    );
     let mut y = vec![0.0f32; 64];
     assert!(scale_by_sign::launch(&Device::interpreter(), Grid::x(1), &mut y[..], 2).is_err());
 }
@@ -550,6 +564,8 @@ fn raw_and_unicode_kernel_names() {
     assert!(x.iter().all(|&v| v == 3.0));
     assert_eq!(common::r#type::KERNEL.name, "type");
     assert_eq!(common::füllen::KERNEL.name, "f_ufc_llen");
+    assert_eq!(common::füllen::KERNEL.label(), "`füllen`");
+    assert_eq!(common::r#type::KERNEL.label(), "`type`");
     for v in common::füllen::KERNEL.variants {
         for t in v.targets {
             assert!(t.ptx.contains(".entry f_ufc_llen("), "{}", t.target.arch());

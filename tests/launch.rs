@@ -1,5 +1,6 @@
 //! Launch checks on the interpreter (no GPU needed): wrong lengths, grids and devices are `Err`s
-//! with clear messages, and out-of-bounds unmasked accesses are caught.
+//! with clear messages, an empty grid launches nothing, and out-of-bounds unmasked accesses are
+//! caught.
 
 use tile_examples::fused_add_mul::kernels;
 
@@ -8,6 +9,13 @@ use tile::prelude::*;
 
 #[tile_kernel]
 fn unmasked_copy(src: Ptr<f32>, dst: Ptr<f32>, BLOCK: Const<256>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(dst + offs, load(src + offs));
+}
+
+#[tile_kernel]
+/// `unmasked_copy` with two instances: its errors name it as written, not by an instance's symbol.
+fn unmasked_copy_of(src: Ptr<f32>, dst: Ptr<f32>, BLOCK: Const<{ [128, 256] }>) {
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     store(dst + offs, load(src + offs));
 }
@@ -91,18 +99,47 @@ fn extent_expressions_are_checked() {
 }
 
 #[test]
-fn zero_and_oversized_grids_are_errors() {
+fn oversized_grids_are_errors() {
     let x = vec![1.0f32; 16];
     let mut out = vec![0.0f32; 16];
-    let e = add_mul::launch(&dev(), Grid::x(0), &x, &x, &x, &mut out, 16).unwrap_err();
+    let e = add_mul::launch(&dev(), Grid::xyz(1, 1, 65536), &x, &x, &x, &mut out, 16).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `add_mul`: bad grid: axis 0 has 0 programs"
+        "kernel `add_mul`: bad grid: axis 2 has 65536 programs, the device allows 65535"
     );
-    let e = add_mul::launch(&dev(), Grid::xyz(1, 1, 65536), &x, &x, &x, &mut out, 16).unwrap_err();
+    // An empty axis does not excuse another one beyond the limits.
+    let e = add_mul::launch(&dev(), Grid::xy(0, 70_000), &x, &x, &x, &mut out, 16).unwrap_err();
     assert!(matches!(e, Error::Grid { .. }), "{e}");
-    let e = add_mul::launch(&dev(), Grid::x(cdiv(0, 1024)), &x, &x, &x, &mut out, 0).unwrap_err();
-    assert!(matches!(e, Error::Grid { .. }), "{e}");
+}
+
+#[test]
+fn empty_grids_launch_nothing() {
+    let x = vec![1.0f32; 16];
+    let mut out = vec![7.0f32; 16];
+    for grid in [Grid::x(0), Grid::xy(4, 0), Grid::xyz(4, 4, 0)] {
+        add_mul::launch(&dev(), grid, &x, &x, &x, &mut out, 16).unwrap();
+    }
+    assert_eq!(out, vec![7.0; 16], "no program ran");
+    // An empty tensor: `cdiv(0, BLOCK)` programs over empty buffers.
+    let empty: Vec<f32> = Vec::new();
+    let mut empty_out: Vec<f32> = Vec::new();
+    let grid = Grid::x(cdiv(empty.len(), 1024));
+    add_mul::launch(&dev(), grid, &empty, &empty, &empty, &mut empty_out, 0).unwrap();
+    // The arguments are still checked: a buffer shorter than its declared extent is a bug
+    // whatever the grid.
+    let e = add_mul::launch(&dev(), Grid::x(0), &x, &x, &x, &mut out, 17).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Length {
+                param: "x",
+                required: 17,
+                actual: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -117,6 +154,11 @@ fn unmasked_out_of_bounds_access_is_reported() {
     );
     // Nothing past the buffer was written, and program 0 completed before program 1 failed.
     assert!(dst[..256].iter().all(|&v| v == 1.0));
+    let e = unmasked_copy_of::launch(&dev(), Grid::x(2), &src, &mut dst, 256).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "interpreter: kernel `unmasked_copy_of`, program [1, 0, 0]: unmasked access to `src`[300] outside its 300 elements"
+    );
 }
 
 #[test]

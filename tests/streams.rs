@@ -78,6 +78,11 @@ fn interpreter_graph_runs_its_closure_per_replay() {
     let mut p = dev.zeros::<f32>(10).unwrap();
     drop(dev.capture(|d| inc::launch(d, 1, &mut p, 10)).unwrap());
     assert_eq!(dev.download(&p).unwrap(), vec![0.0; 10]);
+    // An empty grid inside a capture: nothing runs on replay either.
+    let mut g = dev.capture(|d| inc::launch(d, 0, &mut p, 10)).unwrap();
+    g.launch().unwrap();
+    drop(g);
+    assert_eq!(dev.download(&p).unwrap(), vec![0.0; 10]);
 }
 
 #[test]
@@ -154,7 +159,22 @@ fn gpu_capture_refuses_what_it_cannot_record() {
         .capture(|d| inc::launch(d, 1, &mut short, 11))
         .unwrap_err();
     assert!(matches!(e, Error::Length { .. }), "{e}");
-    // A copy of the capturing device kept past the capture cannot record.
+    // An empty grid records nothing, and its arguments are still checked.
+    let mut other = dev.zeros::<f32>(10).unwrap();
+    let g = dev
+        .capture(|d| {
+            inc::launch(d, cdiv(0, 1024), &mut other, 0)?;
+            inc::launch(d, 1, &mut short, 10)
+        })
+        .unwrap();
+    assert_eq!(g.kernels(), 1);
+    drop(g);
+    let e = dev
+        .capture(|d| inc::launch(d, 0, &mut short, 11))
+        .unwrap_err();
+    assert!(matches!(e, Error::Length { .. }), "{e}");
+    // A copy of the capturing device kept past the capture cannot record, nor launch an empty
+    // grid.
     let mut kept = None;
     let mut p = dev.zeros::<f32>(10).unwrap();
     drop(
@@ -165,6 +185,8 @@ fn gpu_capture_refuses_what_it_cannot_record() {
         .unwrap(),
     );
     let e = inc::launch(kept.as_ref().unwrap(), 1, &mut p, 10).unwrap_err();
+    assert!(matches!(e, Error::Capture(_)), "{e}");
+    let e = inc::launch(kept.as_ref().unwrap(), 0, &mut p, 10).unwrap_err();
     assert!(matches!(e, Error::Capture(_)), "{e}");
 }
 

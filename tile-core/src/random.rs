@@ -31,7 +31,7 @@
 //!
 //! Everything here is exact: integer operations, one `i32` → `f32` conversion to nearest and one
 //! `f32` multiply. The kernel language's `rand`/`randint` build the same sequence of IR ops
-//! (`frontend/builtins.rs`), so the interpreter and the GPU give these values bit for bit; the
+//! (`frontend/builtins/random.rs`), so the interpreter and the GPU give these values bit for bit; the
 //! tests of the language compare them with this module, and this module is checked against
 //! Random123's known answers and against rows printed by Triton 3.6's own interpreter. [`randn`]
 //! is Triton's Box–Muller on the same words; its `log` and `cos` are not libdevice's, so it agrees

@@ -289,11 +289,15 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         .iter()
         .map(|c| {
             let name = &c.kernel.name;
+            let rust_name = &c.kernel.rust_name;
+            let instance = &c.kernel.instance;
             let ir = &c.tile_ir;
             let variants = variant_tokens(c);
             let param_specs = param_spec_tokens(&c.kernel.params, &written, &c.kernel.offsets32);
             quote!(::tile::KernelSpec {
                 name: #name,
+                rust_name: #rust_name,
+                instance: #instance,
                 ir: #ir,
                 params: &[#(#param_specs),*],
                 variants: &[#(#variants),*],

@@ -19,8 +19,16 @@ pub use signature::{parse_options, KernelOptions, Param, ParamDecl};
 /// A kernel after the front end, for one choice of its constants.
 #[derive(Debug)]
 pub struct Kernel {
-    /// Kernel name (with the constants' values appended when the kernel declares several).
+    /// The instance's symbol: the PTX entry, dump file names and cache keys, unique per
+    /// instance (the kernel's name in ASCII, with the constants' values appended when the kernel
+    /// declares several). Messages name the kernel by [`Kernel::label`] instead.
     pub name: String,
+    /// The kernel's name as written in Rust (without `r#`).
+    pub rust_name: String,
+    /// This instance's values of the constants and element types that declare several, in
+    /// declaration order, as messages print them (`BM = 128, O = f32`); empty when the kernel
+    /// has one instance.
+    pub instance: String,
     /// The value of each constant parameter, in declaration order.
     pub consts: Vec<(String, i64)>,
     /// The element type of each `Type` parameter, in declaration order.
@@ -39,6 +47,16 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// The kernel as messages name it: `` `user_gemm` with BM = 128, O = f32 `` for an instance
+    /// of a kernel with several, `` `user_gemm` `` for a kernel with one.
+    pub fn label(&self) -> String {
+        if self.instance.is_empty() {
+            format!("`{}`", self.rust_name)
+        } else {
+            format!("`{}` with {}", self.rust_name, self.instance)
+        }
+    }
+
     /// The source range of location `loc`, if it has one.
     pub fn range_of(&self, loc: Option<u32>) -> Option<walker::SourceRange> {
         loc.and_then(|l| self.spans.get(l as usize).copied())
@@ -106,10 +124,35 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec
         ));
     }
     let multi = instances.len() > 1;
-    instances
+    let texts: Vec<String> = instances
+        .iter()
+        .map(|i| instance_text(&params, &i.consts, &i.types))
+        .collect();
+    let lowered: Vec<syn::Result<Kernel>> = instances
         .into_iter()
         .map(|inst| lower_instance(item, opts, &params, inst, multi))
-        .collect()
+        .collect();
+    let Some(failed) = lowered.iter().position(|k| k.is_err()) else {
+        return lowered.into_iter().collect();
+    };
+    let builds = lowered.iter().any(|k| k.is_ok());
+    let mut e = lowered
+        .into_iter()
+        .nth(failed)
+        .and_then(|k| k.err())
+        .unwrap_or_else(|| syn::Error::new_spanned(&item.sig.ident, "internal error in tile"));
+    // An error that only some instances meet says which, at the parameters that declare them.
+    if builds {
+        e.combine(syn::Error::new_spanned(
+            &item.sig.inputs,
+            format!(
+                "only some instances of `{}` fail: the first is the one with {}",
+                syn::ext::IdentExt::unraw(&item.sig.ident),
+                texts[failed]
+            ),
+        ));
+    }
+    Err(e)
 }
 
 fn lower_instance(
@@ -150,6 +193,11 @@ fn lower_instance(
             name.push_str(&format!("__{t}_{d}"));
         }
     }
+    let instance = if multi {
+        instance_text(&params, &consts, &types)
+    } else {
+        String::new()
+    };
     let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
     let warps = opts.num_warps.unwrap_or(4);
     // Chosen automatically, the warps go up to 16 for large tiles.
@@ -197,6 +245,8 @@ fn lower_instance(
     let offsets32 = narrow_offsets(&ir);
     Ok(Kernel {
         name,
+        rust_name: syn::ext::IdentExt::unraw(&item.sig.ident).to_string(),
+        instance,
         consts,
         types,
         params,
@@ -205,6 +255,32 @@ fn lower_instance(
         ir,
         spans,
     })
+}
+
+/// An instance's constants and element types in the order `params` declares them, those that
+/// declare several values only (the others are the same in every instance):
+/// `BM = 128, BN = 64, O = f32`.
+fn instance_text(params: &[Param], consts: &[(String, i64)], types: &[(String, DType)]) -> String {
+    params
+        .iter()
+        .filter(|p| match &p.kind {
+            ParamDecl::Const(values) => values.len() > 1,
+            ParamDecl::Type(types) => types.len() > 1,
+            ParamDecl::Ptr { .. } | ParamDecl::Scalar(_) => false,
+        })
+        .filter_map(|p| {
+            let c = consts
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, v)| v.to_string());
+            let t = types
+                .iter()
+                .find(|(n, _)| *n == p.name)
+                .map(|(_, d)| d.to_string());
+            Some(format!("{} = {}", p.name, c.or(t)?))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Which parameters some op writes through (a `store` or an atomic: the ops whose

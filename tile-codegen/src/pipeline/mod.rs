@@ -229,11 +229,18 @@ pub fn compile(
                         warnings,
                     })
                 }
-                Err(InstanceError::Internal(e)) => {
-                    Err(at(e.loc, format!("internal error in tile: {}", e.msg)))
-                }
+                Err(InstanceError::Internal(e)) => Err(at(
+                    e.loc,
+                    format!("internal error in tile: {}", user_named(&kernel, &e.msg)),
+                )),
                 Err(InstanceError::Kernel(e)) => {
-                    Err(at(e.loc, format!("cannot compile this kernel: {}", e.msg)))
+                    let (msg, label) = (user_named(&kernel, &e.msg), kernel.label());
+                    // Which instance failed, where the message does not say it.
+                    if kernel.instance.is_empty() || msg.contains(&label) {
+                        Err(at(e.loc, format!("cannot compile this kernel: {msg}")))
+                    } else {
+                        Err(at(e.loc, format!("cannot compile {label}: {msg}")))
+                    }
                 }
                 Err(InstanceError::Environment(e)) => {
                     Err(at(e.loc, format!("cannot build kernels here: {}", e.msg)))
@@ -247,6 +254,14 @@ pub fn compile(
             }
         })
         .collect()
+}
+
+/// `msg` with the instance's symbol (`` `user_gemm__BM_128__O_f32` ``, as the GPU-level passes
+/// and the back end name the IR they were given) replaced by what the user wrote
+/// (`` `user_gemm` with BM = 128, O = f32 ``): the symbol is for the PTX entry and file names,
+/// not for reading.
+fn user_named(kernel: &crate::frontend::Kernel, msg: &str) -> String {
+    msg.replace(&format!("`{}`", kernel.name), &kernel.label())
 }
 
 /// A kernel's compile cost ([`budget::cost`] summed over the LLVM modules it would build) and

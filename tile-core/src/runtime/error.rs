@@ -34,7 +34,8 @@ pub enum Error {
         /// Parameter name.
         param: &'static str,
     },
-    /// A grid with a zero dimension or beyond the device's limits.
+    /// A grid beyond the device's limits (a grid with an axis of 0 programs is not an error:
+    /// it launches nothing).
     Grid {
         /// Kernel name.
         kernel: &'static str,

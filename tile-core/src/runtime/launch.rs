@@ -9,7 +9,7 @@ use cudarc::nvrtc::Ptx;
 use super::buffer::{BufArg, Memory};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
-use super::recording::{Node, SharedRecording};
+use super::recording::{Node, Recording, SharedRecording};
 use super::spec::{cubins_off, KernelSpec, ParamKind, EQUALS_ONE};
 use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
@@ -138,7 +138,7 @@ impl ModuleCache {
         let module = match from_cubin {
             Some(Ok(m)) => m,
             _ => driver(
-                &format!("loading the {} PTX of kernel `{}`", t.target, spec.name),
+                &format!("loading the {} PTX of kernel {}", t.target, spec.label()),
                 ctx.load_module(Ptx::from_src(t.ptx)),
             )?,
         };
@@ -150,8 +150,9 @@ impl ModuleCache {
             let bytes = i32::try_from(t.dyn_shared_bytes).unwrap_or(i32::MAX);
             driver(
                 &format!(
-                    "allowing kernel `{}` {} bytes of dynamic shared memory",
-                    spec.name, t.dyn_shared_bytes
+                    "allowing kernel {} {} bytes of dynamic shared memory",
+                    spec.label(),
+                    t.dyn_shared_bytes
                 ),
                 f.set_attribute(
                     cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -161,7 +162,8 @@ impl ModuleCache {
         }
         trace_event!(
             debug,
-            kernel = spec.name,
+            kernel = spec.rust_name,
+            instance = spec.instance,
             variant,
             arch = t.target.arch(),
             cubin = loaded_cubin,
@@ -234,13 +236,7 @@ fn record(
         })
         .collect::<Result<Vec<u64>, Error>>()?;
     let mut r = rec.lock().unwrap_or_else(|p| p.into_inner());
-    if !r.open {
-        return Err(Error::Capture(format!(
-            "kernel `{}` launched on the device of a capture that has ended (a copy of the \
-             device `Device::capture` gave its closure); launch on the original device",
-            spec.name
-        )));
-    }
+    check_open(spec, &r)?;
     r.nodes.push(Node {
         func,
         grid: [cfg.grid_dim.0, cfg.grid_dim.1, cfg.grid_dim.2],
@@ -249,6 +245,18 @@ fn record(
         params,
     });
     Ok(())
+}
+
+/// A launch on a capturing device is an `Err` once its capture has ended.
+fn check_open(spec: &KernelSpec, r: &Recording) -> Result<(), Error> {
+    if r.open {
+        return Ok(());
+    }
+    Err(Error::Capture(format!(
+        "kernel {} launched on the device of a capture that has ended (a copy of the \
+         device `Device::capture` gave its closure); launch on the original device",
+        spec.label()
+    )))
 }
 
 /// Loads every specialization of each kernel in `kernels` for `dev` (the PTX its target
@@ -291,7 +299,7 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
             None => format!("compute capability {major}.{minor}"),
         };
         Error::NoVariant {
-            kernel: spec.name,
+            kernel: spec.rust_name,
             msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
         }
     })
@@ -303,6 +311,13 @@ const PORTABLE_MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 
 /// Validates and launches `spec` on `dev`. `extents[i]` is the number of elements the kernel
 /// declares for parameter `i` (`Some(None)` if computing it overflowed; `None` if undeclared).
+///
+/// A grid with an axis of 0 programs (`cdiv(0, BLOCK)` for an empty tensor) launches nothing and
+/// returns `Ok(())`, as Triton does; inside a [`Device::capture`] it records nothing. Every
+/// check a launch makes of its arguments still runs for such a grid (kinds, buffer lengths
+/// against the declared extents, devices, `specialize = aligned`, a device without PTX for the
+/// kernel), because a wrong argument is a bug whatever the grid, and an empty launch that
+/// succeeds is one that would succeed with programs to run.
 ///
 /// Called by the generated wrappers; they have already turned each buffer into a [`BufArg`] of
 /// the right device.
@@ -331,7 +346,7 @@ fn check_args(
     args: &[Arg<'_>],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     if args.len() != spec.params.len() {
         return Err(Error::Args(format!(
             "kernel `{kernel}` takes {} arguments, got {}",
@@ -395,21 +410,16 @@ fn check_args(
 }
 
 /// Checks the grid against the device's limits (the portable ones on the interpreter) and
-/// returns its dimensions.
+/// returns its dimensions. An axis of 0 programs is allowed: the grid is empty and the launch
+/// runs nothing (the other axes must still be within the limits).
 fn check_grid(spec: &KernelSpec, dev: &Device, grid: Grid) -> Result<[u32; 3], Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     let limits = match dev {
         Device::Cuda(c) => c.max_grid,
         Device::Interpreter => PORTABLE_MAX_GRID,
     };
     let dims = [grid.x, grid.y, grid.z];
     for (axis, (&d, &max)) in dims.iter().zip(&limits).enumerate() {
-        if d == 0 {
-            return Err(Error::Grid {
-                kernel,
-                msg: format!("axis {axis} has 0 programs"),
-            });
-        }
         if d > max {
             return Err(Error::Grid {
                 kernel,
@@ -440,7 +450,30 @@ fn run_interpreted<const N: usize>(
             Arg::F32(v) => InterpArg::F32(v),
         });
     }
-    interp::run(f, grid, &mut iargs)?;
+    // The IR names the instance by its symbol; the error names the kernel as the user wrote it.
+    interp::run(f, grid, &mut iargs).map_err(|e| match e {
+        interp::InterpError::OutOfBounds {
+            param,
+            index,
+            len,
+            program,
+            ..
+        } => interp::InterpError::OutOfBounds {
+            kernel: spec.rust_name.to_string(),
+            param,
+            index,
+            len,
+            program,
+        },
+        interp::InterpError::StepBudget {
+            budget, program, ..
+        } => interp::InterpError::StepBudget {
+            kernel: spec.rust_name.to_string(),
+            budget,
+            program,
+        },
+        other => other,
+    })?;
     Ok(())
 }
 
@@ -467,7 +500,7 @@ fn check_aligned_only(spec: &KernelSpec, dev: &Device, args: &[Arg<'_>]) -> Resu
     }
     let broken = broken_assumptions(spec, last.divisibility, args, meets);
     Err(Error::NoVariant {
-        kernel: spec.name,
+        kernel: spec.rust_name,
         msg: format!(
             "compiled with `specialize = aligned`, and {}",
             broken.join(", ")
@@ -501,7 +534,7 @@ fn run_cuda(
     grid: Grid,
     args: &[Arg<'_>],
 ) -> Result<(), Error> {
-    let kernel = spec.name;
+    let kernel = spec.rust_name;
     let variant = spec
         .variants
         .iter()
@@ -521,6 +554,7 @@ fn run_cuda(
         trace_event!(
             debug,
             kernel,
+            instance = spec.instance,
             variant,
             of = spec.variants.len(),
             why = %refusals(spec, variant, args),
@@ -530,6 +564,7 @@ fn run_cuda(
     trace_event!(
         trace,
         kernel,
+        instance = spec.instance,
         variant,
         arch = v.targets[target].target.arch(),
         grid = ?(grid.x, grid.y, grid.z),
@@ -537,14 +572,21 @@ fn run_cuda(
         recording = dev.recording.is_some(),
         "tile: launch"
     );
-    let func = cache.function(spec, dev, variant, target)?;
-
     if args
         .iter()
         .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_)))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
+    if grid.x == 0 || grid.y == 0 || grid.z == 0 {
+        // An empty grid: every argument was checked, and nothing runs. The driver refuses a
+        // zero dimension, so nothing is launched or recorded, and no module is loaded for it.
+        if let Some(rec) = &dev.recording {
+            check_open(spec, &rec.lock().unwrap_or_else(|p| p.into_inner()))?;
+        }
+        return Ok(());
+    }
+    let func = cache.function(spec, dev, variant, target)?;
     let cfg = LaunchConfig {
         grid_dim: (grid.x, grid.y, grid.z),
         block_dim: (32 * v.num_warps, 1, 1),
@@ -571,13 +613,13 @@ fn run_cuda(
     // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer
     // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (in
     // `args`, which `launch` drops only after this call) orders the launch after pending work on
-    // the buffer. The grid is within the device's limits and the block size is the `.maxntid` the
+    // the buffer. The grid is within the device's limits and not empty, and the block size is the `.maxntid` the
     // PTX was built for. What this cannot check: that the kernel's own masks keep accesses inside the declared
     // extents — the interpreter checks that for every access on the same code.
     let launched = unsafe { builder.launch(cfg) };
     // The message is built only on failure: this is the hot path.
     launched.map(|_| ()).map_err(|source| Error::Driver {
-        during: format!("launching kernel `{kernel}`"),
+        during: format!("launching kernel {}", spec.label()),
         source,
     })
 }

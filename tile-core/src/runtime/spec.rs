@@ -19,8 +19,14 @@ pub fn cubins_off() -> bool {
 /// One kernel as the macro compiled it.
 #[derive(Debug)]
 pub struct KernelSpec {
-    /// Kernel name (the function's name, also the PTX entry point).
+    /// The instance's symbol, also its PTX entry point: the function's name in ASCII, with the
+    /// instance's constants appended when the kernel has several (`user_gemm__BM_128__O_f32`).
     pub name: &'static str,
+    /// The function's name as written in Rust (`user_gemm`): what messages call the kernel.
+    pub rust_name: &'static str,
+    /// This instance's values of the constants and element types that declare several
+    /// (`BM = 128, O = f32`); empty for a kernel of one instance.
+    pub instance: &'static str,
     /// Tile-level IR text, run by the interpreter when there is no GPU.
     pub ir: &'static str,
     /// Parameters in declaration order (compile-time constants excluded: they are folded in).
@@ -29,6 +35,18 @@ pub struct KernelSpec {
     /// was compiled with `specialize = aligned` (then there is one, and a launch it does not
     /// accept is an `Err`).
     pub variants: &'static [Variant],
+}
+
+impl KernelSpec {
+    /// The kernel as messages name it: `` `user_gemm` with BM = 128, O = f32 `` for an
+    /// instance of a kernel with several, `` `user_gemm` `` for a kernel with one.
+    pub fn label(&self) -> String {
+        if self.instance.is_empty() {
+            format!("`{}`", self.rust_name)
+        } else {
+            format!("`{}` with {}", self.rust_name, self.instance)
+        }
+    }
 }
 
 /// A launch-time parameter.
