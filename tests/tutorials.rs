@@ -41,17 +41,20 @@ fn matrix_multiplication_matches_reference() {
         ((130, 70, 33), false, 0, false),
         ((77, 200, 100), true, 1, false),
         ((200, 129, 31), true, 0, false),
-        ((1, 1, 1), false, 0, true),
-        ((130, 270, 70), false, 1, true),
-        ((60, 300, 129), false, 0, true),
+        ((130, 272, 72), false, 1, true),
+        ((60, 256, 136), false, 0, true),
     ];
     for (i, (shape, bt, act, wide)) in cases.into_iter().enumerate() {
         t::matrix_multiplication::run_check(&dev, shape, bt, act, wide, 300 + i as u64).unwrap();
     }
-    // The wide configuration is compiled for unit strides only: a transposed `b` is refused.
-    let e = t::matrix_multiplication::run_check(&dev, (60, 300, 129), true, 0, true, 9)
+    // The wide configuration is compiled for unit strides and aligned rows only: a transposed
+    // `b` is refused, and so is a row of `k = 129` elements.
+    let e = t::matrix_multiplication::run_check(&dev, (60, 256, 136), true, 0, true, 9)
         .expect_err("the unit-stride kernel took a transposed b");
     assert!(e.contains("is not 1"), "{e}");
+    let e = t::matrix_multiplication::run_check(&dev, (60, 256, 129), false, 0, true, 10)
+        .expect_err("the aligned kernel took k = 129");
+    assert!(e.contains("`K` = 129 is not a multiple of 8"), "{e}");
 }
 
 #[test]
@@ -78,11 +81,15 @@ fn layer_norm_matches_reference() {
 #[test]
 fn persistent_matmul_matches_reference() {
     let dev = Device::interpreter();
-    // 4 programs over 1, 4 and 6 output tiles (two tiles per program for some).
-    for (i, shape) in [(1, 1, 1), (200, 150, 70), (300, 257, 65)]
+    // 4 programs over 1, 2 and 9 output tiles (up to three per program). The kernel is compiled
+    // for unit strides and 16-byte rows only (`specialize = unit`): `k = 65` is refused.
+    for (i, shape) in [(8, 8, 8), (200, 150, 72), (300, 514, 64)]
         .into_iter()
         .enumerate()
     {
         t::persistent_matmul::run_check(&dev, shape, 4, 700 + i as u64).unwrap();
     }
+    let e = t::persistent_matmul::run_check(&dev, (300, 257, 65), 4, 9)
+        .expect_err("the aligned kernel took k = 65");
+    assert!(e.contains("`K` = 65 is not a multiple of 8"), "{e}");
 }

@@ -9,8 +9,8 @@
 //! a kernel stamped from the one body below: [`matmul_kernel`] with `128 × 128 × 32`,
 //! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and [`matmul_kernel_wide`] with its first
 //! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. [`matmul`]
-//! takes the wide one for matrices of at least 1024 rows and columns with a row-major `b` (tile
-//! has no autotuner yet).
+//! takes the wide one for matrices of at least 1024 rows and columns that its specialization
+//! accepts (tile has no autotuner yet).
 
 use tile::prelude::*;
 
@@ -120,8 +120,8 @@ pub const LEAKY_RELU: i32 = 1;
 
 /// The tutorial's `matmul(a, b, activation)`: `a` is `m × k` row-major; `b` is `k × n`, its
 /// element `(i, j)` at `i · stride_bk + j · stride_bn`. Returns `c`, `m × n` row-major f16.
-/// [`matmul_kernel_wide`] for at least 1024 rows and columns of row-major `b`, else
-/// [`matmul_kernel`].
+/// [`matmul_kernel_wide`] for at least 1024 rows and columns where its specialization takes the
+/// arguments (unit strides, rows a multiple of 16 bytes), else [`matmul_kernel`].
 pub fn matmul(
     dev: &Device,
     a: &Buffer<f16>,
@@ -130,9 +130,16 @@ pub fn matmul(
     strides: (usize, usize),
     activation: i32,
 ) -> Result<Buffer<f16>, Error> {
-    let wide = m >= 1024 && n >= 1024 && strides.1 == 1;
     let mut c = dev.zeros::<f16>(m * n)?;
-    matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, wide)?;
+    let wide = m >= 1024 && n >= 1024;
+    // The wide kernel is compiled for unit strides and aligned rows only; other arguments are
+    // refused before anything runs, and take the other configuration.
+    match matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, wide) {
+        Err(Error::NoVariant { .. }) if wide => {
+            matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, false)?
+        }
+        r => r?,
+    }
     Ok(c)
 }
 
