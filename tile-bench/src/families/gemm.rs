@@ -13,9 +13,9 @@ use tile::{cdiv, Buffer, Device, Grid};
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
 use crate::gemm_kernels::{matmul, splitk_workspace, MatmulKernel};
+use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 use crate::user_gemm::guide_gemm;
 use tile_tutorials::matrix_multiplication;
-use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "gemm";
 
@@ -97,11 +97,8 @@ fn bench<T: Half + Tutorial>(ctx: &mut Ctx, s: Shape, timed: bool, out_f32: bool
 /// f16, as the tutorial runs it): row-major `B`, the tutorial's first configuration.
 trait Tutorial: tile::Element {
     /// The product into `s.c`, or `None` for a type without a port.
-    fn tutorial(
-        dev: &Device,
-        s: &mut State<Self>,
-        shape: Shape,
-    ) -> Option<Result<(), tile::Error>>;
+    fn tutorial(dev: &Device, s: &mut State<Self>, shape: Shape)
+        -> Option<Result<(), tile::Error>>;
 }
 
 impl Tutorial for tile::f16 {

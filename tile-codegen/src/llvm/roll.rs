@@ -144,7 +144,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         elem: Elem,
         vals: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let (smem, mem_ty) = self.tensor_to_shared(dist, elem, vals, Target::STATIC_SHARED_BYTES)?;
+        let (smem, mem_ty) =
+            self.tensor_to_shared(dist, elem, vals, Target::STATIC_SHARED_BYTES)?;
         let i32_ty = self.context.i32_type();
         let c = |x: u64| i32_ty.const_int(x, false);
         let n = dist.extent(d);

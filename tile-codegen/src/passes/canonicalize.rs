@@ -46,12 +46,15 @@ fn use_counts(f: &Function) -> std::collections::HashMap<ValueId, usize> {
 
 /// The `dot` that defines `v` from a zero accumulator, used only once (by the sum at hand), if
 /// there is one.
-fn zero_dot(f: &Function, v: ValueId, uses: &std::collections::HashMap<ValueId, usize>) -> Option<OpId> {
+fn zero_dot(
+    f: &Function,
+    v: ValueId,
+    uses: &std::collections::HashMap<ValueId, usize>,
+) -> Option<OpId> {
     let d = f.def_op(v)?;
     let op = f.op(d);
     let zero = is(constant(f, op.operands.get(2).copied()?), 0, 0.0);
-    (matches!(op.kind, OpKind::Dot { .. }) && zero && uses.get(&v).copied() == Some(1))
-        .then_some(d)
+    (matches!(op.kind, OpKind::Dot { .. }) && zero && uses.get(&v).copied() == Some(1)).then_some(d)
 }
 
 /// Runs the simplifications once over the kernel.

@@ -210,7 +210,12 @@ impl At {
                 let n = self.widen(f, n, d);
                 let m = self.bin(f, BinOp::Mul, n, s);
                 if ty.is_tensor() {
-                    self.val(f, OpKind::Splat, vec![m], ty.with_elem(f.ty(m).elem.clone()))
+                    self.val(
+                        f,
+                        OpKind::Splat,
+                        vec![m],
+                        ty.with_elem(f.ty(m).elem.clone()),
+                    )
                 } else {
                     m
                 }
@@ -313,10 +318,7 @@ fn rewrite_loop(f: &mut Function, l: OpId) {
         (d.operands[0], d.operands[1], d.operands[2])
     };
     let iv = args[0];
-    let mut head = At {
-        block: body,
-        at: 0,
-    };
+    let mut head = At { block: body, at: 0 };
     let n = iteration(f, &mut head, iv, lb, step);
     let inits: Vec<ValueId> = f.op(l).operands[3..].to_vec();
     for a in &advances {

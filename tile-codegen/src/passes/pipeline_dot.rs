@@ -202,7 +202,10 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 continue;
             };
             if !matches!(f.op(conv).kind, OpKind::ConvertLayout) {
-                out.push((dot, why("is computed from its load, not the loaded tile itself")));
+                out.push((
+                    dot,
+                    why("is computed from its load, not the loaded tile itself"),
+                ));
                 continue;
             }
             let x = f.op(conv).operands[0];
@@ -212,7 +215,10 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             };
             let ld = f.op(load);
             let OpKind::Load { vec, .. } = ld.kind else {
-                out.push((dot, why("is computed from its load, not the loaded tile itself")));
+                out.push((
+                    dot,
+                    why("is computed from its load, not the loaded tile itself"),
+                ));
                 continue;
             };
             let ty = f.ty(x);

@@ -267,7 +267,10 @@ pub(super) fn unpipelined(
     let in_loop_unpipelined = built.walk().into_iter().any(|op| {
         let d = built.op(op);
         matches!(d.kind, OpKind::Dot { .. })
-            && matches!(built.ty(d.results[0]).layout, Some(tile_core::ir::Layout::Mma(_)))
+            && matches!(
+                built.ty(d.results[0]).layout,
+                Some(tile_core::ir::Layout::Mma(_))
+            )
             && built.op(op).block != built.entry()
             && d.operands[..2].iter().any(|&v| {
                 built
