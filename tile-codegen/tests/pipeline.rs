@@ -104,6 +104,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         elems_per_thread: None,
         num_stages: None,
         aligned_only: false,
+        unit_only: false,
     };
     let dump = DumpConfig {
         stages: vec!["ir".into()],

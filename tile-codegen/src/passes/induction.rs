@@ -77,7 +77,7 @@ fn invariant(
         ValueDef::OpResult(op, _) => {
             let d = f.op(op);
             let traps = matches!(d.kind, OpKind::Binary(BinOp::Div | BinOp::Rem))
-                && !const_int(f, d.operands[1]).is_some_and(|c| c != 0);
+                && const_int(f, d.operands[1]).is_none_or(|c| c == 0);
             d.kind.effect() == Effect::Pure
                 && d.regions.is_empty()
                 && !traps
@@ -214,7 +214,7 @@ impl At {
                         f,
                         OpKind::Splat,
                         vec![m],
-                        ty.with_elem(f.ty(m).elem.clone()),
+                        ty.with_elem(f.ty(m).elem),
                     )
                 } else {
                     m

@@ -162,7 +162,9 @@ pub fn compile(
         }
     }
     let mut lowered = build_modules(&jobs, dump, &first).into_iter();
-    let built: Vec<(Vec<Failure>, Result<Vec<CompiledVariant>, InstanceError>)> = planned
+    // Per instance: its unpipelined `dot`s (for warnings), and its variants or why it failed.
+    type Built = (Vec<Failure>, Result<Vec<CompiledVariant>, InstanceError>);
+    let built: Vec<Built> = planned
         .into_iter()
         .map(|p| {
             let mut unpipelined = Vec::new();
