@@ -109,6 +109,21 @@ pub fn matmul(
     activation: i32,
 ) -> Result<Buffer<f16>, Error> {
     let mut c = dev.zeros::<f16>(m * n)?;
+    matmul_into(dev, a, b, &mut c, (m, n, k), (stride_bk, stride_bn), activation)?;
+    Ok(c)
+}
+
+/// [`matmul`] into a given `c` (`m × n` row-major): the launch alone, for timing. The choice of
+/// kernel configuration, if there is one, is made here.
+pub fn matmul_into(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    c: &mut Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    (stride_bk, stride_bn): (usize, usize),
+    activation: i32,
+) -> Result<(), Error> {
     // 1D launch kernel where each block gets its own program.
     let grid = Grid::x(cdiv(m, 128) * cdiv(n, 128));
     let s = |v: usize| v as i32;
@@ -117,7 +132,7 @@ pub fn matmul(
         grid,
         a,
         b,
-        &mut c,
+        c,
         s(m),
         s(n),
         s(k),
@@ -128,8 +143,7 @@ pub fn matmul(
         s(n),
         1,
         activation,
-    )?;
-    Ok(c)
+    )
 }
 
 /// `(i, j)` of `a @ b` in f64 (`a` `m × k` row-major, `b` element `(p, j)` at `p · sbk + j · sbn`)
