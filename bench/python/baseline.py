@@ -2265,6 +2265,14 @@ def bench_cross_entropy():
             torch.cuda.empty_cache()
 
 
+def bench_tutorials():
+    """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
+    of tile-bench's `tutorials` family."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tutorials
+    tutorials.bench(sys.modules[__name__])
+
+
 FAMILIES = [
     ("fused_add_mul", bench_fused_add_mul),
     ("elementwise_chains", bench_elementwise_chains),
@@ -2283,6 +2291,7 @@ FAMILIES = [
     ("softmax_regression", bench_softmax_regression),
     ("moe_align", bench_moe_align),
     ("cross_entropy", bench_cross_entropy),
+    ("tutorials", bench_tutorials),
 ]
 
 

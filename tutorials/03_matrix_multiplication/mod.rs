@@ -109,7 +109,15 @@ pub fn matmul(
     activation: i32,
 ) -> Result<Buffer<f16>, Error> {
     let mut c = dev.zeros::<f16>(m * n)?;
-    matmul_into(dev, a, b, &mut c, (m, n, k), (stride_bk, stride_bn), activation)?;
+    matmul_into(
+        dev,
+        a,
+        b,
+        &mut c,
+        (m, n, k),
+        (stride_bk, stride_bn),
+        activation,
+    )?;
     Ok(c)
 }
 
