@@ -78,6 +78,11 @@ On the CPU the Triton 3.6 interpreter needs a few patches to behave like the GPU
 arithmetic and tl.dot on the raw 16-bit integers, and (with NumPy >= 2.4) cannot turn a program
 id into a Python int for a loop bound.
 
+Family `tutorials`: Triton's official tutorials 01, 02, 03, 04, 05 (forward and backward) and 09
+with their kernels as the tutorials write them, on the keys of tile-bench's `tutorials` family
+(which times the line-by-line tile ports of `tutorials/`): bench/python/tutorials.py, imported by
+bench_tutorials; its docstring lists the rows.
+
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
 act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim];
 softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 probabilities)
