@@ -78,6 +78,11 @@ On the CPU the Triton 3.6 interpreter needs a few patches to behave like the GPU
 arithmetic and tl.dot on the raw 16-bit integers, and (with NumPy >= 2.4) cannot turn a program
 id into a Python int for a loop bound.
 
+Family `tutorials`: Triton's official tutorials 01, 02, 03, 04, 05 (forward and backward) and 09
+with their kernels as the tutorials write them, on the keys of tile-bench's `tutorials` family
+(which times the line-by-line tile ports of `tutorials/`): bench/python/tutorials.py, imported by
+bench_tutorials; its docstring lists the rows.
+
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
 act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim];
 softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 probabilities)
@@ -2265,6 +2270,14 @@ def bench_cross_entropy():
             torch.cuda.empty_cache()
 
 
+def bench_tutorials():
+    """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
+    of tile-bench's `tutorials` family."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import tutorials
+    tutorials.bench(sys.modules[__name__])
+
+
 FAMILIES = [
     ("fused_add_mul", bench_fused_add_mul),
     ("elementwise_chains", bench_elementwise_chains),
@@ -2283,6 +2296,7 @@ FAMILIES = [
     ("softmax_regression", bench_softmax_regression),
     ("moe_align", bench_moe_align),
     ("cross_entropy", bench_cross_entropy),
+    ("tutorials", bench_tutorials),
 ]
 
 

@@ -2,8 +2,10 @@
 # scripts/gpu/bench.sh: runs THERE, on the GPU machine, from the repository root, after
 # scripts/gpu/build.sh here (the call carries .device-bin). Times tile against PyTorch and Triton
 # the same way (docs/perf/RESULTS.md, "How to reproduce"):
-#   1. tile-bench: every example family, fused and unfused, checked against float64, timed;
-#   2. bench/python/baseline.py: PyTorch, cuBLAS and the public Triton kernels on the same cases;
+#   1. tile-bench: every example family, fused and unfused, and the ported Triton tutorials
+#      (family `tutorials`), checked against float64, timed;
+#   2. bench/python/baseline.py: PyTorch, cuBLAS and the public Triton kernels on the same cases
+#      (for `tutorials`, the tutorials' own kernels: bench/python/tutorials.py);
 #   3. bench/join.py: one joined table (joined.md) with ratios, % of copy, TFLOP/s, and plots.
 #
 # Usage: bash scripts/gpu/bench.sh [--filter SUBSTR] [--graph-all] [--quick]
@@ -27,7 +29,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --filter) FILTER="$2"; shift 2 ;;
     --graph-all|--quick) EXTRA+=("$1"); shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

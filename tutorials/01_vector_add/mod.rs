@@ -27,11 +27,23 @@ pub fn add_kernel(
 /// The tutorial's `add(x, y)`: allocates the output and launches one program per 1024
 /// elements.
 pub fn add(dev: &Device, x: &Buffer<f32>, y: &Buffer<f32>) -> Result<Buffer<f32>, Error> {
-    let n_elements = x.len();
-    let mut output = dev.zeros::<f32>(n_elements)?;
-    let grid = Grid::x(cdiv(n_elements, 1024));
-    add_kernel::launch(dev, grid, x, y, &mut output, n_elements as i32)?;
+    let mut output = dev.zeros::<f32>(x.len())?;
+    add_into(dev, x, y, &mut output)?;
     Ok(output)
+}
+
+/// [`add`] into a given `output` of `x.len()` elements: the launch alone (the tutorial's
+/// `torch.empty_like` costs the device nothing; a zeroed allocation does, so a benchmark
+/// allocates once and times this).
+pub fn add_into(
+    dev: &Device,
+    x: &Buffer<f32>,
+    y: &Buffer<f32>,
+    output: &mut Buffer<f32>,
+) -> Result<(), Error> {
+    let n_elements = x.len();
+    let grid = Grid::x(cdiv(n_elements, 1024));
+    add_kernel::launch(dev, grid, x, y, output, n_elements as i32)
 }
 
 /// Runs [`add_kernel`] on `size` uniform random elements (the tutorial's `torch.rand`) and

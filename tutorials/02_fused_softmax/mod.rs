@@ -63,21 +63,33 @@ pub fn softmax(
     (n_rows, n_cols): (usize, usize),
     num_programs: usize,
 ) -> Result<Buffer<f32>, Error> {
-    let block_size = n_cols.next_power_of_two().max(32) as i32;
     let mut y = dev.zeros::<f32>(x.len())?;
+    softmax_into(dev, x, x_row_stride, (n_rows, n_cols), num_programs, &mut y)?;
+    Ok(y)
+}
+
+/// [`softmax`] into a given `y` laid out as `x`: the launch alone, for timing.
+pub fn softmax_into(
+    dev: &Device,
+    x: &Buffer<f32>,
+    x_row_stride: usize,
+    (n_rows, n_cols): (usize, usize),
+    num_programs: usize,
+    y: &mut Buffer<f32>,
+) -> Result<(), Error> {
+    let block_size = n_cols.next_power_of_two().max(32) as i32;
     let num_programs = num_programs.min(n_rows);
     softmax_kernel::launch(
         dev,
         Grid::x(num_programs as u32),
-        &mut y,
+        y,
         x,
         x_row_stride as i32,
         x_row_stride as i32,
         n_rows as i32,
         n_cols as i32,
         block_size,
-    )?;
-    Ok(y)
+    )
 }
 
 /// Softmax of each row in f64.

@@ -131,22 +131,35 @@ pub fn matmul(
     activation: i32,
 ) -> Result<Buffer<f16>, Error> {
     let mut c = dev.zeros::<f16>(m * n)?;
-    let wide = m >= 1024 && n >= 1024;
-    // The wide kernel is compiled for unit strides and aligned rows only; other arguments are
-    // refused before anything runs, and take the other configuration.
-    match matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, wide) {
-        Err(Error::NoVariant { .. }) if wide => {
-            matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation, false)?
-        }
-        r => r?,
-    }
+    matmul_into(dev, a, b, &mut c, (m, n, k), strides, activation)?;
     Ok(c)
+}
+
+/// [`matmul`] into a given `c` (`m × n` row-major): the launches alone, for timing. The wide
+/// kernel is compiled for unit strides and aligned rows only; other arguments are refused before
+/// anything runs, and take the tutorial's 4-warp configuration.
+pub fn matmul_into(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    c: &mut Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    strides: (usize, usize),
+    activation: i32,
+) -> Result<(), Error> {
+    let wide = m >= 1024 && n >= 1024;
+    match matmul_config_into(dev, a, b, c, (m, n, k), strides, activation, wide) {
+        Err(Error::NoVariant { .. }) if wide => {
+            matmul_config_into(dev, a, b, c, (m, n, k), strides, activation, false)
+        }
+        r => r,
+    }
 }
 
 /// [`matmul`] into `c` (`m × n` row-major) on the configuration named: `wide` for
 /// [`matmul_kernel_wide`], else [`matmul_kernel`].
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_into(
+pub fn matmul_config_into(
     dev: &Device,
     a: &Buffer<f16>,
     b: &Buffer<f16>,
@@ -184,7 +197,7 @@ pub fn product(
     (terms.clone().sum(), terms.map(f64::abs).sum())
 }
 
-/// Runs [`matmul_into`] (`wide`: which configuration) on standard normal f16 matrices (the
+/// Runs [`matmul_config_into`] (`wide`: which configuration) on standard normal f16 matrices (the
 /// tutorial's `torch.randn`), `b` row-major or transposed, with or without the leaky ReLU,
 /// against [`product`] in f64.
 ///
@@ -206,7 +219,7 @@ pub fn run_check(
     let strides = if b_transposed { (1, k) } else { (n, 1) };
     let (da, db) = (dev.upload(&a).map_err(err)?, dev.upload(&b).map_err(err)?);
     let mut c = dev.zeros::<f16>(m * n).map_err(err)?;
-    matmul_into(dev, &da, &db, &mut c, (m, n, k), strides, activation, wide).map_err(err)?;
+    matmul_config_into(dev, &da, &db, &mut c, (m, n, k), strides, activation, wide).map_err(err)?;
     let c = dev.download(&c).map_err(err)?;
     let (mut want, mut tol) = (Vec::with_capacity(m * n), Vec::with_capacity(m * n));
     for i in 0..m {

@@ -65,11 +65,22 @@ pub fn run_dropout(
     x_keep: &Buffer<i32>,
     p: f32,
 ) -> Result<Buffer<f32>, Error> {
-    let n_elements = x.len();
-    let mut output = dev.zeros::<f32>(n_elements)?;
-    let grid = Grid::x(cdiv(n_elements, 1024));
-    dropout::launch(dev, grid, x, x_keep, &mut output, n_elements as i32, p)?;
+    let mut output = dev.zeros::<f32>(x.len())?;
+    run_dropout_into(dev, x, x_keep, p, &mut output)?;
     Ok(output)
+}
+
+/// [`run_dropout`] into a given `output` of `x.len()` elements: the launch alone, for timing.
+pub fn run_dropout_into(
+    dev: &Device,
+    x: &Buffer<f32>,
+    x_keep: &Buffer<i32>,
+    p: f32,
+    output: &mut Buffer<f32>,
+) -> Result<(), Error> {
+    let n_elements = x.len();
+    let grid = Grid::x(cdiv(n_elements, 1024));
+    dropout::launch(dev, grid, x, x_keep, output, n_elements as i32, p)
 }
 
 /// The tutorial's `seeded_dropout(x, p, seed)`.
@@ -79,11 +90,23 @@ pub fn run_seeded_dropout(
     p: f32,
     seed: i32,
 ) -> Result<Buffer<f32>, Error> {
-    let n_elements = x.len();
-    let mut output = dev.zeros::<f32>(n_elements)?;
-    let grid = Grid::x(cdiv(n_elements, 1024));
-    seeded_dropout::launch(dev, grid, x, &mut output, n_elements as i32, p, seed)?;
+    let mut output = dev.zeros::<f32>(x.len())?;
+    run_seeded_dropout_into(dev, x, p, seed, &mut output)?;
     Ok(output)
+}
+
+/// [`run_seeded_dropout`] into a given `output` of `x.len()` elements: the launch alone, for
+/// timing.
+pub fn run_seeded_dropout_into(
+    dev: &Device,
+    x: &Buffer<f32>,
+    p: f32,
+    seed: i32,
+    output: &mut Buffer<f32>,
+) -> Result<(), Error> {
+    let n_elements = x.len();
+    let grid = Grid::x(cdiv(n_elements, 1024));
+    seeded_dropout::launch(dev, grid, x, output, n_elements as i32, p, seed)
 }
 
 /// `x / (1 − p)` where `keep`, else 0, in f32 as the kernels compute it.

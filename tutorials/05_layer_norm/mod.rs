@@ -222,25 +222,41 @@ pub fn forward(
     (m, n): (usize, usize),
     eps: f32,
 ) -> Result<Forward, Error> {
-    let mut y = dev.zeros::<f16>(m * n)?;
-    let mut mean = dev.zeros::<f32>(m)?;
-    let mut rstd = dev.zeros::<f32>(m)?;
+    let mut out = Forward {
+        y: dev.zeros::<f16>(m * n)?,
+        mean: dev.zeros::<f32>(m)?,
+        rstd: dev.zeros::<f32>(m)?,
+    };
+    forward_into(dev, x, weight, bias, (m, n), eps, &mut out)?;
+    Ok(out)
+}
+
+/// [`forward`] into given outputs (`y` of `m × n`, `mean` and `rstd` of `m`): the launch alone,
+/// for timing.
+pub fn forward_into(
+    dev: &Device,
+    x: &Buffer<f16>,
+    weight: &Buffer<f16>,
+    bias: &Buffer<f16>,
+    (m, n): (usize, usize),
+    eps: f32,
+    out: &mut Forward,
+) -> Result<(), Error> {
     let bs = block_size(n) as i32;
     layer_norm_fwd_fused::launch(
         dev,
         Grid::x(m as u32),
         x,
-        &mut y,
+        &mut out.y,
         weight,
         bias,
-        &mut mean,
-        &mut rstd,
+        &mut out.mean,
+        &mut out.rstd,
         n as i32,
         n as i32,
         eps,
         bs,
-    )?;
-    Ok(Forward { y, mean, rstd })
+    )
 }
 
 /// The tutorial's `GROUP_SIZE_M` heuristic for rows of `n`.
@@ -270,16 +286,39 @@ pub fn backward(
     let group = group_size_m(n);
     let mut partial_dw = dev.zeros::<f16>(group * n)?;
     let mut partial_db = dev.zeros::<f16>(group * n)?;
-    let mut dw = dev.zeros::<f16>(n)?;
-    let mut db = dev.zeros::<f16>(n)?;
-    let mut dx = dev.zeros::<f16>(m * n)?;
+    let mut out = Backward {
+        dx: dev.zeros::<f16>(m * n)?,
+        dw: dev.zeros::<f16>(n)?,
+        db: dev.zeros::<f16>(n)?,
+    };
+    let partial = (&mut partial_dw, &mut partial_db);
+    backward_into(dev, dy, x, w, mean, rstd, (m, n), partial, &mut out)?;
+    Ok(out)
+}
+
+/// [`backward`] into given outputs (`dx` of `m × n`, `dw` and `db` of `n`) with given
+/// partial-sum buffers of [`group_size_m`]`(n) × n` elements each, which must hold zeros (the
+/// tutorial allocates them with `torch.zeros`): the two launches alone, for timing.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_into(
+    dev: &Device,
+    dy: &Buffer<f16>,
+    x: &Buffer<f16>,
+    w: &Buffer<f16>,
+    mean: &Buffer<f32>,
+    rstd: &Buffer<f32>,
+    (m, n): (usize, usize),
+    (partial_dw, partial_db): (&mut Buffer<f16>, &mut Buffer<f16>),
+    out: &mut Backward,
+) -> Result<(), Error> {
+    let group = group_size_m(n);
     layer_norm_bwd_dx_fused::launch(
         dev,
         Grid::x(m as u32),
-        &mut dx,
+        &mut out.dx,
         dy,
-        &mut partial_dw,
-        &mut partial_db,
+        &mut *partial_dw,
+        &mut *partial_db,
         x,
         w,
         mean,
@@ -292,14 +331,13 @@ pub fn backward(
     layer_norm_bwd_dwdb::launch(
         dev,
         Grid::x(cdiv(n, 128)),
-        &partial_dw,
-        &partial_db,
-        &mut dw,
-        &mut db,
+        &*partial_dw,
+        &*partial_db,
+        &mut out.dw,
+        &mut out.db,
         group.min(m) as i32,
         n as i32,
-    )?;
-    Ok(Backward { dx, dw, db })
+    )
 }
 
 /// Layer norm forward and backward of one `m × n` problem in f64: `(y, mean, rstd, dx, dw,

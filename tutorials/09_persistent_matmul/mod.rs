@@ -125,6 +125,19 @@ pub fn matmul_persistent(
     num_sms: usize,
 ) -> Result<Buffer<f16>, Error> {
     let mut c = dev.zeros::<f16>(m * n)?;
+    matmul_persistent_into(dev, a, b, &mut c, (m, n, k), num_sms)?;
+    Ok(c)
+}
+
+/// [`matmul_persistent`] into a given `c` (`m × n` row-major): the launch alone, for timing.
+pub fn matmul_persistent_into(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    c: &mut Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    num_sms: usize,
+) -> Result<(), Error> {
     let tiles = cdiv(m, 128) * cdiv(n, 256); // BLOCK_SIZE_M × BLOCK_SIZE_N blocks
     let grid = Grid::x(tiles.min(num_sms as u32));
     let s = |v: usize| v as i32;
@@ -133,7 +146,7 @@ pub fn matmul_persistent(
         grid,
         a,
         b,
-        &mut c,
+        c,
         s(m),
         s(n),
         s(k),
@@ -144,8 +157,7 @@ pub fn matmul_persistent(
         s(n),
         1,
         s(num_sms),
-    )?;
-    Ok(c)
+    )
 }
 
 /// Runs [`matmul_kernel_persistent`] on standard normal f16 matrices against the f64 product,

@@ -107,7 +107,7 @@ impl Tutorial for tile::f16 {
         s: &mut State<Self>,
         (m, n, k): Shape,
     ) -> Option<Result<(), tile::Error>> {
-        Some(matrix_multiplication::matmul_into(
+        Some(matrix_multiplication::matmul_config_into(
             dev,
             &s.a,
             &s.b,

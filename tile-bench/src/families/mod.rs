@@ -23,11 +23,12 @@ mod qk_norm_rope;
 mod rows;
 mod softmax_regression;
 mod softmax_regression_simple;
+mod tutorials;
 
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 17] = [
+pub const FAMILIES: [&str; 18] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -45,6 +46,7 @@ pub const FAMILIES: [&str; 17] = [
     "fused_bias_gelu_dropout",
     "residual_bias_dropout",
     "moe_align",
+    "tutorials",
 ];
 
 /// What to run.
@@ -118,6 +120,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         dropout::gelu_jobs(plan),
         dropout::residual_jobs(plan),
         moe_align::jobs(plan),
+        tutorials::jobs(plan),
     ]
     .into_iter()
     .flatten()
