@@ -210,12 +210,7 @@ impl At {
                 let n = self.widen(f, n, d);
                 let m = self.bin(f, BinOp::Mul, n, s);
                 if ty.is_tensor() {
-                    self.val(
-                        f,
-                        OpKind::Splat,
-                        vec![m],
-                        ty.with_elem(f.ty(m).elem),
-                    )
+                    self.val(f, OpKind::Splat, vec![m], ty.with_elem(f.ty(m).elem))
                 } else {
                     m
                 }

@@ -34,7 +34,9 @@
 //! 180 instructions of a `128 × 256 × 64` `wgmma` iteration, which issue-bound the loop. One barrier per
 //! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
 //!
-//! `S` is the kernel's `num_stages` (1: no ring, the pass leaves the kernel alone), or else 3, lowered (to 2 at least) while the stages of one
+//! `S` is the kernel's `num_stages` (1: no ring, the pass leaves the kernel alone; a `wgmma`
+//! loop that keeps a group in flight gets one stage more where it fits, as Triton's pipeliner
+//! gives it, so that `num_stages` means the same distance ahead in both), or else 3, lowered (to 2 at least) while the stages of one
 //! loop would take more than [`auto_stage_budget`] for the kernel's target (96 KiB on sm_90a, 48
 //! KiB on sm_80).
 //!
@@ -282,15 +284,20 @@ pub fn explain(f: &Function) -> Vec<(OpId, Vec<String>)> {
     out
 }
 
-/// The stages for `operands` (see the module documentation).
-fn stages(f: &Function, operands: &[Operand], wgmma: bool) -> u32 {
-    if f.num_stages > 0 {
-        return f.num_stages;
-    }
+/// The stages for `operands` (see the module documentation). `in_flight`: a `wgmma` loop that
+/// keeps a group in flight, whose ring holds one stage more than `num_stages` says where it
+/// fits, so that the copies run `num_stages − 1` iterations ahead as Triton's do (Triton's
+/// pipeliner gives such a loop `num_stages + 1` buffers too).
+fn stages(f: &Function, operands: &[Operand], wgmma: bool, in_flight: bool) -> u32 {
     let per_stage: u64 = operands
         .iter()
         .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
         .sum();
+    if f.num_stages > 0 {
+        let s = f.num_stages;
+        let more = in_flight && u64::from(s + 1) * per_stage <= WGMMA_STAGE_BUDGET;
+        return s + u32::from(more);
+    }
     let mut s = if wgmma {
         WGMMA_DEFAULT_STAGES
     } else {
@@ -453,12 +460,11 @@ fn wgmma_dot(f: &Function, body: BlockId, operands: &[Operand]) -> Option<(OpId,
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let wgmma = wgmma_dot(f, body, operands);
-    let s = stages(f, operands, wgmma.is_some());
     // With `wgmma`, the group of the last iteration may still read its stage while this one's
     // runs (when the accumulator only flows to the next iteration): the copies then run one
     // stage less ahead, so that they never write a stage a group in flight reads.
-    let in_flight = match wgmma {
-        Some((dot, _)) if s >= 3 => {
+    let keeps_group = match wgmma {
+        Some((dot, _)) => {
             let r = f.op(dot).results[0];
             let uses = use_counts(f);
             let yield_op = f.blocks[body.index()].ops.last().copied();
@@ -466,10 +472,12 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
                 matches!(f.op(y).kind, OpKind::Yield)
                     && f.op(y).operands.iter().filter(|&&v| v == r).count() == 1
             });
-            u32::from(yielded && uses.get(&r).copied() == Some(1))
+            yielded && uses.get(&r).copied() == Some(1)
         }
-        _ => 0,
+        None => false,
     };
+    let s = stages(f, operands, wgmma.is_some(), keeps_group);
+    let in_flight = u32::from(keeps_group && s >= 3);
     let ahead_by = s - 1 - in_flight;
     let (lb, ub, step) = {
         let d = f.op(l);
