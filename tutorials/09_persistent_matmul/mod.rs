@@ -14,7 +14,8 @@
 //! fp8 type and no tensor descriptors.
 //!
 //! The tutorial autotunes over `128 × {128, 256} × {64, 128}` tiles, 3 or 4 stages, 4 or 8
-//! warps; this port compiles `128 × 256 × 64`, 3 stages, 8 warps, for unit strides only.
+//! warps; this port compiles `128 × 128 × 64`, 3 stages, 8 warps, for unit strides only
+//! (`128 × 256 × 64` holds more registers than a thread has).
 
 use tile::prelude::*;
 
@@ -23,8 +24,8 @@ use crate::matrix_multiplication::product;
 
 #[tile_kernel(num_warps = 8, num_stages = 3, specialize = unit)]
 /// `C = A @ B` (f16 in and out, f32 accumulation) by `NUM_SMS` persistent programs. Compiled for
-/// unit strides only (`specialize = unit`): its `128 × 256` tiles fit the registers only when
-/// their copies run as vectors.
+/// unit strides only (`specialize = unit`): its tiles fit the registers only when their copies
+/// run as vectors.
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_kernel_persistent(
     a_ptr: Ptr<f16>,
@@ -40,7 +41,7 @@ pub fn matmul_kernel_persistent(
     stride_cm: i32,
     stride_cn: i32,
     BLOCK_SIZE_M: Const<128>,
-    BLOCK_SIZE_N: Const<256>,
+    BLOCK_SIZE_N: Const<128>,
     BLOCK_SIZE_K: Const<64>,
     GROUP_SIZE_M: Const<8>,
     NUM_SMS: Const<{ [4, 132] }>,
@@ -138,7 +139,7 @@ pub fn matmul_persistent_into(
     (m, n, k): (usize, usize, usize),
     num_sms: usize,
 ) -> Result<(), Error> {
-    let tiles = cdiv(m, 128) * cdiv(n, 256); // BLOCK_SIZE_M × BLOCK_SIZE_N blocks
+    let tiles = cdiv(m, 128) * cdiv(n, 128); // BLOCK_SIZE_M × BLOCK_SIZE_N blocks
     let grid = Grid::x(tiles.min(num_sms as u32));
     let s = |v: usize| v as i32;
     matmul_kernel_persistent::launch(

@@ -400,9 +400,9 @@ impl Case for Matmul {
         let (m, n, _) = self.shape;
         match self.persistent {
             Some(sms) => format!(
-                "matmul_kernel_persistent: {} programs (NUM_SMS {sms}) over 128x256 tiles, \
+                "matmul_kernel_persistent: {} programs (NUM_SMS {sms}) over 128x128 tiles, \
                  BLOCK_SIZE_K 64, 3 stages, 8 warps",
-                (m.div_ceil(128) * n.div_ceil(256)).min(sms)
+                (m.div_ceil(128) * n.div_ceil(128)).min(sms)
             ),
             None => "the tutorial's matmul: matmul_kernel_wide (128x256x64, 8 warps, 3 stages) \
                      for large aligned shapes, else matmul_kernel (128x128x32, 4 warps, 4 \
