@@ -779,3 +779,30 @@ fn one_stage_kernels_build_and_run() {
         }
     }
 }
+
+/// Offsets clamped with `select` (Triton's persistent matmul) and given back their facts with
+/// `max_contiguous(multiple_of(…))`: the values are the operand's.
+#[tile_kernel]
+fn clamped_copy(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<64>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let safe = max_contiguous(multiple_of(select(offs < n, offs, 0), BLOCK), BLOCK);
+    store(out + offs, load(x + safe) * 2.0, offs < n);
+}
+
+#[test]
+fn hints_keep_the_values() {
+    let n = 150;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let mut out = vec![0.0f32; n];
+    let dev = Device::interpreter();
+    clamped_copy::launch(&dev, Grid::x(3), &x, &mut out, n as i32).unwrap();
+    assert!(
+        out.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32),
+        "{out:?}"
+    );
+    let ir = clamped_copy::KERNEL.ir;
+    assert!(
+        ir.contains("hint {multiple_of = 64}") && ir.contains("hint {contiguous = 64}"),
+        "{ir}"
+    );
+}

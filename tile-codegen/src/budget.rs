@@ -124,6 +124,7 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 }
                 // The same register for every element, or no code per element.
                 OpKind::Splat
+                | OpKind::Hint { .. }
                 | OpKind::Broadcast
                 | OpKind::ExpandDims { .. }
                 | OpKind::Constant(_)

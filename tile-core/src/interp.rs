@@ -564,6 +564,8 @@ impl<'a> Program<'_, 'a, '_> {
                         .collect(),
                 )
             }
+            // A promise for the GPU's compiler; the values are the operand's.
+            OpKind::Hint { .. } => Some(self.get(data.operands[0])?.clone()),
             OpKind::Cast => {
                 let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
                 Some(

@@ -1049,3 +1049,20 @@ fn set_locs_needs_the_same_ops() {
     );
     assert_eq!(g.locs(), locs, "a mismatch sets nothing");
 }
+
+#[test]
+fn hint_takes_an_integer_tensor_and_powers_of_two() {
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf32>\n  %2 = hint {multiple_of = 4} %1 : tensor<4xf32>\n  return",
+        "`hint` takes an integer tensor",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = hint {contiguous = 3} %0 : tensor<4xi32>\n  return",
+        "are powers of two",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = hint {contiguous = 4} %0 : tensor<4xi64>\n  return",
+        "the result must be `tensor<4xi32>`",
+    );
+    accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = hint {multiple_of = 4, contiguous = 4} %0 : tensor<4xi32>\n  return");
+}

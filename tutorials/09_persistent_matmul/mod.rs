@@ -4,8 +4,7 @@
 //! (`tile_id_c`) for the epilogue, as the tutorial keeps one.
 //!
 //! Changed constructs: `_compute_pid`, a `@triton.jit` helper returning `(pid_m, pid_n)`, is
-//! written out at its two call sites (tile kernels call no user functions);
-//! `tl.max_contiguous(tl.multiple_of(…))` hints are dropped (tile has no such hints). The tile
+//! written out at its two call sites (tile kernels call no user functions). The tile
 //! loop `tl.range(start_pid, num_tiles, NUM_SMS, flatten=True)` has the compile-time step
 //! `NUM_SMS` (a `tl.constexpr` in the tutorial too), so it is `(start_pid..num_tiles)
 //! .step_by(NUM_SMS)`; `flatten=True` (fusing the two loops for the pipeliner) has no
@@ -73,8 +72,8 @@ pub fn matmul_kernel_persistent(
         let mut offs_bn = start_n + arange(0, BLOCK_SIZE_N);
         offs_am = select(offs_am < M, offs_am, 0); // triton: tl.where(offs_am < M, offs_am, 0)
         offs_bn = select(offs_bn < N, offs_bn, 0);
-        // triton: offs_am = tl.max_contiguous(tl.multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M)
-        // triton: offs_bn = tl.max_contiguous(tl.multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N)
+        offs_am = max_contiguous(multiple_of(offs_am, BLOCK_SIZE_M), BLOCK_SIZE_M);
+        offs_bn = max_contiguous(multiple_of(offs_bn, BLOCK_SIZE_N), BLOCK_SIZE_N);
 
         let mut accumulator = zeros([BLOCK_SIZE_M, BLOCK_SIZE_N]);
         for ki in 0..k_tiles {

@@ -250,6 +250,19 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     constancy: gcd(p.constancy, o.constancy),
                 }
             }
+            // The user's promise (`multiple_of`, `max_contiguous`), on top of what is known.
+            OpKind::Hint {
+                multiple_of,
+                contiguous,
+            } => {
+                let x = a(0);
+                let last = ty.shape.last().map_or(1, |&n| u64::from(n));
+                AxisInfo {
+                    contiguity: x.contiguity.max(u64::from(*contiguous).min(last)),
+                    divisibility: x.divisibility.max(u64::from(*multiple_of)),
+                    constancy: x.constancy,
+                }
+            }
             // Widening an integer (sign extension) keeps every fact.
             OpKind::Cast
                 if matches!(

@@ -707,6 +707,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             // The operand's slice layout places its elements as the result's layout places the
             // expanded tensor, slot for slot (see `layout`).
             OpKind::ExpandDims { .. } => Some(self.operand(data, 0).to_vec()),
+            // A promise to the axis analysis: the operand's values.
+            OpKind::Hint { .. } => Some(self.operand(data, 0).to_vec()),
             OpKind::Broadcast => Some(self.broadcast(data)?),
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
             OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),

@@ -588,6 +588,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::ExpandDims { .. }
         | OpKind::Broadcast
         | OpKind::AddPtr
+        | OpKind::Hint { .. }
         | OpKind::Select => index_like,
         OpKind::Constant(_)
         | OpKind::ProgramId { .. }

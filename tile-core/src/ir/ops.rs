@@ -752,6 +752,18 @@ declare_ops! {
     Select "select" => 1, Pure, Tile;
     /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
     AddPtr "addptr" => 1, Pure, Tile;
+    /// `hint {multiple_of = d, contiguous = c} %x`: `x` itself (an integer tensor), with a promise
+    /// the compiler takes on trust, as Triton's `tl.multiple_of` and `tl.max_contiguous`: along
+    /// the last dimension the values run in steps of one for `contiguous` elements from every
+    /// multiple of `contiguous`, and the first value of each run is a multiple of `multiple_of`
+    /// (both powers of two). Same type as the operand. The interpreter ignores it; where a false
+    /// promise feeds an address, the GPU may load other elements than the interpreter.
+    Hint {
+        /// What every element is a multiple of.
+        multiple_of: u32 = 1,
+        /// The length of the runs of consecutive values.
+        contiguous: u32 = 1,
+    } "hint" => 1, Pure, Tile;
     /// A float math function of 1 to 3 operands of one type.
     Math[MathFn] => 1, Pure, Tile;
     /// Element-wise conversion to the result's element type: floats to integers truncate toward
@@ -945,6 +957,7 @@ impl OpKind {
             | OpKind::Unary(_)
             | OpKind::Select
             | OpKind::AddPtr
+            | OpKind::Hint { .. }
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Load { .. }
@@ -971,6 +984,7 @@ impl OpKind {
             | OpKind::Unary(_)
             | OpKind::Select
             | OpKind::AddPtr
+            | OpKind::Hint { .. }
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Scan { .. }

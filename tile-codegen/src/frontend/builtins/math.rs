@@ -95,6 +95,48 @@ impl Lowering {
     /// ceiling of `a / b` for `a >= 0` and `b > 0`). Two compile-time integers fold with checked
     /// arithmetic; a compile-time divisor of 0 is an error whatever the dividend, and a
     /// compile-time divisor's `b - 1` is folded into one addition.
+    /// `multiple_of(x, d)` and `max_contiguous(x, c)`: a `hint` op on the integer tile `x`.
+    pub(super) fn hint(&mut self, b: Builtin, args: &[&Expr]) -> syn::Result<Val> {
+        let name = b.name();
+        let x = self.expr(args[0])?;
+        let (id, t) = match (x, self.ty(x)) {
+            (Val::V(id), Some(t))
+                if t.is_tensor() && matches!(t.elem, Elem::Scalar(DType::I32 | DType::I64)) =>
+            {
+                (id, t)
+            }
+            (_, t) => {
+                let found = t.map_or("a literal".to_string(), |t| format!("`{t}`"));
+                return Err(err(
+                    args[0],
+                    format!("`{name}` takes an integer tile (`i32` or `i64`), found {found}"),
+                ));
+            }
+        };
+        let v = self.expr(args[1])?;
+        let n = self.const_arg(v, args[1], &format!("the value of `{name}`"))?;
+        let n = u32::try_from(n)
+            .ok()
+            .filter(|n| n.is_power_of_two())
+            .ok_or_else(|| {
+                err(
+                    args[1],
+                    format!("the value of `{name}` is a power of two from 1 to 2^31, found {n}"),
+                )
+            })?;
+        let kind = match b {
+            Builtin::MultipleOf => OpKind::Hint {
+                multiple_of: n,
+                contiguous: 1,
+            },
+            _ => OpKind::Hint {
+                multiple_of: 1,
+                contiguous: n,
+            },
+        };
+        Ok(Val::V(self.push(kind, vec![id], t)))
+    }
+
     pub(super) fn cdiv(&mut self, args: &[&Expr], c: &syn::ExprCall) -> syn::Result<Val> {
         let a = self.expr(args[0])?;
         let b = self.expr(args[1])?;

@@ -173,6 +173,17 @@ builtins! {
     /// error.
     Cdiv "cdiv" Function "cdiv(a, b)"
         takes 2..=2 "2 arguments (the dividend, the divisor)";
+    /// `x` itself, with the promise that the first value of each contiguous run is a multiple of
+    /// `d` (Triton's `tl.multiple_of`): an integer tile and a compile-time power of two. The
+    /// compiler takes it on trust (wider, aligned accesses); the interpreter ignores it.
+    MultipleOf "multiple_of" Function "multiple_of(x, d)"
+        takes 2..=2 "2 arguments (the tile, the divisor)";
+    /// `x` itself, with the promise that its values run in steps of one for `c` elements from
+    /// every multiple of `c` along the last dimension (Triton's `tl.max_contiguous`): an integer
+    /// tile and a compile-time power of two. The compiler takes it on trust (vector accesses);
+    /// the interpreter ignores it.
+    MaxContiguous "max_contiguous" Function "max_contiguous(x, c)"
+        takes 2..=2 "2 arguments (the tile, the run length)";
     /// Uniform `f32` in `[0, 1)` from Philox-4x32-10, Triton's `tl.rand` stream bit for bit.
     Rand "rand" Function "rand(seed, offsets)"
         takes 2..=2 "2 arguments (the seed, the offsets)";
@@ -306,6 +317,7 @@ impl Lowering {
             Builtin::Min | Builtin::Max => self.min_max(b, &args, c),
             Builtin::UMulHi => self.umulhi(&args, c),
             Builtin::Cdiv => self.cdiv(&args, c),
+            Builtin::MultipleOf | Builtin::MaxContiguous => self.hint(b, &args),
             Builtin::Dot => self.dot(&args, c),
             Builtin::Rand
             | Builtin::Randint
@@ -380,6 +392,8 @@ impl Lowering {
             | Builtin::Dot
             | Builtin::UMulHi
             | Builtin::Cdiv
+            | Builtin::MultipleOf
+            | Builtin::MaxContiguous
             | Builtin::Rand
             | Builtin::Randint
             | Builtin::Rand4x

@@ -231,6 +231,27 @@ impl Verifier<'_> {
         }
     }
 
+    /// Rule 29: `hint`.
+    pub(super) fn hint(&mut self, o: &Op<'_>, multiple_of: u32, contiguous: u32) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(o.ops[0]).clone();
+        if !a.is_tensor() || !a.dtype().is_some_and(|d| d.is_int() && d != DType::I1) {
+            self.err(o.id, format!("`hint` takes an integer tensor, found `{a}`"));
+        }
+        if ty != a {
+            self.err(o.id, format!("the result must be `{a}`"));
+        }
+        if !multiple_of.is_power_of_two() || !contiguous.is_power_of_two() {
+            self.err(
+                o.id,
+                "`multiple_of` and `contiguous` of `hint` are powers of two".into(),
+            );
+        }
+    }
+
     pub(super) fn same_types(&mut self, op: OpId, vals: &[ValueId], ty: &Type) {
         for &v in vals {
             if self.ty(v) != ty {

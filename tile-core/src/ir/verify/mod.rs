@@ -116,6 +116,9 @@
 //!     of version 3, and a result of the accumulator's type; `warp_group_wait` takes such an
 //!     accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.
+//! 29. **hint** — one integer tensor operand; the result has its type; `multiple_of` and
+//!     `contiguous` are powers of two.
+//!     → `elementwise.rs`: `hint`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -421,6 +424,10 @@ impl Verifier<'_> {
             OpKind::Cmp(_) => self.cmp(o),
             OpKind::Select => self.select(o),
             OpKind::AddPtr => self.addptr(o),
+            OpKind::Hint {
+                multiple_of,
+                contiguous,
+            } => self.hint(o, *multiple_of, *contiguous),
             OpKind::Math(m) => self.math(o, m),
             OpKind::Cast => self.cast(o),
             OpKind::Load { vec, .. } => self.load(o, vec),
