@@ -116,7 +116,7 @@ pub fn matmul_kernel_persistent(
 
 /// The tutorial's `matmul_persistent(a, b)` for row-major `a` (`m × k`) and `b` (`k × n`):
 /// `min(num_sms, tiles)` programs; `num_sms` is one of the compiled `NUM_SMS` (4, 132). The
-/// kernel takes rows of 16 bytes (`k` a multiple of 8, `n` of 2); others are an `Err`.
+/// kernel takes rows of 16 bytes (`k` and `n` multiples of 8); others are an `Err`.
 pub fn matmul_persistent(
     dev: &Device,
     a: &Buffer<f16>,

@@ -87,7 +87,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         ));
     }
     // The port takes rows of 16 bytes only (`specialize = unit`).
-    let small: [Mnk; 2] = [(200, 150, 72), (300, 258, 64)];
+    let small: [Mnk; 2] = [(200, 152, 72), (300, 264, 64)];
     let big: [Mnk; 3] = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)];
     for (s, timed) in plan.shapes(&small, &small, &big) {
         jobs.push(Job::new(
