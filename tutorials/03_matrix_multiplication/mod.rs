@@ -6,9 +6,9 @@
 //! tutorial's fp8 case passes `b.T`).
 //!
 //! The tutorial autotunes over a list of configurations; this port compiles two of them, each
-//! a kernel stamped from the one body below: [`matmul_kernel`] with `128 × 128 × 32`,
-//! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and [`matmul_kernel_wide`] with its first
-//! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. [`matmul`]
+//! a kernel stamped from the one body below: `matmul_kernel` with `128 × 128 × 32`,
+//! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and `matmul_kernel_wide` with its first
+//! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. `matmul`
 //! takes the wide one for matrices of at least 1024 rows and columns that its specialization
 //! accepts (tile has no autotuner yet).
 
