@@ -171,7 +171,7 @@ impl Gen<'_> {
                     .push_str(&format!("#[tile_kernel(num_warps = {w})]\n"));
             }
             2 => {
-                let s = self.pick(&["2", "3", "4"]);
+                let s = self.pick(&["1", "2", "3", "4"]);
                 self.out
                     .push_str(&format!("#[tile_kernel(num_stages = {s})]\n"));
             }
@@ -358,6 +358,20 @@ impl Gen<'_> {
                     let y = self.expr(Kind::Int, 1, b);
                     format!("({x}).expand_dims(1) * {} + ({y}).expand_dims(0)", self.b2)
                 }
+                5 if self.r.below(2) == 0 => {
+                    // Triton's `tl.cdiv`, and its hints on an integer tile (wild values too).
+                    let x = self.expr(Kind::Int, rank, b);
+                    if rank == 0 || self.r.below(2) == 0 {
+                        let y = self.expr(Kind::Int, 0, b);
+                        return format!("cdiv({x}, {y})");
+                    }
+                    let (d, c) = if self.wild(3) {
+                        (self.pick(&["0", "3", "-8"]), self.pick(&["1", "6"]))
+                    } else {
+                        (self.pick(&["1", "8", "16"]), self.pick(&["1", "4", "64"]))
+                    };
+                    format!("max_contiguous(multiple_of({x}, {d}), {c})")
+                }
                 _ => {
                     let f = self.pick(&["min", "max"]);
                     let x = self.expr(Kind::Int, rank, b);
@@ -500,6 +514,15 @@ impl Gen<'_> {
                     format!(", {}", self.float_lit())
                 } else {
                     String::new()
+                };
+                // Triton's spelling: the mask and `other` by name.
+                let (mask, other) = if self.r.below(3) == 0 {
+                    (
+                        mask.replacen(", ", ", mask = ", 1),
+                        other.replacen(", ", ", other = ", 1),
+                    )
+                } else {
+                    (mask, other)
                 };
                 let cast = if t == "f32" { "" } else { " as f32" };
                 let evict = self.evict();
