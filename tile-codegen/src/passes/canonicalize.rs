@@ -15,6 +15,8 @@
 use tile_core::interp;
 use tile_core::ir::{BinOp, ConstValue, Function, OpId, OpKind, ValueId};
 
+use super::edit::use_counts;
+
 /// The constant a value holds, looking through `splat`.
 fn constant(f: &Function, v: ValueId) -> Option<ConstValue> {
     let op = f.def_op(v)?;
@@ -31,17 +33,6 @@ fn is(c: Option<ConstValue>, int: i64, float: f64) -> bool {
         Some(ConstValue::Float(x)) => x == float && x.is_sign_positive(),
         None => false,
     }
-}
-
-/// Every use of every value, counted.
-fn use_counts(f: &Function) -> std::collections::HashMap<ValueId, usize> {
-    let mut n = std::collections::HashMap::new();
-    for op in f.walk() {
-        for &v in &f.op(op).operands {
-            *n.entry(v).or_insert(0) += 1;
-        }
-    }
-    n
 }
 
 /// The `dot` that defines `v` from a zero accumulator, used only once (by the sum at hand), if

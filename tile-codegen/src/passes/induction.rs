@@ -29,6 +29,8 @@ use tile_core::ir::{
     ValueId,
 };
 
+use super::edit::{use_counts, Builder};
+
 /// Runs the pass.
 pub fn run(f: &mut Function) {
     for l in super::pipeline_loads::for_loops(f) {
@@ -102,17 +104,6 @@ fn computation(f: &Function, v: ValueId, in_body: &HashSet<OpId>, out: &mut Hash
     }
 }
 
-/// Every use of every value in the kernel, counted.
-fn use_counts(f: &Function) -> HashMap<ValueId, usize> {
-    let mut n = HashMap::new();
-    for op in f.walk() {
-        for &v in &f.op(op).operands {
-            *n.entry(v).or_insert(0) += 1;
-        }
-    }
-    n
-}
-
 /// The chain of invariant links from `carried` to `yielded`, if `yielded` is `carried` advanced
 /// by one.
 fn chain(
@@ -155,28 +146,7 @@ fn chain(
     (!links.is_empty()).then_some(links)
 }
 
-/// Inserts ops into a block from a position on.
-struct At {
-    block: BlockId,
-    at: usize,
-}
-
-impl At {
-    fn val(&mut self, f: &mut Function, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
-        let op = f.insert_op(self.block, self.at, kind, operands, vec![ty]);
-        self.at += 1;
-        f.op(op).results[0]
-    }
-
-    fn int(&mut self, f: &mut Function, c: i64, d: DType) -> ValueId {
-        self.val(
-            f,
-            OpKind::Constant(ConstValue::Int(c)),
-            vec![],
-            Type::scalar(d),
-        )
-    }
-
+impl Builder {
     fn bin(&mut self, f: &mut Function, b: BinOp, x: ValueId, y: ValueId) -> ValueId {
         let ty = f.ty(x).clone();
         self.val(f, OpKind::Binary(b), vec![x, y], ty)
@@ -313,7 +283,7 @@ fn rewrite_loop(f: &mut Function, l: OpId) {
         (d.operands[0], d.operands[1], d.operands[2])
     };
     let iv = args[0];
-    let mut head = At { block: body, at: 0 };
+    let mut head = Builder { block: body, at: 0 };
     let n = iteration(f, &mut head, iv, lb, step);
     let inits: Vec<ValueId> = f.op(l).operands[3..].to_vec();
     for a in &advances {
@@ -331,7 +301,7 @@ fn rewrite_loop(f: &mut Function, l: OpId) {
         let Some(at) = f.blocks[outer.index()].ops.iter().position(|&o| o == l) else {
             return;
         };
-        let mut post = At {
+        let mut post = Builder {
             block: outer,
             at: at + 1,
         };
@@ -353,7 +323,13 @@ fn rewrite_loop(f: &mut Function, l: OpId) {
 }
 
 /// `(iv − lb) / step`, simplified where `lb` or `step` is a known constant.
-fn iteration(f: &mut Function, at: &mut At, iv: ValueId, lb: ValueId, step: ValueId) -> ValueId {
+fn iteration(
+    f: &mut Function,
+    at: &mut Builder,
+    iv: ValueId,
+    lb: ValueId,
+    step: ValueId,
+) -> ValueId {
     let from = if const_int(f, lb) == Some(0) {
         iv
     } else {
@@ -368,7 +344,13 @@ fn iteration(f: &mut Function, at: &mut At, iv: ValueId, lb: ValueId, step: Valu
 
 /// The loop's trip count: `(ub − lb + step − 1) / step` when `lb < ub`, else 0 (in 64 bits, so
 /// that `ub − lb` cannot wrap), as an `i32`.
-fn trip_count(f: &mut Function, at: &mut At, lb: ValueId, ub: ValueId, step: ValueId) -> ValueId {
+fn trip_count(
+    f: &mut Function,
+    at: &mut Builder,
+    lb: ValueId,
+    ub: ValueId,
+    step: ValueId,
+) -> ValueId {
     let i64t = DType::I64;
     let (lb64, ub64, step64) = (
         at.widen(f, lb, i64t),

@@ -25,6 +25,7 @@ pub mod assign_layouts;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
+mod edit;
 pub mod hoist_loads;
 pub mod induction;
 pub mod insert_barriers;

@@ -58,6 +58,7 @@ use tile_core::ir::{
 };
 use tile_core::Target;
 
+use super::edit::{use_counts, Builder};
 use super::pipeline_loads::{backward_slice, for_loops};
 
 /// Stages when the kernel does not say.
@@ -105,17 +106,6 @@ struct Operand {
     conv: OpId,
     /// The body ops the load depends on (itself last), in body order.
     slice: Vec<OpId>,
-}
-
-/// Every use of every value, counted.
-fn use_counts(f: &Function) -> HashMap<ValueId, usize> {
-    let mut n = HashMap::new();
-    for op in f.walk() {
-        for &v in &f.op(op).operands {
-            *n.entry(v).or_insert(0) += 1;
-        }
-    }
-    n
 }
 
 /// True when `v` is a splat of a zero constant (or the constant itself).
@@ -314,39 +304,7 @@ fn stages(f: &Function, operands: &[Operand], wgmma: bool, in_flight: bool) -> u
     s
 }
 
-/// Inserts ops into `block` from position `*at` on.
-struct Builder {
-    block: BlockId,
-    at: usize,
-}
-
 impl Builder {
-    fn op(
-        &mut self,
-        f: &mut Function,
-        kind: OpKind,
-        operands: Vec<ValueId>,
-        tys: Vec<Type>,
-    ) -> OpId {
-        let op = f.insert_op(self.block, self.at, kind, operands, tys);
-        self.at += 1;
-        op
-    }
-
-    fn val(&mut self, f: &mut Function, kind: OpKind, operands: Vec<ValueId>, ty: Type) -> ValueId {
-        let op = self.op(f, kind, operands, vec![ty]);
-        f.op(op).results[0]
-    }
-
-    fn int(&mut self, f: &mut Function, c: i64, d: DType) -> ValueId {
-        self.val(
-            f,
-            OpKind::Constant(ConstValue::Int(c)),
-            vec![],
-            Type::scalar(d),
-        )
-    }
-
     fn i32_op(&mut self, f: &mut Function, b: BinOp, x: ValueId, y: ValueId) -> ValueId {
         self.val(f, OpKind::Binary(b), vec![x, y], Type::scalar(DType::I32))
     }
