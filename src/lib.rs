@@ -113,12 +113,31 @@ pub use tile_core::runtime::{
     TARGET_ENV,
 };
 pub use tile_core::{Target, UnknownTarget};
-pub use tile_macros::tile_kernel;
+#[doc(hidden)]
+pub use tile_macros::{__tile_fn_resume, __tile_kernel_resume};
+pub use tile_macros::{tile_fn, tile_kernel};
+
+// The tile functions of `stdlib` reach the macros' callbacks as `::tile::…`, as users' do.
+extern crate self as tile;
+
+/// The types a tile function's signature is written with (`#[tile_fn]`). They exist for the
+/// documentation rustdoc shows of a tile function; kernels never hold values of them.
+pub mod lang {
+    /// Any value of the kernel language: a tile, a scalar, a pointer or a tile of pointers.
+    #[derive(Debug)]
+    pub struct Tile;
+    /// A compile-time integer (a literal or a kernel's `Const`).
+    #[derive(Debug)]
+    pub struct Const;
+    /// An element type: `f32`, `f16`, `bf16`, `i32`, `i64` or `bool`, or a `Type` parameter.
+    #[derive(Debug)]
+    pub struct Type;
+}
 
 /// What a kernel file needs: the attribute, devices, buffers, grids.
 pub mod prelude {
     pub use crate::{
-        bf16, cdiv, f16, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef,
+        bf16, cdiv, f16, tile_fn, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef,
     };
 }
 

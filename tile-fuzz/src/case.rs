@@ -101,7 +101,13 @@ pub fn compile_text(text: &str) -> (Outcome, String) {
 pub fn cost_of(text: &str) -> Option<(u64, u64)> {
     let (item, args) = parse_case(text).ok()?;
     let opts = parse_options(args).ok()?;
-    tile_codegen::pipeline::compile_cost(&item, &opts, &DumpConfig::default()).ok()
+    tile_codegen::pipeline::compile_cost(
+        &item,
+        &tile_codegen::frontend::FnTable::default(),
+        &opts,
+        &DumpConfig::default(),
+    )
+    .ok()
 }
 
 /// The function item of `text` and the arguments of its `#[tile_kernel(…)]` attribute, or the

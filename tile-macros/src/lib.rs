@@ -13,12 +13,15 @@
 //! // becomes `mod add_mul { pub static KERNEL; pub fn launch(dev, grid, x, y, z, out, n) }`
 //! ```
 
+mod functions;
+
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::{Expr, ItemFn};
+use tile_codegen::frontend::FnTable;
 use tile_codegen::frontend::{parse_options, Param, ParamDecl};
-use tile_codegen::pipeline::{compile, CompiledKernel, DumpConfig};
+use tile_codegen::pipeline::{compile_with, CompiledKernel, DumpConfig};
 use tile_core::ir::DType;
 use tile_core::Target;
 
@@ -32,29 +35,86 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Err(e) = tile_codegen::frontend::check_nesting(item.clone().into()) {
         return e.to_compile_error().into();
     }
-    let item_fn: ItemFn = match syn::parse(item) {
+    let item_fn: ItemFn = match syn::parse(item.clone()) {
         Ok(f) => f,
         Err(e) => return e.to_compile_error().into(),
     };
-    match expand(attr.into(), &item_fn) {
-        Ok(ts) => ts.into(),
-        Err(e) => {
-            // One error, no cascade: an empty module stands in for the kernel.
-            let err = e.to_compile_error();
-            let vis = &item_fn.vis;
-            let name = &item_fn.sig.ident;
-            quote!(#err #[allow(non_snake_case, dead_code)] #vis mod #name {}).into()
-        }
+    // A kernel that calls tile functions first collects their bodies (`functions.rs`).
+    if let Some(request) = functions::start(
+        attr.clone().into(),
+        item.into(),
+        &item_fn,
+        quote!(::tile::__tile_kernel_resume),
+    ) {
+        return request.into();
+    }
+    finish(attr.into(), &item_fn, &FnTable::default())
+}
+
+/// Compiles a kernel whose tile functions have all been delivered (see `functions.rs`).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __tile_kernel_resume(input: TokenStream) -> TokenStream {
+    let chain = match functions::Chain::parse(input.into()) {
+        Ok(c) => c,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    if let Some(request) = chain.next_request(quote!(::tile::__tile_kernel_resume)) {
+        return request.into();
+    }
+    let item_fn: ItemFn = match syn::parse2(chain.item.clone()) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let table = chain
+        .decoded()
+        .and_then(|c| c.map(|c| FnTable::new(&item_fn.block, &c)).transpose());
+    match table {
+        Ok(Some(table)) => finish(chain.attr, &item_fn, &table),
+        // A callee's definition failed and said so: the kernel adds no error of its own.
+        Ok(None) => stand_in(&item_fn, Tokens::new()),
+        Err(e) => stand_in(&item_fn, e.to_compile_error()),
     }
 }
 
-fn expand(attr: Tokens, item: &ItemFn) -> syn::Result<Tokens> {
+/// Marks a function callable from kernels and other tile functions, inlined at each call. See
+/// the `tile` crate's documentation (the guide's chapter on functions).
+#[proc_macro_attribute]
+pub fn tile_fn(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if let Err(e) = tile_codegen::frontend::check_nesting(item.clone().into()) {
+        return e.to_compile_error().into();
+    }
+    functions::tile_fn(attr.into(), item.into()).into()
+}
+
+/// The callback through which a `#[tile_fn]` collects its callees (see `functions.rs`).
+#[doc(hidden)]
+#[proc_macro]
+pub fn __tile_fn_resume(input: TokenStream) -> TokenStream {
+    functions::fn_resume(input.into()).into()
+}
+
+/// An empty module in place of a kernel that failed, after `err`: one error, no cascade.
+fn stand_in(item_fn: &ItemFn, err: Tokens) -> TokenStream {
+    let vis = &item_fn.vis;
+    let name = &item_fn.sig.ident;
+    quote!(#err #[allow(non_snake_case, dead_code)] #vis mod #name {}).into()
+}
+
+fn finish(attr: Tokens, item_fn: &ItemFn, fns: &FnTable) -> TokenStream {
+    match expand(attr, item_fn, fns) {
+        Ok(ts) => ts.into(),
+        Err(e) => stand_in(item_fn, e.to_compile_error()),
+    }
+}
+
+fn expand(attr: Tokens, item: &ItemFn, fns: &FnTable) -> syn::Result<Tokens> {
     let opts = parse_options(attr)?;
     let mut dump =
         DumpConfig::from_env().map_err(|e| syn::Error::new_spanned(&item.sig.ident, e))?;
     // Each target's cubin beside its PTX, when a ptxas is at hand (`TILE_CUBIN=0`: PTX only).
     dump.cubin = tile_codegen::pipeline::cubin_ptxas();
-    let compiled = compile(item, &opts, &dump)?;
+    let compiled = compile_with(item, fns, &opts, &dump)?;
     let warnings = warnings(&compiled);
     let module = generate(item, &compiled);
     Ok(quote!(#warnings #module))

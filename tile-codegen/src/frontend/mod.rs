@@ -8,12 +8,14 @@
 //! `syn::Error`s spanning the offending tokens, which the macro turns into `compile_error!`.
 
 pub mod builtins;
+pub mod functions;
 pub mod signature;
 pub mod typing;
 pub mod walker;
 
 use tile_core::ir::{verify, BlockId, DType, Function, OpId, OpKind, ValueDef, ValueId};
 
+pub use functions::FnTable;
 pub use signature::{parse_options, KernelOptions, Param, ParamDecl};
 
 /// A kernel after the front end, for one choice of its constants.
@@ -110,8 +112,13 @@ pub fn instances(params: &[Param]) -> Vec<Instance> {
 /// At most this many specializations per kernel.
 pub const MAX_INSTANCES: usize = 64;
 
-/// Runs the front end on a kernel function, once per combination of its constants.
-pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec<Kernel>> {
+/// Runs the front end on a kernel function, once per combination of its constants; `fns` holds
+/// the tile functions its body calls (empty for a kernel that calls none).
+pub fn lower_kernel(
+    item: &syn::ItemFn,
+    opts: &KernelOptions,
+    fns: &FnTable,
+) -> syn::Result<Vec<Kernel>> {
     let params = signature::parse_signature(&item.sig)?;
     let instances = instances(&params);
     if instances.len() > MAX_INSTANCES {
@@ -130,7 +137,7 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec
         .collect();
     let lowered: Vec<syn::Result<Kernel>> = instances
         .into_iter()
-        .map(|inst| lower_instance(item, opts, &params, inst, multi))
+        .map(|inst| lower_instance(item, opts, fns, &params, inst, multi))
         .collect();
     let Some(failed) = lowered.iter().position(|k| k.is_err()) else {
         return lowered.into_iter().collect();
@@ -158,6 +165,7 @@ pub fn lower_kernel(item: &syn::ItemFn, opts: &KernelOptions) -> syn::Result<Vec
 fn lower_instance(
     item: &syn::ItemFn,
     opts: &KernelOptions,
+    fns: &FnTable,
     params: &[Param],
     inst: Instance,
     multi: bool,
@@ -210,6 +218,7 @@ fn lower_instance(
         &item.block,
         warps,
         max_warps,
+        fns,
     )?;
     ir.num_stages = opts.num_stages.unwrap_or(0);
     if opts.num_warps.is_none() {

@@ -9,6 +9,7 @@ use quote::ToTokens;
 use syn::{BinOp as SynBin, Expr, Lit, Stmt};
 use tile_core::ir::{ConstValue, DType, Function, OpKind, Type, ValueId};
 
+use super::functions::FnTable;
 use super::signature::{Param, ParamDecl};
 
 /// A value during lowering: an IR value, or a compile-time literal not yet given a type.
@@ -24,7 +25,9 @@ pub(super) fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
 }
 
 /// Lowers `body` of a kernel with `params` to a tile-level function, with each constant parameter
-/// bound to `consts[i]` (the constants in declaration order).
+/// bound to `consts[i]` (the constants in declaration order), and `fns` the tile functions its
+/// body calls.
+#[allow(clippy::too_many_arguments)]
 pub fn lower_body(
     name: &str,
     params: &[Param],
@@ -33,6 +36,7 @@ pub fn lower_body(
     body: &syn::Block,
     num_warps: u32,
     max_warps: u32,
+    fns: &FnTable,
 ) -> syn::Result<(Function, Vec<SourceRange>)> {
     let ir_params: Vec<(String, Type)> = params
         .iter()
@@ -67,6 +71,9 @@ pub fn lower_body(
         types: types.iter().cloned().collect(),
         max_warps: max_warps.max(1),
         spans: Vec::new(),
+        calls: fns.kernel_calls.clone(),
+        fns: std::rc::Rc::new(fns.clone()),
+        inlining: Vec::new(),
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
@@ -87,6 +94,13 @@ pub(super) struct Lowering {
     pub(super) max_warps: u32,
     /// Source ranges; an op's `loc` indexes this.
     pub(super) spans: Vec<SourceRange>,
+    /// The tile functions the kernel reaches.
+    pub(super) fns: std::rc::Rc<FnTable>,
+    /// The function each call path of the body being lowered names (the kernel's, or the
+    /// function's being inlined).
+    pub(super) calls: HashMap<String, usize>,
+    /// The functions being inlined, outermost first (their indices in `fns`).
+    pub(super) inlining: Vec<usize>,
 }
 
 impl Lowering {
@@ -100,6 +114,7 @@ impl Lowering {
 
     pub(super) fn stmt_inner(&mut self, s: &Stmt) -> syn::Result<()> {
         match s {
+            Stmt::Local(local) if matches!(local.pat, syn::Pat::Tuple(_)) => self.let_tuple(local),
             Stmt::Local(local) => {
                 let name = match &local.pat {
                     syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
@@ -141,6 +156,45 @@ impl Lowering {
             )),
             Stmt::Macro(m) => Err(err(&m.mac, "macros are not supported inside kernels")),
         }
+    }
+
+    /// `let (a, b, _) = e;`: the values of a tuple or of a tile function with several results.
+    fn let_tuple(&mut self, local: &syn::Local) -> syn::Result<()> {
+        let syn::Pat::Tuple(t) = &local.pat else {
+            return Err(err(&local.pat, "expected a tuple of names"));
+        };
+        let mut names = Vec::with_capacity(t.elems.len());
+        for p in &t.elems {
+            names.push(match p {
+                syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                    Some(pi.ident.to_string())
+                }
+                syn::Pat::Wild(_) => None,
+                other => return Err(err(other, "a tuple binding holds names (or `_`)")),
+            });
+        }
+        let Some(init) = &local.init else {
+            return Err(err(
+                local,
+                "a `let` in a kernel needs a value: `let (a, b) = ...;`",
+            ));
+        };
+        if let Some((_, diverge)) = &init.diverge {
+            return Err(err(diverge, "`let ... else` is not supported in kernels"));
+        }
+        let vals = self.expr_multi(&init.expr)?;
+        if vals.len() != names.len() {
+            return Err(err(
+                &local.pat,
+                format!("{} name(s) bound to {} value(s)", names.len(), vals.len()),
+            ));
+        }
+        for (n, v) in names.into_iter().zip(vals) {
+            if let Some(n) = n {
+                self.scope.insert(n, v);
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn expr_stmt(&mut self, e: &Expr) -> syn::Result<()> {
@@ -592,6 +646,11 @@ impl Lowering {
                 self.unary(&u.op, v, e)
             }
             Expr::Call(c) => self.call(c),
+            Expr::Return(_) if !self.inlining.is_empty() => Err(err(
+                e,
+                "a tile function returns the value its body ends with; `return` may only be its \
+                 last statement",
+            )),
             Expr::Return(r) if r.expr.is_some() => Err(err(
                 e,
                 "a kernel cannot return a value; write results with `store`",
@@ -660,11 +719,17 @@ fn strip_parens(e: &Expr) -> &Expr {
 fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>) {
     for s in stmts {
         match s {
-            Stmt::Local(l) => {
-                if let syn::Pat::Ident(pi) = &l.pat {
-                    bound.push(pi.ident.to_string());
+            Stmt::Local(l) => match &l.pat {
+                syn::Pat::Ident(pi) => bound.push(pi.ident.to_string()),
+                syn::Pat::Tuple(t) => {
+                    for p in &t.elems {
+                        if let syn::Pat::Ident(pi) = p {
+                            bound.push(pi.ident.to_string());
+                        }
+                    }
                 }
-            }
+                _ => {}
+            },
             Stmt::Expr(e, _) => {
                 let target = match e {
                     Expr::Assign(a) => Some(&*a.left),

@@ -42,7 +42,7 @@ pub use stages::{
 use tile_core::Target;
 
 use crate::budget;
-use crate::frontend::{Kernel, KernelOptions};
+use crate::frontend::{FnTable, Kernel, KernelOptions};
 use crate::llvm::Artifacts;
 use build::{build_modules, FirstFailure};
 use plan::{plan_all, planned_cost, PlannedTarget};
@@ -129,7 +129,18 @@ pub fn compile(
     opts: &KernelOptions,
     dump: &DumpConfig,
 ) -> syn::Result<Vec<CompiledKernel>> {
-    let tile = tile_level(item, opts, dump)?;
+    compile_with(item, &FnTable::default(), opts, dump)
+}
+
+/// [`compile`] for a kernel that calls tile functions: `fns` holds them
+/// ([`crate::frontend::functions`]).
+pub fn compile_with(
+    item: &syn::ItemFn,
+    fns: &FnTable,
+    opts: &KernelOptions,
+    dump: &DumpConfig,
+) -> syn::Result<Vec<CompiledKernel>> {
+    let tile = tile_level(item, fns, opts, dump)?;
     // Every specialization builds at least one variant for every target: a kernel far over the
     // budget even so (twice: the tile level's estimate is rougher) is refused before any
     // GPU-level work. The budget itself is checked on the GPU-level IR of every module.
@@ -271,10 +282,11 @@ fn user_named(kernel: &crate::frontend::Kernel, msg: &str) -> String {
 /// to calibrate the budget.
 pub fn compile_cost(
     item: &syn::ItemFn,
+    fns: &FnTable,
     opts: &KernelOptions,
     dump: &DumpConfig,
 ) -> syn::Result<(u64, u64)> {
-    let tile = tile_level(item, opts, dump)?;
+    let tile = tile_level(item, fns, opts, dump)?;
     Ok(planned_cost(&plan_all(&tile, dump, opts)))
 }
 

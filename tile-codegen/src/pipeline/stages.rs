@@ -11,7 +11,7 @@ use tile_core::Target;
 
 use super::Failure;
 use crate::budget;
-use crate::frontend::{self, Kernel, KernelOptions};
+use crate::frontend::{self, FnTable, Kernel, KernelOptions};
 use crate::llvm;
 use crate::passes::Pass;
 
@@ -168,10 +168,11 @@ pub struct TileLevel {
 /// compile-cost budget is checked on before any GPU code is built.
 pub fn tile_level(
     item: &syn::ItemFn,
+    fns: &FnTable,
     opts: &KernelOptions,
     dump: &DumpConfig,
 ) -> syn::Result<Vec<TileLevel>> {
-    frontend::lower_kernel(item, opts)?
+    frontend::lower_kernel(item, opts, fns)?
         .into_iter()
         .map(|kernel| {
             let mut f = kernel.ir.clone();

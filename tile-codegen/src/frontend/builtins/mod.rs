@@ -283,6 +283,20 @@ impl Lowering {
             .unwrap_or_else(|| p.to_token_stream().to_string());
         let args: Vec<&Expr> = c.args.iter().collect();
         let Some(callee) = lookup(&name, Form::Function) else {
+            if let Some(index) = self.tile_fn(&p.path) {
+                let results = self.inline_call(index, c)?;
+                return match results.as_deref() {
+                    Some([v]) => Ok(*v),
+                    Some(vs) => Err(err(
+                        c,
+                        format!(
+                            "`{name}` returns {} values: bind them with `let (a, b, …) = {name}(…);`",
+                            vs.len()
+                        ),
+                    )),
+                    None => Ok(Val::Int(0)),
+                };
+            }
             return Err(err(
                 &c.func,
                 format!(
