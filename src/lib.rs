@@ -120,6 +120,8 @@ pub use tile_macros::{tile_fn, tile_kernel};
 // The tile functions of `stdlib` reach the macros' callbacks as `::tile::…`, as users' do.
 extern crate self as tile;
 
+pub mod stdlib;
+
 /// The types a tile function's signature is written with (`#[tile_fn]`). They exist for the
 /// documentation rustdoc shows of a tile function; kernels never hold values of them.
 pub mod lang {

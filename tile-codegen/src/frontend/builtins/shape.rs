@@ -98,10 +98,28 @@ impl Lowering {
     }
 
     /// `expand_dims(x, axis)` / `x.expand_dims(axis)`: `x` with an extent-1 dimension inserted at
-    /// `axis` (Triton's `x[:, None]` is `x.expand_dims(1)`). Tiles have rank 2 at most.
+    /// `axis` (Triton's `x[:, None]` is `x.expand_dims(1)`). Tiles have rank 2 at most. A scalar
+    /// becomes a tile of one element (axis 0), as in Triton: so `t.max(AXIS).expand_dims(AXIS)`
+    /// broadcasts against `t` whatever its rank, and tile functions need not tell the ranks apart.
     pub(super) fn expand_dims(&mut self, v: Val, at: &Expr, axis_expr: &Expr) -> syn::Result<Val> {
         let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
-            return Err(err(at, "`expand_dims` takes a tile; this is a scalar"));
+            let av = self.expr(axis_expr)?;
+            let axis = self.const_arg(av, axis_expr, "the axis of `expand_dims`")?;
+            if axis != 0 {
+                return Err(err(
+                    axis_expr,
+                    format!("axis {axis} is out of range for expanding a scalar (0)"),
+                ));
+            }
+            let Some(st) = self.ty(v) else {
+                return Err(err(at, "`expand_dims` takes a tile or a typed scalar; give this literal a type (`full([1], v)`)"));
+            };
+            let Val::V(id) = v else { unreachable_ptr() };
+            return Ok(Val::V(self.push(
+                OpKind::Splat,
+                vec![id],
+                Type::tensor(st.elem, vec![1]),
+            )));
         };
         let av = self.expr(axis_expr)?;
         let axis = self.const_arg(av, axis_expr, "the axis of `expand_dims`")?;

@@ -1,0 +1,322 @@
+//! Kernels made of tile functions (`#[tile_fn]`), on the interpreter against Rust references:
+//! the standard library (`tile::stdlib`, a second crate's functions), functions of this crate in
+//! another module, tuples of results, `Const` and `Type` parameters, loops and stores inside a
+//! function, nested calls, and one function instantiated at two ranks.
+
+use tile::prelude::*;
+use tile::stdlib::{
+    dropout, grouped_pid, log_softmax, online_softmax_update, silu, softmax, zeros_like,
+};
+use tile_tests::Rng;
+
+/// Tile functions of this crate, called from the kernels below by path and by `use`.
+mod helpers {
+    use tile::prelude::*;
+
+    /// `(a + b, a − b)`.
+    #[tile_fn]
+    pub fn sum_diff(a: Tile, b: Tile) -> (Tile, Tile) {
+        (a + b, a - b)
+    }
+
+    /// `x` scaled by the compile-time `K`, through another function of this module.
+    #[tile_fn]
+    pub fn scaled(x: Tile, K: Const) -> Tile {
+        twice(x) * K / 2
+    }
+
+    #[tile_fn]
+    fn twice(x: Tile) -> Tile {
+        x + x
+    }
+
+    /// The sum of `x`'s first `count` powers, by a loop carried inside the function.
+    #[tile_fn]
+    pub fn power_sum(x: Tile, count: i32) -> Tile {
+        let mut acc = x * 0.0;
+        let mut p = x * 0.0 + 1.0;
+        for _ in 0..count {
+            p = p * x;
+            acc += p;
+        }
+        acc
+    }
+
+    /// Stores `v` converted to `T` where `mask` holds: a function with no result.
+    #[tile_fn]
+    pub fn store_as(ptrs: Tile, v: Tile, mask: Tile, T: Type) {
+        store(ptrs, v as T, mask);
+    }
+}
+
+use helpers::{power_sum, store_as, sum_diff};
+
+#[tile_kernel]
+fn user_fns(
+    x: Ptr<f32, n>,
+    y: Ptr<f32, n>,
+    out: Ptr<f32, { 4 * n }>,
+    half: Ptr<f16, n>,
+    n: i32,
+    BLOCK: Const<128>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    let a = load(x + offs, mask);
+    let b = load(y + offs, mask);
+    let (s, d) = sum_diff(a, b);
+    let (_, d2) = helpers::sum_diff(d, s);
+    store(out + offs, s, mask);
+    store(out + n + offs, d2, mask);
+    store(out + 2 * n + offs, helpers::scaled(a, 6), mask);
+    store(out + 3 * n + offs, power_sum(b, 3), mask);
+    store_as(half + offs, a * b, mask, f16);
+}
+
+#[test]
+fn user_functions_inline() {
+    let dev = Device::interpreter();
+    let mut rng = Rng(7);
+    for n in [1usize, 127, 300] {
+        let x: Vec<f32> = (0..n).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let y: Vec<f32> = (0..n).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let xb = dev.upload(&x).unwrap();
+        let yb = dev.upload(&y).unwrap();
+        let mut out = dev.zeros::<f32>(4 * n).unwrap();
+        let mut half = dev.zeros::<f16>(n).unwrap();
+        user_fns::launch(
+            &dev,
+            Grid::x(cdiv(n, 128)),
+            &xb,
+            &yb,
+            &mut out,
+            &mut half,
+            n as i32,
+        )
+        .unwrap();
+        let out = dev.download(&out).unwrap();
+        let half = dev.download(&half).unwrap();
+        for i in 0..n {
+            let (a, b) = (x[i], y[i]);
+            let (s, d) = (a + b, a - b);
+            assert_eq!(out[i], s);
+            assert_eq!(out[n + i], d - s);
+            assert_eq!(out[2 * n + i], (a + a) * 6.0 / 2.0);
+            let p = b * b * b + b * b + b;
+            assert!(
+                (out[3 * n + i] - p).abs() <= 1e-6 * p.abs().max(1.0),
+                "{} vs {p}",
+                out[3 * n + i]
+            );
+            assert_eq!(half[i], f16::from_f32(a * b));
+        }
+    }
+}
+
+/// The same `softmax` on rows of a 2-D tile (axis 1) and on a 1-D row (axis 0); `log_softmax`
+/// and `silu` beside it.
+#[tile_kernel]
+fn std_rows(
+    x: Ptr<f32, { rows * n }>,
+    sm2: Ptr<f32, { rows * n }>,
+    sm1: Ptr<f32, { rows * n }>,
+    lsm: Ptr<f32, { rows * n }>,
+    act: Ptr<f32, { rows * n }>,
+    zero: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    BR: Const<4>,
+    BN: Const<64>,
+) {
+    let r = program_id(0) * BR + arange(0, BR);
+    let c = arange(0, BN);
+    let offs = r.expand_dims(1) * n + c.expand_dims(0);
+    let mask = (r < rows).expand_dims(1) & (c < n).expand_dims(0);
+    let v = load(x + offs, mask, f32::NEG_INFINITY);
+    store(sm2 + offs, softmax(v, 1), mask);
+    store(lsm + offs, log_softmax(v, 1), mask);
+    store(act + offs, silu(load(x + offs, mask)), mask);
+    store(zero + offs, zeros_like(v) + 1.0, mask);
+    for i in 0..BR {
+        let row = program_id(0) * BR + i;
+        if row < rows {
+            let one = load(x + row * n + c, c < n, f32::NEG_INFINITY);
+            store(sm1 + row * n + c, softmax(one, 0), c < n);
+        }
+    }
+}
+
+fn softmax_ref(row: &[f32]) -> Vec<f64> {
+    let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
+    let s: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+    row.iter().map(|&v| (v as f64 - m).exp() / s).collect()
+}
+
+#[test]
+fn stdlib_softmax_silu_zeros() {
+    let dev = Device::interpreter();
+    let mut rng = Rng(11);
+    for (rows, n) in [(1usize, 1usize), (5, 37), (8, 64)] {
+        let x: Vec<f32> = (0..rows * n).map(|_| rng.f32() * 8.0 - 4.0).collect();
+        let xb = dev.upload(&x).unwrap();
+        let mut outs: Vec<Buffer<f32>> = (0..5).map(|_| dev.zeros(rows * n).unwrap()).collect();
+        let [sm2, sm1, lsm, act, zero] = &mut outs[..] else {
+            unreachable!()
+        };
+        std_rows::launch(
+            &dev,
+            Grid::x(cdiv(rows, 4)),
+            &xb,
+            sm2,
+            sm1,
+            lsm,
+            act,
+            zero,
+            rows as i32,
+            n as i32,
+        )
+        .unwrap();
+        let got: Vec<Vec<f32>> = outs.iter().map(|b| dev.download(b).unwrap()).collect();
+        for r in 0..rows {
+            let row = &x[r * n..(r + 1) * n];
+            let want = softmax_ref(row);
+            for c in 0..n {
+                let i = r * n + c;
+                assert!((got[0][i] as f64 - want[c]).abs() < 1e-6, "softmax axis 1");
+                assert!((got[1][i] as f64 - want[c]).abs() < 1e-6, "softmax axis 0");
+                assert!(
+                    (got[2][i] as f64 - want[c].ln()).abs() < 1e-5,
+                    "log_softmax"
+                );
+                let v = row[c] as f64;
+                assert!(
+                    (got[3][i] as f64 - v / (1.0 + (-v).exp())).abs() < 1e-5,
+                    "silu"
+                );
+                assert_eq!(got[4][i], 1.0);
+            }
+        }
+    }
+}
+
+/// A row's softmax from a running maximum and sum over chunks (`online_softmax_update`), then
+/// a second pass.
+#[tile_kernel]
+fn online_softmax(
+    x: Ptr<f32, { rows * n }>,
+    y: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    BLOCK: Const<32>,
+) {
+    let row = program_id(0);
+    let c = arange(0, BLOCK);
+    let mut m = -1.0e30;
+    let mut l = 0.0;
+    for k in 0..cdiv(n, BLOCK) {
+        let cols = k * BLOCK + c;
+        let s = load(x + row * n + cols, cols < n, f32::NEG_INFINITY);
+        let (m_new, l_new, _alpha, _p) = online_softmax_update(m, l, s, 0);
+        m = m_new;
+        l = l_new;
+    }
+    for k in 0..cdiv(n, BLOCK) {
+        let cols = k * BLOCK + c;
+        let s = load(x + row * n + cols, cols < n);
+        store(y + row * n + cols, (s - m).exp() / l, cols < n);
+    }
+}
+
+#[test]
+fn stdlib_online_softmax() {
+    let dev = Device::interpreter();
+    let mut rng = Rng(3);
+    for (rows, n) in [(1usize, 1usize), (3, 100), (2, 64)] {
+        let x: Vec<f32> = (0..rows * n).map(|_| rng.f32() * 20.0 - 10.0).collect();
+        let xb = dev.upload(&x).unwrap();
+        let mut yb = dev.zeros::<f32>(rows * n).unwrap();
+        online_softmax::launch(
+            &dev,
+            Grid::x(rows as u32),
+            &xb,
+            &mut yb,
+            rows as i32,
+            n as i32,
+        )
+        .unwrap();
+        let y = dev.download(&yb).unwrap();
+        for r in 0..rows {
+            let want = softmax_ref(&x[r * n..(r + 1) * n]);
+            for c in 0..n {
+                assert!((y[r * n + c] as f64 - want[c]).abs() < 1e-6);
+            }
+        }
+    }
+}
+
+/// Each program writes the output tile it computes in grouped order.
+#[tile_kernel]
+fn grouped_order(out: Ptr<i32, { 2 * programs }>, programs: i32, m: i32, n: i32) {
+    let pid = program_id(0);
+    let (pid_m, pid_n) = grouped_pid(pid, m, n, 16, 32, 3);
+    store(out + 2 * pid, pid_m);
+    store(out + 2 * pid + 1, pid_n);
+}
+
+#[test]
+fn stdlib_grouped_order() {
+    let dev = Device::interpreter();
+    for (m, n) in [(16usize, 32usize), (100, 70), (160, 320), (17, 1000)] {
+        let (tm, tn) = (m.div_ceil(16), n.div_ceil(32));
+        let programs = tm * tn;
+        let mut out = dev.zeros::<i32>(2 * programs).unwrap();
+        grouped_order::launch(
+            &dev,
+            Grid::x(programs as u32),
+            &mut out,
+            programs as i32,
+            m as i32,
+            n as i32,
+        )
+        .unwrap();
+        let out = dev.download(&out).unwrap();
+        // The reference order: groups of 3 tile rows, column by column inside a group.
+        let mut want = Vec::new();
+        for g in (0..tm).step_by(3) {
+            let rows = (tm - g).min(3);
+            for j in 0..tn {
+                for i in 0..rows {
+                    want.extend([(g + i) as i32, j as i32]);
+                }
+            }
+        }
+        assert_eq!(out, want, "{m}×{n}");
+    }
+}
+
+#[tile_kernel]
+fn dropout_kernel(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, p: f32, seed: i32, BLOCK: Const<256>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(y + offs, dropout(load(x + offs, mask), p, seed, offs), mask);
+}
+
+#[test]
+fn stdlib_dropout_matches_philox() {
+    let dev = Device::interpreter();
+    let n = 1000;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.zeros::<f32>(n).unwrap();
+    let (p, seed) = (0.3f32, 1234);
+    dropout_kernel::launch(&dev, Grid::x(cdiv(n, 256)), &xb, &mut yb, n as i32, p, seed).unwrap();
+    let y = dev.download(&yb).unwrap();
+    let mut kept = 0;
+    for i in 0..n {
+        let keep = tile::random::rand(seed as u64, i as u64) > p;
+        kept += keep as usize;
+        let want = if keep { x[i] / (1.0 - p) } else { 0.0 };
+        assert_eq!(y[i], want, "element {i}");
+    }
+    assert!((600..800).contains(&kept), "{kept} of {n} kept");
+}
