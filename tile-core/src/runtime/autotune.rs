@@ -23,12 +23,13 @@
 //! 3. **A heuristic** (a user function from the key to a configuration, Triton's
 //!    `@heuristics`) picks without timing ([`Source::Heuristic`]).
 //! 4. Otherwise the pick is **timed**: a decision in memory for this device and key is used as
-//!    it is; else a valid entry of the disk cache ([`Source::Disk`]); else each candidate (every
-//!    configuration, or those the user's `prune` keeps for the key) is timed with `bench` and the
-//!    fastest kept ([`Source::Timed`]; equal times go to the lowest index, so equal timings
-//!    give the same pick every time). A candidate whose `bench` fails (a launch refused for its
-//!    resources, say) is skipped and noted in the decision; when all fail, the first error is
-//!    returned and nothing is remembered, so the next launch tries again.
+//!    it is. Else the candidates are every configuration, or those the user's `prune` keeps for
+//!    the key; a single candidate is taken without timing or caching ([`Source::Only`]). Else a
+//!    valid entry of the disk cache is used ([`Source::Disk`]); else each candidate is timed with
+//!    `bench` and the fastest kept ([`Source::Timed`]; equal times go to the lowest index, so
+//!    equal timings give the same pick every time). A candidate whose `bench` fails (a launch
+//!    refused for its resources, say) is skipped and noted in the decision; when all fail, the
+//!    first error is returned and nothing is remembered, so the next launch tries again.
 //!
 //! Untimed picks are remembered in memory too (the heuristic runs once per device and key).
 //!
@@ -205,6 +206,9 @@ pub enum Source {
     Timed,
     /// Read from the disk cache (the times are those measured when it was written).
     Disk,
+    /// One candidate only (a single configuration, or the only one the prune keeps): nothing
+    /// to time or cache.
+    Only,
     /// The kernel's heuristic picked without timing.
     Heuristic,
     /// Deterministic mode: the heuristic's pick, else the first configuration kept.
@@ -266,7 +270,7 @@ impl TuneOptions {
         let off = |name: &str| {
             var(name).is_some_and(|v| {
                 let v = v.to_string_lossy().to_ascii_lowercase();
-                matches!(v.trim(), "off" | "0" | "false" | "no")
+                matches!(v.trim(), "off" | "0" | "false")
             })
         };
         let cache_dir = if off(AUTOTUNE_CACHE_ENV) {
@@ -598,10 +602,11 @@ impl Autotuner {
         if let Some(&i) = st.device(id).untimed.get(key) {
             return Ok(st.decisions[i].config);
         }
-        trace_decision(&decision);
-        st.decisions.push(decision);
+        st.decisions.push(decision.clone());
         let i = st.decisions.len() - 1;
         st.device(id).untimed.insert(key.to_vec(), i);
+        drop(st);
+        trace_decision(&decision);
         Ok(config)
     }
 
@@ -722,6 +727,11 @@ impl Autotuner {
             tuning_ms: started.elapsed().as_secs_f64() * 1e3,
             notes,
         };
+        let candidates = self.candidates(key)?;
+        if let [only] = candidates[..] {
+            let times = vec![Timing::NotTimed; self.configs.len()];
+            return Ok(decision(only, Source::Only, times, notes));
+        }
         let path = cache_dir.map(|d| self.cache_file(d, id, key));
         if let Some(path) = &path {
             match self.read_entry(path, id, key) {
@@ -749,7 +759,6 @@ impl Autotuner {
                 self.kernel, id.name
             )));
         }
-        let candidates = self.candidates(key)?;
         let mut times = vec![Timing::NotTimed; self.configs.len()];
         let mut best: Option<(usize, f64)> = None;
         let mut first_error = None;
@@ -1260,6 +1269,49 @@ mod tests {
         assert_eq!(c, 3);
         assert_eq!(*calls.lock().unwrap(), vec![1, 3]);
         assert_eq!(t.decisions()[0].times[0], Timing::NotTimed);
+    }
+
+    #[test]
+    fn inside_a_capture_only_a_known_decision_is_taken() {
+        let t = tuner();
+        let e = t
+            .decide(&gpu(), &[1], false, None, true, never)
+            .unwrap_err();
+        assert!(matches!(e, Error::Capture(_)), "{e}");
+        assert!(
+            e.to_string()
+                .contains("launch it once with this key before"),
+            "{e}"
+        );
+        t.choose_for(&gpu(), &[1], &memory_only(), |i| Ok(4.0 - i as f64))
+            .unwrap();
+        assert_eq!(t.decide(&gpu(), &[1], false, None, true, never).unwrap(), 3);
+        assert_eq!(
+            t.decide(&gpu(), &[1], true, None, true, never).unwrap(),
+            0,
+            "deterministic"
+        );
+    }
+
+    #[test]
+    fn a_single_candidate_is_not_timed() {
+        fn just_two(_: &[i64]) -> Vec<usize> {
+            vec![2, 2]
+        }
+        let dir = TempDir::new("single");
+        let t = tuner().with_prune(just_two);
+        assert_eq!(
+            t.choose_for(&gpu(), &[1], &dir.options(), never).unwrap(),
+            2
+        );
+        assert_eq!(t.decisions()[0].source, Source::Only);
+        assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0, "nothing cached");
+        static ONE: [ConfigDesc; 1] = [ConfigDesc::new("BLOCK=1024")];
+        let one = Autotuner::new("one", 1, &ONE);
+        assert_eq!(
+            one.choose_for(&gpu(), &[1], &dir.options(), never).unwrap(),
+            0
+        );
     }
 
     #[test]
