@@ -487,9 +487,17 @@ impl Autotuner {
                 let id = INTERPRETER.get_or_init(DeviceIdentity::interpreter);
                 let config = self.untimed(id, key, Source::Interpreter)?;
                 if !self.told_interpreter.swap(true, Ordering::Relaxed) {
+                    let what = if self.heuristic.is_some() {
+                        "the heuristic's pick"
+                    } else if self.prune.is_some() {
+                        "the first configuration the prune keeps"
+                    } else {
+                        "configuration 0"
+                    };
                     let msg = format!(
                         "tile: kernel `{}` is autotuned, but the interpreter does not time \
-                         kernels: it runs configuration {config} ({}) for every key",
+                         kernels: it runs {what} for each key (configuration {config}, {}, for \
+                         key {key:?})",
                         self.kernel, self.configs[config].label
                     );
                     trace_event!(info, kernel = self.kernel, config, "{msg}");
