@@ -107,6 +107,8 @@ pub use half::{bf16, f16};
 pub use tile_core::interp;
 pub use tile_core::ir;
 pub use tile_core::random;
+#[doc(inline)]
+pub use tile_core::runtime::autotune;
 pub use tile_core::runtime::{
     cdiv, launch, preload, Arg, BufArg, Buffer, Device, Element, Error, Event, Graph, Grid,
     KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Timer, Variant,

@@ -5,7 +5,7 @@
 //! - [`interp`]: executes tile-level IR on the CPU.
 //! - [`random`]: the reference of the random streams (`rand`, `randint`: Triton's Philox).
 //! - [`runtime`]: devices, buffers, kernel metadata and checked launches (CUDA through cudarc, or
-//!   the interpreter).
+//!   the interpreter), and the run-time half of autotuning ([`runtime::autotune`]).
 //! - [`Target`]: the GPU architectures tile compiles for, and their facts (shared memory,
 //!   registers, instructions, PTX version).
 

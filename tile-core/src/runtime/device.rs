@@ -4,7 +4,7 @@
 //! The bottom of the runtime: this file owns what a device is (its stream and the facts a launch
 //! needs, its chosen target, whether it is recording a graph). The modules above it add the
 //! device's methods for their own types: `buffer.rs` the copies, `event.rs` events and timers,
-//! `graph.rs` the capture.
+//! `graph.rs` the capture, `autotune.rs` the deterministic-tuning option.
 
 use std::sync::Arc;
 
@@ -37,6 +37,9 @@ pub struct CudaDevice {
     pub(crate) target: Option<Target>,
     /// Set on the device [`Device::capture`] hands its closure: launches become graph nodes.
     pub(crate) recording: Option<SharedRecording>,
+    /// Autotuned kernels never time configurations on this device
+    /// (`Device::with_deterministic_tuning`, in `autotune.rs`).
+    pub(crate) deterministic_tuning: bool,
 }
 
 impl CudaDevice {
@@ -144,6 +147,7 @@ impl Device {
             name,
             target: None,
             recording: None,
+            deterministic_tuning: false,
         });
         match std::env::var(TARGET_ENV) {
             Ok(t) if !t.is_empty() => dev

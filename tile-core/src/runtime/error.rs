@@ -69,6 +69,14 @@ pub enum Error {
     /// A call that [`Device::capture`](super::Device::capture) does not record, made inside it
     /// (or a launch on a copy of the capturing device after the capture ended).
     Capture(String),
+    /// An autotuned kernel's user functions (`prune`, `heuristic`) returned configurations that
+    /// do not exist, or kept none.
+    Autotune {
+        /// Kernel name.
+        kernel: &'static str,
+        /// What is wrong.
+        msg: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -96,6 +104,7 @@ impl fmt::Display for Error {
             Error::Interp(e) => write!(f, "interpreter: {e}"),
             Error::BadIr(m) => write!(f, "embedded IR is invalid (a bug in tile): {m}"),
             Error::Capture(m) => write!(f, "CUDA graph capture: {m}"),
+            Error::Autotune { kernel, msg } => write!(f, "kernel `{kernel}`: autotuning: {msg}"),
         }
     }
 }

@@ -12,6 +12,8 @@
 //! Each module uses only the modules below it, never one above or beside it:
 //!
 //! ```text
+//! autotune.rs   Autotuner, time_ms; Device::with_            uses event, device, error
+//!               deterministic_tuning
 //! launch.rs     the checked launch, preload, ModuleCache     uses buffer, device, recording, spec, error
 //! buffer.rs     Buffer, Element, TensorRef/TensorMut,        uses device, error
 //!               BufArg; Device::upload/zeros/download
@@ -37,6 +39,7 @@ macro_rules! trace_event {
     }};
 }
 
+pub mod autotune;
 mod buffer;
 mod device;
 mod error;
