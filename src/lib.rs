@@ -153,6 +153,8 @@ pub mod guide {
     pub struct GettingStarted;
     #[doc = include_str!("../docs/guide/language.md")]
     pub struct Language;
+    #[doc = include_str!("../docs/guide/functions.md")]
+    pub struct Functions;
     #[doc = include_str!("../docs/guide/debugging.md")]
     pub struct Debugging;
     #[doc = include_str!("../docs/guide/performance.md")]

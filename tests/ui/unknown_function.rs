@@ -1,4 +1,5 @@
-//! Must not compile: an unknown function is an error at its name, listing the language's functions.
+//! Must not compile: an unknown function is an error at its name: Rust finds no tile function
+//! (`#[tile_fn]`) under it.
 use tile::prelude::*;
 
 #[tile_kernel]

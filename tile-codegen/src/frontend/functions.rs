@@ -122,10 +122,15 @@ pub fn is_builtin(name: &str) -> bool {
     builtins::lookup(name, Form::Function).is_some()
 }
 
-/// The calls in `block` that name no builtin: each distinct path once, in order of appearance.
-/// These are the tile functions the caller's macro asks for.
+/// The calls in `block` that name no builtin and no local name: each distinct path once, in
+/// order of appearance. These are the tile functions the caller's macro asks for. (A call of a
+/// local name, such as a closure bound by `let`, is left to the lowering, which refuses it.)
 pub fn callees(block: &syn::Block) -> Vec<syn::Path> {
-    struct Finder(Vec<syn::Path>);
+    #[derive(Default)]
+    struct Finder {
+        calls: Vec<syn::Path>,
+        locals: Vec<String>,
+    }
     impl<'a> syn::visit::Visit<'a> for Finder {
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
             if let Expr::Path(p) = &*c.func {
@@ -135,19 +140,30 @@ pub fn callees(block: &syn::Block) -> Vec<syn::Path> {
                     .is_some_and(|i| is_builtin(&i.to_string()));
                 if !builtin
                     && p.qself.is_none()
-                    && !self.0.iter().any(|q| path_key(q) == path_key(&p.path))
+                    && !self.calls.iter().any(|q| path_key(q) == path_key(&p.path))
                 {
-                    self.0.push(p.path.clone());
+                    self.calls.push(p.path.clone());
                 }
             }
             syn::visit::visit_expr_call(self, c);
         }
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.locals.push(p.ident.to_string());
+            syn::visit::visit_pat_ident(self, p);
+        }
         // Items inside a body are refused by the lowering; their calls are not requests.
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut f = Finder(Vec::new());
+    let mut f = Finder::default();
     syn::visit::Visit::visit_block(&mut f, block);
-    f.0
+    let Finder { calls, locals } = f;
+    calls
+        .into_iter()
+        .filter(|p| {
+            !p.get_ident()
+                .is_some_and(|i| locals.contains(&i.to_string()))
+        })
+        .collect()
 }
 
 /// Checks a tile function's signature and returns its parameters and results. Every misuse is
