@@ -320,3 +320,59 @@ fn stdlib_dropout_matches_philox() {
     }
     assert!((600..800).contains(&kept), "{kept} of {n} kept");
 }
+
+/// An autotuned kernel: three configs of its block size and warps, keyed on `n`.
+#[tile_kernel(autotune(
+    configs = [
+        { BLOCK = 128, num_warps = 4 },
+        { BLOCK = 256, num_warps = 4 },
+        { BLOCK = 256, num_warps = 8 },
+    ],
+    key = [n],
+))]
+fn tuned_axpy(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, a: f32, BLOCK: Const) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(
+        y + offs,
+        a * load(x + offs, mask) + load(y + offs, mask),
+        mask,
+    );
+}
+
+#[test]
+fn autotuned_kernel_runs_config_zero_on_the_interpreter() {
+    let dev = Device::interpreter();
+    assert_eq!(tuned_axpy::CONFIGS.len(), 3);
+    assert_eq!(tuned_axpy::CONFIGS[1].BLOCK, 256);
+    assert_eq!(tuned_axpy::CONFIGS[2].num_warps, 8);
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.upload(&vec![1.0f32; n]).unwrap();
+    tuned_axpy::launch(
+        &dev,
+        |c| Grid::x(cdiv(n, c.BLOCK)),
+        &xb,
+        &mut yb,
+        n as i32,
+        2.0,
+    )
+    .unwrap();
+    let y = dev.download(&yb).unwrap();
+    assert!((0..n).all(|i| y[i] == 2.0 * x[i] + 1.0));
+    let d = tuned_axpy::TUNER.decisions();
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].config, 0);
+    assert_eq!(d[0].key, [n as i64]);
+    // Every config computes the same, launched directly.
+    for c in 0..3 {
+        let mut yb = dev.upload(&vec![1.0f32; n]).unwrap();
+        let grid = Grid::x(cdiv(n, tuned_axpy::CONFIGS[c].BLOCK));
+        tuned_axpy::launch_config(&dev, c, grid, &xb, &mut yb, n as i32, 2.0).unwrap();
+        assert_eq!(dev.download(&yb).unwrap(), y);
+    }
+    let mut yb = dev.upload(&vec![1.0f32; n]).unwrap();
+    let e = tuned_axpy::launch_config(&dev, 3, Grid::x(1), &xb, &mut yb, n as i32, 2.0);
+    assert!(e.is_err());
+}

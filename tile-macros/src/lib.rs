@@ -19,6 +19,7 @@ use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
 use quote::{format_ident, quote};
 use syn::{Expr, ItemFn};
+use tile_codegen::frontend::signature::Autotune;
 use tile_codegen::frontend::FnTable;
 use tile_codegen::frontend::{parse_options, Param, ParamDecl};
 use tile_codegen::pipeline::{compile_with, CompiledKernel, DumpConfig};
@@ -116,7 +117,7 @@ fn expand(attr: Tokens, item: &ItemFn, fns: &FnTable) -> syn::Result<Tokens> {
     dump.cubin = tile_codegen::pipeline::cubin_ptxas();
     let compiled = compile_with(item, fns, &opts, &dump)?;
     let warnings = warnings(&compiled);
-    let module = generate(item, &compiled);
+    let module = generate(item, &compiled, opts.autotune.as_ref());
     Ok(quote!(#warnings #module))
 }
 
@@ -265,7 +266,7 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
         .collect()
 }
 
-fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
+fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>) -> Tokens {
     let first = &instances[0].kernel;
     let vis = &item.vis;
     let mod_name = &item.sig.ident;
@@ -289,6 +290,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
     let mut extents = Vec::new();
     let mut chosen = Vec::new(); // multi-valued constants: (ident, name, values)
     let mut type_params = Vec::new(); // element-type parameters: (ident, name, types)
+    let mut passed = Vec::new(); // buffers and scalars as passed on: (ident, written buffer)
     let mut ir_index = 0;
     for p in &first.params {
         let pname = &p.name;
@@ -308,6 +310,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                     }
                     None => dtype_tokens(*dtype),
                 };
+                passed.push((id.clone(), w));
                 if w {
                     wrapper_params.push(quote!(#id: &mut (impl ::tile::TensorMut<#ty> + ?Sized)));
                     arg_exprs.push(quote!(::tile::Arg::Buf(::tile::TensorMut::<#ty>::tile_arg_mut(#id, dev).map_err(|e| e.at(#base, #pname))?)));
@@ -325,6 +328,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
             }
             ParamDecl::Scalar(d) => {
                 ir_index += 1;
+                passed.push((id.clone(), false));
                 let ty = dtype_tokens(*d);
                 wrapper_params.push(quote!(#id: #ty));
                 let variant = match d {
@@ -382,6 +386,22 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
         /// their lengths against the declared extents and the grid before launching; on a
         /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
     };
+
+    if let Some(tune) = tune {
+        return tuned_module(TunedParts {
+            item,
+            instances,
+            tune,
+            specs: &specs,
+            wrapper_params: &wrapper_params,
+            arg_exprs: &arg_exprs,
+            extents: &extents,
+            type_params: &type_params,
+            passed: &passed,
+            common: &common,
+            docs: &docs,
+        });
+    }
 
     if chosen.is_empty() && type_params.is_empty() {
         let spec = &specs[0];
@@ -562,6 +582,278 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel]) -> Tokens {
                 let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
                 let args = [#(#arg_exprs),*];
                 ::tile::launch(spec, cache, dev, grid.into(), args, &extents)
+            }
+        }
+    }
+}
+
+/// What [`generate`] computed that an autotuned kernel's module reuses.
+struct TunedParts<'a> {
+    item: &'a ItemFn,
+    instances: &'a [CompiledKernel],
+    tune: &'a Autotune,
+    specs: &'a [Tokens],
+    wrapper_params: &'a [Tokens],
+    arg_exprs: &'a [Tokens],
+    extents: &'a [Tokens],
+    type_params: &'a [(syn::Ident, String, Vec<DType>)],
+    passed: &'a [(syn::Ident, bool)],
+    common: &'a Tokens,
+    docs: &'a [&'a syn::Attribute],
+}
+
+/// The module of an autotuned kernel: one instance per config (and element type), `CONFIGS`,
+/// `launch_config` (one config, chosen by the caller) and `launch` (the tuner's choice for the
+/// key's values, timed on first use; `tile::autotune`).
+fn tuned_module(p: TunedParts) -> Tokens {
+    let TunedParts {
+        item,
+        instances,
+        tune,
+        specs,
+        wrapper_params,
+        arg_exprs,
+        extents,
+        type_params,
+        passed,
+        common,
+        docs,
+    } = p;
+    let vis = &item.vis;
+    let mod_name = &item.sig.ident;
+    let base = mod_name.to_string();
+    let n_ir = extents.len();
+    let n = instances.len();
+    let n_configs = tune.configs.len();
+    let per_config = (n / n_configs).max(1);
+    let statics: Vec<Tokens> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let c = format_ident!("__CACHE_{}", i);
+            quote! {
+                static #k: ::tile::KernelSpec = #spec;
+                static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
+            }
+        })
+        .collect();
+    let kernel_refs: Vec<Tokens> = (0..n)
+        .map(|i| {
+            let k = format_ident!("__KERNEL_{}", i);
+            quote!(&#k)
+        })
+        .collect();
+    let preload_pairs: Vec<Tokens> = (0..n)
+        .map(|i| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let c = format_ident!("__CACHE_{}", i);
+            quote!((&#k, &#c))
+        })
+        .collect();
+    let generics: Vec<Tokens> = type_params
+        .iter()
+        .map(|(id, _, _)| quote!(#id: ::tile::Element))
+        .collect();
+    let type_scrutinee: Vec<Tokens> = type_params
+        .iter()
+        .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE))
+        .collect();
+    let arms: Vec<Tokens> = instances
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let k = format_ident!("__KERNEL_{}", i);
+            let cache = format_ident!("__CACHE_{}", i);
+            let config = i / per_config;
+            let types = type_params.iter().map(|(_, name, _)| {
+                let d = c
+                    .kernel
+                    .types
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(DType::F32, |(_, d)| *d);
+                dtype_path(d)
+            });
+            quote!((#config, #(#types,)*) => (&#k, &#cache))
+        })
+        .collect();
+    // The configs as values the grid function reads.
+    let const_names: Vec<&syn::Ident> = tune.configs[0].consts.iter().map(|(n, _)| n).collect();
+    let fields = const_names.iter().map(|n| {
+        let doc = format!("`{n}` in this config.");
+        quote!(#[doc = #doc] pub #n: i32)
+    });
+    let config_values: Vec<Tokens> = tune
+        .configs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let first = &instances[i * per_config].kernel.ir;
+            let (w, st) = (first.num_warps, first.num_stages);
+            let vals = const_names.iter().map(|name| {
+                let v = c
+                    .consts
+                    .iter()
+                    .find(|(n, _)| n == *name)
+                    .map_or(0, |(_, v)| *v) as i32;
+                quote!(#name: #v)
+            });
+            quote!(Config { #(#vals,)* num_warps: #w, num_stages: #st })
+        })
+        .collect();
+    let labels: Vec<String> = tune.configs.iter().map(|c| c.label()).collect();
+    let hash = {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for c in instances {
+            for v in &c.variants {
+                for t in &v.targets {
+                    for b in t.artifacts.ptx.bytes() {
+                        h ^= u64::from(b);
+                        h = h.wrapping_mul(0x0100_0000_01b3);
+                    }
+                }
+            }
+        }
+        h
+    };
+    // A user path names an item beside the kernel: inside the module it is one level up.
+    let outer = |path: &syn::Path| -> Tokens {
+        let first = path.segments.first().map(|s| s.ident.to_string());
+        if path.leading_colon.is_some() || matches!(first.as_deref(), Some("crate")) {
+            quote!(#path)
+        } else {
+            quote!(super::#path)
+        }
+    };
+    let mut tuner = quote!(::tile::autotune::Autotuner::new(#base, #hash, &DESCS));
+    if let Some(path) = &tune.prune {
+        let path = outer(path);
+        tuner = quote!(#tuner.with_prune(#path));
+    }
+    if let Some(path) = &tune.heuristic {
+        let path = outer(path);
+        tuner = quote!(#tuner.with_heuristic(#path));
+    }
+    let key: Vec<Tokens> = tune
+        .key
+        .iter()
+        .map(|k| {
+            let id = format_ident!("{}", k);
+            quote!(#id as i64)
+        })
+        .collect();
+    let n_key = key.len();
+    let call_args: Vec<Tokens> = passed.iter().map(|(id, _)| quote!(#id)).collect();
+    let scratch: Vec<Tokens> = passed
+        .iter()
+        .filter(|(_, w)| *w)
+        .map(|(id, _)| {
+            let s = format_ident!("__scratch_{}", id);
+            quote!(let mut #s = dev.scratch_copy(#id)?;)
+        })
+        .collect();
+    let bench_args: Vec<Tokens> = passed
+        .iter()
+        .map(|(id, w)| {
+            if *w {
+                let s = format_ident!("__scratch_{}", id);
+                quote!(&mut #s)
+            } else {
+                quote!(#id)
+            }
+        })
+        .collect();
+    let config_doc = format!(
+        "The configs `{base}` is compiled for, in order: {}.",
+        labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| format!("{i}: `{l}`"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    let key_doc = format!(
+        "Launches the kernel with the config the tuner picks for this launch's ({}): at the \
+         first launch with new values on a device, every config (or those `prune` keeps) is \
+         timed on copies of the buffers the kernel writes and the fastest kept, in memory and \
+         in the on-disk cache (`tile::autotune`); on the interpreter, config 0. `grid` gives \
+         the grid for a config.",
+        tune.key
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    quote! {
+        #(#docs)*
+        #[allow(non_snake_case, non_upper_case_globals, dead_code, clippy::all)]
+        #vis mod #mod_name {
+            #(#statics)*
+            /// Every compiled instance of the kernel, per config (and element type).
+            pub static KERNELS: [&::tile::KernelSpec; #n] = [#(#kernel_refs),*];
+            #common
+
+            /// One configuration: its constants, warps and stages (0: the compiler's choice).
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            pub struct Config {
+                #(#fields,)*
+                /// Warps per program.
+                pub num_warps: u32,
+                /// Pipeline stages (0: chosen by the compiler).
+                pub num_stages: u32,
+            }
+
+            #[doc = #config_doc]
+            pub const CONFIGS: [Config; #n_configs] = [#(#config_values),*];
+
+            static DESCS: [::tile::autotune::ConfigDesc; #n_configs] =
+                [#(::tile::autotune::ConfigDesc::new(#labels)),*];
+
+            /// The tuner: its decisions (`decisions()`), and deterministic mode.
+            pub static TUNER: ::tile::autotune::Autotuner = #tuner;
+
+            /// Loads every config's module for `dev` now.
+            pub fn preload(dev: &::tile::Device) -> ::core::result::Result<(), ::tile::Error> {
+                ::tile::preload(&[#(#preload_pairs),*], dev)
+            }
+
+            /// Launches the kernel with config `config` (an index into [`CONFIGS`]) over
+            /// `grid`, without tuning.
+            pub fn launch_config<#(#generics),*>(
+                dev: &::tile::Device,
+                config: usize,
+                grid: impl ::core::convert::Into<::tile::Grid>,
+                #(#wrapper_params),*
+            ) -> ::core::result::Result<(), ::tile::Error> {
+                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (config, #(#type_scrutinee,)*) {
+                    #(#arms,)*
+                    _ => {
+                        return ::core::result::Result::Err(::tile::Error::NoVariant {
+                            kernel: #base,
+                            msg: ::std::format!("no config {} (there are {})", config, #n_configs),
+                        });
+                    }
+                };
+                let extents: [::core::option::Option<::core::option::Option<i64>>; #n_ir] = [#(#extents),*];
+                let args = [#(#arg_exprs),*];
+                ::tile::launch(spec, cache, dev, grid.into(), args, &extents)
+            }
+
+            #[doc = #key_doc]
+            pub fn launch<#(#generics),*>(
+                dev: &::tile::Device,
+                grid: impl ::core::ops::Fn(&Config) -> ::tile::Grid,
+                #(#wrapper_params),*
+            ) -> ::core::result::Result<(), ::tile::Error> {
+                let key: [i64; #n_key] = [#(#key),*];
+                let config = TUNER.choose(dev, &key, |i| {
+                    #(#scratch)*
+                    ::tile::autotune::time_ms(dev, || {
+                        launch_config(dev, i, grid(&CONFIGS[i]), #(#bench_args),*)
+                    })
+                })?;
+                launch_config(dev, config, grid(&CONFIGS[config]), #(#call_args),*)
             }
         }
     }

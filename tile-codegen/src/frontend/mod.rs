@@ -72,6 +72,12 @@ pub struct Instance {
     pub consts: Vec<(String, i64)>,
     /// Element types.
     pub types: Vec<(String, DType)>,
+    /// For an autotuned kernel, the config's label (`BM = 128, num_warps = 4`).
+    pub config: Option<String>,
+    /// The config's warps and stages, where it sets them.
+    pub num_warps: Option<u32>,
+    /// See `num_warps`.
+    pub num_stages: Option<u32>,
 }
 
 /// Every combination of the kernel's constant values and element types (one combination when
@@ -80,6 +86,9 @@ pub fn instances(params: &[Param]) -> Vec<Instance> {
     let mut out = vec![Instance {
         consts: Vec::new(),
         types: Vec::new(),
+        config: None,
+        num_warps: None,
+        num_stages: None,
     }];
     for p in params {
         out = match &p.kind {
@@ -109,6 +118,106 @@ pub fn instances(params: &[Param]) -> Vec<Instance> {
     out
 }
 
+/// The instances of an autotuned kernel: one per config (times the element types of `Type`
+/// parameters), each with the config's constants. Every constant declared `Const` (no value)
+/// must be set by every config, and a config sets nothing else; the key names integer
+/// parameters.
+fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<Vec<Instance>> {
+    let open: Vec<&Param> = params
+        .iter()
+        .filter(|p| matches!(&p.kind, ParamDecl::Const(v) if v.is_empty()))
+        .collect();
+    for k in &tune.key {
+        let found = params.iter().find(|p| k == &p.name);
+        if !matches!(
+            found.map(|p| &p.kind),
+            Some(ParamDecl::Scalar(DType::I32 | DType::I64))
+        ) {
+            return Err(syn::Error::new_spanned(
+                k,
+                format!("`{k}` is not an `i32` or `i64` parameter: an autotuning key names integer parameters"),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    for (i, c) in tune.configs.iter().enumerate() {
+        for (name, _) in &c.consts {
+            if !open.iter().any(|p| name == &p.name) {
+                let what = if params.iter().any(|p| name == &p.name) {
+                    format!("`{name}` is not a `Const` without a value; declare it `{name}: Const` for the configs to set it")
+                } else {
+                    format!("this kernel has no parameter `{name}`")
+                };
+                return Err(syn::Error::new_spanned(name, what));
+            }
+        }
+        for p in &open {
+            if !c.consts.iter().any(|(n, _)| n == &p.name) {
+                return Err(syn::Error::new_spanned(
+                    &c.tokens,
+                    format!("config {i} gives no value for `{}`", p.name),
+                ));
+            }
+        }
+        for (j, earlier) in tune.configs[..i].iter().enumerate() {
+            if earlier.label() == c.label() {
+                return Err(syn::Error::new_spanned(
+                    &c.tokens,
+                    format!("config {i} is config {j} again"),
+                ));
+            }
+        }
+        // The declared constants in declaration order, the config's values for the open ones.
+        let consts: Vec<(String, i64)> = params
+            .iter()
+            .filter_map(|p| match &p.kind {
+                ParamDecl::Const(v) if v.is_empty() => c
+                    .consts
+                    .iter()
+                    .find(|(n, _)| n == &p.name)
+                    .map(|(_, v)| (p.name.clone(), *v)),
+                ParamDecl::Const(v) if v.len() == 1 => Some((p.name.clone(), v[0])),
+                _ => None,
+            })
+            .collect();
+        if params
+            .iter()
+            .any(|p| matches!(&p.kind, ParamDecl::Const(v) if v.len() > 1))
+        {
+            return Err(syn::Error::new(
+                tune.span,
+                "an autotuned kernel's constants take their values from the configs: declare \
+                 them `NAME: Const`, not `Const<{[..]}>`",
+            ));
+        }
+        let base = Instance {
+            consts,
+            types: Vec::new(),
+            config: Some(c.label()),
+            num_warps: c.num_warps,
+            num_stages: c.num_stages,
+        };
+        // Element types multiply the configs as they multiply constants.
+        let mut per = vec![base];
+        for p in params {
+            if let ParamDecl::Type(types) = &p.kind {
+                per = per
+                    .into_iter()
+                    .flat_map(|prefix| {
+                        types.iter().map(move |&t| {
+                            let mut next = prefix.clone();
+                            next.types.push((p.name.clone(), t));
+                            next
+                        })
+                    })
+                    .collect();
+            }
+        }
+        out.extend(per);
+    }
+    Ok(out)
+}
+
 /// At most this many specializations per kernel.
 pub const MAX_INSTANCES: usize = 64;
 
@@ -120,7 +229,25 @@ pub fn lower_kernel(
     fns: &FnTable,
 ) -> syn::Result<Vec<Kernel>> {
     let params = signature::parse_signature(&item.sig)?;
-    let instances = instances(&params);
+    let instances = match &opts.autotune {
+        Some(tune) => tuned_instances(&params, tune)?,
+        None => {
+            if let Some(p) = params
+                .iter()
+                .find(|p| matches!(&p.kind, ParamDecl::Const(v) if v.is_empty()))
+            {
+                return Err(syn::Error::new(
+                    p.span,
+                    format!(
+                        "`{}: Const` takes its value from `autotune(configs = [..])`; without \
+                         autotuning write `Const<N>` or `Const<{{[N1, N2]}}>`",
+                        p.name
+                    ),
+                ));
+            }
+            instances(&params)
+        }
+    };
     if instances.len() > MAX_INSTANCES {
         return Err(syn::Error::new_spanned(
             &item.sig.inputs,
@@ -133,7 +260,10 @@ pub fn lower_kernel(
     let multi = instances.len() > 1;
     let texts: Vec<String> = instances
         .iter()
-        .map(|i| instance_text(&params, &i.consts, &i.types))
+        .map(|i| match &i.config {
+            Some(c) => c.clone(),
+            None => instance_text(&params, &i.consts, &i.types),
+        })
         .collect();
     let lowered: Vec<syn::Result<Kernel>> = instances
         .into_iter()
@@ -170,7 +300,25 @@ fn lower_instance(
     inst: Instance,
     multi: bool,
 ) -> syn::Result<Kernel> {
-    let Instance { consts, types } = inst;
+    let Instance {
+        consts,
+        types,
+        config,
+        num_warps: config_warps,
+        num_stages: config_stages,
+    } = inst;
+    let opts = &KernelOptions {
+        num_warps: config_warps.or(opts.num_warps),
+        num_stages: config_stages.or(opts.num_stages),
+        elems_per_thread: if config_warps.is_some() {
+            None
+        } else {
+            opts.elems_per_thread
+        },
+        aligned_only: opts.aligned_only,
+        unit_only: opts.unit_only,
+        autotune: None,
+    };
     // The instance's element types in the buffers written `Ptr<T>`.
     let mut params = params.to_vec();
     for p in &mut params {
@@ -200,11 +348,27 @@ fn lower_instance(
         for (t, d) in &types {
             name.push_str(&format!("__{t}_{d}"));
         }
+        // Configs may differ in their warps and stages alone.
+        if config.is_some() {
+            if let Some(w) = config_warps {
+                name.push_str(&format!("__w{w}"));
+            }
+            if let Some(s) = config_stages {
+                name.push_str(&format!("__s{s}"));
+            }
+        }
     }
-    let instance = if multi {
-        instance_text(&params, &consts, &types)
-    } else {
-        String::new()
+    let instance = match &config {
+        Some(c) if multi => {
+            let t = instance_text(&params, &[], &types);
+            if t.is_empty() {
+                c.clone()
+            } else {
+                format!("{c}, {t}")
+            }
+        }
+        _ if multi => instance_text(&params, &consts, &types),
+        _ => String::new(),
     };
     let values: Vec<i64> = consts.iter().map(|(_, v)| *v).collect();
     let warps = opts.num_warps.unwrap_or(4);

@@ -74,6 +74,174 @@ pub struct KernelOptions {
     /// tiles fit the registers only when their copies are vectors (Triton's tutorial matmul at
     /// `128 × 256 × 64`, every stride an argument).
     pub unit_only: bool,
+    /// `autotune(configs = [...], key = [...])`: the configurations to compile and choose among
+    /// at launch.
+    pub autotune: Option<Autotune>,
+}
+
+/// `autotune(configs = [{ BM = 128, num_warps = 4, … }, …], key = [m, n], prune = f,
+/// heuristic = g)`: each config is compiled (an instance of the kernel), and the launch picks one
+/// per key by timing them (`tile::autotune`).
+#[derive(Clone, Debug)]
+pub struct Autotune {
+    /// The configurations, in order (the first is the interpreter's and the deterministic
+    /// mode's choice).
+    pub configs: Vec<TuneConfig>,
+    /// The integer parameters whose values key the choice.
+    pub key: Vec<syn::Ident>,
+    /// `fn(&[i64]) -> Vec<usize>`: the configs worth timing for a key.
+    pub prune: Option<syn::Path>,
+    /// `fn(&[i64]) -> usize`: picks a config for a key without timing.
+    pub heuristic: Option<syn::Path>,
+    /// The `autotune` keyword, for errors about the whole option.
+    pub span: Span,
+}
+
+/// One configuration of [`Autotune`].
+#[derive(Clone, Debug)]
+pub struct TuneConfig {
+    /// The value of each constant it sets.
+    pub consts: Vec<(syn::Ident, i64)>,
+    /// Its warps, if it sets them (else the kernel's `num_warps`).
+    pub num_warps: Option<u32>,
+    /// Its stages, if it sets them (else the kernel's `num_stages`).
+    pub num_stages: Option<u32>,
+    /// Its tokens (`{ … }`), for errors.
+    pub tokens: proc_macro2::TokenStream,
+}
+
+impl TuneConfig {
+    /// How messages and the cache name it: `BM = 128, BN = 64, num_warps = 4, num_stages = 3`.
+    pub fn label(&self) -> String {
+        let mut parts: Vec<String> = self
+            .consts
+            .iter()
+            .map(|(n, v)| format!("{n} = {v}"))
+            .collect();
+        if let Some(w) = self.num_warps {
+            parts.push(format!("num_warps = {w}"));
+        }
+        if let Some(s) = self.num_stages {
+            parts.push(format!("num_stages = {s}"));
+        }
+        parts.join(", ")
+    }
+}
+
+impl syn::parse::Parse for TuneConfig {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let tokens: proc_macro2::TokenStream =
+            quote::ToTokens::to_token_stream(&input.fork().parse::<proc_macro2::Group>()?);
+        let inner;
+        syn::braced!(inner in input);
+        let mut c = TuneConfig {
+            consts: Vec::new(),
+            num_warps: None,
+            num_stages: None,
+            tokens,
+        };
+        let items =
+            syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated(
+                &inner,
+            )?;
+        for item in items {
+            let Some(name) = item.path.get_ident().cloned() else {
+                return Err(syn::Error::new_spanned(
+                    &item.path,
+                    "expected a constant's name, `num_warps` or `num_stages`",
+                ));
+            };
+            let v = const_int(unblock(&item.value)).ok_or_else(|| {
+                syn::Error::new_spanned(&item.value, "expected an integer literal")
+            })?;
+            let dup = c.consts.iter().any(|(n, _)| *n == name)
+                || (name == "num_warps" && c.num_warps.is_some())
+                || (name == "num_stages" && c.num_stages.is_some());
+            if dup {
+                return Err(syn::Error::new_spanned(
+                    &name,
+                    format!("`{name}` is set twice in this config"),
+                ));
+            }
+            if name == "num_warps" {
+                let ok = u32::try_from(v)
+                    .ok()
+                    .filter(|w| (1..=32).contains(w) && w.is_power_of_two());
+                c.num_warps = Some(ok.ok_or_else(|| {
+                    syn::Error::new_spanned(&item.value, "`num_warps` must be 1, 2, 4, 8, 16 or 32")
+                })?);
+            } else if name == "num_stages" {
+                let ok = u32::try_from(v).ok().filter(|s| (1..=8).contains(s));
+                c.num_stages = Some(ok.ok_or_else(|| {
+                    syn::Error::new_spanned(
+                        &item.value,
+                        "`num_stages` must be 1 to 8 (1: no software pipelining)",
+                    )
+                })?);
+            } else {
+                c.consts.push((name, v));
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Parses the inside of `autotune(…)`.
+fn parse_autotune(
+    kw: &proc_macro2::Ident,
+    body: proc_macro2::TokenStream,
+) -> syn::Result<Autotune> {
+    use syn::parse::Parser;
+    let mut tune = Autotune {
+        configs: Vec::new(),
+        key: Vec::new(),
+        prune: None,
+        heuristic: None,
+        span: kw.span(),
+    };
+    let mut seen_configs = false;
+    let parser = |input: syn::parse::ParseStream| -> syn::Result<()> {
+        while !input.is_empty() {
+            let name: syn::Ident = input.parse()?;
+            input.parse::<syn::Token![=]>()?;
+            match name.to_string().as_str() {
+                "configs" => {
+                    let list;
+                    syn::bracketed!(list in input);
+                    let configs = syn::punctuated::Punctuated::<TuneConfig, syn::Token![,]>::parse_terminated(&list)?;
+                    tune.configs = configs.into_iter().collect();
+                    seen_configs = true;
+                }
+                "key" => {
+                    let list;
+                    syn::bracketed!(list in input);
+                    let key = syn::punctuated::Punctuated::<syn::Ident, syn::Token![,]>::parse_terminated(&list)?;
+                    tune.key = key.into_iter().collect();
+                }
+                "prune" => tune.prune = Some(input.parse()?),
+                "heuristic" => tune.heuristic = Some(input.parse()?),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &name,
+                        "`autotune` takes `configs = [{ … }, …]`, `key = [names]`, `prune = path` and `heuristic = path`",
+                    ))
+                }
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<syn::Token![,]>()?;
+        }
+        Ok(())
+    };
+    parser.parse2(body)?;
+    if !seen_configs || tune.configs.is_empty() {
+        return Err(syn::Error::new(
+            kw.span(),
+            "`autotune` needs `configs = [{ … }, …]` with at least one config",
+        ));
+    }
+    Ok(tune)
 }
 
 impl Default for KernelOptions {
@@ -84,6 +252,7 @@ impl Default for KernelOptions {
             num_stages: None,
             aligned_only: false,
             unit_only: false,
+            autotune: None,
         }
     }
 }
@@ -112,12 +281,17 @@ fn option_help(key: &str) -> &'static str {
 
 /// The options the attribute accepts, for the message about an unknown one.
 const OPTIONS_HELP: &str =
-    "the accepted options are `num_warps = N`, `num_stages = S` and `specialize = aligned`";
+    "the accepted options are `num_warps = N`, `num_stages = S`, `specialize = aligned` and `autotune(configs = [..], key = [..])`";
 
 /// One `name = value` of the attribute, its value parsed.
-struct OptionItem {
-    key: proc_macro2::Ident,
-    value: Expr,
+enum OptionItem {
+    /// `name = value`.
+    Value {
+        key: proc_macro2::Ident,
+        value: Expr,
+    },
+    /// `autotune(…)`.
+    Autotune(Autotune),
 }
 
 /// Splits the attribute's tokens into `name = value` items at their top-level commas (a trailing
@@ -166,6 +340,20 @@ fn option_items(args: proc_macro2::TokenStream) -> Vec<syn::Result<OptionItem>> 
             }
         };
         let name = key.to_string();
+        if name == "autotune" {
+            out.push(match (it.next(), it.next()) {
+                (Some(TokenTree::Group(g)), None)
+                    if g.delimiter() == proc_macro2::Delimiter::Parenthesis =>
+                {
+                    parse_autotune(&key, g.stream()).map(OptionItem::Autotune)
+                }
+                _ => Err(syn::Error::new(
+                    key.span(),
+                    "write `autotune(configs = [{ … }, …], key = [names])`",
+                )),
+            });
+            continue;
+        }
         if !matches!(name.as_str(), "num_warps" | "num_stages" | "specialize") {
             out.push(Err(syn::Error::new(
                 key.span(),
@@ -202,7 +390,7 @@ fn option_items(args: proc_macro2::TokenStream) -> Vec<syn::Result<OptionItem>> 
             continue;
         }
         match syn::parse2::<Expr>(value.clone()) {
-            Ok(value) => out.push(Ok(OptionItem { key, value })),
+            Ok(value) => out.push(Ok(OptionItem::Value { key, value })),
             Err(_) => out.push(Err(syn::Error::new_spanned(value, option_help(&name)))),
         }
     }
@@ -227,7 +415,16 @@ pub fn parse_options(args: proc_macro2::TokenStream) -> syn::Result<KernelOption
 
 /// Checks one option's value and sets it in `opts`.
 fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
-    let OptionItem { key, mut value } = item;
+    let (key, mut value) = match item {
+        OptionItem::Value { key, value } => (key, value),
+        OptionItem::Autotune(t) => {
+            if opts.autotune.is_some() {
+                return Err(syn::Error::new(t.span, "`autotune` is given twice"));
+            }
+            opts.autotune = Some(t);
+            return Ok(());
+        }
+    };
     // A literal passed through a `macro_rules!` fragment arrives wrapped in a group.
     while let Expr::Group(g) = value {
         value = *g.expr;
@@ -564,6 +761,10 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
                 }
             }
             Ok(ParamDecl::Type(types))
+        }
+        // `BM: Const`: the value comes from `autotune`'s configs (checked by `lower_kernel`).
+        "Const" if args.is_empty() && matches!(seg.arguments, PathArguments::None) => {
+            Ok(ParamDecl::Const(Vec::new()))
         }
         "Const" => {
             let [GenericArgument::Const(e)] = args.as_slice() else {

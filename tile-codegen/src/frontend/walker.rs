@@ -53,7 +53,10 @@ pub fn lower_body(
     for p in params {
         match &p.kind {
             ParamDecl::Const(values) => {
-                let c = consts.get(const_index).copied().unwrap_or(values[0]);
+                let c = consts
+                    .get(const_index)
+                    .copied()
+                    .unwrap_or_else(|| values.first().copied().unwrap_or(0));
                 const_index += 1;
                 scope.insert(p.name.clone(), Val::Int(c));
             }

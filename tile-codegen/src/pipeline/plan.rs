@@ -37,9 +37,11 @@ pub(super) fn plan_all(
         .collect();
     // A panic in a pass or an analysis (a state the verifier rules out, met anyway) is a bug in
     // tile: an internal error of this instance, not a crash of the build.
+    // The options hold spans (`autotune`), which never leave the macro's thread.
+    let (aligned_only, unit_only) = (opts.aligned_only, opts.unit_only);
     parallel_map(&instances, |&(name, ir)| {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            plan_instance(name, ir, dump, opts.aligned_only, opts.unit_only)
+            plan_instance(name, ir, dump, aligned_only, unit_only)
         }))
         .unwrap_or_else(|payload| {
             Err(InstanceError::Internal(Failure::from(format!(

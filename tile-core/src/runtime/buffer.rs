@@ -121,6 +121,40 @@ impl Device {
         }
     }
 
+    /// A new buffer holding a copy of `src` (queued on this device's stream): what autotuning
+    /// times a kernel on where the kernel writes `src`, so that timing never changes the
+    /// caller's data (Triton's `restore_value`). On the interpreter, which never times, a buffer
+    /// of zeros of the same length.
+    pub fn scratch_copy<T: Element>(
+        &self,
+        src: &mut (impl TensorMut<T> + ?Sized),
+    ) -> Result<Buffer<T>, Error> {
+        let arg = src.tile_arg_mut(self)?;
+        let len = arg.len();
+        match (self, &arg.0) {
+            (Device::Cuda(c), Memory::Device { ptr, .. }) => {
+                c.refuse_while_recording("autotuning")?;
+                let mut dst: CudaSlice<T> = driver("allocating", c.stream.alloc_zeros(len))?;
+                let (dst_ptr, sync) = dst.device_ptr_mut(&c.stream);
+                // SAFETY: both pointers address `len` elements of `T` allocated in this context
+                // (the source checked by `tile_arg_mut`, which keeps it borrowed until `arg` is
+                // dropped), and the copy is ordered on the stream both are used on.
+                let copied = unsafe {
+                    cudarc::driver::result::memcpy_dtod_async(
+                        dst_ptr,
+                        *ptr,
+                        len * std::mem::size_of::<T>(),
+                        c.stream.cu_stream(),
+                    )
+                };
+                drop(sync);
+                driver("copying on the device", copied)?;
+                Ok(Buffer::Cuda(dst))
+            }
+            _ => Ok(Buffer::Host(vec![T::default(); len])),
+        }
+    }
+
     /// Copies a buffer back to the host (waits for the work queued before it).
     pub fn download<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>, Error> {
         match (self, buf) {
