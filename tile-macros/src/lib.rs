@@ -290,7 +290,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
     let mut extents = Vec::new();
     let mut chosen = Vec::new(); // multi-valued constants: (ident, name, values)
     let mut type_params = Vec::new(); // element-type parameters: (ident, name, types)
-    let mut passed = Vec::new(); // buffers and scalars as passed on: (ident, written buffer)
+    let mut passed = Vec::new(); // the wrapper's parameters in order: (ident, written buffer)
     let mut ir_index = 0;
     for p in &first.params {
         let pname = &p.name;
@@ -340,6 +340,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
                 extents.push(quote!(::core::option::Option::None));
             }
             ParamDecl::Const(values) if values.len() > 1 => {
+                passed.push((id.clone(), false));
                 wrapper_params.push(quote!(#id: i32));
                 chosen.push((id, p.name.clone(), values.clone()));
             }
@@ -397,6 +398,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
             arg_exprs: &arg_exprs,
             extents: &extents,
             type_params: &type_params,
+            chosen: &chosen,
             passed: &passed,
             common: &common,
             docs: &docs,
@@ -597,6 +599,7 @@ struct TunedParts<'a> {
     arg_exprs: &'a [Tokens],
     extents: &'a [Tokens],
     type_params: &'a [(syn::Ident, String, Vec<DType>)],
+    chosen: &'a [(syn::Ident, String, Vec<i64>)],
     passed: &'a [(syn::Ident, bool)],
     common: &'a Tokens,
     docs: &'a [&'a syn::Attribute],
@@ -615,6 +618,7 @@ fn tuned_module(p: TunedParts) -> Tokens {
         arg_exprs,
         extents,
         type_params,
+        chosen,
         passed,
         common,
         docs,
@@ -655,10 +659,12 @@ fn tuned_module(p: TunedParts) -> Tokens {
         .iter()
         .map(|(id, _, _)| quote!(#id: ::tile::Element))
         .collect();
-    let type_scrutinee: Vec<Tokens> = type_params
-        .iter()
-        .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE))
-        .collect();
+    let mut type_scrutinee: Vec<Tokens> = chosen.iter().map(|(id, _, _)| quote!(#id)).collect();
+    type_scrutinee.extend(
+        type_params
+            .iter()
+            .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE)),
+    );
     let arms: Vec<Tokens> = instances
         .iter()
         .enumerate()
@@ -666,6 +672,15 @@ fn tuned_module(p: TunedParts) -> Tokens {
             let k = format_ident!("__KERNEL_{}", i);
             let cache = format_ident!("__CACHE_{}", i);
             let config = i / per_config;
+            let values = chosen.iter().map(|(_, name, _)| {
+                let v = c
+                    .kernel
+                    .consts
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(0, |(_, v)| *v) as i32;
+                quote!(#v)
+            });
             let types = type_params.iter().map(|(_, name, _)| {
                 let d = c
                     .kernel
@@ -675,7 +690,7 @@ fn tuned_module(p: TunedParts) -> Tokens {
                     .map_or(DType::F32, |(_, d)| *d);
                 dtype_path(d)
             });
-            quote!((#config, #(#types,)*) => (&#k, &#cache))
+            quote!((#config, #(#values,)* #(#types,)*) => (&#k, &#cache))
         })
         .collect();
     // The configs as values the grid function reads.

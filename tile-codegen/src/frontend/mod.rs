@@ -180,16 +180,6 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
                 _ => None,
             })
             .collect();
-        if params
-            .iter()
-            .any(|p| matches!(&p.kind, ParamDecl::Const(v) if v.len() > 1))
-        {
-            return Err(syn::Error::new(
-                tune.span,
-                "an autotuned kernel's constants take their values from the configs: declare \
-                 them `NAME: Const`, not `Const<{[..]}>`",
-            ));
-        }
         let base = Instance {
             consts,
             types: Vec::new(),
@@ -197,9 +187,24 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
             num_warps: c.num_warps,
             num_stages: c.num_stages,
         };
-        // Element types multiply the configs as they multiply constants.
+        // Constants with several values (chosen by the caller at launch) and element types
+        // multiply the configs as they multiply each other.
         let mut per = vec![base];
         for p in params {
+            if let ParamDecl::Const(values) = &p.kind {
+                if values.len() > 1 {
+                    per = per
+                        .into_iter()
+                        .flat_map(|prefix| {
+                            values.iter().map(move |&v| {
+                                let mut next = prefix.clone();
+                                next.consts.push((p.name.clone(), v));
+                                next
+                            })
+                        })
+                        .collect();
+                }
+            }
             if let ParamDecl::Type(types) = &p.kind {
                 per = per
                     .into_iter()
@@ -212,6 +217,11 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
                     })
                     .collect();
             }
+        }
+        // In declaration order, as the lowering binds them.
+        for inst in &mut per {
+            inst.consts
+                .sort_by_key(|(n, _)| params.iter().position(|p| &p.name == n));
         }
         out.extend(per);
     }
@@ -360,7 +370,7 @@ fn lower_instance(
     }
     let instance = match &config {
         Some(c) if multi => {
-            let t = instance_text(&params, &[], &types);
+            let t = instance_text(&params, &consts, &types);
             if t.is_empty() {
                 c.clone()
             } else {
