@@ -155,6 +155,8 @@ pub mod guide {
     pub struct Language;
     #[doc = include_str!("../docs/guide/functions.md")]
     pub struct Functions;
+    #[doc = include_str!("../docs/guide/autotuning.md")]
+    pub struct Autotuning;
     #[doc = include_str!("../docs/guide/debugging.md")]
     pub struct Debugging;
     #[doc = include_str!("../docs/guide/performance.md")]
