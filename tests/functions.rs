@@ -376,3 +376,37 @@ fn autotuned_kernel_runs_config_zero_on_the_interpreter() {
     let e = tuned_axpy::launch_config(&dev, 3, Grid::x(1), &xb, &mut yb, n as i32, 2.0);
     assert!(e.is_err());
 }
+
+/// `tile_fnlib`'s functions called from this crate's kernel (a second crate's tile functions).
+#[tile_kernel]
+fn across_crates(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = tile_fnlib::scale_shift(load(x + offs, m), 3.0, -1.0);
+    store(y + offs, tile_fnlib::clamp_to(v, 4), m);
+}
+
+#[test]
+fn functions_of_another_crate() {
+    let dev = Device::interpreter();
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 / 50.0 - 1.0).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.zeros::<f32>(n).unwrap();
+    across_crates::launch(&dev, Grid::x(cdiv(n, 128)), &xb, &mut yb, n as i32).unwrap();
+    let y = dev.download(&yb).unwrap();
+    for i in 0..n {
+        assert_eq!(y[i], (x[i] * 3.0 - 1.0).clamp(0.0, 4.0));
+    }
+    // The library's own kernels, which share its functions.
+    for (i, spec) in tile_fnlib::all().iter().enumerate() {
+        assert_eq!(spec.rust_name, format!("k{i}"));
+    }
+    let mut yb = dev.zeros::<f32>(n).unwrap();
+    tile_fnlib::k1::launch(&dev, Grid::x(cdiv(n, 512)), &xb, &mut yb, n as i32).unwrap();
+    let y = dev.download(&yb).unwrap();
+    for i in 0..n {
+        let v = (x[i] * 2.0).clamp(0.0, 1.0).clamp(0.0, 2.0);
+        assert_eq!(y[i], v * 2.0 + 1.0);
+    }
+}
