@@ -35,7 +35,21 @@ fn gemm_block(
     let cols = pn * BN + arange(0, BN);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(zeros([BM, BN]), a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 0);
+    let acc = matmul_acc(
+        zeros([BM, BN]),
+        a,
+        k,
+        b,
+        n,
+        rows,
+        cols,
+        row_ok,
+        col_ok,
+        0,
+        k,
+        BK,
+        0,
+    );
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc as O,
@@ -116,7 +130,21 @@ pub fn gemm_tf32(
     let cols = program_id(1) * BN + arange(0, BN);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(zeros([BM, BN]), a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 1);
+    let acc = matmul_acc(
+        zeros([BM, BN]),
+        a,
+        k,
+        b,
+        n,
+        rows,
+        cols,
+        row_ok,
+        col_ok,
+        0,
+        k,
+        BK,
+        1,
+    );
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,
@@ -153,7 +181,21 @@ pub fn gemm_splitk(
     let col_ok = (cols < n).expand_dims(0);
     let lo = s * kslice;
     let hi = min(lo + kslice, k);
-    let acc = matmul_acc(zeros([BM, BN]), a, k, b, n, rows, cols, row_ok, col_ok, lo, hi, BK, 0);
+    let acc = matmul_acc(
+        zeros([BM, BN]),
+        a,
+        k,
+        b,
+        n,
+        rows,
+        cols,
+        row_ok,
+        col_ok,
+        lo,
+        hi,
+        BK,
+        0,
+    );
     store(
         part + s * m * n + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,

@@ -57,11 +57,26 @@ fn gemm_bias_act_block(
     let cols = pn * BN + arange(0, BN);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(zeros([BM, BN]), a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 0);
+    let acc = matmul_acc(
+        zeros([BM, BN]),
+        a,
+        k,
+        b,
+        n,
+        rows,
+        cols,
+        row_ok,
+        col_ok,
+        0,
+        k,
+        BK,
+        0,
+    );
     let v = acc + (load(bias + cols, cols < n) as f32).expand_dims(0);
+    let y = act(v, ACT);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
-        act(v, ACT) as T,
+        y as T,
         row_ok & col_ok,
     );
 }
@@ -142,7 +157,8 @@ pub fn bias_act(
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < m * n;
     let v = load(x + offs, mask) as f32 + load(bias + offs % n, mask) as f32;
-    store(out + offs, act(v, ACT) as T, mask);
+    let y = act(v, ACT);
+    store(out + offs, y as T, mask);
 }
 
 /// The activation `act` (an `ACT` value) in f64.

@@ -65,7 +65,9 @@ fn softmax_regression_block(
     let row_ok = (rows < batch).expand_dims(1);
     let col_ok = (cols < classes).expand_dims(0);
     let zero = zeros([BM, BN]);
-    let acc = matmul_acc(zero, x, dim, w, ldw, rows, cols, row_ok, col_ok, 0, dim, BK, 0);
+    let acc = matmul_acc(
+        zero, x, dim, w, ldw, rows, cols, row_ok, col_ok, 0, dim, BK, 0,
+    );
     let z = select(col_ok, acc, f32::NEG_INFINITY);
     let m = z.max(1);
     // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.

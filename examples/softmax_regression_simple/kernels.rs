@@ -29,7 +29,9 @@ pub fn softmax_regression(
     let row_ok = (rows < batch).expand_dims(1);
     let cls_ok = (cls < classes).expand_dims(0);
     let zero = zeros([BM, BC]);
-    let logits = matmul_acc(zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0);
+    let logits = matmul_acc(
+        zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0,
+    );
     let z = select(cls_ok, logits, f32::NEG_INFINITY);
     let e = (z - z.max(1).expand_dims(1)).exp();
     let p = e / e.sum(1).expand_dims(1);
@@ -59,7 +61,9 @@ pub fn matmul(
     let row_ok = (rows < batch).expand_dims(1);
     let cls_ok = (cls < classes).expand_dims(0);
     let zero = zeros([BM, BC]);
-    let acc = matmul_acc(zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0);
+    let acc = matmul_acc(
+        zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0,
+    );
     store(
         logits + rows.expand_dims(1) * classes + cls.expand_dims(0),
         acc,
