@@ -14,8 +14,33 @@
 use tile::prelude::*;
 use tile::stdlib::{grouped_pid, matmul_acc};
 
-/// The body of [`gemm`] and [`gemm_wide`]: the `BM × BN` block of `c` that program
-/// `program_id(0)` computes in grouped order, `dot` over `BK`-wide slices of `k`.
+/// The `BM × BN` accumulator of `a @ b` (`m × k` and `k × n`, row-major) for the block that
+/// program `program_id(0)` computes in grouped order (`GM` row blocks column by column), with
+/// the block's rows, columns and their masks: `(acc, rows, cols, row_ok, col_ok)`. The GEMM
+/// part of [`gemm`], [`gemm_wide`] and the `gemm_bias_act` example's kernels.
+#[tile_fn]
+pub fn gemm_acc(
+    a: Tile,
+    b: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) -> (Tile, Tile, Tile, Tile, Tile) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 0);
+    (acc, rows, cols, row_ok, col_ok)
+}
+
+/// The body of [`gemm`] and [`gemm_wide`]: `c`'s block of [`gemm_acc`], written as `O`.
 #[tile_fn]
 fn gemm_block(
     a: Tile,
@@ -30,26 +55,7 @@ fn gemm_block(
     BK: Const,
     GM: Const,
 ) {
-    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
-    let row_ok = (rows < m).expand_dims(1);
-    let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(
-        zeros([BM, BN]),
-        a,
-        k,
-        b,
-        n,
-        rows,
-        cols,
-        row_ok,
-        col_ok,
-        0,
-        k,
-        BK,
-        0,
-    );
+    let (acc, rows, cols, row_ok, col_ok) = gemm_acc(a, b, m, n, k, BM, BN, BK, GM);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc as O,
@@ -130,21 +136,8 @@ pub fn gemm_tf32(
     let cols = program_id(1) * BN + arange(0, BN);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(
-        zeros([BM, BN]),
-        a,
-        k,
-        b,
-        n,
-        rows,
-        cols,
-        row_ok,
-        col_ok,
-        0,
-        k,
-        BK,
-        1,
-    );
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 1);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,
@@ -181,21 +174,8 @@ pub fn gemm_splitk(
     let col_ok = (cols < n).expand_dims(0);
     let lo = s * kslice;
     let hi = min(lo + kslice, k);
-    let acc = matmul_acc(
-        zeros([BM, BN]),
-        a,
-        k,
-        b,
-        n,
-        rows,
-        cols,
-        row_ok,
-        col_ok,
-        lo,
-        hi,
-        BK,
-        0,
-    );
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, lo, hi, BK, 0);
     store(
         part + s * m * n + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,

@@ -17,7 +17,9 @@
 //! the accumulator; the result is rounded once to the input type.
 
 use tile::prelude::*;
-use tile::stdlib::{gelu_tanh, grouped_pid, matmul_acc};
+use tile::stdlib::gelu_tanh;
+
+use crate::gemm::kernels::gemm_acc;
 
 /// The activation `ACT` of `v`: 0 ReLU, 1 GELU (erf), 2 GELU (tanh approximation).
 #[tile_fn]
@@ -33,9 +35,9 @@ fn act(v: Tile, ACT: Const) -> Tile {
     y
 }
 
-/// The body of [`gemm_bias_act`] and [`gemm_bias_act_wide`]: the `BM × BN` block of `c` that
-/// program `program_id(0)` computes in grouped order (with `GM = 1`, plain row-major order),
-/// its bias and activation applied to the accumulator.
+/// The body of [`gemm_bias_act`] and [`gemm_bias_act_wide`]: the `gemm` example's block of
+/// `a @ b` (in grouped order; with `GM = 1`, plain row-major order), its bias and activation
+/// applied to the accumulator.
 #[tile_fn]
 fn gemm_bias_act_block(
     a: Tile,
@@ -52,26 +54,7 @@ fn gemm_bias_act_block(
     BK: Const,
     GM: Const,
 ) {
-    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
-    let row_ok = (rows < m).expand_dims(1);
-    let col_ok = (cols < n).expand_dims(0);
-    let acc = matmul_acc(
-        zeros([BM, BN]),
-        a,
-        k,
-        b,
-        n,
-        rows,
-        cols,
-        row_ok,
-        col_ok,
-        0,
-        k,
-        BK,
-        0,
-    );
+    let (acc, rows, cols, row_ok, col_ok) = gemm_acc(a, b, m, n, k, BM, BN, BK, GM);
     let v = acc + (load(bias + cols, cols < n) as f32).expand_dims(0);
     let y = act(v, ACT);
     store(
