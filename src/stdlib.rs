@@ -31,12 +31,7 @@ use crate::tile_fn;
 /// `size_i`. (Triton's `tl.swizzle2d`.)
 #[tile_fn]
 pub fn swizzle2d(i: Tile, j: Tile, size_i: Tile, size_j: Tile, size_g: Tile) -> (Tile, Tile) {
-    let linear = i * size_j + j;
-    let per_group = size_g * size_j;
-    let first_row = linear / per_group * size_g;
-    let rows = min(size_i - first_row, size_g);
-    let within = linear % per_group;
-    (first_row + within % rows, within / rows)
+    grouped_order(i * size_j + j, size_i, size_j, size_g)
 }
 
 /// The output tile `(pid_m, pid_n)` that program `pid` of a 1-D grid computes, for an `m × n`
@@ -44,8 +39,93 @@ pub fn swizzle2d(i: Tile, j: Tile, size_i: Tile, size_j: Tile, size_g: Tile) -> 
 /// ([`swizzle2d`]'s order). Launch `cdiv(m, BM) · cdiv(n, BN)` programs.
 #[tile_fn]
 pub fn grouped_pid(pid: i32, m: i32, n: i32, BM: Const, BN: Const, GROUP: Const) -> (Tile, Tile) {
-    let tiles_n = cdiv(n, BN);
-    swizzle2d(pid / tiles_n, pid % tiles_n, cdiv(m, BM), tiles_n, GROUP)
+    grouped_order(pid, cdiv(m, BM), cdiv(n, BN), GROUP)
+}
+
+/// [`grouped_pid`] for a grid of `tiles_m × tiles_n` output tiles counted by the caller:
+/// program `pid` (`0 ≤ pid < tiles_m · tiles_n`) computes tile `(pid_m, pid_n)`, the tiles
+/// visited in groups of `group` tile rows, column by column within a group (the last group
+/// shorter when `group` does not divide `tiles_m`).
+#[tile_fn]
+pub fn grouped_order(pid: Tile, tiles_m: Tile, tiles_n: Tile, group: Tile) -> (Tile, Tile) {
+    let width = group * tiles_n;
+    let first_m = (pid / width) * group;
+    let group_m = min(tiles_m - first_m, group);
+    (first_m + (pid % width) % group_m, (pid % width) / group_m)
+}
+
+/// The `K` loop of a matrix product: `acc + A[rows, lo..hi] · B[lo..hi, cols]`, by `dot` over
+/// `BK`-wide slices of `lo..hi`. `A` is row-major from `a` with rows `lda` elements apart, `B`
+/// row-major from `b` with rows `ldb` apart; `rows` (`BM`) and `cols` (`BN`) are 1-D tiles of
+/// the row and column indices the caller computes, `row_ok` (`BM × 1`) and `col_ok` (`1 × BN`)
+/// the masks of its ragged edges, which the caller's store takes too. Elements past `hi` (the
+/// last slice's ragged end) and outside the masks load as 0 and add nothing. `acc` is the
+/// `BM × BN` accumulator to add to (`zeros([BM, BN])`, f32); the result has its type.
+///
+/// The operands' type picks the `dot`: f16/bf16 tiles run on tensor cores (their slices
+/// through the `cp.async` ring of `pipeline-dot`); f32 tiles in f32, or on tf32 tensor cores
+/// with `TF32 = 1` (`precision = tf32`).
+///
+/// ```
+/// use tile::prelude::*;
+/// use tile::stdlib::matmul_acc;
+///
+/// #[tile_kernel]
+/// fn matmul(
+///     a: Ptr<f16, { m * k }>, b: Ptr<f16, { k * n }>, c: Ptr<f32, { m * n }>,
+///     m: i32, n: i32, k: i32, BM: Const<64>, BN: Const<64>, BK: Const<32>,
+/// ) {
+///     let rows = program_id(0) * BM + arange(0, BM);
+///     let cols = program_id(1) * BN + arange(0, BN);
+///     let row_ok = (rows < m).expand_dims(1);
+///     let col_ok = (cols < n).expand_dims(0);
+///     let acc = matmul_acc(zeros([BM, BN]), a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 0);
+///     store(c + rows.expand_dims(1) * n + cols.expand_dims(0), acc, row_ok & col_ok);
+/// }
+/// # fn main() {}
+/// ```
+#[tile_fn]
+pub fn matmul_acc(
+    acc: Tile,
+    a: Tile,
+    lda: i32,
+    b: Tile,
+    ldb: i32,
+    rows: Tile,
+    cols: Tile,
+    row_ok: Tile,
+    col_ok: Tile,
+    lo: i32,
+    hi: i32,
+    BK: Const,
+    TF32: Const,
+) -> Tile {
+    let ks = arange(0, BK);
+    let mut acc = acc;
+    for k0 in (lo..hi).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * lda + kk.expand_dims(0),
+            row_ok & (kk < hi).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * ldb + cols.expand_dims(0),
+            (kk < hi).expand_dims(1) & col_ok,
+        );
+        if TF32 == 1 {
+            acc = dot(at, bt, acc, precision = tf32);
+        } else {
+            acc = dot(at, bt, acc);
+        }
+    }
+    acc
+}
+
+/// GELU's tanh approximation, `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`, element-wise
+/// (the exact, erf form is the builtin `gelu`).
+#[tile_fn]
+pub fn gelu_tanh(x: Tile) -> Tile {
+    0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 }
 
 /// `x · sigmoid(x)`, the SiLU (swish) activation, element-wise.

@@ -1,11 +1,13 @@
 //! Kernels made of tile functions (`#[tile_fn]`), on the interpreter against Rust references:
 //! the standard library (`tile::stdlib`, a second crate's functions), functions of this crate in
 //! another module, tuples of results, `Const` and `Type` parameters, loops and stores inside a
-//! function, nested calls, and one function instantiated at two ranks.
+//! function, nested calls, one function instantiated at two ranks, and the standard library's
+//! `K` loop (`matmul_acc`) on ragged shapes.
 
 use tile::prelude::*;
 use tile::stdlib::{
-    dropout, grouped_pid, log_softmax, online_softmax_update, silu, softmax, zeros_like,
+    dropout, gelu_tanh, grouped_order, grouped_pid, log_softmax, matmul_acc, online_softmax_update,
+    silu, softmax, swizzle2d, zeros_like,
 };
 use tile_tests::Rng;
 
@@ -254,13 +256,21 @@ fn stdlib_online_softmax() {
     }
 }
 
-/// Each program writes the output tile it computes in grouped order.
+/// Each program writes the output tile it computes in grouped order, by `grouped_pid`, by
+/// `grouped_order` over the counted grid and by `swizzle2d` of its row-major place.
 #[tile_kernel]
-fn grouped_order(out: Ptr<i32, { 2 * programs }>, programs: i32, m: i32, n: i32) {
+fn grouped_kernel(out: Ptr<i32, { 6 * programs }>, programs: i32, m: i32, n: i32) {
     let pid = program_id(0);
     let (pid_m, pid_n) = grouped_pid(pid, m, n, 16, 32, 3);
     store(out + 2 * pid, pid_m);
     store(out + 2 * pid + 1, pid_n);
+    let tiles_n = cdiv(n, 32);
+    let (gm, gn) = grouped_order(pid, cdiv(m, 16), tiles_n, 3);
+    store(out + 2 * programs + 2 * pid, gm);
+    store(out + 2 * programs + 2 * pid + 1, gn);
+    let (sm, sn) = swizzle2d(pid / tiles_n, pid % tiles_n, cdiv(m, 16), tiles_n, 3);
+    store(out + 4 * programs + 2 * pid, sm);
+    store(out + 4 * programs + 2 * pid + 1, sn);
 }
 
 #[test]
@@ -269,8 +279,8 @@ fn stdlib_grouped_order() {
     for (m, n) in [(16usize, 32usize), (100, 70), (160, 320), (17, 1000)] {
         let (tm, tn) = (m.div_ceil(16), n.div_ceil(32));
         let programs = tm * tn;
-        let mut out = dev.zeros::<i32>(2 * programs).unwrap();
-        grouped_order::launch(
+        let mut out = dev.zeros::<i32>(6 * programs).unwrap();
+        grouped_kernel::launch(
             &dev,
             Grid::x(programs as u32),
             &mut out,
@@ -290,7 +300,10 @@ fn stdlib_grouped_order() {
                 }
             }
         }
-        assert_eq!(out, want, "{m}×{n}");
+        let p2 = 2 * programs;
+        assert_eq!(out[..p2], want, "grouped_pid {m}×{n}");
+        assert_eq!(out[p2..2 * p2], want, "grouped_order {m}×{n}");
+        assert_eq!(out[2 * p2..], want, "swizzle2d {m}×{n}");
     }
 }
 
@@ -408,5 +421,118 @@ fn functions_of_another_crate() {
     for i in 0..n {
         let v = (x[i] * 2.0).clamp(0.0, 1.0).clamp(0.0, 2.0);
         assert_eq!(y[i], v * 2.0 + 1.0);
+    }
+}
+
+/// `c = 1 + a[rows, lo..hi] · b[lo..hi, cols]` in f32 and `a[rows, lo..hi] · b[lo..hi, cols]`
+/// on tf32 (`matmul_acc` with `TF32` 0 and 1), `a` and `b` with padded rows.
+#[tile_kernel]
+#[allow(clippy::too_many_arguments)]
+fn k_loop(
+    a: Ptr<f32, { m * lda }>,
+    b: Ptr<f32, { k * ldb }>,
+    c: Ptr<f32, { 2 * m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    lda: i32,
+    ldb: i32,
+    lo: i32,
+    hi: i32,
+    BM: Const<16>,
+    BN: Const<16>,
+    BK: Const<16>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let ones = zeros([BM, BN]) + 1.0;
+    let exact = matmul_acc(
+        ones, a, lda, b, ldb, rows, cols, row_ok, col_ok, lo, hi, BK, 0,
+    );
+    let zero = zeros([BM, BN]);
+    let tf32 = matmul_acc(
+        zero, a, lda, b, ldb, rows, cols, row_ok, col_ok, lo, hi, BK, 1,
+    );
+    let offs = rows.expand_dims(1) * n + cols.expand_dims(0);
+    store(c + offs, exact, row_ok & col_ok);
+    store(c + m * n + offs, tf32, row_ok & col_ok);
+}
+
+#[test]
+fn stdlib_matmul_acc() {
+    let dev = Device::interpreter();
+    let mut rng = Rng(5);
+    // (m, n, k, lo, hi): whole tiles, ragged rows, columns and `k`, a slice of `k` starting
+    // and ending inside a step, an empty slice.
+    for (m, n, k, lo, hi) in [
+        (16usize, 16usize, 32usize, 0usize, 32usize),
+        (21, 37, 45, 0, 45),
+        (5, 3, 70, 13, 61),
+        (18, 17, 20, 20, 20),
+    ] {
+        let (lda, ldb) = (k + 3, n + 5);
+        let a: Vec<f32> = (0..m * lda).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let b: Vec<f32> = (0..k * ldb).map(|_| rng.f32() * 2.0 - 1.0).collect();
+        let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        let mut cb = dev.zeros::<f32>(2 * m * n).unwrap();
+        let g = Grid::xy(cdiv(m, 16), cdiv(n, 16));
+        let s = |v: usize| v as i32;
+        k_loop::launch(
+            &dev,
+            g,
+            &ab,
+            &bb,
+            &mut cb,
+            s(m),
+            s(n),
+            s(k),
+            s(lda),
+            s(ldb),
+            s(lo),
+            s(hi),
+        )
+        .unwrap();
+        let c = dev.download(&cb).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let terms = (lo..hi).map(|p| a[i * lda + p] as f64 * b[p * ldb + j] as f64);
+                let want: f64 = terms.clone().sum();
+                let scale: f64 = terms.map(f64::abs).sum::<f64>() + 1.0;
+                let exact = c[i * n + j] as f64;
+                let tf32 = c[m * n + i * n + j] as f64;
+                let what = format!("{m}×{n}×{k} [{lo}, {hi}) at ({i}, {j})");
+                assert!((exact - 1.0 - want).abs() <= 1e-5 * scale, "f32 {what}");
+                assert!((tf32 - want).abs() <= 2e-3 * scale, "tf32 {what}");
+            }
+        }
+    }
+}
+
+#[tile_kernel]
+fn gelu_tanh_kernel(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(y + offs, gelu_tanh(load(x + offs, mask)), mask);
+}
+
+#[test]
+fn stdlib_gelu_tanh() {
+    let dev = Device::interpreter();
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.05 - 7.5).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.zeros::<f32>(n).unwrap();
+    gelu_tanh_kernel::launch(&dev, Grid::x(cdiv(n, 128)), &xb, &mut yb, n as i32).unwrap();
+    let y = dev.download(&yb).unwrap();
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    for (&v, &got) in x.iter().zip(&y) {
+        let v = v as f64;
+        let want = 0.5 * v * (1.0 + (c * (v + 0.044715 * v * v * v)).tanh());
+        assert!(
+            (got as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "{v}: {got} vs {want}"
+        );
     }
 }

@@ -12,38 +12,91 @@
 //! `i·BLOCK .. (i+1)·BLOCK` of row `r`.
 
 use tile::prelude::*;
+use tile::stdlib::silu;
 
 /// Columns per program, for every kernel of this example.
 pub const BLOCK: i32 = 1024;
 
-macro_rules! act_kernels {
-    ($($fused:ident, $act:ident, |$v:ident| $f:expr;)*) => {$(
-        #[tile_kernel]
-        /// Fused: `out[r, j] = act(x[r, j]) * x[r, d + j]`.
-        pub fn $fused(x: Ptr<bf16, { rows * 2 * d }>, out: Ptr<bf16, { rows * d }>, rows: i32, d: i32, BLOCK: Const<1024>) {
-            let j = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = j < d;
-            let row = program_id(1);
-            let $v = load(x + row * (2 * d) + j, mask) as f32;
-            let gate = load(x + row * (2 * d) + d + j, mask) as f32;
-            store(out + row * d + j, (($f) * gate) as bf16, mask);
-        }
-
-        #[tile_kernel]
-        /// Unfused step 1: `tmp[r, j] = act(x[r, j])`.
-        pub fn $act(x: Ptr<bf16, { rows * 2 * d }>, tmp: Ptr<bf16, { rows * d }>, rows: i32, d: i32, BLOCK: Const<1024>) {
-            let j = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = j < d;
-            let row = program_id(1);
-            let $v = load(x + row * (2 * d) + j, mask) as f32;
-            store(tmp + row * d + j, ($f) as bf16, mask);
-        }
-    )*};
+/// The activation `ACT` of `v`: 0 SiLU, 1 GELU (erf form).
+#[tile_fn]
+fn act(v: Tile, ACT: Const) -> Tile {
+    let mut y = v;
+    if ACT == 0 {
+        y = silu(v);
+    } else {
+        y = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    }
+    y
 }
 
-act_kernels! {
-    silu_and_mul, op_silu, |v| v * sigmoid(v);
-    gelu_and_mul, op_gelu, |v| 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+/// The fused kernels' body: `out[r, j] = act(x[r, j]) * x[r, d + j]` for the columns of program
+/// `(i, r)`.
+#[tile_fn]
+fn act_and_mul(x: Tile, out: Tile, d: i32, BLOCK_SIZE: Const, ACT: Const) {
+    let j = program_id(0) * BLOCK_SIZE + arange(0, BLOCK_SIZE);
+    let mask = j < d;
+    let row = program_id(1);
+    let v = load(x + row * (2 * d) + j, mask) as f32;
+    let gate = load(x + row * (2 * d) + d + j, mask) as f32;
+    store(out + row * d + j, (act(v, ACT) * gate) as bf16, mask);
+}
+
+/// The unfused activation kernels' body: `tmp[r, j] = act(x[r, j])`.
+#[tile_fn]
+fn act_only(x: Tile, tmp: Tile, d: i32, BLOCK_SIZE: Const, ACT: Const) {
+    let j = program_id(0) * BLOCK_SIZE + arange(0, BLOCK_SIZE);
+    let mask = j < d;
+    let row = program_id(1);
+    let v = load(x + row * (2 * d) + j, mask) as f32;
+    store(tmp + row * d + j, act(v, ACT) as bf16, mask);
+}
+
+#[tile_kernel]
+/// Fused: `out[r, j] = silu(x[r, j]) * x[r, d + j]`.
+pub fn silu_and_mul(
+    x: Ptr<bf16, { rows * 2 * d }>,
+    out: Ptr<bf16, { rows * d }>,
+    rows: i32,
+    d: i32,
+    BLOCK: Const<1024>,
+) {
+    act_and_mul(x, out, d, BLOCK, 0);
+}
+
+#[tile_kernel]
+/// Unfused step 1: `tmp[r, j] = silu(x[r, j])`.
+pub fn op_silu(
+    x: Ptr<bf16, { rows * 2 * d }>,
+    tmp: Ptr<bf16, { rows * d }>,
+    rows: i32,
+    d: i32,
+    BLOCK: Const<1024>,
+) {
+    act_only(x, tmp, d, BLOCK, 0);
+}
+
+#[tile_kernel]
+/// Fused: `out[r, j] = gelu(x[r, j]) * x[r, d + j]`.
+pub fn gelu_and_mul(
+    x: Ptr<bf16, { rows * 2 * d }>,
+    out: Ptr<bf16, { rows * d }>,
+    rows: i32,
+    d: i32,
+    BLOCK: Const<1024>,
+) {
+    act_and_mul(x, out, d, BLOCK, 1);
+}
+
+#[tile_kernel]
+/// Unfused step 1: `tmp[r, j] = gelu(x[r, j])`.
+pub fn op_gelu(
+    x: Ptr<bf16, { rows * 2 * d }>,
+    tmp: Ptr<bf16, { rows * d }>,
+    rows: i32,
+    d: i32,
+    BLOCK: Const<1024>,
+) {
+    act_only(x, tmp, d, BLOCK, 1);
 }
 
 #[tile_kernel]

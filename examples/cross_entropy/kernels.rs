@@ -51,216 +51,288 @@ pub fn ce_setup(
     store(mean, 0.0);
 }
 
-/// The fused two-pass kernel, on `$warps` warps over `$block`-wide tiles (see the module doc):
-/// an online logsumexp (running max and rescaled sum) with the label's logit and the row's sum
-/// (label smoothing needs it), then the gradient written over the row, the row's loss and the
-/// mean (an atomic add).
+/// The body of the fused two-pass kernels (see the module doc): an online logsumexp
+/// (running max and rescaled sum) with the label's logit and the row's sum (label smoothing
+/// needs it), then the gradient written over the row, the row's loss and the mean (an atomic
+/// add). The first pass's loads are `evict = last` where `KEEP` is 1 (the row stays in the L2
+/// for the second pass), else `evict = normal`.
+#[tile_fn]
+fn two_pass(
+    logits: Tile,
+    labels: Tile,
+    valid: Tile,
+    loss: Tile,
+    mean: Tile,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const,
+    T: Type,
+    KEEP: Const,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    // The label's logit before anything else: the gradient overwrites the row, and
+    // only the first pass's reductions (their barriers) order this load before other
+    // threads' stores.
+    let xy = load(base + y, ok) as f32;
+    let mut m = f32::NEG_INFINITY;
+    let mut d = 0.0;
+    let mut sx = 0.0;
+    for c in (0..v).step_by(BLOCK) {
+        let cols = c + arange(0, BLOCK);
+        let mk = cols < v;
+        // An ignored row is not read (its loads masked off, as Liger skips it).
+        let mut x = 0.0;
+        if KEEP == 1 {
+            x = load(base + cols, mk & ok, 0.0, evict = last);
+        } else {
+            x = load(base + cols, mk & ok, 0.0, evict = normal);
+        }
+        let x = select(mk, x as f32, f32::NEG_INFINITY);
+        // The row sum first, so that `x` dies in the exponentials (32 warps hold a
+        // 32768-wide tile in 64 registers only that way). Skipping it where the
+        // smoothing is 0 (in an `if`) spills 64 bytes there.
+        sx += select(mk, x, 0.0).sum();
+        let m2 = max(m, x.max());
+        let e = ((x - m2) * 1.4426950408889634).exp2().sum();
+        d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
+        m = m2;
+    }
+    let lse = m + d.log();
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    // softmax − s / v over the valid rows, one multiply per element (a division per
+    // element, or the one-hot's compare per element, left 32 warps' 32768-wide tiles
+    // without registers: LLVM keeps every column index live across the loop for it).
+    let inv_n = 1.0 / n;
+    let shift = smoothing / (v as f32 * n);
+    // The second pass from the last tile back: the tiles the first pass read last are
+    // read again first, while the L2 still holds them.
+    let last = (v - 1) / BLOCK * BLOCK;
+    for i in (0..v).step_by(BLOCK) {
+        let cols = (last - i) + arange(0, BLOCK);
+        let mk = cols < v;
+        // Their last read, and the gradient is not read again here: both evicted
+        // first, so that they do not push out of the L2 the tiles still to be read.
+        let x = load(base + cols, mk & ok, 0.0, evict = first) as f32;
+        let p = ((x - lse) * 1.4426950408889634).exp2();
+        store(
+            base + cols,
+            select(ok, p * inv_n - shift, 0.0) as T,
+            mk,
+            evict = first,
+        );
+    }
+    // Then − (1 − s) / n at the label: a later store to the same address in the same
+    // program, so it is the value that stays (every thread holding the scalar stores it,
+    // the label's thread among them, after its own store of the tile).
+    let py = ((xy - lse) * 1.4426950408889634).exp2();
+    store(
+        base + y,
+        (py * inv_n - shift - (1.0 - smoothing) / n) as T,
+        ok,
+    );
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
+
+/// Fused loss and gradient of one row in two passes over `BLOCK`-wide tiles (any `v`), 8
+/// warps.
+#[tile_kernel(num_warps = 8)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_loop(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<{ [1024, 8192] }>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    two_pass(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T, 0,
+    );
+}
+
+/// `ce_loop` with 16 warps and 8192-wide tiles: at most two programs share an SM, so the
+/// rows that the first passes in flight read (264 rows of 128 KB at 32000 f32 columns: 34
+/// MB) are still in the L2 when the second passes read them again. (Measured on the H100:
+/// faster than 8 warps, whose four programs per SM keep twice the rows in flight, and than
+/// 32 warps with 16384-wide tiles.)
+#[tile_kernel(num_warps = 16)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_loop_wide(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<8192>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    two_pass(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T, 0,
+    );
+}
+
+/// `ce_loop` with 32 warps and 32768-wide tiles (Liger's shape): one program per SM, so
+/// 132 rows in flight on the H100 (34 MB of bf16 rows at 128256 columns: the second pass
+/// finds its row in the L2), and a row of at most 32768 logits is one tile per pass.
+/// Aligned arguments only (rows of a multiple of 8 logits), as `ce_row`: unaligned, the
+/// tile's 64-bit addresses do not fit beside it in 64 registers.
 ///
-/// `$types` are the logits' types it is built for; `$keep` the first pass's `evict` hint
-/// (`last` keeps the row in the L2 for the second pass).
-macro_rules! two_pass {
-    (
-        $(#[$doc:meta])* $name:ident, $warps:literal, $block:tt, $types:tt, $keep:ident
-        $(, $opt:ident = $val:ident)?
-    ) => {
-        $(#[$doc])*
-        #[tile_kernel(num_warps = $warps $(, $opt = $val)?)]
-        #[allow(clippy::too_many_arguments)]
-        pub fn $name(
-            logits: Ptr<T, { rows * v }>,
-            labels: Ptr<i32, rows>,
-            valid: Ptr<i32, 1>,
-            loss: Ptr<f32, rows>,
-            mean: Ptr<f32, 1>,
-            rows: i32,
-            v: i32,
-            ignore: i32,
-            smoothing: f32,
-            BLOCK: Const<$block>,
-            T: Type<{ $types }>,
-        ) {
-            let row = program_id(0);
-            let y = load(labels + row);
-            let ok = y != ignore;
-            let base = logits + row * v;
-            // The label's logit before anything else: the gradient overwrites the row, and
-            // only the first pass's reductions (their barriers) order this load before other
-            // threads' stores.
-            let xy = load(base + y, ok) as f32;
-            let mut m = f32::NEG_INFINITY;
-            let mut d = 0.0;
-            let mut sx = 0.0;
-            for c in (0..v).step_by(BLOCK) {
-                let cols = c + arange(0, BLOCK);
-                let mk = cols < v;
-                // An ignored row is not read (its loads masked off, as Liger skips it).
-                let x = load(base + cols, mk & ok, 0.0, evict = $keep);
-                let x = select(mk, x as f32, f32::NEG_INFINITY);
-                // The row sum first, so that `x` dies in the exponentials (32 warps hold a
-                // 32768-wide tile in 64 registers only that way). Skipping it where the
-                // smoothing is 0 (in an `if`) spills 64 bytes there.
-                sx += select(mk, x, 0.0).sum();
-                let m2 = max(m, x.max());
-                let e = ((x - m2) * 1.4426950408889634).exp2().sum();
-                d = d * ((m - m2) * 1.4426950408889634).exp2() + e;
-                m = m2;
-            }
-            let lse = m + d.log();
-            let n = load(valid) as f32;
-            let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
-            let l = select(ok, l / n, 0.0);
-            // softmax − s / v over the valid rows, one multiply per element (a division per
-            // element, or the one-hot's compare per element, left 32 warps' 32768-wide tiles
-            // without registers: LLVM keeps every column index live across the loop for it).
-            let inv_n = 1.0 / n;
-            let shift = smoothing / (v as f32 * n);
-            // The second pass from the last tile back: the tiles the first pass read last are
-            // read again first, while the L2 still holds them.
-            let last = (v - 1) / BLOCK * BLOCK;
-            for i in (0..v).step_by(BLOCK) {
-                let cols = (last - i) + arange(0, BLOCK);
-                let mk = cols < v;
-                // Their last read, and the gradient is not read again here: both evicted
-                // first, so that they do not push out of the L2 the tiles still to be read.
-                let x = load(base + cols, mk & ok, 0.0, evict = first) as f32;
-                let p = ((x - lse) * 1.4426950408889634).exp2();
-                store(base + cols, select(ok, p * inv_n - shift, 0.0) as T, mk, evict = first);
-            }
-            // Then − (1 − s) / n at the label: a later store to the same address in the same
-            // program, so it is the value that stays (every thread holding the scalar stores it,
-            // the label's thread among them, after its own store of the tile).
-            let py = ((xy - lse) * 1.4426950408889634).exp2();
-            store(base + y, (py * inv_n - shift - (1.0 - smoothing) / n) as T, ok);
-            store(loss + row, l);
-            atomic_add(mean, l);
-        }
-    };
+/// bf16 only: f32 rows take `ce_loop_full_keep`.
+#[tile_kernel(num_warps = 32, specialize = aligned)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_loop_full(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<32768>,
+    T: Type<{ [bf16] }>,
+) {
+    two_pass(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T, 0,
+    );
 }
 
-two_pass!(
-    /// Fused loss and gradient of one row in two passes over `BLOCK`-wide tiles (any `v`), 8
-    /// warps.
-    ce_loop,
-    8,
-    { [1024, 8192] },
-    [f32, bf16],
-    normal
-);
-
-two_pass!(
-    /// `ce_loop` with 16 warps and 8192-wide tiles: at most two programs share an SM, so the
-    /// rows that the first passes in flight read (264 rows of 128 KB at 32000 f32 columns: 34
-    /// MB) are still in the L2 when the second passes read them again. (Measured on the H100:
-    /// faster than 8 warps, whose four programs per SM keep twice the rows in flight, and than
-    /// 32 warps with 16384-wide tiles.)
-    ce_loop_wide,
-    16,
-    8192,
-    [f32, bf16],
-    normal
-);
-
-two_pass!(
-    /// `ce_loop` with 32 warps and 32768-wide tiles (Liger's shape): one program per SM, so
-    /// 132 rows in flight on the H100 (34 MB of bf16 rows at 128256 columns: the second pass
-    /// finds its row in the L2), and a row of at most 32768 logits is one tile per pass.
-    /// Aligned arguments only (rows of a multiple of 8 logits), as `ce_row`: unaligned, the
-    /// tile's 64-bit addresses do not fit beside it in 64 registers.
-    ///
-    /// bf16 only: f32 rows take `ce_loop_full_keep`.
-    ce_loop_full,
-    32,
-    32768,
-    [bf16],
-    normal,
-    specialize = aligned
-);
-
-two_pass!(
-    /// `ce_loop_full` with the first pass's loads `evict = last`, for f32 rows: at 128256
-    /// columns (513 KB a row, 68 MB for the 132 rows in flight) more of the row is still in the
-    /// L2 for the second pass, 84.4% → 85.5% of copy on the H100; in bf16 the same hint lost
-    /// 5% at 4096 × 128256 (docs/DECISIONS.md).
-    ce_loop_full_keep,
-    32,
-    32768,
-    [f32],
-    last,
-    specialize = aligned
-);
-
-/// The one-read kernel on `$warps` warps (see `ce_row`).
-macro_rules! one_read {
-    ($(#[$doc:meta])* $name:ident, $warps:literal) => {
-        $(#[$doc])*
-        #[tile_kernel(num_warps = $warps, specialize = aligned)]
-        #[allow(clippy::too_many_arguments)]
-        pub fn $name(
-            logits: Ptr<T, { rows * v }>,
-            labels: Ptr<i32, rows>,
-            valid: Ptr<i32, 1>,
-            loss: Ptr<f32, rows>,
-            mean: Ptr<f32, 1>,
-            rows: i32,
-            v: i32,
-            ignore: i32,
-            smoothing: f32,
-            BLOCK: Const<32768>,
-            T: Type<{ [f32, bf16] }>,
-        ) {
-            let row = program_id(0);
-            let y = load(labels + row);
-            let ok = y != ignore;
-            let base = logits + row * v;
-            let cols = arange(0, BLOCK);
-            let mk = cols < v;
-            // An ignored row is not read (its loads masked off, as Liger skips it).
-            let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
-            // Read before the row's reductions: their barriers order it before any thread's store of
-            // the gradient over the row (read after them, it raced those stores). After the row's
-            // loads, which need not wait for the label.
-            let xy = load(base + y, ok) as f32;
-            // The row sum first: after the max, only the exponentials stay live (x and e together
-            // would not fit in 64 registers). Skipping it where the smoothing is 0 (an `if`) measured
-            // 2% slower on the H100 (docs/DECISIONS.md).
-            let sx = select(mk, x, 0.0).sum();
-            let m = x.max();
-            let e = ((x - m) * 1.4426950408889634).exp2();
-            let d = e.sum();
-            let lse = m + d.log();
-            let n = load(valid) as f32;
-            let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
-            let l = select(ok, l / n, 0.0);
-            // softmax − s / v − (1 − s)·onehot, over the valid rows: one multiply per element.
-            let scale = 1.0 / (d * n);
-            let shift = smoothing / (v as f32 * n);
-            let g = e * scale - shift - select(cols == y, (1.0 - smoothing) / n, 0.0);
-            store(base + cols, select(ok, g, 0.0) as T, mk);
-            store(loss + row, l);
-            atomic_add(mean, l);
-        }
-    };
+/// `ce_loop_full` with the first pass's loads `evict = last`, for f32 rows: at 128256
+/// columns (513 KB a row, 68 MB for the 132 rows in flight) more of the row is still in the
+/// L2 for the second pass, 84.4% → 85.5% of copy on the H100; in bf16 the same hint lost
+/// 5% at 4096 × 128256 (docs/DECISIONS.md).
+#[tile_kernel(num_warps = 32, specialize = aligned)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_loop_full_keep(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<32768>,
+    T: Type<{ [f32] }>,
+) {
+    two_pass(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T, 1,
+    );
 }
 
-one_read!(
-    /// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
-    /// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
-    /// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
-    /// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
-    /// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
-    /// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
-    /// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
-    /// bytes in every arrangement tried (docs/DECISIONS.md).
-    ce_row,
-    32
-);
+/// The body of the one-read kernels (see [`ce_row`]).
+#[tile_fn]
+fn one_read(
+    logits: Tile,
+    labels: Tile,
+    valid: Tile,
+    loss: Tile,
+    mean: Tile,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const,
+    T: Type,
+) {
+    let row = program_id(0);
+    let y = load(labels + row);
+    let ok = y != ignore;
+    let base = logits + row * v;
+    let cols = arange(0, BLOCK);
+    let mk = cols < v;
+    // An ignored row is not read (its loads masked off, as Liger skips it).
+    let x = select(mk, load(base + cols, mk & ok) as f32, f32::NEG_INFINITY);
+    // Read before the row's reductions: their barriers order it before any thread's store of
+    // the gradient over the row (read after them, it raced those stores). After the row's
+    // loads, which need not wait for the label.
+    let xy = load(base + y, ok) as f32;
+    // The row sum first: after the max, only the exponentials stay live (x and e together
+    // would not fit in 64 registers). Skipping it where the smoothing is 0 (an `if`) measured
+    // 2% slower on the H100 (docs/DECISIONS.md).
+    let sx = select(mk, x, 0.0).sum();
+    let m = x.max();
+    let e = ((x - m) * 1.4426950408889634).exp2();
+    let d = e.sum();
+    let lse = m + d.log();
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    // softmax − s / v − (1 − s)·onehot, over the valid rows: one multiply per element.
+    let scale = 1.0 / (d * n);
+    let shift = smoothing / (v as f32 * n);
+    let g = e * scale - shift - select(cols == y, (1.0 - smoothing) / n, 0.0);
+    store(base + cols, select(ok, g, 0.0) as T, mk);
+    store(loss + row, l);
+    atomic_add(mean, l);
+}
 
-one_read!(
-    /// `ce_row` on 16 warps: 64 logits per thread in up to 128 registers, two programs per SM,
-    /// so one program's reductions overlap the other's loads.
-    ce_row16,
-    16
-);
+/// The one-read form for rows of at most 32768 logits: the whole row in one tile (32 per
+/// thread on 32 warps, 64 registers, no spills), so it is read from memory once, its
+/// exponentials kept for the gradient (one `ex2` per element instead of two), and written once.
+/// Compiled for aligned arguments only (rows of a multiple of 8 logits): unaligned, each element
+/// needs its own 64-bit address, which does not fit beside the row in 64 registers. Aligned,
+/// the mask `cols < v` is one predicate per 8 logits (the back end shares a compare across the
+/// registers the axis analysis proves equal); with one per logit, bf16 rows spilled 32 to 144
+/// bytes in every arrangement tried (docs/DECISIONS.md).
+#[tile_kernel(num_warps = 32, specialize = aligned)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_row(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<32768>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    one_read(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T,
+    );
+}
+
+/// `ce_row` on 16 warps: 64 logits per thread in up to 128 registers, two programs per SM,
+/// so one program's reductions overlap the other's loads.
+#[tile_kernel(num_warps = 16, specialize = aligned)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_row16(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<32768>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    one_read(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T,
+    );
+}
 
 /// Unfused forward: the row's logsumexp (saved for the backward) and loss.
 #[tile_kernel(num_warps = 8)]

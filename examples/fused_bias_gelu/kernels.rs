@@ -6,79 +6,164 @@
 //! - exact: `0.5·v·(1 + erf(v/√2))`
 //! - tanh approximation: `0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³)))`
 //!
-//! The kernels are stamped out by `gelu_kernels!` per (element type, form); the activation is
-//! written once per form as a closure-like `|v| expression` and pasted into both the fused kernel
-//! and the unfused GELU kernel.
+//! Each kernel (one per element type and form) calls the tile functions below, which hold the
+//! bodies once; the form is a `Const` argument of theirs.
 
 use tile::prelude::*;
+use tile::stdlib::gelu_tanh;
 
 /// Elements per program, for every kernel of this example.
 pub const BLOCK: i32 = 1024;
 
-macro_rules! gelu_kernels {
-    ($($fused:ident, $gelu:ident, $T:ident, |$v:ident| $act:expr;)*) => {$(
-        #[tile_kernel]
-        /// Fused: `out = GELU(x + bias[col])`, computed in f32.
-        pub fn $fused(
-            x: Ptr<$T, { rows * cols }>,
-            bias: Ptr<$T, cols>,
-            out: Ptr<$T, { rows * cols }>,
-            rows: i32,
-            cols: i32,
-            BLOCK: Const<1024>,
-        ) {
-            // 2-D grid: program (i, r) covers columns i·BLOCK.. of row r, so the bias index is the
-            // column itself (an integer `%` per element would make the bf16 kernels compute-bound).
-            let col = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = col < cols;
-            let offs = program_id(1) * cols + col;
-            let $v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
-            store(out + offs, ($act) as $T, mask);
-        }
-
-        #[tile_kernel]
-        /// Unfused step 2: `out = GELU(x)`, computed in f32.
-        pub fn $gelu(x: Ptr<$T, n>, out: Ptr<$T, n>, n: i32, BLOCK: Const<1024>) {
-            let offs = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = offs < n;
-            let $v = load(x + offs, mask) as f32;
-            store(out + offs, ($act) as $T, mask);
-        }
-    )*};
+/// GELU of `v` in the form `FORM`: 0 exact (erf), 1 the tanh approximation.
+#[tile_fn]
+fn gelu_form(v: Tile, FORM: Const) -> Tile {
+    let mut y = v;
+    if FORM == 0 {
+        y = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    } else {
+        y = gelu_tanh(v);
+    }
+    y
 }
 
-gelu_kernels! {
-    bias_gelu_erf_f32, gelu_erf_f32, f32, |v| 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
-    bias_gelu_tanh_f32, gelu_tanh_f32, f32, |v| 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    bias_gelu_erf_bf16, gelu_erf_bf16, bf16, |v| 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
-    bias_gelu_tanh_bf16, gelu_tanh_bf16, bf16, |v| 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+/// `x + bias[col]` in f32 for the columns of program `(i, r)`, with the mask and the offsets
+/// of its elements.
+#[tile_fn]
+fn add_bias_row(x: Tile, bias: Tile, cols: i32, BLOCK_SIZE: Const) -> (Tile, Tile, Tile) {
+    // 2-D grid: program (i, r) covers columns i·BLOCK_SIZE.. of row r, so the bias index is the
+    // column itself (an integer `%` per element would make the bf16 kernels compute-bound).
+    let col = program_id(0) * BLOCK_SIZE + arange(0, BLOCK_SIZE);
+    let mask = col < cols;
+    let offs = program_id(1) * cols + col;
+    let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
+    (v, mask, offs)
 }
 
-macro_rules! add_bias_kernels {
-    ($($name:ident, $T:ident;)*) => {$(
-        #[tile_kernel]
-        /// Unfused step 1: `out = x + bias[col]` (rounded to the storage type, as PyTorch eager
-        /// stores its intermediate).
-        pub fn $name(
-            x: Ptr<$T, { rows * cols }>,
-            bias: Ptr<$T, cols>,
-            out: Ptr<$T, { rows * cols }>,
-            rows: i32,
-            cols: i32,
-            BLOCK: Const<1024>,
-        ) {
-            let col = program_id(0) * BLOCK + arange(0, BLOCK);
-            let mask = col < cols;
-            let offs = program_id(1) * cols + col;
-            let v = load(x + offs, mask) as f32 + load(bias + col, mask) as f32;
-            store(out + offs, v as $T, mask);
-        }
-    )*};
+/// The fused kernels' body: `out = GELU(x + bias[col])`, computed in f32.
+#[tile_fn]
+fn bias_gelu(x: Tile, bias: Tile, out: Tile, cols: i32, BLOCK_SIZE: Const, T: Type, FORM: Const) {
+    let (v, mask, offs) = add_bias_row(x, bias, cols, BLOCK_SIZE);
+    store(out + offs, gelu_form(v, FORM) as T, mask);
 }
 
-add_bias_kernels! {
-    add_bias_f32, f32;
-    add_bias_bf16, bf16;
+/// The unfused GELU kernels' body: `out = GELU(x)`, computed in f32.
+#[tile_fn]
+fn gelu_only(x: Tile, out: Tile, n: i32, BLOCK_SIZE: Const, T: Type, FORM: Const) {
+    let offs = program_id(0) * BLOCK_SIZE + arange(0, BLOCK_SIZE);
+    let mask = offs < n;
+    let v = load(x + offs, mask) as f32;
+    store(out + offs, gelu_form(v, FORM) as T, mask);
+}
+
+/// The unfused bias kernels' body: `out = x + bias[col]`, rounded to the storage type `T`
+/// (as PyTorch eager stores its intermediate).
+#[tile_fn]
+fn add_bias(x: Tile, bias: Tile, out: Tile, cols: i32, BLOCK_SIZE: Const, T: Type) {
+    let (v, mask, offs) = add_bias_row(x, bias, cols, BLOCK_SIZE);
+    store(out + offs, v as T, mask);
+}
+
+#[tile_kernel]
+/// Fused: `out = GELU(x + bias[col])` (erf), computed in f32.
+pub fn bias_gelu_erf_f32(
+    x: Ptr<f32, { rows * cols }>,
+    bias: Ptr<f32, cols>,
+    out: Ptr<f32, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    bias_gelu(x, bias, out, cols, BLOCK, f32, 0);
+}
+
+#[tile_kernel]
+/// Unfused step 2: `out = GELU(x)` (erf), computed in f32.
+pub fn gelu_erf_f32(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
+    gelu_only(x, out, n, BLOCK, f32, 0);
+}
+
+#[tile_kernel]
+/// Fused: `out = GELU(x + bias[col])` (tanh approximation), computed in f32.
+pub fn bias_gelu_tanh_f32(
+    x: Ptr<f32, { rows * cols }>,
+    bias: Ptr<f32, cols>,
+    out: Ptr<f32, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    bias_gelu(x, bias, out, cols, BLOCK, f32, 1);
+}
+
+#[tile_kernel]
+/// Unfused step 2: `out = GELU(x)` (tanh approximation), computed in f32.
+pub fn gelu_tanh_f32(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, BLOCK: Const<1024>) {
+    gelu_only(x, out, n, BLOCK, f32, 1);
+}
+
+#[tile_kernel]
+/// Fused: `out = GELU(x + bias[col])` (erf), computed in f32.
+pub fn bias_gelu_erf_bf16(
+    x: Ptr<bf16, { rows * cols }>,
+    bias: Ptr<bf16, cols>,
+    out: Ptr<bf16, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    bias_gelu(x, bias, out, cols, BLOCK, bf16, 0);
+}
+
+#[tile_kernel]
+/// Unfused step 2: `out = GELU(x)` (erf), computed in f32.
+pub fn gelu_erf_bf16(x: Ptr<bf16, n>, out: Ptr<bf16, n>, n: i32, BLOCK: Const<1024>) {
+    gelu_only(x, out, n, BLOCK, bf16, 0);
+}
+
+#[tile_kernel]
+/// Fused: `out = GELU(x + bias[col])` (tanh approximation), computed in f32.
+pub fn bias_gelu_tanh_bf16(
+    x: Ptr<bf16, { rows * cols }>,
+    bias: Ptr<bf16, cols>,
+    out: Ptr<bf16, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    bias_gelu(x, bias, out, cols, BLOCK, bf16, 1);
+}
+
+#[tile_kernel]
+/// Unfused step 2: `out = GELU(x)` (tanh approximation), computed in f32.
+pub fn gelu_tanh_bf16(x: Ptr<bf16, n>, out: Ptr<bf16, n>, n: i32, BLOCK: Const<1024>) {
+    gelu_only(x, out, n, BLOCK, bf16, 1);
+}
+
+#[tile_kernel]
+/// Unfused step 1: `out = x + bias[col]`, rounded to f32.
+pub fn add_bias_f32(
+    x: Ptr<f32, { rows * cols }>,
+    bias: Ptr<f32, cols>,
+    out: Ptr<f32, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    add_bias(x, bias, out, cols, BLOCK, f32);
+}
+
+#[tile_kernel]
+/// Unfused step 1: `out = x + bias[col]`, rounded to bf16.
+pub fn add_bias_bf16(
+    x: Ptr<bf16, { rows * cols }>,
+    bias: Ptr<bf16, cols>,
+    out: Ptr<bf16, { rows * cols }>,
+    rows: i32,
+    cols: i32,
+    BLOCK: Const<1024>,
+) {
+    add_bias(x, bias, out, cols, BLOCK, bf16);
 }
 
 /// Every kernel of this example.

@@ -12,75 +12,100 @@
 //! element by element and therefore runs on 8 warps (docs/DECISIONS.md).
 
 use tile::prelude::*;
+use tile::stdlib::{grouped_pid, matmul_acc};
 
-/// Stamps out the GEMM kernel with a name, warps and tile (the two instances below).
-macro_rules! gemm_kernel {
-    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, BN = $bn:tt, BK = $bk:tt) => {
-        #[tile_kernel(num_warps = $warps)]
-        $(#[$doc])*
-        #[allow(clippy::too_many_arguments)]
-        pub fn $name(
-            a: Ptr<T, { m * k }>,
-            b: Ptr<T, { k * n }>,
-            c: Ptr<O, { m * n }>,
-            m: i32,
-            n: i32,
-            k: i32,
-            T: Type<{ [f16, bf16] }>,
-            O: Type<{ [f16, bf16, f32] }>,
-            BM: Const<128>,
-            BN: Const<$bn>,
-            BK: Const<$bk>,
-            GM: Const<8>,
-        ) {
-            let pid = program_id(0);
-            let grid_m = (m + BM - 1) / BM;
-            let grid_n = (n + BN - 1) / BN;
-            let width = GM * grid_n;
-            let first_m = (pid / width) * GM;
-            let group_m = min(grid_m - first_m, GM);
-            let pm = first_m + (pid % width) % group_m;
-            let pn = (pid % width) / group_m;
-            let rows = pm * BM + arange(0, BM);
-            let cols = pn * BN + arange(0, BN);
-            let ks = arange(0, BK);
-            let row_ok = (rows < m).expand_dims(1);
-            let col_ok = (cols < n).expand_dims(0);
-            let mut acc = zeros([BM, BN]);
-            for k0 in (0..k).step_by(BK) {
-                let kk = k0 + ks;
-                let at = load(
-                    a + rows.expand_dims(1) * k + kk.expand_dims(0),
-                    row_ok & (kk < k).expand_dims(0),
-                );
-                let bt = load(
-                    b + kk.expand_dims(1) * n + cols.expand_dims(0),
-                    (kk < k).expand_dims(1) & col_ok,
-                );
-                acc = dot(at, bt, acc);
-            }
-            store(
-                c + rows.expand_dims(1) * n + cols.expand_dims(0),
-                acc as O,
-                row_ok & col_ok,
-            );
-        }
-    };
+/// The `BM × BN` accumulator of `a @ b` (`m × k` and `k × n`, row-major) for the block that
+/// program `program_id(0)` computes in grouped order (`GM` row blocks column by column), with
+/// the block's rows, columns and their masks: `(acc, rows, cols, row_ok, col_ok)`. The GEMM
+/// part of [`gemm`], [`gemm_wide`] and the `gemm_bias_act` example's kernels.
+#[tile_fn]
+pub fn gemm_acc(
+    a: Tile,
+    b: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) -> (Tile, Tile, Tile, Tile, Tile) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 0);
+    (acc, rows, cols, row_ok, col_ok)
 }
 
-gemm_kernel! {
-    /// `c = a @ b`, written as `O` (the input type, or f32). A 1-D grid ([`grid`]) of programs in
-    /// grouped order, as in Triton's tutorial matmul: `GM` row blocks are visited column by column
-    /// before the next `GM`, so the programs resident at once share panels of `A` and `B` in L2.
-    /// 4 warps, `128 × BN × 32` tiles.
-    gemm, warps = 4, BN = { [64, 128] }, BK = 32
+/// The body of [`gemm`] and [`gemm_wide`]: `c`'s block of [`gemm_acc`], written as `O`.
+#[tile_fn]
+fn gemm_block(
+    a: Tile,
+    b: Tile,
+    c: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    O: Type,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    let (acc, rows, cols, row_ok, col_ok) = gemm_acc(a, b, m, n, k, BM, BN, BK, GM);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc as O,
+        row_ok & col_ok,
+    );
 }
 
-gemm_kernel! {
-    /// [`gemm`] with `128 × 256 × 64` tiles on 8 warps (two warpgroups of 64 rows), the shape
-    /// Triton's tutorial matmul autotunes to on Hopper: on sm_90a each warpgroup's `dot` is one
-    /// `wgmma.m64n256k16` per 16-wide step of `K`, its accumulator 128 registers per thread.
-    gemm_wide, warps = 8, BN = 256, BK = 64
+#[tile_kernel(num_warps = 4)]
+/// `c = a @ b`, written as `O` (the input type, or f32). A 1-D grid ([`grid`]) of programs in
+/// grouped order, as in Triton's tutorial matmul: `GM` row blocks are visited column by column
+/// before the next `GM`, so the programs resident at once share panels of `A` and `B` in L2.
+/// 4 warps, `128 × BN × 32` tiles.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<O, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    O: Type<{ [f16, bf16, f32] }>,
+    BM: Const<128>,
+    BN: Const<{ [64, 128] }>,
+    BK: Const<32>,
+    GM: Const<8>,
+) {
+    gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
+}
+
+#[tile_kernel(num_warps = 8)]
+/// [`gemm`] with `128 × 256 × 64` tiles on 8 warps (two warpgroups of 64 rows), the shape
+/// Triton's tutorial matmul autotunes to on Hopper: on sm_90a each warpgroup's `dot` is one
+/// `wgmma.m64n256k16` per 16-wide step of `K`, its accumulator 128 registers per thread.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_wide(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<O, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    O: Type<{ [f16, bf16, f32] }>,
+    BM: Const<128>,
+    BN: Const<256>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
 }
 
 /// The grid of [`gemm`] for an `m × n` result in `128 × bn` blocks: one program per block, on
@@ -109,22 +134,10 @@ pub fn gemm_tf32(
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
     let cols = program_id(1) * BN + arange(0, BN);
-    let ks = arange(0, BK);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..k).step_by(BK) {
-        let kk = k0 + ks;
-        let at = load(
-            a + rows.expand_dims(1) * k + kk.expand_dims(0),
-            row_ok & (kk < k).expand_dims(0),
-        );
-        let bt = load(
-            b + kk.expand_dims(1) * n + cols.expand_dims(0),
-            (kk < k).expand_dims(1) & col_ok,
-        );
-        acc = dot(at, bt, acc, precision = tf32);
-    }
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, 0, k, BK, 1);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,
@@ -157,24 +170,12 @@ pub fn gemm_splitk(
     let s = program_id(1);
     let rows = arange(0, BM);
     let cols = program_id(0) * BN + arange(0, BN);
-    let ks = arange(0, BK);
     let row_ok = (rows < m).expand_dims(1);
     let col_ok = (cols < n).expand_dims(0);
     let lo = s * kslice;
     let hi = min(lo + kslice, k);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (lo..hi).step_by(BK) {
-        let kk = k0 + ks;
-        let at = load(
-            a + rows.expand_dims(1) * k + kk.expand_dims(0),
-            row_ok & (kk < hi).expand_dims(0),
-        );
-        let bt = load(
-            b + kk.expand_dims(1) * n + cols.expand_dims(0),
-            (kk < hi).expand_dims(1) & col_ok,
-        );
-        acc = dot(at, bt, acc);
-    }
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(zero, a, k, b, n, rows, cols, row_ok, col_ok, lo, hi, BK, 0);
     store(
         part + s * m * n + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,

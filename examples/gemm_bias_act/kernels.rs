@@ -17,95 +17,102 @@
 //! the accumulator; the result is rounded once to the input type.
 
 use tile::prelude::*;
+use tile::stdlib::gelu_tanh;
 
-/// Stamps out the fused kernel with a name, warps, tile, program order and specializations (the
-/// two instances below).
-macro_rules! gemm_bias_act_kernel {
-    (
-        $(#[$doc:meta])* $name:ident,
-        warps = $warps:tt, BN = $bn:tt, BK = $bk:tt, GM = $gm:tt, specialize = $spec:ident
-    ) => {
-        #[tile_kernel(num_warps = $warps, specialize = $spec)]
-        $(#[$doc])*
-        #[allow(clippy::too_many_arguments)]
-        pub fn $name(
-            a: Ptr<T, { m * k }>,
-            b: Ptr<T, { k * n }>,
-            bias: Ptr<T, n>,
-            c: Ptr<T, { m * n }>,
-            m: i32,
-            n: i32,
-            k: i32,
-            T: Type<{ [f16, bf16] }>,
-            ACT: Const<{ [0, 1, 2] }>,
-            BM: Const<128>,
-            BN: Const<$bn>,
-            BK: Const<$bk>,
-            GM: Const<$gm>,
-        ) {
-            // Program `pid` in grouped order: `GM` row blocks column by column, then the next
-            // `GM` (with `GM = 1`, plain row-major order).
-            let pid = program_id(0);
-            let grid_m = (m + BM - 1) / BM;
-            let grid_n = (n + BN - 1) / BN;
-            let width = GM * grid_n;
-            let first_m = (pid / width) * GM;
-            let group_m = min(grid_m - first_m, GM);
-            let pm = first_m + (pid % width) % group_m;
-            let pn = (pid % width) / group_m;
-            let rows = pm * BM + arange(0, BM);
-            let cols = pn * BN + arange(0, BN);
-            let ks = arange(0, BK);
-            let row_ok = (rows < m).expand_dims(1);
-            let col_ok = (cols < n).expand_dims(0);
-            let mut acc = zeros([BM, BN]);
-            for k0 in (0..k).step_by(BK) {
-                let kk = k0 + ks;
-                let at = load(
-                    a + rows.expand_dims(1) * k + kk.expand_dims(0),
-                    row_ok & (kk < k).expand_dims(0),
-                );
-                let bt = load(
-                    b + kk.expand_dims(1) * n + cols.expand_dims(0),
-                    (kk < k).expand_dims(1) & col_ok,
-                );
-                acc = dot(at, bt, acc);
-            }
-            let v = acc + (load(bias + cols, cols < n) as f32).expand_dims(0);
-            let mut y = v;
-            if ACT == 0 {
-                y = max(v, 0.0);
-            } else if ACT == 1 {
-                y = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
-            } else {
-                y = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-            }
-            store(
-                c + rows.expand_dims(1) * n + cols.expand_dims(0),
-                y as T,
-                row_ok & col_ok,
-            );
-        }
-    };
+use crate::gemm::kernels::gemm_acc;
+
+/// The activation `ACT` of `v`: 0 ReLU, 1 GELU (erf), 2 GELU (tanh approximation).
+#[tile_fn]
+fn act(v: Tile, ACT: Const) -> Tile {
+    let mut y = v;
+    if ACT == 0 {
+        y = max(v, 0.0);
+    } else if ACT == 1 {
+        y = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    } else {
+        y = gelu_tanh(v);
+    }
+    y
 }
 
-gemm_bias_act_kernel! {
-    /// `c = act(a @ b + bias)` in one pass; `bias` has one element per column. `128 × 128 × 32`
-    /// tiles on 4 warps, a 1-D grid ([`grid`]) in row-major order (`GM = 1`): the grouped order
-    /// of the `gemm` kernel costs the GELU epilogue the registers it needs on `mma.sync` (8–16
-    /// bytes spilled at 255 registers on sm_80).
-    gemm_bias_act, warps = 4, BN = 128, BK = 32, GM = 1, specialize = all
+/// The body of [`gemm_bias_act`] and [`gemm_bias_act_wide`]: the `gemm` example's block of
+/// `a @ b` (in grouped order; with `GM = 1`, plain row-major order), its bias and activation
+/// applied to the accumulator.
+#[tile_fn]
+fn gemm_bias_act_block(
+    a: Tile,
+    b: Tile,
+    bias: Tile,
+    c: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type,
+    ACT: Const,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    let (acc, rows, cols, row_ok, col_ok) = gemm_acc(a, b, m, n, k, BM, BN, BK, GM);
+    let v = acc + (load(bias + cols, cols < n) as f32).expand_dims(0);
+    let y = act(v, ACT);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        y as T,
+        row_ok & col_ok,
+    );
 }
 
-gemm_bias_act_kernel! {
-    /// [`gemm_bias_act`] with the `gemm_wide` example kernel's shape: `128 × 256 × 64` tiles on 8
-    /// warps (on sm_90a one `wgmma.m64n256k16` per warpgroup and 16-wide step of `K`), in grouped
-    /// order (`GM = 8`, as `gemm_wide`). Compiled for aligned arguments only (`specialize =
-    /// aligned`: `n` and `k` multiples of 8, buffers 16-byte aligned; other launches are an
-    /// `Err`): with 128 accumulator registers per thread, the element-by-element operand copies
-    /// of an unaligned variant and a GELU epilogue do not fit 255 registers. [`gemm_bias_act`]
-    /// takes any shape.
-    gemm_bias_act_wide, warps = 8, BN = 256, BK = 64, GM = 8, specialize = aligned
+#[tile_kernel(num_warps = 4)]
+/// `c = act(a @ b + bias)` in one pass; `bias` has one element per column. `128 × 128 × 32`
+/// tiles on 4 warps, a 1-D grid ([`grid`]) in row-major order (`GM = 1`): the grouped order
+/// of the `gemm` kernel costs the GELU epilogue the registers it needs on `mma.sync` (8–16
+/// bytes spilled at 255 registers on sm_80).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_bias_act(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    bias: Ptr<T, n>,
+    c: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    ACT: Const<{ [0, 1, 2] }>,
+    BM: Const<128>,
+    BN: Const<128>,
+    BK: Const<32>,
+    GM: Const<1>,
+) {
+    gemm_bias_act_block(a, b, bias, c, m, n, k, T, ACT, BM, BN, BK, GM);
+}
+
+#[tile_kernel(num_warps = 8, specialize = aligned)]
+/// [`gemm_bias_act`] with the `gemm_wide` example kernel's shape: `128 × 256 × 64` tiles on 8
+/// warps (on sm_90a one `wgmma.m64n256k16` per warpgroup and 16-wide step of `K`), in grouped
+/// order (`GM = 8`, as `gemm_wide`). Compiled for aligned arguments only (`specialize =
+/// aligned`: `n` and `k` multiples of 8, buffers 16-byte aligned; other launches are an
+/// `Err`): with 128 accumulator registers per thread, the element-by-element operand copies
+/// of an unaligned variant and a GELU epilogue do not fit 255 registers. [`gemm_bias_act`]
+/// takes any shape.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_bias_act_wide(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    bias: Ptr<T, n>,
+    c: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    ACT: Const<{ [0, 1, 2] }>,
+    BM: Const<128>,
+    BN: Const<256>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    gemm_bias_act_block(a, b, bias, c, m, n, k, T, ACT, BM, BN, BK, GM);
 }
 
 /// The grid of [`gemm_bias_act`] (`bn = 128`) or [`gemm_bias_act_wide`] (`bn = 256`) for an
@@ -133,14 +140,7 @@ pub fn bias_act(
     let offs = program_id(0) * BLOCK + arange(0, BLOCK);
     let mask = offs < m * n;
     let v = load(x + offs, mask) as f32 + load(bias + offs % n, mask) as f32;
-    let mut y = v;
-    if ACT == 0 {
-        y = max(v, 0.0);
-    } else if ACT == 1 {
-        y = 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
-    } else {
-        y = 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-    }
+    let y = act(v, ACT);
     store(out + offs, y as T, mask);
 }
 

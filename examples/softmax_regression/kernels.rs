@@ -34,99 +34,141 @@
 //! `fused_softmax` example's row softmax (the same arithmetic, so the same tolerance).
 
 use tile::prelude::*;
+use tile::stdlib::{grouped_order, matmul_acc};
 
-/// Stamps out the fused kernel with a name, warps and tile (the two instances below).
-macro_rules! softmax_regression_kernel {
-    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, BM = $bm:tt, BN = $bn:tt, BK = $bk:tt) => {
-        #[tile_kernel(num_warps = $warps)]
-        $(#[$doc])*
-        #[allow(clippy::too_many_arguments)]
-        pub fn $name(
-            x: Ptr<T, { batch * dim }>,
-            w: Ptr<T, { dim * ldw }>,
-            probs: Ptr<f32, { batch * classes }>,
-            tile_max: Ptr<f32, { batch * tiles }>,
-            tile_sum: Ptr<f32, { batch * tiles }>,
-            batch: i32,
-            dim: i32,
-            classes: i32,
-            ldw: i32,
-            tiles: i32,
-            T: Type<{ [f16, bf16] }>,
-            SPLIT: Const<{ [0, 1] }>,
-            BM: Const<$bm>,
-            BN: Const<$bn>,
-            BK: Const<$bk>,
-            GM: Const<8>,
-        ) {
-            // Program `pid` in grouped order (as the `gemm` example): `GM` row blocks class tile
-            // by class tile, then the next `GM`, so the programs resident at once share rows of
-            // `x` and columns of `w` in L2.
-            let pid = program_id(0);
-            let grid_m = (batch + BM - 1) / BM;
-            let width = GM * tiles;
-            let first_m = (pid / width) * GM;
-            let group_m = min(grid_m - first_m, GM);
-            let pm = first_m + (pid % width) % group_m;
-            let pn = (pid % width) / group_m;
-            let rows = pm * BM + arange(0, BM);
-            let cols = pn * BN + arange(0, BN);
-            let ks = arange(0, BK);
-            let row_ok = (rows < batch).expand_dims(1);
-            let col_ok = (cols < classes).expand_dims(0);
-            let mut acc = zeros([BM, BN]);
-            for k0 in (0..dim).step_by(BK) {
-                let kk = k0 + ks;
-                let xt = load(
-                    x + rows.expand_dims(1) * dim + kk.expand_dims(0),
-                    row_ok & (kk < dim).expand_dims(0),
-                );
-                let wt = load(
-                    w + kk.expand_dims(1) * ldw + cols.expand_dims(0),
-                    (kk < dim).expand_dims(1) & col_ok,
-                );
-                acc = dot(xt, wt, acc);
-            }
-            let z = select(col_ok, acc, f32::NEG_INFINITY);
-            let m = z.max(1);
-            // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.
-            let e = ((z - m.expand_dims(1)) * 1.4426950408889634).exp2();
-            let s = e.sum(1);
-            let out = probs + rows.expand_dims(1) * classes + cols.expand_dims(0);
-            if SPLIT == 0 {
-                // One reciprocal per row, not a division per element.
-                store(out, e * (1.0 / s).expand_dims(1), row_ok & col_ok);
-            } else {
-                store(out, e, row_ok & col_ok);
-                let stat = rows * tiles + pn;
-                store(tile_max + stat, m, rows < batch);
-                store(tile_sum + stat, s, rows < batch);
-            }
-        }
-    };
+/// The body of the fused kernels: the logits of the `BM × BN` block that program
+/// `program_id(0)` computes and their softmax (see [`softmax_regression`]).
+#[tile_fn]
+fn softmax_regression_block(
+    x: Tile,
+    w: Tile,
+    probs: Tile,
+    tile_max: Tile,
+    tile_sum: Tile,
+    batch: i32,
+    dim: i32,
+    classes: i32,
+    ldw: i32,
+    tiles: i32,
+    SPLIT: Const,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    // Program `pid` in grouped order (as the `gemm` example): `GM` row blocks class tile by
+    // class tile, then the next `GM`, so the programs resident at once share rows of `x` and
+    // columns of `w` in L2.
+    let (pm, pn) = grouped_order(program_id(0), cdiv(batch, BM), tiles, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let row_ok = (rows < batch).expand_dims(1);
+    let col_ok = (cols < classes).expand_dims(0);
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(
+        zero, x, dim, w, ldw, rows, cols, row_ok, col_ok, 0, dim, BK, 0,
+    );
+    let z = select(col_ok, acc, f32::NEG_INFINITY);
+    let m = z.max(1);
+    // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.
+    let e = ((z - m.expand_dims(1)) * 1.4426950408889634).exp2();
+    let s = e.sum(1);
+    let out = probs + rows.expand_dims(1) * classes + cols.expand_dims(0);
+    if SPLIT == 0 {
+        // One reciprocal per row, not a division per element.
+        store(out, e * (1.0 / s).expand_dims(1), row_ok & col_ok);
+    } else {
+        store(out, e, row_ok & col_ok);
+        let stat = rows * tiles + pn;
+        store(tile_max + stat, m, rows < batch);
+        store(tile_sum + stat, s, rows < batch);
+    }
 }
 
-softmax_regression_kernel! {
-    /// The logits of one `BM × 128` block of `x @ w` and their softmax: complete (`SPLIT = 0`,
-    /// one class tile) or per tile with its statistics (`SPLIT = 1`, finished by [`rescale`]).
-    /// `tiles` class tiles; `tile_max` and `tile_sum` hold `tiles` values per row (`SPLIT = 1`
-    /// only). 4 warps, `k` in 32-wide slices; a 1-D grid of `cdiv(batch, BM) · tiles` programs.
-    softmax_regression, warps = 4, BM = { [16, 128] }, BN = 128, BK = 32
+#[tile_kernel(num_warps = 4)]
+/// The logits of one `BM × 128` block of `x @ w` and their softmax: complete (`SPLIT = 0`,
+/// one class tile) or per tile with its statistics (`SPLIT = 1`, finished by [`rescale`]).
+/// `tiles` class tiles; `tile_max` and `tile_sum` hold `tiles` values per row (`SPLIT = 1`
+/// only). 4 warps, `k` in 32-wide slices; a 1-D grid of `cdiv(batch, BM) · tiles` programs.
+#[allow(clippy::too_many_arguments)]
+pub fn softmax_regression(
+    x: Ptr<T, { batch * dim }>,
+    w: Ptr<T, { dim * ldw }>,
+    probs: Ptr<f32, { batch * classes }>,
+    tile_max: Ptr<f32, { batch * tiles }>,
+    tile_sum: Ptr<f32, { batch * tiles }>,
+    batch: i32,
+    dim: i32,
+    classes: i32,
+    ldw: i32,
+    tiles: i32,
+    T: Type<{ [f16, bf16] }>,
+    SPLIT: Const<{ [0, 1] }>,
+    BM: Const<{ [16, 128] }>,
+    BN: Const<128>,
+    BK: Const<32>,
+    GM: Const<8>,
+) {
+    softmax_regression_block(
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
+    );
 }
 
-softmax_regression_kernel! {
-    /// [`softmax_regression`] on `16 × BN` blocks, `BN` = 16 or 64 classes, `k` in 64-wide
-    /// slices, 4 warps: for few classes (the document's 10 and 50), where a 128-class tile would
-    /// multiply and fetch up to 8 times the columns there are (Triton's autotuned fused kernel
-    /// picks `16 × 16` at 64 × 128 × 10).
-    softmax_regression_narrow, warps = 4, BM = 16, BN = { [16, 64] }, BK = 64
+#[tile_kernel(num_warps = 4)]
+/// [`softmax_regression`] on `16 × BN` blocks, `BN` = 16 or 64 classes, `k` in 64-wide
+/// slices, 4 warps: for few classes (the document's 10 and 50), where a 128-class tile would
+/// multiply and fetch up to 8 times the columns there are (Triton's autotuned fused kernel
+/// picks `16 × 16` at 64 × 128 × 10).
+#[allow(clippy::too_many_arguments)]
+pub fn softmax_regression_narrow(
+    x: Ptr<T, { batch * dim }>,
+    w: Ptr<T, { dim * ldw }>,
+    probs: Ptr<f32, { batch * classes }>,
+    tile_max: Ptr<f32, { batch * tiles }>,
+    tile_sum: Ptr<f32, { batch * tiles }>,
+    batch: i32,
+    dim: i32,
+    classes: i32,
+    ldw: i32,
+    tiles: i32,
+    T: Type<{ [f16, bf16] }>,
+    SPLIT: Const<{ [0, 1] }>,
+    BM: Const<16>,
+    BN: Const<{ [16, 64] }>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    softmax_regression_block(
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
+    );
 }
 
-softmax_regression_kernel! {
-    /// [`softmax_regression`] on the `gemm_wide` example kernel's tile: `128 × 256` blocks,
-    /// `k` in 64-wide slices, 8 warps (on sm_90a one `wgmma.m64n256k16` per warpgroup and
-    /// 16-wide step of `k`).
-    softmax_regression_wide, warps = 8, BM = 128, BN = 256, BK = 64
+#[tile_kernel(num_warps = 8)]
+/// [`softmax_regression`] on the `gemm_wide` example kernel's tile: `128 × 256` blocks,
+/// `k` in 64-wide slices, 8 warps (on sm_90a one `wgmma.m64n256k16` per warpgroup and
+/// 16-wide step of `k`).
+#[allow(clippy::too_many_arguments)]
+pub fn softmax_regression_wide(
+    x: Ptr<T, { batch * dim }>,
+    w: Ptr<T, { dim * ldw }>,
+    probs: Ptr<f32, { batch * classes }>,
+    tile_max: Ptr<f32, { batch * tiles }>,
+    tile_sum: Ptr<f32, { batch * tiles }>,
+    batch: i32,
+    dim: i32,
+    classes: i32,
+    ldw: i32,
+    tiles: i32,
+    T: Type<{ [f16, bf16] }>,
+    SPLIT: Const<{ [0, 1] }>,
+    BM: Const<128>,
+    BN: Const<256>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    softmax_regression_block(
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
+    );
 }
 
 #[tile_kernel(num_warps = 8)]

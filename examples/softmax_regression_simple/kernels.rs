@@ -8,6 +8,7 @@
 //! launcher picks the narrowest that holds the classes.
 
 use tile::prelude::*;
+use tile::stdlib::matmul_acc;
 
 #[tile_kernel(num_warps = 4)]
 /// Fused: logits of `BM` rows by `dot` over `dim` in `BK` slices, then softmax over the classes.
@@ -25,22 +26,12 @@ pub fn softmax_regression(
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
     let cls = arange(0, BC);
-    let ks = arange(0, BK);
     let row_ok = (rows < batch).expand_dims(1);
     let cls_ok = (cls < classes).expand_dims(0);
-    let mut logits = zeros([BM, BC]);
-    for k0 in (0..dim).step_by(BK) {
-        let k = k0 + ks;
-        let xt = load(
-            x + rows.expand_dims(1) * dim + k.expand_dims(0),
-            row_ok & (k < dim).expand_dims(0),
-        );
-        let wt = load(
-            w + k.expand_dims(1) * classes + cls.expand_dims(0),
-            (k < dim).expand_dims(1) & cls_ok,
-        );
-        logits = dot(xt, wt, logits);
-    }
+    let zero = zeros([BM, BC]);
+    let logits = matmul_acc(
+        zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0,
+    );
     let z = select(cls_ok, logits, f32::NEG_INFINITY);
     let e = (z - z.max(1).expand_dims(1)).exp();
     let p = e / e.sum(1).expand_dims(1);
@@ -67,22 +58,12 @@ pub fn matmul(
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
     let cls = arange(0, BC);
-    let ks = arange(0, BK);
     let row_ok = (rows < batch).expand_dims(1);
     let cls_ok = (cls < classes).expand_dims(0);
-    let mut acc = zeros([BM, BC]);
-    for k0 in (0..dim).step_by(BK) {
-        let k = k0 + ks;
-        let xt = load(
-            x + rows.expand_dims(1) * dim + k.expand_dims(0),
-            row_ok & (k < dim).expand_dims(0),
-        );
-        let wt = load(
-            w + k.expand_dims(1) * classes + cls.expand_dims(0),
-            (k < dim).expand_dims(1) & cls_ok,
-        );
-        acc = dot(xt, wt, acc);
-    }
+    let zero = zeros([BM, BC]);
+    let acc = matmul_acc(
+        zero, x, dim, w, classes, rows, cls, row_ok, cls_ok, 0, dim, BK, 0,
+    );
     store(
         logits + rows.expand_dims(1) * classes + cls.expand_dims(0),
         acc,

@@ -6,31 +6,27 @@
 //! tutorial's fp8 case passes `b.T`).
 //!
 //! The tutorial autotunes over a list of configurations; this port compiles two of them, each
-//! a kernel stamped from the one body below: `matmul_kernel` with `128 × 128 × 32`,
+//! a kernel calling the one body, the tile function `matmul_body` (and the tutorial's `leaky_relu`
+//! helper is a tile function too): `matmul_kernel` with `128 × 128 × 32`,
 //! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and `matmul_kernel_wide` with its first
-//! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. `matmul`
-//! takes the wide one for matrices of at least 1024 rows and columns that its specialization
+//! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. The host
+//! `matmul` takes the wide one for matrices of at least 1024 rows and columns that its specialization
 //! accepts (tile has no autotuner yet).
 
 use tile::prelude::*;
 
 use crate::check::{compare, err, Rng};
 
-/// The tutorial's kernel with one configuration: `$warps` warps, `$stages` stages, blocks of
-/// `128 × $bn × $bk`.
-macro_rules! matmul_kernel {
-    ($(#[$doc:meta])* $name:ident, warps = $warps:tt, stages = $stages:tt, BN = $bn:tt, BK = $bk:tt,
-     specialize = $spec:tt) => {
-#[tile_kernel(num_warps = $warps, num_stages = $stages, specialize = $spec)]
-$(#[$doc])*
-/// Kernel for computing the matmul `C = A x B`. A has shape `(M, K)`, B has shape `(K, N)` and
-/// C has shape `(M, N)`. `ACTIVATION` is 1 for `"leaky_relu"`, 0 for none.
-#[allow(clippy::too_many_arguments)]
-pub fn $name(
+/// The tutorial's kernel body, for computing the matmul `C = A x B`. A has shape `(M, K)`, B
+/// has shape `(K, N)` and C has shape `(M, N)`. `ACTIVATION` is 1 for `"leaky_relu"`, 0 for
+/// none. Each configuration below is a kernel that calls it (the tutorial's `@triton.autotune`
+/// compiles one kernel per configuration, too).
+#[tile_fn]
+fn matmul_body(
     // Pointers to matrices
-    a_ptr: Ptr<f16>,
-    b_ptr: Ptr<f16>,
-    c_ptr: Ptr<f16>,
+    a_ptr: Tile,
+    b_ptr: Tile,
+    c_ptr: Tile,
     // Matrix dimensions
     M: i32,
     N: i32,
@@ -44,11 +40,11 @@ pub fn $name(
     stride_cm: i32,
     stride_cn: i32,
     // Meta-parameters
-    BLOCK_SIZE_M: Const<128>,
-    BLOCK_SIZE_N: Const<$bn>,
-    BLOCK_SIZE_K: Const<$bk>,
-    GROUP_SIZE_M: Const<8>,
-    ACTIVATION: Const<{ [0, 1] }>, // triton: ACTIVATION: tl.constexpr ("" or "leaky_relu")
+    BLOCK_SIZE_M: Const,
+    BLOCK_SIZE_N: Const,
+    BLOCK_SIZE_K: Const,
+    GROUP_SIZE_M: Const,
+    ACTIVATION: Const, // triton: ACTIVATION: tl.constexpr ("" or "leaky_relu")
 ) {
     // Map program ids `pid` to the block of C it should compute, in grouped ordering.
     let pid = program_id(0);
@@ -75,8 +71,16 @@ pub fn $name(
     let mut accumulator = zeros([BLOCK_SIZE_M, BLOCK_SIZE_N]);
     for k in 0..cdiv(K, BLOCK_SIZE_K) {
         // Load the next block of A and B, generate a mask by checking the K dimension.
-        let a = load(a_ptrs, mask = offs_k.expand_dims(0) < K - k * BLOCK_SIZE_K, other = 0.0);
-        let b = load(b_ptrs, mask = offs_k.expand_dims(1) < K - k * BLOCK_SIZE_K, other = 0.0);
+        let a = load(
+            a_ptrs,
+            mask = offs_k.expand_dims(0) < K - k * BLOCK_SIZE_K,
+            other = 0.0,
+        );
+        let b = load(
+            b_ptrs,
+            mask = offs_k.expand_dims(1) < K - k * BLOCK_SIZE_K,
+            other = 0.0,
+        );
         // We accumulate along the K dimension.
         accumulator = dot(a, b, accumulator);
         // Advance the ptrs to the next K block.
@@ -86,8 +90,7 @@ pub fn $name(
     // You can fuse arbitrary activation functions here while the accumulator is still in FP32.
     // triton: if ACTIVATION == "leaky_relu": accumulator = leaky_relu(accumulator)
     if ACTIVATION == 1 {
-        // triton: leaky_relu(x) = tl.where(x >= 0, x, 0.01 * x), a @triton.jit helper
-        accumulator = select(accumulator >= 0.0, accumulator, 0.01 * accumulator);
+        accumulator = leaky_relu(accumulator);
     }
     let c = accumulator as f16; // triton: accumulator.to(tl.float16)
 
@@ -98,21 +101,111 @@ pub fn $name(
     let c_mask = (offs_cm.expand_dims(1) < M) & (offs_cn.expand_dims(0) < N);
     store(c_ptrs, c, mask = c_mask);
 }
-    };
+
+/// We can fuse `leaky_relu` by providing it as an `ACTIVATION` meta-parameter in `matmul_kernel`.
+#[tile_fn]
+fn leaky_relu(x: Tile) -> Tile {
+    select(x >= 0.0, x, 0.01 * x) // triton: tl.where(x >= 0, x, 0.01 * x)
 }
 
-matmul_kernel! {
-    /// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32,
-    /// 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4)`.
-    matmul_kernel, warps = 4, stages = 4, BN = 128, BK = 32, specialize = all
+#[tile_kernel(num_warps = 4, num_stages = 4)]
+/// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32,
+/// 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4)`.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_kernel(
+    // Pointers to matrices
+    a_ptr: Ptr<f16>,
+    b_ptr: Ptr<f16>,
+    c_ptr: Ptr<f16>,
+    // Matrix dimensions
+    M: i32,
+    N: i32,
+    K: i32,
+    // The stride variables represent how much to increase the ptr by when moving by 1
+    // element in a particular dimension.
+    stride_am: i32,
+    stride_ak: i32,
+    stride_bk: i32,
+    stride_bn: i32,
+    stride_cm: i32,
+    stride_cn: i32,
+    // Meta-parameters
+    BLOCK_SIZE_M: Const<128>,
+    BLOCK_SIZE_N: Const<128>,
+    BLOCK_SIZE_K: Const<32>,
+    GROUP_SIZE_M: Const<8>,
+    ACTIVATION: Const<{ [0, 1] }>,
+) {
+    matmul_body(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        stride_am,
+        stride_ak,
+        stride_bk,
+        stride_bn,
+        stride_cm,
+        stride_cn,
+        BLOCK_SIZE_M,
+        BLOCK_SIZE_N,
+        BLOCK_SIZE_K,
+        GROUP_SIZE_M,
+        ACTIVATION,
+    );
 }
 
-matmul_kernel! {
-    /// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64,
-    /// 'GROUP_SIZE_M': 8}, num_stages=3, num_warps=8)`, the tutorial's first. Compiled for
-    /// unit strides only (`specialize = unit`): with strides it cannot prove 1 its copies run
-    /// element by element, and a `128 × 256` tile's addresses then do not fit the registers.
-    matmul_kernel_wide, warps = 8, stages = 3, BN = 256, BK = 64, specialize = unit
+#[tile_kernel(num_warps = 8, num_stages = 3, specialize = unit)]
+/// triton: `triton.Config({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64,
+/// 'GROUP_SIZE_M': 8}, num_stages=3, num_warps=8)`, the tutorial's first. Compiled for
+/// unit strides only (`specialize = unit`): with strides it cannot prove 1 its copies run
+/// element by element, and a `128 × 256` tile's addresses then do not fit the registers.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_kernel_wide(
+    // Pointers to matrices
+    a_ptr: Ptr<f16>,
+    b_ptr: Ptr<f16>,
+    c_ptr: Ptr<f16>,
+    // Matrix dimensions
+    M: i32,
+    N: i32,
+    K: i32,
+    // The stride variables represent how much to increase the ptr by when moving by 1
+    // element in a particular dimension.
+    stride_am: i32,
+    stride_ak: i32,
+    stride_bk: i32,
+    stride_bn: i32,
+    stride_cm: i32,
+    stride_cn: i32,
+    // Meta-parameters
+    BLOCK_SIZE_M: Const<128>,
+    BLOCK_SIZE_N: Const<256>,
+    BLOCK_SIZE_K: Const<64>,
+    GROUP_SIZE_M: Const<8>,
+    ACTIVATION: Const<{ [0, 1] }>,
+) {
+    matmul_body(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        stride_am,
+        stride_ak,
+        stride_bk,
+        stride_bn,
+        stride_cm,
+        stride_cn,
+        BLOCK_SIZE_M,
+        BLOCK_SIZE_N,
+        BLOCK_SIZE_K,
+        GROUP_SIZE_M,
+        ACTIVATION,
+    );
 }
 
 /// `ACTIVATION` of [`matmul_kernel`] for the tutorial's `activation="leaky_relu"`.
