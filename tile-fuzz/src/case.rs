@@ -4,7 +4,7 @@ use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use tile_codegen::frontend::parse_options;
-use tile_codegen::pipeline::{compile, DumpConfig};
+use tile_codegen::pipeline::{compile_with, DumpConfig};
 
 /// What compiling one kernel text gave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -101,13 +101,8 @@ pub fn compile_text(text: &str) -> (Outcome, String) {
 pub fn cost_of(text: &str) -> Option<(u64, u64)> {
     let (item, args) = parse_case(text).ok()?;
     let opts = parse_options(args).ok()?;
-    tile_codegen::pipeline::compile_cost(
-        &item,
-        &tile_codegen::frontend::FnTable::default(),
-        &opts,
-        &DumpConfig::default(),
-    )
-    .ok()
+    let fns = functions(&item).ok()?;
+    tile_codegen::pipeline::compile_cost(&item, &fns, &opts, &DumpConfig::default()).ok()
 }
 
 /// The function item of `text` and the arguments of its `#[tile_kernel(…)]` attribute, or the
@@ -152,7 +147,7 @@ fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome,
     }
     let run = catch_unwind(AssertUnwindSafe(|| {
         let opts = parse_options(args)?;
-        compile(item, &opts, &dump)
+        compile_with(item, &functions(item)?, &opts, &dump)
     }));
     match run {
         Err(p) => {
@@ -169,6 +164,32 @@ fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome,
         },
         Ok(Err(e)) => classify(&e),
     }
+}
+
+thread_local! {
+    /// The repository's tile functions (`mutate::library`), parsed once per thread.
+    static LIBRARY: Vec<syn::ItemFn> = {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = crate::mutate::library(&root);
+        syn::parse_file(&text).map_or_else(
+            |_| Vec::new(),
+            |f| {
+                f.items
+                    .into_iter()
+                    .filter_map(|i| match i {
+                        syn::Item::Fn(f) => Some(f),
+                        _ => None,
+                    })
+                    .collect()
+            },
+        )
+    };
+}
+
+/// The tile functions `item` calls, found by name among the repository's: the kernels of the
+/// corpus call the standard library's and their examples' functions.
+fn functions(item: &syn::ItemFn) -> syn::Result<tile_codegen::frontend::FnTable> {
+    LIBRARY.with(|lib| tile_codegen::frontend::FnTable::by_name(&item.block, lib))
 }
 
 /// The variable that hands workers the ptxas to check spills with (`tile-fuzz --ptxas`).

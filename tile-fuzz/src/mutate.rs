@@ -30,6 +30,28 @@ pub fn corpus(root: &Path) -> Vec<String> {
     out
 }
 
+/// Every `#[tile_fn]` function of the repository (the standard library, the examples', the
+/// tests' and the tutorials'), as text: what kernels of the corpus call, which `case` resolves
+/// by name (`FnTable::by_name`) since no macro resolves them here.
+pub fn library(root: &Path) -> String {
+    let mut files = Vec::new();
+    for dir in ["src", "examples", "tests", "tutorials", "tile-bench/src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(file) = syn::parse_file(&text) else {
+            continue;
+        };
+        collect_marked(&file.items, "tile_fn", &mut out);
+    }
+    out.join("\n")
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -45,21 +67,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn collect(items: &[syn::Item], out: &mut Vec<String>) {
+    collect_marked(items, "tile_kernel", out);
+}
+
+/// The functions of `items` (and of their inline modules) marked `#[attr]`, as text.
+fn collect_marked(items: &[syn::Item], attr: &str, out: &mut Vec<String>) {
     for item in items {
         match item {
             syn::Item::Fn(f)
-                if f.attrs.iter().any(|a| {
-                    a.path()
-                        .segments
-                        .last()
-                        .is_some_and(|s| s.ident == "tile_kernel")
-                }) =>
+                if f.attrs
+                    .iter()
+                    .any(|a| a.path().segments.last().is_some_and(|s| s.ident == attr)) =>
             {
                 out.push(f.to_token_stream().to_string());
             }
             syn::Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
-                    collect(items, out);
+                    collect_marked(items, attr, out);
                 }
             }
             _ => {}

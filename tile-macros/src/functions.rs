@@ -206,6 +206,31 @@ fn define(f: &ItemFn, closure: Option<Vec<RawEntry>>, error: Option<syn::Error>)
         .filter(|a| a.path().is_ident("doc"))
         .collect();
     let stub = stub(f);
+    // The stub lives in a module of its own, re-exported: there a parameter `BLOCK` is a
+    // binding even where the function's module has a constant `BLOCK` (in the module itself
+    // the identifier pattern would name that constant).
+    let stub_mod = format_ident!(
+        "__tile_doc_{}_{:016x}",
+        syn::ext::IdentExt::unraw(name),
+        hash(&f.to_token_stream().to_string())
+    );
+    let documented = if stub.is_empty() {
+        // A signature that does not parse has nothing to document.
+        Tokens::new()
+    } else {
+        quote! {
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(non_snake_case)]
+            mod #stub_mod {
+                #(#docs)*
+                #stub
+            }
+            #(#cfgs)*
+            #[allow(unused_imports)]
+            #vis use #stub_mod::#name;
+        }
+    };
     let error = error.map(|e| e.to_compile_error());
     quote! {
         #error
@@ -219,9 +244,7 @@ fn define(f: &ItemFn, closure: Option<Vec<RawEntry>>, error: Option<syn::Error>)
         #[doc(hidden)]
         #[allow(unused_imports)]
         #vis use #hidden as #name;
-        #(#cfgs)*
-        #(#docs)*
-        #stub
+        #documented
     }
 }
 
@@ -229,7 +252,6 @@ fn define(f: &ItemFn, closure: Option<Vec<RawEntry>>, error: Option<syn::Error>)
 /// marker types, and a body that panics.
 fn stub(f: &ItemFn) -> Tokens {
     let name = &f.sig.ident;
-    let vis = &f.vis;
     let Ok((params, results, tuple)) = parse_fn_signature(f) else {
         return Tokens::new();
     };
@@ -264,7 +286,7 @@ fn stub(f: &ItemFn) -> Tokens {
     );
     quote! {
         #[allow(non_snake_case, unused_variables, dead_code, clippy::too_many_arguments)]
-        #vis fn #name(#(#args),*) #ret {
+        pub fn #name(#(#args),*) #ret {
             ::core::panic!(#msg)
         }
     }

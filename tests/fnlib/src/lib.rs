@@ -145,5 +145,16 @@ pub fn k9(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const<256>) {
 
 /// Every kernel of this crate.
 pub fn all() -> Vec<&'static tile::KernelSpec> {
-    vec![&k0::KERNEL, &k1::KERNEL, &k2::KERNEL, &k3::KERNEL, &k4::KERNEL, &k5::KERNEL, &k6::KERNEL, &k7::KERNEL, &k8::KERNEL, &k9::KERNEL] 
+    vec![
+        &k0::KERNEL,
+        &k1::KERNEL,
+        &k2::KERNEL,
+        &k3::KERNEL,
+        &k4::KERNEL,
+        &k5::KERNEL,
+        &k6::KERNEL,
+        &k7::KERNEL,
+        &k8::KERNEL,
+        &k9::KERNEL,
+    ]
 }

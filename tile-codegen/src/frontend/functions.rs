@@ -421,7 +421,63 @@ pub fn closure_of(item: &syn::ItemFn, closures: &[Vec<RawEntry>]) -> Vec<RawEntr
     entries
 }
 
+/// The closure of `item` with its callees looked up by name (their path's last segment) in
+/// `library`; a callee not found is left out (its calls are then unknown functions).
+fn closure_by_name(item: &syn::ItemFn, library: &[syn::ItemFn], depth: usize) -> Vec<RawEntry> {
+    let mut entries = vec![RawEntry {
+        item: item.clone(),
+        calls: Vec::new(),
+    }];
+    if depth >= MAX_CALL_DEPTH {
+        return entries;
+    }
+    for path in callees(&item.block) {
+        let Some(last) = path.segments.last() else {
+            continue;
+        };
+        let Some(f) = library.iter().find(|f| f.sig.ident == last.ident) else {
+            continue;
+        };
+        let sub = closure_by_name(f, library, depth + 1);
+        let base = entries.len();
+        entries[0].calls.push((path_key(&path), base));
+        entries.extend(sub.into_iter().map(|e| RawEntry {
+            item: e.item,
+            calls: e.calls.into_iter().map(|(p, i)| (p, i + base)).collect(),
+        }));
+    }
+    entries
+}
+
 impl FnTable {
+    /// The table of a kernel compiled without the macros (by `tile-fuzz`, say): each callee is
+    /// found by its name (the last segment of its path) among `library`, the tile functions the
+    /// tool collected, instead of by Rust's name resolution. A callee not found stays unknown.
+    pub fn by_name(kernel: &syn::Block, library: &[syn::ItemFn]) -> syn::Result<FnTable> {
+        let mut table = FnTable::default();
+        for path in callees(kernel) {
+            let Some(last) = path.segments.last() else {
+                continue;
+            };
+            let Some(f) = library.iter().find(|f| f.sig.ident == last.ident) else {
+                continue;
+            };
+            let base = table.fns.len();
+            table.kernel_calls.insert(path_key(&path), base);
+            for e in closure_by_name(f, library, 1) {
+                let (params, results, tuple) = parse_fn_signature(&e.item)?;
+                table.fns.push(Rc::new(TileFn {
+                    item: e.item,
+                    params,
+                    results,
+                    tuple,
+                    calls: e.calls.into_iter().map(|(p, i)| (p, i + base)).collect(),
+                }));
+            }
+        }
+        Ok(table)
+    }
+
     /// The table for a kernel whose body's callees (in the order of [`callees`]) delivered
     /// `closures`. Each function's signature is checked.
     pub fn new(kernel: &syn::Block, closures: &[Vec<RawEntry>]) -> syn::Result<FnTable> {
@@ -664,6 +720,20 @@ mod tests {
         assert_eq!(table.kernel_calls["f"], 0);
         assert_eq!(table.fns[0].calls["g"], 1);
         assert_eq!(table.fns[0].results, Some(vec![FnParamKind::Value; 2]));
+    }
+
+    #[test]
+    fn tools_resolve_callees_by_name() {
+        let lib = [
+            item("fn g(x: Tile) -> Tile { x * 2 }"),
+            item("fn f(x: Tile) -> Tile { g(x) + missing(x) }"),
+        ];
+        let k = item("fn k(x: Ptr<f32>) { store(x, lib::f(load(x))); unknown(x); }");
+        let table = FnTable::by_name(&k.block, &lib).unwrap();
+        assert_eq!(table.kernel_calls.len(), 1);
+        assert_eq!(table.kernel_calls["lib::f"], 0);
+        assert_eq!(table.fns[0].calls["g"], 1);
+        assert!(!table.fns[0].calls.contains_key("missing"));
     }
 
     #[test]
