@@ -863,3 +863,55 @@ fn gpu_explicit_target() {
         assert_eq!(run(&gpu.clone().with_target(&own).unwrap()), default);
     }
 }
+
+/// An autotuned kernel that accumulates into its output: tuning must leave `y` as it was.
+#[tile_kernel(autotune(
+    configs = [
+        { BLOCK = 256, num_warps = 2 },
+        { BLOCK = 1024, num_warps = 4 },
+        { BLOCK = 4096, num_warps = 8 },
+    ],
+    key = [n],
+))]
+fn tuned_accumulate(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = offs < n;
+    store(y + offs, load(y + offs, mask) + load(x + offs, mask), mask);
+}
+
+#[test]
+fn autotuning_times_on_copies_and_caches_on_disk() {
+    let Some(gpu) = cuda() else { return };
+    let dir = std::env::temp_dir().join(format!("tile-autotune-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Read once per process, at the first decision: only this test tunes.
+    std::env::set_var("TILE_CACHE_DIR", &dir);
+    let n = 1 << 22;
+    let x = data(n, 5);
+    let bx = gpu.upload(&x).unwrap();
+    let mut by = gpu.upload(&vec![1.0f32; n]).unwrap();
+    let grid = |c: &tuned_accumulate::Config| Grid::x(cdiv(n, c.BLOCK));
+    tuned_accumulate::launch(&gpu, grid, &bx, &mut by, n as i32).unwrap();
+    let y = gpu.download(&by).unwrap();
+    // Exactly one accumulation, whatever tuning ran.
+    assert!(
+        (0..n).all(|i| y[i] == 1.0 + x[i]),
+        "tuning changed the output"
+    );
+    let d = tuned_accumulate::TUNER.decisions();
+    assert_eq!(d.len(), 1);
+    println!(
+        "tuned: config {} ({:?}) in {:.2} ms: {:?}",
+        d[0].config, d[0].source, d[0].tuning_ms, d[0].times
+    );
+    assert_eq!(format!("{:?}", d[0].source), "Timed");
+    // Forgotten in memory, the choice comes back from the disk, untimed.
+    tuned_accumulate::TUNER.clear();
+    tuned_accumulate::launch(&gpu, grid, &bx, &mut by, n as i32).unwrap();
+    let again = tuned_accumulate::TUNER.decisions();
+    assert_eq!(format!("{:?}", again[0].source), "Disk");
+    assert_eq!(again[0].config, d[0].config);
+    let y = gpu.download(&by).unwrap();
+    assert!((0..n).all(|i| y[i] == 1.0 + 2.0 * x[i]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

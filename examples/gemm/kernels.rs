@@ -108,6 +108,51 @@ pub fn gemm_wide(
     gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
 }
 
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 256, BK = 64, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 128, BK = 32, num_warps = 4, num_stages = 4 },
+        { BM = 128, BN = 64, BK = 32, num_warps = 4 },
+    ],
+    key = [m, n, k],
+))]
+/// `c = a @ b` in the input type, autotuned: the tiles of [`gemm_wide`] (config 0) and of
+/// [`gemm`] with `BN = 64` (config 3) among four configurations (as many as the compile
+/// budget takes for these tiles in two element types), the fastest timed per
+/// `(m, n, k)` at its first launch ([`matmul_tuned`]).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_tuned(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const<8>,
+) {
+    gemm_block(a, b, c, m, n, k, T, BM, BN, BK, GM);
+}
+
+/// `c = a @ b` (`m × n × k`, `c` in the input type) on [`gemm_tuned`]: the configuration timed
+/// fastest for this shape on this device (at the first launch with it; later launches reuse the
+/// choice, also across processes through the on-disk cache).
+#[allow(dead_code)]
+pub fn matmul_tuned<T: tile::Element>(
+    dev: &Device,
+    a: &Buffer<T>,
+    b: &Buffer<T>,
+    c: &mut Buffer<T>,
+    (m, n, k): (usize, usize, usize),
+) -> Result<(), Error> {
+    let grid = |cfg: &gemm_tuned::Config| Grid::x(cdiv(m, cfg.BM).saturating_mul(cdiv(n, cfg.BN)));
+    gemm_tuned::launch(dev, grid, a, b, c, m as i32, n as i32, k as i32)
+}
+
 /// The grid of [`gemm`] for an `m × n` result in `128 × bn` blocks: one program per block, on
 /// one axis (the kernel orders them itself). A count past `u32` saturates, and the launch
 /// refuses that grid.
@@ -307,6 +352,7 @@ pub fn matmul<T: tile::Element, O: tile::Element>(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
     v.extend(gemm_wide::KERNELS);
+    v.extend(gemm_tuned::KERNELS);
     v.push(&gemm_tf32::KERNEL);
     v.extend(gemm_splitk::KERNELS);
     v.extend(splitk_sum::KERNELS);

@@ -40,7 +40,7 @@ for ex in ${ONLY:-$ALL}; do
 done
 
 cargo build --release -p tile-bench
-cp "$T/release/tile-bench" "$D/"
+cp "$T/release/tile-bench" "$T/release/autotune_cost" "$D/"
 
 # Test binaries: cargo names them with a hash, so ask cargo where each one is.
 # The `tracing` test needs its feature (without it the binary holds no test).

@@ -32,6 +32,8 @@ pub enum Form {
     User,
     /// Triton's tutorial matmul in its own structure (`user_gemm::tutorial_gemm`).
     Tutorial,
+    /// The family's autotuned kernel (`autotune`: configurations timed at the first launch).
+    Tuned,
 }
 
 impl Form {
@@ -47,6 +49,7 @@ impl Form {
             Form::Words4 => "tile_words4",
             Form::User => "tile_user",
             Form::Tutorial => "tile_tutorial",
+            Form::Tuned => "tile_tuned",
         }
     }
 }
