@@ -2064,7 +2064,7 @@ def bench_softmax_regression():
     (bf16 at dim 4096: ~2.5e-2; the logits are large there, |z| up to ~50)."""
     small = [(1, 1, 1), (17, 33, 10), (5, 100, 17), (33, 64, 300)]
     big = [(64, 128, 10), (256, 512, 50), (1024, 1024, 100), (8192, 4096, 1000),
-           (4096, 4096, 32000)]
+           (4096, 4096, 32000), (65536, 4096, 10), (2048, 1024, 5000), (16384, 512, 128)]
     for (bt, d, c), timed in plan(small, big):
         for dname in ("f16", "bf16"):
             dt = DTYPES[dname]
@@ -2225,7 +2225,8 @@ def bench_cross_entropy():
     logits and one write of the gradient. Labels: uniform, every 7th row ignored."""
     s = 0.0
     for (rows, v), timed in plan([(1, 1), (17, 1000), (9, 32000)],
-                                 [(8192, 32000), (4096, 128256)]):
+                                 [(8192, 32000), (4096, 128256), (16384, 50257),
+                                  (2048, 256000), (65536, 1024)]):
         for dname in ("bf16", "f32"):
             dt = DTYPES[dname]
             r = Rand(rows * 977 + v)

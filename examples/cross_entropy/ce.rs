@@ -200,6 +200,57 @@ pub fn case<T: Logit>(
     })
 }
 
+/// The fused forms [`launch_tuned`] times, in order.
+pub const FUSED: [Form; 5] = [Form::Loop, Form::Wide, Form::Full, Form::Row, Form::Row16];
+
+static FUSED_CONFIGS: [tile::autotune::ConfigDesc; 5] = [
+    tile::autotune::ConfigDesc::new("two passes, 8 warps"),
+    tile::autotune::ConfigDesc::new("two passes, 16 warps"),
+    tile::autotune::ConfigDesc::new("two passes, 32 warps"),
+    tile::autotune::ConfigDesc::new("one read, 32 warps"),
+    tile::autotune::ConfigDesc::new("one read, 16 warps"),
+];
+
+/// The fused forms that take rows of `v` logits (key `[rows, v, dtype]`).
+fn forms_that_fit(key: &[i64]) -> Vec<usize> {
+    let v = key.get(1).copied().unwrap_or(0).max(0) as usize;
+    (0..FUSED.len())
+        .filter(|&i| FUSED[i].fits::<f32>(v))
+        .collect()
+}
+
+/// [`launch_tuned`]'s tuner: one decision per shape, element type and device.
+pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
+    "cross_entropy",
+    tile::autotune::source_hash(include_str!("kernels.rs")),
+    &FUSED_CONFIGS,
+)
+.with_prune(forms_that_fit);
+
+/// The fused form timed fastest for this case's shape on this device (at the first call with
+/// the shape; later calls and processes reuse the choice) instead of [`Form::best`]'s rule,
+/// launched on `c`. The kernels overwrite the logits with the gradient, so each form is timed on
+/// a copy of the case (`Device::scratch_copy`), and `c` is computed on once.
+pub fn launch_tuned<T: Logit>(dev: &Device, c: &mut Case<T>) -> Result<Form, Error> {
+    let key = [c.rows as i64, c.v as i64, T::DTYPE as i64];
+    let i = TUNER.choose(dev, &key, |i| {
+        let mut scratch = Case {
+            logits: dev.scratch_copy(&mut c.logits)?,
+            labels: dev.scratch_copy(&mut c.labels)?,
+            valid: dev.zeros::<i32>(1)?,
+            lses: dev.zeros::<f32>(c.rows)?,
+            loss: dev.zeros::<f32>(c.rows)?,
+            mean: dev.zeros::<f32>(1)?,
+            rows: c.rows,
+            v: c.v,
+            smoothing: c.smoothing,
+        };
+        tile::autotune::time_ms(dev, || launch(dev, &mut scratch, FUSED[i]))
+    })?;
+    launch(dev, c, FUSED[i])?;
+    Ok(FUSED[i])
+}
+
 /// The launches of `form`: the setup, then the loss and gradient.
 pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(), Error> {
     let (rows, v, s) = (c.rows as i32, c.v as i32, c.smoothing);

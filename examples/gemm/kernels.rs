@@ -153,6 +153,18 @@ pub fn matmul_tuned<T: tile::Element>(
     gemm_tuned::launch(dev, grid, a, b, c, m as i32, n as i32, k as i32)
 }
 
+/// The configuration [`gemm_tuned`] chose for `m × n × k` in this process (its label), if it
+/// has met the shape.
+#[allow(dead_code)]
+pub fn tuned_choice(m: usize, n: usize, k: usize) -> Option<&'static str> {
+    let key = [m as i64, n as i64, k as i64];
+    gemm_tuned::TUNER
+        .decisions()
+        .into_iter()
+        .find(|d| d.key == key)
+        .map(|d| d.label)
+}
+
 /// The grid of [`gemm`] for an `m × n` result in `128 × bn` blocks: one program per block, on
 /// one axis (the kernel orders them itself). A count past `u32` saturates, and the launch
 /// refuses that grid.
@@ -321,8 +333,11 @@ impl MatmulKernel {
     }
 }
 
-/// `c = a @ b` (`m × n × k`) on [`MatmulKernel::for_shape`]'s kernel; split-K goes through
-/// `part`, at least [`splitk_workspace`] long.
+/// `c = a @ b` (`m × n × k`): split-K where [`splitk_plan`] has a plan (through `part`, at least
+/// [`splitk_workspace`] long); else, for `c` in the input type, [`gemm_tuned`] (the tile timed
+/// fastest for the shape: it matches or beats the tile rule of [`MatmulKernel::for_shape`] on
+/// every shape measured, and loses to split-K by 2–4× on few rows, so that rule stays); for an
+/// f32 `c`, the rule's kernel.
 #[allow(dead_code, clippy::too_many_arguments)]
 pub fn matmul<T: tile::Element, O: tile::Element>(
     dev: &Device,
@@ -333,7 +348,13 @@ pub fn matmul<T: tile::Element, O: tile::Element>(
     (m, n, k): (usize, usize, usize),
 ) -> Result<(), Error> {
     let (mi, ni, ki) = (m as i32, n as i32, k as i32);
-    match MatmulKernel::for_shape(m, n, k) {
+    let kernel = MatmulKernel::for_shape(m, n, k);
+    if !matches!(kernel, MatmulKernel::SplitK { .. }) {
+        if let Some(c) = (c as &mut dyn std::any::Any).downcast_mut::<Buffer<T>>() {
+            return matmul_tuned(dev, a, b, c, (m, n, k));
+        }
+    }
+    match kernel {
         MatmulKernel::SplitK { bm, split, kslice } => {
             let g = Grid::xy(cdiv(n, SPLITK_BN as i32), split as u32);
             let (sp, ks) = (split as i32, kslice as i32);

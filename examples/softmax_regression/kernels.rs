@@ -421,6 +421,61 @@ pub fn fused<T: tile::Element>(
     fused_with(dev, x, w, probs, ws, s, Tile::for_shape(s.0, s.2))
 }
 
+/// The tiles [`fused_tuned`] times, in [`Tile::ALL`]'s order.
+static TILE_CONFIGS: [tile::autotune::ConfigDesc; 5] = [
+    tile::autotune::ConfigDesc::new("16 x 16"),
+    tile::autotune::ConfigDesc::new("16 x 64"),
+    tile::autotune::ConfigDesc::new("16 x 128"),
+    tile::autotune::ConfigDesc::new("128 x 128"),
+    tile::autotune::ConfigDesc::new("128 x 256, 8 warps"),
+];
+
+/// The tiles that take `classes` (key `[batch, dim, classes, dtype]`).
+fn tiles_that_run(key: &[i64]) -> Vec<usize> {
+    let classes = key.get(2).copied().unwrap_or(0).max(0) as usize;
+    (0..Tile::ALL.len())
+        .filter(|&i| Tile::ALL[i].runs(classes))
+        .collect()
+}
+
+/// [`fused_tuned`]'s tuner: one decision per shape, element type and device.
+pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
+    "softmax_regression",
+    tile::autotune::source_hash(include_str!("kernels.rs")),
+    &TILE_CONFIGS,
+)
+.with_prune(tiles_that_run);
+
+/// [`fused`] on the tile timed fastest for this shape on this device (at the first call with
+/// the shape; later calls, and later processes through the disk cache, reuse the choice)
+/// instead of [`Tile::for_shape`]'s rule. `probs` and the workspace are written by every timed
+/// run and by the last one, so no copy is needed.
+pub fn fused_tuned<T: tile::Element>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &Buffer<T>,
+    probs: &mut Buffer<f32>,
+    ws: &mut Workspace<T>,
+    s: (usize, usize, usize),
+) -> Result<(), Error> {
+    let dtype = T::DTYPE as i64;
+    let key = [s.0 as i64, s.1 as i64, s.2 as i64, dtype];
+    let i = TUNER.choose(dev, &key, |i| {
+        tile::autotune::time_ms(dev, || fused_with(dev, x, w, probs, ws, s, Tile::ALL[i]))
+    })?;
+    fused_with(dev, x, w, probs, ws, s, Tile::ALL[i])
+}
+
+/// The tile [`fused_tuned`] chose for a shape in this process, if it has met the shape.
+pub fn tuned_tile<T: tile::Element>(s: (usize, usize, usize)) -> Option<Tile> {
+    let key = [s.0 as i64, s.1 as i64, s.2 as i64, T::DTYPE as i64];
+    TUNER
+        .decisions()
+        .into_iter()
+        .find(|d| d.key == key)
+        .map(|d| Tile::ALL[d.config])
+}
+
 /// [`fused`] with the given tile.
 pub fn fused_with<T: tile::Element>(
     dev: &Device,

@@ -52,11 +52,26 @@ rc_base=$?; echo "exit $rc_base after $SECONDS s" >> "$L/baseline.log"
 
 python3 "$PY/join.py" "$L" > "$L/join.log" 2>&1; echo "exit $?" >> "$L/join.log"
 
+# Autotuning's first-launch cost (with the gemm family): a cold cache, a second process reading
+# it, and the chosen config launched without a tuner, each its own process.
+if [ -z "$FILTER" ] || [[ gemm == *"$FILTER"* ]]; then
+  A="$L/autotune_cost.txt"; : > "$A"
+  for shape in "4096 4096 4096" "6144 5120 3072"; do
+    cache=$(mktemp -d)
+    TILE_CACHE_DIR="$cache" "$B/autotune_cost" tune $shape >> "$A" 2>&1
+    TILE_CACHE_DIR="$cache" "$B/autotune_cost" cached $shape >> "$A" 2>&1
+    idx=$(grep -o 'decision: config [0-9]*' "$A" | tail -1 | grep -o '[0-9]*$')
+    "$B/autotune_cost" untuned $shape "${idx:-0}" >> "$A" 2>&1
+    rm -rf "$cache"
+  done
+fi
+
 {
   echo "device: $(tail -1 "$L/device.txt")"
   echo "tile-bench: $(grep -E '^checks:' "$L/tile-bench.log" | tail -1); $(tail -1 "$L/tile-bench.log")"
   echo "baseline:   $(grep -E '^checks:' "$L/baseline.log" | tail -1); $(tail -1 "$L/baseline.log")"
   echo "join:       $(tail -1 "$L/join.log")"
+  [ -f "$L/autotune_cost.txt" ] && grep -E "phase|decision" "$L/autotune_cost.txt"
 } > "$OUT/summary.txt"
 [ -f "$L/joined.md" ] && cp "$L/joined.md" "$OUT/joined.md"
 tar -C "$OUT" -czf "$OUT/bench.tgz" bench && rm -rf "$L"

@@ -254,6 +254,7 @@ fn run(opts: Opts) -> Res<bool> {
     if !gpu {
         println!("{MEANINGLESS}");
     }
+    print_tuning();
     let n_ok = doc.rows.iter().chain(&doc.checks).filter(|r| r.ok).count();
     let n_all = doc.rows.len() + doc.checks.len();
     if !ctx.failures.is_empty() {
@@ -266,4 +267,37 @@ fn run(opts: Opts) -> Res<bool> {
         start.elapsed().as_secs_f64()
     );
     Ok(ctx.failures.is_empty() && n_ok == n_all)
+}
+
+/// Every autotuning decision this run made (the examples' tuners): key, choice, where it came
+/// from, the tuning time and each candidate's time.
+fn print_tuning() {
+    let tuners = [
+        &gemm_kernels::gemm_tuned::TUNER,
+        &softmax_regression::TUNER,
+        &ce::TUNER,
+    ];
+    for t in tuners {
+        for d in t.decisions() {
+            let times: Vec<String> = d
+                .times
+                .iter()
+                .map(|t| match t {
+                    tile::autotune::Timing::Ms(ms) => format!("{ms:.4}"),
+                    tile::autotune::Timing::NotTimed => "-".into(),
+                    tile::autotune::Timing::Failed(e) => format!("failed ({e})"),
+                })
+                .collect();
+            println!(
+                "tuned {} {:?}: config {} ({}) from {:?} in {:.1} ms; times (ms): {}",
+                t.kernel(),
+                d.key,
+                d.config,
+                d.label,
+                d.source,
+                d.tuning_ms,
+                times.join(", ")
+            );
+        }
+    }
 }

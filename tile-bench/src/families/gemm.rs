@@ -12,7 +12,7 @@ use tile::{cdiv, Buffer, Device, Grid};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
-use crate::gemm_kernels::{matmul, matmul_tuned, splitk_workspace, MatmulKernel};
+use crate::gemm_kernels::{matmul, matmul_tuned, splitk_workspace, tuned_choice, MatmulKernel};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 use crate::user_gemm::guide_gemm;
 use tile_tutorials::matrix_multiplication;
@@ -223,6 +223,7 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
                 self.dims.1 as usize,
                 self.dims.2 as usize,
             ) {
+                MatmulKernel::Narrow | MatmulKernel::Wide if !self.f32_out => tuned_ops(self.dims),
                 MatmulKernel::SplitK { bm, split, .. } => format!(
                     "2 kernels: split-K, {bm}x64x64 tiles over {split} slices of k (4 warps), \
                      then the slices summed"
@@ -237,9 +238,7 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
             Form::User => "1 kernel as the guide writes it: 128x128x32 tiles, 4 warps, 3 stages, \
                            2-D grid"
                 .into(),
-            Form::Tuned => "1 kernel, autotuned (gemm_tuned): the fastest of 4 tile \
-                            configurations for the shape, timed at its first launch"
-                .into(),
+            Form::Tuned => tuned_ops(self.dims),
             Form::Tutorial => "1 kernel, Triton's tutorial matmul ported line by line \
                                (tile-tutorials): strides as arguments, pointers advanced in the \
                                loop, 128x256x64 tiles, 8 warps, 3 stages, grouped order"
@@ -255,4 +254,10 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
             (false, _) => vec![Form::Fused, Form::Tuned, Form::User],
         }
     }
+}
+
+/// What the autotuned kernel ran for a shape: the configuration it chose.
+fn tuned_ops((m, n, k): (i32, i32, i32)) -> String {
+    let chosen = tuned_choice(m as usize, n as usize, k as usize).unwrap_or("not yet tuned");
+    format!("1 kernel: gemm_tuned, the fastest of 4 tile configurations timed at the first launch ({chosen})")
 }

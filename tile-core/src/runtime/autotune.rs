@@ -1091,6 +1091,22 @@ const SAMPLES: usize = 5;
 /// Device time (ms) [`time_ms`] spends on samples at most, when a launch is long.
 const SAMPLE_BUDGET_MS: f64 = 25.0;
 
+/// A 64-bit FNV-1a hash of `text`, usable in a `const`: the `kernel_hash` of a tuner written by
+/// hand (host code choosing among kernels or launch plans, as the `softmax_regression` example
+/// chooses its tile), taken over the source that defines the candidates
+/// (`source_hash(include_str!("kernels.rs"))`), so that editing them invalidates the disk cache.
+pub const fn source_hash(text: &str) -> u64 {
+    let bytes = text.as_bytes();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
 /// The device time (ms) of one call of `run`, which launches on `dev`: what an autotuned
 /// kernel's generated code times each configuration with.
 ///
