@@ -536,3 +536,45 @@ fn stdlib_gelu_tanh() {
         );
     }
 }
+
+/// The heuristic picks config 2 of `picked` without timing.
+fn pick_last(_key: &[i64]) -> usize {
+    2
+}
+
+/// Only configs 1 and 2 of `pruned` are candidates.
+fn drop_first(_key: &[i64]) -> Vec<usize> {
+    vec![1, 2]
+}
+
+#[tile_kernel(autotune(
+    configs = [{ BLOCK = 64 }, { BLOCK = 128 }, { BLOCK = 256 }],
+    key = [n],
+    heuristic = pick_last,
+))]
+fn picked(x: Ptr<f32, n>, n: i32, BLOCK: Const) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(x + offs, load(x + offs, offs < n) + 1.0, offs < n);
+}
+
+#[tile_kernel(autotune(
+    configs = [{ BLOCK = 64 }, { BLOCK = 128 }, { BLOCK = 256 }],
+    key = [n],
+    prune = drop_first,
+))]
+fn pruned(x: Ptr<f32, n>, n: i32, BLOCK: Const) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(x + offs, load(x + offs, offs < n) + 1.0, offs < n);
+}
+
+#[test]
+fn autotune_heuristic_and_prune_decide_on_the_interpreter() {
+    let dev = Device::interpreter();
+    let n = 500;
+    let mut xb = dev.upload(&vec![0.0f32; n]).unwrap();
+    picked::launch(&dev, |c| Grid::x(cdiv(n, c.BLOCK)), &mut xb, n as i32).unwrap();
+    pruned::launch(&dev, |c| Grid::x(cdiv(n, c.BLOCK)), &mut xb, n as i32).unwrap();
+    assert!(dev.download(&xb).unwrap().iter().all(|&v| v == 2.0));
+    assert_eq!(picked::TUNER.decisions()[0].config, 2);
+    assert_eq!(pruned::TUNER.decisions()[0].config, 1);
+}

@@ -26,7 +26,7 @@
 //!    it is. Else the candidates are every configuration, or those the user's `prune` keeps for
 //!    the key; a single candidate is taken without timing or caching ([`Source::Only`]). Else a
 //!    valid entry of the disk cache is used ([`Source::Disk`]); else each candidate is timed with
-//!    `bench` and the fastest kept ([`Source::Timed`]; equal times go to the lowest index, so
+//!    `bench` and the fastest kept ([`Source::Timed`]; times within [`TIE`] (1%) of the fastest count as equal and go to the lowest index, so
 //!    equal timings give the same pick every time). A candidate whose `bench` fails (a launch
 //!    refused for its resources, say) is skipped and noted in the decision; when all fail, the
 //!    first error is returned and nothing is remembered, so the next launch tries again.
@@ -791,9 +791,13 @@ impl Autotuner {
             notes.push(msg);
             first_error.get_or_insert(failure);
         }
-        let Some((config, _)) = best else {
+        let Some((_, fastest)) = best else {
             return Err(first_error.expect("a candidate exists, and each either timed or failed"));
         };
+        // Within the timing's noise of the fastest counts as equal: the lowest such index.
+        let config = (0..times.len())
+            .find(|&c| matches!(times[c], Timing::Ms(t) if t <= fastest * (1.0 + TIE)))
+            .unwrap_or(0);
         if let (Some(path), Some(dir)) = (&path, cache_dir) {
             if let Err(why) = self.write_entry(dir, path, id, key, config, &times) {
                 let msg = format!(
@@ -1091,6 +1095,12 @@ const SAMPLES: usize = 5;
 /// Device time (ms) [`time_ms`] spends on samples at most, when a launch is long.
 const SAMPLE_BUDGET_MS: f64 = 25.0;
 
+/// Times within this fraction of the fastest count as equal, and the lowest index among them
+/// is chosen: two configurations that perform alike are told apart by noise, not by speed
+/// (launch-bound kernels of a few microseconds time alike whatever their tiles), so the one
+/// listed first, the user's preference, wins.
+pub const TIE: f64 = 0.01;
+
 /// A 64-bit FNV-1a hash of `text`, usable in a `const`: the `kernel_hash` of a tuner written by
 /// hand (host code choosing among kernels or launch plans, as the `softmax_regression` example
 /// chooses its tile), taken over the source that defines the candidates
@@ -1240,6 +1250,16 @@ mod tests {
 
     fn never(_: usize) -> Result<f64, Error> {
         panic!("bench called")
+    }
+
+    #[test]
+    fn times_within_the_tie_go_to_the_lowest_index() {
+        let t = tuner();
+        let times = [0.5, 0.303, 0.301, 0.300];
+        let c = t
+            .choose_for(&gpu(), &[1], &memory_only(), |i| Ok(times[i]))
+            .unwrap();
+        assert_eq!(c, 1, "0.303 is within 1% of 0.300");
     }
 
     #[test]
