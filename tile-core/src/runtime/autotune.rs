@@ -1095,6 +1095,15 @@ const SAMPLES: usize = 5;
 /// Device time (ms) [`time_ms`] spends on samples at most, when a launch is long.
 const SAMPLE_BUDGET_MS: f64 = 25.0;
 
+/// How long [`time_ms`] runs a kernel untimed first when it has timed nothing for
+/// [`IDLE`]: an idle GPU runs at low clocks for its first milliseconds of work, and the first
+/// candidates of a decision would look slower than they are (measured on an H100: a 6 µs kernel
+/// timed 3× slower right after idling).
+pub const WARMUP: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// See [`WARMUP`].
+pub const IDLE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Times within this fraction of the fastest count as equal, and the lowest index among them
 /// is chosen: two configurations that perform alike are told apart by noise, not by speed
 /// (launch-bound kernels of a few microseconds time alike whatever their tiles), so the one
@@ -1121,7 +1130,8 @@ pub const fn source_hash(text: &str) -> u64 {
 /// kernel's generated code times each configuration with.
 ///
 /// The method: one launch then a synchronization (a first launch loads the module, and is not
-/// timed); one launch between two events gives an estimate `e`; then up to 5 samples, each a
+/// timed); if nothing was timed for [`IDLE`], launches for [`WARMUP`] (so the first
+/// configuration of a decision is not timed at idle clocks); one launch between two events gives an estimate `e`; then up to 5 samples, each a
 /// batch of back-to-back launches (as many as make 1 ms of device time, 1 to 100) between two
 /// events, with no synchronization between samples; the result is the median sample divided by
 /// its batch. Launches longer than 5 ms get fewer samples (as many as fit 25 ms, at least one,
@@ -1137,8 +1147,23 @@ pub fn time_ms(dev: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Resu
     let ms = |a: &super::event::Event, b: &super::event::Event| -> Result<f64, Error> {
         Ok(a.elapsed(b)?.as_secs_f64() * 1e3)
     };
+    // After an idle spell, the GPU's clocks first: runs for `WARMUP`, queued in batches.
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    let idle = LAST
+        .lock()
+        .map(|l| l.is_none_or(|t| t.elapsed() > IDLE))
+        .unwrap_or(true);
     run()?;
     dev.synchronize()?;
+    if idle {
+        let warm = Instant::now();
+        while warm.elapsed() < WARMUP {
+            for _ in 0..16 {
+                run()?;
+            }
+            dev.synchronize()?;
+        }
+    }
     let start = dev.record_event()?;
     run()?;
     let end = dev.record_event()?;
@@ -1160,6 +1185,9 @@ pub fn time_ms(dev: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Resu
         .map(|(s, e)| Ok(ms(s, e)? / batch as f64))
         .collect::<Result<Vec<f64>, Error>>()?;
     times.sort_by(f64::total_cmp);
+    if let Ok(mut l) = LAST.lock() {
+        *l = Some(Instant::now());
+    }
     Ok(times[times.len() / 2])
 }
 
