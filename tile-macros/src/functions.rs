@@ -223,10 +223,12 @@ fn define(f: &ItemFn, closure: Option<Vec<RawEntry>>, error: Option<syn::Error>)
             #[doc(hidden)]
             #[allow(non_snake_case)]
             mod #stub_mod {
-                #(#docs)*
                 #stub
             }
+            // The documentation goes on the re-export, whose links resolve in this module
+            // (the stand-in's module sees none of the function's neighbours).
             #(#cfgs)*
+            #(#docs)*
             #[allow(unused_imports)]
             #vis use #stub_mod::#name;
         }
