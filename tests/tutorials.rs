@@ -47,6 +47,19 @@ fn matrix_multiplication_matches_reference() {
     for (i, (shape, bt, act, wide)) in cases.into_iter().enumerate() {
         t::matrix_multiplication::run_check(&dev, shape, bt, act, wide, 300 + i as u64).unwrap();
     }
+    // The tutorial's autotuned kernel (configuration 0 on the interpreter), and its fallback to
+    // `matmul_kernel` for a transposed `b`.
+    for (i, (shape, bt, act)) in [
+        ((130, 272, 72), false, 1),
+        ((64, 64, 64), true, 0),
+        ((33, 70, 48), false, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        t::matrix_multiplication::run_check_autotuned(&dev, shape, bt, act, 400 + i as u64)
+            .unwrap();
+    }
     // The wide configuration is compiled for unit strides and aligned rows only: a transposed
     // `b` is refused, and so is a row of `k = 129` elements.
     let e = t::matrix_multiplication::run_check(&dev, (60, 256, 136), true, 0, true, 9)

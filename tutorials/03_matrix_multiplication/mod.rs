@@ -11,7 +11,8 @@
 //! `GROUP_SIZE_M = 8`, 4 stages on 4 warps, and `matmul_kernel_wide` with its first
 //! configuration, `128 × 256 × 64`, 3 stages on 8 warps, for unit strides only. The host
 //! `matmul` takes the wide one for matrices of at least 1024 rows and columns that its specialization
-//! accepts (tile has no autotuner yet).
+//! accepts. `matmul_kernel_autotuned` is the tutorial's `@triton.autotune` itself: its eight
+//! configurations, timed per shape at the first launch (`matmul_autotuned_into`).
 
 use tile::prelude::*;
 
@@ -208,6 +209,97 @@ pub fn matmul_kernel_wide(
     );
 }
 
+#[tile_kernel(
+    specialize = unit,
+    autotune(
+        configs = [
+            { BLOCK_SIZE_M = 128, BLOCK_SIZE_N = 256, BLOCK_SIZE_K = 64, num_stages = 3, num_warps = 8 },
+            { BLOCK_SIZE_M = 64, BLOCK_SIZE_N = 256, BLOCK_SIZE_K = 32, num_stages = 4, num_warps = 4 },
+            { BLOCK_SIZE_M = 128, BLOCK_SIZE_N = 128, BLOCK_SIZE_K = 32, num_stages = 4, num_warps = 4 },
+            { BLOCK_SIZE_M = 128, BLOCK_SIZE_N = 64, BLOCK_SIZE_K = 32, num_stages = 4, num_warps = 4 },
+            { BLOCK_SIZE_M = 64, BLOCK_SIZE_N = 128, BLOCK_SIZE_K = 32, num_stages = 4, num_warps = 4 },
+            { BLOCK_SIZE_M = 128, BLOCK_SIZE_N = 32, BLOCK_SIZE_K = 32, num_stages = 4, num_warps = 4 },
+            { BLOCK_SIZE_M = 64, BLOCK_SIZE_N = 32, BLOCK_SIZE_K = 32, num_stages = 5, num_warps = 2 },
+            { BLOCK_SIZE_M = 32, BLOCK_SIZE_N = 64, BLOCK_SIZE_K = 32, num_stages = 5, num_warps = 2 },
+        ],
+        key = [M, N, K],
+    )
+)]
+/// triton: `@triton.autotune(configs=get_autotune_config(), key=['M', 'N', 'K'])` over the
+/// tutorial's eight CUDA f16 configurations (`GROUP_SIZE_M = 8` in each), timed at the first
+/// launch per shape as Triton times them. Compiled for unit strides (`specialize = unit`), as
+/// [`matmul_kernel_wide`] is; [`matmul_autotuned_into`] takes [`matmul_kernel`] for other
+/// strides.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_kernel_autotuned(
+    a_ptr: Ptr<f16>,
+    b_ptr: Ptr<f16>,
+    c_ptr: Ptr<f16>,
+    M: i32,
+    N: i32,
+    K: i32,
+    stride_am: i32,
+    stride_ak: i32,
+    stride_bk: i32,
+    stride_bn: i32,
+    stride_cm: i32,
+    stride_cn: i32,
+    BLOCK_SIZE_M: Const,
+    BLOCK_SIZE_N: Const,
+    BLOCK_SIZE_K: Const,
+    GROUP_SIZE_M: Const<8>,
+    ACTIVATION: Const<{ [0, 1] }>,
+) {
+    matmul_body(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        stride_am,
+        stride_ak,
+        stride_bk,
+        stride_bn,
+        stride_cm,
+        stride_cn,
+        BLOCK_SIZE_M,
+        BLOCK_SIZE_N,
+        BLOCK_SIZE_K,
+        GROUP_SIZE_M,
+        ACTIVATION,
+    );
+}
+
+/// [`matmul`] into `c` on [`matmul_kernel_autotuned`], the tutorial's `@triton.autotune`: the
+/// configuration timed fastest for `(m, n, k)` on this device. Strides its unit-stride
+/// specialization refuses (every configuration's launch is an `Err`) take [`matmul_kernel`].
+pub fn matmul_autotuned_into(
+    dev: &Device,
+    a: &Buffer<f16>,
+    b: &Buffer<f16>,
+    c: &mut Buffer<f16>,
+    (m, n, k): (usize, usize, usize),
+    strides: (usize, usize),
+    activation: i32,
+) -> Result<(), Error> {
+    let s = |v: usize| v as i32;
+    let (sm, sn, sk, sbk, sbn) = (s(m), s(n), s(k), s(strides.0), s(strides.1));
+    // triton: grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
+    let grid = |cfg: &matmul_kernel_autotuned::Config| {
+        Grid::x(cdiv(m, cfg.BLOCK_SIZE_M) * cdiv(n, cfg.BLOCK_SIZE_N))
+    };
+    let tuned = matmul_kernel_autotuned::launch(
+        dev, grid, a, b, c, sm, sn, sk, sk, 1, sbk, sbn, sn, 1, activation,
+    );
+    match tuned {
+        Err(Error::NoVariant { .. }) => {
+            matmul_config_into(dev, a, b, c, (m, n, k), strides, activation, false)
+        }
+        r => r,
+    }
+}
+
 /// `ACTIVATION` of [`matmul_kernel`] for the tutorial's `activation="leaky_relu"`.
 pub const LEAKY_RELU: i32 = 1;
 
@@ -300,11 +392,58 @@ pub fn product(
 /// subnormals. The activation scales both by 0.01 or 1, so the bound holds after it.
 pub fn run_check(
     dev: &Device,
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     b_transposed: bool,
     activation: i32,
     wide: bool,
     seed: u64,
+) -> Result<(), String> {
+    let what = format!("wide {wide}");
+    check_with(
+        dev,
+        shape,
+        b_transposed,
+        activation,
+        seed,
+        &what,
+        |a, b, c, strides| matmul_config_into(dev, a, b, c, shape, strides, activation, wide),
+    )
+}
+
+/// [`run_check`] on [`matmul_autotuned_into`] (on the interpreter: the first configuration, or
+/// [`matmul_kernel`] for a transposed `b`).
+pub fn run_check_autotuned(
+    dev: &Device,
+    shape: (usize, usize, usize),
+    b_transposed: bool,
+    activation: i32,
+    seed: u64,
+) -> Result<(), String> {
+    check_with(
+        dev,
+        shape,
+        b_transposed,
+        activation,
+        seed,
+        "autotuned",
+        |a, b, c, strides| matmul_autotuned_into(dev, a, b, c, shape, strides, activation),
+    )
+}
+
+/// Runs `launch(a, b, c, strides)` on random inputs and compares `c` with [`product`].
+fn check_with(
+    dev: &Device,
+    (m, n, k): (usize, usize, usize),
+    b_transposed: bool,
+    activation: i32,
+    seed: u64,
+    label: &str,
+    launch: impl FnOnce(
+        &Buffer<f16>,
+        &Buffer<f16>,
+        &mut Buffer<f16>,
+        (usize, usize),
+    ) -> Result<(), Error>,
 ) -> Result<(), String> {
     let mut r = Rng::new(seed);
     let a = r.vec(m * k, |r| f16::from_f32(r.normal()));
@@ -312,7 +451,7 @@ pub fn run_check(
     let strides = if b_transposed { (1, k) } else { (n, 1) };
     let (da, db) = (dev.upload(&a).map_err(err)?, dev.upload(&b).map_err(err)?);
     let mut c = dev.zeros::<f16>(m * n).map_err(err)?;
-    matmul_config_into(dev, &da, &db, &mut c, (m, n, k), strides, activation, wide).map_err(err)?;
+    launch(&da, &db, &mut c, strides).map_err(err)?;
     let c = dev.download(&c).map_err(err)?;
     let (mut want, mut tol) = (Vec::with_capacity(m * n), Vec::with_capacity(m * n));
     for i in 0..m {
@@ -330,7 +469,7 @@ pub fn run_check(
     }
     let got: Vec<f64> = c.iter().map(|&v| f64::from(v)).collect();
     let what = format!(
-        "matmul {m} x {n} x {k}, b transposed {b_transposed}, activation {activation}, wide {wide}"
+        "matmul {m} x {n} x {k}, b transposed {b_transposed}, activation {activation}, {label}"
     );
     compare(&what, &got, &want, |i| tol[i])
 }
@@ -339,5 +478,6 @@ pub fn run_check(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = matmul_kernel::KERNELS.to_vec();
     v.extend(matmul_kernel_wide::KERNELS);
+    v.extend(matmul_kernel_autotuned::KERNELS);
     v
 }

@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `01_add_kernel` | `[n]` f32 | `add` |
 //! | `02_softmax_kernel` | `[rows, cols]` f32 | `softmax` with the tutorial's persistent program count (SMs × occupancy from the kernel's registers and shared memory, as the tutorial computes it) |
-//! | `03_matmul_kernel` | `[M, N, K]` f16 | `matmul` (whatever configuration it picks), no activation |
+//! | `03_matmul_kernel` | `[M, N, K]` f16 | `matmul` (whatever configuration it picks), no activation; `tile_tuned`: `matmul_autotuned_into` (the tutorial's `@triton.autotune` over its eight configurations) |
 //! | `04_dropout`, `04_seeded_dropout` | `[n]` f32 | `dropout` (keep mask in memory), `seeded_dropout` (p = 0.5) |
 //! | `05_layer_norm_fwd_fused` | `[rows, cols]` f16 | `LayerNorm.forward` |
 //! | `05_layer_norm_bwd` | `[rows, cols]` f16 | `LayerNorm.backward`: the partial sums zeroed (the tutorial's `torch.zeros`), `layer_norm_bwd_dx_fused`, `layer_norm_bwd_dwdb` |
@@ -378,9 +378,13 @@ impl Case for Matmul {
     }
 
     fn run(&self, dev: &Device, s: &mut Self::State, form: Form) -> Result<(), tile::Error> {
-        fused_only(form)?;
         let [a, b, c] = s;
         let n = self.shape.1;
+        if form == Form::Tuned && self.persistent.is_none() {
+            use t::matrix_multiplication::matmul_autotuned_into;
+            return matmul_autotuned_into(dev, a, b, c, self.shape, (n, 1), 0);
+        }
+        fused_only(form)?;
         match self.persistent {
             Some(sms) => {
                 t::persistent_matmul::matmul_persistent_into(dev, a, b, c, self.shape, sms)
@@ -397,8 +401,13 @@ impl Case for Matmul {
         Ok(vec![compare("c", &got, &self.want, 4e-3)])
     }
 
-    fn ops(&self, _: Form) -> String {
+    fn ops(&self, form: Form) -> String {
         let (m, n, _) = self.shape;
+        if form == Form::Tuned {
+            return "the tutorial's @triton.autotune: matmul_kernel_autotuned, the fastest of its \
+                    eight configurations timed at the first launch"
+                .into();
+        }
         match self.persistent {
             Some(sms) => format!(
                 "matmul_kernel_persistent: {} programs (NUM_SMS {sms}) over 128x128 tiles, \
@@ -413,7 +422,10 @@ impl Case for Matmul {
     }
 
     fn forms(&self) -> Vec<Form> {
-        vec![Form::Fused]
+        match self.persistent {
+            Some(_) => vec![Form::Fused],
+            None => vec![Form::Fused, Form::Tuned],
+        }
     }
 }
 
