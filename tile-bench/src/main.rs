@@ -276,6 +276,7 @@ fn print_tuning() {
         &gemm_kernels::gemm_tuned::TUNER,
         &softmax_regression::TUNER,
         &ce::TUNER,
+        &tile_tutorials::matrix_multiplication::matmul_kernel_autotuned::TUNER,
     ];
     for t in tuners {
         for d in t.decisions() {
