@@ -24,6 +24,7 @@ use tile_codegen::frontend::functions::{
     FnParamKind, RawEntry,
 };
 use tile_core::ir::DType;
+use tile_core::runtime::autotune::Fnv;
 
 /// What a resumed chain carries: the caller's attribute and item, the callee paths it asked for,
 /// and the closures delivered so far (in the same order).
@@ -294,14 +295,12 @@ fn stub(f: &ItemFn) -> Tokens {
     }
 }
 
-/// A 64-bit FNV-1a hash: the macro name's suffix, unique per definition in a crate (the
-/// definition's tokens and its place).
+/// The macro name's suffix, unique per definition in a crate: a hash of the definition's
+/// tokens and its place.
 fn hash(text: &str) -> u64 {
     let place = format!("{:?}", proc_macro::Span::call_site());
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes().chain(place.bytes()) {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    Fnv::new()
+        .write(text.as_bytes())
+        .write(place.as_bytes())
+        .finish()
 }

@@ -545,10 +545,11 @@ impl Autotuner {
         let fields = self.key_fields(id, key);
         let mut h = Fnv::new();
         for (name, value) in &fields {
-            h.write(name.as_bytes());
-            h.write(b"\0");
-            h.write(value.as_bytes());
-            h.write(b"\0");
+            h = h
+                .write(name.as_bytes())
+                .write(b"\0")
+                .write(value.as_bytes())
+                .write(b"\0");
         }
         let stem: String = self
             .kernel
@@ -1063,22 +1064,37 @@ fn unescape(s: &str) -> Option<String> {
 }
 
 /// 64-bit FNV-1a: a hash whose value is fixed by its definition (the standard library's may
-/// change between Rust versions), for file names that later processes must find again.
-struct Fnv(u64);
+/// change between Rust versions), for names that later builds and processes must find again:
+/// the disk cache's files, [`source_hash`], and the kernel hashes and macro names tile's
+/// macros derive.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv::new()
+    }
+}
 
 impl Fnv {
-    fn new() -> Fnv {
+    /// The hash of nothing.
+    pub const fn new() -> Fnv {
         Fnv(0xcbf2_9ce4_8422_2325)
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
+    /// The hash after `bytes` more.
+    pub const fn write(mut self, bytes: &[u8]) -> Fnv {
+        let mut i = 0;
+        while i < bytes.len() {
+            self.0 ^= bytes[i] as u64;
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+            i += 1;
         }
+        self
     }
 
-    fn finish(&self) -> u64 {
+    /// The hash's value.
+    pub const fn finish(self) -> u64 {
         self.0
     }
 }
@@ -1115,15 +1131,7 @@ pub const TIE: f64 = 0.01;
 /// chooses its tile), taken over the source that defines the candidates
 /// (`source_hash(include_str!("kernels.rs"))`), so that editing them invalidates the disk cache.
 pub const fn source_hash(text: &str) -> u64 {
-    let bytes = text.as_bytes();
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut i = 0;
-    while i < bytes.len() {
-        h ^= bytes[i] as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-        i += 1;
-    }
-    h
+    Fnv::new().write(text.as_bytes()).finish()
 }
 
 /// The device time (ms) of one call of `run`, which launches on `dev`: what an autotuned
