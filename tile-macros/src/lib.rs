@@ -438,72 +438,15 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
     }
 
     // Several instances: one static pair per instance, and a dispatch on the chosen constants.
+    let Dispatch {
+        statics,
+        kernel_refs,
+        preload_pairs,
+        generics,
+        scrutinee,
+        arms,
+    } = dispatch(instances, &specs, &chosen, &type_params, None);
     let n = instances.len();
-    let statics: Vec<Tokens> = specs
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let c = format_ident!("__CACHE_{}", i);
-            quote! {
-                static #k: ::tile::KernelSpec = #spec;
-                static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
-            }
-        })
-        .collect();
-    let preload_pairs: Vec<Tokens> = (0..n)
-        .map(|i| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let c = format_ident!("__CACHE_{}", i);
-            quote!((&#k, &#c))
-        })
-        .collect();
-    let kernel_refs: Vec<Tokens> = (0..n)
-        .map(|i| {
-            let k = format_ident!("__KERNEL_{}", i);
-            quote!(&#k)
-        })
-        .collect();
-    let mut scrutinee: Vec<Tokens> = chosen.iter().map(|(id, _, _)| quote!(#id)).collect();
-    scrutinee.extend(
-        type_params
-            .iter()
-            .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE)),
-    );
-    let generics: Vec<Tokens> = type_params
-        .iter()
-        .map(|(id, _, _)| quote!(#id: ::tile::Element))
-        .collect();
-    let arms: Vec<Tokens> = instances
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let cache = format_ident!("__CACHE_{}", i);
-            let mut pats: Vec<Tokens> = chosen
-                .iter()
-                .map(|(_, name, _)| {
-                    let v = c
-                        .kernel
-                        .consts
-                        .iter()
-                        .find(|(n, _)| n == name)
-                        .map_or(0, |(_, v)| *v) as i32;
-                    quote!(#v)
-                })
-                .collect();
-            pats.extend(type_params.iter().map(|(_, name, _)| {
-                let d = c
-                    .kernel
-                    .types
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(DType::F32, |(_, d)| *d);
-                dtype_path(d)
-            }));
-            quote!((#(#pats,)*) => (&#k, &#cache))
-        })
-        .collect();
     let declared: Vec<Tokens> = chosen
         .iter()
         .map(|(id, name, values)| {
@@ -630,69 +573,14 @@ fn tuned_module(p: TunedParts) -> Tokens {
     let n = instances.len();
     let n_configs = tune.configs.len();
     let per_config = (n / n_configs).max(1);
-    let statics: Vec<Tokens> = specs
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let c = format_ident!("__CACHE_{}", i);
-            quote! {
-                static #k: ::tile::KernelSpec = #spec;
-                static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
-            }
-        })
-        .collect();
-    let kernel_refs: Vec<Tokens> = (0..n)
-        .map(|i| {
-            let k = format_ident!("__KERNEL_{}", i);
-            quote!(&#k)
-        })
-        .collect();
-    let preload_pairs: Vec<Tokens> = (0..n)
-        .map(|i| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let c = format_ident!("__CACHE_{}", i);
-            quote!((&#k, &#c))
-        })
-        .collect();
-    let generics: Vec<Tokens> = type_params
-        .iter()
-        .map(|(id, _, _)| quote!(#id: ::tile::Element))
-        .collect();
-    let mut type_scrutinee: Vec<Tokens> = chosen.iter().map(|(id, _, _)| quote!(#id)).collect();
-    type_scrutinee.extend(
-        type_params
-            .iter()
-            .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE)),
-    );
-    let arms: Vec<Tokens> = instances
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let k = format_ident!("__KERNEL_{}", i);
-            let cache = format_ident!("__CACHE_{}", i);
-            let config = i / per_config;
-            let values = chosen.iter().map(|(_, name, _)| {
-                let v = c
-                    .kernel
-                    .consts
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(0, |(_, v)| *v) as i32;
-                quote!(#v)
-            });
-            let types = type_params.iter().map(|(_, name, _)| {
-                let d = c
-                    .kernel
-                    .types
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(DType::F32, |(_, d)| *d);
-                dtype_path(d)
-            });
-            quote!((#config, #(#values,)* #(#types,)*) => (&#k, &#cache))
-        })
-        .collect();
+    let Dispatch {
+        statics,
+        kernel_refs,
+        preload_pairs,
+        generics,
+        scrutinee,
+        arms,
+    } = dispatch(instances, specs, chosen, type_params, Some(per_config));
     // The configs as values the grid function reads.
     let const_names: Vec<&syn::Ident> = tune.configs[0].consts.iter().map(|(n, _)| n).collect();
     let fields = const_names.iter().map(|n| {
@@ -718,20 +606,14 @@ fn tuned_module(p: TunedParts) -> Tokens {
         })
         .collect();
     let labels: Vec<String> = tune.configs.iter().map(|c| c.label()).collect();
-    let hash = {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for c in instances {
-            for v in &c.variants {
-                for t in &v.targets {
-                    for b in t.artifacts.ptx.bytes() {
-                        h ^= u64::from(b);
-                        h = h.wrapping_mul(0x0100_0000_01b3);
-                    }
-                }
-            }
-        }
-        h
-    };
+    let hash = instances
+        .iter()
+        .flat_map(|c| &c.variants)
+        .flat_map(|v| &v.targets)
+        .fold(::tile_core::runtime::autotune::Fnv::new(), |h, t| {
+            h.write(t.artifacts.ptx.as_bytes())
+        })
+        .finish();
     // A user path names an item beside the kernel: inside the module it is one level up.
     let outer = |path: &syn::Path| -> Tokens {
         let first = path.segments.first().map(|s| s.ident.to_string());
@@ -841,7 +723,7 @@ fn tuned_module(p: TunedParts) -> Tokens {
                 grid: impl ::core::convert::Into<::tile::Grid>,
                 #(#wrapper_params),*
             ) -> ::core::result::Result<(), ::tile::Error> {
-                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (config, #(#type_scrutinee,)*) {
+                let (spec, cache): (&'static ::tile::KernelSpec, &'static ::tile::ModuleCache) = match (#(#scrutinee,)*) {
                     #(#arms,)*
                     _ => {
                         return ::core::result::Result::Err(::tile::Error::NoVariant {
@@ -871,5 +753,115 @@ fn tuned_module(p: TunedParts) -> Tokens {
                 launch_config(dev, config, grid(&CONFIGS[config]), #(#call_args),*)
             }
         }
+    }
+}
+
+/// What a module of several instances holds and dispatches on.
+struct Dispatch {
+    /// One `KernelSpec` and one `ModuleCache` static per instance.
+    statics: Vec<Tokens>,
+    /// `&__KERNEL_i` for `KERNELS`.
+    kernel_refs: Vec<Tokens>,
+    /// `(&__KERNEL_i, &__CACHE_i)` for `preload`.
+    preload_pairs: Vec<Tokens>,
+    /// The launch's generic element types.
+    generics: Vec<Tokens>,
+    /// What the launch matches: the config index (autotuned), the chosen constants, the
+    /// element types.
+    scrutinee: Vec<Tokens>,
+    /// One arm per instance, to its pair of statics.
+    arms: Vec<Tokens>,
+}
+
+/// The statics and the dispatch of a module whose instances are chosen at launch by the
+/// constants in `chosen` and the element types in `type_params` and, for an autotuned kernel
+/// (`per_config`: instances per config, configs outermost), by a `config` index.
+fn dispatch(
+    instances: &[CompiledKernel],
+    specs: &[Tokens],
+    chosen: &[(syn::Ident, String, Vec<i64>)],
+    type_params: &[(syn::Ident, String, Vec<DType>)],
+    per_config: Option<usize>,
+) -> Dispatch {
+    let pair = |i: usize| {
+        (
+            format_ident!("__KERNEL_{}", i),
+            format_ident!("__CACHE_{}", i),
+        )
+    };
+    let statics = specs
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let (k, c) = pair(i);
+            quote! {
+                static #k: ::tile::KernelSpec = #spec;
+                static #c: ::tile::ModuleCache = ::tile::ModuleCache::new();
+            }
+        })
+        .collect();
+    let kernel_refs = (0..instances.len())
+        .map(|i| {
+            let (k, _) = pair(i);
+            quote!(&#k)
+        })
+        .collect();
+    let preload_pairs = (0..instances.len())
+        .map(|i| {
+            let (k, c) = pair(i);
+            quote!((&#k, &#c))
+        })
+        .collect();
+    let generics = type_params
+        .iter()
+        .map(|(id, _, _)| quote!(#id: ::tile::Element))
+        .collect();
+    let mut scrutinee: Vec<Tokens> = per_config.map(|_| quote!(config)).into_iter().collect();
+    scrutinee.extend(chosen.iter().map(|(id, _, _)| quote!(#id)));
+    scrutinee.extend(
+        type_params
+            .iter()
+            .map(|(id, _, _)| quote!(<#id as ::tile::Element>::DTYPE)),
+    );
+    let arms = instances
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (k, cache) = pair(i);
+            let mut pats: Vec<Tokens> = per_config
+                .map(|per| {
+                    let config = i / per;
+                    quote!(#config)
+                })
+                .into_iter()
+                .collect();
+            pats.extend(chosen.iter().map(|(_, name, _)| {
+                let v = c
+                    .kernel
+                    .consts
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(0, |(_, v)| *v) as i32;
+                quote!(#v)
+            }));
+            pats.extend(type_params.iter().map(|(_, name, _)| {
+                let d = c
+                    .kernel
+                    .types
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(DType::F32, |(_, d)| *d);
+                dtype_path(d)
+            }));
+            quote!((#(#pats,)*) => (&#k, &#cache))
+        })
+        .collect();
+    Dispatch {
+        statics,
+        kernel_refs,
+        preload_pairs,
+        generics,
+        scrutinee,
+        arms,
     }
 }
