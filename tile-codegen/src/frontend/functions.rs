@@ -405,48 +405,60 @@ impl syn::parse::Parse for CallEntry {
 /// A closure for the function `item` whose callees, in the order of [`callees`], delivered
 /// `closures`: the function first, each callee's closure after it.
 pub fn closure_of(item: &syn::ItemFn, closures: &[Vec<RawEntry>]) -> Vec<RawEntry> {
-    let paths = callees(&item.block);
+    let keys = callees(&item.block)
+        .iter()
+        .map(path_key)
+        .collect::<Vec<_>>();
+    closure_from(item, keys.into_iter().zip(closures.iter().cloned()))
+}
+
+/// The closure of `item` given its callees' closures by call path: the function first, each
+/// callee's closure after it, its indices moved past what comes before.
+fn closure_from(
+    item: &syn::ItemFn,
+    callees: impl Iterator<Item = (String, Vec<RawEntry>)>,
+) -> Vec<RawEntry> {
     let mut entries = vec![RawEntry {
         item: item.clone(),
         calls: Vec::new(),
     }];
-    for (path, closure) in paths.iter().zip(closures) {
+    for (key, closure) in callees {
         let base = entries.len();
-        entries[0].calls.push((path_key(path), base));
-        entries.extend(closure.iter().map(|e| RawEntry {
-            item: e.item.clone(),
-            calls: e.calls.iter().map(|(p, i)| (p.clone(), i + base)).collect(),
-        }));
+        entries[0].calls.push((key, base));
+        entries.extend(closure.into_iter().map(|e| e.moved(base)));
     }
     entries
 }
 
-/// The closure of `item` with its callees looked up by name (their path's last segment) in
-/// `library`; a callee not found is left out (its calls are then unknown functions).
-fn closure_by_name(item: &syn::ItemFn, library: &[syn::ItemFn], depth: usize) -> Vec<RawEntry> {
-    let mut entries = vec![RawEntry {
-        item: item.clone(),
-        calls: Vec::new(),
-    }];
+impl RawEntry {
+    /// The entry with the indices of its calls moved by `base` (its closure placed at `base`).
+    fn moved(self, base: usize) -> RawEntry {
+        RawEntry {
+            item: self.item,
+            calls: self.calls.into_iter().map(|(p, i)| (p, i + base)).collect(),
+        }
+    }
+}
+
+/// The closures of the callees of `block` found by name (their path's last segment) in
+/// `library`, by call path; a callee not found is left out (its calls stay unknown functions).
+fn found_by_name(
+    block: &syn::Block,
+    library: &[syn::ItemFn],
+    depth: usize,
+) -> Vec<(String, Vec<RawEntry>)> {
     if depth >= MAX_CALL_DEPTH {
-        return entries;
+        return Vec::new();
     }
-    for path in callees(&item.block) {
-        let Some(last) = path.segments.last() else {
-            continue;
-        };
-        let Some(f) = library.iter().find(|f| f.sig.ident == last.ident) else {
-            continue;
-        };
-        let sub = closure_by_name(f, library, depth + 1);
-        let base = entries.len();
-        entries[0].calls.push((path_key(&path), base));
-        entries.extend(sub.into_iter().map(|e| RawEntry {
-            item: e.item,
-            calls: e.calls.into_iter().map(|(p, i)| (p, i + base)).collect(),
-        }));
-    }
-    entries
+    callees(block)
+        .iter()
+        .filter_map(|path| {
+            let last = path.segments.last()?;
+            let f = library.iter().find(|f| f.sig.ident == last.ident)?;
+            let sub = found_by_name(&f.block, library, depth + 1);
+            Some((path_key(path), closure_from(f, sub.into_iter())))
+        })
+        .collect()
 }
 
 impl FnTable {
@@ -454,46 +466,33 @@ impl FnTable {
     /// found by its name (the last segment of its path) among `library`, the tile functions the
     /// tool collected, instead of by Rust's name resolution. A callee not found stays unknown.
     pub fn by_name(kernel: &syn::Block, library: &[syn::ItemFn]) -> syn::Result<FnTable> {
+        FnTable::from_closures(found_by_name(kernel, library, 0))
+    }
+
+    /// The table for a kernel whose body's callees (in the order of [`callees`]) delivered
+    /// `closures`. Each function's signature is checked.
+    pub fn new(kernel: &syn::Block, closures: &[Vec<RawEntry>]) -> syn::Result<FnTable> {
+        let keys = callees(kernel).iter().map(path_key).collect::<Vec<_>>();
+        FnTable::from_closures(keys.into_iter().zip(closures.iter().cloned()))
+    }
+
+    /// The table of the kernel's callees' closures, by call path.
+    fn from_closures(
+        callees: impl IntoIterator<Item = (String, Vec<RawEntry>)>,
+    ) -> syn::Result<FnTable> {
         let mut table = FnTable::default();
-        for path in callees(kernel) {
-            let Some(last) = path.segments.last() else {
-                continue;
-            };
-            let Some(f) = library.iter().find(|f| f.sig.ident == last.ident) else {
-                continue;
-            };
+        for (key, closure) in callees {
             let base = table.fns.len();
-            table.kernel_calls.insert(path_key(&path), base);
-            for e in closure_by_name(f, library, 1) {
+            table.kernel_calls.insert(key, base);
+            for e in closure {
+                let e = e.moved(base);
                 let (params, results, tuple) = parse_fn_signature(&e.item)?;
                 table.fns.push(Rc::new(TileFn {
                     item: e.item,
                     params,
                     results,
                     tuple,
-                    calls: e.calls.into_iter().map(|(p, i)| (p, i + base)).collect(),
-                }));
-            }
-        }
-        Ok(table)
-    }
-
-    /// The table for a kernel whose body's callees (in the order of [`callees`]) delivered
-    /// `closures`. Each function's signature is checked.
-    pub fn new(kernel: &syn::Block, closures: &[Vec<RawEntry>]) -> syn::Result<FnTable> {
-        let paths = callees(kernel);
-        let mut table = FnTable::default();
-        for (path, closure) in paths.iter().zip(closures) {
-            let base = table.fns.len();
-            table.kernel_calls.insert(path_key(path), base);
-            for e in closure {
-                let (params, results, tuple) = parse_fn_signature(&e.item)?;
-                table.fns.push(Rc::new(TileFn {
-                    item: e.item.clone(),
-                    params,
-                    results,
-                    tuple,
-                    calls: e.calls.iter().map(|(p, i)| (p.clone(), i + base)).collect(),
+                    calls: e.calls.into_iter().collect(),
                 }));
             }
         }

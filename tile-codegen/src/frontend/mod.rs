@@ -118,8 +118,8 @@ pub fn instances(params: &[Param]) -> Vec<Instance> {
     out
 }
 
-/// The instances of an autotuned kernel: one per config (times the element types of `Type`
-/// parameters), each with the config's constants. Every constant declared `Const` (no value)
+/// The instances of an autotuned kernel: one per config times the combinations of the other
+/// constants and element types ([`instances`]), each with the config's constants. Every constant declared `Const` (no value)
 /// must be set by every config, and a config sets nothing else; the key names integer
 /// parameters.
 fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<Vec<Instance>> {
@@ -139,6 +139,12 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
             ));
         }
     }
+    // Every parameter but the open constants: what multiplies each config.
+    let declared: Vec<Param> = params
+        .iter()
+        .filter(|p| !matches!(&p.kind, ParamDecl::Const(v) if v.is_empty()))
+        .cloned()
+        .collect();
     let mut out = Vec::new();
     for (i, c) in tune.configs.iter().enumerate() {
         for (name, _) in &c.consts {
@@ -167,63 +173,19 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
                 ));
             }
         }
-        // The declared constants in declaration order, the config's values for the open ones.
-        let consts: Vec<(String, i64)> = params
-            .iter()
-            .filter_map(|p| match &p.kind {
-                ParamDecl::Const(v) if v.is_empty() => c
-                    .consts
-                    .iter()
-                    .find(|(n, _)| n == &p.name)
-                    .map(|(_, v)| (p.name.clone(), *v)),
-                ParamDecl::Const(v) if v.len() == 1 => Some((p.name.clone(), v[0])),
-                _ => None,
-            })
-            .collect();
-        let base = Instance {
-            consts,
-            types: Vec::new(),
-            config: Some(c.label()),
-            num_warps: c.num_warps,
-            num_stages: c.num_stages,
-        };
-        // Constants with several values (chosen by the caller at launch) and element types
-        // multiply the configs as they multiply each other.
-        let mut per = vec![base];
-        for p in params {
-            if let ParamDecl::Const(values) = &p.kind {
-                if values.len() > 1 {
-                    per = per
-                        .into_iter()
-                        .flat_map(|prefix| {
-                            values.iter().map(move |&v| {
-                                let mut next = prefix.clone();
-                                next.consts.push((p.name.clone(), v));
-                                next
-                            })
-                        })
-                        .collect();
-                }
-            }
-            if let ParamDecl::Type(types) = &p.kind {
-                per = per
-                    .into_iter()
-                    .flat_map(|prefix| {
-                        types.iter().map(move |&t| {
-                            let mut next = prefix.clone();
-                            next.types.push((p.name.clone(), t));
-                            next
-                        })
-                    })
-                    .collect();
-            }
-        }
-        // In declaration order, as the lowering binds them.
-        for inst in &mut per {
+        // The combinations of the declared constants and element types, each with the
+        // config's values for the open constants, in declaration order as the lowering binds
+        // them.
+        for mut inst in instances(&declared) {
+            inst.consts
+                .extend(c.consts.iter().map(|(n, v)| (n.to_string(), *v)));
             inst.consts
                 .sort_by_key(|(n, _)| params.iter().position(|p| &p.name == n));
+            inst.config = Some(c.label());
+            inst.num_warps = c.num_warps;
+            inst.num_stages = c.num_stages;
+            out.push(inst);
         }
-        out.extend(per);
     }
     Ok(out)
 }
