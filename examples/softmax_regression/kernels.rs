@@ -438,6 +438,11 @@ fn tiles_that_run(key: &[i64]) -> Vec<usize> {
         .collect()
 }
 
+/// [`TUNER`]'s key: `[batch, dim, classes, dtype]`.
+fn tune_key<T: tile::Element>((b, d, c): (usize, usize, usize)) -> [i64; 4] {
+    [b as i64, d as i64, c as i64, T::DTYPE as i64]
+}
+
 /// [`fused_tuned`]'s tuner: one decision per shape, element type and device.
 pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
     "softmax_regression",
@@ -458,9 +463,7 @@ pub fn fused_tuned<T: tile::Element>(
     ws: &mut Workspace<T>,
     s: (usize, usize, usize),
 ) -> Result<(), Error> {
-    let dtype = T::DTYPE as i64;
-    let key = [s.0 as i64, s.1 as i64, s.2 as i64, dtype];
-    let i = TUNER.choose(dev, &key, |i| {
+    let i = TUNER.choose(dev, &tune_key::<T>(s), |i| {
         tile::autotune::time_ms(dev, || fused_with(dev, x, w, probs, ws, s, Tile::ALL[i]))
     })?;
     fused_with(dev, x, w, probs, ws, s, Tile::ALL[i])
@@ -468,7 +471,7 @@ pub fn fused_tuned<T: tile::Element>(
 
 /// The tile [`fused_tuned`] chose for a shape in this process, if it has met the shape.
 pub fn tuned_tile<T: tile::Element>(s: (usize, usize, usize)) -> Option<Tile> {
-    let key = [s.0 as i64, s.1 as i64, s.2 as i64, T::DTYPE as i64];
+    let key = tune_key::<T>(s);
     TUNER
         .decisions()
         .into_iter()
