@@ -180,3 +180,8 @@ fn shared_allocation_by_liveness() {
     assert_eq!((c.offset, c.bytes, c.kind), (0, 4096, Kind::Scratch));
     assert_eq!((a.size, a.dynamic), (12288, true));
 }
+
+#[test]
+fn hoist_invariant() {
+    check("hoist-invariant");
+}

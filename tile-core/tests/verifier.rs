@@ -908,7 +908,7 @@ fn warp_group_ops() {
     reject(
         "smem<3x64x128xf16",
         "smem<3x32x128xf16",
-        "multiplies an f16 or bf16 `M × K` stage by a `K × N` stage",
+        "multiplies an f16 or bf16 `M × K` operand by a `K × N` stage",
     );
     // The accumulator is f32 in a version-3 mma layout.
     reject(

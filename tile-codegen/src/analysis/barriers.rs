@@ -33,7 +33,7 @@
 
 use std::collections::BTreeSet;
 
-use tile_core::ir::{BlockId, Function, OpId, OpKind, SharedMemoryUse};
+use tile_core::ir::{BlockId, Function, Layout, OpId, OpKind, SharedMemoryUse};
 
 use super::shared_alloc::{Allocation, Kind};
 
@@ -175,8 +175,13 @@ fn block(
                     conflict(s.write_races(&r), s)?;
                     s.in_flight.insert(r);
                 }
-                SharedMemoryUse::Reads(at) => {
-                    for &i in at {
+                SharedMemoryUse::ReadsBuffers => {
+                    let bufs = d
+                        .operands
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &v)| matches!(f.ty(v).layout, Some(Layout::Shared(_))));
+                    for (i, _) in bufs {
                         let r = buffer(i)?;
                         conflict(s.read_races(&r), s)?;
                         s.read.insert(r);

@@ -324,7 +324,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// Two 16-bit floats as one 32-bit word, `lo` in the low half (the order `mma` reads them).
-    fn pack_pair(
+    pub(super) fn pack_pair(
         &self,
         lo: BasicValueEnum<'ctx>,
         hi: BasicValueEnum<'ctx>,

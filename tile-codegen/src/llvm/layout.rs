@@ -164,6 +164,24 @@ impl Distribution {
         self.ll.free_warp_mask()
     }
 
+    /// Where every thread of `self` already holds the elements `to` gives it (same lane and warp
+    /// maps, and each of `to`'s register offsets one of `self`'s), the register of `self` each
+    /// register of `to` takes: a conversion between the two is a renaming of registers. An mma
+    /// accumulator and the `A` operand layout of the next product over the same parent are such a
+    /// pair (flash attention's `P`).
+    pub fn register_permutation(&self, to: &Distribution) -> Option<Vec<usize>> {
+        let (a, b) = (&self.ll, &to.ll);
+        if a.shape != b.shape
+            || a.bases(InDim::Lane) != b.bases(InDim::Lane)
+            || a.bases(InDim::Warp) != b.bases(InDim::Warp)
+        {
+            return None;
+        }
+        (0..b.regs())
+            .map(|k| self.by_offset.get(&b.apply(k as u64, 0, 0)).copied())
+            .collect()
+    }
+
     /// The dimension and length of the run of consecutive elements in a thread's first registers
     /// (see [`LinearLayout::contiguous_run`]); every aligned group of that many registers is such a
     /// run, since the run's register bits come first.

@@ -256,6 +256,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     pub(super) fn convert_layout(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let from = self.operand_type(data, 0);
         let to = self.result_type(data);
+        if let Some(perm) = register_permutation(from, to) {
+            let vals = self.operand(data, 0);
+            return Ok(perm.iter().map(|&k| vals[k]).collect());
+        }
         if Self::wants_ldmatrix(from, to) {
             return self.convert_with_ldmatrix(data);
         }
@@ -616,8 +620,17 @@ pub(crate) fn converts_by_vectors(from: &Type, to: &Type) -> bool {
 /// The shared memory `convert_layout` from `from` to `to` needs, in bytes: the swizzled 16-bit
 /// tile of the `ldmatrix` path, or the tensor in its memory form (also the size of the swizzled
 /// path's tile, whose elements are numbers).
+/// The registers of `from` that `to`'s registers take, where converting between the two layouts
+/// moves nothing between threads ([`Distribution::register_permutation`]).
+pub(super) fn register_permutation(from: &Type, to: &Type) -> Option<Vec<usize>> {
+    let (a, b) = (Distribution::of(from).ok()?, Distribution::of(to).ok()?);
+    a.register_permutation(&b)
+}
+
 pub(super) fn convert_scratch_bytes(from: &Type, to: &Type) -> u64 {
-    if Lowerer::wants_ldmatrix(from, to) {
+    if register_permutation(from, to).is_some() {
+        0
+    } else if Lowerer::wants_ldmatrix(from, to) {
         crate::staging::operand_bytes(to, true)
     } else {
         from.numel() * memory_bytes(from.elem)

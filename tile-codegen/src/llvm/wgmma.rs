@@ -93,6 +93,22 @@ impl Operand {
     }
 }
 
+/// Where a `warp_group_dot` reads `A`: a stage, through descriptors, or registers.
+enum ASource<'ctx> {
+    /// The stage's read and this warpgroup's descriptor.
+    Shared(Operand, Desc<'ctx>),
+    /// Four words per K step and repetition along M (K steps outer).
+    Registers(Vec<Vec<BasicValueEnum<'ctx>>>),
+}
+
+/// `A` of one `wgmma`: a descriptor or four words.
+enum AIn<'ctx> {
+    /// From shared memory.
+    Desc(Desc<'ctx>),
+    /// From registers.
+    Words(Vec<BasicValueEnum<'ctx>>),
+}
+
 /// A shared-memory matrix descriptor as two 32-bit halves (see [`Lowerer::descriptor`]).
 #[derive(Clone, Copy)]
 struct Desc<'ctx> {
@@ -146,25 +162,23 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         })
     }
 
-    /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` (see the module documentation).
+    /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc`, or `warp_group_dot %a, %b, %b_stage,
+    /// %acc` with `A` in registers (see the module documentation).
     pub(super) fn warp_group_dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let shared_a = data.operands.len() == 5;
+        let (bi, ci) = if shared_a { (2, 4) } else { (1, 3) };
         let ty = |i: usize| self.operand_type(data, i);
-        let (aty, bty, cty) = (ty(0), ty(2), ty(4));
-        let (Some(Layout::Shared(al)), Some(Layout::Shared(bl)), Some(Layout::Mma(mma))) =
-            (&aty.layout, &bty.layout, &cty.layout)
-        else {
-            bug("two shared buffers and an mma accumulator");
+        let (aty, bty, cty) = (ty(0), ty(bi), ty(ci));
+        let (Some(Layout::Shared(bl)), Some(Layout::Mma(mma))) = (&bty.layout, &cty.layout) else {
+            bug("a shared `B` buffer and an mma accumulator");
         };
         let ptx_ty = match aty.dtype() {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
             other => bug(format_args!("f16 or bf16 operands, found {other:?}")),
         };
-        let (m, k, n) = (
-            u64::from(aty.shape[1]),
-            u64::from(aty.shape[2]),
-            u64::from(bty.shape[2]),
-        );
+        let mk = &aty.shape[usize::from(shared_a)..];
+        let (m, k, n) = (u64::from(mk[0]), u64::from(mk[1]), u64::from(bty.shape[2]));
         let wm = u64::from(mma.warps_per_cta[0]);
         if mma.version != 3
             || !wm.is_multiple_of(4)
@@ -176,27 +190,55 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: {m} × {k} × {n} on {mma}"
             ));
         }
-        let a = Operand::of(al, m, k)?;
         let b = Operand::of(bl, k, n)?;
-        let (a_fixed, b_fixed) = (a.fixed_bits(true), b.fixed_bits(false));
+        let b_fixed = b.fixed_bits(false);
         let dc = self.tensor_distribution(cty);
-        let mut acc = self.operand(data, 4).to_vec();
+        let mut acc = self.operand(data, ci).to_vec();
 
-        // This warpgroup's first row: 64 · (warp / 4).
         let i32_ty = self.context.i32_type();
         let c32 = |x: u64| i32_ty.const_int(x, false);
-        let tid = self.tid()?;
-        let bld = &self.builder;
-        let group = bld.build_right_shift(tid, c32(7), false, "").llvm()?;
-        let group_rows = bld.build_int_nuw_mul(group, c32(64), "").llvm()?;
-        let a_stage = self.wgmma_stage(data, 0, aty)?;
-        let b_stage = self.wgmma_stage(data, 2, bty)?;
-        let bld = &self.builder;
-        let a_rows = bld
-            .build_int_nuw_mul(group_rows, c32(a.row_bytes), "")
-            .llvm()?;
-        let a_base = bld.build_int_nuw_add(a_stage, a_rows, "").llvm()?;
-        let a_desc = self.descriptor(a_base, a_fixed)?;
+        // `A`: a descriptor at this warpgroup's first row (64 · (warp / 4)) of its stage, or the
+        // registers, four words of two elements per K step and repetition along M, in the order
+        // of `mma.sync`'s `A` fragment (which `wgmma`'s register form shares).
+        let a_src = if shared_a {
+            let Some(Layout::Shared(al)) = &aty.layout else {
+                bug("a shared `A` buffer");
+            };
+            let a = Operand::of(al, m, k)?;
+            let tid = self.tid()?;
+            let bld = &self.builder;
+            let group = bld.build_right_shift(tid, c32(7), false, "").llvm()?;
+            let group_rows = bld.build_int_nuw_mul(group, c32(64), "").llvm()?;
+            let a_stage = self.wgmma_stage(data, 0, aty)?;
+            let bld = &self.builder;
+            let a_rows = bld
+                .build_int_nuw_mul(group_rows, c32(a.row_bytes), "")
+                .llvm()?;
+            let a_base = bld.build_int_nuw_add(a_stage, a_rows, "").llvm()?;
+            ASource::Shared(a, self.descriptor(a_base, a.fixed_bits(true))?)
+        } else {
+            let da = self.tensor_distribution(aty);
+            let va = self.operand(data, 0).to_vec();
+            let mut words = Vec::new();
+            for k0 in (0..k).step_by(16) {
+                for r in 0..m / (16 * wm) {
+                    let m0 = r * 16 * wm;
+                    let mut four = Vec::with_capacity(4);
+                    for e in (0..8).step_by(2) {
+                        let at = |e: u64| [m0 + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
+                        let reg = |e: u64| {
+                            da.reg_at(&at(e)).unwrap_or_else(|| {
+                                bug(format_args!("an `A` register at {:?}", at(e)))
+                            })
+                        };
+                        four.push(self.pack_pair(va[reg(e)], va[reg(e + 1)])?);
+                    }
+                    words.push(four);
+                }
+            }
+            ASource::Registers(words)
+        };
+        let b_stage = self.wgmma_stage(data, bi, bty)?;
         let b_desc = self.descriptor(b_stage, b_fixed)?;
 
         let n_instr = n.min(MAX_N);
@@ -207,10 +249,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let k0 = 16 * ks;
             for r in 0..reps_m {
                 // A: rows r · 16 · W_m further (a multiple of 64: whole swizzle atoms), the K step's
-                // block and its start inside the row.
-                let a_off =
-                    (k0 / a.width) * a.block_bytes + r * 16 * wm * a.row_bytes + (k0 % a.width) * 2;
-                let ad = self.desc_plus(a_desc, a_off)?;
+                // block and its start inside the row; or this step's registers.
+                let a_in = match &a_src {
+                    ASource::Shared(a, desc) => {
+                        let off = (k0 / a.width) * a.block_bytes
+                            + r * 16 * wm * a.row_bytes
+                            + (k0 % a.width) * 2;
+                        AIn::Desc(self.desc_plus(*desc, off)?)
+                    }
+                    ASource::Registers(words) => {
+                        AIn::Words(words[(ks * reps_m + r) as usize].clone())
+                    }
+                };
                 for q in 0..n / n_instr {
                     let n0 = q * n_instr;
                     let b_off = (n0 / b.width) * b.block_bytes + k0 * b.row_bytes;
@@ -225,7 +275,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         })
                         .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
-                    let d = self.wgmma_asm(ptx_ty, n_instr, ad, bd, one, &c)?;
+                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, one, &c)?;
                     for (&i, v) in regs.iter().zip(d) {
                         acc[i] = v;
                     }
@@ -249,13 +299,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(Desc { lo, ..desc })
     }
 
-    /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `A` and `B` from shared memory
-    /// (`B` N-major): `c` (`n / 2` registers) in, the new values out.
+    /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `B` from shared memory
+    /// (N-major) and `A` from shared memory or four registers: `c` (`n / 2` registers) in, the
+    /// new values out.
     fn wgmma_asm(
         &self,
         ptx_ty: &str,
         n: u64,
-        a_desc: Desc<'ctx>,
+        a: &AIn<'ctx>,
         b_desc: Desc<'ctx>,
         scale_d: IntValue<'ctx>,
         c: &[BasicValueEnum<'ctx>],
@@ -265,31 +316,47 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .map(|i| format!("${i}"))
             .collect::<Vec<_>>()
             .join(", ");
-        let text = format!(
-            "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, 1;\n}}",
-            regs + 4,
-            regs,
-            regs + 1,
-            regs + 2,
-            regs + 3
-        );
-        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
-        constraints.extend((0..5).map(|_| "r".to_string()));
-        constraints.extend((0..regs).map(|i| i.to_string()));
         let ctx = self.context;
+        let i32_ty = ctx.i32_type();
+        // Inputs after the accumulator outputs: `A` (two descriptor halves or four words), `B`'s
+        // two halves, `scale-d`, then the tied accumulator inputs.
+        let mut args: Vec<BasicMetadataValueEnum> = match a {
+            AIn::Desc(d) => vec![d.lo.into(), d.hi.into()],
+            AIn::Words(w) => w.iter().map(|&x| BasicMetadataValueEnum::from(x)).collect(),
+        };
+        let a_len = args.len();
+        args.extend([
+            BasicMetadataValueEnum::from(b_desc.lo),
+            b_desc.hi.into(),
+            scale_d.into(),
+        ]);
+        let (pb, ps) = (regs + a_len, regs + a_len + 2);
+        let text = match a {
+            AIn::Desc(_) => format!(
+                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, 1;\n}}",
+                regs,
+                regs + 1,
+                pb + 1,
+            ),
+            AIn::Words(_) => format!(
+                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1, 1;\n}}",
+                pb + 1,
+                regs,
+                regs + 1,
+                regs + 2,
+                regs + 3,
+            ),
+        };
+        let inputs = args.len();
+        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
+        constraints.extend((0..inputs).map(|_| "r".to_string()));
+        constraints.extend((0..regs).map(|i| i.to_string()));
         let f32_ty = ctx.f32_type();
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![ctx.i32_type().into(); 5];
+        let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); inputs];
         params.extend(std::iter::repeat_n(
             BasicMetadataTypeEnum::from(f32_ty),
             regs,
         ));
-        let mut args: Vec<BasicMetadataValueEnum> = vec![
-            a_desc.lo.into(),
-            a_desc.hi.into(),
-            b_desc.lo.into(),
-            b_desc.hi.into(),
-            scale_d.into(),
-        ];
         args.extend(c.iter().map(|&v| BasicMetadataValueEnum::from(v)));
         self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
     }

@@ -30,12 +30,51 @@ pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
             return Some(l);
         }
     }
-    mma_layout(
-        f.ty(*d.operands.first()?),
-        f.ty(*d.operands.get(1)?),
-        precision,
-        f.num_warps,
-    )
+    let l = mma_layout(a, b, precision, f.num_warps)?;
+    let m = *a.shape.first()?;
+    if m.is_multiple_of(16 * f.num_warps) && chained(f, op) {
+        return Some(MmaLayout {
+            version: 2,
+            warps_per_cta: vec![f.num_warps, 1],
+        });
+    }
+    Some(l)
+}
+
+/// True when another `dot` of `op`'s block feeds `op` or is fed by it (flash attention's
+/// `S = Q Kᵀ` and `O += P V`). Such `dot`s put every warp along M, as Triton does for chained
+/// products: each warp then holds whole rows of both results, so the row statistics between
+/// them stay in a warp, and the first result's registers are the second's `A` operand as they
+/// are (a register renaming, no shared memory).
+fn chained(f: &Function, op: OpId) -> bool {
+    let block = &f.blocks[f.op(op).block.index()].ops;
+    let is_dot = |o: OpId| o != op && matches!(f.op(o).kind, OpKind::Dot { .. });
+    // Forward: the ops of the block after `op` that use what `op` computes, transitively.
+    let mut reached: std::collections::HashSet<tile_core::ir::ValueId> =
+        f.op(op).results.iter().copied().collect();
+    let at = block.iter().position(|&o| o == op).unwrap_or(0);
+    for &o in &block[at..] {
+        let d = f.op(o);
+        if d.operands.iter().any(|v| reached.contains(v)) {
+            if is_dot(o) {
+                return true;
+            }
+            reached.extend(d.results.iter().copied());
+        }
+    }
+    // Backward: the ops of the block that `op`'s operands come from, transitively.
+    let mut needed: std::collections::HashSet<tile_core::ir::ValueId> =
+        f.op(op).operands.iter().copied().collect();
+    for &o in block[..at].iter().rev() {
+        let d = f.op(o);
+        if d.results.iter().any(|v| needed.contains(v)) {
+            if is_dot(o) {
+                return true;
+            }
+            needed.extend(d.operands.iter().copied());
+        }
+    }
+    false
 }
 
 /// The `k_width` of a tensor-core `dot`'s operand layouts: elements of `K` per 32-bit register

@@ -11,6 +11,7 @@
 //! | `pipeline-loads` | tile (first in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
+//! | `hoist-invariant` | GPU         | moves a loop's `convert_layout` of a value from outside the loop to before the loop (LLVM never moves a conversion through shared memory) |
 //! | `pipeline-dot`   | GPU          | a tensor-core `dot` loop's tiles through a ring of `num_stages` shared buffers filled by `cp.async` ahead of use |
 //! | `prefetch-dot`   | GPU (not in the default pipeline) | such a loop reads each stage in `K` slices, the next stage's first slice before the barrier's last `mma`s |
 //! | `insert-barriers` | GPU (last)  | a `barrier` before every op whose shared-memory accesses may race an earlier op's, with the bytes [`crate::analysis::shared_alloc`] gives each user |
@@ -26,6 +27,7 @@ pub mod canonicalize;
 pub mod cse;
 pub mod dce;
 mod edit;
+pub mod hoist_invariant;
 pub mod hoist_loads;
 pub mod induction;
 pub mod insert_barriers;
@@ -51,6 +53,8 @@ pub enum Pass {
     Dce,
     /// `hoist-loads`.
     HoistLoads,
+    /// `hoist-invariant`.
+    HoistInvariant,
     /// `induction`.
     Induction,
     /// `pipeline-loads`.
@@ -69,7 +73,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 11] = [
+    pub const ALL: [Pass; 12] = [
         Pass::Canonicalize,
         Pass::Induction,
         Pass::Cse,
@@ -78,6 +82,7 @@ impl Pass {
         Pass::PipelineLoads,
         Pass::AssignLayouts,
         Pass::Vectorize,
+        Pass::HoistInvariant,
         Pass::PipelineDot,
         Pass::PrefetchDot,
         Pass::InsertBarriers,
@@ -90,6 +95,7 @@ impl Pass {
             Pass::Cse => "cse",
             Pass::Dce => "dce",
             Pass::HoistLoads => "hoist-loads",
+            Pass::HoistInvariant => "hoist-invariant",
             Pass::Induction => "induction",
             Pass::PipelineLoads => "pipeline-loads",
             Pass::AssignLayouts => "assign-layouts",
@@ -108,6 +114,7 @@ impl Pass {
             Pass::Cse => cse::run(f),
             Pass::Dce => dce::run(f),
             Pass::HoistLoads => hoist_loads::run(f),
+            Pass::HoistInvariant => hoist_invariant::run(f),
             Pass::Induction => induction::run(f),
             Pass::PipelineLoads => pipeline_loads::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),

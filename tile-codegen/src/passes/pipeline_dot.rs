@@ -392,37 +392,55 @@ impl Builder {
     }
 }
 
-/// The `dot` of the loop that runs on `wgmma`: the only `dot` among the operands' users, with a
-/// version-3 mma result, both of whose operands are pipelined (`A` first).
-fn wgmma_dot(f: &Function, body: BlockId, operands: &[Operand]) -> Option<(OpId, [usize; 2])> {
+/// One `dot` of a loop that runs on `wgmma`: the `dot`, the operand (index into the pipelined
+/// operands) whose ring holds `A`, or `None` where `A` is a value in registers, and the one whose
+/// ring holds `B`.
+type WgmmaDot = (OpId, Option<usize>, usize);
+
+/// The `dot`s of the loop that run on `wgmma`: every `dot` of the body, each with a version-3
+/// mma result and its `B` pipelined, and its `A` pipelined or not loaded in the loop at all (a
+/// value in registers: a tile computed in the loop, such as flash attention's probabilities, or
+/// one from before it); every pipelined operand is one of theirs. `None` when some `dot` does not
+/// qualify: the loop then runs on `mma.sync`.
+fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<WgmmaDot>> {
     let dots: Vec<OpId> = f.blocks[body.index()]
         .ops
         .iter()
         .copied()
         .filter(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
         .collect();
-    let [dot] = dots[..] else { return None };
-    let d = f.op(dot);
-    if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3) {
-        return None;
+    let mut out = Vec::new();
+    for dot in dots {
+        let d = f.op(dot);
+        if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3) {
+            return None;
+        }
+        if !matches!(f.ty(d.operands[0]).dtype(), Some(DType::F16 | DType::BF16)) {
+            return None;
+        }
+        let find = |i: usize| {
+            operands
+                .iter()
+                .position(|o| f.op(o.conv).results[0] == d.operands[i])
+        };
+        out.push((dot, find(0), find(1)?));
     }
-    let find = |i: usize| {
-        operands
-            .iter()
-            .position(|o| f.op(o.conv).results[0] == d.operands[i])
-    };
-    let (a, b) = (find(0)?, find(1)?);
-    (operands.len() == 2).then_some((dot, [a, b]))
+    let used = out
+        .iter()
+        .map(|&(_, a, _)| usize::from(a.is_some()) + 1)
+        .sum::<usize>();
+    (!out.is_empty() && used == operands.len()).then_some(out)
 }
 
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
-    let wgmma = wgmma_dot(f, body, operands);
+    let wgmma = wgmma_dots(f, body, operands);
     // With `wgmma`, the group of the last iteration may still read its stage while this one's
-    // runs (when the accumulator only flows to the next iteration): the copies then run one
-    // stage less ahead, so that they never write a stage a group in flight reads.
-    let keeps_group = match wgmma {
-        Some((dot, _)) => {
+    // runs (when a loop's only `dot` has an accumulator that only flows to the next iteration):
+    // the copies then run one stage less ahead, so that they never write a stage a group in
+    // flight reads.
+    let keeps_group = match wgmma.as_deref() {
+        Some(&[(dot, _, _)]) => {
             let r = f.op(dot).results[0];
             let uses = use_counts(f);
             let yield_op = f.blocks[body.index()].ops.last().copied();
@@ -432,7 +450,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             });
             yielded && uses.get(&r).copied() == Some(1)
         }
-        None => false,
+        _ => false,
     };
     let s = stages(f, operands, wgmma.is_some(), keeps_group);
     let in_flight = u32::from(keeps_group && s >= 3);
@@ -534,35 +552,39 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     }
     head.op(f, OpKind::AsyncCommit, vec![], vec![]);
 
-    // A `wgmma` `dot` reads both stages where it is; its result is waited for.
+    // A `wgmma` `dot` reads its stages (and `A` from registers, where it is not pipelined) where
+    // it is; its result is waited for.
     let mut waited = None;
-    if let Some((dot, [a, b])) = wgmma {
+    for &(dot, a, b) in wgmma.iter().flatten() {
         let d = f.op(dot).clone();
         let acc_ty = f.ty(d.results[0]).clone();
-        if let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == dot) {
-            let mut at = Builder {
-                block: body,
-                at: pos,
-            };
-            let r = at.val(
-                f,
-                OpKind::WarpGroupDot,
-                vec![bufs[a], read, bufs[b], read, d.operands[2]],
-                acc_ty.clone(),
-            );
-            let w = at.val(
-                f,
-                OpKind::WarpGroupWait { pending: in_flight },
-                vec![r],
-                acc_ty,
-            );
-            f.replace_all_uses(d.results[0], w);
-            f.detach(dot);
-            for o in operands {
-                f.detach(o.conv);
-                f.detach(o.load);
-            }
-            waited = Some(w);
+        let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == dot) else {
+            continue;
+        };
+        let mut at = Builder {
+            block: body,
+            at: pos,
+        };
+        let mut args = match a {
+            Some(a) => vec![bufs[a], read],
+            None => vec![d.operands[0]],
+        };
+        args.extend([bufs[b], read, d.operands[2]]);
+        let r = at.val(f, OpKind::WarpGroupDot, args, acc_ty.clone());
+        let w = at.val(
+            f,
+            OpKind::WarpGroupWait { pending: in_flight },
+            vec![r],
+            acc_ty,
+        );
+        f.replace_all_uses(d.results[0], w);
+        f.detach(dot);
+        waited = Some(w);
+    }
+    if wgmma.is_some() {
+        for o in operands {
+            f.detach(o.conv);
+            f.detach(o.load);
         }
     }
 

@@ -29,6 +29,7 @@ pub const GPU_PASSES: &[Pass] = &[
     Pass::PipelineLoads,
     Pass::AssignLayouts,
     Pass::Vectorize,
+    Pass::HoistInvariant,
     Pass::PipelineDot,
     Pass::Cse,
     Pass::Dce,

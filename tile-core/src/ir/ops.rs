@@ -427,9 +427,9 @@ pub enum SharedMemoryUse {
     Scratch,
     /// Declares a buffer (`local_alloc`) that the allocation places; it touches no bytes itself.
     Allocates,
-    /// Reads the buffers that are its operands at these positions (`local_load` its buffer,
-    /// `warp_group_dot` its two stages).
-    Reads(&'static [usize]),
+    /// Reads the buffers among its operands (those of a shared-buffer type: `local_load` its
+    /// buffer, `warp_group_dot` the stages of its one or two operands in shared memory).
+    ReadsBuffers,
     /// Writes the buffer that is its operand at this position asynchronously (`async_copy`): the
     /// write may land at any time up to the thread's `async_wait {pending = 0}`.
     WritesAsync(usize),
@@ -934,10 +934,10 @@ impl OpKind {
             | OpKind::AtomicCas { .. }
             | OpKind::Dot { .. } => SharedMemoryUse::Scratch,
             OpKind::LocalAlloc => SharedMemoryUse::Allocates,
-            OpKind::LocalLoad { .. } => SharedMemoryUse::Reads(&[0]),
-            // Both stages, asynchronously: a later write to them waits for the group, which
+            OpKind::LocalLoad { .. } => SharedMemoryUse::ReadsBuffers,
+            // Its stages, asynchronously: a later write to them waits for the group, which
             // `pipeline-dot` orders, and for a barrier, which `insert-barriers` places.
-            OpKind::WarpGroupDot => SharedMemoryUse::Reads(&[0, 2]),
+            OpKind::WarpGroupDot => SharedMemoryUse::ReadsBuffers,
             OpKind::AsyncCopy { .. } => SharedMemoryUse::WritesAsync(0),
             OpKind::AsyncWait { pending: 0 } => SharedMemoryUse::CompletesCopies,
             OpKind::Barrier => SharedMemoryUse::Barrier,

@@ -92,19 +92,29 @@ impl Verifier<'_> {
     pub(super) fn warp_group_dot(&mut self, o: &Op<'_>) {
         let ops = o.ops;
         let res = o.res.clone();
-        if !self.takes(o, &[5]) {
+        if !self.takes(o, &[4, 5]) {
             return;
         }
         let t: Vec<Type> = ops.iter().map(|&v| self.ty(v).clone()).collect();
-        self.stage_operands(o.id, &t[0], &t[1], "warp_group_dot");
-        self.stage_operands(o.id, &t[2], &t[3], "warp_group_dot");
-        let (a, b, acc) = (&t[0], &t[2], &t[4]);
+        let shared_a = t.len() == 5;
+        if shared_a {
+            self.stage_operands(o.id, &t[0], &t[1], "warp_group_dot");
+        }
+        let (a, b, acc) = if shared_a {
+            (&t[0], &t[2], &t[4])
+        } else {
+            (&t[0], &t[1], &t[3])
+        };
+        self.stage_operands(o.id, b, &t[t.len() - 2], "warp_group_dot");
+        // The operands' `M × K` and `K × N`: a stage's last two extents, a register tile's two.
+        let mk = &a.shape[usize::from(shared_a)..];
+        let kn = b.shape.get(1..).unwrap_or(&[]);
         let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16));
-        let shapes = a.shape.len() == 3
-            && b.shape.len() == 3
+        let shapes = mk.len() == 2
+            && kn.len() == 2
             && acc.shape.len() == 2
-            && a.shape[2] == b.shape[1]
-            && acc.shape[..] == [a.shape[1], b.shape[2]];
+            && mk[1] == kn[0]
+            && acc.shape[..] == [mk[0], kn[1]];
         let wgmma_layout = |buf: &Type| match (&buf.layout, buf.dtype()) {
             (Some(Layout::Shared(l)), Some(d)) if buf.shape.len() == 3 => {
                 *l == SharedLayout::wgmma(buf.shape[2], d.size_bytes())
@@ -115,16 +125,31 @@ impl Verifier<'_> {
             && matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3);
         if !(sixteen && a.dtype() == b.dtype() && shapes) {
             return self.err(o.id,
-                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` stage by a `K × N` stage of the same type into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` operand by a `K × N` stage of the same type into `M × N`, not `{a}` by `{b}` into `{acc}`"),
             );
         }
-        if !(wgmma_layout(a) && wgmma_layout(b)) {
+        if !((!shared_a || wgmma_layout(a)) && wgmma_layout(b)) {
             self.err(
                 o.id,
                 format!(
                     "`warp_group_dot` reads buffers in their `wgmma` layouts, not `{a}` and `{b}`"
                 ),
             );
+        }
+        if !shared_a {
+            let want = acc.layout.clone().map(|parent| {
+                Layout::DotOperand(DotOperandLayout {
+                    op_idx: 0,
+                    parent: Box::new(parent),
+                    k_width: 2,
+                })
+            });
+            if a.layout != want {
+                self.err(
+                    o.id,
+                    format!("a register `A` of `warp_group_dot` is in the `A` operand layout of the accumulator's, not `{a}`"),
+                );
+            }
         }
         if !acc_ok {
             self.err(o.id,

@@ -111,10 +111,11 @@
 //!     operand's type.
 //!     → `reduce.rs`: `scan`.
 //! 28. **warp_group_dot / warp_group_wait** — GPU level only. `warp_group_dot %a, %a_stage, %b,
-//!     %b_stage, %acc`: two `smem` buffers with `i32` stages, f16 or bf16 `M × K` and `K × N`
-//!     stages of one type in their `wgmma` layouts, an `M × N` f32 accumulator in an mma layout
-//!     of version 3, and a result of the accumulator's type; `warp_group_wait` takes such an
-//!     accumulator and yields its type.
+//!     %b_stage, %acc` (`A` in shared memory) or `warp_group_dot %a, %b, %b_stage, %acc` (`A` in
+//!     registers, in the `A` operand layout of the accumulator's mma layout): `smem` buffers with
+//!     `i32` stages, f16 or bf16 `M × K` and `K × N` operands of one type, stages in their
+//!     `wgmma` layouts, an `M × N` f32 accumulator in an mma layout of version 3, and a result of
+//!     the accumulator's type; `warp_group_wait` takes such an accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.
 //! 29. **hint** — one integer tensor operand; the result has its type; `multiple_of` and
 //!     `contiguous` are powers of two.
