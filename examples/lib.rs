@@ -19,6 +19,11 @@ pub mod cross_entropy {
 pub mod elementwise_chains {
     pub mod kernels;
 }
+/// FlashAttention forward: `softmax(Q Kᵀ · scale) V` with an online softmax.
+pub mod flash_attention {
+    pub mod attn;
+    pub mod kernels;
+}
 /// `(x + y) * z` fused, the quick start's kernel.
 pub mod fused_add_mul {
     pub mod kernels;

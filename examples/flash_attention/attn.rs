@@ -1,0 +1,208 @@
+//! Host side of the flash-attention example: shapes, inputs, the launch, and a float64
+//! reference per sampled row.
+
+use crate::common::{Half, Rng};
+use tile::prelude::*;
+
+use super::kernels::{attn_fwd, attn_fwd_d128, grid};
+
+/// One attention problem: `batch × hq` query heads of `n_ctx` tokens sharing `hkv` key/value
+/// heads, `d` components per head, BHSD layout (contiguous `[batch, heads, n_ctx, d]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Batch size.
+    pub batch: usize,
+    /// Query heads.
+    pub hq: usize,
+    /// Key/value heads (`hq` a multiple of it).
+    pub hkv: usize,
+    /// Sequence length.
+    pub n_ctx: usize,
+    /// Head dimension: 64 or 128.
+    pub d: usize,
+    /// The causal mask.
+    pub causal: bool,
+}
+
+impl Shape {
+    /// Elements of `q` (and `o`).
+    pub fn q_len(&self) -> usize {
+        self.batch * self.hq * self.n_ctx * self.d
+    }
+
+    /// Elements of `k` (and `v`).
+    pub fn kv_len(&self) -> usize {
+        self.batch * self.hkv * self.n_ctx * self.d
+    }
+
+    /// The forward's floating-point operations as Triton's tutorial counts them: two products of
+    /// `2·S²·D` per head, half of them with the causal mask.
+    pub fn flops(&self) -> f64 {
+        let per_head = 4.0 * (self.n_ctx as f64).powi(2) * self.d as f64;
+        let all = per_head * (self.batch * self.hq) as f64;
+        if self.causal {
+            all / 2.0
+        } else {
+            all
+        }
+    }
+
+    /// `batch×hq(/hkv)×n_ctx×d` and `causal`, for tables.
+    pub fn label(&self) -> String {
+        let heads = if self.hkv == self.hq {
+            format!("{}", self.hq)
+        } else {
+            format!("{}/{}", self.hq, self.hkv)
+        };
+        format!(
+            "{}x{}x{}x{}{}",
+            self.batch,
+            heads,
+            self.n_ctx,
+            self.d,
+            if self.causal { " causal" } else { "" }
+        )
+    }
+}
+
+/// Random `q`, `k`, `v` in `T` (uniform in [-1, 1)), and their exact values as f64.
+pub struct Inputs<T> {
+    /// Queries.
+    pub q: Vec<T>,
+    /// Keys.
+    pub k: Vec<T>,
+    /// Values.
+    pub v: Vec<T>,
+}
+
+impl<T: Half> Inputs<T> {
+    /// Inputs for `s` from `seed`.
+    pub fn new(s: &Shape, seed: u64) -> Inputs<T> {
+        let mut rng = Rng::new(seed);
+        let mut gen = |n: usize| -> Vec<T> {
+            rng.vec(n, -1.0, 1.0)
+                .into_iter()
+                .map(T::from_f32)
+                .collect()
+        };
+        let q = gen(s.q_len());
+        let k = gen(s.kv_len());
+        let v = gen(s.kv_len());
+        Inputs { q, k, v }
+    }
+}
+
+/// `1/sqrt(d)`, the usual softmax scale.
+pub fn scale(s: &Shape) -> f32 {
+    1.0 / (s.d as f32).sqrt()
+}
+
+/// The forward pass: `o` (`[batch, hq, n_ctx, d]`) and `lse` (`[batch · hq, n_ctx]`, natural
+/// log) from `q`, `k`, `v` in BHSD layout.
+pub fn forward<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    q: &Buffer<T>,
+    k: &Buffer<T>,
+    v: &Buffer<T>,
+    o: &mut Buffer<T>,
+    lse: &mut Buffer<f32>,
+) -> Result<(), tile::Error> {
+    let (d, n) = (s.d as i32, s.n_ctx as i32);
+    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
+    let (kb, kh) = (s.hkv as i32 * n * d, n * d);
+    let (hq, hkv) = (s.hq as i32, s.hkv as i32);
+    let g = grid(s.batch, s.hq, s.n_ctx);
+    let causal = i32::from(s.causal);
+    let sm = scale(s);
+    match s.d {
+        64 => attn_fwd::launch(
+            dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
+        ),
+        128 => attn_fwd_d128::launch(
+            dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
+        ),
+        other => Err(tile::Error::Args(format!(
+            "head dimension {other}: the example has kernels for 64 and 128"
+        ))),
+    }
+}
+
+/// The float64 reference of query row `row` of head `(b, h)`: its output row (`d` values) and
+/// its log-sum-exp.
+pub fn reference_row<T: Half>(
+    s: &Shape,
+    x: &Inputs<T>,
+    b: usize,
+    h: usize,
+    row: usize,
+) -> (Vec<f64>, f64) {
+    let (n, d) = (s.n_ctx, s.d);
+    let hk = h / (s.hq / s.hkv);
+    let qo = ((b * s.hq + h) * n + row) * d;
+    let kvo = (b * s.hkv + hk) * n * d;
+    let f = |t: T| f64::from(t.to_f32());
+    let keys = if s.causal { row + 1 } else { n };
+    let sc = f64::from(scale(s));
+    let scores: Vec<f64> = (0..keys)
+        .map(|j| {
+            (0..d)
+                .map(|c| f(x.q[qo + c]) * f(x.k[kvo + j * d + c]))
+                .sum::<f64>()
+                * sc
+        })
+        .collect();
+    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = scores.iter().map(|&z| (z - m).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let out = (0..d)
+        .map(|c| {
+            w.iter()
+                .enumerate()
+                .map(|(j, &p)| p * f(x.v[kvo + j * d + c]))
+                .sum::<f64>()
+                / sum
+        })
+        .collect();
+    (out, m + sum.ln())
+}
+
+/// Rows to check: every row of small problems, else 64 rows spread over heads and positions
+/// (first, last, and pseudo-random ones in between).
+pub fn sampled_rows(s: &Shape) -> Vec<(usize, usize, usize)> {
+    let all = s.batch * s.hq * s.n_ctx;
+    if all <= 2048 {
+        return (0..all)
+            .map(|i| (i / (s.hq * s.n_ctx), (i / s.n_ctx) % s.hq, i % s.n_ctx))
+            .collect();
+    }
+    let mut rng = Rng::new(17);
+    let mut v = vec![(0, 0, 0), (s.batch - 1, s.hq - 1, s.n_ctx - 1)];
+    while v.len() < 64 {
+        let pick = |r: &mut Rng, n: usize| ((r.uniform(0.0, 1.0) * n as f32) as usize).min(n - 1);
+        v.push((
+            pick(&mut rng, s.batch),
+            pick(&mut rng, s.hq),
+            pick(&mut rng, s.n_ctx),
+        ));
+    }
+    v
+}
+
+/// Compares `o` and `lse` with the float64 reference on [`sampled_rows`]: the relative L2
+/// errors of the outputs and of the log-sum-exps.
+pub fn errors<T: Half>(s: &Shape, x: &Inputs<T>, o: &[T], lse: &[f32]) -> (f64, f64) {
+    let (mut got, mut want, mut lg, mut lw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (b, h, r) in sampled_rows(s) {
+        let (out, l) = reference_row(s, x, b, h, r);
+        let at = ((b * s.hq + h) * s.n_ctx + r) * s.d;
+        got.extend(o[at..at + s.d].iter().map(|t| t.to_f32()));
+        want.extend(out);
+        lg.push(lse[(b * s.hq + h) * s.n_ctx + r]);
+        lw.push(l);
+    }
+    (
+        crate::common::rel_l2(&got, &want),
+        crate::common::rel_l2(&lg, &lw),
+    )
+}
