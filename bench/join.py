@@ -11,7 +11,7 @@ implementation's time to tile_fused's (above 1: tile_fused is faster), with tile
 triton's share of the copy bandwidth each run measured for itself. Plain launches and CUDA-graph
 replays are two tables (graphs exist only where a run found the case launch-bound, so a graph row
 may have one side only). A time that is missing or whose check failed shows as "-" (a failed check
-as "FAIL"). Bytes that differ between the two files for one case (the traffic would be counted
+as "FAIL", an implementation that cannot run the case as "refused"). Bytes that differ between the two files for one case (the traffic would be counted
 differently) are listed as warnings.
 
 Plots (only if matplotlib is importable; otherwise a message says they were skipped): one chart per
@@ -112,6 +112,8 @@ def ms_of(row):
 def cell_ms(row):
     if row is None:
         return "-"
+    if row.get("refused"):
+        return "refused"
     ms = ms_of(row)
     if ms is None:
         return "FAIL" if not row.get("ok") else "-"
