@@ -111,11 +111,17 @@ forward Q, K, V, O (+ the bias tile); backward Q, K, V, O, dO read and dQ, dK, d
 Budget guards: each implementation of each case has `--attn-row-timeout` seconds (default 150)
 for its check (compiles and autotuning included) and its timing, enforced with SIGALRM between
 Python steps (a single long CUDA call is not interrupted, but compiles and the timing loop are);
-past it the row is reported with error "timeout". The family stops starting new work at
+past it the row is reported with error "timeout". The imports and a first FlexAttention compile
+run before any limit starts (`warm_up`): an alarm inside a first import would leave a
+half-imported module behind. An alarm inside a later compile may still leave that backend
+unusable for the rest of the run (its later rows then fail with the error it raises). The family stops starting new work at
 `--attn-deadline` seconds after the run began (default: BASELINE_TIMEOUT - 60 when that
 environment variable is set, as scripts/gpu/bench.sh sets it, else none): the implementations of a
 started case that did not run get rows with error "deadline", the cases not started are listed in
-`failures`, and the JSON is written before an outer `timeout` would kill the process. `--attn-impls A,B` runs only those implementations.
+`failures`, and the JSON is written before an outer `timeout` would kill the process.
+`--attn-impls A,B` runs only those implementations; `--attn-dtypes bf16` only those dtypes of the
+fwd and bwd grids (the other parts are bf16 only). CUDA-graph timings follow baseline.py's rule
+(where the best plain time is under 75 us), except that --quick takes none unless --graph-all.
 """
 
 import math
@@ -637,17 +643,20 @@ class Guard:
             ends.append(self.deadline)
         return min(ends) - time.monotonic()
 
+    def why(self):
+        if self.deadline is not None and self.deadline < self.t0 + self.row_timeout:
+            return "timeout: past the family's --attn-deadline"
+        return f"timeout: over {self.row_timeout:g} s for this implementation (--attn-row-timeout)"
+
     def call(self, fn):
         left = self.left()
         if left <= 0:
-            raise RowTimeout(f"timeout: over {self.row_timeout:.0f} s for this implementation "
-                             "or past the family's deadline")
+            raise RowTimeout(self.why())
         if not self.use_signal:
             return fn()
 
         def alarm(signum, frame):
-            raise RowTimeout(f"timeout: over {self.row_timeout:.0f} s for this implementation "
-                             "or past the family's deadline (interrupted)")
+            raise RowTimeout(self.why() + " (interrupted)")
 
         old = signal.signal(signal.SIGALRM, alarm)
         signal.setitimer(signal.ITIMER_REAL, left)
@@ -796,7 +805,9 @@ def run_case(variant, shape, dtype, nbytes, flops, impls, refs, tols, names, tim
         B.ROWS.append(row)
     if not (timed and ON_GPU and plain):
         return
-    if not (B.ARGS.graph_all or min(plain.values()) < B.GRAPH_BELOW_MS):
+    # CUDA graphs where launch-bound, as baseline.py; not in --quick (its small shapes are all
+    # launch-bound, and a smoke test need not capture every implementation) unless --graph-all.
+    if not (B.ARGS.graph_all or (min(plain.values()) < B.GRAPH_BELOW_MS and not B.ARGS.quick)):
         return
     for im in kept:
         base = {"kernel": NAME, "variant": variant, "shape": list(shape), "dtype": dtype,
@@ -1385,6 +1396,26 @@ def case_decode(batch, hq, hkv, ctx, d, dtype, timed):
 # ----------------------------------------------------------------------------------------------
 
 
+def warm_up():
+    """Imports and a first FlexAttention call on a tiny input, outside any time limit: an alarm
+    that lands inside a first import leaves a half-imported module behind and breaks every later
+    call, so the per-implementation limits only start once these are done."""
+    import torch._dynamo  # noqa: F401
+    import torch._inductor  # noqa: F401
+    import sympy  # noqa: F401
+    from torch.nn.attention import sdpa_kernel  # noqa: F401
+    from torch.nn.attention.flex_attention import create_block_mask  # noqa: F401
+    t0 = time.time()
+    x = torch.randn((1, 1, 128, 64), device=_B.DEV, dtype=torch.float16 if ON_GPU else torch.float32)
+    try:
+        flex()(x, x, x)
+        block_mask(causal_mod, None, None, 128, 128)
+        _B.sync()
+    except Exception as e:  # reported by the cases themselves
+        print(f"({NAME}: FlexAttention warm-up raised {type(e).__name__}: {e})")
+    print(f"({NAME}: warm-up (imports, first FlexAttention compile) {time.time() - t0:.1f} s)")
+
+
 def _guarded_case(what, fn, *args):
     """A case whose set-up raises is reported as a failure and the others still run."""
     if _past_deadline():
@@ -1415,7 +1446,11 @@ def bench(B):
         DEADLINE = B.T_START_MONO + limit
         print(f"({NAME}: deadline {limit:.0f} s after the run began; "
               f"{B.ARGS.attn_row_timeout:.0f} s per implementation)")
+    only = [x for x in B.ARGS.attn_impls.split(",") if x]
+    if not only or "flex" in only or "flex_paged" in only:
+        warm_up()
     quick = B.ARGS.quick
+    dtypes = [d for d in B.ARGS.attn_dtypes.split(",") if d] or DTYPE_ORDER
     for part in parts:
         if part in ("fwd", "bwd"):
             backward = part == "bwd"
@@ -1424,7 +1459,7 @@ def bench(B):
                               backward, quick)
             if quick:
                 continue
-            for dtype in DTYPE_ORDER:
+            for dtype in [d for d in DTYPE_ORDER if d in dtypes]:
                 for d in HEAD_DIMS:
                     for causal in (False, True):
                         for s in FWD_SEQS:

@@ -88,7 +88,7 @@ paged decode, through PyTorch's scaled_dot_product_attention with each backend p
 flash, efficient), FlexAttention (torch.compile) and Triton's fused-attention tutorial:
 bench/python/attention.py, imported by bench_flash_attention; its docstring gives the row keys,
 the implementations, the tolerances and the options `--attn-parts`, `--attn-impls`,
-`--attn-row-timeout` and `--attn-deadline`. A backend that cannot run a case gives a row with
+`--attn-dtypes`, `--attn-row-timeout` and `--attn-deadline`. A backend that cannot run a case gives a row with
 `refused: true` and the reason in `error` (not a failure; counted as skipped).
 
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
@@ -127,6 +127,8 @@ def parse_args(argv=None):
                    "parts to run (fwd,bwd,gqa,varlen,mods,decode; default all)")
     p.add_argument("--attn-impls", default="", help="flash_attention family: comma-separated "
                    "implementations to run (e.g. sdpa_cudnn,triton; default all)")
+    p.add_argument("--attn-dtypes", default="", help="flash_attention family: dtypes of the "
+                   "fwd and bwd grids (f16,bf16; default both)")
     p.add_argument("--attn-row-timeout", type=float, default=150.0, help="flash_attention "
                    "family: seconds per implementation of a case (check and timing)")
     p.add_argument("--attn-deadline", type=float, default=None, help="flash_attention family: "
