@@ -2,7 +2,8 @@
 """Joins tile-bench's tile.json with bench/python/baseline.py's baseline.json into one table.
 
     python3 bench/join.py DIR                 # DIR/tile.json + DIR/baseline.json -> DIR/joined.md
-    python3 bench/join.py --tile T.json --baseline B.json --out joined.md [--plots DIR]
+    python3 bench/join.py --tile T.json --baseline B.json [--baseline B2.json ...] --out joined.md
+                          [--plots DIR]
 
 Rows are joined on (kernel, variant, shape, dtype): per case the median time (ms) of every
 implementation (tile_fused, tile_unfused, torch_unfused, torch_native, cublas, triton, and where a
@@ -11,7 +12,7 @@ implementation's time to tile_fused's (above 1: tile_fused is faster), with tile
 triton's share of the copy bandwidth each run measured for itself. Plain launches and CUDA-graph
 replays are two tables (graphs exist only where a run found the case launch-bound, so a graph row
 may have one side only). A time that is missing or whose check failed shows as "-" (a failed check
-as "FAIL"). Bytes that differ between the two files for one case (the traffic would be counted
+as "FAIL", an implementation that cannot run the case as "refused"). Bytes that differ between the two files for one case (the traffic would be counted
 differently) are listed as warnings.
 
 Plots (only if matplotlib is importable; otherwise a message says they were skipped): one chart per
@@ -39,7 +40,9 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dir", nargs="?", help="folder with tile.json and baseline.json")
     p.add_argument("--tile", help="tile-bench JSON (default DIR/tile.json)")
-    p.add_argument("--baseline", help="baseline.py JSON (default DIR/baseline.json)")
+    p.add_argument("--baseline", action="append", help="baseline.py JSON (default "
+                   "DIR/baseline.json); repeat it to join the rows of several baseline runs "
+                   "(e.g. the flash_attention family run in parts)")
     p.add_argument("--out", help="Markdown output (default DIR/joined.md)")
     p.add_argument("--plots", help="plot folder (default DIR/joined_plots)")
     a = p.parse_args(argv)
@@ -47,7 +50,7 @@ def parse_args(argv=None):
         p.error("give DIR, or all of --tile, --baseline and --out")
     d = a.dir or os.path.dirname(os.path.abspath(a.out))
     a.tile = a.tile or os.path.join(d, "tile.json")
-    a.baseline = a.baseline or os.path.join(d, "baseline.json")
+    a.baseline = a.baseline or [os.path.join(d, "baseline.json")]
     a.out = a.out or os.path.join(d, "joined.md")
     a.plots = a.plots or os.path.join(d, "joined_plots")
     return a
@@ -112,6 +115,8 @@ def ms_of(row):
 def cell_ms(row):
     if row is None:
         return "-"
+    if row.get("refused"):
+        return "refused"
     ms = ms_of(row)
     if ms is None:
         return "FAIL" if not row.get("ok") else "-"
@@ -255,7 +260,11 @@ def plots(cases, copy, folder, devices):
 def main(argv=None):
     a = parse_args(argv)
     tile = load(a.tile, "tile-bench")
-    base = load(a.baseline, "baseline")
+    base = load(a.baseline[0], "baseline")
+    for path in a.baseline[1:]:  # further runs: their rows and failures join the first's
+        more = load(path, "baseline")
+        base["rows"] = base["rows"] + more["rows"]
+        base["failures"] = (base.get("failures") or []) + (more.get("failures") or [])
     cases, mismatches = collect([("tile-bench", tile), ("baseline", base)])
     copy = {"tile": tile.get("copy_gbps"), "baseline": base.get("copy_gbps")}
     dev_t, dev_b = tile.get("device", "?"), base.get("device", "?")

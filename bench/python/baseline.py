@@ -83,6 +83,14 @@ with their kernels as the tutorials write them, on the keys of tile-bench's `tut
 (which times the line-by-line tile ports of `tutorials/`): bench/python/tutorials.py, imported by
 bench_tutorials; its docstring lists the rows.
 
+Family `flash_attention`: attention forward, backward, GQA, variable length, score modifiers and
+paged decode, through PyTorch's scaled_dot_product_attention with each backend pinned (cuDNN,
+flash, efficient), FlexAttention (torch.compile) and Triton's fused-attention tutorial:
+bench/python/attention.py, imported by bench_flash_attention; its docstring gives the row keys,
+the implementations, the tolerances and the options `--attn-parts`, `--attn-impls`,
+`--attn-dtypes`, `--attn-row-timeout` and `--attn-deadline`. A backend that cannot run a case gives a row with
+`refused: true` and the reason in `error` (not a failure; counted as skipped).
+
 Shapes: add_mul [n]; elementwise/gelu/layernorm/rmsnorm/softmax/mean_center [rows, cols];
 act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, head_dim];
 softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 probabilities)
@@ -115,6 +123,17 @@ def parse_args(argv=None):
     p.add_argument("--graph-all", action="store_true", help="CUDA-graph timings for every case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs before timing")
     p.add_argument("--reps", type=int, default=None, help="timing samples (median taken)")
+    p.add_argument("--attn-parts", default="", help="flash_attention family: comma-separated "
+                   "parts to run (fwd,bwd,gqa,varlen,mods,decode; default all)")
+    p.add_argument("--attn-impls", default="", help="flash_attention family: comma-separated "
+                   "implementations to run (e.g. sdpa_cudnn,triton; default all)")
+    p.add_argument("--attn-dtypes", default="", help="flash_attention family: dtypes of the "
+                   "fwd and bwd grids (f16,bf16; default both)")
+    p.add_argument("--attn-row-timeout", type=float, default=150.0, help="flash_attention "
+                   "family: seconds per implementation of a case (check and timing)")
+    p.add_argument("--attn-deadline", type=float, default=None, help="flash_attention family: "
+                   "seconds after the start past which no new work starts (default: "
+                   "BASELINE_TIMEOUT - 60 if that is set)")
     a = p.parse_args(argv)
     if a.device == "cpu":
         a.quick = True
@@ -126,6 +145,7 @@ def parse_args(argv=None):
 
 
 ARGS = parse_args()
+T_START_MONO = time.monotonic()  # the run's start, for the flash_attention family's deadline
 if ARGS.device == "cpu":
     # Must be set before triton is imported: @triton.jit then builds interpreted functions.
     os.environ["TRITON_INTERPRET"] = "1"
@@ -2272,6 +2292,15 @@ def bench_cross_entropy():
             torch.cuda.empty_cache()
 
 
+def bench_flash_attention():
+    """Attention baselines (bench/python/attention.py, beside this file): SDPA's backends,
+    FlexAttention and Triton's fused-attention tutorial on the keys of tile-bench's
+    `flash_attention` rows."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import attention
+    attention.bench(sys.modules[__name__])
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2299,6 +2328,7 @@ FAMILIES = [
     ("moe_align", bench_moe_align),
     ("cross_entropy", bench_cross_entropy),
     ("tutorials", bench_tutorials),
+    ("flash_attention", bench_flash_attention),
 ]
 
 
@@ -2330,7 +2360,7 @@ def markdown_table(rows):
                  f"{r['pct_cublas']:.1f}%" if ms and r.get("pct_cublas") else "-",
                  sp,
                  f"{r['rel_err']:.1e}" if r.get("rel_err") is not None else "-",
-                 "ok" if r["ok"] else "FAIL"]
+                 "refused" if r.get("refused") else ("ok" if r["ok"] else "FAIL")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -2416,8 +2446,11 @@ def main():
     print(markdown_table(ROWS))
     if FAILURES:
         print("FAILURES:\n  " + "\n  ".join(FAILURES))
-    n_ok = sum(r["ok"] for r in ROWS + CHECKS)
-    print(f"checks: {n_ok} passed, {len(ROWS) + len(CHECKS) - n_ok} failed")
+    judged = [r for r in ROWS + CHECKS if not r.get("refused")]  # refusals are not checks
+    n_ok = sum(r["ok"] for r in judged)
+    n_refused = len(ROWS) + len(CHECKS) - len(judged)
+    print(f"checks: {n_ok} passed, {len(judged) - n_ok} failed"
+          + (f", {n_refused} skipped" if n_refused else ""))
     return 1 if FAILURES else 0
 
 

@@ -46,7 +46,7 @@ rc_tile=$?; echo "exit $rc_tile after $SECONDS s" >> "$L/tile-bench.log"
 
 echo "== bench/python/baseline.py ${FILTER:+--filter $FILTER}"
 SECONDS=0
-PYTHONUNBUFFERED=1 timeout "${BASELINE_TIMEOUT:-400}" python3 "$PY/python/baseline.py" \
+PYTHONUNBUFFERED=1 BASELINE_TIMEOUT="${BASELINE_TIMEOUT:-400}" timeout "${BASELINE_TIMEOUT:-400}" python3 "$PY/python/baseline.py" \
   ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} --out "$L/baseline.json" > "$L/baseline.log" 2>&1
 rc_base=$?; echo "exit $rc_base after $SECONDS s" >> "$L/baseline.log"
 
