@@ -1,5 +1,5 @@
-//! Hopper's warpgroup tensor-core ops: `warp_group_dot` (`wgmma.mma_async` with both operands
-//! read from shared memory through matrix descriptors), `warp_group_wait` (`wgmma.wait_group`)
+//! Hopper's warpgroup tensor-core ops: `warp_group_dot` (`wgmma.mma_async` with `B` read from
+//! shared memory through a matrix descriptor, and `A` likewise or from registers), `warp_group_wait` (`wgmma.wait_group`)
 //! and `fence_async_shared` (`fence.proxy.async.shared::cta`), all inline PTX (LLVM 19 has no
 //! intrinsics for them).
 //!
@@ -20,6 +20,11 @@
 //! - `B`, N-major: the leading byte offset is the distance between column blocks (`K · W · 2`),
 //!   the stride byte offset between groups of 8 rows of `K` (8 · row bytes). Step `k` starts 16
 //!   rows further down.
+//!
+//! **`A` in registers.** A register `A` (`M × K`, the `A` operand layout of the accumulator's
+//! mma layout) is read four 32-bit words per K step and repetition along M, each two elements,
+//! in the order of `mma.sync.m16n8k16`'s `A` fragment, which `wgmma`'s register form shares for
+//! the 16 rows of each warp: rows `+0/+8`, columns `+0/+8`.
 //!
 //! **Instructions.** Per warpgroup `g` (warps `4g … 4g + 3`, rows `64 g + 16 W_m r …` of
 //! repetition `r`, `W_m` the layout's warps along M), per 16-wide step of `K`, per repetition

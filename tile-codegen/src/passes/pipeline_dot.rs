@@ -40,9 +40,12 @@
 //! loop would take more than [`auto_stage_budget`] for the kernel's target (96 KiB on sm_90a, 48
 //! KiB on sm_80).
 //!
-//! **Hopper.** When the loop's one `dot` has a version-3 (`wgmma`) accumulator and both its
-//! operands qualify, the rings take the [`SharedLayout::wgmma`] layout and the `dot` becomes
-//! `warp_group_dot` on the current stages, followed by `warp_group_wait`. When the accumulator
+//! **Hopper.** When every `dot` of the loop has a version-3 (`wgmma`) accumulator and its `B`
+//! qualifies, and each `A` either qualifies or is not loaded in the loop (a tile computed in the
+//! loop, such as flash attention's probabilities `P`, or one from before it, such as its `Q`),
+//! the rings take the [`SharedLayout::wgmma`] layout and each `dot` becomes `warp_group_dot` on
+//! the current stages (with `A` from registers where it has no ring), followed by
+//! `warp_group_wait`. When a loop's only `dot` has an accumulator that
 //! only flows to the next iteration, the wait leaves that group in flight (`pending = 1`) so the
 //! tensor cores always have the next group queued; the copies then run `S − 2` iterations ahead
 //! (the stage of the group in flight is not overwritten: every thread has waited for the group
