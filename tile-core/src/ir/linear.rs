@@ -829,6 +829,57 @@ mod tests {
         }
     }
 
+    /// A transposed layout holds, in each thread's register `k`, the transposed element of the
+    /// operand's register `k` (a blocked layout's swapped dimensions exactly so); a reshaped one
+    /// the element of the same row-major index; and both pass `check`.
+    #[test]
+    fn transposed_and_reshaped_relabel_registers() {
+        let b = Layout::Blocked(blocked(&[1, 4], &[4, 8], &[2, 2], &[1, 0]));
+        let m = Layout::Mma(MmaLayout {
+            version: 2,
+            warps_per_cta: vec![2, 2],
+        });
+        for (l, shape) in [
+            (b.clone(), [16u32, 64u32]),
+            (b.clone(), [64, 16]),
+            (b.clone(), [1, 64]),
+            (b, [32, 1]),
+            (m.clone(), [64, 64]),
+            (m, [32, 16]),
+        ] {
+            let ll = l.linear(&shape).unwrap();
+            let t = l.transposed(&shape).unwrap();
+            let tl = t.linear(&[shape[1], shape[0]]).unwrap();
+            tl.check().unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert_eq!(tl, ll.transposed(), "{l} {shape:?}");
+            if matches!(l, Layout::Blocked(_)) {
+                assert!(matches!(t, Layout::Blocked(_)), "{t}");
+            }
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    for k in 0..ll.regs() as u64 {
+                        let c = ll.coords(ll.apply(k, lane, warp));
+                        let ct = tl.coords(tl.apply(k, lane, warp));
+                        assert_eq!(ct, vec![c[1], c[0]], "{l} {shape:?}");
+                    }
+                }
+            }
+            let n = shape[0] * shape[1];
+            for to in [vec![n], vec![shape[1], shape[0]], vec![1, n], vec![n, 1]] {
+                let r = l.reshaped(&shape, &to).unwrap();
+                let rl = r.linear(&to).unwrap();
+                rl.check().unwrap_or_else(|e| panic!("{r}: {e}"));
+                for warp in 0..4 {
+                    for lane in 0..32 {
+                        for k in 0..ll.regs() as u64 {
+                            assert_eq!(rl.apply(k, lane, warp), ll.apply(k, lane, warp));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn check_rejects_bad_layouts() {
         let ok = LinearLayout {
