@@ -299,31 +299,66 @@ fn roll_matches_numpy_on_every_lowering() {
 fn trans_reshape_and_broadcast_to() {
     let dev = Device::interpreter();
     for (rows, cols) in SHAPES {
-        for (bm, bn) in [(1usize, 1usize), (1, 64), (16, 1), (16, 64), (64, 1), (64, 64)] {
+        for (bm, bn) in [
+            (1usize, 1usize),
+            (1, 64),
+            (16, 1),
+            (16, 64),
+            (64, 1),
+            (64, 64),
+        ] {
             let (nrb, ncb) = ((rows as usize).div_ceil(bm), (cols as usize).div_ceil(bn));
             let (rows_u, cols_u) = (rows as usize, cols as usize);
             let x: Vec<i32> = (0..rows_u * cols_u).map(|e| e as i32 * 7 - 3).collect();
             let xf: Vec<f32> = x.iter().map(|&e| e as f32 * 0.5).collect();
             let n = rows_u * cols_u;
             let per = nrb * ncb * bm * bn;
-            let at = |i: usize, j: usize| if i < rows_u && j < cols_u { x[i * cols_u + j] } else { 0 };
+            let at = |i: usize, j: usize| {
+                if i < rows_u && j < cols_u {
+                    x[i * cols_u + j]
+                } else {
+                    0
+                }
+            };
             let grid = Grid::xy(nrb as u32, ncb as u32);
-            let (mut t, mut flat, mut sw, mut r0) =
-                (vec![0i32; n], vec![0i32; per], vec![0i32; per], vec![0i32; n]);
-            shapes_2d::launch(&dev, grid, &x, &mut t, &mut flat, &mut sw, &mut r0, rows, cols, bm as i32, bn as i32)
-                .unwrap();
-            let (mut tf, mut flatf, mut swf, mut r0f) =
-                (vec![0f32; n], vec![0f32; per], vec![0f32; per], vec![0f32; n]);
-            shapes_2d::launch(&dev, grid, &xf, &mut tf, &mut flatf, &mut swf, &mut r0f, rows, cols, bm as i32, bn as i32)
-                .unwrap();
+            let (mut t, mut flat, mut sw, mut r0) = (
+                vec![0i32; n],
+                vec![0i32; per],
+                vec![0i32; per],
+                vec![0i32; n],
+            );
+            shapes_2d::launch(
+                &dev, grid, &x, &mut t, &mut flat, &mut sw, &mut r0, rows, cols, bm as i32,
+                bn as i32,
+            )
+            .unwrap();
+            let (mut tf, mut flatf, mut swf, mut r0f) = (
+                vec![0f32; n],
+                vec![0f32; per],
+                vec![0f32; per],
+                vec![0f32; n],
+            );
+            shapes_2d::launch(
+                &dev, grid, &xf, &mut tf, &mut flatf, &mut swf, &mut r0f, rows, cols, bm as i32,
+                bn as i32,
+            )
+            .unwrap();
             let case = format!("{rows}x{cols} in {bm}x{bn} blocks");
             for i in 0..rows_u {
                 for j in 0..cols_u {
                     assert_eq!(t[j * rows_u + i], at(i, j), "{case}: trans at {i},{j}");
-                    assert_eq!(tf[j * rows_u + i], at(i, j) as f32 * 0.5, "{case}: f32 trans");
+                    assert_eq!(
+                        tf[j * rows_u + i],
+                        at(i, j) as f32 * 0.5,
+                        "{case}: f32 trans"
+                    );
                     let first = at(i / bm * bm, j);
                     assert_eq!(r0[i * cols_u + j], first, "{case}: broadcast_to at {i},{j}");
-                    assert_eq!(r0f[i * cols_u + j], first as f32 * 0.5, "{case}: f32 broadcast_to");
+                    assert_eq!(
+                        r0f[i * cols_u + j],
+                        first as f32 * 0.5,
+                        "{case}: f32 broadcast_to"
+                    );
                 }
             }
             for pi in 0..nrb {
@@ -331,7 +366,11 @@ fn trans_reshape_and_broadcast_to() {
                     let base = (pi * ncb + pj) * bm * bn;
                     for e in 0..bm * bn {
                         let want = at(pi * bm + e / bn, pj * bn + e % bn);
-                        assert_eq!(flat[base + e], want, "{case}: 1-D reshape of block {pi},{pj}");
+                        assert_eq!(
+                            flat[base + e],
+                            want,
+                            "{case}: 1-D reshape of block {pi},{pj}"
+                        );
                         assert_eq!(sw[base + e], want, "{case}: 2-D reshape of block {pi},{pj}");
                         assert_eq!(flatf[base + e], want as f32 * 0.5, "{case}: f32 reshape");
                         assert_eq!(swf[base + e], want as f32 * 0.5, "{case}: f32 2-D reshape");
@@ -356,7 +395,11 @@ fn products_with_transposed_operands() {
             for n in 0..32 {
                 let want: f64 = (0..64).map(|d| q[m * 64 + d] * k[n * 64 + d]).sum();
                 assert!(close(s[m * 32 + n], want, 1e-5), "{what}: s[{m}][{n}]");
-                let t = if s[m * 32 + n] > 0.0 { s[m * 32 + n] } else { 0.0 };
+                let t = if s[m * 32 + n] > 0.0 {
+                    s[m * 32 + n]
+                } else {
+                    0.0
+                };
                 assert_eq!(st[n * 64 + m], t, "{what}: st[{n}][{m}]");
             }
             for e in 0..64 {

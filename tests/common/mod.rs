@@ -559,13 +559,27 @@ pub fn shapes_2d(
     let j = program_id(1) * BN + arange(0, BN);
     let mask = (i < rows).expand_dims(1) & (j < cols).expand_dims(0);
     let v = load(x + i.expand_dims(1) * cols + j.expand_dims(0), mask);
-    store(t + j.expand_dims(1) * rows + i.expand_dims(0), v.trans(), mask.trans());
+    store(
+        t + j.expand_dims(1) * rows + i.expand_dims(0),
+        v.trans(),
+        mask.trans(),
+    );
     let base = (program_id(0) * num_programs(1) + program_id(1)) * (BM * BN);
     store(flat + base + arange(0, BM * BN), v.reshape(BM * BN));
     let (a, b) = (arange(0, BN), arange(0, BM));
-    store(swapped + base + a.expand_dims(1) * BM + b.expand_dims(0), reshape(v, [BN, BM]));
-    let first = load(x + program_id(0) * BM * cols + j, (j < cols) & (program_id(0) * BM < rows));
-    store(rows0 + i.expand_dims(1) * cols + j.expand_dims(0), first.broadcast_to([BM, BN]), mask);
+    store(
+        swapped + base + a.expand_dims(1) * BM + b.expand_dims(0),
+        reshape(v, [BN, BM]),
+    );
+    let first = load(
+        x + program_id(0) * BM * cols + j,
+        (j < cols) & (program_id(0) * BM < rows),
+    );
+    store(
+        rows0 + i.expand_dims(1) * cols + j.expand_dims(0),
+        first.broadcast_to([BM, BN]),
+        mask,
+    );
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -587,8 +601,14 @@ pub fn trans_dots(
     let p = dot(qt, kt.trans());
     store(s + m.expand_dims(1) * 32 + n.expand_dims(0), p);
     let positive = trans(p > 0.0);
-    store(st + n.expand_dims(1) * 64 + m.expand_dims(0), select(positive, p.trans(), 0.0));
-    store(u + m.expand_dims(1) * 64 + m.expand_dims(0), dot(qt.trans(), qt));
+    store(
+        st + n.expand_dims(1) * 64 + m.expand_dims(0),
+        select(positive, p.trans(), 0.0),
+    );
+    store(
+        u + m.expand_dims(1) * 64 + m.expand_dims(0),
+        dot(qt.trans(), qt),
+    );
 }
 
 /// Every kernel the project compiles (examples, tutorials and tests).

@@ -1204,6 +1204,12 @@ fn linear_layouts() {
     let text = format!(
         "{HEADER}\n  %0 = constant 1 : i32\n  %1 = splat %0 : tensor<8x16xi32, #linear<shape = [8, 16], reg = [[8, 0]], lane = [], warp = []>>\n  return\n}}\n"
     );
-    let e = parse(&text).err().map(|e| e.to_string()).unwrap_or_default();
-    assert!(e.contains("basis [8, 0] is not an index of shape [8, 16]"), "{e}");
+    let e = parse(&text)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.contains("basis [8, 0] is not an index of shape [8, 16]"),
+        "{e}"
+    );
 }

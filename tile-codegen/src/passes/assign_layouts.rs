@@ -220,7 +220,9 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
             let want = derived(&d.kind, &operand, &f.ty(v).shape, &f.ty(r).shape);
             // Only a layout that covers every tile of the class (a derived linear layout is
             // written for the result's shape; a larger tile broadcast from it converts).
-            let class_shape = largest[root].clone().unwrap_or_else(|| f.ty(r).shape.clone());
+            let class_shape = largest[root]
+                .clone()
+                .unwrap_or_else(|| f.ty(r).shape.clone());
             if let Some(want) = want.filter(|w| w.linear(&class_shape).is_ok()) {
                 wanted[root].get_or_insert(want);
             }

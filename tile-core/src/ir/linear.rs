@@ -505,7 +505,9 @@ impl Layout {
     /// does not fit `shape`.
     pub fn transposed(&self, shape: &[u32]) -> Result<Layout, String> {
         if shape.len() != 2 {
-            return Err(format!("a transpose is of a 2-D tensor, not of shape {shape:?}"));
+            return Err(format!(
+                "a transpose is of a 2-D tensor, not of shape {shape:?}"
+            ));
         }
         if let Layout::Blocked(b) = self {
             self.linear(shape)?;

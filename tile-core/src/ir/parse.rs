@@ -737,7 +737,8 @@ impl<'a> Cursor<'a> {
                 loop {
                     let col = self.col();
                     let coords = self.list()?;
-                    if coords.len() != shape.len() || coords.iter().zip(&shape).any(|(c, n)| c >= n) {
+                    if coords.len() != shape.len() || coords.iter().zip(&shape).any(|(c, n)| c >= n)
+                    {
                         return Err(self.err_at(
                             col,
                             format!("basis {coords:?} is not an index of shape {shape:?}"),

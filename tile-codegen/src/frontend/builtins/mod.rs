@@ -409,9 +409,7 @@ impl Lowering {
         };
         match b {
             Builtin::ExpandDims => self.expand_dims_method(mc, e),
-            Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => {
-                self.shape_method(b, mc, e)
-            }
+            Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => self.shape_method(b, mc, e),
             Builtin::Roll => self.roll_method(mc, e),
             Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin => {
                 let args: Vec<&Expr> = mc.args.iter().collect();

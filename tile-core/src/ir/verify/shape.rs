@@ -120,7 +120,10 @@ impl Verifier<'_> {
         let Some(ty) = o.res.clone() else { return };
         let a = self.ty(o.ops[0]).clone();
         if !a.is_tensor() || !ty.is_tensor() {
-            return self.err(o.id, format!("`reshape` of `{a}` to `{ty}`: both must be tensors"));
+            return self.err(
+                o.id,
+                format!("`reshape` of `{a}` to `{ty}`: both must be tensors"),
+            );
         }
         if ty.shape.len() > 2 {
             self.err(o.id, "tiles of rank > 2 are not supported".into());
