@@ -64,6 +64,9 @@
 //! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
 //! | `t.argmax(axis)`, `t.argmin(axis)` | the `i32` index of the first maximum / minimum along `axis` (NaN ignored; 0 where all are NaN) |
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
+//! | `trans(t)`, `t.trans()` | the transpose of a 2-D tile: `[i][j]` of the result is `t[j][i]` (Triton's `tl.trans`); no data moves on the GPU |
+//! | `reshape(t, shape)`, `t.reshape(shape)` | the elements in row-major order in `shape` (`N` or `[M, N]`, compile-time, the same element count; Triton's `tl.reshape`); no data moves on the GPU |
+//! | `broadcast_to(t, shape)`, `t.broadcast_to(shape)` | `t` repeated to `shape` by NumPy's rules: leading dimensions added, extent-1 dimensions repeated (Triton's `tl.broadcast_to`) |
 //! | `t.roll(shift, axis)` | rotate along `axis` (NumPy's `roll`: element `j` takes element `(j - shift) mod n`); `shift` and `axis` are compile-time integers. A shift of half the extent, as rotary embeddings use, is a lane shuffle or a register swap in most layouts |
 //! | `zeros(shape)`, `full(shape, v)` | an f32 tile of zeros / a tile of `v`; `shape` is `N` or `[M, N]` |
 //! | `rand(seed, offsets)`, `randint(seed, offsets)` | counter-based random numbers, Triton's `tl.rand` / `tl.randint` stream bit for bit (Philox-4x32, 10 rounds; [`random`] is the reference): `f32` uniform in `[0, 1)` / 32 random bits as an `i32`, of the offsets' shape. `seed` is an `i32` or `i64` scalar (an `i32` seed is sign-extended to the 64-bit key, as Triton does); `offsets` are `i32` (zero-extended: a negative one is not the `i64` of the same value) or `i64`. The interpreter gives the same bits |

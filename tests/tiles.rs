@@ -1,11 +1,12 @@
 //! 2-D tiles on the interpreter: broadcasting (`expand_dims`, NumPy rules), reductions along either
 //! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
 //! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
-//! either axis against NumPy's definition.
+//! either axis against NumPy's definition; `trans`, `reshape` and `broadcast_to` on blocks of
+//! 1 × 1 to 64 × 64 (and products with transposed operands) against their definitions.
 
 use tile_tests as common;
 
-use common::{layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
+use common::{layernorm_rows, outer_2d, rolls, shapes_2d, sums_2d, trans_dots, transpose_2d, Rng};
 use tile::prelude::*;
 
 /// Shapes every 2-D test runs: `(rows, cols)`.
@@ -290,4 +291,128 @@ fn roll_matches_numpy_on_every_lowering() {
         roll_ref(&i3, 1, 256, 0, 128),
         "1-D i32"
     );
+}
+
+/// `trans`, `reshape` (1-D and 2-D) and `broadcast_to` of `BM × BN` blocks, `f32` and `i32`,
+/// on matrices whose shapes are not multiples of the blocks, against their definitions.
+#[test]
+fn trans_reshape_and_broadcast_to() {
+    let dev = Device::interpreter();
+    for (rows, cols) in SHAPES {
+        for (bm, bn) in [
+            (1usize, 1usize),
+            (1, 64),
+            (16, 1),
+            (16, 64),
+            (64, 1),
+            (64, 64),
+        ] {
+            let (nrb, ncb) = ((rows as usize).div_ceil(bm), (cols as usize).div_ceil(bn));
+            let (rows_u, cols_u) = (rows as usize, cols as usize);
+            let x: Vec<i32> = (0..rows_u * cols_u).map(|e| e as i32 * 7 - 3).collect();
+            let xf: Vec<f32> = x.iter().map(|&e| e as f32 * 0.5).collect();
+            let n = rows_u * cols_u;
+            let per = nrb * ncb * bm * bn;
+            let at = |i: usize, j: usize| {
+                if i < rows_u && j < cols_u {
+                    x[i * cols_u + j]
+                } else {
+                    0
+                }
+            };
+            let grid = Grid::xy(nrb as u32, ncb as u32);
+            let (mut t, mut flat, mut sw, mut r0) = (
+                vec![0i32; n],
+                vec![0i32; per],
+                vec![0i32; per],
+                vec![0i32; n],
+            );
+            shapes_2d::launch(
+                &dev, grid, &x, &mut t, &mut flat, &mut sw, &mut r0, rows, cols, bm as i32,
+                bn as i32,
+            )
+            .unwrap();
+            let (mut tf, mut flatf, mut swf, mut r0f) = (
+                vec![0f32; n],
+                vec![0f32; per],
+                vec![0f32; per],
+                vec![0f32; n],
+            );
+            shapes_2d::launch(
+                &dev, grid, &xf, &mut tf, &mut flatf, &mut swf, &mut r0f, rows, cols, bm as i32,
+                bn as i32,
+            )
+            .unwrap();
+            let case = format!("{rows}x{cols} in {bm}x{bn} blocks");
+            for i in 0..rows_u {
+                for j in 0..cols_u {
+                    assert_eq!(t[j * rows_u + i], at(i, j), "{case}: trans at {i},{j}");
+                    assert_eq!(
+                        tf[j * rows_u + i],
+                        at(i, j) as f32 * 0.5,
+                        "{case}: f32 trans"
+                    );
+                    let first = at(i / bm * bm, j);
+                    assert_eq!(r0[i * cols_u + j], first, "{case}: broadcast_to at {i},{j}");
+                    assert_eq!(
+                        r0f[i * cols_u + j],
+                        first as f32 * 0.5,
+                        "{case}: f32 broadcast_to"
+                    );
+                }
+            }
+            for pi in 0..nrb {
+                for pj in 0..ncb {
+                    let base = (pi * ncb + pj) * bm * bn;
+                    for e in 0..bm * bn {
+                        let want = at(pi * bm + e / bn, pj * bn + e % bn);
+                        assert_eq!(
+                            flat[base + e],
+                            want,
+                            "{case}: 1-D reshape of block {pi},{pj}"
+                        );
+                        assert_eq!(sw[base + e], want, "{case}: 2-D reshape of block {pi},{pj}");
+                        assert_eq!(flatf[base + e], want as f32 * 0.5, "{case}: f32 reshape");
+                        assert_eq!(swf[base + e], want as f32 * 0.5, "{case}: f32 2-D reshape");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `q · kᵀ`, the product transposed under a transposed bool mask, and `qᵀ · q`, in f32 and f16,
+/// against an f64 reference of the rounded inputs.
+#[test]
+fn products_with_transposed_operands() {
+    let dev = Device::interpreter();
+    let q: Vec<f32> = random(4096, 11).iter().map(|v| v - 1.0).collect();
+    let k: Vec<f32> = random(2048, 12).iter().map(|v| v - 1.0).collect();
+    let qh: Vec<f16> = q.iter().map(|&v| f16::from_f32(v)).collect();
+    let kh: Vec<f16> = k.iter().map(|&v| f16::from_f32(v)).collect();
+    let check = |q: &[f64], k: &[f64], s: &[f32], st: &[f32], u: &[f32], what: &str| {
+        for m in 0..64 {
+            for n in 0..32 {
+                let want: f64 = (0..64).map(|d| q[m * 64 + d] * k[n * 64 + d]).sum();
+                assert!(close(s[m * 32 + n], want, 1e-5), "{what}: s[{m}][{n}]");
+                let t = if s[m * 32 + n] > 0.0 {
+                    s[m * 32 + n]
+                } else {
+                    0.0
+                };
+                assert_eq!(st[n * 64 + m], t, "{what}: st[{n}][{m}]");
+            }
+            for e in 0..64 {
+                let want: f64 = (0..64).map(|r| q[r * 64 + m] * q[r * 64 + e]).sum();
+                assert!(close(u[m * 64 + e], want, 1e-5), "{what}: u[{m}][{e}]");
+            }
+        }
+    };
+    let (mut s, mut st, mut u) = (vec![0f32; 2048], vec![0f32; 2048], vec![0f32; 4096]);
+    trans_dots::launch(&dev, 1, &q, &k, &mut s, &mut st, &mut u).unwrap();
+    let wide = |v: &[f32]| v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    check(&wide(&q), &wide(&k), &s, &st, &u, "f32");
+    trans_dots::launch(&dev, 1, &qh, &kh, &mut s, &mut st, &mut u).unwrap();
+    let wide_h = |v: &[f16]| v.iter().map(|&x| f64::from(x.to_f32())).collect::<Vec<_>>();
+    check(&wide_h(&qh), &wide_h(&kh), &s, &st, &u, "f16");
 }

@@ -536,6 +536,81 @@ pub fn rolls(
     store(iout + i, (i * 3).roll(128, 0));
 }
 
+#[tile_kernel]
+/// `trans`, `reshape` and `broadcast_to` on one `BM × BN` block of a `rows × cols` matrix (the
+/// grid's programs over its blocks; masked-off elements read 0): `t` is the matrix transposed
+/// (`cols × rows`, the block's transpose stored through the transposed pointer tile); `flat`
+/// and `swapped` hold, per block (`BM · BN` elements from `(pid(0) · grid(1) + pid(1)) · BM · BN`),
+/// its elements in row-major order as a 1-D tile and as a `BN × BM` tile; `rows0` is the matrix
+/// with every row of a block replaced by the block's first row (a 1-D row broadcast).
+pub fn shapes_2d(
+    x: Ptr<T>,
+    t: Ptr<T>,
+    flat: Ptr<T>,
+    swapped: Ptr<T>,
+    rows0: Ptr<T>,
+    rows: i32,
+    cols: i32,
+    T: Type<{ [f32, i32] }>,
+    BM: Const<{ [1, 16, 64] }>,
+    BN: Const<{ [1, 64] }>,
+) {
+    let i = program_id(0) * BM + arange(0, BM);
+    let j = program_id(1) * BN + arange(0, BN);
+    let mask = (i < rows).expand_dims(1) & (j < cols).expand_dims(0);
+    let v = load(x + i.expand_dims(1) * cols + j.expand_dims(0), mask);
+    store(
+        t + j.expand_dims(1) * rows + i.expand_dims(0),
+        v.trans(),
+        mask.trans(),
+    );
+    let base = (program_id(0) * num_programs(1) + program_id(1)) * (BM * BN);
+    store(flat + base + arange(0, BM * BN), v.reshape(BM * BN));
+    let (a, b) = (arange(0, BN), arange(0, BM));
+    store(
+        swapped + base + a.expand_dims(1) * BM + b.expand_dims(0),
+        reshape(v, [BN, BM]),
+    );
+    let first = load(
+        x + program_id(0) * BM * cols + j,
+        (j < cols) & (program_id(0) * BM < rows),
+    );
+    store(
+        rows0 + i.expand_dims(1) * cols + j.expand_dims(0),
+        first.broadcast_to([BM, BN]),
+        mask,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// Products with transposed operands, as attention writes them, on one block: `s = q · kᵀ`
+/// (`q` 64 × 64 and `k` 32 × 64, both loaded row by row), `st = sᵀ` where `sᵀ > 0` (a
+/// transposed product and a transposed bool tile) and `u = qᵀ · q`.
+pub fn trans_dots(
+    q: Ptr<T, 4096>,
+    k: Ptr<T, 2048>,
+    s: Ptr<f32, 2048>,
+    st: Ptr<f32, 2048>,
+    u: Ptr<f32, 4096>,
+    T: Type<{ [f16, f32] }>,
+) {
+    let m = arange(0, 64);
+    let n = arange(0, 32);
+    let qt = load(q + m.expand_dims(1) * 64 + m.expand_dims(0));
+    let kt = load(k + n.expand_dims(1) * 64 + m.expand_dims(0));
+    let p = dot(qt, kt.trans());
+    store(s + m.expand_dims(1) * 32 + n.expand_dims(0), p);
+    let positive = trans(p > 0.0);
+    store(
+        st + n.expand_dims(1) * 64 + m.expand_dims(0),
+        select(positive, p.trans(), 0.0),
+    );
+    store(
+        u + m.expand_dims(1) * 64 + m.expand_dims(0),
+        dot(qt.trans(), qt),
+    );
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -570,6 +645,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&fill_i64::KERNEL);
     v.push(&bool_mask::KERNEL);
     v.push(&rolls::KERNEL);
+    v.extend(shapes_2d::KERNELS);
+    v.extend(trans_dots::KERNELS);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
     v.push(&mixed_dots::KERNEL);

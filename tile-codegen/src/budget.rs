@@ -127,6 +127,8 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 | OpKind::Hint { .. }
                 | OpKind::Broadcast
                 | OpKind::ExpandDims { .. }
+                | OpKind::Trans
+                | OpKind::Reshape
                 | OpKind::Constant(_)
                 | OpKind::LocalAlloc
                 | OpKind::For

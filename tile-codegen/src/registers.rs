@@ -152,7 +152,9 @@ fn indices(f: &Function, ops: &[OpId]) -> Vec<bool> {
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }
             | OpKind::Splat => true,
-            OpKind::Broadcast | OpKind::ExpandDims { .. } => all_in,
+            OpKind::Broadcast | OpKind::ExpandDims { .. } | OpKind::Trans | OpKind::Reshape => {
+                all_in
+            }
             OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul) | OpKind::AddPtr => {
                 all_in && int_like
             }

@@ -489,6 +489,13 @@ impl<'a> Program<'_, 'a, '_> {
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(roll(a, shape, *axis as usize, *shift as usize))
             }
+            // Row-major order is the reshape's definition: the data does not move.
+            OpKind::Reshape => Some(self.get(data.operands[0])?.clone()),
+            OpKind::Trans => {
+                let a = self.get(data.operands[0])?;
+                let shape = &f.ty(data.operands[0]).shape;
+                Some(transpose(a, shape[0] as usize, shape[1] as usize))
+            }
             OpKind::Broadcast => {
                 let a = self.get(data.operands[0])?;
                 let from = &f.ty(data.operands[0]).shape;
@@ -1151,6 +1158,18 @@ fn broadcast(a: &[Scalar], from: &[u32], to: &[u32]) -> Val {
                 break;
             }
             idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// The transpose of `a` (row-major, `rows × cols`): element `[j][i]` of the `cols × rows`
+/// result is `a[i][j]`.
+fn transpose(a: &[Scalar], rows: usize, cols: usize) -> Val {
+    let mut out = Vec::with_capacity(a.len());
+    for j in 0..cols {
+        for i in 0..rows {
+            out.push(a[i * cols + j]);
         }
     }
     out

@@ -1066,3 +1066,150 @@ fn hint_takes_an_integer_tensor_and_powers_of_two() {
     );
     accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = hint {multiple_of = 4, contiguous = 4} %0 : tensor<4xi32>\n  return");
 }
+
+/// Rule 30: `trans` takes a 2-D tensor and swaps its extents; at the GPU level the result's
+/// layout is the operand's transposed (a blocked layout with its dimensions swapped, or a
+/// general linear layout).
+#[test]
+fn trans_shape_type_and_layout() {
+    accepts(
+        "  %0 = arange {start = 0, end = 16} : tensor<16xi32>
+  %1 = expand_dims {axis = 1} %0 : tensor<16x1xi32>
+  %2 = broadcast %1 : tensor<16x4xi32>
+  %3 = trans %2 : tensor<4x16xi32>
+  return",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 16} : tensor<16xi32>
+  %1 = trans %0 : tensor<16xi32>
+  return",
+        "`trans` takes a 2-D tensor",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 16} : tensor<16xi32>
+  %1 = expand_dims {axis = 1} %0 : tensor<16x1xi32>
+  %2 = trans %1 : tensor<16x1xi32>
+  return",
+        "the result must be `tensor<1x16xi32>`",
+    );
+    let b = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let bt = "#blocked<spt = [4, 1], tpw = [8, 4], wpc = [1, 4], order = [0, 1]>";
+    let gpu = |result: &str| {
+        format!(
+            "  %0 = arange {{start = 0, end = 16}} : tensor<16xi32, #slice<dim = 1, parent = {b}>>
+  %1 = expand_dims {{axis = 1}} %0 : tensor<16x1xi32, {b}>
+  %2 = broadcast %1 : tensor<16x32xi32, {b}>
+  %3 = trans %2 : tensor<32x16xi32, {result}>
+  return"
+        )
+    };
+    accepts(&gpu(bt));
+    // The same map written as a linear layout (registers renumbered at most) is accepted too.
+    let linear = "#linear<shape = [32, 16], reg = [[1, 0], [2, 0]], lane = [[4, 0], [8, 0], [16, 0], [0, 1], [0, 2]], warp = [[0, 4], [0, 8]]>";
+    accepts(&gpu(linear));
+    let swapped_regs = "#linear<shape = [32, 16], reg = [[2, 0], [1, 0]], lane = [[4, 0], [8, 0], [16, 0], [0, 1], [0, 2]], warp = [[0, 4], [0, 8]]>";
+    accepts(&gpu(swapped_regs));
+    rejects_kernel(
+        &format!("{HEADER}\n{}\n}}\n", gpu(b)),
+        "the result's layout must be the operand's transposed layout",
+    );
+}
+
+/// Rule 31: `reshape` keeps the element type and count, rank 2 at most; at the GPU level the
+/// result's layout is the operand's relabeled.
+#[test]
+fn reshape_count_type_and_layout() {
+    accepts(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32>
+  %1 = reshape %0 : tensor<8x16xi32>
+  %2 = reshape %1 : tensor<16x8xi32>
+  %3 = reshape %2 : tensor<128xi32>
+  return",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32>
+  %1 = reshape %0 : tensor<8x8xi32>
+  return",
+        "`reshape` keeps the element type and count",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32>
+  %1 = reshape %0 : tensor<128xf32>
+  return",
+        "`reshape` keeps the element type and count",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 128} : tensor<128xi32>
+  %1 = reshape %0 : tensor<2x4x16xi32>
+  return",
+        "rank > 2",
+    );
+    let l = "#blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>";
+    let gpu = |result: &str| {
+        format!(
+            "  %0 = arange {{start = 0, end = 128}} : tensor<128xi32, {l}>
+  %1 = reshape %0 : tensor<8x16xi32, {result}>
+  return"
+        )
+    };
+    accepts(&gpu(
+        "#linear<shape = [8, 16], reg = [], lane = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]], warp = [[2, 0], [4, 0]]>",
+    ));
+    rejects_kernel(
+        &format!(
+            "{HEADER}\n{}\n}}\n",
+            gpu("#blocked<spt = [1, 1], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>")
+        ),
+        "the result's layout must be the operand's reshaped layout",
+    );
+}
+
+/// Rule 4 for linear layouts: the tensor's rank, extents at least the tensor's, every element
+/// reached once; a smaller tensor takes the layout cut to its extents.
+#[test]
+fn linear_layouts() {
+    let ok = "#linear<shape = [8, 16], reg = [], lane = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]], warp = [[2, 0], [4, 0]]>";
+    // A `1 × 16` operand of `broadcast` in the layout of its `8 × 16` result.
+    accepts(&format!(
+        "  %0 = constant 1 : i32
+  %1 = splat %0 : tensor<1x16xi32, {ok}>
+  %2 = broadcast %1 : tensor<8x16xi32, {ok}>
+  return"
+    ));
+    rejects(
+        &format!(
+            "  %0 = constant 1 : i32
+  %1 = splat %0 : tensor<16x16xi32, {ok}>
+  return"
+        ),
+        "does not cover a tensor of shape [16, 16]",
+    );
+    rejects(
+        &format!(
+            "  %0 = constant 1 : i32
+  %1 = splat %0 : tensor<128xi32, {ok}>
+  return"
+        ),
+        "does not have the tensor's rank 1",
+    );
+    let twice = "#linear<shape = [8, 16], reg = [], lane = [[0, 1], [0, 1], [0, 4], [0, 8], [1, 0]], warp = [[2, 0], [4, 0]]>";
+    rejects(
+        &format!(
+            "  %0 = constant 1 : i32
+  %1 = splat %0 : tensor<8x16xi32, {twice}>
+  return"
+        ),
+        "two bit patterns select the same element",
+    );
+    let text = format!(
+        "{HEADER}\n  %0 = constant 1 : i32\n  %1 = splat %0 : tensor<8x16xi32, #linear<shape = [8, 16], reg = [[8, 0]], lane = [], warp = []>>\n  return\n}}\n"
+    );
+    let e = parse(&text)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        e.contains("basis [8, 0] is not an index of shape [8, 16]"),
+        "{e}"
+    );
+}

@@ -146,6 +146,37 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             },
             // The innermost dimension is the operand's.
             OpKind::ExpandDims { .. } | OpKind::ConvertLayout => a(0),
+            // The innermost dimension is the operand's first, of which nothing is known: every
+            // element starts its own run, a multiple of what each of the operand's elements is.
+            OpKind::Trans => AxisInfo {
+                contiguity: 1,
+                divisibility: if a(0).contiguity == 1 {
+                    a(0).divisibility
+                } else {
+                    1
+                },
+                constancy: 1,
+            },
+            // Row-major order does not change: the operand's aligned runs, cut to the result's
+            // innermost extent `n`, are runs of the result. A run cut shorter than the operand's
+            // starts `n` elements (values, or `n` elements' bytes for pointers) into one.
+            OpKind::Reshape => {
+                let x = a(0);
+                let n = ty.shape.last().map_or(1, |&n| u64::from(n));
+                let unit = match ty.elem {
+                    Elem::Ptr(dt) => u64::from(dt.size_bytes()),
+                    Elem::Scalar(_) => 1,
+                };
+                AxisInfo {
+                    contiguity: x.contiguity.min(n),
+                    divisibility: if x.contiguity <= n {
+                        x.divisibility
+                    } else {
+                        gcd(x.divisibility, n * unit)
+                    },
+                    constancy: x.constancy.min(n),
+                }
+            }
             OpKind::Broadcast => {
                 let from = f.ty(d.operands[0]).shape.last().copied().unwrap_or(1);
                 if from == 1 && ty.shape.last().is_some_and(|&n| n > 1) {

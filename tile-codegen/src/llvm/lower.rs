@@ -685,6 +685,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             data.kind,
             OpKind::Reduce { .. }
                 | OpKind::ExpandDims { .. }
+                | OpKind::Trans
+                | OpKind::Reshape
                 | OpKind::ConvertLayout
                 | OpKind::Yield
                 | OpKind::Dot { .. }
@@ -710,6 +712,26 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             // A promise to the axis analysis: the operand's values.
             OpKind::Hint { .. } => Some(self.operand(data, 0).to_vec()),
             OpKind::Broadcast => Some(self.broadcast(data)?),
+            // The result's layout is the operand's relabeled (the verifier's rule): each register
+            // of the result is one of the operand's, renumbered at most.
+            OpKind::Trans => Some(self.relabel(data, |c| vec![c[1], c[0]])?),
+            OpKind::Reshape => {
+                let (from, to) = (
+                    &self.operand_type(data, 0).shape,
+                    &self.result_type(data).shape,
+                );
+                Some(self.relabel(data, |c| {
+                    // The row-major index in the result's shape, as coordinates of the operand's.
+                    let flat = c.iter().zip(to).fold(0, |a, (&i, &n)| a * u64::from(n) + i);
+                    let mut rest = flat;
+                    let mut out = vec![0; from.len()];
+                    for (o, &n) in out.iter_mut().zip(from).rev() {
+                        *o = rest % u64::from(n);
+                        rest /= u64::from(n);
+                    }
+                    out
+                })?)
+            }
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
             OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),
             OpKind::Binary(b) => {
@@ -1209,6 +1231,27 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     /// `broadcast`: each register of the result takes the operand's register at the same offset
     /// with 0 along the dimensions the operand has extent 1 (the layouts are one, so the threads'
     /// parts agree along the others).
+    /// `trans` and `reshape`: register `k` of the result is the operand's register holding the
+    /// element `source` maps the result's register offset to (a thread's part of the index maps
+    /// the same way, which the verifier checks), so no instruction is emitted.
+    fn relabel(
+        &self,
+        data: &OpData,
+        source: impl Fn(&[u64]) -> Vec<u64>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let src = self.tensor_distribution(self.operand_type(data, 0));
+        let dst = self.tensor_distribution(self.result_type(data));
+        let vals = self.operand(data, 0);
+        (0..dst.elems_per_thread())
+            .map(|k| {
+                let j = src
+                    .reg_at(&source(&dst.reg_offset(k)))
+                    .or_bug("an operand register per relabeled register");
+                Ok(*vals.get(j).or_bug("a register of the operand"))
+            })
+            .collect()
+    }
+
     fn broadcast(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let from = self.operand_type(data, 0);
         let to = self.result_type(data);

@@ -201,9 +201,33 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
         })
     };
     // What each class of 1-D values is asked for, first request first: the slice of the 2-D
-    // layout it is expanded to or reduced from.
+    // layout it is expanded to or reduced from. A `trans` or `reshape` asks, in the same walk,
+    // for its operand's layout transposed or relabeled (`derived`).
+    let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
     for op in f.walk() {
         let d = f.op(op);
+        if matches!(d.kind, OpKind::Trans | OpKind::Reshape) {
+            let (v, r) = (d.operands[0], d.results[0]);
+            let (root, operand_root) = (classes.root(r), classes.root(v));
+            let operand = if f.ty(v).shape.len() == 2 {
+                layout_2d(classes, &wanted, v)
+            } else {
+                wanted[operand_root].clone().unwrap_or_else(|| {
+                    let shape = largest[operand_root].as_deref().unwrap_or(&f.ty(v).shape);
+                    Layout::Blocked(default_layout(shape, widest, threads, f.num_warps))
+                })
+            };
+            let want = derived(&d.kind, &operand, &f.ty(v).shape, &f.ty(r).shape);
+            // Only a layout that covers every tile of the class (a derived linear layout is
+            // written for the result's shape; a larger tile broadcast from it converts).
+            let class_shape = largest[root]
+                .clone()
+                .unwrap_or_else(|| f.ty(r).shape.clone());
+            if let Some(want) = want.filter(|w| w.linear(&class_shape).is_ok()) {
+                wanted[root].get_or_insert(want);
+            }
+            continue;
+        }
         let (v, full, axis) = match d.kind {
             OpKind::ExpandDims { axis } if f.ty(d.results[0]).shape.len() == 2 => {
                 (d.operands[0], d.results[0], axis)
@@ -218,7 +242,6 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
         // from `[1, 1]` and broadcast to `[1024]`) would be replicated in every thread by the
         // slice: it keeps its own layout, and the site converts.
         let kept = f.ty(full).shape[1 - axis as usize];
-        let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
         if largest[root]
             .as_deref()
             .is_some_and(|l| numel(l) > u64::from(kept))
@@ -285,6 +308,31 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     let c = f.op(conv).results[0];
                     f.replace_all_uses(r, c);
                     f.ops[conv.index()].operands[0] = r;
+                }
+            }
+            // The operand converts where its layout is not the one the result's layout derives
+            // from (a class that took another layout first), so that no data moves in the op.
+            OpKind::Trans | OpKind::Reshape => {
+                let (v, r) = (d.operands[0], d.results[0]);
+                let (Some(have), Some(res)) = (f.ty(v).layout.clone(), f.ty(r).layout.clone())
+                else {
+                    continue;
+                };
+                let (from, to) = (f.ty(v).shape.clone(), f.ty(r).shape.clone());
+                // The inverse: a transpose's is a transpose, a reshape's the reshape back.
+                let Some(want) = derived(&d.kind, &res, &to, &from) else {
+                    continue;
+                };
+                let same = match (want.linear(&from), have.linear(&from)) {
+                    (Ok(w), Ok(h)) => w.same_up_to_register_order(&h),
+                    _ => false,
+                };
+                if !same {
+                    let ty = with_layout(f.ty(v), want);
+                    let at = pos().unwrap_or(0);
+                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                    let c = f.op(conv).results[0];
+                    f.ops[op.index()].operands[0] = c;
                 }
             }
             // A tensor-core result stored through a blocked pointer tile converts to it.
@@ -420,6 +468,18 @@ fn tensor_core_operand_loads(f: &Function) -> Vec<OpId> {
         }
     }
     loads
+}
+
+/// The layout of the result (of shape `to`) of `trans` or `reshape` (`kind`) of an operand of
+/// shape `from` in `layout`: the operand's elements stay in their threads and registers
+/// (`Layout::transposed`, `Layout::reshaped`). `None` for other ops or a layout that does not
+/// fit `from`.
+fn derived(kind: &OpKind, layout: &Layout, from: &[u32], to: &[u32]) -> Option<Layout> {
+    match kind {
+        OpKind::Trans => layout.transposed(from).ok(),
+        OpKind::Reshape => layout.reshaped(from, to).ok(),
+        _ => None,
+    }
 }
 
 /// The layout for a tensor of `shape` (row-major order): `spt` consecutive elements along the last
@@ -586,6 +646,8 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Cmp(_)
         | OpKind::Unary(_)
         | OpKind::ExpandDims { .. }
+        | OpKind::Trans
+        | OpKind::Reshape
         | OpKind::Broadcast
         | OpKind::AddPtr
         | OpKind::Hint { .. }

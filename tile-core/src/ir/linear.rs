@@ -425,7 +425,113 @@ impl LinearLayout {
     }
 }
 
+impl LinearLayout {
+    /// The transpose's layout (2-D): every basis with its two coordinates swapped, so each
+    /// thread holds the same elements, relabeled, in the same registers.
+    pub fn transposed(&self) -> LinearLayout {
+        let shape = vec![self.shape[1], self.shape[0]];
+        let swap = |b: u64| {
+            let c = self.coords(b);
+            c[0] + c[1] * u64::from(shape[1])
+        };
+        let map = |v: &[u64]| v.iter().map(|&b| swap(b)).collect::<Vec<_>>();
+        LinearLayout {
+            reg: map(&self.reg),
+            lane: map(&self.lane),
+            warp: map(&self.warp),
+            shape,
+        }
+    }
+
+    /// The layout of the row-major reshape to `shape` (the same element count): an element's
+    /// row-major index does not change, so the bases stay and only the shape they index does.
+    pub fn reshaped(&self, shape: &[u32]) -> LinearLayout {
+        LinearLayout {
+            shape: shape.to_vec(),
+            ..self.clone()
+        }
+    }
+
+    /// The layout for a tensor of `shape` (the same rank, each extent at most this layout's):
+    /// every basis with its coordinates cut to the extents, as a blocked layout wraps around a
+    /// tensor smaller than its tile (threads past an extent hold copies, registers past it are
+    /// dropped). `Err` when the ranks differ or an extent is larger.
+    pub fn restricted(&self, shape: &[u32]) -> Result<LinearLayout, String> {
+        if shape == self.shape.as_slice() {
+            return Ok(self.clone());
+        }
+        if shape.len() != self.rank() || shape.iter().zip(&self.shape).any(|(&a, &b)| a > b) {
+            return Err(format!(
+                "{self} does not cover a tensor of shape {shape:?} (rank {}, extents at most {:?})",
+                self.rank(),
+                self.shape
+            ));
+        }
+        let cut = |b: u64| {
+            self.coords(b)
+                .iter()
+                .zip(shape)
+                .fold(0, |acc, (&i, &n)| acc * u64::from(n) + i % u64::from(n))
+        };
+        let map = |v: &[u64]| v.iter().map(|&b| cut(b)).collect::<Vec<_>>();
+        Ok(LinearLayout::from_bases(
+            shape,
+            map(&self.reg),
+            map(&self.lane),
+            map(&self.warp),
+        ))
+    }
+
+    /// True when `other` places every element in the same thread as this layout and differs at
+    /// most in the order of a thread's registers (the same register bases, in any order): a
+    /// value moves from one to the other by renumbering registers, without data movement.
+    pub fn same_up_to_register_order(&self, other: &LinearLayout) -> bool {
+        let sorted = |v: &[u64]| {
+            let mut v = v.to_vec();
+            v.sort_unstable();
+            v
+        };
+        self.shape == other.shape
+            && self.lane == other.lane
+            && self.warp == other.warp
+            && sorted(&self.reg) == sorted(&other.reg)
+    }
+}
+
 impl Layout {
+    /// The layout of `trans` of a 2-D tensor of `shape` in this layout: a blocked layout with
+    /// its dimensions swapped (which is exactly the transposed linear map, registers in the same
+    /// order), any other kind the general [`LinearLayout::transposed`] map. `Err` when the layout
+    /// does not fit `shape`.
+    pub fn transposed(&self, shape: &[u32]) -> Result<Layout, String> {
+        if shape.len() != 2 {
+            return Err(format!(
+                "a transpose is of a 2-D tensor, not of shape {shape:?}"
+            ));
+        }
+        if let Layout::Blocked(b) = self {
+            self.linear(shape)?;
+            let swap = |v: &[u32]| vec![v[1], v[0]];
+            return Ok(Layout::Blocked(BlockedLayout {
+                size_per_thread: swap(&b.size_per_thread),
+                threads_per_warp: swap(&b.threads_per_warp),
+                warps_per_cta: swap(&b.warps_per_cta),
+                order: b.order.iter().map(|&d| 1 - d).collect(),
+            }));
+        }
+        Ok(Layout::Linear(self.linear(shape)?.transposed()))
+    }
+
+    /// The layout of the row-major `reshape` of a tensor of shape `from` in this layout to shape
+    /// `to` (the same element count): this layout itself when the shapes are equal, else the
+    /// general [`LinearLayout::reshaped`] map. `Err` when the layout does not fit `from`.
+    pub fn reshaped(&self, from: &[u32], to: &[u32]) -> Result<Layout, String> {
+        if from == to {
+            return Ok(self.clone());
+        }
+        Ok(Layout::Linear(self.linear(from)?.reshaped(to)))
+    }
+
     /// The linear layout of a tensor of `shape` under this layout; `Err` when the layout does not
     /// fit the shape (ranks differ, a slice past the rank, an operand whose parent is not mma).
     pub fn linear(&self, shape: &[u32]) -> Result<LinearLayout, String> {
@@ -433,6 +539,7 @@ impl Layout {
             Layout::Shared(_) => Err(format!(
                 "{self} places a shared-memory buffer; it has no register map"
             )),
+            Layout::Linear(l) => l.restricted(shape),
             Layout::Blocked(b) => {
                 let rank = shape.len();
                 let ok = rank >= 1
@@ -717,6 +824,57 @@ mod tests {
                             let x = ll.apply(k, lane, warp);
                             let found = (0..pl.regs() as u64).any(|j| pl.apply(j, lane, warp) == x);
                             assert!(found, "{s}: lane {lane} warp {warp} reg {k}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A transposed layout holds, in each thread's register `k`, the transposed element of the
+    /// operand's register `k` (a blocked layout's swapped dimensions exactly so); a reshaped one
+    /// the element of the same row-major index; and both pass `check`.
+    #[test]
+    fn transposed_and_reshaped_relabel_registers() {
+        let b = Layout::Blocked(blocked(&[1, 4], &[4, 8], &[2, 2], &[1, 0]));
+        let m = Layout::Mma(MmaLayout {
+            version: 2,
+            warps_per_cta: vec![2, 2],
+        });
+        for (l, shape) in [
+            (b.clone(), [16u32, 64u32]),
+            (b.clone(), [64, 16]),
+            (b.clone(), [1, 64]),
+            (b, [32, 1]),
+            (m.clone(), [64, 64]),
+            (m, [32, 16]),
+        ] {
+            let ll = l.linear(&shape).unwrap();
+            let t = l.transposed(&shape).unwrap();
+            let tl = t.linear(&[shape[1], shape[0]]).unwrap();
+            tl.check().unwrap_or_else(|e| panic!("{t}: {e}"));
+            assert_eq!(tl, ll.transposed(), "{l} {shape:?}");
+            if matches!(l, Layout::Blocked(_)) {
+                assert!(matches!(t, Layout::Blocked(_)), "{t}");
+            }
+            for warp in 0..4 {
+                for lane in 0..32 {
+                    for k in 0..ll.regs() as u64 {
+                        let c = ll.coords(ll.apply(k, lane, warp));
+                        let ct = tl.coords(tl.apply(k, lane, warp));
+                        assert_eq!(ct, vec![c[1], c[0]], "{l} {shape:?}");
+                    }
+                }
+            }
+            let n = shape[0] * shape[1];
+            for to in [vec![n], vec![shape[1], shape[0]], vec![1, n], vec![n, 1]] {
+                let r = l.reshaped(&shape, &to).unwrap();
+                let rl = r.linear(&to).unwrap();
+                rl.check().unwrap_or_else(|e| panic!("{r}: {e}"));
+                for warp in 0..4 {
+                    for lane in 0..32 {
+                        for k in 0..ll.regs() as u64 {
+                            assert_eq!(rl.apply(k, lane, warp), ll.apply(k, lane, warp));
                         }
                     }
                 }

@@ -731,6 +731,20 @@ declare_ops! {
     } "expand_dims" => 1, Pure, Tile;
     /// The operand repeated along its dimensions of extent 1 to the result's shape (same rank).
     Broadcast "broadcast" => 1, Pure, Tile;
+    /// `trans %x`: the transpose of a 2-D tensor (Triton's `tl.trans`): element `[i][j]` of the
+    /// `N × M` result is element `[j][i]` of the `M × N` operand. At the GPU level the result's
+    /// layout is the operand's with its two dimensions swapped ([`Layout::transposed`]), so each
+    /// thread keeps its registers and no data moves.
+    ///
+    /// [`Layout::transposed`]: super::Layout::transposed
+    Trans "trans" => 1, Pure, Tile;
+    /// `reshape %x`: the operand's elements, in row-major order, in the result's shape of the
+    /// same element count (Triton's `tl.reshape`, NumPy's `reshape` in C order). At the GPU level
+    /// an element's row-major index is its place in both, so the result's layout is the
+    /// operand's relabeled ([`Layout::reshaped`]) and no data moves.
+    ///
+    /// [`Layout::reshaped`]: super::Layout::reshaped
+    Reshape "reshape" => 1, Pure, Tile;
     /// The same tensor in another layout (GPU level only; data moves through registers, lanes or
     /// shared memory).
     ConvertLayout "convert_layout" => 1, Pure, Gpu;
@@ -952,6 +966,8 @@ impl OpKind {
             | OpKind::Splat
             | OpKind::ExpandDims { .. }
             | OpKind::Broadcast
+            | OpKind::Trans
+            | OpKind::Reshape
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)
@@ -997,6 +1013,8 @@ impl OpKind {
             | OpKind::NumPrograms { .. }
             | OpKind::Arange { .. }
             | OpKind::ExpandDims { .. }
+            | OpKind::Trans
+            | OpKind::Reshape
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
             | OpKind::Dot { .. }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::function::{BlockId, Function, OpId, ParamAttrs, ValueId};
+use super::linear::LinearLayout;
 use super::ops::{ConstValue, OpKind};
 use super::types::{
     BlockedLayout, DType, DotOperandLayout, Elem, Layout, MmaLayout, SharedLayout, SliceLayout,
@@ -677,6 +678,9 @@ impl<'a> Cursor<'a> {
         if self.peek_is("#blocked<") {
             return Ok(Layout::Blocked(self.blocked()?));
         }
+        if self.eat("#linear<") {
+            return Ok(Layout::Linear(self.linear()?));
+        }
         let col = self.col();
         self.expect("#")?;
         let name = format!("#{}", self.ident()?);
@@ -709,6 +713,56 @@ impl<'a> Cursor<'a> {
             threads_per_warp: tpw,
             warps_per_cta: wpc,
             order,
+        })
+    }
+
+    /// The rest of `#linear<shape = [..], reg = [..], lane = [..], warp = [..]>`, each basis
+    /// written as its coordinates (`[row, column]`), as [`LinearLayout`]'s display writes it.
+    fn linear(&mut self) -> Result<LinearLayout, ParseError> {
+        self.keyword("shape")?;
+        self.expect("=")?;
+        let shape = self.list()?;
+        if shape.iter().any(|&d| d == 0 || !d.is_power_of_two()) {
+            return Err(self.err(format!(
+                "a linear layout's shape {shape:?} has an extent that is not a power of two"
+            )));
+        }
+        let mut bases: [Vec<u64>; 3] = Default::default();
+        for (i, key) in ["reg", "lane", "warp"].iter().enumerate() {
+            self.expect(",")?;
+            self.keyword(key)?;
+            self.expect("=")?;
+            self.expect("[")?;
+            if !self.eat("]") {
+                loop {
+                    let col = self.col();
+                    let coords = self.list()?;
+                    if coords.len() != shape.len() || coords.iter().zip(&shape).any(|(c, n)| c >= n)
+                    {
+                        return Err(self.err_at(
+                            col,
+                            format!("basis {coords:?} is not an index of shape {shape:?}"),
+                        ));
+                    }
+                    let flat = coords
+                        .iter()
+                        .zip(&shape)
+                        .fold(0u64, |acc, (&c, &n)| acc * u64::from(n) + u64::from(c));
+                    bases[i].push(flat);
+                    if self.eat("]") {
+                        break;
+                    }
+                    self.expect(",")?;
+                }
+            }
+        }
+        self.expect(">")?;
+        let [reg, lane, warp] = bases;
+        Ok(LinearLayout {
+            shape,
+            reg,
+            lane,
+            warp,
         })
     }
 

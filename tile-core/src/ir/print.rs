@@ -78,6 +78,7 @@ impl Aliases {
             Layout::Blocked(b) => b.to_string(),
             Layout::Mma(m) => m.to_string(),
             Layout::Shared(s) => s.to_string(),
+            Layout::Linear(l) => format!("#{l}"),
             Layout::Slice(s) => {
                 let parent = self.name(&s.parent);
                 format!("#slice<dim = {}, parent = {parent}>", s.dim)

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use super::linear::LinearLayout;
+
 /// A scalar element type. Closed: adding one is a checklist the compiler walks you through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -346,6 +348,13 @@ pub enum Layout {
     DotOperand(DotOperandLayout),
     /// A shared-memory buffer's swizzle (the type is then `smem<…>`, not a register tensor).
     Shared(SharedLayout),
+    /// A general linear layout, for the layouts no other kind describes: the result of `trans`
+    /// or `reshape` of a tensor whose layout has no transposed or reshaped counterpart of its
+    /// own kind (an mma accumulator transposed, a blocked tile reshaped). It is written for the
+    /// shape it was derived for; a tensor of the same rank and smaller extents (an operand of
+    /// `broadcast`, a slice's parent of extent 1) takes it with each coordinate cut to its
+    /// extent, as a blocked layout wraps, its threads past the extent holding copies.
+    Linear(LinearLayout),
 }
 
 impl Layout {
@@ -358,6 +367,7 @@ impl Layout {
             Layout::DotOperand(d) => d.parent.rank(),
             // Stages × rows × columns.
             Layout::Shared(_) => 3,
+            Layout::Linear(l) => l.rank(),
         }
     }
 
@@ -370,6 +380,7 @@ impl Layout {
             Layout::DotOperand(d) => d.parent.num_warps(),
             // Shared memory belongs to the whole program, not to warps.
             Layout::Shared(_) => 0,
+            Layout::Linear(l) => l.num_warps(),
         }
     }
 
@@ -389,6 +400,7 @@ impl Layout {
             Layout::Mma(_) => "mma",
             Layout::DotOperand(_) => "dot_op",
             Layout::Shared(_) => "shared",
+            Layout::Linear(_) => "linear",
         }
     }
 }
@@ -401,6 +413,7 @@ impl fmt::Display for Layout {
             Layout::Mma(m) => m.fmt(f),
             Layout::DotOperand(d) => d.fmt(f),
             Layout::Shared(s) => s.fmt(f),
+            Layout::Linear(l) => write!(f, "#{l}"),
         }
     }
 }

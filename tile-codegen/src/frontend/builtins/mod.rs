@@ -5,7 +5,7 @@
 //! the language table in the crate documentation are derived.
 //!
 //! Each family's lowering has its own file: `grid.rs` (`program_id`, `num_programs`), `shape.rs`
-//! (`arange`, `zeros`, `full`, `expand_dims`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
+//! (`arange`, `zeros`, `full`, `expand_dims`, `trans`, `reshape`, `broadcast_to`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
 //! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
 //! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`) and
 //! `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
@@ -129,6 +129,20 @@ builtins! {
     /// Inserts an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`).
     ExpandDims "expand_dims" Both "expand_dims(t, axis)"
         takes 2..=2 "2 arguments (tile, axis)";
+    /// The transpose of a 2-D tile (Triton's `tl.trans`, `t.T`): `[i][j]` of the result is
+    /// `t[j][i]`. Also `t.trans()`. No data moves on the GPU: the result's layout is derived.
+    Trans "trans" Both "trans(t)"
+        takes 1..=1 "1 argument (the tile)";
+    /// The tile's elements in row-major order in another shape of the same element count (`N`
+    /// or `[M, N]`, compile-time extents; Triton's `tl.reshape`, NumPy's C order). Also
+    /// `t.reshape(shape)`. No data moves on the GPU: the result's layout is derived.
+    Reshape "reshape" Both "reshape(t, shape)"
+        takes 2..=2 "2 arguments (the tile, the shape)";
+    /// The tile (or scalar) repeated to `shape` by NumPy's rules (Triton's `tl.broadcast_to`):
+    /// missing leading dimensions are added, extent-1 dimensions repeated. Also
+    /// `t.broadcast_to(shape)`.
+    BroadcastTo "broadcast_to" Both "broadcast_to(t, shape)"
+        takes 2..=2 "2 arguments (the tile, the shape)";
     /// Reads through a pointer or tile of pointers; masked-off lanes touch no memory and give
     /// `other` (default 0). `mask` and `other` may be written by name, as Triton does
     /// (`load(p, mask = m, other = 0.0)`, or `load(p, m, other = 0.0)`).
@@ -325,6 +339,18 @@ impl Lowering {
                 let v = self.expr(args[0])?;
                 self.expand_dims(v, args[0], args[1])
             }
+            Builtin::Trans => {
+                let v = self.expr(args[0])?;
+                self.trans(v, args[0])
+            }
+            Builtin::Reshape => {
+                let v = self.expr(args[0])?;
+                self.reshape(v, args[0], args[1])
+            }
+            Builtin::BroadcastTo => {
+                let v = self.expr(args[0])?;
+                self.broadcast_to(v, args[0], args[1])
+            }
             Builtin::Load => self.load(&args, c),
             Builtin::Store => self.store(&args, c),
             Builtin::Select => self.select(&args, c),
@@ -383,6 +409,7 @@ impl Lowering {
         };
         match b {
             Builtin::ExpandDims => self.expand_dims_method(mc, e),
+            Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => self.shape_method(b, mc, e),
             Builtin::Roll => self.roll_method(mc, e),
             Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin => {
                 let args: Vec<&Expr> = mc.args.iter().collect();

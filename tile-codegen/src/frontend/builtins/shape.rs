@@ -1,11 +1,13 @@
-//! Builtins that make tiles and change their shape: `arange`, `zeros`, `full`, `expand_dims`
-//! and `roll`, and the shape argument (`N` or `[M, N]`) they take.
+//! Builtins that make tiles and change their shape: `arange`, `zeros`, `full`, `expand_dims`,
+//! `trans`, `reshape`, `broadcast_to` and `roll`, and the shape argument (`N` or `[M, N]`) they
+//! take.
 
 use quote::ToTokens;
 use syn::Expr;
 use tile_core::ir::{DType, Elem, OpKind, Type};
 
 use super::Builtin;
+use crate::frontend::typing::joint_shape;
 use crate::frontend::walker::{err, unreachable_ptr, Lowering, Val};
 
 impl Lowering {
@@ -147,6 +149,119 @@ impl Lowering {
             vec![id],
             Type::tensor(t.elem, shape),
         )))
+    }
+
+    /// `x.trans()`, `x.reshape(shape)` and `x.broadcast_to(shape)` (`b`), the method forms of
+    /// [`Lowering::trans`], [`Lowering::reshape`] and [`Lowering::broadcast_to`].
+    pub(super) fn shape_method(
+        &mut self,
+        b: Builtin,
+        mc: &syn::ExprMethodCall,
+        e: &Expr,
+    ) -> syn::Result<Val> {
+        let want = usize::from(b != Builtin::Trans);
+        if mc.args.len() != want {
+            let what = if want == 0 {
+                "no arguments"
+            } else {
+                "1 argument (the shape: `N` or `[M, N]`)"
+            };
+            return Err(err(
+                e,
+                format!("`.{}()` takes {what}, found {}", b.name(), mc.args.len()),
+            ));
+        }
+        let v = self.expr(&mc.receiver)?;
+        match b {
+            Builtin::Trans => self.trans(v, &mc.receiver),
+            Builtin::Reshape => self.reshape(v, &mc.receiver, &mc.args[0]),
+            _ => self.broadcast_to(v, &mc.receiver, &mc.args[0]),
+        }
+    }
+
+    /// `trans(x)` / `x.trans()`: the transpose of a 2-D tile (`[i][j]` of the result is
+    /// `x[j][i]`).
+    pub(super) fn trans(&mut self, v: Val, at: &Expr) -> syn::Result<Val> {
+        let t = self.ty(v).filter(|t| t.shape.len() == 2).ok_or_else(|| {
+            let what = match self.ty(v) {
+                Some(t) if t.is_tensor() => format!("a tile of shape {:?}", t.shape),
+                _ => "a scalar".to_string(),
+            };
+            err(
+                at,
+                format!("`trans` transposes a 2-D tile; this is {what} (`reshape` changes a 1-D tile's shape)"),
+            )
+        })?;
+        let Val::V(id) = v else { unreachable_ptr() };
+        Ok(Val::V(self.push(
+            OpKind::Trans,
+            vec![id],
+            Type::tensor(t.elem, vec![t.shape[1], t.shape[0]]),
+        )))
+    }
+
+    /// `reshape(x, shape)` / `x.reshape(shape)`: the elements of `x` in row-major order in
+    /// `shape`, which holds as many.
+    pub(super) fn reshape(&mut self, v: Val, at: &Expr, shape_expr: &Expr) -> syn::Result<Val> {
+        let Some(t) = self.ty(v).filter(|t| t.is_tensor()) else {
+            return Err(err(
+                at,
+                "`reshape` changes a tile's shape; this is a scalar (`full` or `broadcast_to` make a tile of one value)",
+            ));
+        };
+        let shape = self.shape_arg(shape_expr)?;
+        let count = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
+        if count(&shape) != count(&t.shape) {
+            return Err(err(
+                shape_expr,
+                format!(
+                    "`reshape` keeps the element count: a tile of shape {:?} ({} elements) cannot take the shape {shape:?} ({} elements)",
+                    t.shape,
+                    count(&t.shape),
+                    count(&shape)
+                ),
+            ));
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        if shape == t.shape {
+            return Ok(v);
+        }
+        Ok(Val::V(self.push(
+            OpKind::Reshape,
+            vec![id],
+            Type::tensor(t.elem, shape),
+        )))
+    }
+
+    /// `broadcast_to(x, shape)` / `x.broadcast_to(shape)`: `x` repeated to `shape` by NumPy's
+    /// rules (leading dimensions added, extent-1 dimensions repeated), through `expand_dims` and
+    /// `broadcast`; a scalar (a literal: `i32` or `f32`) is splat.
+    pub(super) fn broadcast_to(
+        &mut self,
+        v: Val,
+        at: &Expr,
+        shape_expr: &Expr,
+    ) -> syn::Result<Val> {
+        let shape = self.shape_arg(shape_expr)?;
+        let Some(t) = self.ty(v) else {
+            let d = if matches!(v, Val::Int(_)) {
+                DType::I32
+            } else {
+                DType::F32
+            };
+            return Ok(Val::V(self.materialize(v, d, &shape, at)?));
+        };
+        if t.is_tensor() && joint_shape(&t.shape, &shape).as_deref() != Some(&shape[..]) {
+            return Err(err(
+                shape_expr,
+                format!(
+                    "a tile of shape {:?} does not broadcast to {shape:?}: aligned from the last dimension, each of its extents must be 1 or the target's, and it may not have more dimensions",
+                    t.shape
+                ),
+            ));
+        }
+        let Val::V(id) = v else { unreachable_ptr() };
+        Ok(Val::V(self.broadcast(id, &shape, at)?))
     }
 
     /// `x.roll(shift, axis)`: `x` rotated by `shift` positions toward higher indices along `axis`

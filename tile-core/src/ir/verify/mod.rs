@@ -19,7 +19,8 @@
 //!    threads per warp in all, nonzero `spt` and an `order` that is a permutation; a slice
 //!    layout's parent is a layout of rank one more, and its `dim` is below that rank; an mma
 //!    layout is version 2 over 2-D tensors; an operand layout's parent is an mma layout, its index
-//!    0 or 1, its `k_width` 1 or 2. The layout's linear map ([`super::LinearLayout::check`])
+//!    0 or 1, its `k_width` 1 or 2; a linear layout has the tensor's rank and extents at least
+//!    the tensor's, powers of two. The layout's linear map ([`super::LinearLayout::check`])
 //!    reaches every element, never holds one element twice in one thread pattern, and gives every
 //!    register its own element.
 //!    → `mod.rs`: `kernel` (all or none); `types.rs`: `check_type`, `layout_structure`,
@@ -120,6 +121,16 @@
 //! 29. **hint** — one integer tensor operand; the result has its type; `multiple_of` and
 //!     `contiguous` are powers of two.
 //!     → `elementwise.rs`: `hint`.
+//! 30. **trans** — one 2-D tensor operand `M × N`; the result is `N × M` of its element type. At
+//!     the GPU level the result's layout places each element where the operand's layout places
+//!     its transposed element ([`super::Layout::transposed`]), a thread's registers at most
+//!     renumbered: no data moves.
+//!     → `shape.rs`: `trans`.
+//! 31. **reshape** — one tensor operand; the result is a tensor of rank 2 at most with the same
+//!     element type and count. At the GPU level the result's layout places each element where
+//!     the operand's layout places the element of the same row-major index
+//!     ([`super::Layout::reshaped`]), a thread's registers at most renumbered.
+//!     → `shape.rs`: `reshape`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -439,6 +450,8 @@ impl Verifier<'_> {
             OpKind::Scan { axis, .. } => self.scan(o, axis),
             OpKind::ExpandDims { axis } => self.expand_dims(o, axis),
             OpKind::Broadcast => self.broadcast(o),
+            OpKind::Trans => self.trans(o),
+            OpKind::Reshape => self.reshape(o),
             OpKind::ConvertLayout => self.convert_layout(o),
             OpKind::Roll { axis, shift } => self.roll(o, axis, shift),
             OpKind::Dot { precision } => self.dot(o, precision),

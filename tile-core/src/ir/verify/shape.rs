@@ -1,6 +1,6 @@
 //! Rules of the ops that move elements or change only the layout: `expand_dims`, `broadcast`,
-//! `convert_layout` and `roll` (rules 17, 18, 19 and 24), and the slice relation between a
-//! tensor's layout and that of its lower-rank partner.
+//! `convert_layout`, `roll`, `trans` and `reshape` (rules 17, 18, 19, 24, 30 and 31), and the
+//! slice relation between a tensor's layout and that of its lower-rank partner.
 
 use super::{Op, Verifier};
 use crate::ir::types::{Layout, Type};
@@ -93,6 +93,80 @@ impl Verifier<'_> {
         }
     }
 
+    /// Rule 30: `trans`.
+    pub(super) fn trans(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(o.ops[0]).clone();
+        let [m, n] = a.shape[..] else {
+            return self.err(o.id, format!("`trans` takes a 2-D tensor, not `{a}`"));
+        };
+        if ty.elem != a.elem || ty.shape != [n, m] {
+            let want = Type::tensor(a.elem, vec![n, m]);
+            return self.err(o.id, format!("the result must be `{want}` (layout aside)"));
+        }
+        self.derived_layout(o.id, &a, &ty, "the operand's transposed", |l| {
+            l.transposed(&a.shape)
+        });
+    }
+
+    /// Rule 31: `reshape`.
+    pub(super) fn reshape(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(o.ops[0]).clone();
+        if !a.is_tensor() || !ty.is_tensor() {
+            return self.err(
+                o.id,
+                format!("`reshape` of `{a}` to `{ty}`: both must be tensors"),
+            );
+        }
+        if ty.shape.len() > 2 {
+            self.err(o.id, "tiles of rank > 2 are not supported".into());
+        }
+        if ty.elem != a.elem || ty.numel() != a.numel() {
+            return self.err(
+                o.id,
+                format!(
+                    "`reshape` keeps the element type and count: `{a}` ({} elements) to `{ty}` ({} elements)",
+                    a.numel(),
+                    ty.numel()
+                ),
+            );
+        }
+        self.derived_layout(o.id, &a, &ty, "the operand's reshaped", |l| {
+            l.reshaped(&a.shape, &ty.shape)
+        });
+    }
+
+    /// At the GPU level, `result`'s layout must place every element where `derive` of the
+    /// operand's layout does, up to the order of a thread's registers (so the op moves no data).
+    fn derived_layout(
+        &mut self,
+        op: OpId,
+        a: &Type,
+        result: &Type,
+        what: &str,
+        derive: impl Fn(&Layout) -> Result<Layout, String>,
+    ) {
+        let (Some(al), Some(rl)) = (&a.layout, &result.layout) else {
+            return;
+        };
+        let ok = derive(al)
+            .and_then(|want| want.linear(&result.shape))
+            .and_then(|want| Ok(want.same_up_to_register_order(&rl.linear(&result.shape)?)));
+        if ok != Ok(true) {
+            self.err(
+                op,
+                format!("the result's layout must be {what} layout (no data moves)"),
+            );
+        }
+    }
+
     /// At the GPU level, `part`'s layout (the lower-rank tensor `low`) must be `full`'s layout
     /// sliced at `axis`.
     pub(super) fn sliced(&mut self, op: OpId, full: &Type, axis: u32, low: &Type, part: &str) {
@@ -103,7 +177,11 @@ impl Verifier<'_> {
             (parent, Layout::Slice(s)) => s.dim == axis && *s.parent == *parent,
             (
                 _,
-                Layout::Blocked(_) | Layout::Mma(_) | Layout::DotOperand(_) | Layout::Shared(_),
+                Layout::Blocked(_)
+                | Layout::Mma(_)
+                | Layout::DotOperand(_)
+                | Layout::Shared(_)
+                | Layout::Linear(_),
             ) => false,
         };
         if !ok {

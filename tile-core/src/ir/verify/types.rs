@@ -99,6 +99,15 @@ impl Verifier<'_> {
     pub(super) fn layout_fields(&self, layout: &Layout, rank: usize) -> Result<(), String> {
         match layout {
             Layout::Shared(_) => Err("a `#shared` layout belongs only to an `smem` buffer".into()),
+            Layout::Linear(l) => {
+                if l.rank() != rank {
+                    return Err(format!("it does not have the tensor's rank {rank}"));
+                }
+                if l.shape.iter().any(|&d| d == 0 || !d.is_power_of_two()) {
+                    return Err("its shape has an extent that is not a power of two".into());
+                }
+                l.check()
+            }
             Layout::Blocked(b) => {
                 if b.size_per_thread.len() != rank
                     || b.threads_per_warp.len() != rank
