@@ -1,11 +1,11 @@
 //! 2-D tiles on the interpreter: broadcasting (`expand_dims`, NumPy rules), reductions along either
 //! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
 //! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
-//! either axis against NumPy's definition.
+//! either axis against NumPy's definition; `gather` along either axis against its definition.
 
 use tile_tests as common;
 
-use common::{layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
+use common::{gather_inputs, gather_ref, gathers, layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
 use tile::prelude::*;
 
 /// Shapes every 2-D test runs: `(rows, cols)`.
@@ -289,5 +289,34 @@ fn roll_matches_numpy_on_every_lowering() {
         dev.download(&iout).unwrap(),
         roll_ref(&i3, 1, 256, 0, 128),
         "1-D i32"
+    );
+}
+
+#[test]
+fn gather_matches_its_definition() {
+    let dev = Device::interpreter();
+    let (x, h, idx) = gather_inputs(29);
+    let mut out = dev.upload(&vec![f32::NAN; 5635]).unwrap();
+    let mut hout = dev.upload(&vec![bf16::ZERO; 1024]).unwrap();
+    let (bx, bh, bi) = (
+        dev.upload(&x).unwrap(),
+        dev.upload(&h).unwrap(),
+        dev.upload(&idx).unwrap(),
+    );
+    gathers::launch(&dev, Grid::x(1), &bx, &bh, &bi, &mut out, &mut hout).unwrap();
+    let out = dev.download(&out).unwrap();
+    for (name, src, shape, at, to, axis) in common::GATHER_CASES {
+        let len: usize = to.iter().product();
+        let numel: usize = shape.iter().product();
+        let want = gather_ref(&x[src..src + numel], shape, &idx[at..at + len], to, axis);
+        assert_eq!(out[at..at + len], want[..], "{name}");
+    }
+    let want = gather_ref(&h, &[16, 64], &idx[5635..], &[16, 64], 1);
+    assert_eq!(dev.download(&hout).unwrap(), want, "bf16");
+    // The reference itself: row 0 of the first case, and an index of -1 reading the last.
+    assert_eq!(gather_ref(&[1, 2, 3, 4], &[4], &[-1, 4, 6], &[3], 0), [4, 1, 3]);
+    assert_eq!(
+        gather_ref(&[1, 2, 3, 4], &[2, 2], &[1, 0, 0, 1], &[2, 2], 0),
+        [3, 2, 1, 4]
     );
 }
