@@ -1314,7 +1314,7 @@ fn gather_in_registers() {
   return
 }}"
         ),
-        &["!bar.sync", "!.shared", "selp.b32", "ld.global.v4", "st.global.v4"],
+        &["!bar.sync", "!.shared", "#12 selp.f32", "ld.global.v4", "st.global.v4"],
     );
 }
 
