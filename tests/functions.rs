@@ -603,10 +603,29 @@ fn stdlib_flip() {
     let mut out = dev.upload(&vec![f32::NAN; 2433]).unwrap();
     flips::launch(&dev, Grid::x(1), &xb, &mut out).unwrap();
     let got = dev.download(&out).unwrap();
-    assert_eq!(got[..1024], flip_ref(&x[..1024], 16, 64, 1)[..], "16 × 64, axis 1");
-    assert_eq!(got[1024..2048], flip_ref(&x[..1024], 16, 64, 0)[..], "16 × 64, axis 0");
-    assert_eq!(got[2048..2176], flip_ref(&x[2048..2176], 1, 128, 1)[..], "128");
+    assert_eq!(
+        got[..1024],
+        flip_ref(&x[..1024], 16, 64, 1)[..],
+        "16 × 64, axis 1"
+    );
+    assert_eq!(
+        got[1024..2048],
+        flip_ref(&x[..1024], 16, 64, 0)[..],
+        "16 × 64, axis 0"
+    );
+    assert_eq!(
+        got[2048..2176],
+        flip_ref(&x[2048..2176], 1, 128, 1)[..],
+        "128"
+    );
     assert_eq!(got[2176], x[2176], "1");
-    assert_eq!(got[2177..], flip_ref(&x[2177..], 64, 4, 1)[..], "64 × 4, axis 1");
-    assert_eq!(flip_ref(&[1.0, 2.0, 3.0, 4.0], 2, 2, 0), [3.0, 4.0, 1.0, 2.0]);
+    assert_eq!(
+        got[2177..],
+        flip_ref(&x[2177..], 64, 4, 1)[..],
+        "64 × 4, axis 1"
+    );
+    assert_eq!(
+        flip_ref(&[1.0, 2.0, 3.0, 4.0], 2, 2, 0),
+        [3.0, 4.0, 1.0, 2.0]
+    );
 }

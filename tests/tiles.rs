@@ -5,7 +5,9 @@
 
 use tile_tests as common;
 
-use common::{gather_inputs, gather_ref, gathers, layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng};
+use common::{
+    gather_inputs, gather_ref, gathers, layernorm_rows, outer_2d, rolls, sums_2d, transpose_2d, Rng,
+};
 use tile::prelude::*;
 
 /// Shapes every 2-D test runs: `(rows, cols)`.
@@ -314,7 +316,10 @@ fn gather_matches_its_definition() {
     let want = gather_ref(&h, &[16, 64], &idx[5635..], &[16, 64], 1);
     assert_eq!(dev.download(&hout).unwrap(), want, "bf16");
     // The reference itself: row 0 of the first case, and an index of -1 reading the last.
-    assert_eq!(gather_ref(&[1, 2, 3, 4], &[4], &[-1, 4, 6], &[3], 0), [4, 1, 3]);
+    assert_eq!(
+        gather_ref(&[1, 2, 3, 4], &[4], &[-1, 4, 6], &[3], 0),
+        [4, 1, 3]
+    );
     assert_eq!(
         gather_ref(&[1, 2, 3, 4], &[2, 2], &[1, 0, 0, 1], &[2, 2], 0),
         [3, 2, 1, 4]

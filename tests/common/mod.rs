@@ -588,7 +588,13 @@ pub fn gathers(
 /// `gather {axis}` of a row-major `shape` source by a row-major index of shape `to` (the
 /// source's rank; its extents off `axis`): the source at the index's coordinates, the one along
 /// `axis` replaced by the index modulo the extent.
-pub fn gather_ref<T: Copy>(src: &[T], shape: &[usize], index: &[i32], to: &[usize], axis: usize) -> Vec<T> {
+pub fn gather_ref<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    index: &[i32],
+    to: &[usize],
+    axis: usize,
+) -> Vec<T> {
     let n = shape[axis];
     let inner: usize = to[axis + 1..].iter().product();
     (0..index.len())
