@@ -307,11 +307,12 @@ fn gather_matches_its_definition() {
     );
     gathers::launch(&dev, Grid::x(1), &bx, &bh, &bi, &mut out, &mut hout).unwrap();
     let out = dev.download(&out).unwrap();
-    for (name, src, shape, at, to, axis) in common::GATHER_CASES {
-        let len: usize = to.iter().product();
-        let numel: usize = shape.iter().product();
-        let want = gather_ref(&x[src..src + numel], shape, &idx[at..at + len], to, axis);
-        assert_eq!(out[at..at + len], want[..], "{name}");
+    for c in &common::GATHER_CASES {
+        let len: usize = c.to.iter().product();
+        let numel: usize = c.shape.iter().product();
+        let src = &x[c.src..c.src + numel];
+        let want = gather_ref(src, c.shape, &idx[c.at..c.at + len], c.to, c.axis);
+        assert_eq!(out[c.at..c.at + len], want[..], "{}", c.name);
     }
     let want = gather_ref(&h, &[16, 64], &idx[5635..], &[16, 64], 1);
     assert_eq!(dev.download(&hout).unwrap(), want, "bf16");

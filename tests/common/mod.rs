@@ -606,18 +606,51 @@ pub fn gather_ref<T: Copy>(
         .collect()
 }
 
-/// Where the `gathers` kernel reads its sources in `x` and writes its results in `out` (its
-/// indices lie at the same offsets in `idx`): `(name, source offset, source shape, result
-/// offset, index shape, axis)`.
-pub const GATHER_CASES: [(&str, usize, &[usize], usize, &[usize], usize); 8] = [
-    ("16 × 64 along columns", 0, &[16, 64], 0, &[16, 128], 1),
-    ("16 × 64 along rows", 0, &[16, 64], 2048, &[32, 64], 0),
-    ("64 × 16 along rows", 1024, &[64, 16], 4096, &[64, 16], 0),
-    ("64 × 16 along columns", 1024, &[64, 16], 5120, &[64, 2], 1),
-    ("128", 2048, &[128], 5248, &[128], 0),
-    ("1 by 2 indices", 2176, &[1], 5376, &[2], 0),
-    ("2 by 1 index", 2177, &[2], 5378, &[1], 0),
-    ("64 × 4 along rows of 4", 2179, &[64, 4], 5379, &[64, 4], 1),
+/// One `gather` of the `gathers` kernel: where its source lies in `x` and its result in `out`
+/// (its indices at the same offset in `idx`).
+pub struct GatherCase {
+    /// What the case is, for messages.
+    pub name: &'static str,
+    /// The source's offset in `x`.
+    pub src: usize,
+    /// The source's shape.
+    pub shape: &'static [usize],
+    /// The result's (and the indices') offset in `out` (`idx`).
+    pub at: usize,
+    /// The index's shape, which the result has.
+    pub to: &'static [usize],
+    /// The axis gathered along.
+    pub axis: usize,
+}
+
+const fn case(
+    name: &'static str,
+    src: usize,
+    shape: &'static [usize],
+    at: usize,
+    to: &'static [usize],
+    axis: usize,
+) -> GatherCase {
+    GatherCase {
+        name,
+        src,
+        shape,
+        at,
+        to,
+        axis,
+    }
+}
+
+/// The `gather`s of the `gathers` kernel, in its order.
+pub const GATHER_CASES: [GatherCase; 8] = [
+    case("16 × 64 along columns", 0, &[16, 64], 0, &[16, 128], 1),
+    case("16 × 64 along rows", 0, &[16, 64], 2048, &[32, 64], 0),
+    case("64 × 16 along rows", 1024, &[64, 16], 4096, &[64, 16], 0),
+    case("64 × 16 along columns", 1024, &[64, 16], 5120, &[64, 2], 1),
+    case("128", 2048, &[128], 5248, &[128], 0),
+    case("1 by 2 indices", 2176, &[1], 5376, &[2], 0),
+    case("2 by 1 index", 2177, &[2], 5378, &[1], 0),
+    case("64 × 4 along rows of 4", 2179, &[64, 4], 5379, &[64, 4], 1),
 ];
 
 /// Inputs of the `gathers` kernel: `x`, `h`, and indices spread over `[-2n, 2n)` for each
@@ -632,8 +665,8 @@ pub fn gather_inputs(seed: u64) -> (Vec<f32>, Vec<bf16>, Vec<i32>) {
             *v = (r.next() % (4 * n as u64)) as i32 - 2 * n as i32;
         }
     };
-    for (_, _, shape, at, to, axis) in GATHER_CASES {
-        fill(at, to.iter().product(), shape[axis]);
+    for c in &GATHER_CASES {
+        fill(c.at, c.to.iter().product(), c.shape[c.axis]);
     }
     fill(5635, 1024, 64);
     (x, h, idx)
