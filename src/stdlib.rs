@@ -18,9 +18,6 @@
 //! Each function is inlined where it is called, so it costs nothing at run time and its
 //! arithmetic takes the caller's types. The functions that reduce take the axis as a `Const`
 //! and work on 1-D tiles (axis 0) and 2-D tiles alike.
-//!
-//! Not here yet: `flip` (reversing a tile along an axis needs the reshape the language does
-//! not have yet).
 
 use crate::tile_fn;
 
@@ -177,6 +174,19 @@ pub fn dropout(x: Tile, p: f32, seed: i32, offsets: Tile) -> Tile {
 #[tile_fn]
 pub fn dropout_keep(p: f32, seed: i32, offsets: Tile) -> Tile {
     rand(seed, offsets) > p
+}
+
+/// `x` reversed along `AXIS` (Triton's `tl.flip`): element `j` along the axis is element
+/// `n − 1 − j` of `x`, `n` the axis's extent; a 1-D or 2-D tile of numbers. `flip(x, 0)`
+/// reverses a row, or the rows of a 2-D tile.
+///
+/// The positions are counted without knowing `n` (a reversed running count of ones), and the
+/// elements move by one `gather`: through shared memory on the GPU, or between a thread's own
+/// registers where it holds the whole axis.
+#[tile_fn]
+pub fn flip(x: Tile, AXIS: Const) -> Tile {
+    let back = (zeros_like(x) as i32 + 1).cumsum(AXIS, reverse = true) - 1;
+    x.gather(back, AXIS)
 }
 
 /// A tile of zeros of `x`'s shape and element type.

@@ -2,7 +2,7 @@
 //! the standard library (`tile::stdlib`, a second crate's functions), functions of this crate in
 //! another module, tuples of results, `Const` and `Type` parameters, loops and stores inside a
 //! function, nested calls, one function instantiated at two ranks, and the standard library's
-//! `K` loop (`matmul_acc`) on ragged shapes.
+//! `K` loop (`matmul_acc`) on ragged shapes; `flip` along either axis.
 
 use tile::prelude::*;
 use tile::stdlib::{
@@ -577,4 +577,55 @@ fn autotune_heuristic_and_prune_decide_on_the_interpreter() {
     assert!(dev.download(&xb).unwrap().iter().all(|&v| v == 2.0));
     assert_eq!(picked::TUNER.decisions()[0].config, 2);
     assert_eq!(pruned::TUNER.decisions()[0].config, 1);
+}
+
+/// `x` (row-major `rows × cols`) reversed along `axis`.
+fn flip_ref(x: &[f32], rows: usize, cols: usize, axis: usize) -> Vec<f32> {
+    (0..rows * cols)
+        .map(|k| {
+            let (i, j) = (k / cols, k % cols);
+            if axis == 0 {
+                x[(rows - 1 - i) * cols + j]
+            } else {
+                x[i * cols + cols - 1 - j]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn stdlib_flip() {
+    use tile_tests::flips;
+    let dev = Device::interpreter();
+    let mut rng = Rng(17);
+    let x: Vec<f32> = (0..2433).map(|_| rng.f32()).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut out = dev.upload(&vec![f32::NAN; 2433]).unwrap();
+    flips::launch(&dev, Grid::x(1), &xb, &mut out).unwrap();
+    let got = dev.download(&out).unwrap();
+    assert_eq!(
+        got[..1024],
+        flip_ref(&x[..1024], 16, 64, 1)[..],
+        "16 × 64, axis 1"
+    );
+    assert_eq!(
+        got[1024..2048],
+        flip_ref(&x[..1024], 16, 64, 0)[..],
+        "16 × 64, axis 0"
+    );
+    assert_eq!(
+        got[2048..2176],
+        flip_ref(&x[2048..2176], 1, 128, 1)[..],
+        "128"
+    );
+    assert_eq!(got[2176], x[2176], "1");
+    assert_eq!(
+        got[2177..],
+        flip_ref(&x[2177..], 64, 4, 1)[..],
+        "64 × 4, axis 1"
+    );
+    assert_eq!(
+        flip_ref(&[1.0, 2.0, 3.0, 4.0], 2, 2, 0),
+        [3.0, 4.0, 1.0, 2.0]
+    );
 }

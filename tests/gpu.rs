@@ -721,6 +721,34 @@ fn gpu_matches_interpreter_on_roll() {
     assert_eq!((g.1, g.2), (i.1, i.2));
 }
 
+/// `gather` (shared memory and in-register selects) and the standard library's `flip` on the
+/// GPU against the interpreter, bit for bit, indices outside the range included.
+#[test]
+fn gpu_matches_interpreter_on_gather_and_flip() {
+    use common::{flips, gather_inputs, gathers};
+    let Some(gpu) = cuda() else { return };
+    let (x, h, idx) = gather_inputs(7);
+    let run = |dev: &Device| {
+        let (bx, bh, bi) = (
+            dev.upload(&x).unwrap(),
+            dev.upload(&h).unwrap(),
+            dev.upload(&idx).unwrap(),
+        );
+        let mut out = dev.upload(&vec![f32::NAN; 5635]).unwrap();
+        let mut hout = dev.upload(&vec![bf16::ZERO; 1024]).unwrap();
+        gathers::launch(dev, Grid::x(1), &bx, &bh, &bi, &mut out, &mut hout).unwrap();
+        let fx = dev.upload(&x[..2433]).unwrap();
+        let mut fout = dev.upload(&vec![f32::NAN; 2433]).unwrap();
+        flips::launch(dev, Grid::x(1), &fx, &mut fout).unwrap();
+        (
+            dev.download(&out).unwrap(),
+            dev.download(&hout).unwrap(),
+            dev.download(&fout).unwrap(),
+        )
+    };
+    assert_eq!(run(&gpu), run(&Device::interpreter()));
+}
+
 /// `if` on scalars on the GPU against the interpreter.
 #[test]
 fn gpu_matches_interpreter_on_if() {

@@ -2,7 +2,7 @@
 //! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
 //! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
 //! either axis against NumPy's definition; `trans`, `reshape` and `broadcast_to` on blocks of
-//! 1 × 1 to 64 × 64 (and products with transposed operands) against their definitions.
+//! 1 × 1 to 64 × 64 (and products with transposed operands) against their definitions; `gather` along either axis against its definition.
 
 use tile_tests as common;
 
@@ -415,4 +415,35 @@ fn products_with_transposed_operands() {
     trans_dots::launch(&dev, 1, &qh, &kh, &mut s, &mut st, &mut u).unwrap();
     let wide_h = |v: &[f16]| v.iter().map(|&x| f64::from(x.to_f32())).collect::<Vec<_>>();
     check(&wide_h(&qh), &wide_h(&kh), &s, &st, &u, "f16");
+#[test]
+fn gather_matches_its_definition() {
+    let dev = Device::interpreter();
+    let (x, h, idx) = gather_inputs(29);
+    let mut out = dev.upload(&vec![f32::NAN; 5635]).unwrap();
+    let mut hout = dev.upload(&vec![bf16::ZERO; 1024]).unwrap();
+    let (bx, bh, bi) = (
+        dev.upload(&x).unwrap(),
+        dev.upload(&h).unwrap(),
+        dev.upload(&idx).unwrap(),
+    );
+    gathers::launch(&dev, Grid::x(1), &bx, &bh, &bi, &mut out, &mut hout).unwrap();
+    let out = dev.download(&out).unwrap();
+    for c in &common::GATHER_CASES {
+        let len: usize = c.to.iter().product();
+        let numel: usize = c.shape.iter().product();
+        let src = &x[c.src..c.src + numel];
+        let want = gather_ref(src, c.shape, &idx[c.at..c.at + len], c.to, c.axis);
+        assert_eq!(out[c.at..c.at + len], want[..], "{}", c.name);
+    }
+    let want = gather_ref(&h, &[16, 64], &idx[5635..], &[16, 64], 1);
+    assert_eq!(dev.download(&hout).unwrap(), want, "bf16");
+    // The reference itself: row 0 of the first case, and an index of -1 reading the last.
+    assert_eq!(
+        gather_ref(&[1, 2, 3, 4], &[4], &[-1, 4, 6], &[3], 0),
+        [4, 1, 3]
+    );
+    assert_eq!(
+        gather_ref(&[1, 2, 3, 4], &[2, 2], &[1, 0, 0, 1], &[2, 2], 0),
+        [3, 2, 1, 4]
+    );
 }

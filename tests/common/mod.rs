@@ -12,6 +12,7 @@ pub use tile_examples::qk_norm_rope::kernels as qk_norm_rope;
 pub use tile_examples::softmax_regression::kernels as softmax_regression;
 
 use tile::prelude::*;
+use tile::stdlib::flip;
 
 #[tile_kernel]
 /// Integer arithmetic: div/rem (with zero divisors), min/max, select, bitwise ops, negation.
@@ -609,6 +610,157 @@ pub fn trans_dots(
         u + m.expand_dims(1) * 64 + m.expand_dims(0),
         dot(qt.trans(), qt),
     );
+#[tile_kernel(num_warps = 4)]
+/// `gather` on awkward shapes, both axes, indices of other extents than the source along the
+/// axis, and indices outside `0..n` (taken modulo `n`); [`GATHER_CASES`] has the table of where
+/// each source, index and result lies in `x`, `h`, `idx`, `out` and `hout` (`idx` parallel to
+/// `out`, then the bf16 case's indices).
+pub fn gathers(
+    x: Ptr<f32, 2435>,
+    h: Ptr<bf16, 1024>,
+    idx: Ptr<i32, 6659>,
+    out: Ptr<f32, 5635>,
+    hout: Ptr<bf16, 1024>,
+) {
+    let (c2, c4, c16, c64, c128) = (
+        arange(0, 2),
+        arange(0, 4),
+        arange(0, 16),
+        arange(0, 64),
+        arange(0, 128),
+    );
+    // A 16 × 64 tile along its columns (indices 16 × 128) and its rows (indices 32 × 64).
+    let a = load(x + c16.expand_dims(1) * 64 + c64.expand_dims(0));
+    let o1 = c16.expand_dims(1) * 128 + c128.expand_dims(0);
+    store(out + o1, a.gather(load(idx + o1), 1));
+    let o2 = 2048 + arange(0, 32).expand_dims(1) * 64 + c64.expand_dims(0);
+    store(out + o2, gather(a, load(idx + o2), 0));
+    // A 64 × 16 tile along its rows (indices 64 × 16) and its columns (indices 64 × 2).
+    let b = load(x + 1024 + c64.expand_dims(1) * 16 + c16.expand_dims(0));
+    let o3 = 4096 + c64.expand_dims(1) * 16 + c16.expand_dims(0);
+    store(out + o3, b.gather(load(idx + o3), 0));
+    let o4 = 5120 + c64.expand_dims(1) * 2 + c2.expand_dims(0);
+    store(out + o4, b.gather(load(idx + o4), 1));
+    // 1-D: 128 elements by 128 indices, 1 element by 2 indices, 2 elements by 1 index.
+    let v = load(x + 2048 + c128);
+    store(out + 5248 + c128, v.gather(load(idx + 5248 + c128), 0));
+    let one = load(x + 2176 + arange(0, 1));
+    store(out + 5376 + c2, one.gather(load(idx + 5376 + c2), 0));
+    let two = load(x + 2177 + c2);
+    let z = arange(0, 1);
+    store(out + 5378 + z, two.gather(load(idx + 5378 + z), 0));
+    // A 64 × 4 tile along its rows of 4, which each thread holds whole (the select path).
+    let o5 = c64.expand_dims(1) * 4 + c4.expand_dims(0);
+    let w = load(x + 2179 + o5);
+    store(out + 5379 + o5, w.gather(load(idx + 5379 + o5), 1));
+    // bf16, 16 × 64 along its columns.
+    let hx = c16.expand_dims(1) * 64 + c64.expand_dims(0);
+    store(hout + hx, load(h + hx).gather(load(idx + 5635 + hx), 1));
+}
+
+/// `gather {axis}` of a row-major `shape` source by a row-major index of shape `to` (the
+/// source's rank; its extents off `axis`): the source at the index's coordinates, the one along
+/// `axis` replaced by the index modulo the extent.
+pub fn gather_ref<T: Copy>(
+    src: &[T],
+    shape: &[usize],
+    index: &[i32],
+    to: &[usize],
+    axis: usize,
+) -> Vec<T> {
+    let n = shape[axis];
+    let inner: usize = to[axis + 1..].iter().product();
+    (0..index.len())
+        .map(|i| {
+            let (outer, rest) = (i / (to[axis] * inner), i % inner);
+            let at = index[i].rem_euclid(n as i32) as usize;
+            src[(outer * n + at) * inner + rest]
+        })
+        .collect()
+}
+
+/// One `gather` of the `gathers` kernel: where its source lies in `x` and its result in `out`
+/// (its indices at the same offset in `idx`).
+pub struct GatherCase {
+    /// What the case is, for messages.
+    pub name: &'static str,
+    /// The source's offset in `x`.
+    pub src: usize,
+    /// The source's shape.
+    pub shape: &'static [usize],
+    /// The result's (and the indices') offset in `out` (`idx`).
+    pub at: usize,
+    /// The index's shape, which the result has.
+    pub to: &'static [usize],
+    /// The axis gathered along.
+    pub axis: usize,
+}
+
+const fn case(
+    name: &'static str,
+    src: usize,
+    shape: &'static [usize],
+    at: usize,
+    to: &'static [usize],
+    axis: usize,
+) -> GatherCase {
+    GatherCase {
+        name,
+        src,
+        shape,
+        at,
+        to,
+        axis,
+    }
+}
+
+/// The `gather`s of the `gathers` kernel, in its order.
+pub const GATHER_CASES: [GatherCase; 8] = [
+    case("16 × 64 along columns", 0, &[16, 64], 0, &[16, 128], 1),
+    case("16 × 64 along rows", 0, &[16, 64], 2048, &[32, 64], 0),
+    case("64 × 16 along rows", 1024, &[64, 16], 4096, &[64, 16], 0),
+    case("64 × 16 along columns", 1024, &[64, 16], 5120, &[64, 2], 1),
+    case("128", 2048, &[128], 5248, &[128], 0),
+    case("1 by 2 indices", 2176, &[1], 5376, &[2], 0),
+    case("2 by 1 index", 2177, &[2], 5378, &[1], 0),
+    case("64 × 4 along rows of 4", 2179, &[64, 4], 5379, &[64, 4], 1),
+];
+
+/// Inputs of the `gathers` kernel: `x`, `h`, and indices spread over `[-2n, 2n)` for each
+/// case's `n` (half of them negative, a quarter past the end).
+pub fn gather_inputs(seed: u64) -> (Vec<f32>, Vec<bf16>, Vec<i32>) {
+    let mut r = Rng(seed);
+    let x: Vec<f32> = (0..2435).map(|_| r.f32()).collect();
+    let h: Vec<bf16> = (0..1024).map(|_| bf16::from_f32(r.f32())).collect();
+    let mut idx = vec![0i32; 6659];
+    let mut fill = |at: usize, len: usize, n: usize| {
+        for v in &mut idx[at..at + len] {
+            *v = (r.next() % (4 * n as u64)) as i32 - 2 * n as i32;
+        }
+    };
+    for c in &GATHER_CASES {
+        fill(c.at, c.to.iter().product(), c.shape[c.axis]);
+    }
+    fill(5635, 1024, 64);
+    (x, h, idx)
+}
+
+#[tile_kernel(num_warps = 4)]
+/// The standard library's `flip` along both axes of a `16 × 64` tile, the one axis of a
+/// 128-element and a 1-element tile, and along the rows of 4 of a `64 × 4` tile (held whole
+/// by each thread); `out` holds the results one after another, as `x` the sources.
+pub fn flips(x: Ptr<f32, 2433>, out: Ptr<f32, 2433>) {
+    let (c4, c16, c64) = (arange(0, 4), arange(0, 16), arange(0, 64));
+    let o = c16.expand_dims(1) * 64 + c64.expand_dims(0);
+    let a = load(x + o);
+    store(out + o, flip(a, 1));
+    store(out + 1024 + o, flip(a, 0));
+    let c128 = arange(0, 128);
+    store(out + 2048 + c128, flip(load(x + 2048 + c128), 0));
+    let z = arange(0, 1);
+    store(out + 2176 + z, flip(load(x + 2176 + z), 0));
+    let o4 = c64.expand_dims(1) * 4 + c4.expand_dims(0);
+    store(out + 2177 + o4, flip(load(x + 2177 + o4), 1));
 }
 
 /// Every kernel the project compiles (examples, tutorials and tests).
@@ -647,6 +799,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&rolls::KERNEL);
     v.extend(shapes_2d::KERNELS);
     v.extend(trans_dots::KERNELS);
+    v.push(&gathers::KERNEL);
+    v.push(&flips::KERNEL);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
     v.push(&mixed_dots::KERNEL);

@@ -9,7 +9,8 @@
 //! offsets, about 12 per load instruction and 9 per store (alias analysis; a vectorized access
 //! is one instruction for several elements), 15 to 45 for `exp`, `log`, `tanh`, `erf`, `sin` and
 //! `cos` (polynomials and range reduction), and 16 to 21 per operand element for reductions,
-//! scans and rolls (shuffles and shared memory). Splats, broadcasts and constants cost nothing
+//! scans and rolls (shuffles and shared memory), 10 per source and result element for a
+//! `gather`. Splats, broadcasts and constants cost nothing
 //! per element. A `dot` costs its result's elements per thread times its depth `K` on the FMA
 //! chain, and times `3 · K / 16` on `mma.sync` (`K / 16` with `wgmma`). Loop bodies count once
 //! (they are not unrolled).
@@ -114,6 +115,9 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 }
                 OpKind::Scan { .. } => (first_in(), 16),
                 OpKind::Roll { .. } => (first_in(), 21),
+                // The source stored to shared memory, then an address and a load per result
+                // element (as a `convert_layout` with the index's arithmetic on top).
+                OpKind::Gather { .. } => (first_in().saturating_add(out), 10),
                 // Through shared memory: a store, a barrier and a load per element; runs of
                 // columns moved as vectors through a swizzled tile, a fraction of that.
                 OpKind::ConvertLayout => {

@@ -1244,6 +1244,80 @@ fn reduce_2d_along_each_axis() {
     );
 }
 
+/// `gather` of a `16 × 64` tile along its columns by a `16 × 128` index in another layout:
+/// the source through 4 KiB of scratch shared memory (one barrier between its writes and the
+/// reads), each index's low 6 bits (`and` with 63) picking the column.
+#[test]
+fn gather_through_shared_memory() {
+    let a = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let b = "#blocked<spt = [1, 4], tpw = [1, 32], wpc = [4, 1], order = [1, 0]>";
+    check(
+        &format!(
+            "kernel @gather_shared(%x: ptr<f32> {{divisibility = 16}}, %i: ptr<i32> {{divisibility = 16}}, %out: ptr<f32> {{divisibility = 16}}) attributes {{num_warps = 4}} {{
+  %c = arange {{start = 0, end = 64}} : tensor<64xi32, #slice<dim = 0, parent = {a}>>
+  %ce = expand_dims {{axis = 0}} %c : tensor<1x64xi32, {a}>
+  %cb = broadcast %ce : tensor<16x64xi32, {a}>
+  %xp = splat %x : tensor<16x64xptr<f32>, {a}>
+  %p = addptr %xp, %cb : tensor<16x64xptr<f32>, {a}>
+  %v = load {{vec = 4}} %p : tensor<16x64xf32, {a}>
+  %d = arange {{start = 0, end = 128}} : tensor<128xi32, #slice<dim = 0, parent = {b}>>
+  %de = expand_dims {{axis = 0}} %d : tensor<1x128xi32, {b}>
+  %db = broadcast %de : tensor<16x128xi32, {b}>
+  %ip = splat %i : tensor<16x128xptr<i32>, {b}>
+  %iq = addptr %ip, %db : tensor<16x128xptr<i32>, {b}>
+  %idx = load {{vec = 4}} %iq : tensor<16x128xi32, {b}>
+  %g = gather {{axis = 1}} %v, %idx : tensor<16x128xf32, {b}>
+  %op = splat %out : tensor<16x128xptr<f32>, {b}>
+  %oq = addptr %op, %db : tensor<16x128xptr<f32>, {b}>
+  store {{vec = 4}} %oq, %g
+  return
+}}"
+        ),
+        &[
+            "llvm:addrspace(3) global [4096 x i8] undef",
+            "#1 bar.sync",
+            "and.b32",
+            "ld.shared.f32",
+            "!selp",
+        ],
+    );
+}
+
+/// `gather` along rows of 4 that each thread holds whole, source and index in one layout: three
+/// selects per element on the index's two low bits, no shared memory.
+#[test]
+fn gather_in_registers() {
+    let a = "#blocked<spt = [1, 4], tpw = [32, 1], wpc = [4, 1], order = [1, 0]>";
+    check(
+        &format!(
+            "kernel @gather_regs(%x: ptr<f32> {{divisibility = 16}}, %i: ptr<i32> {{divisibility = 16}}, %out: ptr<f32> {{divisibility = 16}}) attributes {{num_warps = 4}} {{
+  %r = arange {{start = 0, end = 128}} : tensor<128xi32, #slice<dim = 1, parent = {a}>>
+  %re = expand_dims {{axis = 1}} %r : tensor<128x1xi32, {a}>
+  %c4 = constant 4 : i32
+  %s = splat %c4 : tensor<128x1xi32, {a}>
+  %ro = mul %re, %s : tensor<128x1xi32, {a}>
+  %rb = broadcast %ro : tensor<128x4xi32, {a}>
+  %c = arange {{start = 0, end = 4}} : tensor<4xi32, #slice<dim = 0, parent = {a}>>
+  %ce = expand_dims {{axis = 0}} %c : tensor<1x4xi32, {a}>
+  %cb = broadcast %ce : tensor<128x4xi32, {a}>
+  %o = add %rb, %cb : tensor<128x4xi32, {a}>
+  %xp = splat %x : tensor<128x4xptr<f32>, {a}>
+  %p = addptr %xp, %o : tensor<128x4xptr<f32>, {a}>
+  %v = load {{vec = 4}} %p : tensor<128x4xf32, {a}>
+  %ip = splat %i : tensor<128x4xptr<i32>, {a}>
+  %iq = addptr %ip, %o : tensor<128x4xptr<i32>, {a}>
+  %idx = load {{vec = 4}} %iq : tensor<128x4xi32, {a}>
+  %g = gather {{axis = 1}} %v, %idx : tensor<128x4xf32, {a}>
+  %op = splat %out : tensor<128x4xptr<f32>, {a}>
+  %oq = addptr %op, %o : tensor<128x4xptr<f32>, {a}>
+  store {{vec = 4}} %oq, %g
+  return
+}}"
+        ),
+        &["!bar.sync", "!.shared", "#12 selp.f32", "ld.global.v4", "st.global.v4"],
+    );
+}
+
 /// `local_load` windows (what `prefetch-dot` makes: a 32 × 32 × 32 f16 `dot` read in two
 /// 16-wide K slices, slice 0 of the next stage carried by the loop): each window is one
 /// `ldmatrix.x4` per operand and warp, at the window's offset, and the `mma`s keep their place

@@ -496,6 +496,12 @@ impl<'a> Program<'_, 'a, '_> {
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(transpose(a, shape[0] as usize, shape[1] as usize))
             }
+            OpKind::Gather { axis } => {
+                let (src, index) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
+                let from = &f.ty(data.operands[0]).shape;
+                let to = &f.ty(data.operands[1]).shape;
+                Some(gather(src, from, index, to, *axis as usize))
+            }
             OpKind::Broadcast => {
                 let a = self.get(data.operands[0])?;
                 let from = &f.ty(data.operands[0]).shape;
@@ -1190,6 +1196,26 @@ fn roll(a: &[Scalar], shape: &[u32], axis: usize, shift: usize) -> Val {
         }
     }
     out
+}
+
+/// `gather {axis}`: for each element of `index` (row-major, shape `to`), the element of `src`
+/// (row-major, shape `from`) at the same coordinates but along `axis`, where it is the index
+/// modulo the extent (its low bits; the extents are powers of two).
+fn gather(src: &[Scalar], from: &[u32], index: &[Scalar], to: &[u32], axis: usize) -> Val {
+    let n = from[axis] as usize;
+    // Elements along `axis` are `inner` apart in both tensors.
+    let inner: usize = to[axis + 1..].iter().map(|&d| d as usize).product();
+    let m = to[axis] as usize;
+    index
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            // An `i32` (verifier rule 32), exact as an `f64`.
+            let at = (as_f64(*x) as i64 & (n as i64 - 1)) as usize;
+            let (outer, rest) = (i / (m * inner), i % inner);
+            src[(outer * n + at) * inner + rest]
+        })
+        .collect()
 }
 
 /// Reduces `a` (row-major, `shape`) along `axis`.

@@ -606,6 +606,83 @@ fn roll_axis_shift_and_type() {
 }
 
 #[test]
+fn gather_operands_and_type() {
+    let src = "  %0 = constant 1.5 : f32
+  %1 = splat %0 : tensor<8x16xf32>";
+    rejects(
+        &format!(
+            "{src}
+  %2 = arange {{start = 0, end = 16}} : tensor<16xi32>
+  %3 = gather {{axis = 0}} %1, %2 : tensor<16xf32>
+  return"
+        ),
+        "the index `tensor<16xi32>` must have the rank of `tensor<8x16xf32>` and its extents off axis 0",
+    );
+    rejects(
+        &format!(
+            "{src}
+  %2 = constant 1 : i32
+  %3 = splat %2 : tensor<4x8xi32>
+  %4 = gather {{axis = 1}} %1, %3 : tensor<4x8xf32>
+  return"
+        ),
+        "must have the rank of `tensor<8x16xf32>` and its extents off axis 1",
+    );
+    rejects(
+        &format!(
+            "{src}
+  %2 = constant 1 : i64
+  %3 = splat %2 : tensor<8x4xi64>
+  %4 = gather {{axis = 1}} %1, %3 : tensor<8x4xf32>
+  return"
+        ),
+        "the index must be an `i32` tensor, not `tensor<8x4xi64>`",
+    );
+    rejects(
+        &format!(
+            "{src}
+  %2 = constant 1 : i32
+  %3 = splat %2 : tensor<8x4xi32>
+  %4 = gather {{axis = 2}} %1, %3 : tensor<8x4xf32>
+  return"
+        ),
+        "axis 2 is out of range for `tensor<8x16xf32>`",
+    );
+    rejects(
+        &format!(
+            "{src}
+  %2 = constant 1 : i32
+  %3 = splat %2 : tensor<8x4xi32>
+  %4 = gather {{axis = 1}} %1, %3 : tensor<8x16xf32>
+  return"
+        ),
+        "the result must be `tensor<8x4xf32>` (layout aside)",
+    );
+    accepts(&format!(
+        "{src}
+  %2 = constant 1 : i32
+  %3 = splat %2 : tensor<32x16xi32>
+  %4 = gather {{axis = 0}} %1, %3 : tensor<32x16xf32>
+  return"
+    ));
+    // GPU level: the source keeps a layout of its own; the result has the index's.
+    let a = "#blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>";
+    let b = "#blocked<spt = [4, 1], tpw = [8, 4], wpc = [1, 4], order = [0, 1]>";
+    let gpu = |result: &str| {
+        format!(
+            "  %0 = constant 1.5 : f32
+  %1 = splat %0 : tensor<8x16xf32, {a}>
+  %2 = constant 1 : i32
+  %3 = splat %2 : tensor<8x64xi32, {b}>
+  %4 = gather {{axis = 1}} %1, %3 : tensor<8x64xf32, {result}>
+  return"
+        )
+    };
+    accepts(&gpu(b));
+    rejects(&gpu(a), "the result has the index's layout");
+}
+
+#[test]
 fn tensor_core_layouts() {
     let mma = "#mma<version = 2, wpc = [2, 2]>";
     // Operands in the operand layouts of the accumulator's mma layout, through aliases.

@@ -122,8 +122,8 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 divisibility: pow2_dividing(*start),
                 constancy: 1,
             },
-            // Conservative: a rotated run is no longer known to be a run.
-            OpKind::Roll { .. } => AxisInfo {
+            // Conservative: a rotated run is no longer known to be a run, nor a gathered one.
+            OpKind::Roll { .. } | OpKind::Gather { .. } => AxisInfo {
                 contiguity: 1,
                 divisibility: 1,
                 constancy: 1,

@@ -3,9 +3,9 @@
 //! every op's lowering reads its operands, results and layouts (a failure there is a bug, see
 //! [`bug`]), and the dispatch of each op to its lowering: element-wise ops, constants and
 //! control flow here; memory accesses in `memory`, math functions and casts in `math`,
-//! reductions in `reduce`, scans in `scan`, `roll` in `roll`, atomics in `atomic`, shared-memory
-//! buffers, copies and layout conversions in `shared` and `smem`, `dot` in `dot` (FMA),
-//! `ldmatrix` (mma.sync) and `wgmma`.
+//! reductions in `reduce`, scans in `scan`, `roll` in `roll`, `gather` in `gather`, atomics in
+//! `atomic`, shared-memory buffers, copies and layout conversions in `shared` and `smem`, `dot`
+//! in `dot` (FMA), `ldmatrix` (mma.sync) and `wgmma`.
 //!
 //! Representation (kept for every value): a scalar IR value is one LLVM value; a tensor is the
 //! list of scalars this thread owns, in the register order of its layout's linear map
@@ -690,6 +690,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::ConvertLayout
                 | OpKind::Yield
                 | OpKind::Dot { .. }
+                | OpKind::Gather { .. }
                 | OpKind::AsyncCopy { .. }
                 | OpKind::LocalLoad { .. }
                 | OpKind::WarpGroupDot
@@ -734,6 +735,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
             OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),
+            OpKind::Gather { axis } => Some(self.gather(data, *axis)?),
             OpKind::Binary(b) => {
                 let d = dtype(self.result_type(data));
                 let nsw = data

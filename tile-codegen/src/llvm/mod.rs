@@ -39,6 +39,7 @@
 
 mod atomic;
 mod dot;
+mod gather;
 mod layout;
 mod ldmatrix;
 mod lower;

@@ -2,9 +2,9 @@
 //! shared-memory allocation (`analysis::shared_alloc`, which takes it as its
 //! [`ScratchBytes`](crate::analysis::ScratchBytes) function), asked before anything is lowered
 //! for the ops that declare scratch use ([`OpKind::uses_scratch`]). Each answer is the lowering
-//! module's own (`shared`, `reduce`, `scan`, `roll`, `dot`, `atomic`), decided from the op's types
-//! and layouts as that lowering decides it; the lowering checks every array it carves against the
-//! region it was given, so a disagreement is an error, never an overlap.
+//! module's own (`shared`, `reduce`, `scan`, `roll`, `gather`, `dot`, `atomic`), decided from the
+//! op's types and layouts as that lowering decides it; the lowering checks every array it carves
+//! against the region it was given, so a disagreement is an error, never an overlap.
 
 use tile_core::ir::{Function, OpId, OpKind};
 
@@ -34,6 +34,7 @@ pub fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
         OpKind::Reduce { axis, .. } => super::reduce::scratch_bytes(operand(0), *axis),
         OpKind::Roll { axis, shift } => super::roll::scratch_bytes(result(), *axis, *shift),
         OpKind::Scan { axis, .. } => super::scan::scratch_bytes(operand(0), *axis),
+        OpKind::Gather { axis } => Ok(super::gather::scratch_bytes(operand(0), result(), *axis)),
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => super::atomic::scratch_bytes(f, op),
         OpKind::Dot { .. } => Ok(super::dot::scratch_bytes(operand(0), operand(1), result())),
         kind if kind.uses_scratch() => bug(format_args!(

@@ -15,6 +15,7 @@
 //! neither moves data; 1-D tensors that are neither keep the 1-D layout of their shape.
 //!
 //! Operands and results of element-wise ops (and of loads, stores, `broadcast`) must share a layout,
+//! as must a `gather`'s index and result (its source keeps whatever layout its own class takes),
 //! so the pass works on classes of values joined by those ops. Before joining, an `arange` or a
 //! `splat` used by several ops is copied for each further user, so that `arange(0, B)` can be both a
 //! row index and a column index without a conversion. A class that still needs two layouts takes
@@ -81,6 +82,12 @@ fn join_classes(f: &Function) -> (Classes, Vec<OpId>) {
         let joined = match d.kind {
             // Scans compute in a layout of their own (see `scan_layout`).
             OpKind::Scan { .. } => false,
+            // The result has the index's layout; the source keeps its class's, whatever it is
+            // (the lowering reads it through shared memory).
+            OpKind::Gather { .. } => {
+                classes.join(d.operands[1], d.results[0]);
+                false
+            }
             OpKind::For => {
                 // Each carried value: its initial value, the body's argument, the yielded value
                 // and the result share a layout.
@@ -656,6 +663,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::ProgramId { .. }
         | OpKind::NumPrograms { .. }
         | OpKind::Roll { .. }
+        | OpKind::Gather { .. }
         | OpKind::Math(_)
         | OpKind::Cast
         | OpKind::Load { .. }

@@ -848,6 +848,16 @@ declare_ops! {
         /// From the last element toward the first.
         reverse: bool = false,
     } "scan" => 1, Pure, Tile;
+    /// `gather {axis} %src, %index`: elements of `src` picked along `axis` by the `i32` tensor
+    /// `index` (Triton's `tl.gather`): the result has `index`'s shape and `src`'s element type,
+    /// and element `i` of it is `src` at `i` with its coordinate along `axis` replaced by
+    /// `index[i] mod n`, `n` the extent of `axis` in `src` (a power of two, so the index's low
+    /// bits: an index outside `0..n` wraps, `-1` reading `n − 1`). `index` has `src`'s rank and
+    /// its extents on the other dimensions; both back ends read the same element for every index.
+    Gather {
+        /// The dimension indexed.
+        axis: u32,
+    } "gather" => 1, Pure, Tile;
     /// `for %lb, %ub, %step, %init…`: runs its one-block body region for `iv = lb, lb + step, …`
     /// while `iv < ub` (`step` > 0; no iteration when `lb >= ub`). The body's arguments are `iv`
     /// (`i32`) and the loop-carried values, which start as the `init` operands; the body ends with
@@ -931,8 +941,9 @@ impl OpKind {
 
     /// True for the ops whose lowering may borrow scratch shared memory for the length of the op
     /// (how many bytes, possibly none, follows from its types and layouts): moving elements
-    /// between threads (`convert_layout`, `reduce`, `scan`, `roll`), an atomic's results, and a
-    /// `dot`'s operands. The shared-memory allocation reserves bytes for these ops only.
+    /// between threads (`convert_layout`, `reduce`, `scan`, `roll`, `gather`), an atomic's
+    /// results, and a `dot`'s operands. The shared-memory allocation reserves bytes for these ops
+    /// only.
     pub fn uses_scratch(&self) -> bool {
         self.shared_memory_use() == SharedMemoryUse::Scratch
     }
@@ -946,7 +957,8 @@ impl OpKind {
             | OpKind::Roll { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }
-            | OpKind::Dot { .. } => SharedMemoryUse::Scratch,
+            | OpKind::Dot { .. }
+            | OpKind::Gather { .. } => SharedMemoryUse::Scratch,
             OpKind::LocalAlloc => SharedMemoryUse::Allocates,
             OpKind::LocalLoad { .. } => SharedMemoryUse::ReadsBuffers,
             // Its stages, asynchronously: a later write to them waits for the group, which
@@ -1018,6 +1030,7 @@ impl OpKind {
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
             | OpKind::Dot { .. }
+            | OpKind::Gather { .. }
             | OpKind::For
             | OpKind::If
             | OpKind::Yield
@@ -1088,6 +1101,7 @@ mod tests {
             OpKind::ProgramId { axis: 2 },
             OpKind::Arange { start: -4, end: 4 },
             OpKind::Roll { axis: 1, shift: 3 },
+            OpKind::Gather { axis: 1 },
             OpKind::Cmp(CmpPred::Ne),
             OpKind::Reduce {
                 kind: ReduceKind::Max,

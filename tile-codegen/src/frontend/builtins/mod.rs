@@ -7,12 +7,13 @@
 //! Each family's lowering has its own file: `grid.rs` (`program_id`, `num_programs`), `shape.rs`
 //! (`arange`, `zeros`, `full`, `expand_dims`, `trans`, `reshape`, `broadcast_to`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
 //! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
-//! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`) and
-//! `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
+//! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`),
+//! `gather.rs` and `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
 
 mod args;
 mod atomics;
 mod dot;
+mod gather;
 mod grid;
 mod math;
 mod memory;
@@ -176,6 +177,13 @@ builtins! {
     Argmin "argmin" Method "t.argmin(axis)";
     /// Rotates along `axis` (NumPy's `roll`); `shift` and `axis` are compile-time integers.
     Roll "roll" Method "t.roll(shift, axis)";
+    /// Picks elements of `src` along `axis` by the `i32` tile `index` (Triton's `tl.gather`):
+    /// the result has `index`'s shape, and its element at `i` is `src` at `i` with the
+    /// coordinate along `axis` replaced by `index[i]`. `index` has `src`'s rank and its extents
+    /// off `axis`; an index outside `0..n` (`n` the extent of `axis`) is taken modulo `n`, so
+    /// `-1` reads the last element, on both back ends. Also `src.gather(index, axis)`.
+    Gather "gather" Both "gather(src, index, axis)"
+        takes 3..=3 "3 arguments (the source tile, the index tile, the axis)";
     /// The high 32 bits of the product of two `i32` values read as unsigned (CUDA's `__umulhi`).
     UMulHi "umulhi" Function "umulhi(a, b)"
         takes 2..=2 "2 arguments";
@@ -376,6 +384,7 @@ impl Lowering {
                 self.scan_call(b, &args, c)
             }
             Builtin::AssociativeScan => self.associative_scan(&args, c),
+            Builtin::Gather => self.gather(args[0], args[1], args[2]),
             Builtin::Sum
             | Builtin::MaxOf
             | Builtin::MinOf
@@ -411,6 +420,7 @@ impl Lowering {
             Builtin::ExpandDims => self.expand_dims_method(mc, e),
             Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => self.shape_method(b, mc, e),
             Builtin::Roll => self.roll_method(mc, e),
+            Builtin::Gather => self.gather_method(mc, e),
             Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin => {
                 let args: Vec<&Expr> = mc.args.iter().collect();
                 self.scan(b, &mc.receiver, &args, e)

@@ -131,6 +131,10 @@
 //!     the operand's layout places the element of the same row-major index
 //!     ([`super::Layout::reshaped`]), a thread's registers at most renumbered.
 //!     → `shape.rs`: `reshape`.
+//! 32. **gather** — a tensor `src` and an `i32` tensor `index` of its rank whose extents equal
+//!     `src`'s except along `axis`, which is below the rank; the result has `index`'s shape and
+//!     layout and `src`'s element type (`src` may have any layout of its shape).
+//!     → `gather.rs`: `gather`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -140,6 +144,7 @@
 mod control;
 mod dot;
 mod elementwise;
+mod gather;
 mod memory;
 mod reduce;
 mod shape;
@@ -454,6 +459,7 @@ impl Verifier<'_> {
             OpKind::Reshape => self.reshape(o),
             OpKind::ConvertLayout => self.convert_layout(o),
             OpKind::Roll { axis, shift } => self.roll(o, axis, shift),
+            OpKind::Gather { axis } => self.gather(o, axis),
             OpKind::Dot { precision } => self.dot(o, precision),
             OpKind::WarpGroupDot => self.warp_group_dot(o),
             OpKind::WarpGroupWait { .. } => self.warp_group_wait(o),
