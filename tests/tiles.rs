@@ -2,11 +2,15 @@
 //! axis, masks on both edges, against Rust references on awkward shapes (1 row, 1 column, 17,
 //! sizes that are not multiples of the tile, rows wider than one program's columns); `roll` along
 //! either axis against NumPy's definition; `trans`, `reshape` and `broadcast_to` on blocks of
-//! 1 × 1 to 64 × 64 (and products with transposed operands) against their definitions; `gather` along either axis against its definition.
+//! 1 × 1 to 64 × 64 (and products with transposed operands) against their definitions; `gather`
+//! along either axis against its definition.
 
 use tile_tests as common;
 
-use common::{layernorm_rows, outer_2d, rolls, shapes_2d, sums_2d, trans_dots, transpose_2d, Rng};
+use common::{
+    gather_inputs, gather_ref, gathers, layernorm_rows, outer_2d, rolls, shapes_2d, sums_2d,
+    trans_dots, transpose_2d, Rng,
+};
 use tile::prelude::*;
 
 /// Shapes every 2-D test runs: `(rows, cols)`.
@@ -415,6 +419,8 @@ fn products_with_transposed_operands() {
     trans_dots::launch(&dev, 1, &qh, &kh, &mut s, &mut st, &mut u).unwrap();
     let wide_h = |v: &[f16]| v.iter().map(|&x| f64::from(x.to_f32())).collect::<Vec<_>>();
     check(&wide_h(&qh), &wide_h(&kh), &s, &st, &u, "f16");
+}
+
 #[test]
 fn gather_matches_its_definition() {
     let dev = Device::interpreter();

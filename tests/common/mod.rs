@@ -610,6 +610,8 @@ pub fn trans_dots(
         u + m.expand_dims(1) * 64 + m.expand_dims(0),
         dot(qt.trans(), qt),
     );
+}
+
 #[tile_kernel(num_warps = 4)]
 /// `gather` on awkward shapes, both axes, indices of other extents than the source along the
 /// axis, and indices outside `0..n` (taken modulo `n`); [`GATHER_CASES`] has the table of where
