@@ -46,13 +46,14 @@ fn attn_blocks(
     for start_n in (lo..hi).step_by(BN) {
         let cols = start_n + offs_n;
         let col_ok = cols.expand_dims(0) < n_ctx;
-        // Kᵀ as a `HEAD_DIM × BN` tile: element (d, j) is key `start_n + j`'s component `d`.
-        let kt = load(
-            k_base + cols.expand_dims(0) * kv_stride_s + offs_d.expand_dims(1),
-            col_ok,
+        // The key block as stored (`BN × HEAD_DIM`, rows contiguous), transposed for the
+        // product: on sm_90a `wgmma` reads it from the ring as it was copied (K-major).
+        let kb = load(
+            k_base + cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0),
+            cols.expand_dims(1) < n_ctx,
             0.0,
         );
-        let s = dot(q, kt);
+        let s = dot(q, kb.trans());
         let mut s = select(col_ok, s * qk_scale, f32::NEG_INFINITY);
         if MASK == 1 {
             s = select(

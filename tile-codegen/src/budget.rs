@@ -93,7 +93,7 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                     }
                 }
                 // One asynchronous instruction per 16 of K for the whole accumulator.
-                OpKind::WarpGroupDot => {
+                OpKind::WarpGroupDot { .. } => {
                     let k = u64::from(f.ty(d.operands[0]).shape.get(1).copied().unwrap_or(1));
                     (out, k.div_ceil(16))
                 }

@@ -476,7 +476,7 @@ impl<'a> Program<'_, 'a, '_> {
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
             | OpKind::LocalLoad { .. }
-            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
             | OpKind::FenceAsyncShared => {
                 return Err(InterpError::Unsupported(format!(

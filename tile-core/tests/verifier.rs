@@ -993,10 +993,16 @@ fn warp_group_ops() {
         "%4 = splat %3 : tensor<64x128xf32, #mma<version = 2, wpc = [4, 1]>>",
         "the accumulator of `warp_group_dot` is f32 in an mma layout of version 3",
     );
+    // With `trans_b` the `B` stage is `N × K`: its 128 columns would be K, not A's 64.
     reject(
         "%6 = warp_group_dot %0, %2, %1, %2, %4",
-        "%6 = warp_group_dot %0, %2, %1, %4",
-        "`warp_group_dot` takes 5 operand(s), found 4",
+        "%6 = warp_group_dot {trans_b = true} %0, %2, %1, %2, %4",
+        "multiplies an f16 or bf16 `M × K` operand by a `K × N` stage",
+    );
+    reject(
+        "%6 = warp_group_dot %0, %2, %1, %2, %4",
+        "%6 = warp_group_dot %0, %2, %4",
+        "`warp_group_dot` takes 4 or 5 operand(s), found 3",
     );
     reject(
         &format!("%7 = warp_group_wait {{pending = 1}} %6 : tensor<64x128xf32, {mma}>"),

@@ -328,7 +328,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             | OpKind::Scan { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad { .. }
-            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
             | OpKind::FenceAsyncShared
             | OpKind::AsyncCopy { .. }

@@ -693,7 +693,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::Gather { .. }
                 | OpKind::AsyncCopy { .. }
                 | OpKind::LocalLoad { .. }
-                | OpKind::WarpGroupDot
+                | OpKind::WarpGroupDot { .. }
         ) {
             self.check_layouts(data);
         }
@@ -852,7 +852,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 None
             }
             OpKind::LocalLoad { offset } => Some(self.local_load(data, *offset)?),
-            OpKind::WarpGroupDot => Some(self.warp_group_dot(data)?),
+            OpKind::WarpGroupDot { .. } => Some(self.warp_group_dot(data)?),
             OpKind::WarpGroupWait { pending } => Some(self.warp_group_wait(data, *pending)?),
             OpKind::FenceAsyncShared => {
                 self.fence_async_shared()?;

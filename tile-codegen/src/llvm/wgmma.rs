@@ -17,6 +17,8 @@
 //!   bytes); the leading offset is unused with a swizzle (1). Step `k` of 16 elements starts
 //!   `2 · (16 k mod W)` bytes into its row, in block `16 k / W`: the hardware applies the swizzle
 //!   to the final address, so a start inside a 128-byte row is how `K` advances.
+//! - `B`, K-major (`trans_b`: the stage holds `Bᵀ`, `N × K`): as `A`, rows being columns of `B`;
+//!   the instruction's `imm-trans-b` is 0.
 //! - `B`, N-major: the leading byte offset is the distance between column blocks (`K · W · 2`),
 //!   the stride byte offset between groups of 8 rows of `K` (8 · row bytes). Step `k` starts 16
 //!   rows further down.
@@ -40,7 +42,7 @@
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
-use tile_core::ir::{DType, Layout, OpData, SharedLayout, Type};
+use tile_core::ir::{DType, Layout, OpData, OpKind, SharedLayout, Type};
 
 use super::lower::{bug, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
@@ -171,6 +173,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// %acc` with `A` in registers (see the module documentation).
     pub(super) fn warp_group_dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let shared_a = data.operands.len() == 5;
+        let trans_b = matches!(data.kind, OpKind::WarpGroupDot { trans_b: true });
         let (bi, ci) = if shared_a { (2, 4) } else { (1, 3) };
         let ty = |i: usize| self.operand_type(data, i);
         let (aty, bty, cty) = (ty(0), ty(bi), ty(ci));
@@ -183,7 +186,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             other => bug(format_args!("f16 or bf16 operands, found {other:?}")),
         };
         let mk = &aty.shape[usize::from(shared_a)..];
-        let (m, k, n) = (u64::from(mk[0]), u64::from(mk[1]), u64::from(bty.shape[2]));
+        // `B`'s stage is `K × N`, or `N × K` (K-major) with `trans_b`.
+        let n = u64::from(bty.shape[if trans_b { 1 } else { 2 }]);
+        let (m, k) = (u64::from(mk[0]), u64::from(mk[1]));
         let wm = u64::from(mma.warps_per_cta[0]);
         if mma.version != 3
             || !wm.is_multiple_of(4)
@@ -195,8 +200,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: {m} × {k} × {n} on {mma}"
             ));
         }
-        let b = Operand::of(bl, k, n)?;
-        let b_fixed = b.fixed_bits(false);
+        let b = if trans_b {
+            Operand::of(bl, n, k)?
+        } else {
+            Operand::of(bl, k, n)?
+        };
+        let b_fixed = b.fixed_bits(trans_b);
         let dc = self.tensor_distribution(cty);
         let mut acc = self.operand(data, ci).to_vec();
 
@@ -268,7 +277,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 };
                 for q in 0..n / n_instr {
                     let n0 = q * n_instr;
-                    let b_off = (n0 / b.width) * b.block_bytes + k0 * b.row_bytes;
+                    // N-major: the column block of `n0`, 16 rows of K further; K-major: rows
+                    // `n0` further (whole 8-row swizzle atoms), the K step's block and its start
+                    // inside the row, as for `A`.
+                    let b_off = if trans_b {
+                        (k0 / b.width) * b.block_bytes + n0 * b.row_bytes + (k0 % b.width) * 2
+                    } else {
+                        (n0 / b.width) * b.block_bytes + k0 * b.row_bytes
+                    };
                     let bd = self.desc_plus(b_desc, b_off)?;
                     let regs = (0..n_instr / 2)
                         .map(|j| {
@@ -280,7 +296,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         })
                         .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
-                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, one, &c)?;
+                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, trans_b, one, &c)?;
                     for (&i, v) in regs.iter().zip(d) {
                         acc[i] = v;
                     }
@@ -305,14 +321,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `B` from shared memory
-    /// (N-major) and `A` from shared memory or four registers: `c` (`n / 2` registers) in, the
-    /// new values out.
+    /// (N-major, or K-major where `b_k_major`: the instruction's `imm-trans-b` 1 or 0) and `A`
+    /// from shared memory or four registers: `c` (`n / 2` registers) in, the new values out.
     fn wgmma_asm(
         &self,
         ptx_ty: &str,
         n: u64,
         a: &AIn<'ctx>,
         b_desc: Desc<'ctx>,
+        b_k_major: bool,
         scale_d: IntValue<'ctx>,
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
@@ -336,15 +353,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             scale_d.into(),
         ]);
         let (pb, ps) = (regs + a_len, regs + a_len + 2);
+        let tb = u32::from(!b_k_major);
         let text = match a {
             AIn::Desc(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, 1;\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, {tb};\n}}",
                 regs,
                 regs + 1,
                 pb + 1,
             ),
             AIn::Words(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1, 1;\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1, {tb};\n}}",
                 pb + 1,
                 regs,
                 regs + 1,

@@ -680,7 +680,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::AsyncWait { .. }
         | OpKind::Barrier
         | OpKind::LocalLoad { .. }
-        | OpKind::WarpGroupDot
+        | OpKind::WarpGroupDot { .. }
         | OpKind::WarpGroupWait { .. }
         | OpKind::FenceAsyncShared
         | OpKind::For

@@ -102,11 +102,16 @@ pub fn run(f: &mut Function) {
 }
 
 /// One `dot` operand to pipeline.
+#[derive(Clone)]
 struct Operand {
     /// The load of its tile.
     load: OpId,
     /// The conversion into the operand layout.
     conv: OpId,
+    /// The `trans` between the load and the conversion, where the operand is the loaded tile
+    /// transposed (flash attention's `k.trans()`): the ring holds the tile as loaded, and
+    /// `wgmma` reads it K-major.
+    trans: Option<OpId>,
     /// The body ops the load depends on (itself last), in body order.
     slice: Vec<OpId>,
 }
@@ -203,11 +208,36 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 ));
                 continue;
             }
-            let x = f.op(conv).operands[0];
-            let Some(load) = f.def_op(x).filter(|o| in_body.contains(o)) else {
+            let mut x = f.op(conv).operands[0];
+            let Some(mut load) = f.def_op(x).filter(|o| in_body.contains(o)) else {
                 out.push((dot, why("is not loaded in the loop")));
                 continue;
             };
+            // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
+            // transposed (K-major); `mma.sync`'s `ldmatrix` reads have no such form here.
+            let mut trans = None;
+            if matches!(f.op(load).kind, OpKind::Trans) {
+                let wgmma = matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
+                let inner = f.op(load).operands[0];
+                let loaded = f.def_op(inner).filter(|o| {
+                    in_body.contains(o) && matches!(f.op(*o).kind, OpKind::Load { .. })
+                });
+                match loaded {
+                    Some(l) if wgmma && i == 1 && uses.get(&x).copied() == Some(1) => {
+                        trans = Some(load);
+                        load = l;
+                        x = inner;
+                    }
+                    Some(_) => {
+                        out.push((
+                            dot,
+                            why("is a transposed load, which only `wgmma` reads from a ring (as `B`, on sm_90a)"),
+                        ));
+                        continue;
+                    }
+                    None => {}
+                }
+            }
             let ld = f.op(load);
             let OpKind::Load { vec, .. } = ld.kind else {
                 out.push((
@@ -247,7 +277,15 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 ));
                 continue;
             };
-            out.push((dot, Ok(Operand { load, conv, slice })));
+            out.push((
+                dot,
+                Ok(Operand {
+                    load,
+                    conv,
+                    trans,
+                    slice,
+                }),
+            ));
         }
     }
     Some((body, out))
@@ -426,7 +464,11 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
                 .iter()
                 .position(|o| f.op(o.conv).results[0] == d.operands[i])
         };
-        out.push((dot, find(0), find(1)?));
+        let (a, b) = (find(0), find(1)?);
+        if a.is_some_and(|a| operands[a].trans.is_some()) {
+            return None;
+        }
+        out.push((dot, a, b));
     }
     let used = out
         .iter()
@@ -437,7 +479,23 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
 
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
-    let wgmma = wgmma_dots(f, body, operands);
+    let mut wgmma = wgmma_dots(f, body, operands);
+    // Without `wgmma`, a transposed operand is left to its conversion.
+    let kept: Vec<Operand>;
+    let operands = if wgmma.is_none() && operands.iter().any(|o| o.trans.is_some()) {
+        kept = operands
+            .iter()
+            .filter(|o| o.trans.is_none())
+            .cloned()
+            .collect();
+        wgmma = wgmma_dots(f, body, &kept);
+        if kept.is_empty() {
+            return;
+        }
+        &kept[..]
+    } else {
+        operands
+    };
     // With `wgmma`, the group of the last iteration may still read its stage while this one's
     // runs (when a loop's only `dot` has an accumulator that only flows to the next iteration):
     // the copies then run one stage less ahead, so that they never write a stage a group in
@@ -573,7 +631,8 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             None => vec![d.operands[0]],
         };
         args.extend([bufs[b], read, d.operands[2]]);
-        let r = at.val(f, OpKind::WarpGroupDot, args, acc_ty.clone());
+        let trans_b = operands[b].trans.is_some();
+        let r = at.val(f, OpKind::WarpGroupDot { trans_b }, args, acc_ty.clone());
         let w = at.val(
             f,
             OpKind::WarpGroupWait { pending: in_flight },
@@ -587,6 +646,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     if wgmma.is_some() {
         for o in operands {
             f.detach(o.conv);
+            if let Some(t) = o.trans {
+                f.detach(t);
+            }
             f.detach(o.load);
         }
     }

@@ -908,11 +908,17 @@ declare_ops! {
     } "local_load" => 1, Sync, Gpu;
     /// GPU level (Hopper): `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` starts `acc + A · B`
     /// on the tensor cores (`wgmma.mma_async`), `A` stage `a_stage` of the buffer `a` (`M × K`)
-    /// and `B` stage `b_stage` of `b` (`K × N`), both read by the hardware from shared memory in
-    /// their `wgmma` layouts; the accumulator has an mma layout of version 3. The result is not
+    /// and `B` stage `b_stage` of `b` (`K × N`, or `N × K` with `trans_b`), both read by the
+    /// hardware from shared memory in their `wgmma` layouts; or `warp_group_dot %a, %b,
+    /// %b_stage, %acc` with `A` in registers (the `A` operand layout of the accumulator's). The
+    /// accumulator has an mma layout of version 3. The result is not
     /// ready, nor are the stages free to overwrite, until a `warp_group_wait` lets this group
     /// finish; until then the result may only flow into another `warp_group_dot` or a wait.
-    WarpGroupDot "warp_group_dot" => 1, Sync, Gpu;
+    WarpGroupDot {
+        /// `B`'s stage holds `Bᵀ` (`N × K`, `K` contiguous: "K-major", as flash attention's `K`
+        /// tile is loaded for `Q Kᵀ`) rather than `B` (`K × N`, `N` contiguous).
+        trans_b: bool = false,
+    } "warp_group_dot" => 1, Sync, Gpu;
     /// GPU level (Hopper): `warp_group_wait {pending = P} %acc` waits until at most `P` of this
     /// thread's `warp_group_dot` groups are unfinished and yields `acc`; with `P = 0` the result
     /// is complete.
@@ -963,7 +969,7 @@ impl OpKind {
             OpKind::LocalLoad { .. } => SharedMemoryUse::ReadsBuffers,
             // Its stages, asynchronously: a later write to them waits for the group, which
             // `pipeline-dot` orders, and for a barrier, which `insert-barriers` places.
-            OpKind::WarpGroupDot => SharedMemoryUse::ReadsBuffers,
+            OpKind::WarpGroupDot { .. } => SharedMemoryUse::ReadsBuffers,
             OpKind::AsyncCopy { .. } => SharedMemoryUse::WritesAsync(0),
             OpKind::AsyncWait { pending: 0 } => SharedMemoryUse::CompletesCopies,
             OpKind::Barrier => SharedMemoryUse::Barrier,
@@ -1041,7 +1047,7 @@ impl OpKind {
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
             | OpKind::LocalLoad { .. }
-            | OpKind::WarpGroupDot
+            | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
             | OpKind::FenceAsyncShared => false,
         }

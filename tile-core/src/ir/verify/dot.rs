@@ -89,7 +89,7 @@ impl Verifier<'_> {
     }
 
     /// Rule 28: `warp_group_dot`.
-    pub(super) fn warp_group_dot(&mut self, o: &Op<'_>) {
+    pub(super) fn warp_group_dot(&mut self, o: &Op<'_>, trans_b: bool) {
         let ops = o.ops;
         let res = o.res.clone();
         if !self.takes(o, &[4, 5]) {
@@ -108,7 +108,11 @@ impl Verifier<'_> {
         self.stage_operands(o.id, b, &t[t.len() - 2], "warp_group_dot");
         // The operands' `M × K` and `K × N`: a stage's last two extents, a register tile's two.
         let mk = &a.shape[usize::from(shared_a)..];
-        let kn = b.shape.get(1..).unwrap_or(&[]);
+        let kn: Vec<u32> = match b.shape.get(1..) {
+            Some(&[r, c]) if trans_b => vec![c, r],
+            Some(rc) => rc.to_vec(),
+            None => Vec::new(),
+        };
         let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16));
         let shapes = mk.len() == 2
             && kn.len() == 2
