@@ -250,7 +250,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     words.push(four);
                 }
             }
-            ASource::Registers(words)
+            ASource::Registers(self.pinned(words)?)
         };
         let b_stage = self.wgmma_stage(data, bi, bty)?;
         let b_desc = self.descriptor(b_stage, b_fixed)?;
@@ -404,6 +404,58 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .map(|&v| BasicMetadataValueEnum::from(v))
             .collect();
         self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
+    }
+
+    /// The words, passed through one empty inline assembly with side effects (each output tied
+    /// to its input): everything that computes them then stays before the `wgmma.fence` that
+    /// follows. Without it the demand order (`sink.rs`) moves each K step's packing, and the
+    /// element-wise chain that feeds it, to just before its `wgmma`, between the group's
+    /// instructions, and ptxas closes the group at each (a `warpgroup.arrive` it injects, and a
+    /// wait), serializing the K steps.
+    fn pinned(
+        &self,
+        words: Vec<Vec<BasicValueEnum<'ctx>>>,
+    ) -> Result<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let flat: Vec<BasicValueEnum<'ctx>> = words.iter().flatten().copied().collect();
+        let n = flat.len();
+        if n == 0 {
+            return Ok(words);
+        }
+        let ctx = self.context;
+        let i32_ty: BasicTypeEnum = ctx.i32_type().into();
+        let params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); n];
+        let fn_ty = ctx.struct_type(&vec![i32_ty; n], false).fn_type(&params, false);
+        let mut constraints: Vec<String> = (0..n).map(|_| "=r".to_string()).collect();
+        constraints.extend((0..n).map(|i| i.to_string()));
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            String::new(),
+            constraints.join(","),
+            true,
+            false,
+            None,
+            false,
+        );
+        let args: Vec<BasicMetadataValueEnum> = flat.iter().map(|&v| v.into()).collect();
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, &args, "")
+            .llvm()?;
+        let ValueKind::Basic(v) = call.try_as_basic_value() else {
+            bug("a value from the pinning asm");
+        };
+        let st = StructValue::try_from(v).or_bug("a struct from the pinning asm");
+        let mut out = Vec::with_capacity(words.len());
+        let mut i = 0u32;
+        for w in &words {
+            let mut row = Vec::with_capacity(w.len());
+            for _ in w {
+                row.push(self.builder.build_extract_value(st, i, "").llvm()?);
+                i += 1;
+            }
+            out.push(row);
+        }
+        Ok(out)
     }
 
     /// Inline PTX `text` with effects (so that neither LLVM nor the demand-order sink moves it),
