@@ -13,13 +13,15 @@
 //! in base 2 with `log2(e)·scale` folded into one multiply, `P = exp2(S·c − m)`, the accumulator
 //! rescaled by `exp2(m_old − m)`, and `acc += P Vⱼ` with `P` cast to the input type. With
 //! `CAUSAL = 1` the key blocks stop at the diagonal: the blocks fully below it run without a
-//! mask, the diagonal block with one (Triton's two stages).
+//! mask, the diagonal block with one (Triton's two stages); without it, the whole blocks run
+//! without a mask and a ragged last block (a length that is not a multiple of `BN`) with one.
 
 use tile::prelude::*;
 
 #[tile_fn]
-/// The key blocks `lo..hi` of one program: the online-softmax loop. `MASK = 1` applies the
-/// causal mask (key ≤ query) besides the sequence end.
+/// The key blocks `lo..hi` of one program: the online-softmax loop. `MASK = 0`: every key of
+/// every block is in the sequence and seen by every query (no mask, no compare); `1`: the causal
+/// mask (key ≤ query) and the sequence end; `2`: the sequence end only.
 fn attn_blocks(
     acc: Tile,
     m_i: Tile,
@@ -45,33 +47,26 @@ fn attn_blocks(
     let mut l_i = l_i;
     for start_n in (lo..hi).step_by(BN) {
         let cols = start_n + offs_n;
-        let col_ok = cols.expand_dims(0) < n_ctx;
-        // The key block as stored (`BN × HEAD_DIM`, rows contiguous), transposed for the
-        // product: on sm_90a `wgmma` reads it from the ring as it was copied (K-major).
-        let kb = load(
-            k_base + cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0),
-            cols.expand_dims(1) < n_ctx,
-            0.0,
-        );
-        let s = dot(q, kb.trans());
-        let mut s = select(col_ok, s * qk_scale, f32::NEG_INFINITY);
+        // The key and value blocks as stored (`BN × HEAD_DIM`, rows contiguous); the key block
+        // transposed for the product: on sm_90a `wgmma` reads it from the ring as it was copied
+        // (K-major).
+        let kv = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
+        let in_seq = cols.expand_dims(1) < n_ctx;
+        let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
         if MASK == 1 {
-            s = select(
-                offs_m.expand_dims(1) >= cols.expand_dims(0),
-                s,
-                f32::NEG_INFINITY,
-            );
+            let seen = (cols.expand_dims(0) < n_ctx) & (offs_m.expand_dims(1) >= cols.expand_dims(0));
+            s = select(seen, s, f32::NEG_INFINITY);
         }
-        let m_new = max(m_i, s.max(1));
-        let p = (s - m_new.expand_dims(1)).exp2();
+        if MASK == 2 {
+            s = select(cols.expand_dims(0) < n_ctx, s, f32::NEG_INFINITY);
+        }
+        // exp(s·scale − m) in base 2: the scale folded into one multiply-add per score.
+        let m_new = max(m_i, s.max(1) * qk_scale);
+        let p = (s * qk_scale - m_new.expand_dims(1)).exp2();
         let alpha = (m_i - m_new).exp2();
         l_i = l_i * alpha + p.sum(1);
-        let vt = load(
-            v_base + cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0),
-            cols.expand_dims(1) < n_ctx,
-            0.0,
-        );
-        acc = dot(p as T, vt, acc * alpha.expand_dims(1));
+        let vb = load(v_base + kv, in_seq, 0.0);
+        acc = dot(p as T, vb, acc * alpha.expand_dims(1));
         m_i = m_new;
     }
     (acc, m_i, l_i)
@@ -120,10 +115,12 @@ fn attn_forward(
     let mut m_i = zeros([BM]) + f32::NEG_INFINITY;
     let mut l_i = zeros([BM]);
     let (k_base, v_base) = (k + kv_off, v + kv_off);
-    // Without the causal mask every key block; with it, the blocks wholly below the diagonal,
-    // then the diagonal block with the mask.
+    // The blocks of keys that every query of the program sees and that lie wholly in the
+    // sequence run without a mask: without the causal mask, every whole block; with it, those
+    // below the diagonal. Then, masked: the diagonal block(s), or the ragged last block.
     let diag = start_m * BM;
-    let unmasked_end = select(CAUSAL == 1, diag, n_ctx);
+    let whole = (n_ctx / BN) * BN;
+    let unmasked_end = select(CAUSAL == 1, min(diag, whole), whole);
     let (a, m, l) = attn_blocks(
         acc, m_i, l_i, q_tile, k_base, v_base, kv_stride_s, offs_m, 0, unmasked_end, n_ctx,
         qk_scale, T, HEAD_DIM, BN, 0,
@@ -141,7 +138,7 @@ fn attn_forward(
             v_base,
             kv_stride_s,
             offs_m,
-            diag,
+            unmasked_end,
             min(diag + BM, n_ctx),
             n_ctx,
             qk_scale,
@@ -149,6 +146,14 @@ fn attn_forward(
             HEAD_DIM,
             BN,
             1,
+        );
+        acc = a;
+        m_i = m;
+        l_i = l;
+    } else {
+        let (a, m, l) = attn_blocks(
+            acc, m_i, l_i, q_tile, k_base, v_base, kv_stride_s, offs_m, whole, n_ctx, n_ctx,
+            qk_scale, T, HEAD_DIM, BN, 2,
         );
         acc = a;
         m_i = m;

@@ -100,6 +100,16 @@ impl Operand {
     }
 }
 
+/// True when `v` is a splat of the constant 0 (or that constant).
+fn zero_splat(f: &tile_core::ir::Function, v: tile_core::ir::ValueId) -> bool {
+    let Some(d) = f.def_op(v) else { return false };
+    match &f.op(d).kind {
+        OpKind::Splat => zero_splat(f, f.op(d).operands[0]),
+        OpKind::Constant(tile_core::ir::ConstValue::Float(x)) => *x == 0.0,
+        _ => false,
+    }
+}
+
 /// Where a `warp_group_dot` reads `A`: a stage, through descriptors, or registers.
 enum ASource<'ctx> {
     /// The stage's read and this warpgroup's descriptor.
@@ -207,7 +217,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let b_fixed = b.fixed_bits(trans_b);
         let dc = self.tensor_distribution(cty);
+        // A zero accumulator (`dot(a, b)` without one, flash attention's scores) is not read:
+        // the first K step runs with `scale-d = 0`, and no register is zeroed for it.
+        let zero_acc = zero_splat(self.f, data.operands[ci]);
         let mut acc = self.operand(data, ci).to_vec();
+        if zero_acc {
+            let poison = self.context.f32_type().get_poison().into();
+            acc.iter_mut().for_each(|v| *v = poison);
+        }
 
         let i32_ty = self.context.i32_type();
         let c32 = |x: u64| i32_ty.const_int(x, false);
@@ -296,7 +313,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         })
                         .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
-                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, trans_b, one, &c)?;
+                    let scale_d = if zero_acc && ks == 0 { c32(0) } else { one };
+                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, trans_b, scale_d, &c)?;
                     for (&i, v) in regs.iter().zip(d) {
                         acc[i] = v;
                     }
