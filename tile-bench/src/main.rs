@@ -40,6 +40,7 @@ use tile_examples::act_and_mul::kernels as act_and_mul;
 use tile_examples::common;
 use tile_examples::cross_entropy::ce;
 use tile_examples::elementwise_chains::kernels as elementwise_chains;
+use tile_examples::flash_attention;
 use tile_examples::fused_add_mul::kernels as fused_add_mul;
 use tile_examples::fused_add_rmsnorm::kernels as fused_add_rmsnorm;
 use tile_examples::fused_bias_gelu::kernels as fused_bias_gelu;

@@ -10,6 +10,7 @@ mod act_and_mul;
 mod cross_entropy;
 mod dropout;
 mod elementwise_chains;
+mod flash_attention;
 mod fused_add_mul;
 mod fused_add_rmsnorm;
 mod fused_bias_gelu;
@@ -28,7 +29,7 @@ mod tutorials;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 18] = [
+pub const FAMILIES: [&str; 19] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -46,6 +47,7 @@ pub const FAMILIES: [&str; 18] = [
     "fused_bias_gelu_dropout",
     "residual_bias_dropout",
     "moe_align",
+    "flash_attention",
     "tutorials",
 ];
 
@@ -120,6 +122,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         dropout::gelu_jobs(plan),
         dropout::residual_jobs(plan),
         moe_align::jobs(plan),
+        flash_attention::jobs(plan),
         tutorials::jobs(plan),
     ]
     .into_iter()
