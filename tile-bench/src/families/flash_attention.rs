@@ -14,8 +14,9 @@
 //! `gqa_fwd [1, 32, 8, 256, 128]` bf16), so a quick run joins a quick baseline; a full run checks
 //! those and the example's awkward shapes (lengths 1, 17, 130, 1000, 4097; grouped heads 2:1, 4:1,
 //! 4:1 and 32:1; causal and not; both dtypes) without timing them. The interpreter's smoke test
-//! runs the two 256-token small shapes and the example's own interpreter shapes (lengths 1, 17
-//! and 130): the other small shapes take the interpreter half a minute each.
+//! runs the two 256-token small shapes (keys a CPU baseline run has too) and the awkward lengths 1
+//! and 17, about ten seconds in a debug build; the other two small shapes are each about 16 times
+//! the work of a 256-token one.
 //!
 //! Inputs: `attn::Inputs` (uniform in [-1, 1), seeded from the shape), shared by the causal and
 //! the plain case of a shape. Check, before any timing: the output and the log-sum-exp of the rows
@@ -134,6 +135,15 @@ impl Group {
         v.into_iter().map(|x| x as i64).collect()
     }
 
+    /// The part of `attention.py` (`--attn-parts`) the group's rows belong to.
+    fn part(&self) -> &'static str {
+        if self.is_gqa() {
+            "gqa"
+        } else {
+            "fwd"
+        }
+    }
+
     /// The forward's variant for one mask, as `attention.py` names it.
     fn fwd_variant(&self, causal: bool) -> &'static str {
         match (self.is_gqa(), causal) {
@@ -193,16 +203,18 @@ fn small_groups() -> Vec<Group> {
 }
 
 /// The example's awkward shapes: lengths that are not multiples of the blocks, one token,
-/// grouped-query heads; `gpu` adds its GPU-only ones (lengths 1000 and 4097). Both head
-/// dimensions, both masks, both dtypes.
+/// grouped-query heads; both head dimensions, both masks, both dtypes. `gpu` adds the length 130
+/// (two row blocks, the second of two rows; a few seconds each on the interpreter, which the
+/// example's own interpreter run checks) and the example's GPU-only ones (lengths 1000 and
+/// 4097).
 fn awkward_groups(gpu: bool) -> Vec<Group> {
     let mut v = Vec::new();
     for d in [64, 128] {
         for dtype in [Dtype::F16, Dtype::Bf16] {
             v.push(gqa(1, 2, 2, 1, d, dtype, BOTH));
             v.push(gqa(2, 2, 1, 17, d, dtype, BOTH));
-            v.push(gqa(1, 4, 1, 130, d, dtype, BOTH));
             if gpu {
+                v.push(gqa(1, 4, 1, 130, d, dtype, BOTH));
                 v.push(gqa(2, 8, 2, 1000, d, dtype, BOTH));
                 v.push(gqa(1, 32, 1, 4097, d, dtype, BOTH));
             }
@@ -212,15 +224,17 @@ fn awkward_groups(gpu: bool) -> Vec<Group> {
 }
 
 /// Query rows (over batch and heads) of the largest small shape the interpreter runs: the two
-/// 256-token small shapes of four heads, about a second each, where the 1000-token and the
-/// 32-head ones take half a minute each.
+/// 256-token small shapes of four heads (a few seconds each in a debug build), not the
+/// 1000-token and the 32-head ones, each about 16 times their work.
 const INTERPRETER_ROWS: usize = 1024;
 
 /// The jobs of this family, one per [`Group`]: on a GPU, a full run checks the small and awkward
 /// shapes and checks then times the fwd grid and the grouped-query shapes; `--quick` checks and
 /// times the small shapes; the interpreter checks and times the small shapes of at most
 /// [`INTERPRETER_ROWS`] query rows (so that a smoke test joins the baseline's on their keys) and
-/// the example's interpreter shapes.
+/// the awkward lengths 1 and 17. `--attn-parts` keeps the groups of the parts it names
+/// (`gqa` for grouped-query heads, else `fwd`), `--attn-dtypes` the fwd grid's groups of the dtypes
+/// it names, as `attention.py` selects its cases.
 ///
 /// Backward rows, once the example has `attn::backward`: a second case type beside
 /// [`AttnCase`] whose state adds `dO` (drawn from the group's seed like Q, K, V), `dQ`, `dK`, `dV`
@@ -228,12 +242,21 @@ const INTERPRETER_ROWS: usize = 1024;
 /// `attention.py` runs the forward once before it times its backward), whose `run` launches
 /// `attn::backward` alone and whose `verify` compares `dQ`, `dK` and `dV` on sampled rows with the
 /// example's float64 backward reference at the example's tolerances. Each group with
-/// `hq == hkv` then benches it after the forward in [`bench()`] (the same inputs), with `Meta`
+/// `hq == hkv` then benches it after the forward in [`bench()`] (the same inputs; the forward's
+/// rows when the `fwd` part is asked for, the backward's when `bwd` is), with `Meta`
 /// variant `bwd` / `bwd_causal`, the `[B, H, S, D]` shape, bytes `8·B·H·S·D·size` (Q, K, V, O,
 /// dO read, dQ, dK, dV written) and FLOPs `2.5 ×` the forward's, which is how `attention.py`
 /// keys and counts its `bwd` rows.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let wants_part =
+        |g: &Group| plan.attn_parts.is_empty() || plan.attn_parts.iter().any(|p| p == g.part());
+    let wants_dtype = |g: &Group| {
+        g.is_gqa()
+            || plan.attn_dtypes.is_empty()
+            || plan.attn_dtypes.iter().any(|d| d == g.dtype.name())
+    };
     let small = small_groups();
+    let grid: Vec<Group> = timed_groups().into_iter().filter(wants_dtype).collect();
     let groups: Vec<(Group, bool)> = if !plan.gpu {
         let cheap = small
             .iter()
@@ -243,10 +266,11 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
     } else {
         let mut checks = small.clone();
         checks.extend(awkward_groups(true));
-        plan.shapes(&checks, &small, &timed_groups())
+        plan.shapes(&checks, &small, &grid)
     };
     groups
         .into_iter()
+        .filter(|(g, _)| wants_part(g))
         .map(|(g, timed)| {
             Job::new(NAME, g.label(), timed, move |ctx| match g.dtype {
                 Dtype::Bf16 => bench::<tile::bf16>(ctx, g, timed),
@@ -381,5 +405,75 @@ impl<T: Half> Case for AttnCase<'_, T> {
 
     fn forms(&self) -> Vec<Form> {
         vec![Form::Fused]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(gpu: bool, quick: bool, parts: &[&str], dtypes: &[&str]) -> Vec<String> {
+        let plan = Plan {
+            gpu,
+            quick,
+            attn_parts: parts.iter().map(|s| s.to_string()).collect(),
+            attn_dtypes: dtypes.iter().map(|s| s.to_string()).collect(),
+        };
+        jobs(&plan).into_iter().map(|j| j.label).collect()
+    }
+
+    #[test]
+    fn jobs_cover_attention_py_keys_and_select_parts_and_dtypes() {
+        let full = labels(true, false, &[], &[]);
+        let timed: Vec<&String> = full.iter().filter(|l| !l.ends_with("(check)")).collect();
+        // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes.
+        assert_eq!(timed.len(), 22);
+        assert_eq!(full.len() - timed.len(), 4 + 20);
+        assert!(full.contains(
+            &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
+        ));
+        assert!(timed.contains(&&"flash_attention fwd+fwd_causal 4x32x16384x128 bf16".to_string()));
+        assert!(timed.contains(&&"flash_attention gqa_fwd 4x32x1x4096x128 bf16".to_string()));
+
+        let quick = labels(true, true, &[], &[]);
+        assert_eq!(
+            quick,
+            [
+                "fwd 1x4x256x64 f16",
+                "fwd_causal 1x4x256x128 bf16",
+                "fwd_causal 1x4x1000x128 bf16",
+                "gqa_fwd 1x32x8x256x128 bf16",
+            ]
+            .map(|l| format!("flash_attention {l}"))
+        );
+
+        let part = labels(true, false, &["fwd"], &["bf16"]);
+        let timed: Vec<&String> = part.iter().filter(|l| !l.ends_with("(check)")).collect();
+        assert_eq!(timed.len(), 10);
+        assert!(timed
+            .iter()
+            .all(|l| l.contains(" fwd+fwd_causal ") && l.ends_with(" bf16")));
+        let gqa = labels(true, false, &["gqa"], &["f16"]);
+        assert!(gqa.iter().all(|l| l.contains("gqa_fwd")));
+        assert_eq!(gqa.iter().filter(|l| !l.ends_with("(check)")).count(), 2);
+        assert!(labels(true, false, &["decode"], &[]).is_empty());
+
+        // The interpreter: the two 256-token small shapes and lengths 1 and 17.
+        let interp = labels(false, false, &[], &[]);
+        assert_eq!(interp.len(), 2 + 8);
+    }
+
+    #[test]
+    fn flops_and_keys_are_attention_py_s() {
+        let g = dense(4, 32, 4096, 128, Dtype::Bf16, BOTH);
+        assert_eq!(g.key_shape(), vec![4, 32, 4096, 128]);
+        assert_eq!(
+            g.shape(false).flops(),
+            4.0 * 4.0 * 32.0 * 4096.0 * 4096.0 * 128.0
+        );
+        assert_eq!(g.shape(true).flops(), g.shape(false).flops() / 2.0);
+        let q = gqa(4, 32, 8, 4096, 128, Dtype::Bf16, PLAIN);
+        assert_eq!(q.key_shape(), vec![4, 32, 8, 4096, 128]);
+        assert_eq!((q.fwd_variant(false), q.part()), ("gqa_fwd", "gqa"));
     }
 }

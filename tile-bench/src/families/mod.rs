@@ -52,12 +52,16 @@ pub const FAMILIES: [&str; 19] = [
 ];
 
 /// What to run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     /// On a GPU (else the interpreter's smoke test).
     pub gpu: bool,
     /// `--quick`.
     pub quick: bool,
+    /// `--attn-parts`: the flash_attention family's parts to run (empty: all).
+    pub attn_parts: Vec<String>,
+    /// `--attn-dtypes`: the dtypes of the flash_attention family's fwd grid (empty: all).
+    pub attn_dtypes: Vec<String>,
 }
 
 impl Plan {
