@@ -2,8 +2,8 @@
 """Joins tile-bench's tile.json with bench/python/baseline.py's baseline.json into one table.
 
     python3 bench/join.py DIR                 # DIR/tile.json + DIR/baseline.json -> DIR/joined.md
-    python3 bench/join.py --tile T.json --baseline B.json [--baseline B2.json ...] --out joined.md
-                          [--plots DIR]
+    python3 bench/join.py --tile T.json [--tile T2.json ...] --baseline B.json
+                          [--baseline B2.json ...] --out joined.md [--plots DIR]
 
 Rows are joined on (kernel, variant, shape, dtype): per case the median time (ms) of every
 implementation (tile_fused, tile_unfused, torch_unfused, torch_native, cublas, triton, and where a
@@ -39,7 +39,9 @@ BASE = "tile_fused"
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("dir", nargs="?", help="folder with tile.json and baseline.json")
-    p.add_argument("--tile", help="tile-bench JSON (default DIR/tile.json)")
+    p.add_argument("--tile", action="append", help="tile-bench JSON (default DIR/tile.json); "
+                   "repeat it to join the rows of several tile-bench runs (the flash_attention "
+                   "family run in parts, --attn-parts on both sides)")
     p.add_argument("--baseline", action="append", help="baseline.py JSON (default "
                    "DIR/baseline.json); repeat it to join the rows of several baseline runs "
                    "(e.g. the flash_attention family run in parts)")
@@ -49,7 +51,7 @@ def parse_args(argv=None):
     if a.dir is None and (a.tile is None or a.baseline is None or a.out is None):
         p.error("give DIR, or all of --tile, --baseline and --out")
     d = a.dir or os.path.dirname(os.path.abspath(a.out))
-    a.tile = a.tile or os.path.join(d, "tile.json")
+    a.tile = a.tile or [os.path.join(d, "tile.json")]
     a.baseline = a.baseline or [os.path.join(d, "baseline.json")]
     a.out = a.out or os.path.join(d, "joined.md")
     a.plots = a.plots or os.path.join(d, "joined_plots")
@@ -66,6 +68,17 @@ def load(path, what):
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         print(f"join.py: {path} has no 'rows' list; is it a {what} file?", file=sys.stderr)
         raise SystemExit(2)
+    return doc
+
+
+def load_all(paths, what):
+    """The first file's document with the rows and failures of the others (runs in parts)
+    appended."""
+    doc = load(paths[0], what)
+    for path in paths[1:]:
+        more = load(path, what)
+        doc["rows"] = doc["rows"] + more["rows"]
+        doc["failures"] = (doc.get("failures") or []) + (more.get("failures") or [])
     return doc
 
 
@@ -259,12 +272,8 @@ def plots(cases, copy, folder, devices):
 
 def main(argv=None):
     a = parse_args(argv)
-    tile = load(a.tile, "tile-bench")
-    base = load(a.baseline[0], "baseline")
-    for path in a.baseline[1:]:  # further runs: their rows and failures join the first's
-        more = load(path, "baseline")
-        base["rows"] = base["rows"] + more["rows"]
-        base["failures"] = (base.get("failures") or []) + (more.get("failures") or [])
+    tile = load_all(a.tile, "tile-bench")
+    base = load_all(a.baseline, "baseline")
     cases, mismatches = collect([("tile-bench", tile), ("baseline", base)])
     copy = {"tile": tile.get("copy_gbps"), "baseline": base.get("copy_gbps")}
     dev_t, dev_b = tile.get("device", "?"), base.get("device", "?")

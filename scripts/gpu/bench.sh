@@ -9,11 +9,16 @@
 #   3. bench/join.py: one joined table (joined.md) with ratios, % of copy, TFLOP/s, and plots.
 #
 # Usage: bash scripts/gpu/bench.sh [--filter SUBSTR] [--graph-all] [--quick]
+#                                  [--attn-parts A,B] [--attn-dtypes A,B]
 #   --filter SUBSTR  only the families whose name contains SUBSTR (both sides)
 #   --graph-all      CUDA-graph timings for every case (default: only launch-bound ones)
 #   --quick          small shapes, few repetitions (a smoke test of the whole path)
+#   --attn-parts A,B / --attn-dtypes A,B   the flash_attention family in parts (both sides): its
+#                    baselines do not fit one call (scripts/gpu/README.md, "Attention in parts")
 # Environment: B (binaries, default .device-bin), OUT (results, default bench-out/, git-ignored),
-#   TILE_BENCH_TIMEOUT / BASELINE_TIMEOUT (seconds per side, default 400).
+#   TILE_BENCH_TIMEOUT / BASELINE_TIMEOUT (seconds per side, default 400; the two run one after
+#   the other, so keep their sum under a call's limit), BASELINE_ARGS (more arguments for
+#   baseline.py alone, split on spaces, e.g. "--attn-impls sdpa_cudnn,triton").
 # Writes: $OUT/joined.md, $OUT/summary.txt, and $OUT/bench.tgz (tile.json, tile.md,
 #   baseline.json, joined.md, logs, plots/ and joined_plots/): the device tool brings back only a
 #   few files, so the folder is packed.
@@ -29,25 +34,28 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --filter) FILTER="$2"; shift 2 ;;
     --graph-all|--quick) EXTRA+=("$1"); shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --attn-parts|--attn-dtypes) EXTRA+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+read -r -a BASE_EXTRA <<< "${BASELINE_ARGS:-}"
 PY=$B/bench; [ -f "$PY/join.py" ] || PY=bench
 L="$OUT/bench"
 mkdir -p "$L"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$L/device.txt"
 
-echo "== tile-bench ${FILTER:+--filter $FILTER}"
+echo "== tile-bench ${FILTER:+--filter $FILTER} ${EXTRA[*]+${EXTRA[*]}}"
 SECONDS=0
 timeout "${TILE_BENCH_TIMEOUT:-400}" "$B/tile-bench" ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} \
   --out "$L" > "$L/tile-bench.log" 2>&1
 rc_tile=$?; echo "exit $rc_tile after $SECONDS s" >> "$L/tile-bench.log"
 
-echo "== bench/python/baseline.py ${FILTER:+--filter $FILTER}"
+echo "== bench/python/baseline.py ${FILTER:+--filter $FILTER} ${EXTRA[*]+${EXTRA[*]}} ${BASELINE_ARGS:-}"
 SECONDS=0
 PYTHONUNBUFFERED=1 BASELINE_TIMEOUT="${BASELINE_TIMEOUT:-400}" timeout "${BASELINE_TIMEOUT:-400}" python3 "$PY/python/baseline.py" \
-  ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} --out "$L/baseline.json" > "$L/baseline.log" 2>&1
+  ${FILTER:+--filter "$FILTER"} ${EXTRA[@]+"${EXTRA[@]}"} ${BASE_EXTRA[@]+"${BASE_EXTRA[@]}"} \
+  --out "$L/baseline.json" > "$L/baseline.log" 2>&1
 rc_base=$?; echo "exit $rc_base after $SECONDS s" >> "$L/baseline.log"
 
 python3 "$PY/join.py" "$L" > "$L/join.log" 2>&1; echo "exit $?" >> "$L/join.log"

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 /// What `--help` prints.
 pub const USAGE: &str = "\
 usage: tile-bench [--filter SUBSTR] [--quick] [--out DIR] [--graph-all] [--warmup N] [--reps N]
-                  [--interpreter] [--no-plots]
+                  [--interpreter] [--no-plots] [--attn-parts A,B] [--attn-dtypes A,B]
 
 Benchmarks every kernel family of tile's examples, fused and unfused, against a float64 reference
 (checked before timing) and the device-to-device copy bandwidth; writes DIR/tile.json, DIR/tile.md
@@ -22,6 +22,11 @@ and DIR/plots/*.png|svg.
                    bench/python/baseline.py samples (examples/common/mod.rs: sample_ms)
   --interpreter    run on the CPU interpreter even if there is a GPU (smoke test, tiny sizes)
   --no-plots       skip the plots
+  --attn-parts A,B flash_attention family: only these parts, named as bench/python/baseline.py
+                   names them (fwd, bwd, gqa, varlen, mods, decode; default all; tile-bench has
+                   rows for fwd and gqa), so that a run in parts joins the baseline's parts
+  --attn-dtypes A,B flash_attention family: only these dtypes (bf16, f16) of the fwd grid, as
+                   baseline.py's --attn-dtypes (small and check-only shapes run in every dtype)
   -h, --help       this text
 
 Without a GPU the interpreter runs tiny sizes: a smoke test whose timings are meaningless.";
@@ -45,6 +50,32 @@ pub struct Opts {
     pub interpreter: bool,
     /// Skip the plots.
     pub no_plots: bool,
+    /// `--attn-parts` (empty: all).
+    pub attn_parts: Vec<String>,
+    /// `--attn-dtypes` (empty: all).
+    pub attn_dtypes: Vec<String>,
+}
+
+/// The parts of the flash_attention family, as `bench/python/attention.py` names them.
+pub const ATTN_PARTS: [&str; 6] = ["fwd", "bwd", "gqa", "varlen", "mods", "decode"];
+
+/// The dtypes `--attn-dtypes` takes.
+pub const ATTN_DTYPES: [&str; 2] = ["bf16", "f16"];
+
+/// A comma-separated list whose every item is one of `known` (empty items dropped).
+fn list_of(name: &str, v: &str, known: &[&str]) -> Result<Vec<String>, String> {
+    let items: Vec<String> = v
+        .split(',')
+        .filter(|x| !x.is_empty())
+        .map(String::from)
+        .collect();
+    match items.iter().find(|x| !known.contains(&x.as_str())) {
+        Some(bad) => Err(format!(
+            "{name}: unknown {bad:?}; known: {}",
+            known.join(", ")
+        )),
+        None => Ok(items),
+    }
 }
 
 impl Opts {
@@ -79,6 +110,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         reps: None,
         interpreter: false,
         no_plots: false,
+        attn_parts: Vec::new(),
+        attn_dtypes: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -121,6 +154,8 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
             }
             "--interpreter" => o.interpreter = true,
             "--no-plots" => o.no_plots = true,
+            "--attn-parts" => o.attn_parts = list_of(name, &value("parts")?, &ATTN_PARTS)?,
+            "--attn-dtypes" => o.attn_dtypes = list_of(name, &value("dtypes")?, &ATTN_DTYPES)?,
             "-h" | "--help" => return Ok(Parsed::Help),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -156,6 +191,13 @@ mod tests {
         );
         assert_eq!(o.warmup_reps(true), (2, 3));
         assert!(matches!(p(&["--help"]), Ok(Parsed::Help)));
+        let Ok(Parsed::Run(o)) = p(&["--attn-parts", "fwd,gqa", "--attn-dtypes=bf16"]) else {
+            panic!("should parse");
+        };
+        assert_eq!(
+            (o.attn_parts, o.attn_dtypes),
+            (vec!["fwd".into(), "gqa".into()], vec!["bf16".into()])
+        );
         for bad in [
             &["--filter"][..],
             &["--reps", "0"],
@@ -164,6 +206,8 @@ mod tests {
             &["--bogus"],
             &["--out", ""],
             &["--quick=1"],
+            &["--attn-parts", "fwd,bogus"],
+            &["--attn-dtypes", "f32"],
         ] {
             assert!(p(bad).is_err(), "{bad:?} should be rejected");
         }

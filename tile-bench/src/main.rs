@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p tile-bench -- [--filter SUBSTR] [--quick] [--out DIR] [--graph-all]
 //!                                      [--warmup N] [--reps N] [--interpreter] [--no-plots]
+//!                                      [--attn-parts A,B] [--attn-dtypes A,B]
 //! ```
 //!
 //! The kernels and their launchers are the examples' own (`examples/NAME/kernels.rs`, included by
@@ -40,6 +41,7 @@ use tile_examples::act_and_mul::kernels as act_and_mul;
 use tile_examples::common;
 use tile_examples::cross_entropy::ce;
 use tile_examples::elementwise_chains::kernels as elementwise_chains;
+use tile_examples::flash_attention;
 use tile_examples::fused_add_mul::kernels as fused_add_mul;
 use tile_examples::fused_add_rmsnorm::kernels as fused_add_rmsnorm;
 use tile_examples::fused_bias_gelu::kernels as fused_bias_gelu;
@@ -140,12 +142,25 @@ fn run(opts: Opts) -> Res<bool> {
     let plan = families::Plan {
         gpu,
         quick: opts.quick,
+        attn_parts: opts.attn_parts.clone(),
+        attn_dtypes: opts.attn_dtypes.clone(),
     };
     let jobs: Vec<families::Job> = families::jobs(&plan)
         .into_iter()
         .filter(|j| j.family.contains(opts.filter.as_str()))
         .collect();
     if jobs.is_empty() {
+        if families::FAMILIES
+            .iter()
+            .any(|f| f.contains(opts.filter.as_str()))
+        {
+            return Err(format!(
+                "nothing to run: the families matching --filter {:?} have no case in the \
+                 flash_attention parts {:?} (tile-bench has fwd and gqa)",
+                opts.filter, opts.attn_parts
+            )
+            .into());
+        }
         return Err(format!(
             "no kernel family matches --filter {:?}; families: {}",
             opts.filter,

@@ -116,6 +116,11 @@ fn interpreter_smoke_run_checks_every_family_and_writes_every_output() {
         Value::Null,
         serde_json::json!([2, 5000])
     ));
+    assert!(has(
+        "flash_attention",
+        "fwd".into(),
+        serde_json::json!([1, 4, 256, 64])
+    ));
 
     let md = std::fs::read_to_string(dir.join("tile.md")).expect("tile.md written");
     assert!(md.contains("MEANINGLESS"));

@@ -10,6 +10,7 @@ mod act_and_mul;
 mod cross_entropy;
 mod dropout;
 mod elementwise_chains;
+mod flash_attention;
 mod fused_add_mul;
 mod fused_add_rmsnorm;
 mod fused_bias_gelu;
@@ -28,7 +29,7 @@ mod tutorials;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 18] = [
+pub const FAMILIES: [&str; 19] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -46,16 +47,21 @@ pub const FAMILIES: [&str; 18] = [
     "fused_bias_gelu_dropout",
     "residual_bias_dropout",
     "moe_align",
+    "flash_attention",
     "tutorials",
 ];
 
 /// What to run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     /// On a GPU (else the interpreter's smoke test).
     pub gpu: bool,
     /// `--quick`.
     pub quick: bool,
+    /// `--attn-parts`: the flash_attention family's parts to run (empty: all).
+    pub attn_parts: Vec<String>,
+    /// `--attn-dtypes`: the dtypes of the flash_attention family's fwd grid (empty: all).
+    pub attn_dtypes: Vec<String>,
 }
 
 impl Plan {
@@ -120,6 +126,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         dropout::gelu_jobs(plan),
         dropout::residual_jobs(plan),
         moe_align::jobs(plan),
+        flash_attention::jobs(plan),
         tutorials::jobs(plan),
     ]
     .into_iter()

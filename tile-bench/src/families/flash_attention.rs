@@ -1,0 +1,479 @@
+//! FlashAttention forward, `O = softmax(Q Kᵀ / √D [+ causal mask]) V`
+//! (examples/flash_attention): the example's `attn::forward` (one kernel, `attn_fwd` for head
+//! dimension 64, `attn_fwd_d128` for 128), which also writes each row's log-sum-exp. One form,
+//! `tile_fused`; the baseline's rows (`bench/python/attention.py`) are PyTorch's
+//! `scaled_dot_product_attention` with each backend pinned, FlexAttention and Triton's
+//! fused-attention tutorial.
+//!
+//! Row keys as `attention.py` writes them: variants `fwd` and `fwd_causal` with shape
+//! `[B, H, S, D]`, `gqa_fwd` (grouped-query heads, `Hq ≠ Hkv`) with shape `[B, Hq, Hkv, S, D]`;
+//! dtypes `bf16` and `f16`. Timed shapes (a full GPU run): `fwd` and `fwd_causal` at B 4, H 32,
+//! S in {4096, 16384, 1024, 1000, 4097}, D in {128, 64}, both dtypes; `gqa_fwd`
+//! `[4, 32, 8, 4096, 128]` and `[4, 32, 1, 4096, 128]` bf16. `--quick` times `attention.py`'s
+//! small shapes (`[1, 4, 256, 64]` f16, `[1, 4, 256, 128]` and `[1, 4, 1000, 128]` bf16 causal,
+//! `gqa_fwd [1, 32, 8, 256, 128]` bf16), so a quick run joins a quick baseline; a full run checks
+//! those and the example's awkward shapes (lengths 1, 17, 130, 1000, 4097; grouped heads 2:1, 4:1,
+//! 4:1 and 32:1; causal and not; both dtypes) without timing them. The interpreter's smoke test
+//! runs the two 256-token small shapes (keys a CPU baseline run has too) and the awkward lengths 1
+//! and 17, about ten seconds in a debug build; the other two small shapes are each about 16 times
+//! the work of a 256-token one.
+//!
+//! Inputs: `attn::Inputs` (uniform in [-1, 1), seeded from the shape), shared by the causal and
+//! the plain case of a shape. Check, before any timing: the output and the log-sum-exp of the rows
+//! `attn::errors` checks (`attn::sampled_rows`: every row of small problems, else 64 rows over
+//! heads and positions) against the example's float64 reference (`attn::reference_row`), computed
+//! once per case; relative L2 error within the example's tolerances (output 4e-3 f16, 2e-2 bf16;
+//! log-sum-exp 1e-5). FLOPs as `attention.py` and Triton's tutorial count them:
+//! `4·B·Hq·S²·D`, half with the causal mask (`attn::Shape::flops`); rows carry TFLOP/s (as
+//! `gflops`). Bytes as `attention.py` counts them: Q, K, V read and O written once (the
+//! log-sum-exp's 4 bytes per query row, which the baseline's forward does not write, left out so
+//! the two sides' byte counts agree).
+//!
+//! Backward rows (`bwd`, `bwd_causal`, shape `[B, H, S, D]`, the `fwd` grid and small shapes with
+//! `Hq = Hkv`) belong to this family once the example has `attn::backward`; see [`jobs`] for how
+//! they are added.
+
+use tile::{Buffer, Device};
+
+use super::{i32_of, Job, Plan};
+use crate::common::Half;
+use crate::flash_attention::attn::{forward, reference_row, sampled_rows, Inputs, Shape};
+use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
+
+const NAME: &str = "flash_attention";
+
+/// Relative L2 tolerance of the log-sum-exp, as the example's.
+const LSE_TOL: f64 = 1e-5;
+
+/// The storage types of the family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dtype {
+    Bf16,
+    F16,
+}
+
+impl Dtype {
+    fn name(self) -> &'static str {
+        match self {
+            Dtype::Bf16 => "bf16",
+            Dtype::F16 => "f16",
+        }
+    }
+}
+
+/// One attention problem in one dtype and the masks it runs with: the cases that share inputs.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    batch: usize,
+    hq: usize,
+    hkv: usize,
+    n_ctx: usize,
+    d: usize,
+    dtype: Dtype,
+    /// The causal flags, each a case (and a row key) of its own.
+    causal: &'static [bool],
+}
+
+/// Plain and causal.
+const BOTH: &[bool] = &[false, true];
+/// Plain only.
+const PLAIN: &[bool] = &[false];
+/// Causal only.
+const CAUSAL: &[bool] = &[true];
+
+/// `[B, H, S, D]` in `dtype`, with the masks `causal`.
+fn dense(b: usize, h: usize, s: usize, d: usize, dtype: Dtype, causal: &'static [bool]) -> Group {
+    gqa(b, h, h, s, d, dtype, causal)
+}
+
+/// `[B, Hq, Hkv, S, D]` in `dtype`, with the masks `causal`.
+fn gqa(
+    batch: usize,
+    hq: usize,
+    hkv: usize,
+    n_ctx: usize,
+    d: usize,
+    dtype: Dtype,
+    causal: &'static [bool],
+) -> Group {
+    Group {
+        batch,
+        hq,
+        hkv,
+        n_ctx,
+        d,
+        dtype,
+        causal,
+    }
+}
+
+impl Group {
+    /// The example's shape of one case of the group.
+    fn shape(&self, causal: bool) -> Shape {
+        Shape {
+            batch: self.batch,
+            hq: self.hq,
+            hkv: self.hkv,
+            n_ctx: self.n_ctx,
+            d: self.d,
+            causal,
+        }
+    }
+
+    /// Grouped-query heads (the `gqa_fwd` variants and their five-number shape).
+    fn is_gqa(&self) -> bool {
+        self.hq != self.hkv
+    }
+
+    /// The row key's shape: `[B, H, S, D]`, or `[B, Hq, Hkv, S, D]` with grouped heads.
+    fn key_shape(&self) -> Vec<i64> {
+        let mut v = vec![self.batch, self.hq];
+        if self.is_gqa() {
+            v.push(self.hkv);
+        }
+        v.extend([self.n_ctx, self.d]);
+        v.into_iter().map(|x| x as i64).collect()
+    }
+
+    /// The part of `attention.py` (`--attn-parts`) the group's rows belong to.
+    fn part(&self) -> &'static str {
+        if self.is_gqa() {
+            "gqa"
+        } else {
+            "fwd"
+        }
+    }
+
+    /// The forward's variant for one mask, as `attention.py` names it.
+    fn fwd_variant(&self, causal: bool) -> &'static str {
+        match (self.is_gqa(), causal) {
+            (false, false) => "fwd",
+            (false, true) => "fwd_causal",
+            (true, false) => "gqa_fwd",
+            (true, true) => "gqa_fwd_causal",
+        }
+    }
+
+    /// What the progress bar says.
+    fn label(&self) -> String {
+        let variants: Vec<&str> = self.causal.iter().map(|&c| self.fwd_variant(c)).collect();
+        let shape: Vec<String> = self.key_shape().iter().map(|x| x.to_string()).collect();
+        format!(
+            "{} {} {}",
+            variants.join("+"),
+            shape.join("x"),
+            self.dtype.name()
+        )
+    }
+
+    /// A seed from the problem's numbers (the masks share it: one set of inputs).
+    fn seed(&self) -> u64 {
+        [self.batch, self.hq, self.hkv, self.n_ctx, self.d]
+            .iter()
+            .fold(17u64, |s, &x| {
+                s.wrapping_mul(1_000_003).wrapping_add(x as u64)
+            })
+    }
+}
+
+/// The full run's timed groups: `attention.py`'s fwd grid (its order: dtype, head dimension,
+/// length; both masks of a length share inputs) and its two grouped-query shapes.
+fn timed_groups() -> Vec<Group> {
+    let mut v = Vec::new();
+    for dtype in [Dtype::Bf16, Dtype::F16] {
+        for d in [128, 64] {
+            for s in [4096, 16384, 1024, 1000, 4097] {
+                v.push(dense(4, 32, s, d, dtype, BOTH));
+            }
+        }
+    }
+    v.push(gqa(4, 32, 8, 4096, 128, Dtype::Bf16, PLAIN));
+    v.push(gqa(4, 32, 1, 4096, 128, Dtype::Bf16, PLAIN));
+    v
+}
+
+/// `attention.py`'s small shapes (its `SMALL_FWD` and `SMALL_GQA`): what `--quick` times.
+fn small_groups() -> Vec<Group> {
+    vec![
+        dense(1, 4, 256, 64, Dtype::F16, PLAIN),
+        dense(1, 4, 256, 128, Dtype::Bf16, CAUSAL),
+        dense(1, 4, 1000, 128, Dtype::Bf16, CAUSAL),
+        gqa(1, 32, 8, 256, 128, Dtype::Bf16, PLAIN),
+    ]
+}
+
+/// The example's awkward shapes: lengths that are not multiples of the blocks, one token,
+/// grouped-query heads; both head dimensions, both masks, both dtypes. `gpu` adds the length 130
+/// (two row blocks, the second of two rows; a few seconds each on the interpreter, which the
+/// example's own interpreter run checks) and the example's GPU-only ones (lengths 1000 and
+/// 4097).
+fn awkward_groups(gpu: bool) -> Vec<Group> {
+    let mut v = Vec::new();
+    for d in [64, 128] {
+        for dtype in [Dtype::F16, Dtype::Bf16] {
+            v.push(gqa(1, 2, 2, 1, d, dtype, BOTH));
+            v.push(gqa(2, 2, 1, 17, d, dtype, BOTH));
+            if gpu {
+                v.push(gqa(1, 4, 1, 130, d, dtype, BOTH));
+                v.push(gqa(2, 8, 2, 1000, d, dtype, BOTH));
+                v.push(gqa(1, 32, 1, 4097, d, dtype, BOTH));
+            }
+        }
+    }
+    v
+}
+
+/// Query rows (over batch and heads) of the largest small shape the interpreter runs: the two
+/// 256-token small shapes of four heads (a few seconds each in a debug build), not the
+/// 1000-token and the 32-head ones, each about 16 times their work.
+const INTERPRETER_ROWS: usize = 1024;
+
+/// The jobs of this family, one per [`Group`]: on a GPU, a full run checks the small and awkward
+/// shapes and checks then times the fwd grid and the grouped-query shapes; `--quick` checks and
+/// times the small shapes; the interpreter checks and times the small shapes of at most
+/// [`INTERPRETER_ROWS`] query rows (so that a smoke test joins the baseline's on their keys) and
+/// the awkward lengths 1 and 17. `--attn-parts` keeps the groups of the parts it names
+/// (`gqa` for grouped-query heads, else `fwd`), `--attn-dtypes` the fwd grid's groups of the dtypes
+/// it names, as `attention.py` selects its cases.
+///
+/// Backward rows, once the example has `attn::backward`: a second case type beside
+/// [`AttnCase`] whose state adds `dO` (drawn from the group's seed like Q, K, V), `dQ`, `dK`, `dV`
+/// (poisoned with NaN) and the forward's `O` and log-sum-exp (computed in `setup`, untimed, as
+/// `attention.py` runs the forward once before it times its backward), whose `run` launches
+/// `attn::backward` alone and whose `verify` compares `dQ`, `dK` and `dV` on sampled rows with the
+/// example's float64 backward reference at the example's tolerances. Each group with
+/// `hq == hkv` then benches it after the forward in [`bench()`] (the same inputs; the forward's
+/// rows when the `fwd` part is asked for, the backward's when `bwd` is), with `Meta`
+/// variant `bwd` / `bwd_causal`, the `[B, H, S, D]` shape, bytes `8·B·H·S·D·size` (Q, K, V, O,
+/// dO read, dQ, dK, dV written) and FLOPs `2.5 ×` the forward's, which is how `attention.py`
+/// keys and counts its `bwd` rows.
+pub fn jobs(plan: &Plan) -> Vec<Job> {
+    let wants_part =
+        |g: &Group| plan.attn_parts.is_empty() || plan.attn_parts.iter().any(|p| p == g.part());
+    let wants_dtype = |g: &Group| {
+        g.is_gqa()
+            || plan.attn_dtypes.is_empty()
+            || plan.attn_dtypes.iter().any(|d| d == g.dtype.name())
+    };
+    let small = small_groups();
+    let grid: Vec<Group> = timed_groups().into_iter().filter(wants_dtype).collect();
+    let groups: Vec<(Group, bool)> = if !plan.gpu {
+        let cheap = small
+            .iter()
+            .filter(|g| g.batch * g.hq * g.n_ctx <= INTERPRETER_ROWS);
+        let v = cheap.copied().chain(awkward_groups(false));
+        v.map(|g| (g, true)).collect()
+    } else {
+        let mut checks = small.clone();
+        checks.extend(awkward_groups(true));
+        plan.shapes(&checks, &small, &grid)
+    };
+    groups
+        .into_iter()
+        .filter(|(g, _)| wants_part(g))
+        .map(|(g, timed)| {
+            Job::new(NAME, g.label(), timed, move |ctx| match g.dtype {
+                Dtype::Bf16 => bench::<tile::bf16>(ctx, g, timed),
+                Dtype::F16 => bench::<tile::f16>(ctx, g, timed),
+            })
+        })
+        .collect()
+}
+
+/// The forward cases of `g`: its inputs drawn once, each mask checked then (if `timed`) timed.
+fn bench<T: Half>(ctx: &mut Ctx, g: Group, timed: bool) -> Res<()> {
+    let s0 = g.shape(false);
+    i32_of(s0.q_len())?;
+    i32_of(s0.batch * s0.hq * s0.n_ctx)?;
+    let x = Inputs::<T>::new(&s0, g.seed());
+    let es = std::mem::size_of::<T>() as f64;
+    let (q_len, kv_len) = (s0.q_len() as f64, s0.kv_len() as f64);
+    for &causal in g.causal {
+        let s = g.shape(causal);
+        let meta = Meta {
+            kernel: NAME,
+            variant: Some(g.fwd_variant(causal)),
+            shape: g.key_shape(),
+            dtype: T::NAME,
+            bytes: es * (2.0 * q_len + 2.0 * kv_len),
+            flops: Some(s.flops()),
+            timed,
+        };
+        ctx.bench(&meta, &AttnCase::new(s, &x));
+    }
+    Ok(())
+}
+
+/// One forward case: the shape (with its mask), the inputs, and the float64 reference of the
+/// checked rows.
+struct AttnCase<'a, T> {
+    s: Shape,
+    x: &'a Inputs<T>,
+    /// The checked `(batch, head, row)`s.
+    rows: Vec<(usize, usize, usize)>,
+    /// Their output rows, one after the other.
+    want_o: Vec<f64>,
+    /// Their log-sum-exps.
+    want_lse: Vec<f64>,
+}
+
+impl<'a, T: Half> AttnCase<'a, T> {
+    fn new(s: Shape, x: &'a Inputs<T>) -> AttnCase<'a, T> {
+        let rows = sampled_rows(&s);
+        let (mut want_o, mut want_lse) = (Vec::new(), Vec::new());
+        for &(b, h, r) in &rows {
+            let (o, l) = reference_row(&s, x, b, h, r);
+            want_o.extend(o);
+            want_lse.push(l);
+        }
+        AttnCase {
+            s,
+            x,
+            rows,
+            want_o,
+            want_lse,
+        }
+    }
+}
+
+struct State<T: tile::Element> {
+    q: Buffer<T>,
+    k: Buffer<T>,
+    v: Buffer<T>,
+    o: Buffer<T>,
+    lse: Buffer<f32>,
+}
+
+impl<T: Half> Case for AttnCase<'_, T> {
+    type State = State<T>;
+
+    fn setup(&self, dev: &Device) -> Res<State<T>> {
+        let s = &self.s;
+        Ok(State {
+            q: dev.upload(&self.x.q)?,
+            k: dev.upload(&self.x.k)?,
+            v: dev.upload(&self.x.v)?,
+            o: dev.upload(&vec![T::from_f32(f32::NAN); s.q_len()])?,
+            lse: dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?,
+        })
+    }
+
+    fn run(&self, dev: &Device, st: &mut State<T>, form: Form) -> Result<(), tile::Error> {
+        match form {
+            Form::Fused => forward(dev, &self.s, &st.q, &st.k, &st.v, &mut st.o, &mut st.lse),
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    fn verify(&self, dev: &Device, st: &State<T>, _: Form) -> Res<Vec<OutErr>> {
+        let s = &self.s;
+        let (o, lse) = (dev.download(&st.o)?, dev.download(&st.lse)?);
+        let mut got_o = Vec::with_capacity(self.want_o.len());
+        let mut got_lse = Vec::with_capacity(self.want_lse.len());
+        for &(b, h, r) in &self.rows {
+            let row = (b * s.hq + h) * s.n_ctx + r;
+            got_o.extend(o[row * s.d..(row + 1) * s.d].iter().map(|t| t.to_f32()));
+            got_lse.push(lse[row]);
+        }
+        Ok(vec![
+            compare("o", &got_o, &self.want_o, T::TOL),
+            compare("lse", &got_lse, &self.want_lse, LSE_TOL),
+        ])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => {
+                let (kernel, bn) = if self.s.d == 64 {
+                    ("attn_fwd", 64)
+                } else {
+                    ("attn_fwd_d128", 32)
+                };
+                format!(
+                    "1 kernel: {kernel}, 128 query rows x {bn}-key blocks, 8 warps, 3 stages, \
+                     online softmax{}; writes O and the log-sum-exp",
+                    if self.s.causal {
+                        ", key blocks up to the diagonal"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(gpu: bool, quick: bool, parts: &[&str], dtypes: &[&str]) -> Vec<String> {
+        let plan = Plan {
+            gpu,
+            quick,
+            attn_parts: parts.iter().map(|s| s.to_string()).collect(),
+            attn_dtypes: dtypes.iter().map(|s| s.to_string()).collect(),
+        };
+        jobs(&plan).into_iter().map(|j| j.label).collect()
+    }
+
+    #[test]
+    fn jobs_cover_attention_py_keys_and_select_parts_and_dtypes() {
+        let full = labels(true, false, &[], &[]);
+        let timed: Vec<&String> = full.iter().filter(|l| !l.ends_with("(check)")).collect();
+        // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes.
+        assert_eq!(timed.len(), 22);
+        assert_eq!(full.len() - timed.len(), 4 + 20);
+        assert!(full.contains(
+            &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
+        ));
+        assert!(timed.contains(&&"flash_attention fwd+fwd_causal 4x32x16384x128 bf16".to_string()));
+        assert!(timed.contains(&&"flash_attention gqa_fwd 4x32x1x4096x128 bf16".to_string()));
+
+        let quick = labels(true, true, &[], &[]);
+        assert_eq!(
+            quick,
+            [
+                "fwd 1x4x256x64 f16",
+                "fwd_causal 1x4x256x128 bf16",
+                "fwd_causal 1x4x1000x128 bf16",
+                "gqa_fwd 1x32x8x256x128 bf16",
+            ]
+            .map(|l| format!("flash_attention {l}"))
+        );
+
+        let part = labels(true, false, &["fwd"], &["bf16"]);
+        let timed: Vec<&String> = part.iter().filter(|l| !l.ends_with("(check)")).collect();
+        assert_eq!(timed.len(), 10);
+        assert!(timed
+            .iter()
+            .all(|l| l.contains(" fwd+fwd_causal ") && l.ends_with(" bf16")));
+        let gqa = labels(true, false, &["gqa"], &["f16"]);
+        assert!(gqa.iter().all(|l| l.contains("gqa_fwd")));
+        assert_eq!(gqa.iter().filter(|l| !l.ends_with("(check)")).count(), 2);
+        assert!(labels(true, false, &["decode"], &[]).is_empty());
+
+        // The interpreter: the two 256-token small shapes and lengths 1 and 17.
+        let interp = labels(false, false, &[], &[]);
+        assert_eq!(interp.len(), 2 + 8);
+    }
+
+    #[test]
+    fn flops_and_keys_are_attention_py_s() {
+        let g = dense(4, 32, 4096, 128, Dtype::Bf16, BOTH);
+        assert_eq!(g.key_shape(), vec![4, 32, 4096, 128]);
+        assert_eq!(
+            g.shape(false).flops(),
+            4.0 * 4.0 * 32.0 * 4096.0 * 4096.0 * 128.0
+        );
+        assert_eq!(g.shape(true).flops(), g.shape(false).flops() / 2.0);
+        let q = gqa(4, 32, 8, 4096, 128, Dtype::Bf16, PLAIN);
+        assert_eq!(q.key_shape(), vec![4, 32, 8, 4096, 128]);
+        assert_eq!((q.fwd_variant(false), q.part()), ("gqa_fwd", "gqa"));
+    }
+}
