@@ -17,7 +17,9 @@ fn check<T: Half>(s: Shape) {
         dev.upload(&x.v).unwrap(),
     );
     let mut o = dev.upload(&vec![T::from_f32(f32::NAN); s.q_len()]).unwrap();
-    let mut lse = dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx]).unwrap();
+    let mut lse = dev
+        .upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])
+        .unwrap();
     forward(&dev, &s, &q, &k, &v, &mut o, &mut lse).unwrap();
     let (e, el) = errors(
         &s,

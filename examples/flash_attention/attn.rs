@@ -79,12 +79,8 @@ impl<T: Half> Inputs<T> {
     /// Inputs for `s` from `seed`.
     pub fn new(s: &Shape, seed: u64) -> Inputs<T> {
         let mut rng = Rng::new(seed);
-        let mut gen = |n: usize| -> Vec<T> {
-            rng.vec(n, -1.0, 1.0)
-                .into_iter()
-                .map(T::from_f32)
-                .collect()
-        };
+        let mut gen =
+            |n: usize| -> Vec<T> { rng.vec(n, -1.0, 1.0).into_iter().map(T::from_f32).collect() };
         let q = gen(s.q_len());
         let k = gen(s.kv_len());
         let v = gen(s.kv_len());

@@ -54,7 +54,8 @@ fn attn_blocks(
         let in_seq = cols.expand_dims(1) < n_ctx;
         let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
         if MASK == 1 {
-            let seen = (cols.expand_dims(0) < n_ctx) & (offs_m.expand_dims(1) >= cols.expand_dims(0));
+            let seen =
+                (cols.expand_dims(0) < n_ctx) & (offs_m.expand_dims(1) >= cols.expand_dims(0));
             s = select(seen, s, f32::NEG_INFINITY);
         }
         if MASK == 2 {
@@ -122,8 +123,22 @@ fn attn_forward(
     let whole = (n_ctx / BN) * BN;
     let unmasked_end = select(CAUSAL == 1, min(diag, whole), whole);
     let (a, m, l) = attn_blocks(
-        acc, m_i, l_i, q_tile, k_base, v_base, kv_stride_s, offs_m, 0, unmasked_end, n_ctx,
-        qk_scale, T, HEAD_DIM, BN, 0,
+        acc,
+        m_i,
+        l_i,
+        q_tile,
+        k_base,
+        v_base,
+        kv_stride_s,
+        offs_m,
+        0,
+        unmasked_end,
+        n_ctx,
+        qk_scale,
+        T,
+        HEAD_DIM,
+        BN,
+        0,
     );
     acc = a;
     m_i = m;
@@ -152,8 +167,22 @@ fn attn_forward(
         l_i = l;
     } else {
         let (a, m, l) = attn_blocks(
-            acc, m_i, l_i, q_tile, k_base, v_base, kv_stride_s, offs_m, whole, n_ctx, n_ctx,
-            qk_scale, T, HEAD_DIM, BN, 2,
+            acc,
+            m_i,
+            l_i,
+            q_tile,
+            k_base,
+            v_base,
+            kv_stride_s,
+            offs_m,
+            whole,
+            n_ctx,
+            n_ctx,
+            qk_scale,
+            T,
+            HEAD_DIM,
+            BN,
+            2,
         );
         acc = a;
         m_i = m;
@@ -200,8 +229,26 @@ pub fn attn_fwd(
     CAUSAL: Const<{ [0, 1] }>,
 ) {
     attn_forward(
-        q, k, v, o, lse, sm_scale, stride_b, stride_h, stride_s, kv_stride_b, kv_stride_h,
-        kv_stride_s, hq, hkv, n_ctx, T, 64, CAUSAL, 128, 64,
+        q,
+        k,
+        v,
+        o,
+        lse,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        64,
+        CAUSAL,
+        128,
+        64,
     );
 }
 
@@ -229,8 +276,26 @@ pub fn attn_fwd_d128(
     CAUSAL: Const<{ [0, 1] }>,
 ) {
     attn_forward(
-        q, k, v, o, lse, sm_scale, stride_b, stride_h, stride_s, kv_stride_b, kv_stride_h,
-        kv_stride_s, hq, hkv, n_ctx, T, 128, CAUSAL, 128, 32,
+        q,
+        k,
+        v,
+        o,
+        lse,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        128,
+        CAUSAL,
+        128,
+        32,
     );
 }
 

@@ -341,6 +341,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `B` from shared memory
     /// (N-major, or K-major where `b_k_major`: the instruction's `imm-trans-b` 1 or 0) and `A`
     /// from shared memory or four registers: `c` (`n / 2` registers) in, the new values out.
+    #[allow(clippy::too_many_arguments)]
     fn wgmma_asm(
         &self,
         ptx_ty: &str,
@@ -442,7 +443,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ctx = self.context;
         let i32_ty: BasicTypeEnum = ctx.i32_type().into();
         let params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); n];
-        let fn_ty = ctx.struct_type(&vec![i32_ty; n], false).fn_type(&params, false);
+        let fn_ty = ctx
+            .struct_type(&vec![i32_ty; n], false)
+            .fn_type(&params, false);
         let mut constraints: Vec<String> = (0..n).map(|_| "=r".to_string()).collect();
         constraints.extend((0..n).map(|i| i.to_string()));
         let asm = ctx.create_inline_asm(
