@@ -217,7 +217,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             // transposed (K-major); `mma.sync`'s `ldmatrix` reads have no such form here.
             let mut trans = None;
             if matches!(f.op(load).kind, OpKind::Trans) {
-                let wgmma = matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
+                let wgmma =
+                    matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
                 let inner = f.op(load).operands[0];
                 let loaded = f.def_op(inner).filter(|o| {
                     in_body.contains(o) && matches!(f.op(*o).kind, OpKind::Load { .. })
