@@ -376,3 +376,73 @@ pub fn grad_errors<T: Half>(
     };
     (e(dq, &rq), e(dk, &rk), e(dv, &rv))
 }
+
+/// Relative L2 errors of `dq`, `dk`, `dv` on sampled rows, for shapes too large for
+/// [`reference_grads`]: the `dQ` rows of [`sampled_rows`] and as many `dK`/`dV` rows (a key of
+/// one key/value head each), in float64 from the inputs and from the forward's `o` and `lse`
+/// (which [`errors`] checks against float64): `P_ij = exp(s_ij·scale − L_i)`,
+/// `Δ_i = rowsum(dO_i ∘ O_i)`. `O(S·D)` per `dQ` row, `O(group · S · D)` per key row.
+#[allow(clippy::too_many_arguments)]
+pub fn sampled_grad_errors<T: Half>(
+    s: &Shape,
+    x: &Inputs<T>,
+    o: &[T],
+    lse: &[f32],
+    dq: &[T],
+    dk: &[T],
+    dv: &[T],
+) -> (f64, f64, f64) {
+    let (n, d) = (s.n_ctx, s.d);
+    let group = s.hq / s.hkv;
+    let f = |t: T| f64::from(t.to_f32());
+    let sc = f64::from(scale(s));
+    let dot = |a: &[T], b: &[T]| a.iter().zip(b).map(|(&u, &w)| f(u) * f(w)).sum::<f64>();
+    let qrow = |b: usize, h: usize, i: usize| ((b * s.hq + h) * n + i) * d;
+    let kvrow = |b: usize, hk: usize, j: usize| ((b * s.hkv + hk) * n + j) * d;
+    // `P_ij` and `dP_ij − Δ_i` of query row `i` of head `(b, h)` and key `j`.
+    let terms = |b: usize, h: usize, i: usize, j: usize| {
+        let (qi, ki) = (qrow(b, h, i), kvrow(b, h / group, j));
+        let l = f64::from(lse[(b * s.hq + h) * n + i]);
+        let p = (dot(&x.q[qi..qi + d], &x.k[ki..ki + d]) * sc - l).exp();
+        let delta = dot(&x.d_o[qi..qi + d], &o[qi..qi + d]);
+        (p, dot(&x.d_o[qi..qi + d], &x.v[ki..ki + d]) - delta)
+    };
+    let (mut gq, mut wq) = (Vec::new(), Vec::new());
+    for (b, h, i) in sampled_rows(s) {
+        let keys = if s.causal { i + 1 } else { n };
+        let mut acc = vec![0.0; d];
+        for j in 0..keys {
+            let (p, g) = terms(b, h, i, j);
+            let kj = kvrow(b, h / group, j);
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += p * g * f(x.k[kj + c]) * sc;
+            }
+        }
+        let at = qrow(b, h, i);
+        gq.extend(dq[at..at + d].iter().map(|t| t.to_f32()));
+        wq.extend(acc);
+    }
+    let (mut gk, mut wk, mut gv, mut wv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let kv_shape = Shape { hq: s.hkv, ..*s };
+    for (b, hk, j) in sampled_rows(&kv_shape) {
+        let (mut ak, mut av) = (vec![0.0; d], vec![0.0; d]);
+        for h in hk * group..(hk + 1) * group {
+            let first = if s.causal { j } else { 0 };
+            for i in first..n {
+                let (p, g) = terms(b, h, i, j);
+                let qi = qrow(b, h, i);
+                for c in 0..d {
+                    ak[c] += p * g * f(x.q[qi + c]) * sc;
+                    av[c] += p * f(x.d_o[qi + c]);
+                }
+            }
+        }
+        let at = kvrow(b, hk, j);
+        gk.extend(dk[at..at + d].iter().map(|t| t.to_f32()));
+        wk.extend(ak);
+        gv.extend(dv[at..at + d].iter().map(|t| t.to_f32()));
+        wv.extend(av);
+    }
+    use crate::common::rel_l2;
+    (rel_l2(&gq, &wq), rel_l2(&gk, &wk), rel_l2(&gv, &wv))
+}
