@@ -156,6 +156,6 @@ fn an_unsupported_head_dimension_is_an_error() {
         dev.upload(&x.v).unwrap(),
     );
     let mut o = dev.upload(&x.q).unwrap();
-    let mut lse = dev.upload(&vec![0f32; 8]).unwrap();
+    let mut lse = dev.upload(&[0f32; 8]).unwrap();
     assert!(forward(&dev, &s, &q, &k, &v, &mut o, &mut lse).is_err());
 }

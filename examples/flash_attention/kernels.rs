@@ -1,4 +1,4 @@
-//! FlashAttention forward (FlashAttention-2's algorithm, as Triton's fused-attention tutorial
+//! FlashAttention forward and backward (FlashAttention-2's algorithm, as Triton's fused-attention tutorial
 //! writes it): `O = softmax(Q Kᵀ · scale [+ causal mask]) V` for every (batch, head), one program
 //! per block of `BM` query rows, looping over blocks of `BN` keys with an online softmax, so the
 //! `S × S` scores never reach memory. It also writes each row's log-sum-exp `L` (natural log),
@@ -14,6 +14,17 @@
 //! rescaled by `exp2(m_old − m)`, and `acc += P Vⱼ` with `P` cast to the input type. With
 //! `CAUSAL = 1` the key blocks stop at the diagonal: the blocks fully below it run without a
 //! mask, the diagonal block with one (Triton's two stages).
+//!
+//! The backward (FlashAttention-2's) recomputes `P = exp(S·scale − L)` from the saved `L` instead
+//! of storing it, in three kernels: [`attn_bwd_preprocess`] (`Δ = rowsum(dO ∘ O)` per query
+//! row), [`attn_bwd_dkdv`] (one program per block of keys, looping over the query blocks of
+//! every query head that reads them: `dV += Pᵀ dO`, `dP = dO Vᵀ`, `dS = P ∘ (dP − Δ)`,
+//! `dK += dSᵀ Q · scale`) and [`attn_bwd_dq`] (one program per block of queries, looping over
+//! key blocks: `dQ += dS K · scale`). With the causal mask both loops start or stop at the
+//! diagonal, its block masked and the others not. The `dK`/`dV` loop computes the transposed
+//! products (`Sᵀ = K Qᵀ`, `dPᵀ = V dOᵀ`) so that the tiles it loads (`Q`, `dO`) are right-hand
+//! operands the pipeline reads from its ring, and the computed `Pᵀ`, `dSᵀ` left-hand operands in
+//! registers.
 
 use tile::prelude::*;
 
