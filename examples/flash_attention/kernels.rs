@@ -1,8 +1,9 @@
 //! FlashAttention forward and backward (FlashAttention-2's algorithm, as Triton's
 //! fused-attention tutorial writes it). The forward: `O = softmax(Q Kᵀ · scale [+ causal mask]) V`
-//! for every (batch, head), one program per block of `BM` query rows, looping over blocks of `BN` keys with an online softmax, so the
-//! `S × S` scores never reach memory. It also writes each row's log-sum-exp `L` (natural log),
-//! from which a backward pass recomputes the probabilities.
+//! for every (batch, head), one program per block of `BM` query rows, looping over blocks of
+//! `BN` keys with an online softmax, so the `S × S` scores never reach memory. It also writes
+//! each row's log-sum-exp `L` (natural log), from which the backward recomputes the
+//! probabilities.
 //!
 //! Layout: `q`, `k`, `v` and `o` are `[batch, heads, seq, head_dim]` arrays addressed through
 //! strides (batch, head, token; `head_dim` contiguous), so BHSD and BSHD are both usable. Grouped
