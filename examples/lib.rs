@@ -19,7 +19,7 @@ pub mod cross_entropy {
 pub mod elementwise_chains {
     pub mod kernels;
 }
-/// FlashAttention forward: `softmax(Q Kᵀ · scale) V` with an online softmax.
+/// FlashAttention forward (`softmax(Q Kᵀ · scale) V` with an online softmax) and backward.
 pub mod flash_attention {
     pub mod attn;
     pub mod kernels;

@@ -1,10 +1,14 @@
-//! Host side of the flash-attention example: shapes, inputs, the launch, and a float64
-//! reference per sampled row.
+//! Host side of the flash-attention example: shapes, inputs, the forward and backward
+//! launches, a float64 reference of the forward per sampled row, and a float64 reference of the
+//! gradients `dQ`, `dK`, `dV` (analytic, from the float64 forward).
 
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
-use super::kernels::{attn_fwd, attn_fwd_d128, grid};
+use super::kernels::{
+    attn_bwd_dkdv, attn_bwd_dkdv_d128, attn_bwd_dq, attn_bwd_dq_d128, attn_bwd_preprocess,
+    attn_fwd, attn_fwd_d128, grid, grid_dkdv, grid_dq, grid_preprocess,
+};
 
 /// One attention problem: `batch × hq` query heads of `n_ctx` tokens sharing `hkv` key/value
 /// heads, `d` components per head, BHSD layout (contiguous `[batch, heads, n_ctx, d]`).
@@ -47,6 +51,12 @@ impl Shape {
         }
     }
 
+    /// The backward's floating-point operations as Triton's tutorial counts them: 2.5 times the
+    /// forward's (five products of `2·S²·D` per head, where the forward has two).
+    pub fn bwd_flops(&self) -> f64 {
+        2.5 * self.flops()
+    }
+
     /// `batch×hq(/hkv)×n_ctx×d` and `causal`, for tables.
     pub fn label(&self) -> String {
         let heads = if self.hkv == self.hq {
@@ -65,7 +75,8 @@ impl Shape {
     }
 }
 
-/// Random `q`, `k`, `v` in `T` (uniform in [-1, 1)), and their exact values as f64.
+/// Random `q`, `k`, `v` and output gradient `d_o` in `T` (uniform in [-1, 1)); their values as
+/// f64 are exact.
 pub struct Inputs<T> {
     /// Queries.
     pub q: Vec<T>,
@@ -73,6 +84,8 @@ pub struct Inputs<T> {
     pub k: Vec<T>,
     /// Values.
     pub v: Vec<T>,
+    /// The gradient of the loss with respect to the output (the backward's input).
+    pub d_o: Vec<T>,
 }
 
 impl<T: Half> Inputs<T> {
@@ -84,7 +97,8 @@ impl<T: Half> Inputs<T> {
         let q = gen(s.q_len());
         let k = gen(s.kv_len());
         let v = gen(s.kv_len());
-        Inputs { q, k, v }
+        let d_o = gen(s.q_len());
+        Inputs { q, k, v, d_o }
     }
 }
 
@@ -201,4 +215,234 @@ pub fn errors<T: Half>(s: &Shape, x: &Inputs<T>, o: &[T], lse: &[f32]) -> (f64, 
         crate::common::rel_l2(&got, &want),
         crate::common::rel_l2(&lg, &lw),
     )
+}
+
+/// The backward's buffers besides the forward's: its inputs `d_o`, `o` and `lse` (the forward's
+/// results), its outputs `dq`, `dk`, `dv` (each shaped as `q`, `k`, `v`), and the scratch `delta`
+/// (`[batch · hq, n_ctx]` f32, written by the preprocessing kernel).
+pub struct Grads<'a, T: Half> {
+    /// The forward's output.
+    pub o: &'a Buffer<T>,
+    /// The forward's log-sum-exp (natural log).
+    pub lse: &'a Buffer<f32>,
+    /// The output gradient.
+    pub d_o: &'a Buffer<T>,
+    /// `dL/dQ`.
+    pub dq: &'a mut Buffer<T>,
+    /// `dL/dK`.
+    pub dk: &'a mut Buffer<T>,
+    /// `dL/dV`.
+    pub dv: &'a mut Buffer<T>,
+    /// Scratch: `rowsum(dO ∘ O)`.
+    pub delta: &'a mut Buffer<f32>,
+}
+
+/// The backward pass (FlashAttention-2's): `delta = rowsum(dO ∘ O)`, then `dK`, `dV` (one
+/// program per block of keys of a key/value head, summing its group's query heads), then `dQ`
+/// (one program per block of queries). `q`, `k`, `v` in BHSD layout as for [`forward`].
+pub fn backward<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    q: &Buffer<T>,
+    k: &Buffer<T>,
+    v: &Buffer<T>,
+    g: Grads<'_, T>,
+) -> Result<(), tile::Error> {
+    let (d, n) = (s.d as i32, s.n_ctx as i32);
+    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
+    let (kb, kh) = (s.hkv as i32 * n * d, n * d);
+    let (hq, hkv) = (s.hq as i32, s.hkv as i32);
+    let causal = i32::from(s.causal);
+    let sm = scale(s);
+    if s.d != 64 && s.d != 128 {
+        return Err(tile::Error::Args(format!(
+            "head dimension {}: the example has kernels for 64 and 128",
+            s.d
+        )));
+    }
+    attn_bwd_preprocess::launch(
+        dev,
+        grid_preprocess(s.batch, s.hq, s.n_ctx),
+        g.o,
+        g.d_o,
+        g.delta,
+        sb,
+        sh,
+        ss,
+        hq,
+        n,
+        d,
+    )?;
+    let gkv = grid_dkdv(s.batch, s.hkv, s.n_ctx, s.d);
+    let gq = grid_dq(s.batch, s.hq, s.n_ctx);
+    let delta: &Buffer<f32> = g.delta;
+    if s.d == 64 {
+        attn_bwd_dkdv::launch(
+            dev, gkv, q, k, v, g.d_o, g.lse, delta, g.dk, g.dv, sm, sb, sh, ss, kb, kh, ss, hq,
+            hkv, n, causal,
+        )?;
+        attn_bwd_dq::launch(
+            dev, gq, q, k, v, g.d_o, g.lse, delta, g.dq, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n,
+            causal,
+        )
+    } else {
+        attn_bwd_dkdv_d128::launch(
+            dev, gkv, q, k, v, g.d_o, g.lse, delta, g.dk, g.dv, sm, sb, sh, ss, kb, kh, ss, hq,
+            hkv, n, causal,
+        )?;
+        attn_bwd_dq_d128::launch(
+            dev, gq, q, k, v, g.d_o, g.lse, delta, g.dq, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n,
+            causal,
+        )
+    }
+}
+
+/// The float64 gradients `(dq, dk, dv)` of the whole problem, laid out as `q`, `k`, `v`: per
+/// query head, the probabilities `P` from the float64 forward, `dV += Pᵀ dO`, `dP = dO Vᵀ`,
+/// `dS = P ∘ (dP − rowsum(P ∘ dP))`, `dQ = dS K · scale`, `dK += dSᵀ Q · scale` (`dK`, `dV`
+/// summed over the query heads sharing a key/value head). `O(batch · hq · S² · D)`: for the
+/// interpreter's shapes and the GPU's awkward ones.
+pub fn reference_grads<T: Half>(s: &Shape, x: &Inputs<T>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (n, d) = (s.n_ctx, s.d);
+    let f = |t: T| f64::from(t.to_f32());
+    let sc = f64::from(scale(s));
+    let (mut dq, mut dk, mut dv) = (
+        vec![0.0; s.q_len()],
+        vec![0.0; s.kv_len()],
+        vec![0.0; s.kv_len()],
+    );
+    let mut p = vec![0.0f64; n];
+    let mut dp = vec![0.0f64; n];
+    for b in 0..s.batch {
+        for h in 0..s.hq {
+            let hk = h / (s.hq / s.hkv);
+            let qo = (b * s.hq + h) * n * d;
+            let kvo = (b * s.hkv + hk) * n * d;
+            for i in 0..n {
+                let keys = if s.causal { i + 1 } else { n };
+                let qi = &x.q[qo + i * d..qo + (i + 1) * d];
+                let doi = &x.d_o[qo + i * d..qo + (i + 1) * d];
+                for (j, pj) in p.iter_mut().enumerate().take(keys) {
+                    let kj = &x.k[kvo + j * d..kvo + (j + 1) * d];
+                    *pj = qi.iter().zip(kj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * sc;
+                }
+                let m = p[..keys].iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let mut sum = 0.0;
+                for pj in &mut p[..keys] {
+                    *pj = (*pj - m).exp();
+                    sum += *pj;
+                }
+                let mut delta = 0.0;
+                for j in 0..keys {
+                    p[j] /= sum;
+                    let vj = &x.v[kvo + j * d..kvo + (j + 1) * d];
+                    dp[j] = doi.iter().zip(vj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>();
+                    delta += p[j] * dp[j];
+                }
+                for j in 0..keys {
+                    let ds = p[j] * (dp[j] - delta);
+                    for c in 0..d {
+                        dv[kvo + j * d + c] += p[j] * f(doi[c]);
+                        dq[qo + i * d + c] += ds * f(x.k[kvo + j * d + c]) * sc;
+                        dk[kvo + j * d + c] += ds * f(qi[c]) * sc;
+                    }
+                }
+            }
+        }
+    }
+    (dq, dk, dv)
+}
+
+/// The relative L2 tolerance of each gradient against float64: the forward's ([`Half::TOL`],
+/// 4e-3 for f16 and 2e-2 for bf16). The gradients go through a few more roundings to `T` than
+/// the output (`P` and `dS` before their products, and the result); on the interpreter's
+/// shapes they stay near 3e-4 (f16) and 3e-3 (bf16).
+pub fn grad_tol<T: Half>() -> f64 {
+    T::TOL
+}
+
+/// Relative L2 errors of `dq`, `dk`, `dv` against [`reference_grads`].
+pub fn grad_errors<T: Half>(
+    s: &Shape,
+    x: &Inputs<T>,
+    dq: &[T],
+    dk: &[T],
+    dv: &[T],
+) -> (f64, f64, f64) {
+    let (rq, rk, rv) = reference_grads(s, x);
+    let e = |got: &[T], want: &[f64]| {
+        let got: Vec<f32> = got.iter().map(|t| t.to_f32()).collect();
+        crate::common::rel_l2(&got, want)
+    };
+    (e(dq, &rq), e(dk, &rk), e(dv, &rv))
+}
+
+/// Relative L2 errors of `dq`, `dk`, `dv` on sampled rows, for shapes too large for
+/// [`reference_grads`]: the `dQ` rows of [`sampled_rows`] and as many `dK`/`dV` rows (a key of
+/// one key/value head each), in float64 from the inputs and from the forward's `o` and `lse`
+/// (which [`errors`] checks against float64): `P_ij = exp(s_ij·scale − L_i)`,
+/// `Δ_i = rowsum(dO_i ∘ O_i)`. `O(S·D)` per `dQ` row, `O(group · S · D)` per key row.
+#[allow(clippy::too_many_arguments)]
+pub fn sampled_grad_errors<T: Half>(
+    s: &Shape,
+    x: &Inputs<T>,
+    o: &[T],
+    lse: &[f32],
+    dq: &[T],
+    dk: &[T],
+    dv: &[T],
+) -> (f64, f64, f64) {
+    let (n, d) = (s.n_ctx, s.d);
+    let group = s.hq / s.hkv;
+    let f = |t: T| f64::from(t.to_f32());
+    let sc = f64::from(scale(s));
+    let dot = |a: &[T], b: &[T]| a.iter().zip(b).map(|(&u, &w)| f(u) * f(w)).sum::<f64>();
+    let qrow = |b: usize, h: usize, i: usize| ((b * s.hq + h) * n + i) * d;
+    let kvrow = |b: usize, hk: usize, j: usize| ((b * s.hkv + hk) * n + j) * d;
+    // `P_ij` and `dP_ij − Δ_i` of query row `i` of head `(b, h)` and key `j`.
+    let terms = |b: usize, h: usize, i: usize, j: usize| {
+        let (qi, ki) = (qrow(b, h, i), kvrow(b, h / group, j));
+        let l = f64::from(lse[(b * s.hq + h) * n + i]);
+        let p = (dot(&x.q[qi..qi + d], &x.k[ki..ki + d]) * sc - l).exp();
+        let delta = dot(&x.d_o[qi..qi + d], &o[qi..qi + d]);
+        (p, dot(&x.d_o[qi..qi + d], &x.v[ki..ki + d]) - delta)
+    };
+    let (mut gq, mut wq) = (Vec::new(), Vec::new());
+    for (b, h, i) in sampled_rows(s) {
+        let keys = if s.causal { i + 1 } else { n };
+        let mut acc = vec![0.0; d];
+        for j in 0..keys {
+            let (p, g) = terms(b, h, i, j);
+            let kj = kvrow(b, h / group, j);
+            for (c, a) in acc.iter_mut().enumerate() {
+                *a += p * g * f(x.k[kj + c]) * sc;
+            }
+        }
+        let at = qrow(b, h, i);
+        gq.extend(dq[at..at + d].iter().map(|t| t.to_f32()));
+        wq.extend(acc);
+    }
+    let (mut gk, mut wk, mut gv, mut wv) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let kv_shape = Shape { hq: s.hkv, ..*s };
+    for (b, hk, j) in sampled_rows(&kv_shape) {
+        let (mut ak, mut av) = (vec![0.0; d], vec![0.0; d]);
+        for h in hk * group..(hk + 1) * group {
+            let first = if s.causal { j } else { 0 };
+            for i in first..n {
+                let (p, g) = terms(b, h, i, j);
+                let qi = qrow(b, h, i);
+                for c in 0..d {
+                    ak[c] += p * g * f(x.q[qi + c]) * sc;
+                    av[c] += p * f(x.d_o[qi + c]);
+                }
+            }
+        }
+        let at = kvrow(b, hk, j);
+        gk.extend(dk[at..at + d].iter().map(|t| t.to_f32()));
+        wk.extend(ak);
+        gv.extend(dv[at..at + d].iter().map(|t| t.to_f32()));
+        wv.extend(av);
+    }
+    use crate::common::rel_l2;
+    (rel_l2(&gq, &wq), rel_l2(&gk, &wk), rel_l2(&gv, &wv))
 }

@@ -1,8 +1,9 @@
-//! FlashAttention forward (FlashAttention-2's algorithm, as Triton's fused-attention tutorial
-//! writes it): `O = softmax(Q Kᵀ · scale [+ causal mask]) V` for every (batch, head), one program
-//! per block of `BM` query rows, looping over blocks of `BN` keys with an online softmax, so the
-//! `S × S` scores never reach memory. It also writes each row's log-sum-exp `L` (natural log),
-//! from which a backward pass recomputes the probabilities.
+//! FlashAttention forward and backward (FlashAttention-2's algorithm, as Triton's
+//! fused-attention tutorial writes it). The forward: `O = softmax(Q Kᵀ · scale [+ causal mask]) V`
+//! for every (batch, head), one program per block of `BM` query rows, looping over blocks of
+//! `BN` keys with an online softmax, so the `S × S` scores never reach memory. It also writes
+//! each row's log-sum-exp `L` (natural log), from which the backward recomputes the
+//! probabilities.
 //!
 //! Layout: `q`, `k`, `v` and `o` are `[batch, heads, seq, head_dim]` arrays addressed through
 //! strides (batch, head, token; `head_dim` contiguous), so BHSD and BSHD are both usable. Grouped
@@ -15,6 +16,17 @@
 //! `CAUSAL = 1` the key blocks stop at the diagonal: the blocks fully below it run without a
 //! mask, the diagonal block with one (Triton's two stages); without it, the whole blocks run
 //! without a mask and a ragged last block (a length that is not a multiple of `BN`) with one.
+//!
+//! The backward (FlashAttention-2's) recomputes `P = exp(S·scale − L)` from the saved `L` instead
+//! of storing it, in three kernels: [`attn_bwd_preprocess`] (`Δ = rowsum(dO ∘ O)` per query
+//! row), [`attn_bwd_dkdv`] (one program per block of keys, looping over the query blocks of
+//! every query head that reads them: `dV += Pᵀ dO`, `dP = dO Vᵀ`, `dS = P ∘ (dP − Δ)`,
+//! `dK += dSᵀ Q · scale`) and [`attn_bwd_dq`] (one program per block of queries, looping over
+//! key blocks: `dQ += dS K · scale`). With the causal mask both loops start or stop at the
+//! diagonal, its block masked and the others not. The `dK`/`dV` loop computes the transposed
+//! products (`Sᵀ = K Qᵀ`, `dPᵀ = V dOᵀ`) so that the tiles it loads (`Q`, `dO`) are right-hand
+//! operands the pipeline reads from its ring, and the computed `Pᵀ`, `dSᵀ` left-hand operands in
+//! registers.
 
 use tile::prelude::*;
 
@@ -308,5 +320,612 @@ pub fn grid(batch: usize, hq: usize, n_ctx: usize) -> Grid {
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = attn_fwd::KERNELS.to_vec();
     v.extend(attn_fwd_d128::KERNELS);
+    v.extend(attn_bwd_preprocess::KERNELS);
+    v.extend(attn_bwd_dkdv::KERNELS);
+    v.extend(attn_bwd_dkdv_d128::KERNELS);
+    v.extend(attn_bwd_dq::KERNELS);
+    v.extend(attn_bwd_dq_d128::KERNELS);
     v
+}
+
+#[tile_kernel(num_warps = 4, specialize = aligned)]
+/// The backward's first step: `delta = rowsum(dO ∘ O)` per query row (f32, `[batch · hq,
+/// n_ctx]`), the term `rowsum(P ∘ dP)` of the softmax gradient (they are equal: `dP = dO Vᵀ`
+/// and `O = P V`). Program `(i, bh)` does rows `i·64 .. (i+1)·64` of head `bh`; launch
+/// `(cdiv(n_ctx, 64), batch · hq)` programs. `o` and `d_o` have `q`'s strides.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_preprocess(
+    o: Ptr<T>,
+    d_o: Ptr<T>,
+    delta: Ptr<f32>,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    hq: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+    BM: Const<64>,
+) {
+    let bh = program_id(1);
+    let off = (bh / hq) * stride_b + (bh % hq) * stride_h;
+    let rows = program_id(0) * BM + arange(0, BM);
+    let offs = off + rows.expand_dims(1) * stride_s + arange(0, HEAD_DIM).expand_dims(0);
+    let ok = rows.expand_dims(1) < n_ctx;
+    let ov = load(o + offs, ok, 0.0) as f32;
+    let dov = load(d_o + offs, ok, 0.0) as f32;
+    store(delta + bh * n_ctx + rows, (ov * dov).sum(1), rows < n_ctx);
+}
+
+#[tile_fn]
+/// The query blocks `lo..hi` of one query head for one block of keys: accumulates the columns
+/// `d_lo .. d_lo + DV` of `dK` and `dV` of the keys (without `dK`'s factor `scale`). Everything is kept transposed, keys along
+/// the rows: `Sᵀ = K Qᵀ`, `Pᵀ = exp2(Sᵀ·c − L·log2 e)`, `dV += Pᵀ dO`, `dPᵀ = V dOᵀ`,
+/// `dSᵀ = Pᵀ ∘ (dPᵀ − Δ)`, `dK += dSᵀ Q`. So the tiles loaded in the loop (`Q`, `dO`) are the
+/// right-hand operands, read from the shared-memory ring as loaded (row by row) or transposed,
+/// and the computed `Pᵀ`, `dSᵀ` are left-hand operands in registers, as the first product left
+/// them. A tile used by two products is loaded twice (a ring feeds one `dot`). `MASK = 1` keeps
+/// key ≤ query. Query rows past `n_ctx` load as zeros (and `L`, `Δ` as
+/// 0): their `dO` and `Q` rows are zero, so they add nothing.
+fn bwd_kv_blocks(
+    dk: Tile,
+    dv: Tile,
+    k_tile: Tile,
+    v_tile: Tile,
+    q_base: Tile,
+    do_base: Tile,
+    lse_row: Tile,
+    delta_row: Tile,
+    stride_s: i32,
+    offs_n: Tile,
+    d_lo: i32,
+    lo: i32,
+    hi: i32,
+    n_ctx: i32,
+    qk_scale: f32,
+    T: Type,
+    HEAD_DIM: Const,
+    DV: Const,
+    BM: Const,
+    MASK: Const,
+) -> (Tile, Tile) {
+    let offs_m = arange(0, BM);
+    let offs_d = arange(0, HEAD_DIM);
+    let offs_dv = d_lo + arange(0, DV);
+    let mut dk = dk;
+    let mut dv = dv;
+    for start_m in (lo..hi).step_by(BM) {
+        let rows = start_m + offs_m;
+        let row_ok = rows < n_ctx;
+        let at = rows.expand_dims(1) * stride_s + offs_d.expand_dims(0);
+        let qb = load(q_base + at, row_ok.expand_dims(1), 0.0);
+        // `L` and `Δ` one element per access: a thread holds pairs of queries in this layout,
+        // and paired loads would ask `n_ctx` to be even (the rows of `L` are `n_ctx` apart);
+        // the `select` hides the pairs from the compiler's contiguity analysis.
+        let rows1 = select(row_ok, rows, 0);
+        let l2 = load(lse_row + rows1, row_ok, 0.0) * 1.4426950408889634; // log2(e)
+        let st = dot(k_tile, qb.trans());
+        let mut pt = (st * qk_scale - l2.expand_dims(0)).exp2();
+        if MASK == 1 {
+            pt = select(offs_n.expand_dims(1) <= rows.expand_dims(0), pt, 0.0);
+        }
+        let at_dv = rows.expand_dims(1) * stride_s + offs_dv.expand_dims(0);
+        let dob = load(do_base + at_dv, row_ok.expand_dims(1), 0.0);
+        dv = dot(pt as T, dob, dv);
+        let dob_t = load(do_base + at, row_ok.expand_dims(1), 0.0).trans();
+        let dpt = dot(v_tile, dob_t);
+        let di = load(delta_row + rows1, row_ok, 0.0);
+        let dst = pt * (dpt - di.expand_dims(0));
+        let qb2 = load(q_base + at_dv, row_ok.expand_dims(1), 0.0);
+        dk = dot(dst as T, qb2, dk);
+    }
+    (dk, dv)
+}
+
+#[tile_fn]
+/// `dK` and `dV` of one program (see [`attn_bwd_dkdv`]): the columns
+/// `program_id(2)·DV .. +DV` of them.
+fn attn_backward_dkdv(
+    q: Tile,
+    k: Tile,
+    v: Tile,
+    d_o: Tile,
+    lse: Tile,
+    delta: Tile,
+    dk: Tile,
+    dv: Tile,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type,
+    HEAD_DIM: Const,
+    CAUSAL: Const,
+    DV: Const,
+    BM: Const,
+    BN: Const,
+) {
+    let start_n = program_id(0) * BN;
+    let d_lo = program_id(2) * DV;
+    let bh_kv = program_id(1);
+    let (b, h_kv) = (bh_kv / hkv, bh_kv % hkv);
+    let group = hq / hkv;
+    let offs_n = start_n + arange(0, BN);
+    let offs_d = arange(0, HEAD_DIM);
+    let key_ok = offs_n.expand_dims(1) < n_ctx;
+    let kv_at = b * kv_stride_b
+        + h_kv * kv_stride_h
+        + offs_n.expand_dims(1) * kv_stride_s
+        + offs_d.expand_dims(0);
+    let k_tile = load(k + kv_at, key_ok, 0.0);
+    let v_tile = load(v + kv_at, key_ok, 0.0);
+    let qk_scale = sm_scale * 1.4426950408889634;
+    let mut dk_acc = zeros([BN, DV]);
+    let mut dv_acc = zeros([BN, DV]);
+    // The query heads that share this key/value head, one after the other: their gradients add
+    // up in the same accumulators, so no partial sums reach memory.
+    for g in 0..group {
+        let h = h_kv * group + g;
+        let bh = b * hq + h;
+        let q_off = b * stride_b + h * stride_h;
+        let (q_base, do_base) = (q + q_off, d_o + q_off);
+        let (lse_row, delta_row) = (lse + bh * n_ctx, delta + bh * n_ctx);
+        // Causal: the query block on the diagonal with the mask, then the blocks wholly below
+        // it without; queries above the diagonal see none of these keys.
+        let unmasked_lo = select(CAUSAL == 1, start_n + BN, 0);
+        if CAUSAL == 1 {
+            let (a, c) = bwd_kv_blocks(
+                dk_acc,
+                dv_acc,
+                k_tile,
+                v_tile,
+                q_base,
+                do_base,
+                lse_row,
+                delta_row,
+                stride_s,
+                offs_n,
+                d_lo,
+                start_n,
+                min(start_n + BN, n_ctx),
+                n_ctx,
+                qk_scale,
+                T,
+                HEAD_DIM,
+                DV,
+                BM,
+                1,
+            );
+            dk_acc = a;
+            dv_acc = c;
+        }
+        let (a, c) = bwd_kv_blocks(
+            dk_acc,
+            dv_acc,
+            k_tile,
+            v_tile,
+            q_base,
+            do_base,
+            lse_row,
+            delta_row,
+            stride_s,
+            offs_n,
+            d_lo,
+            unmasked_lo,
+            n_ctx,
+            n_ctx,
+            qk_scale,
+            T,
+            HEAD_DIM,
+            DV,
+            BM,
+            0,
+        );
+        dk_acc = a;
+        dv_acc = c;
+    }
+    // The offsets and mask of the stores, written anew (not `kv_at`, `key_ok`) so that they are
+    // computed here rather than kept live through the loops.
+    let out_at = (offs_n * kv_stride_s).expand_dims(1)
+        + (b * kv_stride_b + h_kv * kv_stride_h)
+        + (d_lo + arange(0, DV)).expand_dims(0);
+    let out_ok = (offs_n < n_ctx).expand_dims(1);
+    store(dk + out_at, (dk_acc * sm_scale) as T, out_ok);
+    store(dv + out_at, dv_acc as T, out_ok);
+}
+
+#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+/// `dK` and `dV` for `head_dim = 64`: program `(j, b·hkv + h, 0)` computes keys
+/// `j·64 .. (j+1)·64` of key/value head `h` of batch `b`, looping over the query heads of its
+/// group (`hq / hkv` of them) and, for each, over blocks of 16 queries (from the diagonal on
+/// with `CAUSAL = 1`). Launch `(cdiv(n_ctx, 64), batch · hkv, 1)` programs ([`grid_dkdv`]).
+/// `d_o` has `q`'s strides, `dk` and `dv` those of `k`; `lse` (the forward's, natural log) and
+/// `delta` ([`attn_bwd_preprocess`]) are `[batch · hq, n_ctx]`.
+///
+/// Grouped-query heads are summed inside the program, so each `dK`/`dV` element is written
+/// once, with no atomics and no buffer of per-head partial sums; the price is that a group's
+/// heads run one after the other in one program (fewer programs when `hkv` is small).
+///
+/// Blocks: 64 keys on 4 warps (16 rows each, one warpgroup for `wgmma`), queries 16 at a time.
+/// On sm_80 the products with a transposed loaded tile (`K Qᵀ`, `V dOᵀ`) take their right-hand
+/// operand whole into registers, beside the two accumulators and the `K`, `V` tiles; 32
+/// queries spill there.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dkdv(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dk: Ptr<T>,
+    dv: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+) {
+    attn_backward_dkdv(
+        q,
+        k,
+        v,
+        d_o,
+        lse,
+        delta,
+        dk,
+        dv,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        64,
+        CAUSAL,
+        64,
+        16,
+        64,
+    );
+}
+
+#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+/// [`attn_bwd_dkdv`] for `head_dim = 128`, split in two programs along the head dimension of
+/// the results: program `(j, b·hkv + h, c)` accumulates the columns `c·64 .. (c+1)·64` of `dK`
+/// and `dV` (launch `(cdiv(n_ctx, 64), batch · hkv, 2)`). Each half recomputes `Sᵀ` and `dPᵀ`
+/// over all 128 components (the kernel does 1.5 times the products of an unsplit one), so a
+/// thread holds two `16 × 64` accumulator slices instead of two `16 × 128`: the whole
+/// `64 × 128` pair beside `K` and `V` does not fit 255 registers.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dkdv_d128(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dk: Ptr<T>,
+    dv: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+) {
+    attn_backward_dkdv(
+        q,
+        k,
+        v,
+        d_o,
+        lse,
+        delta,
+        dk,
+        dv,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        128,
+        CAUSAL,
+        64,
+        16,
+        64,
+    );
+}
+
+#[tile_fn]
+/// The key blocks `lo..hi` of one block of queries: accumulates `dQ` (without its factor
+/// `scale`). `S = Q Kⱼᵀ`, `P = exp2(S·c − L·log2 e)`, `dP = dO Vⱼᵀ`, `dS = P ∘ (dP − Δ)`,
+/// `dQ += dS Kⱼ`: the key block is loaded row by row twice, once for each product (a ring
+/// feeds one `dot`), and read transposed for `S`, as loaded for `dQ`. Keys past `n_ctx` are masked out of `P`; `MASK = 1` also keeps key ≤ query.
+fn bwd_q_blocks(
+    dq: Tile,
+    q_tile: Tile,
+    do_tile: Tile,
+    l2: Tile,
+    di: Tile,
+    k_base: Tile,
+    v_base: Tile,
+    kv_stride_s: i32,
+    offs_m: Tile,
+    lo: i32,
+    hi: i32,
+    n_ctx: i32,
+    qk_scale: f32,
+    T: Type,
+    HEAD_DIM: Const,
+    BN: Const,
+    MASK: Const,
+) -> Tile {
+    let offs_n = arange(0, BN);
+    let offs_d = arange(0, HEAD_DIM);
+    let mut dq = dq;
+    for start_n in (lo..hi).step_by(BN) {
+        let cols = start_n + offs_n;
+        let at = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
+        let key_ok = cols.expand_dims(1) < n_ctx;
+        let s = dot(q_tile, load(k_base + at, key_ok, 0.0).trans());
+        let p = (s * qk_scale - l2.expand_dims(1)).exp2();
+        let mut p = select(cols.expand_dims(0) < n_ctx, p, 0.0);
+        if MASK == 1 {
+            p = select(offs_m.expand_dims(1) >= cols.expand_dims(0), p, 0.0);
+        }
+        let dp = dot(do_tile, load(v_base + at, key_ok, 0.0).trans());
+        let ds = p * (dp - di.expand_dims(1));
+        dq = dot(ds as T, load(k_base + at, key_ok, 0.0), dq);
+    }
+    dq
+}
+
+#[tile_fn]
+/// `dQ` of one program (see [`attn_bwd_dq`]).
+fn attn_backward_dq(
+    q: Tile,
+    k: Tile,
+    v: Tile,
+    d_o: Tile,
+    lse: Tile,
+    delta: Tile,
+    dq: Tile,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type,
+    HEAD_DIM: Const,
+    CAUSAL: Const,
+    BM: Const,
+    BN: Const,
+) {
+    let start_m = program_id(0) * BM;
+    let bh = program_id(1);
+    let (b, h) = (bh / hq, bh % hq);
+    let h_kv = h / (hq / hkv);
+    let q_off = b * stride_b + h * stride_h;
+    let kv_off = b * kv_stride_b + h_kv * kv_stride_h;
+    let offs_m = start_m + arange(0, BM);
+    let offs_d = arange(0, HEAD_DIM);
+    let row_ok = offs_m < n_ctx;
+    let at = q_off + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0);
+    let q_tile = load(q + at, row_ok.expand_dims(1), 0.0);
+    let do_tile = load(d_o + at, row_ok.expand_dims(1), 0.0);
+    let l2 = load(lse + bh * n_ctx + offs_m, row_ok, 0.0) * 1.4426950408889634;
+    let di = load(delta + bh * n_ctx + offs_m, row_ok, 0.0);
+    let qk_scale = sm_scale * 1.4426950408889634;
+    let (k_base, v_base) = (k + kv_off, v + kv_off);
+    // Without the causal mask every key block; with it, the blocks wholly left of the
+    // diagonal, then the diagonal block with the mask.
+    let unmasked_end = select(CAUSAL == 1, start_m, n_ctx);
+    let mut acc = bwd_q_blocks(
+        zeros([BM, HEAD_DIM]),
+        q_tile,
+        do_tile,
+        l2,
+        di,
+        k_base,
+        v_base,
+        kv_stride_s,
+        offs_m,
+        0,
+        unmasked_end,
+        n_ctx,
+        qk_scale,
+        T,
+        HEAD_DIM,
+        BN,
+        0,
+    );
+    if CAUSAL == 1 {
+        acc = bwd_q_blocks(
+            acc,
+            q_tile,
+            do_tile,
+            l2,
+            di,
+            k_base,
+            v_base,
+            kv_stride_s,
+            offs_m,
+            start_m,
+            min(start_m + BM, n_ctx),
+            n_ctx,
+            qk_scale,
+            T,
+            HEAD_DIM,
+            BN,
+            1,
+        );
+    }
+    // The stores' offsets and mask written anew, computed here rather than kept live through
+    // the loops.
+    let out_at = (offs_m * stride_s).expand_dims(1) + q_off + offs_d.expand_dims(0);
+    store(
+        dq + out_at,
+        (acc * sm_scale) as T,
+        (offs_m < n_ctx).expand_dims(1),
+    );
+}
+
+#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+/// `dQ` for `head_dim = 64`: program `(i, bh)` computes query rows `i·64 .. (i+1)·64` of batch
+/// `bh / hq`, head `bh % hq`, looping over blocks of 64 keys of its key/value head (up to the
+/// diagonal with `CAUSAL = 1`). Launch `(cdiv(n_ctx, 64), batch · hq)` programs
+/// ([`grid_dq`]). `d_o` and `dq` have `q`'s strides.
+///
+/// `dQ` has its own kernel, as in FlashAttention-2 and Triton's tutorial: it recomputes `P` and
+/// `dP` that [`attn_bwd_dkdv`] computed already, but writes each `dQ` element once. The
+/// alternative, `atomic_add` of every key block's share `dS Kⱼ` into an f32 `dQ` from the
+/// `dK`/`dV` loop, saves that recomputation at the price of `S/64` atomic adds per element and
+/// a summation order that changes from run to run.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dq(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dq: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+) {
+    attn_backward_dq(
+        q,
+        k,
+        v,
+        d_o,
+        lse,
+        delta,
+        dq,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        64,
+        CAUSAL,
+        64,
+        64,
+    );
+}
+
+#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+/// [`attn_bwd_dq`] for `head_dim = 128`, with key blocks of 32, for the registers as in
+/// [`attn_fwd_d128`].
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dq_d128(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dq: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+) {
+    attn_backward_dq(
+        q,
+        k,
+        v,
+        d_o,
+        lse,
+        delta,
+        dq,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        T,
+        128,
+        CAUSAL,
+        64,
+        16,
+    );
+}
+
+/// The preprocessing kernel's grid: `cdiv(n_ctx, 64)` row blocks by `batch · hq`.
+pub fn grid_preprocess(batch: usize, hq: usize, n_ctx: usize) -> Grid {
+    Grid::xy(cdiv(n_ctx, 64), (batch * hq) as u32)
+}
+
+/// The `dK`/`dV` kernels' grid for head dimension `d`: `cdiv(n_ctx, 64)` key blocks by
+/// `batch · hkv` by the `d / 64` column slices of the results.
+pub fn grid_dkdv(batch: usize, hkv: usize, n_ctx: usize, d: usize) -> Grid {
+    Grid::xyz(cdiv(n_ctx, 64), (batch * hkv) as u32, (d / 64) as u32)
+}
+
+/// The `dQ` kernels' grid: `cdiv(n_ctx, 64)` query blocks by `batch · hq`.
+pub fn grid_dq(batch: usize, hq: usize, n_ctx: usize) -> Grid {
+    Grid::xy(cdiv(n_ctx, 64), (batch * hq) as u32)
 }

@@ -1,22 +1,28 @@
-//! FlashAttention forward against a float64 reference.
+//! FlashAttention forward and backward against float64.
 //!
 //! `cargo run --release --example flash_attention` — on a GPU: awkward shapes (sequence lengths
 //! 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1) checked on every or 64
-//! sampled rows, then the forward shapes timed (median of CUDA events after warm-up) in
-//! TFLOP/s (Triton's tutorial's count: `4·B·H·S²·D`, halved with the causal mask). PyTorch's
+//! sampled rows, forward and backward, then the shapes timed (median of CUDA events
+//! after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
+//! with the causal mask) and the backward as 2.5 times that (its count too). PyTorch's
 //! `scaled_dot_product_attention` backends, FlexAttention and Triton's fused-attention tutorial
 //! on the same shapes come from `bench/python/baseline.py`. Without a GPU: small shapes on the
 //! interpreter. `--quick`: the awkward shapes only.
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
+//! The gradients `dQ`, `dK`, `dV` within the same 4e-3 / 2e-2 of the analytic float64 ones:
+//! whole tensors where `B·H·S²·D ≤ 2³⁰`, else 64 rows of each, computed in float64 from the
+//! inputs and the forward's checked `O` and `L`.
 
 use std::process::ExitCode;
 
 use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::{self, print_table, time_ms, Half};
-use tile_examples::flash_attention::attn::{errors, forward, Inputs, Shape};
+use tile_examples::flash_attention::attn::{
+    backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, Grads, Inputs, Shape,
+};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -34,16 +40,24 @@ fn shape(batch: usize, hq: usize, hkv: usize, n_ctx: usize, d: usize, causal: bo
     }
 }
 
-/// Runs `s` once, checks it, and (when `reps > 0`) times it: `(ok, ms)`.
-fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64)> {
+/// Runs the forward and the backward of `s` once, checks them, and (when `reps > 0`) times
+/// them: `(ok, forward ms, backward ms)`.
+fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64, f64)> {
     let x = Inputs::<T>::new(s, 1);
-    let (q, k, v) = (dev.upload(&x.q)?, dev.upload(&x.k)?, dev.upload(&x.v)?);
-    let mut o = dev.upload(&vec![T::from_f32(f32::NAN); s.q_len()])?;
-    let mut lse = dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?;
+    let (q, k, v, d_o) = (
+        dev.upload(&x.q)?,
+        dev.upload(&x.k)?,
+        dev.upload(&x.v)?,
+        dev.upload(&x.d_o)?,
+    );
+    let nan = |n: usize| vec![T::from_f32(f32::NAN); n];
+    let rows = s.batch * s.hq * s.n_ctx;
+    let mut o = dev.upload(&nan(s.q_len()))?;
+    let mut lse = dev.upload(&vec![f32::NAN; rows])?;
     forward(dev, s, &q, &k, &v, &mut o, &mut lse)?;
     let (got, got_lse) = (dev.download(&o)?, dev.download(&lse)?);
     let (e, el) = errors(s, &x, &got, &got_lse);
-    let ok = e <= T::TOL && el <= LSE_TOL;
+    let mut ok = e <= T::TOL && el <= LSE_TOL;
     println!(
         "check {} {}: output rel. L2 {e:.2e} (tolerance {:.0e}), lse {el:.2e} (tolerance {LSE_TOL:.0e}) -> {}",
         s.label(),
@@ -51,14 +65,51 @@ fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64)> {
         T::TOL,
         if ok { "ok" } else { "FAILED" }
     );
+    let (mut dq, mut dk, mut dv) = (
+        dev.upload(&nan(s.q_len()))?,
+        dev.upload(&nan(s.kv_len()))?,
+        dev.upload(&nan(s.kv_len()))?,
+    );
+    let mut delta = dev.upload(&vec![f32::NAN; rows])?;
+    let mut bwd = |dq: &mut Buffer<T>, dk: &mut Buffer<T>, dv: &mut Buffer<T>| {
+        let g = Grads {
+            o: &o,
+            lse: &lse,
+            d_o: &d_o,
+            dq,
+            dk,
+            dv,
+            delta: &mut delta,
+        };
+        backward(dev, s, &q, &k, &v, g)
+    };
+    bwd(&mut dq, &mut dk, &mut dv)?;
+    let (gq, gk, gv) = (dev.download(&dq)?, dev.download(&dk)?, dev.download(&dv)?);
+    let whole = s.batch * s.hq * s.n_ctx * s.n_ctx * s.d <= 1 << 30;
+    let (eq, ek, ev) = if whole {
+        grad_errors(s, &x, &gq, &gk, &gv)
+    } else {
+        sampled_grad_errors(s, &x, &got, &got_lse, &gq, &gk, &gv)
+    };
+    let tol = grad_tol::<T>();
+    let good = eq <= tol && ek <= tol && ev <= tol;
+    ok &= good;
+    println!(
+        "check {} {} backward ({}): dq {eq:.2e}, dk {ek:.2e}, dv {ev:.2e} (tolerance {tol:.0e}) -> {}",
+        s.label(),
+        T::NAME,
+        if whole { "every element" } else { "sampled rows" },
+        if good { "ok" } else { "FAILED" }
+    );
     if reps == 0 {
-        return Ok((ok, 0.0));
+        return Ok((ok, 0.0, 0.0));
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let t = time_ms(&stream, 5, reps, || {
+    let tb = time_ms(&stream, 5, reps, || bwd(&mut dq, &mut dk, &mut dv))?;
+    let tf = time_ms(&stream, 5, reps, || {
         forward(dev, s, &q, &k, &v, &mut o, &mut lse)
     })?;
-    Ok((ok, t))
+    Ok((ok, tf, tb))
 }
 
 /// Shapes whose edges the kernels must mask: lengths that are not multiples of the blocks, one
@@ -79,7 +130,7 @@ fn awkward(gpu: bool) -> Vec<Shape> {
     v
 }
 
-/// The forward shapes: `B·H·S = 4·32·{1024, 4096, 16384}`, `D ∈ {64, 128}`, causal and
+/// The shapes, forward and backward: `B·H·S = 4·32·{1024, 4096, 16384}`, `D ∈ {64, 128}`, causal and
 /// not.
 fn timed() -> Vec<Shape> {
     let mut v = Vec::new();
@@ -113,7 +164,7 @@ fn run() -> Res<bool> {
     let mut rows = Vec::new();
     for s in timed() {
         for dtype in ["f16", "bf16"] {
-            let (good, ms) = match dtype {
+            let (good, ms, bwd_ms) = match dtype {
                 "f16" => run_case::<f16>(&dev, &s, 20)?,
                 _ => run_case::<bf16>(&dev, &s, 20)?,
             };
@@ -123,10 +174,22 @@ fn run() -> Res<bool> {
                 dtype.to_string(),
                 format!("{ms:.3}"),
                 format!("{:.1}", s.flops() / ms / 1e9),
+                format!("{bwd_ms:.3}"),
+                format!("{:.1}", s.bwd_flops() / bwd_ms / 1e9),
             ]);
         }
     }
-    print_table(&["B x H x S x D", "dtype", "ms", "TFLOP/s"], &rows);
+    print_table(
+        &[
+            "B x H x S x D",
+            "dtype",
+            "fwd ms",
+            "fwd TFLOP/s",
+            "bwd ms",
+            "bwd TFLOP/s",
+        ],
+        &rows,
+    );
     Ok(ok)
 }
 
