@@ -1,9 +1,9 @@
 //! FlashAttention forward and backward against float64.
 //!
-//! `cargo run --release --example flash_attention` — on a GPU: awkward shapes (sequence lengths
-//! 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1) checked on every or 64
-//! sampled rows, forward and backward, then the shapes timed (median of CUDA events
-//! after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
+//! `cargo run --release --example flash_attention [--quick] [--f16]` — on a GPU: awkward shapes
+//! (sequence lengths 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1)
+//! checked on every or 64 sampled rows, forward and backward, then the shapes timed in
+//! bf16 (and f16 with `--f16`; median of CUDA events after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
 //! with the causal mask) and the backward as 2.5 times that (its count too). PyTorch's
 //! `scaled_dot_product_attention` backends, FlexAttention and Triton's fused-attention tutorial
 //! on the same shapes come from `bench/python/baseline.py`. Without a GPU: small shapes on the
@@ -162,13 +162,27 @@ fn run() -> Res<bool> {
         return Ok(ok);
     }
     let mut rows = Vec::new();
+    // bf16 only unless `--f16` (the two run within a percent of each other), fewer samples for
+    // the longest sequences: the whole table fits a few minutes.
+    let dtypes: &[&str] = if std::env::args().any(|a| a == "--f16") {
+        &["f16", "bf16"]
+    } else {
+        &["bf16"]
+    };
     for s in timed() {
-        for dtype in ["f16", "bf16"] {
+        for &dtype in dtypes {
+            let reps = if s.n_ctx >= 16384 { 10 } else { 20 };
             let (good, ms, bwd_ms) = match dtype {
-                "f16" => run_case::<f16>(&dev, &s, 20)?,
-                _ => run_case::<bf16>(&dev, &s, 20)?,
+                "f16" => run_case::<f16>(&dev, &s, reps)?,
+                _ => run_case::<bf16>(&dev, &s, reps)?,
             };
             ok &= good;
+            println!(
+                "time {} {dtype}: forward {ms:.3} ms ({:.1} TFLOP/s), backward {bwd_ms:.3} ms ({:.1} TFLOP/s)",
+                s.label(),
+                s.flops() / ms / 1e9,
+                s.bwd_flops() / bwd_ms / 1e9
+            );
             rows.push(vec![
                 s.label(),
                 dtype.to_string(),

@@ -478,6 +478,93 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
     (!out.is_empty() && used == operands.len()).then_some(out)
 }
 
+/// Where the result of `dot` (in `body`) is used only by the `yield`, once, and the loop
+/// argument it becomes is used in the body: the index of that carried value (its position among
+/// the `yield`'s operands). Such a result may stay in flight into the next iteration.
+fn carried_only(f: &Function, body: BlockId, dot: OpId) -> Option<usize> {
+    let r = f.op(dot).results[0];
+    let ops = &f.blocks[body.index()].ops;
+    let y = *ops.last()?;
+    if !matches!(f.op(y).kind, OpKind::Yield) {
+        return None;
+    }
+    let users = ops
+        .iter()
+        .filter(|&&o| f.op(o).operands.contains(&r))
+        .count();
+    let j = f.op(y).operands.iter().position(|&v| v == r)?;
+    let arg = f.blocks[body.index()].args[j + 1];
+    let used = ops[..ops.len() - 1]
+        .iter()
+        .any(|&o| f.op(o).operands.contains(&arg));
+    (users == 1 && f.op(y).operands.iter().filter(|&&v| v == r).count() == 1 && used).then_some(j)
+}
+
+/// Places the waits of a loop's several `warp_group_dot`s (`issued`, in body order): each result
+/// is waited for just before its first use, with as many groups left pending as were issued
+/// after it by then, so that the tensor cores work on one product while the threads compute on
+/// another (flash attention: the next block's `Q Kᵀ`, issued before this block's softmax and
+/// `P V`, runs under the softmax). A result only carried to the next iteration stays in flight
+/// there until its first use (when `across`: the ring has a stage to spare for it), counting
+/// the groups issued after it in its own iteration too; the indices of those carried values are
+/// returned, for a wait after the loop. `wgmma` groups complete in the order they were
+/// committed, which makes the counts exact.
+fn place_waits(f: &mut Function, body: BlockId, issued: &[ValueId], across: bool) -> Vec<usize> {
+    let mut deferred = Vec::new();
+    let n = issued.len();
+    for (i, &r) in issued.iter().enumerate() {
+        let Some(dot) = f.def_op(r) else { continue };
+        let carried = if across {
+            carried_only(f, body, dot)
+        } else {
+            None
+        };
+        let ops = f.blocks[body.index()].ops.clone();
+        let pos_of = |o: OpId| ops.iter().position(|&x| x == o);
+        let issue_pos: Vec<Option<usize>> = issued
+            .iter()
+            .map(|&v| f.def_op(v).and_then(pos_of))
+            .collect();
+        let before = |p: usize, from: usize| {
+            (from..n)
+                .filter(|&k| issue_pos[k].is_some_and(|q| q < p))
+                .count() as u32
+        };
+        let ty = f.ty(r).clone();
+        let (value, at, pending) = match carried {
+            Some(j) => {
+                let arg = f.blocks[body.index()].args[j + 1];
+                let Some(p) = ops.iter().position(|&o| f.op(o).operands.contains(&arg)) else {
+                    continue;
+                };
+                deferred.push(j);
+                (arg, p, (n - 1 - i) as u32 + before(p, 0))
+            }
+            None => {
+                let Some(p) = ops.iter().position(|&o| f.op(o).operands.contains(&r)) else {
+                    continue;
+                };
+                (r, p, before(p, i + 1))
+            }
+        };
+        let mut b = Builder { block: body, at };
+        let w = b.val(f, OpKind::WarpGroupWait { pending }, vec![value], ty);
+        let wait_op = f.def_op(w);
+        // Every other use reads the completed value.
+        for o in f.blocks[body.index()].ops.clone() {
+            if Some(o) == wait_op {
+                continue;
+            }
+            for v in f.ops[o.index()].operands.iter_mut() {
+                if *v == value {
+                    *v = w;
+                }
+            }
+        }
+    }
+    deferred
+}
+
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let mut wgmma = wgmma_dots(f, body, operands);
@@ -512,7 +599,8 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             });
             yielded && uses.get(&r).copied() == Some(1)
         }
-        _ => false,
+        Some(dots) => dots.iter().any(|&(dot, _, _)| carried_only(f, body, dot).is_some()),
+        None => false,
     };
     let s = stages(f, operands, wgmma.is_some(), keeps_group);
     let in_flight = u32::from(keeps_group && s >= 3);
@@ -615,7 +703,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     head.op(f, OpKind::AsyncCommit, vec![], vec![]);
 
     // A `wgmma` `dot` reads its stages (and `A` from registers, where it is not pipelined) where
-    // it is; its result is waited for.
+    // it is; its result is waited for: right after it when the loop has one `dot`, else where it
+    // is first used ([`place_waits`]).
+    let several = wgmma.as_ref().is_some_and(|d| d.len() > 1);
+    let mut issued = Vec::new();
     let mut waited = None;
     for &(dot, a, b) in wgmma.iter().flatten() {
         let d = f.op(dot).clone();
@@ -634,6 +725,12 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         args.extend([bufs[b], read, d.operands[2]]);
         let trans_b = operands[b].trans.is_some();
         let r = at.val(f, OpKind::WarpGroupDot { trans_b }, args, acc_ty.clone());
+        if several {
+            f.replace_all_uses(d.results[0], r);
+            f.detach(dot);
+            issued.push(r);
+            continue;
+        }
         let w = at.val(
             f,
             OpKind::WarpGroupWait { pending: in_flight },
@@ -644,6 +741,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         f.detach(dot);
         waited = Some(w);
     }
+    let deferred = place_waits(f, body, &issued, in_flight > 0);
     if wgmma.is_some() {
         for o in operands {
             f.detach(o.conv);
@@ -709,10 +807,14 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         .last()
         .map(|&y| f.op(y).operands.clone())
         .unwrap_or_default();
+    let mut finish: Vec<usize> = deferred;
     if let Some(j) = waited
         .filter(|_| in_flight > 0)
         .and_then(|w| yielded.iter().position(|&v| v == w))
     {
+        finish.push(j);
+    }
+    for j in finish {
         let res = f.op(l).results[j];
         let ty = f.ty(res).clone();
         let done = post.op(f, OpKind::WarpGroupWait { pending: 0 }, vec![res], vec![ty]);
