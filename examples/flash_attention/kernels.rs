@@ -31,68 +31,6 @@
 use tile::prelude::*;
 
 #[tile_fn]
-/// [`attn_blocks`] with `MASK = 0` (whole blocks every query sees), software-pipelined by hand
-/// as FlashAttention-3 does within a warpgroup: each iteration first issues the next block's
-/// `S = Q Kᵀ`, then computes this block's softmax and `P V`, so that the tensor cores compute
-/// the next scores while the threads compute the exponentials (the compiler waits for each
-/// product where it is first used). The first block's scores are computed before the loop.
-fn attn_blocks_ahead(
-    acc: Tile,
-    m_i: Tile,
-    l_i: Tile,
-    q: Tile,
-    k_base: Tile,
-    v_base: Tile,
-    kv_stride_s: i32,
-    lo: i32,
-    hi: i32,
-    n_ctx: i32,
-    qk_scale: f32,
-    T: Type,
-    HEAD_DIM: Const,
-    BN: Const,
-) -> (Tile, Tile, Tile) {
-    let offs_n = arange(0, BN);
-    let offs_d = arange(0, HEAD_DIM);
-    let mut acc = acc;
-    let mut m_i = m_i;
-    let mut l_i = l_i;
-    let first = lo + offs_n;
-    let mut s = dot(
-        q,
-        load(
-            k_base + first.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0),
-            first.expand_dims(1) < n_ctx,
-            0.0,
-        )
-        .trans(),
-    );
-    for start_n in (lo..hi).step_by(BN) {
-        let cols = start_n + offs_n;
-        let kv = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
-        // The next block's scores (past the end: masked loads, never used).
-        let next = cols + BN;
-        let s_next = dot(
-            q,
-            load(
-                k_base + kv + BN * kv_stride_s,
-                next.expand_dims(1) < n_ctx,
-                0.0,
-            )
-            .trans(),
-        );
-        let m_new = max(m_i, s.max(1) * qk_scale);
-        let p = (s * qk_scale - m_new.expand_dims(1)).exp2();
-        let alpha = (m_i - m_new).exp2();
-        l_i = l_i * alpha + p.sum(1);
-        acc = dot(p as T, load(v_base + kv), acc * alpha.expand_dims(1));
-        m_i = m_new;
-        s = s_next;
-    }
-    (acc, m_i, l_i)
-}
-
-#[tile_fn]
 /// The key blocks `lo..hi` of one program: the online-softmax loop. `MASK = 0`: every key of
 /// every block is in the sequence and seen by every query (no mask, no compare); `1`: the causal
 /// mask (key ≤ query) and the sequence end; `2`: the sequence end only.
@@ -148,9 +86,7 @@ fn attn_blocks(
 }
 
 #[tile_fn]
-/// The forward pass of one program (see [`attn_fwd`]). `AHEAD = 1` computes the whole blocks
-/// with [`attn_blocks_ahead`] (the next scores in flight under the softmax); with 128-wide heads
-/// the scores carried between iterations do not fit sm_80's registers beside the rest.
+/// The forward pass of one program (see [`attn_fwd`]).
 fn attn_forward(
     q: Tile,
     k: Tile,
@@ -172,7 +108,6 @@ fn attn_forward(
     CAUSAL: Const,
     BM: Const,
     BN: Const,
-    AHEAD: Const,
 ) {
     let start_m = program_id(0);
     let bh = program_id(1);
@@ -199,49 +134,27 @@ fn attn_forward(
     let diag = start_m * BM;
     let whole = (n_ctx / BN) * BN;
     let unmasked_end = select(CAUSAL == 1, min(diag, whole), whole);
-    if AHEAD == 1 {
-        let (a, m, l) = attn_blocks_ahead(
-            acc,
-            m_i,
-            l_i,
-            q_tile,
-            k_base,
-            v_base,
-            kv_stride_s,
-            0,
-            unmasked_end,
-            n_ctx,
-            qk_scale,
-            T,
-            HEAD_DIM,
-            BN,
-        );
-        acc = a;
-        m_i = m;
-        l_i = l;
-    } else {
-        let (a, m, l) = attn_blocks(
-            acc,
-            m_i,
-            l_i,
-            q_tile,
-            k_base,
-            v_base,
-            kv_stride_s,
-            offs_m,
-            0,
-            unmasked_end,
-            n_ctx,
-            qk_scale,
-            T,
-            HEAD_DIM,
-            BN,
-            0,
-        );
-        acc = a;
-        m_i = m;
-        l_i = l;
-    }
+    let (a, m, l) = attn_blocks(
+        acc,
+        m_i,
+        l_i,
+        q_tile,
+        k_base,
+        v_base,
+        kv_stride_s,
+        offs_m,
+        0,
+        unmasked_end,
+        n_ctx,
+        qk_scale,
+        T,
+        HEAD_DIM,
+        BN,
+        0,
+    );
+    acc = a;
+    m_i = m;
+    l_i = l;
     if CAUSAL == 1 {
         let (a, m, l) = attn_blocks(
             acc,
@@ -348,7 +261,6 @@ pub fn attn_fwd(
         CAUSAL,
         128,
         64,
-        1,
     );
 }
 
@@ -396,7 +308,6 @@ pub fn attn_fwd_d128(
         CAUSAL,
         128,
         32,
-        0,
     );
 }
 

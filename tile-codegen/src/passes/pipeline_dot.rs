@@ -599,7 +599,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             });
             yielded && uses.get(&r).copied() == Some(1)
         }
-        Some(dots) => dots.iter().any(|&(dot, _, _)| carried_only(f, body, dot).is_some()),
+        Some(dots) => dots
+            .iter()
+            .any(|&(dot, _, _)| carried_only(f, body, dot).is_some()),
         None => false,
     };
     let s = stages(f, operands, wgmma.is_some(), keeps_group);
