@@ -45,7 +45,9 @@
 //! loop, such as flash attention's probabilities `P`, or one from before it, such as its `Q`),
 //! the rings take the [`SharedLayout::wgmma`] layout and each `dot` becomes `warp_group_dot` on
 //! the current stages (with `A` from registers where it has no ring), followed by
-//! `warp_group_wait`. When a loop's only `dot` has an accumulator that
+//! `warp_group_wait`: with several `dot`s, where each result is first used (`place_waits`: a
+//! result only carried to the next iteration stays in flight into it, and the copies then run
+//! one stage less ahead, as below). When a loop's only `dot` has an accumulator that
 //! only flows to the next iteration, the wait leaves that group in flight (`pending = 1`) so the
 //! tensor cores always have the next group queued; the copies then run `S − 2` iterations ahead
 //! (the stage of the group in flight is not overwritten: every thread has waited for the group
