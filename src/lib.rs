@@ -161,6 +161,8 @@ pub mod guide {
     pub struct Functions;
     #[doc = include_str!("../docs/guide/autotuning.md")]
     pub struct Autotuning;
+    #[doc = include_str!("../docs/guide/attention.md")]
+    pub struct Attention;
     #[doc = include_str!("../docs/guide/debugging.md")]
     pub struct Debugging;
     #[doc = include_str!("../docs/guide/performance.md")]

@@ -504,9 +504,10 @@ fn carried_only(f: &Function, body: BlockId, dot: OpId) -> Option<usize> {
 
 /// Places the waits of a loop's several `warp_group_dot`s (`issued`, in body order): each result
 /// is waited for just before its first use, with as many groups left pending as were issued
-/// after it by then, so that the tensor cores work on one product while the threads compute on
-/// another (flash attention: the next block's `Q Kᵀ`, issued before this block's softmax and
-/// `P V`, runs under the softmax). A result only carried to the next iteration stays in flight
+/// after it by then, so that the tensor cores work on one product while the threads go on
+/// (written so that the next block's `Q Kᵀ` is issued before this block's softmax, it would run
+/// under the softmax; flash attention as usually written leaves `P V` running into the next
+/// iteration's head). A result only carried to the next iteration stays in flight
 /// there until its first use (when `across`: the ring has a stage to spare for it), counting
 /// the groups issued after it in its own iteration too; the indices of those carried values are
 /// returned, for a wait after the loop. `wgmma` groups complete in the order they were
