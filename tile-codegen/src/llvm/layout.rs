@@ -330,4 +330,54 @@ mod tests {
             }
         }
     }
+
+    /// Brute force over every lane, warp and register: where `register_permutation` answers, the
+    /// register it names holds, in every thread, the element the destination register holds.
+    /// An mma accumulator and the `A` operand of the next product over it (all warps along M,
+    /// as chained products are placed) are such a pair; `B` and a blocked layout are not.
+    #[test]
+    fn register_permutations_keep_every_element() {
+        let chained = MmaLayout {
+            version: 3,
+            warps_per_cta: vec![8, 1],
+        };
+        let acc = Layout::Mma(chained.clone());
+        let a = Layout::DotOperand(DotOperandLayout {
+            op_idx: 0,
+            parent: Box::new(acc.clone()),
+            k_width: 2,
+        });
+        let b = Layout::DotOperand(DotOperandLayout {
+            op_idx: 1,
+            parent: Box::new(acc.clone()),
+            k_width: 2,
+        });
+        let dist = |l: &Layout, shape: &[u32]| Distribution::new(l.linear(shape).unwrap());
+        for shape in [[128u32, 64], [128, 32], [256, 128]] {
+            let (from, to) = (dist(&acc, &shape), dist(&a, &shape));
+            let perm = from
+                .register_permutation(&to)
+                .unwrap_or_else(|| panic!("{shape:?}: acc -> A is a renaming"));
+            assert_eq!(perm.len(), to.elems_per_thread());
+            for warp in 0..8 {
+                for lane in 0..32 {
+                    for (k, &src) in perm.iter().enumerate() {
+                        assert_eq!(
+                            from.logical_index(lane, warp, src),
+                            to.logical_index(lane, warp, k),
+                            "{shape:?} lane {lane} warp {warp} register {k}"
+                        );
+                    }
+                }
+            }
+            let square = [shape[1], shape[1]];
+            assert!(dist(&acc, &square)
+                .register_permutation(&dist(&b, &square))
+                .is_none());
+        }
+        let blocked_2d = blocked(&[1, 8], &[4, 8], &[8, 1], &[1, 0]);
+        assert!(dist(&acc, &[128, 64])
+            .register_permutation(&dist(&blocked_2d, &[128, 64]))
+            .is_none());
+    }
 }
