@@ -442,7 +442,7 @@ impl Builder {
 type WgmmaDot = (OpId, Option<usize>, usize);
 
 /// The `dot`s of the loop that run on `wgmma`: every `dot` of the body, each with a version-3
-/// mma result and its `B` pipelined, and its `A` pipelined or not loaded in the loop at all (a
+/// mma result and its `B` pipelined, and its `A` pipelined or not a tile loaded in the loop (a
 /// value in registers: a tile computed in the loop, such as flash attention's probabilities, or
 /// one from before it); every pipelined operand is one of theirs. `None` when some `dot` does not
 /// qualify: the loop then runs on `mma.sync`.
@@ -469,6 +469,19 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
         };
         let (a, b) = (find(0), find(1)?);
         if a.is_some_and(|a| operands[a].trans.is_some()) {
+            return None;
+        }
+        // A tile loaded in the loop that could not have a ring (an address the loop carries,
+        // say) stays on `mma.sync`, where `explain` tells the user why: read from registers it
+        // would be loaded synchronously every iteration, the slowdown the warning is for.
+        let loaded_here = f
+            .def_op(d.operands[0])
+            .filter(|&c| matches!(f.op(c).kind, OpKind::ConvertLayout))
+            .and_then(|c| f.def_op(f.op(c).operands[0]))
+            .is_some_and(|l| {
+                f.op(l).block == body && matches!(f.op(l).kind, OpKind::Load { .. })
+            });
+        if a.is_none() && loaded_here {
             return None;
         }
         out.push((dot, a, b));
