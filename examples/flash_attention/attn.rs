@@ -378,10 +378,7 @@ pub fn grad_errors<T: Half>(
 }
 
 /// Relative L2 errors of `dq`, `dk`, `dv` on sampled rows, for shapes too large for
-/// [`reference_grads`]: the `dQ` rows of [`sampled_rows`] and as many `dK`/`dV` rows (a key of
-/// one key/value head each), in float64 from the inputs and from the forward's `o` and `lse`
-/// (which [`errors`] checks against float64): `P_ij = exp(s_ij·scale − L_i)`,
-/// `Δ_i = rowsum(dO_i ∘ O_i)`. `O(S·D)` per `dQ` row, `O(group · S · D)` per key row.
+/// [`reference_grads`]: those of [`sampled_grads`].
 #[allow(clippy::too_many_arguments)]
 pub fn sampled_grad_errors<T: Half>(
     s: &Shape,
@@ -392,6 +389,26 @@ pub fn sampled_grad_errors<T: Half>(
     dk: &[T],
     dv: &[T],
 ) -> (f64, f64, f64) {
+    use crate::common::rel_l2;
+    let [(gq, wq), (gk, wk), (gv, wv)] = sampled_grads(s, x, o, lse, dq, dk, dv);
+    (rel_l2(&gq, &wq), rel_l2(&gk, &wk), rel_l2(&gv, &wv))
+}
+
+/// `dq`, `dk`, `dv` on sampled rows beside their float64 values, each as `(got, want)`: the `dQ`
+/// rows of [`sampled_rows`] and as many `dK`/`dV` rows (a key of one key/value head each), in
+/// float64 from the inputs and from the forward's `o` and `lse` (which [`errors`] checks against
+/// float64): `P_ij = exp(s_ij·scale − L_i)`, `Δ_i = rowsum(dO_i ∘ O_i)`. `O(S·D)` per `dQ` row,
+/// `O(group · S · D)` per key row.
+#[allow(clippy::too_many_arguments)]
+pub fn sampled_grads<T: Half>(
+    s: &Shape,
+    x: &Inputs<T>,
+    o: &[T],
+    lse: &[f32],
+    dq: &[T],
+    dk: &[T],
+    dv: &[T],
+) -> [(Vec<f32>, Vec<f64>); 3] {
     let (n, d) = (s.n_ctx, s.d);
     let group = s.hq / s.hkv;
     let f = |t: T| f64::from(t.to_f32());
@@ -443,6 +460,5 @@ pub fn sampled_grad_errors<T: Half>(
         gv.extend(dv[at..at + d].iter().map(|t| t.to_f32()));
         wv.extend(av);
     }
-    use crate::common::rel_l2;
-    (rel_l2(&gq, &wq), rel_l2(&gk, &wk), rel_l2(&gv, &wv))
+    [(gq, wq), (gk, wk), (gv, wv)]
 }

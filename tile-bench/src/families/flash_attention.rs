@@ -1,22 +1,25 @@
-//! FlashAttention forward, `O = softmax(Q Kᵀ / √D [+ causal mask]) V`
+//! FlashAttention forward, `O = softmax(Q Kᵀ / √D [+ causal mask]) V`, and backward
 //! (examples/flash_attention): the example's `attn::forward` (one kernel, `attn_fwd` for head
-//! dimension 64, `attn_fwd_d128` for 128), which also writes each row's log-sum-exp. One form,
-//! `tile_fused`; the baseline's rows (`bench/python/attention.py`) are PyTorch's
+//! dimension 64, `attn_fwd_d128` for 128), which also writes each row's log-sum-exp, and its
+//! `attn::backward` (three kernels: `delta = rowsum(dO ∘ O)`, then `dK` and `dV`, then `dQ`). One
+//! form, `tile_fused`; the baseline's rows (`bench/python/attention.py`) are PyTorch's
 //! `scaled_dot_product_attention` with each backend pinned, FlexAttention and Triton's
 //! fused-attention tutorial.
 //!
-//! Row keys as `attention.py` writes them: variants `fwd` and `fwd_causal` with shape
-//! `[B, H, S, D]`, `gqa_fwd` (grouped-query heads, `Hq ≠ Hkv`) with shape `[B, Hq, Hkv, S, D]`;
-//! dtypes `bf16` and `f16`. Timed shapes (a full GPU run): `fwd` and `fwd_causal` at B 4, H 32,
+//! Row keys as `attention.py` writes them: variants `fwd`, `fwd_causal`, `bwd` and `bwd_causal`
+//! with shape `[B, H, S, D]`, `gqa_fwd` (grouped-query heads, `Hq ≠ Hkv`) with shape `[B, Hq, Hkv, S, D]`;
+//! dtypes `bf16` and `f16`. Timed shapes (a full GPU run): `fwd` and `fwd_causal` (and the same
+//! `bwd` and `bwd_causal`) at B 4, H 32,
 //! S in {4096, 16384, 1024, 1000, 4097}, D in {128, 64}, both dtypes; `gqa_fwd`
 //! `[4, 32, 8, 4096, 128]` and `[4, 32, 1, 4096, 128]` bf16. `--quick` times `attention.py`'s
 //! small shapes (`[1, 4, 256, 64]` f16, `[1, 4, 256, 128]` and `[1, 4, 1000, 128]` bf16 causal,
 //! `gqa_fwd [1, 32, 8, 256, 128]` bf16), so a quick run joins a quick baseline; a full run checks
 //! those and the example's awkward shapes (lengths 1, 17, 130, 1000, 4097; grouped heads 2:1, 4:1,
-//! 4:1 and 32:1; causal and not; both dtypes) without timing them. The interpreter's smoke test
-//! runs the two 256-token small shapes (keys a CPU baseline run has too) and the awkward lengths 1
-//! and 17, about ten seconds in a debug build; the other two small shapes are each about 16 times
-//! the work of a 256-token one.
+//! 4:1 and 32:1; causal and not; both dtypes) without timing them. The backward runs on the
+//! shapes with `Hq = Hkv` (attention.py has no grouped-query backward): the grid, the three
+//! small dense shapes and the awkward length 1. The interpreter's smoke test runs the two
+//! 256-token small shapes (keys a CPU baseline run has too) and the awkward lengths 1 and 17;
+//! the other two small shapes are each about 16 times the work of a 256-token one.
 //!
 //! Inputs: `attn::Inputs` (uniform in [-1, 1), seeded from the shape), shared by the causal and
 //! the plain case of a shape. Check, before any timing: the output and the log-sum-exp of the rows
@@ -29,15 +32,23 @@
 //! log-sum-exp's 4 bytes per query row, which the baseline's forward does not write, left out so
 //! the two sides' byte counts agree).
 //!
-//! Backward rows (`bwd`, `bwd_causal`, shape `[B, H, S, D]`, the `fwd` grid and small shapes with
-//! `Hq = Hkv`) belong to this family once the example has `attn::backward`; see [`jobs`] for how
-//! they are added.
+//! Backward: `dO` drawn with Q, K, V (`attn::Inputs`); the forward run once, untimed, in the
+//! case's set-up (as `attention.py` runs it before timing its backward), then `attn::backward`
+//! alone timed. Check, before any timing: `dQ`, `dK` and `dV` on sampled rows
+//! (`attn::sampled_grads`: the `dQ` rows of `attn::sampled_rows` and as many key rows) against
+//! the example's float64 gradients, computed from the inputs and the forward's `O` and
+//! log-sum-exp (themselves checked on their sampled rows, as above), within the example's
+//! tolerances (`attn::grad_tol`: 4e-3 f16, 2e-2 bf16). FLOPs `2.5 ×` the forward's
+//! (`attn::Shape::bwd_flops`), bytes `8·B·H·S·D·size` (Q, K, V, O, dO read; dQ, dK, dV written),
+//! as `attention.py` counts its `bwd` rows.
 
 use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::Half;
-use crate::flash_attention::attn::{forward, reference_row, sampled_rows, Inputs, Shape};
+use crate::flash_attention::attn::{
+    backward, forward, grad_tol, reference_row, sampled_grads, sampled_rows, Grads, Inputs, Shape,
+};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "flash_attention";
@@ -135,12 +146,21 @@ impl Group {
         v.into_iter().map(|x| x as i64).collect()
     }
 
-    /// The part of `attention.py` (`--attn-parts`) the group's rows belong to.
+    /// The part of `attention.py` (`--attn-parts`) the group's forward rows belong to.
     fn part(&self) -> &'static str {
         if self.is_gqa() {
             "gqa"
         } else {
             "fwd"
+        }
+    }
+
+    /// The backward's variant for one mask, as `attention.py` names it (dense heads only).
+    fn bwd_variant(causal: bool) -> &'static str {
+        if causal {
+            "bwd_causal"
+        } else {
+            "bwd"
         }
     }
 
@@ -154,9 +174,15 @@ impl Group {
         }
     }
 
-    /// What the progress bar says.
-    fn label(&self) -> String {
-        let variants: Vec<&str> = self.causal.iter().map(|&c| self.fwd_variant(c)).collect();
+    /// What the progress bar says, for the forward's rows (`fwd`) and the backward's (`bwd`).
+    fn label(&self, fwd: bool, bwd: bool) -> String {
+        let mut variants: Vec<&str> = Vec::new();
+        if fwd {
+            variants.extend(self.causal.iter().map(|&c| self.fwd_variant(c)));
+        }
+        if bwd {
+            variants.extend(self.causal.iter().map(|&c| Group::bwd_variant(c)));
+        }
         let shape: Vec<String> = self.key_shape().iter().map(|x| x.to_string()).collect();
         format!(
             "{} {} {}",
@@ -176,7 +202,7 @@ impl Group {
     }
 }
 
-/// The full run's timed groups: `attention.py`'s fwd grid (its order: dtype, head dimension,
+/// The full run's timed groups: `attention.py`'s fwd grid, which is its bwd grid too (its order: dtype, head dimension,
 /// length; both masks of a length share inputs) and its two grouped-query shapes.
 fn timed_groups() -> Vec<Group> {
     let mut v = Vec::new();
@@ -229,27 +255,16 @@ fn awkward_groups(gpu: bool) -> Vec<Group> {
 const INTERPRETER_ROWS: usize = 1024;
 
 /// The jobs of this family, one per [`Group`]: on a GPU, a full run checks the small and awkward
-/// shapes and checks then times the fwd grid and the grouped-query shapes; `--quick` checks and
+/// shapes and checks then times the fwd (and bwd) grid and the grouped-query shapes; `--quick` checks and
 /// times the small shapes; the interpreter checks and times the small shapes of at most
 /// [`INTERPRETER_ROWS`] query rows (so that a smoke test joins the baseline's on their keys) and
-/// the awkward lengths 1 and 17. `--attn-parts` keeps the groups of the parts it names
-/// (`gqa` for grouped-query heads, else `fwd`), `--attn-dtypes` the fwd grid's groups of the dtypes
-/// it names, as `attention.py` selects its cases.
-///
-/// Backward rows, once the example has `attn::backward`: a second case type beside
-/// [`AttnCase`] whose state adds `dO` (drawn from the group's seed like Q, K, V), `dQ`, `dK`, `dV`
-/// (poisoned with NaN) and the forward's `O` and log-sum-exp (computed in `setup`, untimed, as
-/// `attention.py` runs the forward once before it times its backward), whose `run` launches
-/// `attn::backward` alone and whose `verify` compares `dQ`, `dK` and `dV` on sampled rows with the
-/// example's float64 backward reference at the example's tolerances. Each group with
-/// `hq == hkv` then benches it after the forward in [`bench()`] (the same inputs; the forward's
-/// rows when the `fwd` part is asked for, the backward's when `bwd` is), with `Meta`
-/// variant `bwd` / `bwd_causal`, the `[B, H, S, D]` shape, bytes `8·B·H·S·D·size` (Q, K, V, O,
-/// dO read, dQ, dK, dV written) and FLOPs `2.5 ×` the forward's, which is how `attention.py`
-/// keys and counts its `bwd` rows.
+/// the awkward lengths 1 and 17. A group's job runs its forward cases, then (`Hq = Hkv` only) its
+/// backward cases on the same inputs. `--attn-parts` keeps the rows of the parts it names (`gqa`
+/// for grouped-query heads, `fwd` for the others' forward, `bwd` for their backward),
+/// `--attn-dtypes` the grid's groups of the dtypes it names, as `attention.py` selects its cases.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
-    let wants_part =
-        |g: &Group| plan.attn_parts.is_empty() || plan.attn_parts.iter().any(|p| p == g.part());
+    let wants =
+        |part: &str| plan.attn_parts.is_empty() || plan.attn_parts.iter().any(|p| p == part);
     let wants_dtype = |g: &Group| {
         g.is_gqa()
             || plan.attn_dtypes.is_empty()
@@ -270,18 +285,32 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
     };
     groups
         .into_iter()
-        .filter(|(g, _)| wants_part(g))
-        .map(|(g, timed)| {
-            Job::new(NAME, g.label(), timed, move |ctx| match g.dtype {
-                Dtype::Bf16 => bench::<tile::bf16>(ctx, g, timed),
-                Dtype::F16 => bench::<tile::f16>(ctx, g, timed),
+        .filter_map(|(g, timed)| {
+            let fwd = wants(g.part());
+            let bwd = !g.is_gqa() && wants("bwd");
+            let parts = Parts { fwd, bwd };
+            (fwd || bwd).then(|| {
+                Job::new(NAME, g.label(fwd, bwd), timed, move |ctx| match g.dtype {
+                    Dtype::Bf16 => bench::<tile::bf16>(ctx, g, timed, parts),
+                    Dtype::F16 => bench::<tile::f16>(ctx, g, timed, parts),
+                })
             })
         })
         .collect()
 }
 
-/// The forward cases of `g`: its inputs drawn once, each mask checked then (if `timed`) timed.
-fn bench<T: Half>(ctx: &mut Ctx, g: Group, timed: bool) -> Res<()> {
+/// Which of a group's rows a job makes.
+#[derive(Clone, Copy, Debug)]
+struct Parts {
+    /// The forward's.
+    fwd: bool,
+    /// The backward's.
+    bwd: bool,
+}
+
+/// The cases of `g`: its inputs drawn once; for each mask, the forward's case then the
+/// backward's (those `parts` asks for), each checked then (if `timed`) timed.
+fn bench<T: Half>(ctx: &mut Ctx, g: Group, timed: bool, parts: Parts) -> Res<()> {
     let s0 = g.shape(false);
     i32_of(s0.q_len())?;
     i32_of(s0.batch * s0.hq * s0.n_ctx)?;
@@ -290,16 +319,31 @@ fn bench<T: Half>(ctx: &mut Ctx, g: Group, timed: bool) -> Res<()> {
     let (q_len, kv_len) = (s0.q_len() as f64, s0.kv_len() as f64);
     for &causal in g.causal {
         let s = g.shape(causal);
-        let meta = Meta {
-            kernel: NAME,
-            variant: Some(g.fwd_variant(causal)),
-            shape: g.key_shape(),
-            dtype: T::NAME,
-            bytes: es * (2.0 * q_len + 2.0 * kv_len),
-            flops: Some(s.flops()),
-            timed,
-        };
-        ctx.bench(&meta, &AttnCase::new(s, &x));
+        let fwd = AttnCase::new(s, &x);
+        if parts.fwd {
+            let meta = Meta {
+                kernel: NAME,
+                variant: Some(g.fwd_variant(causal)),
+                shape: g.key_shape(),
+                dtype: T::NAME,
+                bytes: es * (2.0 * q_len + 2.0 * kv_len),
+                flops: Some(s.flops()),
+                timed,
+            };
+            ctx.bench(&meta, &fwd);
+        }
+        if parts.bwd {
+            let meta = Meta {
+                kernel: NAME,
+                variant: Some(Group::bwd_variant(causal)),
+                shape: g.key_shape(),
+                dtype: T::NAME,
+                bytes: es * 8.0 * q_len,
+                flops: Some(s.bwd_flops()),
+                timed,
+            };
+            ctx.bench(&meta, &BwdCase { fwd: &fwd });
+        }
     }
     Ok(())
 }
@@ -408,6 +452,110 @@ impl<T: Half> Case for AttnCase<'_, T> {
     }
 }
 
+/// One backward case: the forward's case of the same shape and mask (its inputs, with `dO`, and
+/// the float64 reference of its checked rows).
+struct BwdCase<'a, 'x, T> {
+    fwd: &'a AttnCase<'x, T>,
+}
+
+struct BwdState<T: tile::Element> {
+    /// The forward's buffers, `o` and `lse` written by the untimed forward.
+    f: State<T>,
+    d_o: Buffer<T>,
+    dq: Buffer<T>,
+    dk: Buffer<T>,
+    dv: Buffer<T>,
+    delta: Buffer<f32>,
+}
+
+impl<T: Half> Case for BwdCase<'_, '_, T> {
+    type State = BwdState<T>;
+
+    /// The forward's state, the forward run once (untimed), `dO` uploaded and the gradients and
+    /// `delta` poisoned.
+    fn setup(&self, dev: &Device) -> Res<BwdState<T>> {
+        let s = &self.fwd.s;
+        let mut f = self.fwd.setup(dev)?;
+        forward(dev, s, &f.q, &f.k, &f.v, &mut f.o, &mut f.lse)?;
+        let nan = |n: usize| vec![T::from_f32(f32::NAN); n];
+        Ok(BwdState {
+            f,
+            d_o: dev.upload(&self.fwd.x.d_o)?,
+            dq: dev.upload(&nan(s.q_len()))?,
+            dk: dev.upload(&nan(s.kv_len()))?,
+            dv: dev.upload(&nan(s.kv_len()))?,
+            delta: dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?,
+        })
+    }
+
+    fn run(&self, dev: &Device, st: &mut BwdState<T>, form: Form) -> Result<(), tile::Error> {
+        match form {
+            Form::Fused => {
+                let g = Grads {
+                    o: &st.f.o,
+                    lse: &st.f.lse,
+                    d_o: &st.d_o,
+                    dq: &mut st.dq,
+                    dk: &mut st.dk,
+                    dv: &mut st.dv,
+                    delta: &mut st.delta,
+                };
+                backward(dev, &self.fwd.s, &st.f.q, &st.f.k, &st.f.v, g)
+            }
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    /// The forward's `O` and log-sum-exp on their sampled rows (the gradients' reference is
+    /// computed from them), then `dQ`, `dK`, `dV` on theirs.
+    fn verify(&self, dev: &Device, st: &BwdState<T>, form: Form) -> Res<Vec<OutErr>> {
+        let mut errs = self.fwd.verify(dev, &st.f, form)?;
+        let (s, x) = (&self.fwd.s, self.fwd.x);
+        let (o, lse) = (dev.download(&st.f.o)?, dev.download(&st.f.lse)?);
+        let (dq, dk, dv) = (
+            dev.download(&st.dq)?,
+            dev.download(&st.dk)?,
+            dev.download(&st.dv)?,
+        );
+        let grads = sampled_grads(s, x, &o, &lse, &dq, &dk, &dv);
+        for (name, (got, want)) in ["dq", "dk", "dv"].into_iter().zip(grads) {
+            errs.push(compare(name, &got, &want, grad_tol::<T>()));
+        }
+        Ok(errs)
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => {
+                let (dkdv, dq, bn) = if self.fwd.s.d == 64 {
+                    ("attn_bwd_dkdv", "attn_bwd_dq", 64)
+                } else {
+                    (
+                        "attn_bwd_dkdv_d128 (two 64-column halves)",
+                        "attn_bwd_dq_d128",
+                        16,
+                    )
+                };
+                format!(
+                    "3 kernels after one untimed forward: attn_bwd_preprocess (delta = \
+                     rowsum(dO*O)), {dkdv} (64-key blocks over 16-query blocks), {dq} (64 query \
+                     rows x {bn}-key blocks); 4 warps, 3 stages{}",
+                    if self.fwd.s.causal {
+                        ", blocks up to the diagonal"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,16 +580,18 @@ mod tests {
         assert!(full.contains(
             &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
         ));
-        assert!(timed.contains(&&"flash_attention fwd+fwd_causal 4x32x16384x128 bf16".to_string()));
+        assert!(timed.contains(
+            &&"flash_attention fwd+fwd_causal+bwd+bwd_causal 4x32x16384x128 bf16".to_string()
+        ));
         assert!(timed.contains(&&"flash_attention gqa_fwd 4x32x1x4096x128 bf16".to_string()));
 
         let quick = labels(true, true, &[], &[]);
         assert_eq!(
             quick,
             [
-                "fwd 1x4x256x64 f16",
-                "fwd_causal 1x4x256x128 bf16",
-                "fwd_causal 1x4x1000x128 bf16",
+                "fwd+bwd 1x4x256x64 f16",
+                "fwd_causal+bwd_causal 1x4x256x128 bf16",
+                "fwd_causal+bwd_causal 1x4x1000x128 bf16",
                 "gqa_fwd 1x32x8x256x128 bf16",
             ]
             .map(|l| format!("flash_attention {l}"))
@@ -453,6 +603,16 @@ mod tests {
         assert!(timed
             .iter()
             .all(|l| l.contains(" fwd+fwd_causal ") && l.ends_with(" bf16")));
+        // The backward: the grid's dense shapes, the small ones and the awkward length 1.
+        let bwd = labels(true, false, &["bwd"], &["f16"]);
+        let (timed, checks): (Vec<&String>, Vec<&String>) =
+            bwd.iter().partition(|l| !l.ends_with("(check)"));
+        assert_eq!((timed.len(), checks.len()), (10, 3 + 4));
+        assert!(bwd.iter().all(|l| l.contains(" bwd")));
+        assert!(timed
+            .iter()
+            .all(|l| l.contains(" bwd+bwd_causal ") && l.ends_with(" f16")));
+        assert!(checks.contains(&&"flash_attention bwd+bwd_causal 1x2x1x128 bf16 (check)".into()));
         let gqa = labels(true, false, &["gqa"], &["f16"]);
         assert!(gqa.iter().all(|l| l.contains("gqa_fwd")));
         assert_eq!(gqa.iter().filter(|l| !l.ends_with("(check)")).count(), 2);
@@ -461,6 +621,7 @@ mod tests {
         // The interpreter: the two 256-token small shapes and lengths 1 and 17.
         let interp = labels(false, false, &[], &[]);
         assert_eq!(interp.len(), 2 + 8);
+        assert_eq!(labels(false, false, &["bwd"], &[]).len(), 2 + 4);
     }
 
     #[test]
@@ -475,5 +636,10 @@ mod tests {
         let q = gqa(4, 32, 8, 4096, 128, Dtype::Bf16, PLAIN);
         assert_eq!(q.key_shape(), vec![4, 32, 8, 4096, 128]);
         assert_eq!((q.fwd_variant(false), q.part()), ("gqa_fwd", "gqa"));
+        assert_eq!(g.shape(true).bwd_flops(), 2.5 * g.shape(true).flops());
+        assert_eq!(
+            (Group::bwd_variant(false), Group::bwd_variant(true)),
+            ("bwd", "bwd_causal")
+        );
     }
 }

@@ -60,7 +60,7 @@ pub struct Plan {
     pub quick: bool,
     /// `--attn-parts`: the flash_attention family's parts to run (empty: all).
     pub attn_parts: Vec<String>,
-    /// `--attn-dtypes`: the dtypes of the flash_attention family's fwd grid (empty: all).
+    /// `--attn-dtypes`: the dtypes of the flash_attention family's fwd and bwd grid (empty: all).
     pub attn_dtypes: Vec<String>,
 }
 
