@@ -478,9 +478,7 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
             .def_op(d.operands[0])
             .filter(|&c| matches!(f.op(c).kind, OpKind::ConvertLayout))
             .and_then(|c| f.def_op(f.op(c).operands[0]))
-            .is_some_and(|l| {
-                f.op(l).block == body && matches!(f.op(l).kind, OpKind::Load { .. })
-            });
+            .is_some_and(|l| f.op(l).block == body && matches!(f.op(l).kind, OpKind::Load { .. }));
         if a.is_none() && loaded_here {
             return None;
         }
