@@ -159,3 +159,41 @@ fn an_unsupported_head_dimension_is_an_error() {
     let mut lse = dev.upload(&[0f32; 8]).unwrap();
     assert!(forward(&dev, &s, &q, &k, &v, &mut o, &mut lse).is_err());
 }
+
+/// The unfused form (scores, the softmax example's kernel, `P V`) against the same float64
+/// reference as the fused kernel.
+#[test]
+fn unfused_matches_float64() {
+    use tile_examples::flash_attention::attn::{unfused_forward, unfused_scratch_len};
+    let dev = Device::interpreter();
+    for (d, causal, hkv, n_ctx) in [(64, false, 2, 17), (128, true, 1, 70)] {
+        let s = Shape {
+            batch: 1,
+            hq: 2,
+            hkv,
+            n_ctx,
+            d,
+            causal,
+        };
+        let x = Inputs::<f16>::new(&s, 5);
+        let (q, k, v) = (
+            dev.upload(&x.q).unwrap(),
+            dev.upload(&x.k).unwrap(),
+            dev.upload(&x.v).unwrap(),
+        );
+        let mut o = dev.upload(&vec![f16::NAN; s.q_len()]).unwrap();
+        let mut sc = dev.zeros::<f32>(unfused_scratch_len(&s)).unwrap();
+        let mut pr = dev.zeros::<f32>(unfused_scratch_len(&s)).unwrap();
+        unfused_forward(&dev, &s, &q, &k, &v, &mut o, &mut sc, &mut pr).unwrap();
+        // `errors` also compares a log-sum-exp, which the unfused form does not write: give it
+        // the reference's own, so only the output is judged.
+        let lse: Vec<f32> = (0..s.batch * s.hq * s.n_ctx)
+            .map(|i| {
+                let (b, h, r) = (i / (s.hq * s.n_ctx), (i / s.n_ctx) % s.hq, i % s.n_ctx);
+                tile_examples::flash_attention::attn::reference_row(&s, &x, b, h, r).1 as f32
+            })
+            .collect();
+        let (e, _) = errors(&s, &x, &dev.download(&o).unwrap(), &lse);
+        assert!(e <= f16::TOL, "{} unfused: {e:e}", s.label());
+    }
+}

@@ -7,7 +7,7 @@ use tile::prelude::*;
 
 use super::kernels::{
     attn_bwd_dkdv, attn_bwd_dkdv_d128, attn_bwd_dq, attn_bwd_dq_d128, attn_bwd_preprocess,
-    attn_fwd, attn_fwd_d128, grid, grid_dkdv, grid_dq, grid_preprocess,
+    attn_fwd, attn_fwd_d128, attn_pv, attn_scores, grid, grid_dkdv, grid_dq, grid_preprocess,
 };
 
 /// One attention problem: `batch × hq` query heads of `n_ctx` tokens sharing `hkv` key/value
@@ -136,6 +136,56 @@ pub fn forward<T: Half>(
             "head dimension {other}: the example has kernels for 64 and 128"
         ))),
     }
+}
+
+/// Elements of the unfused form's score (and probability) buffer: `batch · hq · n_ctx²` f32.
+pub fn unfused_scratch_len(s: &Shape) -> usize {
+    s.batch * s.hq * s.n_ctx * s.n_ctx
+}
+
+/// The unfused forward, as three kernels and two round trips of the `n_ctx × n_ctx` scores
+/// through memory: `scores = Q Kᵀ · scale` ([`attn_scores`], f32, `-∞` above the diagonal with
+/// the causal mask), the fused_softmax example's row softmax into `probs`, then `O = P V`
+/// ([`attn_pv`], `P` rounded to the input type). `scores` and `probs` hold
+/// [`unfused_scratch_len`] elements each. BHSD layout, contiguous.
+#[allow(clippy::too_many_arguments)]
+pub fn unfused_forward<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    q: &Buffer<T>,
+    k: &Buffer<T>,
+    v: &Buffer<T>,
+    o: &mut Buffer<T>,
+    scores: &mut Buffer<f32>,
+    probs: &mut Buffer<f32>,
+) -> Result<(), tile::Error> {
+    if s.d != 64 && s.d != 128 {
+        return Err(tile::Error::Args(format!(
+            "head dimension {}: the example has kernels for 64 and 128",
+            s.d
+        )));
+    }
+    let n = i32::try_from(s.n_ctx).map_err(|_| tile::Error::Args("n_ctx over i32".into()))?;
+    let (hq, hkv, d) = (s.hq as i32, s.hkv as i32, s.d as i32);
+    let heads = (s.batch * s.hq) as u32;
+    let blocks = cdiv(s.n_ctx, 64);
+    let causal = i32::from(s.causal);
+    attn_scores::launch(
+        dev,
+        Grid::xyz(blocks, blocks, heads),
+        q,
+        k,
+        scores,
+        scale(s),
+        hq,
+        hkv,
+        n,
+        causal,
+        d,
+    )?;
+    let rows = (s.batch * s.hq * s.n_ctx) as i32;
+    crate::fused_softmax::kernels::fused(dev, scores, probs, rows, n)?;
+    attn_pv::launch(dev, Grid::xy(blocks, heads), probs, v, o, hq, hkv, n, d)
 }
 
 /// The float64 reference of query row `row` of head `(b, h)`: its output row (`d` values) and

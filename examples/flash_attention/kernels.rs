@@ -316,6 +316,90 @@ pub fn grid(batch: usize, hq: usize, n_ctx: usize) -> Grid {
     Grid::xy(cdiv(n_ctx, 128), (batch * hq) as u32)
 }
 
+#[tile_kernel(num_warps = 4, num_stages = 3)]
+/// Unfused step 1: `s = Q Kᵀ · scale` in f32, one `64 × 64` block of one head's `n_ctx × n_ctx`
+/// scores per program (grid: query blocks, key blocks, `batch · hq`; BHSD inputs, `hkv` key/value
+/// heads as in [`attn_fwd`]). With `causal = 1` the scores of keys after the query are `-∞`.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_scores(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    s: Ptr<f32>,
+    sm_scale: f32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    causal: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+) {
+    let rows = program_id(0) * 64 + arange(0, 64);
+    let cols = program_id(1) * 64 + arange(0, 64);
+    let bh = program_id(2);
+    let h_kv = (bh / hq) * hkv + (bh % hq) / (hq / hkv);
+    let d = arange(0, HEAD_DIM);
+    let (row_ok, col_ok) = (rows.expand_dims(1) < n_ctx, cols.expand_dims(0) < n_ctx);
+    let q_tile = load(
+        q + (bh * n_ctx + rows.expand_dims(1)) * HEAD_DIM + d.expand_dims(0),
+        row_ok,
+        0.0,
+    );
+    let k_tile = load(
+        k + (h_kv * n_ctx + cols.expand_dims(1)) * HEAD_DIM + d.expand_dims(0),
+        cols.expand_dims(1) < n_ctx,
+        0.0,
+    );
+    let seen = (rows.expand_dims(1) >= cols.expand_dims(0)) | (causal == 0);
+    let scores = select(
+        seen,
+        dot(q_tile, k_tile.trans()) * sm_scale,
+        f32::NEG_INFINITY,
+    );
+    // 64-bit offsets: `batch · hq · n_ctx²` passes 2³¹ at 128 heads of 4096 tokens.
+    let at = (bh * n_ctx + rows.expand_dims(1)) as i64 * n_ctx as i64 + cols.expand_dims(0) as i64;
+    store(s + at, scores, row_ok & col_ok);
+}
+
+#[tile_kernel(num_warps = 4, num_stages = 3)]
+/// Unfused step 3: `o = P V`, `P` the f32 probabilities of step 2 (the fused_softmax example's
+/// kernel) rounded to the input type, one block of 64 query rows per program (grid: query
+/// blocks, `batch · hq`).
+#[allow(clippy::too_many_arguments)]
+pub fn attn_pv(
+    p: Ptr<f32>,
+    v: Ptr<T>,
+    o: Ptr<T>,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+) {
+    let rows = program_id(0) * 64 + arange(0, 64);
+    let bh = program_id(1);
+    let h_kv = (bh / hq) * hkv + (bh % hq) / (hq / hkv);
+    let d = arange(0, HEAD_DIM);
+    let row_ok = rows.expand_dims(1) < n_ctx;
+    let mut acc = zeros([64, HEAD_DIM]);
+    for j in (0..n_ctx).step_by(64) {
+        let keys = j + arange(0, 64);
+        let at =
+            (bh * n_ctx + rows.expand_dims(1)) as i64 * n_ctx as i64 + keys.expand_dims(0) as i64;
+        let pt = load(p + at, row_ok & (keys.expand_dims(0) < n_ctx), 0.0);
+        let vt = load(
+            v + (h_kv * n_ctx + keys.expand_dims(1)) * HEAD_DIM + d.expand_dims(0),
+            keys.expand_dims(1) < n_ctx,
+            0.0,
+        );
+        acc = dot(pt as T, vt, acc);
+    }
+    store(
+        o + (bh * n_ctx + rows.expand_dims(1)) * HEAD_DIM + d.expand_dims(0),
+        acc as T,
+        row_ok,
+    );
+}
+
 /// Every kernel of this example, each instance.
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = attn_fwd::KERNELS.to_vec();
@@ -325,6 +409,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(attn_bwd_dkdv_d128::KERNELS);
     v.extend(attn_bwd_dq::KERNELS);
     v.extend(attn_bwd_dq_d128::KERNELS);
+    v.extend(attn_scores::KERNELS);
+    v.extend(attn_pv::KERNELS);
     v
 }
 

@@ -7,7 +7,10 @@
 //! with the causal mask) and the backward as 2.5 times that (its count too). PyTorch's
 //! `scaled_dot_product_attention` backends, FlexAttention and Triton's fused-attention tutorial
 //! on the same shapes come from `bench/python/baseline.py`. Without a GPU: small shapes on the
-//! interpreter. `--quick`: the awkward shapes only.
+//! interpreter. `--quick`: the awkward shapes only. Where `B·H·S²` is below 2³¹ (S ≤ 2048 at 128
+//! heads: the fused_softmax example's kernel takes 32-bit offsets) the unfused form (the scores
+//! and probabilities through memory: `Q Kᵀ`, that softmax, `P V`) is checked and timed beside the
+//! fused kernel.
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
@@ -21,7 +24,8 @@ use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::{self, print_table, time_ms, Half};
 use tile_examples::flash_attention::attn::{
-    backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, Grads, Inputs, Shape,
+    backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, unfused_forward,
+    unfused_scratch_len, Grads, Inputs, Shape,
 };
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -112,6 +116,34 @@ fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64, f6
     Ok((ok, tf, tb))
 }
 
+/// The unfused form (scores and probabilities through memory) on `s`, checked against float64
+/// (its output; the log-sum-exp is the fused kernel's, which the unfused form does not write)
+/// and timed: `(ok, ms)`.
+fn run_unfused<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64)> {
+    let x = Inputs::<T>::new(s, 1);
+    let (q, k, v) = (dev.upload(&x.q)?, dev.upload(&x.k)?, dev.upload(&x.v)?);
+    let mut o = dev.upload(&vec![T::from_f32(f32::NAN); s.q_len()])?;
+    let mut lse = dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?;
+    forward(dev, s, &q, &k, &v, &mut o, &mut lse)?;
+    let mut sc = dev.zeros::<f32>(unfused_scratch_len(s))?;
+    let mut pr = dev.zeros::<f32>(unfused_scratch_len(s))?;
+    unfused_forward(dev, s, &q, &k, &v, &mut o, &mut sc, &mut pr)?;
+    let (e, _) = errors(s, &x, &dev.download(&o)?, &dev.download(&lse)?);
+    let ok = e <= T::TOL;
+    println!(
+        "check {} {} unfused: output rel. L2 {e:.2e} (tolerance {:.0e}) -> {}",
+        s.label(),
+        T::NAME,
+        T::TOL,
+        if ok { "ok" } else { "FAILED" }
+    );
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 2, reps, || {
+        unfused_forward(dev, s, &q, &k, &v, &mut o, &mut sc, &mut pr)
+    })?;
+    Ok((ok, t))
+}
+
 /// Shapes whose edges the kernels must mask: lengths that are not multiples of the blocks, one
 /// token, grouped-query heads.
 fn awkward(gpu: bool) -> Vec<Shape> {
@@ -183,6 +215,20 @@ fn run() -> Res<bool> {
                 s.flops() / ms / 1e9,
                 s.bwd_flops() / bwd_ms / 1e9
             );
+            // The unfused form where its `B·H·S²` scores fit the softmax example's 32-bit
+            // offsets (to S = 2048 at 128 heads; the softmax's launch refuses more).
+            if unfused_scratch_len(&s) <= i32::MAX as usize && s.hkv == s.hq {
+                let (good, un_ms) = match dtype {
+                    "f16" => run_unfused::<f16>(&dev, &s, 5)?,
+                    _ => run_unfused::<bf16>(&dev, &s, 5)?,
+                };
+                ok &= good;
+                println!(
+                    "time {} {dtype}: unfused forward {un_ms:.3} ms, {:.2}x the fused",
+                    s.label(),
+                    un_ms / ms
+                );
+            }
             rows.push(vec![
                 s.label(),
                 dtype.to_string(),
