@@ -57,6 +57,17 @@ impl Shape {
         2.5 * self.flops()
     }
 
+    /// `Ok` for the head dimensions the example has kernels for (64 and 128), else the error
+    /// every host function here returns.
+    pub fn check_head_dim(&self) -> Result<(), tile::Error> {
+        match self.d {
+            64 | 128 => Ok(()),
+            other => Err(tile::Error::Args(format!(
+                "head dimension {other}: the example has kernels for 64 and 128"
+            ))),
+        }
+    }
+
     /// `batch×hq(/hkv)×n_ctx×d` and `causal`, for tables.
     pub fn label(&self) -> String {
         let heads = if self.hkv == self.hq {
@@ -125,16 +136,15 @@ pub fn forward<T: Half>(
     let g = grid(s.batch, s.hq, s.n_ctx);
     let causal = i32::from(s.causal);
     let sm = scale(s);
-    match s.d {
-        64 => attn_fwd::launch(
+    s.check_head_dim()?;
+    if s.d == 64 {
+        attn_fwd::launch(
             dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
-        ),
-        128 => attn_fwd_d128::launch(
+        )
+    } else {
+        attn_fwd_d128::launch(
             dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
-        ),
-        other => Err(tile::Error::Args(format!(
-            "head dimension {other}: the example has kernels for 64 and 128"
-        ))),
+        )
     }
 }
 
@@ -159,12 +169,7 @@ pub fn unfused_forward<T: Half>(
     scores: &mut Buffer<f32>,
     probs: &mut Buffer<f32>,
 ) -> Result<(), tile::Error> {
-    if s.d != 64 && s.d != 128 {
-        return Err(tile::Error::Args(format!(
-            "head dimension {}: the example has kernels for 64 and 128",
-            s.d
-        )));
-    }
+    s.check_head_dim()?;
     let n = i32::try_from(s.n_ctx).map_err(|_| tile::Error::Args("n_ctx over i32".into()))?;
     let (hq, hkv, d) = (s.hq as i32, s.hkv as i32, s.d as i32);
     let heads = (s.batch * s.hq) as u32;
@@ -304,12 +309,7 @@ pub fn backward<T: Half>(
     let (hq, hkv) = (s.hq as i32, s.hkv as i32);
     let causal = i32::from(s.causal);
     let sm = scale(s);
-    if s.d != 64 && s.d != 128 {
-        return Err(tile::Error::Args(format!(
-            "head dimension {}: the example has kernels for 64 and 128",
-            s.d
-        )));
-    }
+    s.check_head_dim()?;
     attn_bwd_preprocess::launch(
         dev,
         grid_preprocess(s.batch, s.hq, s.n_ctx),

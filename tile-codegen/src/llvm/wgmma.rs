@@ -100,16 +100,6 @@ impl Operand {
     }
 }
 
-/// True when `v` is a splat of the constant 0 (or that constant).
-fn zero_splat(f: &tile_core::ir::Function, v: tile_core::ir::ValueId) -> bool {
-    let Some(d) = f.def_op(v) else { return false };
-    match &f.op(d).kind {
-        OpKind::Splat => zero_splat(f, f.op(d).operands[0]),
-        OpKind::Constant(tile_core::ir::ConstValue::Float(x)) => *x == 0.0,
-        _ => false,
-    }
-}
-
 /// Where a `warp_group_dot` reads `A`: a stage, through descriptors, or registers.
 enum ASource<'ctx> {
     /// The stage's read and this warpgroup's descriptor.
@@ -219,7 +209,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let dc = self.tensor_distribution(cty);
         // A zero accumulator (`dot(a, b)` without one, flash attention's scores) is not read:
         // the first K step runs with `scale-d = 0`, and no register is zeroed for it.
-        let zero_acc = zero_splat(self.f, data.operands[ci]);
+        let zero_acc = self
+            .f
+            .constant_of(data.operands[ci])
+            .is_some_and(|c| c.is_zero());
         let mut acc = self.operand(data, ci).to_vec();
         if zero_acc {
             let poison = self.context.f32_type().get_poison().into();

@@ -17,16 +17,6 @@ use tile_core::ir::{BinOp, ConstValue, Function, OpId, OpKind, ValueId};
 
 use super::edit::use_counts;
 
-/// The constant a value holds, looking through `splat`.
-fn constant(f: &Function, v: ValueId) -> Option<ConstValue> {
-    let op = f.def_op(v)?;
-    match &f.op(op).kind {
-        OpKind::Constant(c) => Some(*c),
-        OpKind::Splat => constant(f, f.op(op).operands[0]),
-        _ => None,
-    }
-}
-
 fn is(c: Option<ConstValue>, int: i64, float: f64) -> bool {
     match c {
         Some(ConstValue::Int(i)) => i == int,
@@ -44,7 +34,7 @@ fn zero_dot(
 ) -> Option<OpId> {
     let d = f.def_op(v)?;
     let op = f.op(d);
-    let zero = is(constant(f, op.operands.get(2).copied()?), 0, 0.0);
+    let zero = is(f.constant_of(op.operands.get(2).copied()?), 0, 0.0);
     (matches!(op.kind, OpKind::Dot { .. }) && zero && uses.get(&v).copied() == Some(1)).then_some(d)
 }
 
@@ -86,7 +76,7 @@ pub fn run(f: &mut Function) {
             }
             OpKind::Binary(b) => {
                 let (x, y) = (d.operands[0], d.operands[1]);
-                let (cx, cy) = (constant(f, x), constant(f, y));
+                let (cx, cy) = (f.constant_of(x), f.constant_of(y));
                 if !ty.is_tensor() {
                     if let (Some(a), Some(c), Some(dt)) = (cx, cy, ty.dtype()) {
                         if let Some(v) = interp::fold_binary(b, a, c, dt) {
@@ -120,7 +110,7 @@ pub fn run(f: &mut Function) {
             }
             OpKind::Cmp(p) if !ty.is_tensor() => {
                 let operand_type = f.ty(d.operands[0]).dtype();
-                let (a, c) = (constant(f, d.operands[0]), constant(f, d.operands[1]));
+                let (a, c) = (f.constant_of(d.operands[0]), f.constant_of(d.operands[1]));
                 if let (Some(a), Some(c), Some(dt)) = (a, c, operand_type) {
                     let v = interp::fold_cmp(p, a, c, dt);
                     f.ops[op.index()].kind = OpKind::Constant(ConstValue::Int(v as i64));

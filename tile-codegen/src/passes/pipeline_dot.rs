@@ -58,8 +58,8 @@
 use std::collections::HashMap;
 
 use tile_core::ir::{
-    BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, Layout, OpId, OpKind, Precision,
-    SharedLayout, Type, ValueId,
+    BinOp, BlockId, CmpPred, DType, Elem, Function, Layout, OpId, OpKind, Precision, SharedLayout,
+    Type, ValueId,
 };
 use tile_core::Target;
 
@@ -116,17 +116,6 @@ struct Operand {
     trans: Option<OpId>,
     /// The body ops the load depends on (itself last), in body order.
     slice: Vec<OpId>,
-}
-
-/// True when `v` is a splat of a zero constant (or the constant itself).
-fn is_zero(f: &Function, v: ValueId) -> bool {
-    let Some(d) = f.def_op(v) else { return false };
-    match f.op(d).kind {
-        OpKind::Splat => is_zero(f, f.op(d).operands[0]),
-        OpKind::Constant(ConstValue::Float(x)) => x == 0.0 && x.is_sign_positive(),
-        OpKind::Constant(ConstValue::Int(i)) => i == 0,
-        _ => false,
-    }
 }
 
 /// The body and the operands of `l` to pipeline, if there are any.
@@ -252,7 +241,9 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             let ty = f.ty(x);
             let reason = if !tensor_elem(ty) {
                 Some("has elements the tensor cores do not read from shared memory")
-            } else if !(ld.operands.len() != 3 || is_zero(f, ld.operands[2])) {
+            } else if !(ld.operands.len() != 3
+                || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
+            {
                 Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
             } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
                 Some("has fewer than 8 columns")

@@ -5,7 +5,7 @@
 //! region; regions nest through ops (a `for` owns a body region whose block arguments are the
 //! induction variable and the carried values; an `if` owns two).
 
-use super::ops::OpKind;
+use super::ops::{ConstValue, OpKind};
 use super::types::Type;
 use crate::Target;
 
@@ -324,6 +324,16 @@ impl Function {
     /// The type of a value.
     pub fn ty(&self, v: ValueId) -> &Type {
         &self.values[v.index()].ty
+    }
+
+    /// The constant `v` holds, looking through `splat`s (a tensor of one constant), if it is one.
+    pub fn constant_of(&self, v: ValueId) -> Option<ConstValue> {
+        let op = self.def_op(v)?;
+        match &self.op(op).kind {
+            OpKind::Constant(c) => Some(*c),
+            OpKind::Splat => self.constant_of(self.op(op).operands[0]),
+            _ => None,
+        }
     }
 
     /// The op that defines `v`, if `v` is an op result.

@@ -1054,6 +1054,17 @@ impl OpKind {
     }
 }
 
+impl ConstValue {
+    /// True for the integer 0 and the float +0.0 (not −0.0, which is not an additive identity
+    /// bit for bit: `−0.0 + +0.0` is +0.0).
+    pub fn is_zero(&self) -> bool {
+        match *self {
+            ConstValue::Int(i) => i == 0,
+            ConstValue::Float(x) => x == 0.0 && x.is_sign_positive(),
+        }
+    }
+}
+
 impl fmt::Display for ConstValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
