@@ -114,9 +114,9 @@ pub use tile_core::random;
 #[doc(inline)]
 pub use tile_core::runtime::autotune;
 pub use tile_core::runtime::{
-    cdiv, launch, preload, Arg, BufArg, Buffer, Device, Element, Error, Event, Graph, Grid,
-    KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, Timer, Variant,
-    TARGET_ENV,
+    cdiv, launch, preload, Arg, BufArg, Buffer, DescScalar, DescSpec, Device, Element, Error,
+    Event, Graph, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut,
+    TensorRef, Timer, TmaSpec, Variant, TARGET_ENV,
 };
 pub use tile_core::{Target, UnknownTarget};
 #[doc(hidden)]

@@ -105,6 +105,12 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 OpKind::Math(m) => (out, math_weight(*m)),
                 OpKind::Load { vec, .. } => (access(out, *vec, 12), 1),
                 OpKind::Store { vec, .. } => (access(in_at(0), *vec, 9), 1),
+                // Expanded into an address and a mask per element (or one copy on Hopper).
+                OpKind::DescLoad { .. } => (access(out, 1, 12), 2),
+                OpKind::DescStore { .. } => {
+                    let v = d.operands.len() - 1;
+                    (access(in_at(v), 1, 9), 2)
+                }
                 OpKind::AsyncCopy { vec } => (access(in_at(2), *vec, 8), 1),
                 // ldmatrix: eight 16-bit elements per lane and instruction.
                 OpKind::LocalLoad { .. } => (access(out, 8, 8), 1),
@@ -147,7 +153,12 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 | OpKind::AsyncCommit
                 | OpKind::AsyncWait { .. }
                 | OpKind::Barrier
-                | OpKind::FenceAsyncShared => (out, 1),
+                | OpKind::FenceAsyncShared
+                | OpKind::MbarrierInit
+                | OpKind::MbarrierExpect { .. }
+                | OpKind::TmaLoad { .. }
+                | OpKind::MbarrierWait
+                | OpKind::MbarrierInval => (out, 1),
             };
             per.saturating_mul(weight)
         })

@@ -478,9 +478,20 @@ impl<'a> Program<'_, 'a, '_> {
             | OpKind::LocalLoad { .. }
             | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
-            | OpKind::FenceAsyncShared => {
+            | OpKind::FenceAsyncShared
+            | OpKind::MbarrierInit
+            | OpKind::MbarrierExpect { .. }
+            | OpKind::TmaLoad { .. }
+            | OpKind::MbarrierWait
+            | OpKind::MbarrierInval => {
                 return Err(InterpError::Unsupported(format!(
                     "`{}` is a GPU-level op; the interpreter runs tile-level IR",
+                    data.kind.name()
+                )))
+            }
+            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {
+                return Err(InterpError::Unsupported(format!(
+                    "`{}` is not interpreted yet",
                     data.kind.name()
                 )))
             }

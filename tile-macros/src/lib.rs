@@ -244,6 +244,23 @@ fn param_spec_tokens(params: &[Param], written: &[bool], offsets32: &[bool]) -> 
     out
 }
 
+/// The `DescSpec`s of one instance: its descriptors that the launch can describe.
+fn descriptor_tokens(ir: &tile_core::ir::Function) -> Vec<Tokens> {
+    let scalar = |s: &tile_core::runtime::DescScalar| match *s {
+        tile_core::runtime::DescScalar::Param(i) => quote!(::tile::DescScalar::Param(#i)),
+        tile_core::runtime::DescScalar::Const(c) => quote!(::tile::DescScalar::Const(#c)),
+    };
+    tile_codegen::analysis::descriptors::host_descriptors(ir)
+        .iter()
+        .map(|d| {
+            let (slot, ptr, dt) = (d.slot, d.ptr, dtype_path(d.dtype));
+            let dims = d.dims.iter().map(scalar);
+            let strides = d.strides.iter().map(scalar);
+            quote!(::tile::DescSpec { slot: #slot, ptr: #ptr, dtype: #dt, dims: &[#(#dims),*], strides: &[#(#strides),*] })
+        })
+        .collect()
+}
+
 fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
     let name = &c.kernel.name;
     c.variants
@@ -259,7 +276,11 @@ fn variant_tokens(c: &CompiledKernel) -> Vec<Tokens> {
                 let ptx = &b.artifacts.ptx;
                 let smem = b.artifacts.dyn_shared_bytes;
                 let cubin = proc_macro2::Literal::byte_string(b.cubin.as_deref().unwrap_or(&[]));
-                quote!(::tile::TargetPtx { target: ::tile::Target::#target, ptx: #ptx, cubin: #cubin, entry: #name, dyn_shared_bytes: #smem })
+                let tma = b.tma.iter().map(|t| {
+                    let (slot, dims, swizzle) = (t.slot, &t.box_dims, t.swizzle);
+                    quote!(::tile::TmaSpec { slot: #slot, box_dims: &[#(#dims),*], swizzle: #swizzle })
+                });
+                quote!(::tile::TargetPtx { target: ::tile::Target::#target, ptx: #ptx, cubin: #cubin, entry: #name, dyn_shared_bytes: #smem, tma: &[#(#tma),*] })
             });
             quote!(::tile::Variant { divisibility: &[#(#divisibility),*], num_warps: #warps, targets: &[#(#targets),*] })
         })
@@ -359,12 +380,16 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
             let ir = &c.tile_ir;
             let variants = variant_tokens(c);
             let param_specs = param_spec_tokens(&c.kernel.params, &written, &c.kernel.offsets32);
+            let desc_slots = c.kernel.ir.desc_slots;
+            let descriptors = descriptor_tokens(&c.kernel.ir);
             quote!(::tile::KernelSpec {
                 name: #name,
                 rust_name: #rust_name,
                 instance: #instance,
                 ir: #ir,
                 params: &[#(#param_specs),*],
+                desc_slots: #desc_slots,
+                descriptors: &[#(#descriptors),*],
                 variants: &[#(#variants),*],
             })
         })

@@ -331,6 +331,13 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
             | OpKind::FenceAsyncShared
+            | OpKind::DescLoad { .. }
+            | OpKind::DescStore { .. }
+            | OpKind::MbarrierInit
+            | OpKind::MbarrierExpect { .. }
+            | OpKind::TmaLoad { .. }
+            | OpKind::MbarrierWait
+            | OpKind::MbarrierInval
             | OpKind::AsyncCopy { .. }
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }

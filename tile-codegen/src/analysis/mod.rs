@@ -7,11 +7,14 @@
 //!   `vectorize`, and the lowering's address sharing and compares);
 //! - [`shared_alloc`]: where each user of shared memory has its bytes (liveness: users never live
 //!   at once share bytes), with the scratch bytes per op the back end gives it ([`ScratchBytes`]);
+//! - [`descriptors`]: the tensor descriptors the launch describes and the ones a module copies
+//!   with the tensor memory accelerator (for the kernel's static metadata);
 //! - [`barriers`]: the ops that lack a `barrier` before them (`insert-barriers` inserts them; the
 //!   lowering refuses a kernel that still lacks one).
 
 pub mod axis_info;
 pub mod barriers;
+pub mod descriptors;
 pub mod shared_alloc;
 
 pub use shared_alloc::ScratchBytes;

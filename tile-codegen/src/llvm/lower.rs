@@ -858,6 +858,31 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.fence_async_shared()?;
                 None
             }
+            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => bug(format_args!(
+                "`{}` reached the back end: `lower-descriptors` expands every access that \
+                 `pipeline-dot` does not copy with the tensor memory accelerator",
+                data.kind.name()
+            )),
+            OpKind::MbarrierInit => {
+                self.mbarrier_init(data)?;
+                None
+            }
+            OpKind::MbarrierExpect { bytes } => {
+                self.mbarrier_expect(data, *bytes)?;
+                None
+            }
+            OpKind::TmaLoad { slot } => {
+                self.tma_load(data, *slot)?;
+                None
+            }
+            OpKind::MbarrierWait => {
+                self.mbarrier_wait(data)?;
+                None
+            }
+            OpKind::MbarrierInval => {
+                self.mbarrier_inval(data)?;
+                None
+            }
             // `for_loop` and `if_op` read the yielded values; they never get here.
             OpKind::Yield | OpKind::For | OpKind::If => None,
         };

@@ -53,6 +53,7 @@ mod shared;
 mod sink;
 mod smem;
 mod threshold;
+mod tma;
 mod wgmma;
 
 pub(crate) use lower::panic_message;

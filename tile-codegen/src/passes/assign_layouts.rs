@@ -683,6 +683,13 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::WarpGroupDot { .. }
         | OpKind::WarpGroupWait { .. }
         | OpKind::FenceAsyncShared
+        | OpKind::DescLoad { .. }
+        | OpKind::DescStore { .. }
+        | OpKind::MbarrierInit
+        | OpKind::MbarrierExpect { .. }
+        | OpKind::TmaLoad { .. }
+        | OpKind::MbarrierWait
+        | OpKind::MbarrierInval
         | OpKind::For
         | OpKind::If
         | OpKind::Yield

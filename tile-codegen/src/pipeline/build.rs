@@ -186,5 +186,6 @@ fn finish_module(
         gpu_ir: p.gpu_ir.clone(),
         artifacts: a,
         cubin,
+        tma: crate::analysis::descriptors::tma_copies(g),
     })
 }

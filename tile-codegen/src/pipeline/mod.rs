@@ -70,6 +70,8 @@ pub struct TargetBuild {
     pub artifacts: Artifacts,
     /// The cubin `ptxas` made of the PTX, when [`DumpConfig::cubin`] names one.
     pub cubin: Option<Vec<u8>>,
+    /// The descriptors it copies with the tensor memory accelerator.
+    pub tma: Vec<crate::analysis::descriptors::TmaCopy>,
 }
 
 /// A kernel through the whole pipeline.

@@ -150,6 +150,10 @@ pub struct Function {
     /// The GPU architecture this GPU-level IR is for: the GPU-level passes run once per target
     /// and may choose differently for each. `None` at the tile level.
     pub target: Option<Target>,
+    /// Tensor descriptors (`make_tensor_descriptor` calls): `desc_load`/`desc_store` slots run
+    /// `0 .. desc_slots`, and the kernel takes one hidden 128-byte parameter per slot after its
+    /// own (the slot's tensor map on Hopper).
+    pub desc_slots: u32,
     /// Every value.
     pub values: Vec<ValueData>,
     /// Every op.
@@ -172,6 +176,7 @@ impl Function {
             num_warps,
             num_stages: 0,
             target: None,
+            desc_slots: 0,
             values: Vec::new(),
             ops: Vec::new(),
             blocks: Vec::new(),

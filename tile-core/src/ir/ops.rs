@@ -817,6 +817,26 @@ declare_ops! {
         /// The cache eviction hint.
         evict: Evict = Evict::Normal,
     } "store" => 0, Write, Tile;
+    /// `desc_load {slot} %ptr, %dim…, %stride…, %coord…`: the tile of a strided array that
+    /// starts at `coord` (Triton's `desc.load(coord)` on a `tl.make_tensor_descriptor`). The
+    /// array is `ptr` (a scalar pointer) with one `dim` (`i64`: extents) and one `stride`
+    /// (`i64`: elements between neighbours along the dimension) per dimension of the result,
+    /// and the tile's first element is at `coord` (`i32` scalars, one per dimension). Element
+    /// `i` of the result is the array's element `coord + i` where every coordinate of it lies
+    /// in `0 .. dim`, and 0 elsewhere, without touching memory there. `slot` names the
+    /// `make_tensor_descriptor` the access came from: accesses with one slot describe one array,
+    /// and on Hopper the slot's tensor map (built by the launch) lets a copy engine fetch it.
+    DescLoad {
+        /// The kernel's descriptor this access uses.
+        slot: u32,
+    } "desc_load" => 1, Read, Tile;
+    /// `desc_store {slot} %ptr, %dim…, %stride…, %coord…, %value`: writes `value` to the tile of
+    /// the array described as for `desc_load` that starts at `coord`; elements outside the
+    /// array's extents are not written.
+    DescStore {
+        /// The kernel's descriptor this access uses.
+        slot: u32,
+    } "desc_store" => 0, Write, Tile;
     /// `atomic_rmw {op} %ptr, %value[, %mask]`: for each element where `mask` is true, replaces
     /// the pointed-to value `old` by `op(old, value)` in one indivisible step and yields `old`
     /// (elsewhere the result is 0 and no memory is touched). Elements of one tile pointing to
@@ -930,6 +950,34 @@ declare_ops! {
     /// included) before later reads of the tensor cores' asynchronous proxy (`wgmma`); a
     /// `barrier` after it extends that to every thread's writes.
     FenceAsyncShared "fence_async_shared" => 0, Sync, Gpu;
+    /// GPU level (Hopper): `mbarrier_init %bars` makes each stage of the buffer `bars`
+    /// (`smem<S x 1 x 1 x i64>`) a barrier object that completes a phase at one arrival and the
+    /// bytes it was told to expect (one thread initializes; a `barrier` must follow before any
+    /// other thread uses them).
+    MbarrierInit "mbarrier_init" => 0, Sync, Gpu;
+    /// GPU level (Hopper): `mbarrier_expect {bytes} %bars, %stage, %pred`: where the `i1` scalar
+    /// `pred` holds, one thread arrives at barrier `stage` of `bars` announcing `bytes` bytes of
+    /// copies that will complete on it (`mbarrier.arrive.expect_tx`).
+    MbarrierExpect {
+        /// Bytes the phase waits for.
+        bytes: u32,
+    } "mbarrier_expect" => 0, Sync, Gpu;
+    /// GPU level (Hopper): `tma_load {slot} %buf, %stage, %bars, %pred, %coord…`: where `pred`
+    /// holds, one thread starts the tensor-memory-accelerator copy of the tile of descriptor
+    /// `slot` that starts at `coord` (`i32`, one per dimension of a stage) into stage `stage` of
+    /// `buf`, in `buf`'s layout (a swizzled `wgmma` layout: one copy per column block), completing
+    /// on barrier `stage` of `bars`. Elements outside the array are written as 0.
+    TmaLoad {
+        /// The kernel's descriptor (its tensor map, a parameter the launch adds).
+        slot: u32,
+    } "tma_load" => 0, Sync, Gpu;
+    /// GPU level (Hopper): `mbarrier_wait %bars, %stage, %phase` waits until barrier `stage` of
+    /// `bars` has completed the phase of parity `phase` (an `i32` scalar, 0 or 1): the copies
+    /// announced for it have landed and are visible to this thread.
+    MbarrierWait "mbarrier_wait" => 0, Sync, Gpu;
+    /// GPU level (Hopper): `mbarrier_inval %bars` ends the barrier objects of `bars` (one thread),
+    /// so their bytes may serve other data.
+    MbarrierInval "mbarrier_inval" => 0, Sync, Gpu;
 }
 
 impl OpKind {
@@ -977,6 +1025,13 @@ impl OpKind {
             | OpKind::AsyncCommit
             | OpKind::WarpGroupWait { .. }
             | OpKind::FenceAsyncShared
+            | OpKind::MbarrierInit
+            | OpKind::MbarrierExpect { .. }
+            | OpKind::TmaLoad { .. }
+            | OpKind::MbarrierWait
+            | OpKind::MbarrierInval
+            | OpKind::DescLoad { .. }
+            | OpKind::DescStore { .. }
             | OpKind::Constant(_)
             | OpKind::ProgramId { .. }
             | OpKind::NumPrograms { .. }
@@ -1049,7 +1104,14 @@ impl OpKind {
             | OpKind::LocalLoad { .. }
             | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
-            | OpKind::FenceAsyncShared => false,
+            | OpKind::FenceAsyncShared
+            | OpKind::MbarrierInit
+            | OpKind::MbarrierExpect { .. }
+            | OpKind::TmaLoad { .. }
+            | OpKind::MbarrierWait
+            | OpKind::MbarrierInval
+            | OpKind::DescLoad { .. }
+            | OpKind::DescStore { .. } => false,
         }
     }
 }

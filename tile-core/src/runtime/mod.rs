@@ -56,5 +56,6 @@ pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{cdiv, launch, preload, Arg, Grid, ModuleCache};
 pub use spec::{
-    cubins_off, KernelSpec, ParamKind, ParamSpec, TargetPtx, Variant, CUBIN_ENV, EQUALS_ONE,
+    cubins_off, DescScalar, DescSpec, KernelSpec, ParamKind, ParamSpec, TargetPtx, TmaSpec,
+    Variant, CUBIN_ENV, EQUALS_ONE,
 };

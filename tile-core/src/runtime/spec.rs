@@ -31,6 +31,16 @@ pub struct KernelSpec {
     pub ir: &'static str,
     /// Parameters in declaration order (compile-time constants excluded: they are folded in).
     pub params: &'static [ParamSpec],
+    /// Tensor descriptors (`make_tensor_descriptor` calls) of the kernel: each is one hidden
+    /// 128-byte parameter after [`KernelSpec::params`], in slot order, which the launch fills with
+    /// the slot's tensor map where the chosen module copies through it ([`TargetPtx::tma`]) and
+    /// with zeros elsewhere.
+    pub desc_slots: u32,
+    /// The slots whose array the launch can describe from the arguments alone (pointer,
+    /// extents and strides all parameters or constants): the launch checks that each such
+    /// array lies inside its buffer, and only these can be copied by the tensor memory
+    /// accelerator.
+    pub descriptors: &'static [DescSpec],
     /// Specializations, most specialized first; the last one assumes nothing, unless the kernel
     /// was compiled with `specialize = aligned` (then there is one, and a launch it does not
     /// accept is an `Err`).
@@ -76,6 +86,44 @@ pub enum ParamKind {
     Scalar(DType),
 }
 
+/// Where an extent or stride of a [`DescSpec`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescScalar {
+    /// The integer argument at this index of [`KernelSpec::params`].
+    Param(u32),
+    /// A value fixed at compile time.
+    Const(i64),
+}
+
+/// A tensor descriptor whose array is known from the launch's arguments: the buffer at
+/// parameter `ptr`, seen as a `dims`-shaped array with `strides` (in elements, outermost
+/// dimension first, as the kernel wrote them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescSpec {
+    /// The descriptor's slot (its hidden parameter is `params.len() + slot`).
+    pub slot: u32,
+    /// The index in [`KernelSpec::params`] of the pointer parameter.
+    pub ptr: u32,
+    /// Element type.
+    pub dtype: DType,
+    /// Extents, outermost first.
+    pub dims: &'static [DescScalar],
+    /// Strides in elements, outermost first.
+    pub strides: &'static [DescScalar],
+}
+
+/// How one module copies the tiles of a descriptor with the tensor memory accelerator: the
+/// launch encodes the slot's tensor map (`cuTensorMapEncodeTiled`) with this box and swizzle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TmaSpec {
+    /// The descriptor's slot.
+    pub slot: u32,
+    /// The box one copy moves, outermost dimension first (the last is the contiguous one).
+    pub box_dims: &'static [u32],
+    /// The shared-memory swizzle in bytes: 0 (none), 32, 64 or 128.
+    pub swizzle: u32,
+}
+
 /// The assumption, in [`Variant::divisibility`], that an integer argument is exactly 1: a unit
 /// stride, which makes an access that steps by it contiguous (Triton specializes such arguments
 /// the same way). Divisibility 0 means nothing else.
@@ -110,6 +158,9 @@ pub struct TargetPtx {
     /// static): the launch passes it, and the module load opts the function in above
     /// [`Target::STATIC_SHARED_BYTES`].
     pub dyn_shared_bytes: u32,
+    /// The descriptors this module copies with the tensor memory accelerator (sm_90a): the
+    /// launch passes their tensor maps.
+    pub tma: &'static [TmaSpec],
 }
 
 impl TargetPtx {
@@ -139,6 +190,7 @@ mod tests {
             cubin,
             entry: "k",
             dyn_shared_bytes: 0,
+            tma: &[],
         }
     }
 

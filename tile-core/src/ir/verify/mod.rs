@@ -476,6 +476,12 @@ impl Verifier<'_> {
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
             | OpKind::FenceAsyncShared => self.no_operands(o),
+            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {}
+            OpKind::MbarrierInit
+            | OpKind::MbarrierExpect { .. }
+            | OpKind::TmaLoad { .. }
+            | OpKind::MbarrierWait
+            | OpKind::MbarrierInval => {}
         }
     }
 }
