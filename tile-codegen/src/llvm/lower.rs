@@ -274,10 +274,32 @@ fn declare_kernel<'ctx>(
         }
         params.push(register_type(context, elem).into());
     }
+    // One hidden parameter per tensor descriptor: its `CUtensorMap` (128 bytes, 64-aligned) by
+    // value, which the launch passes after the kernel's own arguments.
+    let user_params = params.len() as u32;
+    for _ in 0..f.desc_slots {
+        params.push(context.ptr_type(AddressSpace::default()).into());
+    }
     let function = module.add_function(&f.name, context.void_type().fn_type(&params, false), None);
     function.set_call_conventions(PTX_KERNEL_CC);
-
+    let tensor_map = context.i8_type().array_type(128);
+    let byval = Attribute::get_named_enum_kind_id("byval");
     let align_kind = Attribute::get_named_enum_kind_id("align");
+    for slot in 0..f.desc_slots {
+        let at = AttributeLoc::Param(user_params + slot);
+        function.add_attribute(
+            at,
+            context.create_type_attribute(
+                byval,
+                inkwell::types::AnyType::as_any_type_enum(&tensor_map),
+            ),
+        );
+        function.add_attribute(at, context.create_enum_attribute(align_kind, 64));
+        if let Some(p) = function.get_nth_param(user_params + slot) {
+            p.set_name(&format!("tensor_map_{slot}"));
+        }
+    }
+
     for (i, &p) in f.params().iter().enumerate() {
         if let Some(param) = function.get_nth_param(i as u32) {
             param.set_name(f.param_names.get(i).map(String::as_str).unwrap_or(""));
@@ -301,6 +323,29 @@ fn declare_kernel<'ctx>(
         module.add_global_metadata("nvvm.annotations", &node).llvm()
     };
     annotate("kernel", 1)?;
+    // The tensor maps the module copies through are read in place (`__grid_constant__`): LLVM
+    // then takes their address with `cvta.param` instead of copying them to local memory.
+    let tma = f
+        .walk()
+        .iter()
+        .any(|&op| matches!(f.op(op).kind, OpKind::TmaLoad { .. }));
+    if tma && f.desc_slots > 0 {
+        let indices: Vec<_> = (0..f.desc_slots)
+            .map(|s| {
+                i32_ty
+                    .const_int(u64::from(user_params + s + 1), false)
+                    .into()
+            })
+            .collect();
+        let node = context.metadata_node(&[
+            fn_ptr.into(),
+            context.metadata_string("grid_constant").into(),
+            context.metadata_node(&indices).into(),
+        ]);
+        module
+            .add_global_metadata("nvvm.annotations", &node)
+            .llvm()?;
+    }
     annotate("maxntidx", 32 * u64::from(f.num_warps))?;
     // A kernel with a `dot` is compute-bound and holds large tiles: one program per SM is
     // enough, so ptxas must not trade registers for occupancy (its default for a known block
@@ -694,6 +739,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::AsyncCopy { .. }
                 | OpKind::LocalLoad { .. }
                 | OpKind::WarpGroupDot { .. }
+                | OpKind::MbarrierInit
+                | OpKind::MbarrierExpect { .. }
+                | OpKind::TmaLoad { .. }
+                | OpKind::MbarrierWait
+                | OpKind::MbarrierInval
         ) {
             self.check_layouts(data);
         }

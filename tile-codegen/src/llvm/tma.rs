@@ -1,33 +1,252 @@
-//! Hopper's tensor memory accelerator and its barrier objects: `mbarrier_init`,
-//! `mbarrier_expect`, `tma_load`, `mbarrier_wait` and `mbarrier_inval`, all inline PTX.
+//! Hopper's tensor memory accelerator and its barrier objects, all inline PTX (LLVM 19 has
+//! intrinsics for none of the forms used here):
+//!
+//! - `mbarrier_init %bars`: thread 0 initializes each stage's barrier for one arrival
+//!   (`mbarrier.init.shared::cta.b64`).
+//! - `mbarrier_expect {bytes} %bars, %stage, %pred`: thread 0, where `pred` holds, arrives at
+//!   the stage's barrier announcing the bytes its copies bring (`mbarrier.arrive.expect_tx`).
+//! - `tma_load {slot} %buf, %stage, %bars, %pred, %row, %col`: thread 0, where `pred` holds,
+//!   issues one `cp.async.bulk.tensor.2d` per column block of the stage (the [`SharedLayout`]
+//!   blocks `wgmma` reads: `R` rows of 32, 64 or 128 bytes, which the tensor map's swizzle of
+//!   the same width writes exactly), each completing on the stage's barrier. The tensor map is
+//!   the kernel's hidden parameter for `slot` (a `__grid_constant__` `CUtensorMap`: its generic
+//!   address, which LLVM takes with `cvta.param`).
+//! - `mbarrier_wait %bars, %stage, %phase`: every thread spins on `mbarrier.try_wait.parity`
+//!   until the phase of that parity has completed.
+//! - `mbarrier_inval %bars`: thread 0 ends each stage's barrier.
+//!
+//! Coordinates go to the copy innermost first (`{col, row}`), as the tensor map lists its
+//! dimensions.
+//!
+//! [`SharedLayout`]: tile_core::ir::SharedLayout
 
-use tile_core::ir::OpData;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::IntPredicate;
+use tile_core::ir::{Layout, OpData};
 
-use super::lower::{Lowerer, Result};
+use super::lower::{bug, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
 impl<'ctx> Lowerer<'_, 'ctx> {
+    /// A void inline-asm statement with side effects on memory.
+    fn tma_asm(
+        &self,
+        text: &str,
+        constraints: &str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<()> {
+        let ctx = self.context;
+        let params: Vec<BasicMetadataTypeEnum> = args
+            .iter()
+            .map(|a| match a {
+                BasicMetadataValueEnum::IntValue(v) => v.get_type().into(),
+                _ => bug("integer inline-asm operands"),
+            })
+            .collect();
+        let fn_ty = ctx.void_type().fn_type(&params, false);
+        let asm = ctx.create_inline_asm(
+            fn_ty,
+            text.to_string(),
+            format!("{constraints},~{{memory}}"),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder
+            .build_indirect_call(fn_ty, asm, args, "")
+            .llvm()?;
+        Ok(())
+    }
+
+    /// 1 in thread 0 of the program where `pred` (an `i1`) holds, else 0, as an `i32`.
+    fn leader(&mut self, pred: Option<IntValue<'ctx>>) -> Result<IntValue<'ctx>> {
+        let i32_ty = self.context.i32_type();
+        let tid = self.tid()?;
+        let b = &self.builder;
+        let first = b
+            .build_int_compare(IntPredicate::EQ, tid, i32_ty.const_zero(), "")
+            .llvm()?;
+        let both = match pred {
+            Some(p) => b.build_and(first, p, "").llvm()?,
+            None => first,
+        };
+        b.build_int_z_extend(both, i32_ty, "").llvm()
+    }
+
+    /// Bytes between barrier objects in the buffer that is operand `i` (one per stage, at its
+    /// start).
+    fn barrier_stride(&self, data: &OpData, i: usize) -> u64 {
+        let ty = self.f.ty(data.operands[i]);
+        let elem = u64::from(ty.dtype().map_or(8, |d| d.size_bytes()));
+        u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * elem
+    }
+
+    /// The shared address of barrier `stage` (an `i32`, or `None` for the first) of the
+    /// barrier buffer that is operand `i`.
+    fn barrier_address(
+        &self,
+        data: &OpData,
+        i: usize,
+        stage: Option<IntValue<'ctx>>,
+    ) -> Result<IntValue<'ctx>> {
+        let base = self.shared_address(pointer(self.scalar_operand(data, i)))?;
+        let Some(stage) = stage else {
+            return Ok(base);
+        };
+        let i32_ty = self.context.i32_type();
+        let b = &self.builder;
+        let off = b
+            .build_int_nuw_mul(
+                stage,
+                i32_ty.const_int(self.barrier_stride(data, i), false),
+                "",
+            )
+            .llvm()?;
+        b.build_int_nuw_add(base, off, "").llvm()
+    }
+
+    /// The number of barriers (stages) of the buffer that is operand `i`.
+    fn barrier_count(&self, data: &OpData, i: usize) -> u64 {
+        u64::from(self.f.ty(data.operands[i]).shape[0])
+    }
+
     /// `mbarrier_init`.
-    pub(super) fn mbarrier_init(&self, _data: &OpData) -> Result<()> {
-        unimplemented!("mbarrier_init")
-    }
-
-    /// `mbarrier_expect`.
-    pub(super) fn mbarrier_expect(&self, _data: &OpData, _bytes: u32) -> Result<()> {
-        unimplemented!("mbarrier_expect")
-    }
-
-    /// `tma_load`.
-    pub(super) fn tma_load(&self, _data: &OpData, _slot: u32) -> Result<()> {
-        unimplemented!("tma_load")
-    }
-
-    /// `mbarrier_wait`.
-    pub(super) fn mbarrier_wait(&self, _data: &OpData) -> Result<()> {
-        unimplemented!("mbarrier_wait")
+    pub(super) fn mbarrier_init(&mut self, data: &OpData) -> Result<()> {
+        let lead = self.leader(None)?;
+        let base = self.barrier_address(data, 0, None)?;
+        let stride = self.barrier_stride(data, 0);
+        for s in 0..self.barrier_count(data, 0) {
+            self.tma_asm(
+                &format!(
+                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
+                     @p mbarrier.init.shared::cta.b64 [$0+{}], 1; }}",
+                    s * stride
+                ),
+                "r,r",
+                &[base.into(), lead.into()],
+            )?;
+        }
+        Ok(())
     }
 
     /// `mbarrier_inval`.
-    pub(super) fn mbarrier_inval(&self, _data: &OpData) -> Result<()> {
-        unimplemented!("mbarrier_inval")
+    pub(super) fn mbarrier_inval(&mut self, data: &OpData) -> Result<()> {
+        let lead = self.leader(None)?;
+        let base = self.barrier_address(data, 0, None)?;
+        let stride = self.barrier_stride(data, 0);
+        for s in 0..self.barrier_count(data, 0) {
+            self.tma_asm(
+                &format!(
+                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
+                     @p mbarrier.inval.shared::cta.b64 [$0+{}]; }}",
+                    s * stride
+                ),
+                "r,r",
+                &[base.into(), lead.into()],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `mbarrier_expect`.
+    pub(super) fn mbarrier_expect(&mut self, data: &OpData, bytes: u32) -> Result<()> {
+        let pred = int(self.scalar_operand(data, 2));
+        let lead = self.leader(Some(pred))?;
+        let stage = int(self.scalar_operand(data, 1));
+        let bar = self.barrier_address(data, 0, Some(stage))?;
+        self.tma_asm(
+            &format!(
+                "{{ .reg .pred p; .reg .b64 state; setp.ne.b32 p, $1, 0; \
+                 @p mbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], {bytes}; }}"
+            ),
+            "r,r",
+            &[bar.into(), lead.into()],
+        )
+    }
+
+    /// `mbarrier_wait`.
+    pub(super) fn mbarrier_wait(&mut self, data: &OpData) -> Result<()> {
+        let stage = int(self.scalar_operand(data, 1));
+        let phase = int(self.scalar_operand(data, 2));
+        let bar = self.barrier_address(data, 0, Some(stage))?;
+        self.tma_asm(
+            "{ .reg .pred done; \
+             tile_wait_${:uid}: \
+             mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; \
+             @!done bra.uni tile_wait_${:uid}; }",
+            "r,r",
+            &[bar.into(), phase.into()],
+        )
+    }
+
+    /// `tma_load`.
+    pub(super) fn tma_load(&mut self, data: &OpData, slot: u32) -> Result<()> {
+        let buf_ty = self.f.ty(data.operands[0]).clone();
+        let Some(Layout::Shared(layout)) = &buf_ty.layout else {
+            bug("a shared buffer to copy into");
+        };
+        if buf_ty.shape.len() != 3 || data.operands.len() != 6 {
+            bug("a 2-D stage and two coordinates");
+        }
+        let (rows, cols) = (u64::from(buf_ty.shape[1]), u64::from(buf_ty.shape[2]));
+        let elem = u64::from(buf_ty.dtype().map_or(2, |d| d.size_bytes()));
+        let width = layout.block_cols(cols);
+        let block_bytes = rows * width * elem;
+        let stage_bytes = rows * cols * elem;
+
+        let pred = int(self.scalar_operand(data, 3));
+        let lead = self.leader(Some(pred))?;
+        let stage = int(self.scalar_operand(data, 1));
+        let bar = self.barrier_address(data, 2, Some(stage))?;
+        let row = int(self.scalar_operand(data, 4));
+        let col = int(self.scalar_operand(data, 5));
+        let i32_ty = self.context.i32_type();
+        let i64_ty = self.context.i64_type();
+        let dst = {
+            let base = self.shared_address(pointer(self.scalar_operand(data, 0)))?;
+            let b = &self.builder;
+            let off = b
+                .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
+                .llvm()?;
+            b.build_int_nuw_add(base, off, "").llvm()?
+        };
+        let function = self
+            .builder
+            .get_insert_block()
+            .and_then(|b| b.get_parent())
+            .or_bug("the kernel function");
+        let index = self.f.params().len() as u32 + slot;
+        let map = function
+            .get_nth_param(index)
+            .or_bug("the tensor map parameter of the descriptor");
+        let map = self
+            .builder
+            .build_ptr_to_int(map.into_pointer_value(), i64_ty, "")
+            .llvm()?;
+        for j in 0..cols / width {
+            let b = &self.builder;
+            let c = b
+                .build_int_add(col, i32_ty.const_int(j * width, false), "")
+                .llvm()?;
+            self.tma_asm(
+                &format!(
+                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
+                     @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+                     [$0+{}], [$2, {{$3, $4}}], [$5]; }}",
+                    j * block_bytes
+                ),
+                "r,r,l,r,r,r",
+                &[
+                    dst.into(),
+                    lead.into(),
+                    map.into(),
+                    c.into(),
+                    row.into(),
+                    bar.into(),
+                ],
+            )?;
+        }
+        Ok(())
     }
 }

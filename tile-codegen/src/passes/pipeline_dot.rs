@@ -116,6 +116,9 @@ struct Operand {
     trans: Option<OpId>,
     /// The body ops the load depends on (itself last), in body order.
     slice: Vec<OpId>,
+    /// The descriptor slot, where the load is a `desc_load` that [`tma_loads`] chose: its ring
+    /// is filled by the tensor memory accelerator.
+    tma: Option<u32>,
 }
 
 /// The body and the operands of `l` to pipeline, if there are any.
@@ -212,7 +215,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
                 let inner = f.op(load).operands[0];
                 let loaded = f.def_op(inner).filter(|o| {
-                    in_body.contains(o) && matches!(f.op(*o).kind, OpKind::Load { .. })
+                    in_body.contains(o)
+                        && matches!(f.op(*o).kind, OpKind::Load { .. } | OpKind::DescLoad { .. })
                 });
                 match loaded {
                     Some(l) if wgmma && i == 1 && uses.get(&x).copied() == Some(1) => {
@@ -231,6 +235,25 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 }
             }
             let ld = f.op(load);
+            if let OpKind::DescLoad { slot } = ld.kind {
+                // `lower-descriptors` kept it for the tensor memory accelerator: `tma_loads`
+                // checked the rest.
+                let Some(slice) = backward_slice(f, load, &in_body, iv, body) else {
+                    out.push((dot, why("has coordinates the loop carries")));
+                    continue;
+                };
+                out.push((
+                    dot,
+                    Ok(Operand {
+                        load,
+                        conv,
+                        trans,
+                        slice,
+                        tma: Some(slot),
+                    }),
+                ));
+                continue;
+            }
             let OpKind::Load { vec, .. } = ld.kind else {
                 out.push((
                     dot,
@@ -278,11 +301,156 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     conv,
                     trans,
                     slice,
+                    tma: None,
                 }),
             ));
         }
     }
     Some((body, out))
+}
+
+/// The `desc_load`s of `f` (GPU level, before layouts are assigned: what `lower-descriptors`
+/// keeps) whose tiles this pass will copy with the tensor memory accelerator on sm_90a: those of
+/// a loop whose every `dot` fits `wgmma` ([`wgmma_layout`]) and reads `B` from a `desc_load`
+/// (transposed or not) and `A` from a `desc_load` or from registers (a tile not loaded in the
+/// loop), where every such `desc_load` can be copied ([`tma_copyable`]), is used once, and
+/// takes coordinates that depend on the induction variable and on values from before the loop
+/// only. A loop that mixes descriptor and pointer loads copies them all with `cp.async`, its
+/// descriptors expanded into pointer loads.
+///
+/// [`wgmma_layout`]: super::accelerate_dot::wgmma_layout
+pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
+    let mut out = std::collections::HashSet::new();
+    if f.target != Some(Target::Sm90a) || f.num_stages == 1 {
+        return out;
+    }
+    let hosts = crate::analysis::descriptors::host_descriptors(f);
+    let uses = use_counts(f);
+    for l in for_loops(f) {
+        let Some(&region) = f.op(l).regions.first() else {
+            continue;
+        };
+        let body = f.regions[region.index()].blocks[0];
+        let ops = &f.blocks[body.index()].ops;
+        let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
+        let iv = f.blocks[body.index()].args[0];
+        let writes = ops.iter().any(|&o| {
+            use tile_core::ir::Effect;
+            !matches!(
+                f.op(o).kind.effect(),
+                Effect::Pure | Effect::Read | Effect::Terminator
+            )
+        });
+        let dots: Vec<OpId> = ops
+            .iter()
+            .copied()
+            .filter(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
+            .collect();
+        if writes || dots.is_empty() {
+            continue;
+        }
+        // The `desc_load` behind `v` (through a `trans` where `trans_ok`), if `v` is one's
+        // result in the body, used once.
+        let source = |v: ValueId, trans_ok: bool| -> Option<OpId> {
+            let mut op = f.def_op(v).filter(|o| in_body.contains(o))?;
+            let mut x = v;
+            if trans_ok && matches!(f.op(op).kind, OpKind::Trans) {
+                if uses.get(&x).copied() != Some(1) {
+                    return None;
+                }
+                x = f.op(op).operands[0];
+                op = f.def_op(x).filter(|o| in_body.contains(o))?;
+            }
+            (matches!(f.op(op).kind, OpKind::DescLoad { .. }) && uses.get(&x).copied() == Some(1))
+                .then_some(op)
+        };
+        let loaded_here = |v: ValueId| {
+            f.def_op(v).is_some_and(|o| {
+                in_body.contains(&o)
+                    && matches!(
+                        f.op(o).kind,
+                        OpKind::Load { .. } | OpKind::DescLoad { .. } | OpKind::Trans
+                    )
+            })
+        };
+        let mut loads = Vec::new();
+        let fits = dots.iter().all(|&dot| {
+            let d = f.op(dot);
+            let (a, b) = (d.operands[0], d.operands[1]);
+            if super::accelerate_dot::wgmma_layout(f.ty(a), f.ty(b), f.num_warps).is_none() {
+                return false;
+            }
+            let Some(bl) = source(b, true) else {
+                return false;
+            };
+            loads.push(bl);
+            match source(a, false) {
+                Some(al) => loads.push(al),
+                None if loaded_here(a) => return false,
+                None => {}
+            }
+            true
+        });
+        let copyable = loads.iter().all(|&op| {
+            tma_copyable(f, op, &hosts).is_ok()
+                && backward_slice(f, op, &in_body, iv, body).is_some()
+        });
+        if fits && copyable {
+            out.extend(loads);
+        }
+    }
+    out
+}
+
+/// Whether the tensor memory accelerator can copy the tiles of `desc_load` `op` into a `wgmma`
+/// ring, on what this specialization assumes of the arguments: a 2-D tile of 16-bit elements
+/// with rows of at most 256, whose `wgmma` column blocks are 32, 64 or 128 bytes wide (one copy
+/// each, in the swizzle of that width); the descriptor's array known from the arguments
+/// ([`host_descriptors`]), its base 16-byte aligned, its last stride 1 and its other stride a
+/// multiple of 16 bytes (as the tensor map requires).
+///
+/// [`host_descriptors`]: crate::analysis::descriptors::host_descriptors
+pub fn tma_copyable(
+    f: &Function,
+    op: OpId,
+    hosts: &[crate::analysis::descriptors::HostDesc],
+) -> Result<(), &'static str> {
+    use tile_core::runtime::DescScalar;
+    let d = f.op(op);
+    let OpKind::DescLoad { slot } = d.kind else {
+        return Err("not a descriptor load");
+    };
+    let ty = f.ty(d.results[0]);
+    if ty.shape.len() != 2 {
+        return Err("not a 2-D tile");
+    }
+    let Some(elem @ (DType::F16 | DType::BF16)) = ty.dtype() else {
+        return Err("not 16-bit elements");
+    };
+    let bytes = elem.size_bytes();
+    let (rows, cols) = (ty.shape[0], ty.shape[1]);
+    let width = SharedLayout::wgmma(cols, bytes).block_cols(u64::from(cols)) as u32;
+    if rows > 256 || !matches!(width * bytes, 32 | 64 | 128) {
+        return Err("a tile the copy engine's boxes do not fit");
+    }
+    let Some(h) = hosts.iter().find(|h| h.slot == slot) else {
+        return Err("an array not known from the arguments");
+    };
+    let divisibility = |i: u32| f.param_attrs.get(i as usize).map_or(1, |a| a.divisibility);
+    if divisibility(h.ptr) < 16 {
+        return Err("a base not known to be 16-byte aligned");
+    }
+    if h.strides.last() != Some(&DescScalar::Const(1)) {
+        return Err("a last stride not known to be 1");
+    }
+    let aligned = h.strides[..h.strides.len() - 1].iter().all(|s| match *s {
+        DescScalar::Const(c) => c > 0 && (c * i64::from(bytes)) % 16 == 0,
+        DescScalar::Param(i) => (divisibility(i) * bytes) % 16 == 0,
+    });
+    if !aligned {
+        return Err("a row stride not known to be a multiple of 16 bytes");
+    }
+    Ok(())
 }
 
 /// Why each tensor-core `dot` in a loop of `f` (the IR this pass receives) would not read its
@@ -423,6 +591,50 @@ impl Builder {
             let mut args = vec![buf, stage, ptr];
             args.extend(mask);
             self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
+        }
+    }
+}
+
+impl Builder {
+    /// The slice of `o` (a `desc_load` kept for the copy engine) cloned with `iv` replaced by
+    /// `new_iv`, and a `tma_load` of its tile into stage `stage` of `buf`, completing on barrier
+    /// `stage` of `bars`, issued where `pred` holds.
+    #[allow(clippy::too_many_arguments)]
+    fn tma_copy(
+        &mut self,
+        f: &mut Function,
+        o: &Operand,
+        iv: ValueId,
+        new_iv: ValueId,
+        buf: ValueId,
+        stage: ValueId,
+        bars: ValueId,
+        pred: ValueId,
+    ) {
+        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        map.insert(iv, new_iv);
+        for &op in &o.slice {
+            let d = f.op(op).clone();
+            let operands: Vec<ValueId> = d
+                .operands
+                .iter()
+                .map(|v| *map.get(v).unwrap_or(v))
+                .collect();
+            if op != o.load {
+                let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
+                let new = self.op(f, d.kind.clone(), operands, tys);
+                for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
+                    map.insert(r, n);
+                }
+                continue;
+            }
+            let OpKind::DescLoad { slot } = d.kind else {
+                return;
+            };
+            let coords = &operands[operands.len() - 2..];
+            let mut args = vec![buf, stage, bars, pred];
+            args.extend_from_slice(coords);
+            self.op(f, OpKind::TmaLoad { slot }, args, vec![]);
         }
     }
 }
@@ -610,6 +822,12 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         None => false,
     };
     let s = stages(f, operands, wgmma.is_some(), keeps_group);
+    // Rings filled by the tensor memory accelerator (`tma_loads` chose every operand of the
+    // loop, and the loop runs on `wgmma`, or none).
+    let tma = operands.iter().any(|o| o.tma.is_some());
+    if tma && (wgmma.is_none() || operands.iter().any(|o| o.tma.is_none())) {
+        panic!("pipeline-dot: a loop's descriptor loads were kept for the copy engine, but the loop does not run on `wgmma` with every operand from a descriptor");
+    }
     let in_flight = u32::from(keeps_group && s >= 3);
     let ahead_by = s - 1 - in_flight;
     let (lb, ub, step) = {
@@ -652,12 +870,51 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         })
         .collect();
     let iv = f.blocks[body.index()].args[0];
+    // With the copy engine: one barrier object per stage, which the stage's copies complete.
+    let stage_bytes: u64 = operands
+        .iter()
+        .map(|o| {
+            let t = f.ty(f.op(o.load).results[0]);
+            t.numel() * u64::from(t.dtype().map_or(2, |d| d.size_bytes()))
+        })
+        .sum();
+    let bars = tma.then(|| {
+        let ty = Type {
+            elem: Elem::Scalar(DType::I64),
+            // 16 bytes a stage (the smallest swizzle chunk a buffer has), the first 8 the object.
+            shape: vec![s, 1, 2],
+            layout: Some(Layout::Shared(SharedLayout {
+                vec: 2,
+                per_phase: 1,
+                max_phase: 1,
+                block: 0,
+            })),
+        };
+        let bars = pre.val(f, OpKind::LocalAlloc, vec![], ty);
+        pre.op(f, OpKind::MbarrierInit, vec![bars], vec![]);
+        pre.op(f, OpKind::Barrier, vec![], vec![]);
+        bars
+    });
     for k in 0..ahead_by {
         let stage = pre.int(f, i64::from(k), DType::I32);
         let k_steps = pre.i32_op(f, BinOp::Mul, stage, step);
         let iv_k = pre.i32_op(f, BinOp::Add, lb, k_steps);
         let zero = pre.int(f, 0, DType::I32);
         let inside = pre.in_range(f, iv_k, zero, ub);
+        if let Some(bars) = bars {
+            pre.op(
+                f,
+                OpKind::MbarrierExpect {
+                    bytes: stage_bytes as u32,
+                },
+                vec![bars, stage, inside],
+                vec![],
+            );
+            for (o, &buf) in operands.iter().zip(&bufs) {
+                pre.tma_copy(f, o, iv, iv_k, buf, stage, bars, inside);
+            }
+            continue;
+        }
         for (o, &buf) in operands.iter().zip(&bufs) {
             pre.copy(f, o, iv, iv_k, Some(inside), buf, stage);
         }
@@ -676,7 +933,13 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let read = f.add_block_arg(body, i32t.clone());
     let write = f.add_block_arg(body, i32t.clone());
     f.add_result(l, i32t.clone());
-    f.add_result(l, i32t);
+    f.add_result(l, i32t.clone());
+    // With the copy engine, also the parity of the phase the stage read next completes.
+    let phase = bars.map(|_| {
+        f.ops[l.index()].operands.push(read0);
+        f.add_result(l, i32t.clone());
+        f.add_block_arg(body, i32t.clone())
+    });
 
     // The body's head: wait, barrier, the copy S − 1 iterations ahead (S − 2 with a `wgmma`
     // group in flight). `wgmma` reads through the async proxy: each thread's copies are fenced
@@ -684,30 +947,52 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     // a stage no one reads: no bound test in the copies' masks (it cost an instruction or two per
     // copy, as predicates are scarce), and nothing read that the loop does not read.
     let mut head = Builder { block: body, at: 0 };
-    head.op(
-        f,
-        OpKind::AsyncWait {
-            pending: ahead_by - 1,
-        },
-        vec![],
-        vec![],
-    );
-    if wgmma.is_some() {
-        head.op(f, OpKind::FenceAsyncShared, vec![], vec![]);
+    if let (Some(bars), Some(phase)) = (bars, phase) {
+        // Everyone is done with the stage written next (read by the group waited for last
+        // iteration); one thread issues its copies, predicated on there being an iteration to
+        // fetch (a scalar test, unlike `cp.async`'s per-element masks); then every thread waits
+        // for the stage it reads.
+        head.op(f, OpKind::Barrier, vec![], vec![]);
+        let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
+        let inside = head.in_range(f, iv, ahead, ub);
+        head.op(
+            f,
+            OpKind::MbarrierExpect {
+                bytes: stage_bytes as u32,
+            },
+            vec![bars, write, inside],
+            vec![],
+        );
+        for (o, &buf) in operands.iter().zip(&bufs) {
+            head.tma_copy(f, o, iv, ahead_iv, buf, write, bars, inside);
+        }
+        head.op(f, OpKind::MbarrierWait, vec![bars, read, phase], vec![]);
+    } else {
+        head.op(
+            f,
+            OpKind::AsyncWait {
+                pending: ahead_by - 1,
+            },
+            vec![],
+            vec![],
+        );
+        if wgmma.is_some() {
+            head.op(f, OpKind::FenceAsyncShared, vec![], vec![]);
+        }
+        head.op(f, OpKind::Barrier, vec![], vec![]);
+        let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
+        let inside = head.in_range(f, iv, ahead, ub);
+        let next_iv = head.val(
+            f,
+            OpKind::Select,
+            vec![inside, ahead_iv, iv],
+            Type::scalar(DType::I32),
+        );
+        for (o, &buf) in operands.iter().zip(&bufs) {
+            head.copy(f, o, iv, next_iv, None, buf, write);
+        }
+        head.op(f, OpKind::AsyncCommit, vec![], vec![]);
     }
-    head.op(f, OpKind::Barrier, vec![], vec![]);
-    let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
-    let inside = head.in_range(f, iv, ahead, ub);
-    let next_iv = head.val(
-        f,
-        OpKind::Select,
-        vec![inside, ahead_iv, iv],
-        Type::scalar(DType::I32),
-    );
-    for (o, &buf) in operands.iter().zip(&bufs) {
-        head.copy(f, o, iv, next_iv, None, buf, write);
-    }
-    head.op(f, OpKind::AsyncCommit, vec![], vec![]);
 
     // A `wgmma` `dot` reads its stages (and `A` from registers, where it is not pipelined) where
     // it is; its result is waited for: right after it when the loop has one `dot`, else where it
@@ -795,9 +1080,27 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     };
     let read_next = tail.next_stage(f, read, one, s_val);
     let write_next = tail.next_stage(f, write, one, s_val);
+    // The parity flips each time the stage read wraps around to 0.
+    let phase_next = phase.map(|p| {
+        let zero = tail.int(f, 0, DType::I32);
+        let wrapped = tail.val(
+            f,
+            OpKind::Cmp(CmpPred::Eq),
+            vec![read_next, zero],
+            Type::scalar(DType::I1),
+        );
+        let flipped = tail.i32_op(f, BinOp::Sub, one, p);
+        tail.val(
+            f,
+            OpKind::Select,
+            vec![wrapped, flipped, p],
+            Type::scalar(DType::I32),
+        )
+    });
     if matches!(f.op(y).kind, OpKind::Yield) {
         f.ops[y.index()].operands.push(read_next);
         f.ops[y.index()].operands.push(write_next);
+        f.ops[y.index()].operands.extend(phase_next);
     }
 
     // After the loop: no copy in flight.
@@ -829,5 +1132,16 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         f.replace_all_uses(res, complete);
         f.ops[done.index()].operands[0] = res;
     }
-    post.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
+    match bars {
+        // Every copy issued was waited for in the loop; once every thread is past its last
+        // wait, the barrier objects end, and their bytes may serve other data after a barrier.
+        Some(bars) => {
+            post.op(f, OpKind::Barrier, vec![], vec![]);
+            post.op(f, OpKind::MbarrierInval, vec![bars], vec![]);
+            post.op(f, OpKind::Barrier, vec![], vec![]);
+        }
+        None => {
+            post.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
+        }
+    }
 }
