@@ -1296,3 +1296,68 @@ fn linear_layouts() {
         "{e}"
     );
 }
+
+#[test]
+fn tma_ops() {
+    let sa = "#shared<vec = 8, per_phase = 1, max_phase = 8>";
+    let sbar = "#shared<vec = 2, per_phase = 1, max_phase = 1>";
+    let header = "kernel @k(%a: ptr<f16>, %n: i32) attributes {num_warps = 4, target = sm_90a} {";
+    // A ring of one descriptor's tiles, its barriers, a copy announced, issued and waited for.
+    let ok = format!(
+        "{header}
+  %0 = local_alloc : smem<3x64x64xf16, {sa}>
+  %1 = local_alloc : smem<3x1x2xi64, {sbar}>
+  %2 = constant 1 : i32
+  %3 = constant 1 : i1
+  mbarrier_init %1
+  barrier
+  mbarrier_expect {{bytes = 8192}} %1, %2, %3
+  tma_load {{slot = 0}} %0, %2, %1, %3, %n, %2
+  mbarrier_wait %1, %2, %2
+  mbarrier_inval %1
+  return
+}}
+"
+    );
+    let mut f = parse(&ok).unwrap_or_else(|e| panic!("{e}"));
+    f.desc_slots = 1;
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
+    // Without a descriptor slot, the copy has no tensor map.
+    rejects_kernel(&ok, "copies through descriptor 0, but the kernel has 0");
+    let reject = |from: &str, to: &str, expected: &str| {
+        let mut f = parse(&ok.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
+        f.desc_slots = 1;
+        let all = verify(&f)
+            .expect_err("the verifier accepted a broken kernel")
+            .to_string();
+        assert!(
+            all.contains(expected),
+            "expected `{expected}` among:\n{all}"
+        );
+    };
+    reject(
+        "smem<3x1x2xi64",
+        "smem<3x1x2xi32",
+        "needs a barrier buffer `smem<S x 1 x 2 x i64>`",
+    );
+    reject(
+        "{bytes = 8192}",
+        "{bytes = 0}",
+        "`mbarrier_expect` announces no bytes",
+    );
+    reject(
+        "mbarrier_wait %1, %2, %2",
+        "mbarrier_wait %1, %2, %3",
+        "the phase of `mbarrier_wait` must be an `i32` scalar",
+    );
+    reject(
+        "tma_load {slot = 0} %0, %2, %1, %3, %n, %2",
+        "tma_load {slot = 0} %0, %2, %1, %2, %n, %2",
+        "the predicate of `tma_load` must be an `i1` scalar",
+    );
+    reject(
+        "tma_load {slot = 0} %0, %2, %1, %3, %n, %2",
+        "tma_load {slot = 0} %0, %2, %1, %3, %n",
+        "`tma_load` takes 6 operand(s), found 5",
+    );
+}

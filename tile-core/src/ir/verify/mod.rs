@@ -135,6 +135,14 @@
 //!     `src`'s except along `axis`, which is below the rank; the result has `index`'s shape and
 //!     layout and `src`'s element type (`src` may have any layout of its shape).
 //!     → `gather.rs`: `gather`.
+//! 35. **mbarriers and tma_load** — GPU level only. A barrier buffer is `smem<S x 1 x 2 x i64>`
+//!     (one 16-byte stage per barrier object). `mbarrier_init %bars` and `mbarrier_inval %bars`
+//!     take one; `mbarrier_expect {bytes} %bars, %stage, %pred` an `i32` stage, an `i1` scalar
+//!     and `bytes` > 0; `mbarrier_wait %bars, %stage, %phase` an `i32` stage and phase. `tma_load
+//!     {slot} %buf, %stage, %bars, %pred, %row, %col`: an `smem` buffer of f16 or bf16 whose
+//!     column blocks are 32, 64 or 128 bytes wide, an `i32` stage, a barrier buffer, an `i1`
+//!     scalar, `i32` coordinates, and `slot` below the kernel's descriptor slots.
+//!     → `tma.rs`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -149,6 +157,7 @@ mod memory;
 mod reduce;
 mod shape;
 mod shared;
+mod tma;
 mod types;
 
 use std::fmt;
@@ -477,11 +486,10 @@ impl Verifier<'_> {
             | OpKind::Barrier
             | OpKind::FenceAsyncShared => self.no_operands(o),
             OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {}
-            OpKind::MbarrierInit
-            | OpKind::MbarrierExpect { .. }
-            | OpKind::TmaLoad { .. }
-            | OpKind::MbarrierWait
-            | OpKind::MbarrierInval => {}
+            OpKind::MbarrierInit | OpKind::MbarrierInval => self.mbarrier_whole(o),
+            OpKind::MbarrierExpect { bytes } => self.mbarrier_stage(o, Some(*bytes)),
+            OpKind::MbarrierWait => self.mbarrier_stage(o, None),
+            OpKind::TmaLoad { slot } => self.tma_load(o, *slot),
         }
     }
 }
