@@ -609,9 +609,10 @@ fn run_cuda(
     }
     tma::check_bounds(spec, args)?;
     if grid.x == 0 || grid.y == 0 || grid.z == 0 {
-        // An empty grid: every argument was checked, and nothing runs. The driver refuses a
+        // An empty grid: every argument is checked, and nothing runs. The driver refuses a
         // zero dimension, so nothing is launched or recorded, no module is loaded for it, and
         // no tensor map is encoded (an extent of 0, which empties most grids, has none).
+        tma::check_encodings(spec, v.targets[target].tma, args)?;
         if let Some(rec) = &dev.recording {
             check_open(spec, &rec.lock().unwrap_or_else(|p| p.into_inner()))?;
         }

@@ -15,7 +15,8 @@
 //! - [`encoding`]: the arguments of `cuTensorMapEncodeTiled` for one slot ([`Encoding`]), with
 //!   every requirement the driver documents checked first, so that a refusal names the kernel
 //!   and the argument instead of surfacing as `CUDA_ERROR_INVALID_VALUE`.
-//! - [`tensor_maps`]: the hidden parameters of one launch, exactly one per slot.
+//! - [`tensor_maps`]: the hidden parameters of one launch, exactly one per slot;
+//!   [`check_encodings`], the same checks for a launch over an empty grid, which encodes nothing.
 //! - [`encode`]: the driver call itself, a thin wrapper.
 //! - [`MapCache`]: the last map encoded per slot, reused while the encoding's arguments are the
 //!   same (a map is a function of those arguments alone), so that a loop of launches with the
@@ -466,6 +467,41 @@ impl MapCache {
     }
 }
 
+/// The descriptor of a slot the module copies with TMA: an internal `Err` where `spec` has no
+/// [`DescSpec`] for it, or fewer slots.
+fn described<'s>(spec: &'s KernelSpec, t: &TmaSpec) -> Result<&'s DescSpec, Error> {
+    let desc = spec.descriptors.iter().find(|d| d.slot == t.slot);
+    desc.filter(|_| t.slot < spec.desc_slots).ok_or_else(|| {
+        inconsistent(
+            spec,
+            format_args!(
+                "the module copies slot {} with the tensor memory accelerator, and the kernel \
+                 has {} slots, with a host description for {:?}",
+                t.slot,
+                spec.desc_slots,
+                spec.descriptors.iter().map(|d| d.slot).collect::<Vec<_>>()
+            ),
+        )
+    })
+}
+
+/// Checks, for a launch over an empty grid (which encodes nothing), what [`tensor_maps`] would
+/// check: that each slot of `tma` is described and its arguments can be encoded, skipping the
+/// slots whose array is empty (an extent of 0, which empties most grids, has no tensor map).
+pub(crate) fn check_encodings(
+    spec: &KernelSpec,
+    tma: &[TmaSpec],
+    values: &(impl LaunchValues + ?Sized),
+) -> Result<(), Error> {
+    for t in tma {
+        let desc = described(spec, t)?;
+        if resolve(spec, desc, values)?.dims.iter().all(|&d| d > 0) {
+            encoding(spec, desc, t, values)?;
+        }
+    }
+    Ok(())
+}
+
 /// The hidden parameters of a launch of `spec` with a module that copies the slots of `tma`:
 /// exactly `spec.desc_slots` maps, in slot order, each slot of `tma` encoded (through `cache`,
 /// with `encode` on a miss) and every other slot zeros. A slot of `tma` that `spec` has no
@@ -480,21 +516,9 @@ pub(crate) fn tensor_maps(
 ) -> Result<Vec<TensorMap>, Error> {
     let mut maps = vec![TensorMap::ZERO; spec.desc_slots as usize];
     for t in tma {
-        let desc = spec.descriptors.iter().find(|d| d.slot == t.slot);
-        let (Some(map), Some(desc)) = (maps.get_mut(t.slot as usize), desc) else {
-            return Err(inconsistent(
-                spec,
-                format_args!(
-                    "the module copies slot {} with the tensor memory accelerator, and the \
-                     kernel has {} slots, with a host description for {:?}",
-                    t.slot,
-                    spec.desc_slots,
-                    spec.descriptors.iter().map(|d| d.slot).collect::<Vec<_>>()
-                ),
-            ));
-        };
+        let desc = described(spec, t)?;
         let e = encoding(spec, desc, t, values)?;
-        *map = cache
+        maps[t.slot as usize] = cache
             .get_or_encode(t.slot, &e, &mut encode)
             .map_err(|source| Error::Driver {
                 during: format!(
@@ -1016,6 +1040,15 @@ mod tests {
         assert!(matches!(e, Error::Descriptor { param: "a", .. }), "{e}");
         assert!(e.to_string().contains("extent 1 (`K` = 0)"), "{e}");
         assert_eq!(calls.get(), 0);
+        // Over an empty grid nothing is encoded: an empty array passes, any other array is
+        // checked as if it were encoded.
+        let copies = [tma(0, &[128, 64], 128), tma(1, &[64, 64], 128)];
+        assert!(check_encodings(&GEMM, &copies, &empty_k).is_ok());
+        let misaligned = with(&[(1, V::Buf(0x7f10_0000_0004, (K * N) as usize))]);
+        let e = check_encodings(&GEMM, &copies, &misaligned).unwrap_err();
+        assert!(matches!(e, Error::Descriptor { param: "b", .. }), "{e}");
+        let e = check_encodings(&GEMM, &[tma(5, &[64, 64], 128)], &values()).unwrap_err();
+        assert!(matches!(e, Error::BadIr(_)), "{e}");
     }
 
     #[test]
