@@ -630,7 +630,8 @@ fn run_cuda(
     if let Some(rec) = &dev.recording {
         return record(spec, rec, func, cfg, args, maps);
     }
-    // The builder borrows each value where it lives in `args`: no copies, no allocation.
+    // The builder borrows each value where it lives in `args`, then each tensor map in `maps`
+    // (empty, and unallocated, for a kernel without descriptor slots): no copies.
     let mut builder = dev.stream.launch_builder(&func);
     for a in args {
         match a {
