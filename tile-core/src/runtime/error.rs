@@ -62,6 +62,17 @@ pub enum Error {
         /// What is wrong, with what is available.
         msg: String,
     },
+    /// A tensor descriptor's arguments: the array it describes reaches past its buffer or has a
+    /// negative stride, or the tensor memory accelerator cannot copy through it (an inner stride
+    /// other than 1, an unaligned address or stride, an extent out of range).
+    Descriptor {
+        /// The kernel as [`KernelSpec::label`](super::KernelSpec::label) names it.
+        kernel: String,
+        /// The pointer parameter the descriptor describes.
+        param: &'static str,
+        /// What is wrong.
+        msg: String,
+    },
     /// The interpreter failed (for instance an unmasked out-of-bounds access).
     Interp(InterpError),
     /// The kernel's embedded IR does not parse or verify (a bug in tile).
@@ -101,6 +112,9 @@ impl fmt::Display for Error {
             }
             Error::Args(m) => write!(f, "bad arguments: {m}"),
             Error::NoVariant { kernel, msg } => write!(f, "kernel `{kernel}`: {msg}"),
+            Error::Descriptor { kernel, param, msg } => {
+                write!(f, "kernel {kernel}: the tensor descriptor of `{param}`: {msg}")
+            }
             Error::Interp(e) => write!(f, "interpreter: {e}"),
             Error::BadIr(m) => write!(f, "embedded IR is invalid (a bug in tile): {m}"),
             Error::Capture(m) => write!(f, "CUDA graph capture: {m}"),

@@ -26,6 +26,7 @@ use cudarc::driver::{result, CudaFunction};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
 use super::recording::{Node, Recording, SharedRecording};
+use super::tma::TensorMap;
 
 /// CUDA graphs on a device.
 impl Device {
@@ -229,10 +230,12 @@ fn build(c: &CudaDevice, mut nodes: Vec<Node>) -> Result<Exec, Error> {
 fn add_nodes(graph: CUgraph, nodes: &mut [Node]) -> Result<(), Error> {
     let mut prev: Option<CUgraphNode> = None;
     for n in nodes {
+        // The kernel's own parameters, then its tensor maps: the order the PTX declares them.
         let mut slots: Vec<*mut c_void> = n
             .params
             .iter_mut()
             .map(|p| (p as *mut u64).cast::<c_void>())
+            .chain(n.maps.iter_mut().map(|m| (m as *mut TensorMap).cast()))
             .collect();
         // SAFETY: the struct is plain data (handles, integers, pointers) for which all-zero is
         // valid: null `extra`, and a null `kern`/`ctx` where the struct has them (the driver then
@@ -250,9 +253,10 @@ fn add_nodes(graph: CUgraph, nodes: &mut [Node]) -> Result<(), Error> {
         let deps: Vec<CUgraphNode> = prev.into_iter().collect();
         let mut node: CUgraphNode = std::ptr::null_mut();
         // SAFETY: `graph` is valid; `deps` holds nodes of it; `p.kernelParams` has one pointer
-        // per kernel parameter (the launch that recorded the node checked the count and kinds),
-        // each to an 8-byte slot of `n.params` holding the value, alive for this call (the
-        // driver copies the values into the node).
+        // per kernel parameter (the launch that recorded the node checked the count and kinds,
+        // and added one tensor map per descriptor slot), each to an 8-byte slot of `n.params`
+        // holding the value or to a 128-byte map of `n.maps`, alive for this call (the driver
+        // copies the values into the node).
         driver("adding a kernel to a CUDA graph", unsafe {
             sys::cuGraphAddKernelNode_v2(&mut node, graph, deps.as_ptr(), deps.len(), &p).result()
         })?;

@@ -11,6 +11,7 @@ use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
 use super::recording::{Node, Recording, SharedRecording};
 use super::spec::{cubins_off, KernelSpec, ParamKind, EQUALS_ONE};
+use super::tma::{self, LaunchValues, MapCache, TensorMap};
 use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
 use crate::Target;
@@ -74,11 +75,30 @@ pub enum Arg<'a> {
     F32(f32),
 }
 
-/// Per-kernel cache: the parsed IR for the interpreter, and the loaded function per CUDA context,
-/// specialization and target. The macro generates one `static` of these per kernel.
+impl LaunchValues for [Arg<'_>] {
+    fn int(&self, param: u32) -> Option<i64> {
+        match self.get(param as usize)? {
+            Arg::I32(v) => Some(i64::from(*v)),
+            Arg::I64(v) => Some(*v),
+            Arg::Buf(_) | Arg::F32(_) => None,
+        }
+    }
+
+    fn buffer(&self, param: u32) -> Option<(u64, usize)> {
+        match self.get(param as usize)? {
+            Arg::Buf(BufArg(Memory::Device { ptr, len, .. })) => Some((*ptr, *len)),
+            _ => None,
+        }
+    }
+}
+
+/// Per-kernel cache: the parsed IR for the interpreter, the loaded function per CUDA context,
+/// specialization and target, and the last tensor map encoded per descriptor slot. The macro
+/// generates one `static` of these per kernel.
 pub struct ModuleCache {
     ir: OnceLock<Result<Function, String>>,
     funcs: Mutex<Vec<(usize, usize, usize, CudaFunction)>>,
+    maps: MapCache,
 }
 
 impl Default for ModuleCache {
@@ -93,6 +113,7 @@ impl ModuleCache {
         ModuleCache {
             ir: OnceLock::new(),
             funcs: Mutex::new(Vec::new()),
+            maps: MapCache::new(),
         }
     }
 
@@ -217,16 +238,10 @@ fn broken_assumptions(
         .collect()
 }
 
-/// Appends a checked launch to the graph being captured instead of launching it.
-fn record(
-    spec: &KernelSpec,
-    rec: &SharedRecording,
-    func: CudaFunction,
-    cfg: LaunchConfig,
-    args: &[Arg<'_>],
-) -> Result<(), Error> {
-    let params = args
-        .iter()
+/// The kernel's own parameters as a recorded node holds them: one 8-byte word per argument,
+/// the value in its low bytes.
+fn param_words(args: &[Arg<'_>]) -> Result<Vec<u64>, Error> {
+    args.iter()
         .map(|a| match a {
             Arg::Buf(BufArg(Memory::Device { ptr, .. })) => Ok(*ptr),
             Arg::I32(v) => Ok(u64::from(*v as u32)),
@@ -234,7 +249,20 @@ fn record(
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
             Arg::Buf(_) => Err(Error::Args("host memory reached a CUDA launch".into())),
         })
-        .collect::<Result<Vec<u64>, Error>>()?;
+        .collect()
+}
+
+/// Appends a checked launch to the graph being captured instead of launching it: its
+/// arguments, then `maps` (one per descriptor slot).
+fn record(
+    spec: &KernelSpec,
+    rec: &SharedRecording,
+    func: CudaFunction,
+    cfg: LaunchConfig,
+    args: &[Arg<'_>],
+    maps: Vec<TensorMap>,
+) -> Result<(), Error> {
+    let params = param_words(args)?;
     let mut r = rec.lock().unwrap_or_else(|p| p.into_inner());
     check_open(spec, &r)?;
     r.nodes.push(Node {
@@ -243,6 +271,7 @@ fn record(
         block: cfg.block_dim.0,
         shared: cfg.shared_mem_bytes,
         params,
+        maps,
     });
     Ok(())
 }
@@ -578,24 +607,31 @@ fn run_cuda(
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
+    tma::check_bounds(spec, args)?;
     if grid.x == 0 || grid.y == 0 || grid.z == 0 {
-        // An empty grid: every argument was checked, and nothing runs. The driver refuses a
-        // zero dimension, so nothing is launched or recorded, and no module is loaded for it.
+        // An empty grid: every argument is checked, and nothing runs. The driver refuses a
+        // zero dimension, so nothing is launched or recorded, no module is loaded for it, and
+        // no tensor map is encoded (an extent of 0, which empties most grids, has none).
+        tma::check_encodings(spec, v.targets[target].tma, args)?;
         if let Some(rec) = &dev.recording {
             check_open(spec, &rec.lock().unwrap_or_else(|p| p.into_inner()))?;
         }
         return Ok(());
     }
     let func = cache.function(spec, dev, variant, target)?;
+    let t = &v.targets[target];
+    // One tensor map per descriptor slot, after the kernel's own parameters.
+    let maps = tma::tensor_maps(spec, t.tma, args, &cache.maps, tma::encode)?;
     let cfg = LaunchConfig {
         grid_dim: (grid.x, grid.y, grid.z),
         block_dim: (32 * v.num_warps, 1, 1),
-        shared_mem_bytes: v.targets[target].dyn_shared_bytes,
+        shared_mem_bytes: t.dyn_shared_bytes,
     };
     if let Some(rec) = &dev.recording {
-        return record(spec, rec, func, cfg, args);
+        return record(spec, rec, func, cfg, args, maps);
     }
-    // The builder borrows each value where it lives in `args`: no copies, no allocation.
+    // The builder borrows each value where it lives in `args`, then each tensor map in `maps`
+    // (empty, and unallocated, for a kernel without descriptor slots): no copies.
     let mut builder = dev.stream.launch_builder(&func);
     for a in args {
         match a {
@@ -607,11 +643,17 @@ fn run_cuda(
             Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
         };
     }
+    for m in &maps {
+        builder.arg(m);
+    }
 
     // SAFETY: the PTX entry was generated from the same kernel as `spec.params`, and the argument
     // list was checked above to have one value per parameter of the matching kind and type, in
-    // order (pointers as 64-bit device addresses of buffers in this stream's context). Each buffer
-    // has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (in
+    // order (pointers as 64-bit device addresses of buffers in this stream's context), followed
+    // by one 128-byte tensor map per descriptor slot (`spec.desc_slots`, the hidden parameters
+    // the PTX declares after the kernel's own), encoded by the driver for the slots this module
+    // copies with TMA and zeros elsewhere; every descriptor's array lies inside its buffer. Each
+    // buffer has at least the elements the kernel declares for it, and its `SyncOnDrop` guard (in
     // `args`, which `launch` drops only after this call) orders the launch after pending work on
     // the buffer. The grid is within the device's limits and not empty, and the block size is the `.maxntid` the
     // PTX was built for. What this cannot check: that the kernel's own masks keep accesses inside the declared
@@ -622,4 +664,122 @@ fn run_cuda(
         during: format!("launching kernel {}", spec.label()),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use cudarc::driver::SyncOnDrop;
+
+    use super::*;
+    use crate::runtime::spec::{DescScalar, DescSpec, ParamSpec, TmaSpec};
+
+    /// A device buffer argument at `ptr` with `len` elements (no stream to order it on).
+    fn device_buf(ptr: u64, len: usize) -> Arg<'static> {
+        Arg::Buf(BufArg(Memory::Device {
+            ptr,
+            len,
+            _sync: SyncOnDrop::Sync(None),
+        }))
+    }
+
+    /// `copy(x, y, n)` through three descriptor slots: `x` as an `n`-row view (slot 0), `y`
+    /// (slot 2), and a slot the launch cannot describe (slot 1).
+    static COPY: KernelSpec = KernelSpec {
+        name: "copy",
+        rust_name: "copy",
+        instance: "",
+        ir: "",
+        params: &[
+            ParamSpec {
+                name: "x",
+                kind: ParamKind::Ptr {
+                    dtype: DType::F16,
+                    written: false,
+                    offsets32: false,
+                },
+            },
+            ParamSpec {
+                name: "y",
+                kind: ParamKind::Ptr {
+                    dtype: DType::F16,
+                    written: true,
+                    offsets32: false,
+                },
+            },
+            ParamSpec {
+                name: "n",
+                kind: ParamKind::Scalar(DType::I32),
+            },
+        ],
+        desc_slots: 3,
+        descriptors: &[
+            DescSpec {
+                slot: 0,
+                ptr: 0,
+                dtype: DType::F16,
+                dims: &[DescScalar::Param(2), DescScalar::Const(64)],
+                strides: &[DescScalar::Const(64), DescScalar::Const(1)],
+            },
+            DescSpec {
+                slot: 2,
+                ptr: 1,
+                dtype: DType::F16,
+                dims: &[DescScalar::Param(2), DescScalar::Const(64)],
+                strides: &[DescScalar::Const(64), DescScalar::Const(1)],
+            },
+        ],
+        variants: &[],
+    };
+
+    #[test]
+    fn the_argument_list_has_every_parameter_then_one_map_per_slot() {
+        let args = [
+            device_buf(0x1000, 128 * 64),
+            device_buf(0x40000, 128 * 64),
+            Arg::I32(128),
+        ];
+        tma::check_bounds(&COPY, &args[..]).unwrap();
+        let copies = [TmaSpec {
+            slot: 2,
+            box_dims: &[64, 64],
+            swizzle: 128,
+        }];
+        let mut seen = Vec::new();
+        let maps = tma::tensor_maps(&COPY, &copies, &args[..], &MapCache::new(), |e| {
+            seen.push(*e);
+            Ok(TensorMap([e.address; 16]))
+        })
+        .unwrap();
+        let words = param_words(&args).unwrap();
+        assert_eq!(words, [0x1000, 0x40000, 128]);
+        assert_eq!(
+            words.len() + maps.len(),
+            COPY.params.len() + COPY.desc_slots as usize,
+            "what the PTX declares"
+        );
+        assert_eq!(maps[0], TensorMap::ZERO, "slot 0 is not copied with TMA");
+        assert_eq!(maps[1], TensorMap::ZERO, "slot 1 is not described");
+        assert_eq!(maps[2], TensorMap([0x40000; 16]));
+        assert_eq!(seen.len(), 1);
+        assert_eq!(
+            seen[0].global_dim[..2],
+            [64, 128],
+            "`n` read from its i32 argument"
+        );
+    }
+
+    #[test]
+    fn a_descriptor_past_its_buffer_is_refused_before_anything_runs() {
+        let args = [
+            device_buf(0x1000, 128 * 64),
+            device_buf(0x40000, 128 * 64 - 1),
+            Arg::I32(128),
+        ];
+        let e = tma::check_bounds(&COPY, &args[..]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel `copy`: the tensor descriptor of `y`: extents [`n` = 128, 64] with strides \
+             [64, 1] reach element 8191, and the buffer has 8191 elements"
+        );
+    }
 }

@@ -3,9 +3,9 @@
 //! calls. LLVM-free: the PTX was made at build time.
 //!
 //! **Architecture invariant:** everything a launch can get wrong (argument kinds, buffer lengths
-//! against the kernel's declared extents, devices and contexts, grid limits, a device with no PTX
-//! for its architecture) is checked here and returned as an [`Error`] before the one `unsafe`
-//! driver call in [`launch`].
+//! against the kernel's declared extents, tensor descriptors against their buffers, devices and
+//! contexts, grid limits, a device with no PTX for its architecture) is checked here and
+//! returned as an [`Error`] before the one `unsafe` driver call in [`launch`].
 //!
 //! # Layers
 //!
@@ -14,14 +14,17 @@
 //! ```text
 //! autotune.rs   Autotuner, time_ms; Device::with_            uses event, device, error
 //!               deterministic_tuning
-//! launch.rs     the checked launch, preload, ModuleCache     uses buffer, device, recording, spec, error
+//! launch.rs     the checked launch, preload, ModuleCache     uses buffer, device, recording, spec,
+//!                                                            tma, error
 //! buffer.rs     Buffer, Element, TensorRef/TensorMut,        uses device, error
 //!               BufArg; Device::upload/zeros/download
 //! event.rs      Event, Timer; Device::record_event,          uses device, error
 //!               wait_event, timer
-//! graph.rs      Graph; Device::capture                       uses device, recording, error
+//! graph.rs      Graph; Device::capture                       uses device, recording, tma, error
 //! device.rs     Device, CudaDevice, the PTX target           uses recording, error
-//! recording.rs  the launches a capturing device collects     (leaf)
+//! recording.rs  the launches a capturing device collects     uses tma
+//! tma.rs        tensor maps: bounds, encoding, hidden        uses spec, error
+//!               parameters of tensor descriptors
 //! spec.rs       KernelSpec, what the macro generates         (leaf)
 //! error.rs      Error                                        (leaf)
 //! ```
@@ -48,6 +51,7 @@ mod graph;
 mod launch;
 mod recording;
 mod spec;
+mod tma;
 
 pub use buffer::{BufArg, Buffer, Element, TensorMut, TensorRef};
 pub use device::{Device, TARGET_ENV};

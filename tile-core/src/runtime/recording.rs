@@ -2,12 +2,15 @@
 //! appends a [`Node`] where it would have launched, and the graph is built from the nodes when
 //! the closure returns.
 //!
-//! A leaf of the runtime: the device holds a [`SharedRecording`], the launch appends to it, the
-//! graph drains it, and none of them needs the others for that.
+//! Below the device, the launch and the graph (it uses only `tma` for the tensor-map
+//! parameters): the device holds a [`SharedRecording`], the launch appends to it, the graph
+//! drains it, and none of them needs the others for that.
 
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::CudaFunction;
+
+use super::tma::TensorMap;
 
 /// One recorded kernel launch.
 #[derive(Debug)]
@@ -19,6 +22,8 @@ pub(crate) struct Node {
     /// One 8-byte slot per kernel parameter, holding its value in its low bytes (the driver
     /// reads as many bytes as the parameter has, and the target is little-endian).
     pub(crate) params: Vec<u64>,
+    /// The hidden tensor-map parameters that follow `params`, one per descriptor slot.
+    pub(crate) maps: Vec<TensorMap>,
 }
 
 /// The launches recorded so far by a device inside `Device::capture`; `open` turns false when
