@@ -135,6 +135,11 @@
 //!     `src`'s except along `axis`, which is below the rank; the result has `index`'s shape and
 //!     layout and `src`'s element type (`src` may have any layout of its shape).
 //!     → `gather.rs`: `gather`.
+//! 33. **desc_load / desc_store** — `slot` below the kernel's `descriptors`; the tile (the
+//!     load's result, the store's last operand) is a tensor of rank 1 or 2, and the op takes
+//!     `1 + 3 · rank` operands before it: a scalar pointer to the tile's element type, then
+//!     per dimension an `i64` extent, then an `i64` stride, then an `i32` coordinate (scalars).
+//!     → `memory.rs`: `desc_access`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -476,7 +481,8 @@ impl Verifier<'_> {
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
             | OpKind::FenceAsyncShared => self.no_operands(o),
-            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {}
+            OpKind::DescLoad { slot } => self.desc_access(o, *slot, false),
+            OpKind::DescStore { slot } => self.desc_access(o, *slot, true),
             OpKind::MbarrierInit
             | OpKind::MbarrierExpect { .. }
             | OpKind::TmaLoad { .. }
