@@ -315,7 +315,10 @@ impl Lowering {
                 Val::V(id) => id,
                 lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], fl)?,
                 lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], fl)?,
-                Val::Desc(_) => return Err(reassigned_desc(n, fl, "loop")),
+                Val::Desc(_) => {
+                    let at = assignment_of(&fl.body.stmts, n).map_or(fl as &dyn ToTokens, |s| s);
+                    return Err(reassigned_desc(n, at, "loop"));
+                }
             };
             inits.push(v);
         }
@@ -402,7 +405,10 @@ impl Lowering {
                 Val::V(id) => id,
                 lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], ei)?,
                 lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], ei)?,
-                Val::Desc(_) => return Err(reassigned_desc(n, ei, "`if`")),
+                Val::Desc(_) => {
+                    let at = assignment_in_if(ei, n).map_or(ei as &dyn ToTokens, |s| s);
+                    return Err(reassigned_desc(n, at, "`if`"));
+                }
             };
             self.scope.insert(n.clone(), Val::V(v));
             before.push(v);
@@ -732,6 +738,37 @@ impl Lowering {
             other => Err(err(other, "this expression is not supported in kernels")),
         }
     }
+}
+
+/// The first statement of `stmts` (nested loops and branches included) that assigns `name`.
+fn assignment_of<'a>(stmts: &'a [Stmt], name: &str) -> Option<&'a Stmt> {
+    stmts.iter().find_map(|s| {
+        let Stmt::Expr(e, _) = s else { return None };
+        match e {
+            Expr::Assign(a) if is_name(&a.left, name) => Some(s),
+            Expr::Binary(b) if compound(&b.op).is_some() && is_name(&b.left, name) => Some(s),
+            Expr::ForLoop(fl) => assignment_of(&fl.body.stmts, name),
+            Expr::If(ei) => assignment_in_if(ei, name),
+            _ => None,
+        }
+    })
+}
+
+/// [`assignment_of`] in the branches of an `if`.
+fn assignment_in_if<'a>(ei: &'a syn::ExprIf, name: &str) -> Option<&'a Stmt> {
+    assignment_of(&ei.then_branch.stmts, name).or_else(|| match ei.else_branch.as_ref() {
+        Some((_, e)) => match &**e {
+            Expr::Block(b) => assignment_of(&b.block.stmts, name),
+            Expr::If(inner) => assignment_in_if(inner, name),
+            _ => None,
+        },
+        None => None,
+    })
+}
+
+/// Whether `e` is the plain name `name`.
+fn is_name(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident(name))
 }
 
 /// The error for a tensor descriptor `name` that a loop or `if` (`what`) assigns.
