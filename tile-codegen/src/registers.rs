@@ -10,9 +10,9 @@
 //! two for 64-bit elements and pointers, half for 16-bit floats (two share a register) and a
 //! quarter for a boolean (a predicate bit). Two kinds of value cost a few registers whatever
 //! their size: uniform ones (constants, splats, a `program_id`, scalars) and *indices* —
-//! integers and pointers computed only from `arange`, uniform values and `+`, `-`, `*` — whose
-//! elements differ from one another by constants that the code generator folds into immediate
-//! offsets. Shared-memory buffers hold no registers.
+//! integers and pointers computed only from `arange`, uniform values, `+`, `-`, `*` and integer
+//! conversions — whose elements differ from one another by constants that the code generator
+//! folds into immediate offsets. Shared-memory buffers hold no registers.
 //!
 //! It is rough: on the 856 modules of `tile-fuzz corpus` (the repository's `#[tile_kernel]`
 //! items) it is within 16 registers of what `ptxas -v` reports for 615 and within 32 for 766;
@@ -155,7 +155,9 @@ fn indices(f: &Function, ops: &[OpId]) -> Vec<bool> {
             OpKind::Broadcast | OpKind::ExpandDims { .. } | OpKind::Trans | OpKind::Reshape => {
                 all_in
             }
-            OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul) | OpKind::AddPtr => {
+            // A widening integer cast of an index (`offs as i64`) is one too: sign extension
+            // of values a constant apart, which the code generator folds alike.
+            OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul) | OpKind::AddPtr | OpKind::Cast => {
                 all_in && int_like
             }
             _ => false,

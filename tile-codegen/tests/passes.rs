@@ -96,6 +96,11 @@ fn pipeline_loads() {
     check("pipeline-loads");
 }
 
+#[test]
+fn lower_descriptors() {
+    check("lower-descriptors");
+}
+
 /// Every pass has its golden file, and its name leads back to it.
 #[test]
 fn every_pass_has_a_golden_file() {

@@ -1,6 +1,7 @@
 //! The interpreter: executes a tile-level kernel on the CPU, one program after another, with the
 //! semantics the GPU lowering implements (wrapping integer arithmetic, `x / 0 == 0` for integers,
-//! IEEE f32 arithmetic, masked-off lanes never touching memory and taking `other`).
+//! IEEE f32 arithmetic, masked-off lanes never touching memory and taking `other`; a
+//! descriptor access's elements outside the array's extents touch no memory either, reading 0).
 //!
 //! Atomics apply element by element in row-major order, program after program: one of the
 //! outcomes the GPU allows (where programs race on an address, the GPU may order them otherwise,
@@ -489,11 +490,37 @@ impl<'a> Program<'_, 'a, '_> {
                     data.kind.name()
                 )))
             }
-            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {
-                return Err(InterpError::Unsupported(format!(
-                    "`{}` is not interpreted yet",
-                    data.kind.name()
-                )))
+            OpKind::DescLoad { .. } => {
+                let ty = result_ty.ok_or_else(|| {
+                    InterpError::Unsupported("a `desc_load` without a result".into())
+                })?;
+                let zero = const_scalar(ConstValue::Int(0), ty.dtype().unwrap_or(DType::F32));
+                let ptrs = self.desc_pointers(&data.operands, &ty.shape)?;
+                let mut out = Vec::with_capacity(ptrs.len());
+                for p in ptrs {
+                    out.push(match p {
+                        Some(p) => self.read(p)?,
+                        None => zero,
+                    });
+                }
+                Some(out)
+            }
+            OpKind::DescStore { .. } => {
+                let (&value, head) = data.operands.split_last().ok_or_else(|| {
+                    InterpError::Unsupported("a `desc_store` without operands".into())
+                })?;
+                let ptrs = self.desc_pointers(head, &f.ty(value).shape)?;
+                let vals = self.get(value)?.clone();
+                for (p, v) in ptrs.into_iter().zip(vals) {
+                    let Some(p) = p else { continue };
+                    let (m, off) = self.writable(p, "desc_store")?;
+                    if !m.set(off, v) {
+                        return Err(InterpError::Unsupported(
+                            "stored value's type differs from the buffer's".into(),
+                        ));
+                    }
+                }
+                None
             }
             OpKind::Roll { axis, shift } => {
                 let a = self.get(data.operands[0])?;
@@ -686,6 +713,84 @@ impl<'a> Program<'_, 'a, '_> {
         }
     }
 
+    /// The element pointers of a descriptor access to a tile of `shape` (row-major), from its
+    /// operands `ptr, dim…, stride…, coord…`: `None` where some coordinate of the element lies
+    /// outside `0 .. dim` (an element the access leaves alone).
+    fn desc_pointers(
+        &self,
+        operands: &[ValueId],
+        shape: &[u32],
+    ) -> Result<Vec<Option<Scalar>>, InterpError> {
+        let rank = shape.len();
+        let int = |v: ValueId| -> Result<i64, InterpError> {
+            match self.get(v)?.first() {
+                Some(Scalar::I32(x)) => Ok(i64::from(*x)),
+                Some(Scalar::I64(x)) => Ok(*x),
+                _ => Err(InterpError::Unsupported(
+                    "a descriptor's extent, stride or coordinate is not an integer".into(),
+                )),
+            }
+        };
+        if operands.len() != 1 + 3 * rank {
+            return Err(InterpError::Unsupported(
+                "a descriptor access with the wrong number of operands".into(),
+            ));
+        }
+        let Some(&Scalar::Ptr { buf, off }) = self.get(operands[0])?.first() else {
+            return Err(InterpError::Unsupported(
+                "a descriptor access through a non-pointer".into(),
+            ));
+        };
+        let mut dims = Vec::with_capacity(rank);
+        let mut strides = Vec::with_capacity(rank);
+        let mut coords = Vec::with_capacity(rank);
+        for d in 0..rank {
+            dims.push(int(operands[1 + d])?);
+            strides.push(int(operands[1 + rank + d])?);
+            coords.push(int(operands[1 + 2 * rank + d])?);
+        }
+        let numel: usize = shape.iter().map(|&e| e as usize).product();
+        let mut out = Vec::with_capacity(numel);
+        for flat in 0..numel {
+            // The element's index in the tile, last dimension fastest.
+            let mut rest = flat;
+            let mut at = off;
+            let mut inside = true;
+            for d in (0..rank).rev() {
+                let i = (rest % shape[d] as usize) as i64;
+                rest /= shape[d] as usize;
+                let c = coords[d] + i;
+                inside &= 0 <= c && c < dims[d];
+                at = at.wrapping_add(c.wrapping_mul(strides[d]));
+            }
+            out.push(inside.then_some(Scalar::Ptr { buf, off: at }));
+        }
+        Ok(out)
+    }
+
+    /// The element `p` points at: an error outside its buffer, as an unmasked `load` gives.
+    fn read(&self, p: Scalar) -> Result<Scalar, InterpError> {
+        let Scalar::Ptr { buf, off } = p else {
+            return Err(InterpError::Unsupported("load from a non-pointer".into()));
+        };
+        let (len, v) = match &self.args[buf as usize] {
+            InterpArg::Ref(r) => (
+                r.len(),
+                (off >= 0 && (off as u64) < r.len() as u64).then(|| r.get(off as usize)),
+            ),
+            InterpArg::Mut(m) => (
+                m.len(),
+                (off >= 0 && (off as u64) < m.len() as u64).then(|| m.get(off as usize)),
+            ),
+            _ => {
+                return Err(InterpError::Unsupported(
+                    "pointer into a scalar argument".into(),
+                ))
+            }
+        };
+        v.ok_or_else(|| self.oob(buf, off, len))
+    }
+
     fn load(&self, operands: &[ValueId]) -> Result<Val, InterpError> {
         let ptrs = self.get(operands[0])?;
         let masked = operands.len() == 3;
@@ -707,25 +812,7 @@ impl<'a> Program<'_, 'a, '_> {
                     continue;
                 }
             }
-            let Scalar::Ptr { buf, off } = p else {
-                return Err(InterpError::Unsupported("load from a non-pointer".into()));
-            };
-            let (len, v) = match &self.args[buf as usize] {
-                InterpArg::Ref(r) => (
-                    r.len(),
-                    (off >= 0 && (off as u64) < r.len() as u64).then(|| r.get(off as usize)),
-                ),
-                InterpArg::Mut(m) => (
-                    m.len(),
-                    (off >= 0 && (off as u64) < m.len() as u64).then(|| m.get(off as usize)),
-                ),
-                _ => {
-                    return Err(InterpError::Unsupported(
-                        "pointer into a scalar argument".into(),
-                    ))
-                }
-            };
-            out.push(v.ok_or_else(|| self.oob(buf, off, len))?);
+            out.push(self.read(p)?);
         }
         Ok(out)
     }

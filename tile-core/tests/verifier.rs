@@ -1361,3 +1361,84 @@ fn tma_ops() {
         "`tma_load` takes 6 operand(s), found 5",
     );
 }
+
+#[test]
+fn descriptor_accesses() {
+    let header = "kernel @k(%p: ptr<f16>, %q: ptr<f32>, %m: i64, %n: i32) attributes {num_warps = 4, descriptors = 2} {";
+    let ok = format!(
+        "{header}
+  %0 = constant 1 : i64
+  %1 = constant 0 : i32
+  %2 = desc_load {{slot = 0}} %p, %m, %m, %m, %0, %n, %1 : tensor<16x32xf16>
+  desc_store {{slot = 1}} %p, %m, %m, %m, %0, %1, %n, %2
+  %3 = desc_load {{slot = 1}} %q, %m, %0, %1 : tensor<64xf32>
+  return
+}}
+"
+    );
+    let f = parse(&ok).unwrap();
+    assert_eq!(f.desc_slots, 2);
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(print(&f), ok, "round trip");
+
+    let reject = |from: &str, to: &str, expected: &str| {
+        let text = ok.replace(from, to);
+        assert_ne!(text, ok, "`{from}` not found");
+        rejects_kernel(&text, expected);
+    };
+    // The slot is one of the kernel's descriptors.
+    reject(
+        "descriptors = 2",
+        "descriptors = 1",
+        "slot 1 is not a descriptor of the kernel, which has 1",
+    );
+    // Rank 1 or 2.
+    reject(
+        "%3 = desc_load {slot = 1} %q, %m, %0, %1 : tensor<64xf32>",
+        "%3 = desc_load {slot = 1} %q, %m, %0, %1 : f32",
+        "the result of `desc_load` must be a tensor of rank 1 or 2, found `f32`",
+    );
+    // One extent, stride and coordinate per dimension.
+    reject(
+        "%q, %m, %0, %1 : tensor<64xf32>",
+        "%q, %m, %0, %1, %1 : tensor<64xf32>",
+        "`desc_load` takes 4 operand(s), found 5",
+    );
+    reject(
+        "%0, %1, %n, %2",
+        "%0, %1, %2",
+        "`desc_store` takes 8 operand(s), found 7",
+    );
+    // A scalar pointer to the tile's element type.
+    reject(
+        "%3 = desc_load {slot = 1} %q,",
+        "%3 = desc_load {slot = 1} %p,",
+        "the result's element type `f32` is not the pointee `f16` of `ptr<f16>`",
+    );
+    reject(
+        "%3 = desc_load {slot = 1} %q,",
+        "%3 = desc_load {slot = 1} %m,",
+        "operand #0 of `desc_load` must be a scalar pointer, found `i64`",
+    );
+    reject(
+        "desc_store {slot = 1} %p,",
+        "desc_store {slot = 1} %q,",
+        "the stored value's element type `f16` is not the pointee `f32` of `ptr<f32>`",
+    );
+    // Extents and strides `i64`, coordinates `i32`.
+    reject(
+        "%q, %m, %0, %1 :",
+        "%q, %n, %0, %1 :",
+        "operand #1 of `desc_load` is an extent: an `i64` scalar, found `i32`",
+    );
+    reject(
+        "%q, %m, %0, %1 :",
+        "%q, %m, %1, %1 :",
+        "operand #2 of `desc_load` is a stride: an `i64` scalar, found `i32`",
+    );
+    reject(
+        "%q, %m, %0, %1 :",
+        "%q, %m, %0, %0 :",
+        "operand #3 of `desc_load` is a coordinate: an `i32` scalar, found `i64`",
+    );
+}

@@ -205,14 +205,18 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                         divisibility: gcd(x.divisibility, y.divisibility),
                         constancy,
                     },
-                    BinOp::Mul => AxisInfo {
-                        contiguity: 1,
-                        divisibility: x
-                            .divisibility
-                            .saturating_mul(y.divisibility)
-                            .min(UNKNOWN_MAX),
-                        constancy,
-                    },
+                    // Every product is its own run, so each factor counts with what divides
+                    // each of its elements: the divisibility of a run's first value only where
+                    // runs have length 1 (`(p + i) · s` over a run `p + i` is a multiple of `s`,
+                    // not of `p`'s divisibility times `s`).
+                    BinOp::Mul => {
+                        let each = |v: AxisInfo| if v.contiguity > 1 { 1 } else { v.divisibility };
+                        AxisInfo {
+                            contiguity: 1,
+                            divisibility: each(x).saturating_mul(each(y)).min(UNKNOWN_MAX),
+                            constancy,
+                        }
+                    }
                     // `x % m` with `m` constant over a run: runs of `x` stay runs as long as they
                     // do not wrap at a multiple of `m`. A run starting at a multiple of `d` wraps
                     // after a multiple of gcd(d, m) elements, so runs of that length are safe

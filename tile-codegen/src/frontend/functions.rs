@@ -553,7 +553,7 @@ impl Lowering {
                     types.insert(p.name.clone(), d);
                 }
                 kind => {
-                    let v = self.expr(a)?;
+                    let v = self.expr_any(a)?;
                     let v = self.check_arg(v, kind, a, &p.name, &name)?;
                     scope.insert(p.name.clone(), v);
                 }
@@ -599,7 +599,7 @@ impl Lowering {
         let vals = if f.tuple {
             self.expr_multi(value)?
         } else {
-            vec![self.expr(value)?]
+            vec![self.expr_any(value)?]
         };
         self.locate(first, value);
         if vals.len() != kinds.len() {
@@ -625,7 +625,7 @@ impl Lowering {
     pub(super) fn expr_multi(&mut self, e: &Expr) -> syn::Result<Vec<Val>> {
         match e {
             Expr::Paren(p) => self.expr_multi(&p.expr),
-            Expr::Tuple(t) => t.elems.iter().map(|x| self.expr(x)).collect(),
+            Expr::Tuple(t) => t.elems.iter().map(|x| self.expr_any(x)).collect(),
             Expr::Call(c) => {
                 let target = match &*c.func {
                     Expr::Path(p) => self.tile_fn(&p.path),
@@ -638,10 +638,10 @@ impl Lowering {
                         self.locate(first, e);
                         r.ok_or_else(|| err(e, "this function returns nothing, so it has no value"))
                     }
-                    None => Ok(vec![self.expr(e)?]),
+                    None => Ok(vec![self.expr_any(e)?]),
                 }
             }
-            other => Ok(vec![self.expr(other)?]),
+            other => Ok(vec![self.expr_any(other)?]),
         }
     }
 

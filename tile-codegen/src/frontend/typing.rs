@@ -71,6 +71,7 @@ impl Lowering {
                     Type::scalar(d),
                 )
             }
+            Val::Desc(_) => return Err(self.not_a_value(at)),
         };
         self.broadcast(scalar, shape, at)
     }
@@ -384,7 +385,7 @@ impl Lowering {
         };
         let v = self.expr(&c.expr)?;
         match v {
-            Val::Int(_) | Val::Float(_) => {
+            Val::Int(_) | Val::Float(_) | Val::Desc(_) => {
                 // A literal takes the target type directly (a float literal only as a float).
                 Ok(Val::V(self.materialize(v, d, &[], c)?))
             }

@@ -12,12 +12,15 @@ use tile_core::ir::{ConstValue, DType, Function, OpKind, Type, ValueId};
 use super::functions::FnTable;
 use super::signature::{Param, ParamDecl};
 
-/// A value during lowering: an IR value, or a compile-time literal not yet given a type.
+/// A value during lowering: an IR value, a compile-time literal not yet given a type, or a
+/// tensor descriptor (its slot; what it describes is in [`Lowering::descs`]), which exists only
+/// here: its accesses carry the array's pointer, extents and strides as operands.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Val {
     V(ValueId),
     Int(i64),
     Float(f64),
+    Desc(u32),
 }
 
 pub(super) fn err(t: &dyn ToTokens, msg: impl std::fmt::Display) -> syn::Error {
@@ -77,6 +80,7 @@ pub fn lower_body(
         calls: fns.kernel_calls.clone(),
         fns: std::rc::Rc::new(fns.clone()),
         inlining: Vec::new(),
+        descs: Vec::new(),
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
@@ -104,6 +108,8 @@ pub(super) struct Lowering {
     pub(super) calls: HashMap<String, usize>,
     /// The functions being inlined, outermost first (their indices in `fns`).
     pub(super) inlining: Vec<usize>,
+    /// The tensor descriptors made so far, by slot.
+    pub(super) descs: Vec<super::builtins::Descriptor>,
 }
 
 impl Lowering {
@@ -145,7 +151,7 @@ impl Lowering {
                 if let Some((_, diverge)) = &init.diverge {
                     return Err(err(diverge, "`let ... else` is not supported in kernels"));
                 }
-                let v = self.expr(&init.expr)?;
+                let v = self.expr_any(&init.expr)?;
                 self.scope.insert(name, v);
                 Ok(())
             }
@@ -205,7 +211,7 @@ impl Lowering {
             Expr::Assign(a) => {
                 let name = self.assign_target(&a.left)?;
                 let old = self.scope[&name];
-                let v = self.expr(&a.right)?;
+                let v = self.expr_any(&a.right)?;
                 self.check_same_kind(old, v, e)?;
                 self.scope.insert(name, v);
                 Ok(())
@@ -309,6 +315,10 @@ impl Lowering {
                 Val::V(id) => id,
                 lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], fl)?,
                 lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], fl)?,
+                Val::Desc(_) => {
+                    let at = assignment_of(&fl.body.stmts, n).map_or(fl as &dyn ToTokens, |s| s);
+                    return Err(reassigned_desc(n, at, "loop"));
+                }
             };
             inits.push(v);
         }
@@ -395,6 +405,10 @@ impl Lowering {
                 Val::V(id) => id,
                 lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], ei)?,
                 lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], ei)?,
+                Val::Desc(_) => {
+                    let at = assignment_in_if(ei, n).map_or(ei as &dyn ToTokens, |s| s);
+                    return Err(reassigned_desc(n, at, "`if`"));
+                }
             };
             self.scope.insert(n.clone(), Val::V(v));
             before.push(v);
@@ -547,6 +561,12 @@ impl Lowering {
     }
 
     pub(super) fn check_same_kind(&self, old: Val, new: Val, at: &Expr) -> syn::Result<()> {
+        if matches!(old, Val::Desc(_)) || matches!(new, Val::Desc(_)) {
+            return Err(err(
+                at,
+                "a tensor descriptor is bound once: give a new descriptor a new name with `let`",
+            ));
+        }
         match (self.ty(old), self.ty(new)) {
             (Some(a), Some(b)) if a != b => Err(err(
                 at,
@@ -559,7 +579,7 @@ impl Lowering {
     pub(super) fn ty(&self, v: Val) -> Option<Type> {
         match v {
             Val::V(id) => Some(self.f.ty(id).clone()),
-            Val::Int(_) | Val::Float(_) => None,
+            Val::Int(_) | Val::Float(_) | Val::Desc(_) => None,
         }
     }
 
@@ -567,8 +587,19 @@ impl Lowering {
         self.f.push1(self.block, kind, operands, ty)
     }
 
-    /// Lowers `e`; the ops it makes (and its subexpressions did not claim) are located at it.
+    /// Lowers `e`, a number or tile (a tensor descriptor is an error here); the ops it makes
+    /// (and its subexpressions did not claim) are located at it.
     pub(super) fn expr(&mut self, e: &Expr) -> syn::Result<Val> {
+        let v = self.expr_any(e)?;
+        if let Val::Desc(_) = v {
+            return Err(self.not_a_value(e));
+        }
+        Ok(v)
+    }
+
+    /// Lowers `e` where a tensor descriptor may stand as well as a number or tile: a `let`'s
+    /// value, a tile function's argument or result, a method's receiver.
+    pub(super) fn expr_any(&mut self, e: &Expr) -> syn::Result<Val> {
         let first = self.f.ops.len();
         let v = self.expr_inner(e)?;
         self.locate(first, e);
@@ -634,8 +665,8 @@ impl Lowering {
                     .copied()
                     .ok_or_else(|| err(p, format!("cannot find `{id}` in this kernel")))
             }
-            Expr::Paren(p) => self.expr(&p.expr),
-            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Paren(p) => self.expr_any(&p.expr),
+            Expr::Group(g) => self.expr_any(&g.expr),
             Expr::Binary(b) => {
                 if compound(&b.op).is_some() {
                     return Err(err(e, "compound assignment is a statement, not a value"));
@@ -707,6 +738,48 @@ impl Lowering {
             other => Err(err(other, "this expression is not supported in kernels")),
         }
     }
+}
+
+/// The first statement of `stmts` (nested loops and branches included) that assigns `name`.
+fn assignment_of<'a>(stmts: &'a [Stmt], name: &str) -> Option<&'a Stmt> {
+    stmts.iter().find_map(|s| {
+        let Stmt::Expr(e, _) = s else { return None };
+        match e {
+            Expr::Assign(a) if is_name(&a.left, name) => Some(s),
+            Expr::Binary(b) if compound(&b.op).is_some() && is_name(&b.left, name) => Some(s),
+            Expr::ForLoop(fl) => assignment_of(&fl.body.stmts, name),
+            Expr::If(ei) => assignment_in_if(ei, name),
+            _ => None,
+        }
+    })
+}
+
+/// [`assignment_of`] in the branches of an `if`.
+fn assignment_in_if<'a>(ei: &'a syn::ExprIf, name: &str) -> Option<&'a Stmt> {
+    assignment_of(&ei.then_branch.stmts, name).or_else(|| match ei.else_branch.as_ref() {
+        Some((_, e)) => match &**e {
+            Expr::Block(b) => assignment_of(&b.block.stmts, name),
+            Expr::If(inner) => assignment_in_if(inner, name),
+            _ => None,
+        },
+        None => None,
+    })
+}
+
+/// Whether `e` is the plain name `name`.
+fn is_name(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Path(p) if p.path.is_ident(name))
+}
+
+/// The error for a tensor descriptor `name` that a loop or `if` (`what`) assigns.
+fn reassigned_desc(name: &str, at: &dyn ToTokens, what: &str) -> syn::Error {
+    err(
+        at,
+        format!(
+            "`{name}` is a tensor descriptor, assigned in this {what}; a descriptor is bound once: \
+             give a new descriptor a new name with `let`"
+        ),
+    )
 }
 
 /// `(e)` → `e`.

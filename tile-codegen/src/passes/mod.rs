@@ -8,7 +8,8 @@
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
 //! | `induction`      | tile         | a value a loop carries and advances by a loop-invariant step (`a_ptrs += BK * stride`) becomes a function of the induction variable, so its loads can be pipelined |
 //! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
-//! | `pipeline-loads` | tile (first in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
+//! | `lower-descriptors` | tile (first in the GPU pipeline) | expands tensor-descriptor accesses (`desc_load`, `desc_store`) that the Hopper copy path does not keep into masked `load`s and `store`s of 64-bit offsets |
+//! | `pipeline-loads` | tile (second in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `hoist-invariant` | GPU         | moves a loop's `convert_layout` of a value from outside the loop to before the loop (LLVM never moves a conversion through shared memory) |
@@ -31,6 +32,7 @@ pub mod hoist_invariant;
 pub mod hoist_loads;
 pub mod induction;
 pub mod insert_barriers;
+pub mod lower_descriptors;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod prefetch_dot;
@@ -57,6 +59,8 @@ pub enum Pass {
     HoistInvariant,
     /// `induction`.
     Induction,
+    /// `lower-descriptors`.
+    LowerDescriptors,
     /// `pipeline-loads`.
     PipelineLoads,
     /// `assign-layouts`.
@@ -73,12 +77,13 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 12] = [
+    pub const ALL: [Pass; 13] = [
         Pass::Canonicalize,
         Pass::Induction,
         Pass::Cse,
         Pass::Dce,
         Pass::HoistLoads,
+        Pass::LowerDescriptors,
         Pass::PipelineLoads,
         Pass::AssignLayouts,
         Pass::Vectorize,
@@ -97,6 +102,7 @@ impl Pass {
             Pass::HoistLoads => "hoist-loads",
             Pass::HoistInvariant => "hoist-invariant",
             Pass::Induction => "induction",
+            Pass::LowerDescriptors => "lower-descriptors",
             Pass::PipelineLoads => "pipeline-loads",
             Pass::AssignLayouts => "assign-layouts",
             Pass::Vectorize => "vectorize",
@@ -116,6 +122,7 @@ impl Pass {
             Pass::HoistLoads => hoist_loads::run(f),
             Pass::HoistInvariant => hoist_invariant::run(f),
             Pass::Induction => induction::run(f),
+            Pass::LowerDescriptors => lower_descriptors::run(f, lower_descriptors::keep_for_tma),
             Pass::PipelineLoads => pipeline_loads::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),
@@ -126,10 +133,14 @@ impl Pass {
     }
 
     /// Whether the pipeline works without it: `assign-layouts` makes the IR valid for the GPU
-    /// level, and without `insert-barriers` shared memory races (the lowering refuses such a
-    /// kernel), so neither can be left out.
+    /// level, without `insert-barriers` shared memory races (the lowering refuses such a
+    /// kernel), and without `lower-descriptors` the descriptor accesses reach passes and a back
+    /// end that do not take them, so none of the three can be left out.
     pub fn skippable(self) -> bool {
-        !matches!(self, Pass::AssignLayouts | Pass::InsertBarriers)
+        !matches!(
+            self,
+            Pass::AssignLayouts | Pass::InsertBarriers | Pass::LowerDescriptors
+        )
     }
 
     /// The pass called `name`, or an error that lists the names.

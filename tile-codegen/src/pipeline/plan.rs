@@ -10,7 +10,7 @@ use tile_core::Target;
 use super::stages::{self, gpu_level, reparse, DumpConfig, TileLevel};
 use super::warps::{copies_elementwise, wants_more_warps, ELEMENTWISE_COPY_WARPS};
 use super::{parallel_map, Failure, InstanceError};
-use crate::analysis::Analyses;
+use crate::analysis::{descriptors, Analyses};
 use crate::budget;
 use crate::frontend::KernelOptions;
 use crate::llvm;
@@ -211,13 +211,27 @@ fn unit_strides(tile: &Function, first: &[u32], skip: &[Pass]) -> Result<Vec<usi
     let multiplies = |p: tile_core::ir::ValueId| {
         tile.walk().into_iter().any(|op| {
             let d = tile.op(op);
-            matches!(d.kind, OpKind::Binary(BinOp::Mul))
-                && d.operands.iter().any(|&o| {
+            match d.kind {
+                OpKind::Binary(BinOp::Mul) => d.operands.iter().any(|&o| {
                     o == p
                         || tile.def_op(o).is_some_and(|s| {
                             matches!(tile.op(s).kind, OpKind::Splat) && tile.op(s).operands[0] == p
                         })
-                })
+                }),
+                // A descriptor's stride (widened to `i64`), which `lower-descriptors` multiplies.
+                OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {
+                    let rank = descriptors::desc_rank(tile, op);
+                    let (_, _, strides, _) = descriptors::desc_operands(&d.operands, rank);
+                    strides.iter().any(|&s| {
+                        s == p
+                            || tile.def_op(s).is_some_and(|c| {
+                                matches!(tile.op(c).kind, OpKind::Cast)
+                                    && tile.op(c).operands[0] == p
+                            })
+                    })
+                }
+                _ => false,
+            }
         })
     };
     let candidates: Vec<usize> = params

@@ -137,12 +137,17 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         let num_warps = c.uint()? as u32;
         let mut num_stages = 0;
         let mut target = None;
+        let mut desc_slots = 0;
         while c.eat(",") {
             let col = c.col();
             match c.ident()?.as_str() {
                 "num_stages" => {
                     c.expect("=")?;
                     num_stages = c.uint()? as u32;
+                }
+                "descriptors" => {
+                    c.expect("=")?;
+                    desc_slots = c.uint()? as u32;
                 }
                 "target" => {
                     c.expect("=")?;
@@ -167,6 +172,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         f = Function::new(name, params, num_warps);
         f.num_stages = num_stages;
         f.target = target;
+        f.desc_slots = desc_slots;
         f.param_attrs = attrs;
         for (i, &v) in f.params().to_vec().iter().enumerate() {
             names.insert(format!("%{}", f.param_names[i]), v);

@@ -195,6 +195,9 @@ impl<'a> Printer<'a> {
         if let Some(t) = &f.target {
             let _ = write!(stages, ", target = {t}");
         }
+        if f.desc_slots > 0 {
+            let _ = write!(stages, ", descriptors = {}", f.desc_slots);
+        }
         let _ = writeln!(
             self.out,
             ") attributes {{num_warps = {}{stages}}} {{",

@@ -8,10 +8,12 @@
 //! (`arange`, `zeros`, `full`, `expand_dims`, `trans`, `reshape`, `broadcast_to`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
 //! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
 //! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`),
-//! `gather.rs` and `atomics.rs`; `args.rs` reads compile-time integers and named arguments for all of them.
+//! `gather.rs`, `atomics.rs` and `descriptors.rs` (`make_tensor_descriptor` and its `load` and
+//! `store` methods); `args.rs` reads compile-time integers and named arguments for all of them.
 
 mod args;
 mod atomics;
+mod descriptors;
 mod dot;
 mod gather;
 mod grid;
@@ -28,6 +30,7 @@ use tile_core::ir::{MathFn, ReduceKind};
 
 use super::walker::{err, Lowering, Val};
 use args::check_count;
+pub use descriptors::Descriptor;
 
 /// How a builtin is written in a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,6 +258,21 @@ builtins! {
     /// `max` or `min` (also as `|a, b| max(a, b)`), the same as `cumsum`, `cumprod`, `cummax` and
     /// `cummin` (Triton's `tl.associative_scan` with those combiners).
     AssociativeScan "associative_scan" Function "associative_scan(t, axis, combine[, reverse = true])";
+    /// A tensor descriptor (Triton's `tl.make_tensor_descriptor`): the `rank`-dimensional array
+    /// (rank 1 or 2) at the scalar pointer `base`, with extents `shape` and strides `strides` (in
+    /// elements; `i32`/`i64` scalars or integer literals, one per dimension, outermost first),
+    /// read and written in tiles of `block_shape` (compile-time powers of two). Not a value: bind
+    /// it with `let`, pass it to tile functions as a `Tile`, and access it with `d.load` and
+    /// `d.store`. On Hopper, a `dot` loop's descriptor loads may be fetched by the copy engine.
+    MakeTensorDescriptor "make_tensor_descriptor" Function "make_tensor_descriptor(base, shape, strides, block_shape)"
+        takes 4..=4 "4 arguments (the base pointer, the shape `[d0, d1]`, the strides `[s0, s1]`, the block shape `[B0, B1]`)";
+    /// The block of descriptor `d` whose first element is at `coords` (`i32` scalars, one per
+    /// dimension): element `i` is the array's element `coords + i`, or 0 where that lies outside
+    /// the extents (no memory is touched there), so blocks may hang over any edge.
+    DescLoad "load" Method "desc.load([c0, c1])";
+    /// Writes `tile` (exactly the block shape, the array's element type) to the block of `d` at
+    /// `coords`; elements outside the extents are not written.
+    DescStore "store" Method "desc.store([c0, c1], tile)";
 }
 
 /// What a name called in a kernel refers to.
@@ -385,12 +403,15 @@ impl Lowering {
             }
             Builtin::AssociativeScan => self.associative_scan(&args, c),
             Builtin::Gather => self.gather(args[0], args[1], args[2]),
+            Builtin::MakeTensorDescriptor => self.make_tensor_descriptor(&args, c),
             Builtin::Sum
             | Builtin::MaxOf
             | Builtin::MinOf
             | Builtin::Argmax
             | Builtin::Argmin
-            | Builtin::Roll => Err(err(
+            | Builtin::Roll
+            | Builtin::DescLoad
+            | Builtin::DescStore => Err(err(
                 &c.func,
                 format!("`{name}` is a method: `{}`", b.signature()),
             )),
@@ -430,6 +451,8 @@ impl Lowering {
             Builtin::MinOf => self.reduce_method(ReduceKind::Min, false, mc, e),
             Builtin::Argmax => self.reduce_method(ReduceKind::Max, true, mc, e),
             Builtin::Argmin => self.reduce_method(ReduceKind::Min, true, mc, e),
+            Builtin::DescLoad => self.desc_load(mc, e),
+            Builtin::DescStore => self.desc_store(mc, e),
             Builtin::ProgramId
             | Builtin::NumPrograms
             | Builtin::Arange
@@ -458,7 +481,8 @@ impl Lowering {
             | Builtin::AtomicXor
             | Builtin::AtomicXchg
             | Builtin::AtomicCas
-            | Builtin::AssociativeScan => Err(err(
+            | Builtin::AssociativeScan
+            | Builtin::MakeTensorDescriptor => Err(err(
                 &mc.method,
                 format!("`{name}` is a function: `{}`", b.signature()),
             )),

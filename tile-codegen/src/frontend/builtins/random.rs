@@ -151,7 +151,7 @@ impl Lowering {
                 ))
             }
             Val::Int(i) => Val::Int(i64::from((i as u32).wrapping_add(c) as i32)),
-            Val::Float(_) => k,
+            Val::Float(_) | Val::Desc(_) => k,
         })
     }
 

@@ -1,5 +1,6 @@
 //! Rules of the ops that read and write global memory: `load`, `store` (rule 11), `atomic_rmw`
-//! and `atomic_cas` (rule 26), with their masks and vector widths.
+//! and `atomic_cas` (rule 26), with their masks and vector widths, and the tensor-descriptor
+//! accesses `desc_load` and `desc_store` (rule 33).
 
 use super::{Op, Verifier};
 use crate::ir::ops::AtomicOp;
@@ -153,6 +154,83 @@ impl Verifier<'_> {
             }
             Some(Err(_)) => {}
             None => self.err(op, format!("vec = {vec} needs a layout")),
+        }
+    }
+}
+
+impl Verifier<'_> {
+    /// Rule 33: `desc_load` (`store` false) and `desc_store` (`store` true) of descriptor `slot`.
+    pub(super) fn desc_access(&mut self, o: &Op<'_>, slot: u32, store: bool) {
+        let name = o.data.kind.name();
+        if slot >= self.f.desc_slots {
+            self.err(
+                o.id,
+                format!(
+                    "slot {slot} is not a descriptor of the kernel, which has {} (`descriptors = {}`)",
+                    self.f.desc_slots, self.f.desc_slots
+                ),
+            );
+        }
+        // The tile: the result of a load, the last operand of a store.
+        let tile = if store {
+            match o.ops.last() {
+                Some(&v) => self.ty(v).clone(),
+                None => {
+                    return self.err(o.id, format!("`{name}` takes a stored value"));
+                }
+            }
+        } else {
+            let Some(t) = o.res.clone() else { return };
+            t
+        };
+        let rank = tile.shape.len();
+        if !(1..=2).contains(&rank) {
+            let what = if store { "stored value" } else { "result" };
+            return self.err(
+                o.id,
+                format!("the {what} of `{name}` must be a tensor of rank 1 or 2, found `{tile}`"),
+            );
+        }
+        if !self.takes(o, &[1 + 3 * rank + usize::from(store)]) {
+            return;
+        }
+        let ptr = self.ty(o.ops[0]).clone();
+        match ptr.elem.pointee() {
+            Some(p) if !ptr.is_tensor() => {
+                if tile.elem != Elem::Scalar(p) {
+                    let what = if store { "stored value" } else { "result" };
+                    self.err(
+                        o.id,
+                        format!(
+                            "the {what}'s element type `{}` is not the pointee `{p}` of `{ptr}`",
+                            tile.elem
+                        ),
+                    );
+                }
+            }
+            _ => self.err(
+                o.id,
+                format!("operand #0 of `{name}` must be a scalar pointer, found `{ptr}`"),
+            ),
+        }
+        let parts = [
+            ("an extent", DType::I64),
+            ("a stride", DType::I64),
+            ("a coordinate", DType::I32),
+        ];
+        for (k, (what, d)) in parts.into_iter().enumerate() {
+            for i in 0..rank {
+                let index = 1 + k * rank + i;
+                let t = self.ty(o.ops[index]).clone();
+                if t != Type::scalar(d) {
+                    self.err(
+                        o.id,
+                        format!(
+                            "operand #{index} of `{name}` is {what}: an `{d}` scalar, found `{t}`"
+                        ),
+                    );
+                }
+            }
         }
     }
 }

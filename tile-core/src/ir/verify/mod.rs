@@ -135,6 +135,11 @@
 //!     `src`'s except along `axis`, which is below the rank; the result has `index`'s shape and
 //!     layout and `src`'s element type (`src` may have any layout of its shape).
 //!     → `gather.rs`: `gather`.
+//! 33. **desc_load / desc_store** — `slot` below the kernel's `descriptors`; the tile (the
+//!     load's result, the store's last operand) is a tensor of rank 1 or 2, and the op takes
+//!     `1 + 3 · rank` operands before it: a scalar pointer to the tile's element type, then
+//!     per dimension an `i64` extent, then an `i64` stride, then an `i32` coordinate (scalars).
+//!     → `memory.rs`: `desc_access`.
 //! 35. **mbarriers and tma_load** — GPU level only. A barrier buffer is `smem<S x 1 x 2 x i64>`
 //!     (one 16-byte stage per barrier object). `mbarrier_init %bars` and `mbarrier_inval %bars`
 //!     take one; `mbarrier_expect {bytes} %bars, %stage, %pred` an `i32` stage, an `i1` scalar
@@ -485,7 +490,8 @@ impl Verifier<'_> {
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
             | OpKind::FenceAsyncShared => self.no_operands(o),
-            OpKind::DescLoad { .. } | OpKind::DescStore { .. } => {}
+            OpKind::DescLoad { slot } => self.desc_access(o, *slot, false),
+            OpKind::DescStore { slot } => self.desc_access(o, *slot, true),
             OpKind::MbarrierInit | OpKind::MbarrierInval => self.mbarrier_whole(o),
             OpKind::MbarrierExpect { bytes } => self.mbarrier_stage(o, Some(*bytes)),
             OpKind::MbarrierWait => self.mbarrier_stage(o, None),
