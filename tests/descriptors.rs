@@ -299,7 +299,11 @@ fn descriptor_passed_to_a_tile_function() {
 #[test]
 fn rank_one_with_a_stride() {
     let dev = Device::interpreter();
-    for (n, stride, off, programs) in [(100usize, 3usize, 0i32, 2u32), (70, 1, -10, 2), (5, 2, 3, 1)] {
+    for (n, stride, off, programs) in [
+        (100usize, 3usize, 0i32, 2u32),
+        (70, 1, -10, 2),
+        (5, 2, 3, 1),
+    ] {
         let mut r = Rng(n as u64);
         let x: Vec<f32> = (0..n * stride).map(|_| r.f32()).collect();
         let y = vec![7.0f32; n];

@@ -157,9 +157,9 @@ fn indices(f: &Function, ops: &[OpId]) -> Vec<bool> {
             }
             // A widening integer cast of an index (`offs as i64`) is one too: sign extension
             // of values a constant apart, which the code generator folds alike.
-            OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul) | OpKind::AddPtr | OpKind::Cast => {
-                all_in && int_like
-            }
+            OpKind::Binary(BinOp::Add | BinOp::Sub | BinOp::Mul)
+            | OpKind::AddPtr
+            | OpKind::Cast => all_in && int_like,
             _ => false,
         };
         if cheap {

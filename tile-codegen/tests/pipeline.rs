@@ -291,12 +291,26 @@ fn descriptor_gemm_is_pipelined_and_vectorized() {
     // 8 (16-byte rows of f16: `(pm + i) · sam` is a multiple of `sam`, not of `pm`'s 128).
     assert_eq!(v0.divisibility[6], 8, "{:?}", v0.divisibility);
     assert_eq!(v0.divisibility[8], 8, "{:?}", v0.divisibility);
-    assert_eq!(v0.divisibility[7], tile_core::runtime::EQUALS_ONE, "{:?}", v0.divisibility);
-    assert_eq!(v0.divisibility[9], tile_core::runtime::EQUALS_ONE, "{:?}", v0.divisibility);
+    assert_eq!(
+        v0.divisibility[7],
+        tile_core::runtime::EQUALS_ONE,
+        "{:?}",
+        v0.divisibility
+    );
+    assert_eq!(
+        v0.divisibility[9],
+        tile_core::runtime::EQUALS_ONE,
+        "{:?}",
+        v0.divisibility
+    );
     for t in &v0.targets {
         let arch = t.target.arch();
         assert!(!t.gpu_ir.contains("desc_"), "{arch}: left unexpanded");
-        assert!(t.gpu_ir.contains("async_copy {vec = 8}"), "{arch}:\n{}", t.gpu_ir);
+        assert!(
+            t.gpu_ir.contains("async_copy {vec = 8}"),
+            "{arch}:\n{}",
+            t.gpu_ir
+        );
         assert!(t.gpu_ir.contains("smem<"), "{arch}: no ring");
     }
 }

@@ -208,7 +208,12 @@ fn place(f: &mut Function, b: &mut Builder, v: ValueId, dim: usize, shape: &[u32
         vec![v],
         Type::tensor(elem, one),
     );
-    b.val(f, OpKind::Broadcast, vec![e], Type::tensor(elem, shape.to_vec()))
+    b.val(
+        f,
+        OpKind::Broadcast,
+        vec![e],
+        Type::tensor(elem, shape.to_vec()),
+    )
 }
 
 trait ElemDType {

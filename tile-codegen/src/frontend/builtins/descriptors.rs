@@ -95,7 +95,10 @@ impl Lowering {
         if !(1..=2).contains(&rank) {
             return Err(err(
                 args[1],
-                format!("a tensor descriptor has rank 1 or 2, found a shape of {rank} entries"),
+                format!(
+                    "a tensor descriptor has rank 1 or 2, found a shape of {rank} {}",
+                    if rank == 1 { "entry" } else { "entries" }
+                ),
             ));
         }
         let strides = entries(args[2], "the strides of a tensor descriptor")?;
@@ -108,9 +111,10 @@ impl Lowering {
                 return Err(err(
                     at,
                     format!(
-                        "the {what} have {} entries and the shape {rank}: a descriptor of rank \
+                        "the {what} have {} {} and the shape {rank}: a descriptor of rank \
                          {rank} takes {rank} of each",
-                        list.len()
+                        list.len(),
+                        if list.len() == 1 { "entry" } else { "entries" }
                     ),
                 ));
             }
@@ -165,7 +169,9 @@ impl Lowering {
                 let found = t.map_or("a float literal".to_string(), |t| format!("`{t}`"));
                 Err(err(
                     e,
-                    format!("{what} of a tensor descriptor is an `i32` or `i64` scalar, found {found}"),
+                    format!(
+                        "{what} of a tensor descriptor is an `i32` or `i64` scalar, found {found}"
+                    ),
                 ))
             }
         }
