@@ -4,7 +4,7 @@
 
 use tile_tests as common;
 
-use common::gemm::{gemm, gemm_wide};
+use common::gemm::{gemm, gemm_tma, gemm_wide};
 use common::Rng;
 use tile::prelude::*;
 
@@ -66,9 +66,13 @@ fn gemm_matches_reference_on_awkward_shapes() {
         gemm_wide::launch(&dev, grid, &da, &db, &mut wide, mi, ni, ki).unwrap();
         let (c, c32) = (dev.download(&c).unwrap(), dev.download(&c32).unwrap());
         let wide = dev.download(&wide).unwrap();
+        let mut desc = dev.upload(&vec![f16::NAN; m * n]).unwrap();
+        gemm_tma::launch(&dev, grid, &da, &db, &mut desc, mi, ni, ki).unwrap();
+        let desc = dev.download(&desc).unwrap();
         let what = format!("{m}x{n}x{k}");
         check_products(&a, &b, (m, n, k), &c32, &c, &what);
         check_products(&a, &b, (m, n, k), &wide, &c, &format!("{what} gemm_wide"));
+        check_products(&a, &b, (m, n, k), &wide, &desc, &format!("{what} gemm_tma"));
     }
 }
 

@@ -108,6 +108,45 @@ pub fn gemm_wide(
     gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
 }
 
+#[tile_kernel(num_warps = 8)]
+/// [`gemm_wide`] written with tensor descriptors, as Triton's Hopper kernels are
+/// (`make_tensor_descriptor` for `A` and `B`, `desc.load([row, col])` in the `K` loop). On
+/// sm_90a, with 16-byte-aligned arguments and `k`, `n` multiples of 8, the tiles reach shared
+/// memory through the tensor memory accelerator (one thread issues a copy per tile, completing
+/// on an mbarrier per ring stage) instead of every thread's `cp.async`; elsewhere the
+/// descriptors become the masked pointer loads they stand for. Out-of-range rows and columns
+/// read as 0, as the descriptor's extents say, so the ragged edges need no masks here. `c` is
+/// written in the input type (an f32 output would double the instances past the compile budget).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_tma(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<128>,
+    BN: Const<256>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let a_desc = make_tensor_descriptor(a, [m, k], [k, 1], [BM, BK]);
+    let b_desc = make_tensor_descriptor(b, [k, n], [n, 1], [BK, BN]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(a_desc.load([pm * BM, k0]), b_desc.load([k0, pn * BN]), acc);
+    }
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc as T,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
 #[tile_kernel(autotune(
     configs = [
         { BM = 128, BN = 256, BK = 64, num_warps = 8, num_stages = 3 },
@@ -373,6 +412,7 @@ pub fn matmul<T: tile::Element, O: tile::Element>(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = gemm::KERNELS.to_vec();
     v.extend(gemm_wide::KERNELS);
+    v.extend(gemm_tma::KERNELS);
     v.extend(gemm_tuned::KERNELS);
     v.push(&gemm_tf32::KERNEL);
     v.extend(gemm_splitk::KERNELS);

@@ -34,6 +34,9 @@ pub enum Form {
     Tutorial,
     /// The family's autotuned kernel (`autotune`: configurations timed at the first launch).
     Tuned,
+    /// The family's kernel written with tensor descriptors (`make_tensor_descriptor`), whose
+    /// tiles the tensor memory accelerator copies on Hopper.
+    Descriptor,
 }
 
 impl Form {
@@ -50,6 +53,7 @@ impl Form {
             Form::User => "tile_user",
             Form::Tutorial => "tile_tutorial",
             Form::Tuned => "tile_tuned",
+            Form::Descriptor => "tile_desc",
         }
     }
 }

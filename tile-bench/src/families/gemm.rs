@@ -12,7 +12,9 @@ use tile::{cdiv, Buffer, Device, Grid};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{matmul_inputs, matmul_ref_at, sampled_elements, Half};
-use crate::gemm_kernels::{matmul, matmul_tuned, splitk_workspace, tuned_choice, MatmulKernel};
+use crate::gemm_kernels::{
+    gemm_tma, matmul, matmul_tuned, splitk_workspace, tuned_choice, MatmulKernel,
+};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 use crate::user_gemm::guide_gemm;
 use tile_tutorials::matrix_multiplication;
@@ -190,6 +192,10 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
             Form::Tuned if !self.f32_out => {
                 return matmul_tuned(dev, &s.a, &s.b, &mut s.c, (mu, nu, k as usize));
             }
+            Form::Descriptor if !self.f32_out => {
+                let grid = Grid::x(cdiv(mu, 128).saturating_mul(cdiv(nu, 256)));
+                return gemm_tma::launch(dev, grid, &s.a, &s.b, &mut s.c, m, n, k);
+            }
             other => return Err(not_a_form(other)),
         }
         let shape = (m as usize, n as usize, k as usize);
@@ -239,6 +245,10 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
                            2-D grid"
                 .into(),
             Form::Tuned => tuned_ops(self.dims),
+            Form::Descriptor => "1 kernel: the 128x256x64 tile written with tensor descriptors, \
+                                 8 warps, grouped order; on sm_90a with aligned arguments the \
+                                 tensor memory accelerator fills a wgmma ring (mbarriers)"
+                .into(),
             Form::Tutorial => "1 kernel, Triton's tutorial matmul ported line by line \
                                (tile-tutorials): strides as arguments, pointers advanced in the \
                                loop, 128x256x64 tiles, 8 warps, 3 stages, grouped order"
@@ -250,8 +260,14 @@ impl<T: Half + Tutorial> Case for GemmCase<T> {
     fn forms(&self) -> Vec<Form> {
         match (self.f32_out, T::NAME) {
             (true, _) => vec![Form::Fused],
-            (false, "f16") => vec![Form::Fused, Form::Tuned, Form::User, Form::Tutorial],
-            (false, _) => vec![Form::Fused, Form::Tuned, Form::User],
+            (false, "f16") => vec![
+                Form::Fused,
+                Form::Tuned,
+                Form::Descriptor,
+                Form::User,
+                Form::Tutorial,
+            ],
+            (false, _) => vec![Form::Fused, Form::Tuned, Form::Descriptor, Form::User],
         }
     }
 }

@@ -29,11 +29,10 @@ use super::edit::Builder;
 use crate::analysis::descriptors::{desc_operands, desc_rank};
 
 /// Whether the Hopper path keeps `op` (a `desc_load` or `desc_store`) for the tensor memory
-/// accelerator instead of the expansion. The Hopper path decides (which loads of a `dot` loop
-/// it fetches with TMA on sm_90a); until it does, every access is expanded.
+/// accelerator instead of the expansion: the loads of a `dot` loop that `pipeline-dot` will copy
+/// with TMA on sm_90a ([`tma_loads`](super::pipeline_dot::tma_loads)).
 pub fn keep_for_tma(f: &Function, op: OpId) -> bool {
-    let _ = (f, op);
-    false
+    super::pipeline_dot::tma_loads(f).contains(&op)
 }
 
 /// Expands every descriptor access of `f` for which `keep` is false.
@@ -48,10 +47,10 @@ pub fn run(f: &mut Function, keep: impl Fn(&Function, OpId) -> bool) {
             )
         })
         .collect();
-    for op in accesses {
-        if !keep(f, op) {
-            expand(f, op);
-        }
+    // Decided on the kernel as it came, before any expansion changes it.
+    let expanded: Vec<OpId> = accesses.into_iter().filter(|&op| !keep(f, op)).collect();
+    for op in expanded {
+        expand(f, op);
     }
 }
 
