@@ -108,6 +108,39 @@ pub fn gemm_wide(
     gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
 }
 
+/// The body of [`gemm_tma`] and [`gemm_tuned`]: `c = a @ b` for the block of program
+/// `program_id(0)` in grouped order, the operands read through tensor descriptors (their
+/// extents make the ragged edges read as 0), `c` written in the input type.
+#[tile_fn]
+fn gemm_desc_block(
+    a: Tile,
+    b: Tile,
+    c: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let a_desc = make_tensor_descriptor(a, [m, k], [k, 1], [BM, BK]);
+    let b_desc = make_tensor_descriptor(b, [k, n], [n, 1], [BK, BN]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(a_desc.load([pm * BM, k0]), b_desc.load([k0, pn * BN]), acc);
+    }
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc as T,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
 #[tile_kernel(num_warps = 8)]
 /// [`gemm_wide`] written with tensor descriptors, as Triton's Hopper kernels are
 /// (`make_tensor_descriptor` for `A` and `B`, `desc.load([row, col])` in the `K` loop). On
@@ -131,20 +164,7 @@ pub fn gemm_tma(
     BK: Const<64>,
     GM: Const<8>,
 ) {
-    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
-    let a_desc = make_tensor_descriptor(a, [m, k], [k, 1], [BM, BK]);
-    let b_desc = make_tensor_descriptor(b, [k, n], [n, 1], [BK, BN]);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..k).step_by(BK) {
-        acc = dot(a_desc.load([pm * BM, k0]), b_desc.load([k0, pn * BN]), acc);
-    }
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
-    store(
-        c + rows.expand_dims(1) * n + cols.expand_dims(0),
-        acc as T,
-        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
-    );
+    gemm_desc_block(a, b, c, m, n, k, T, BM, BN, BK, GM);
 }
 
 #[tile_kernel(autotune(
@@ -159,7 +179,9 @@ pub fn gemm_tma(
 /// `c = a @ b` in the input type, autotuned: the tiles of [`gemm_wide`] (config 0) and of
 /// [`gemm`] with `BN = 64` (config 3) among four configurations (as many as the compile
 /// budget takes for these tiles in two element types), the fastest timed per
-/// `(m, n, k)` at its first launch ([`matmul_tuned`]).
+/// `(m, n, k)` at its first launch ([`matmul_tuned`]). Written with tensor descriptors, as
+/// [`gemm_tma`]: on Hopper with aligned arguments the tensor memory accelerator copies the
+/// tiles.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_tuned(
     a: Ptr<T, { m * k }>,
@@ -174,7 +196,7 @@ pub fn gemm_tuned(
     BK: Const,
     GM: Const<8>,
 ) {
-    gemm_block(a, b, c, m, n, k, T, BM, BN, BK, GM);
+    gemm_desc_block(a, b, c, m, n, k, T, BM, BN, BK, GM);
 }
 
 /// `c = a @ b` (`m × n × k`, `c` in the input type) on [`gemm_tuned`]: the configuration timed
