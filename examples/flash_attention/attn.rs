@@ -7,8 +7,7 @@ use tile::prelude::*;
 
 use super::kernels::{
     attn_bwd_dkdv, attn_bwd_dkdv_d128, attn_bwd_dq, attn_bwd_dq_d128, attn_bwd_preprocess,
-    attn_fwd, attn_fwd_d128, attn_fwd_tma, attn_fwd_tma_d128, attn_pv, attn_scores, grid,
-    grid_dkdv, grid_dq, grid_preprocess,
+    attn_fwd, attn_fwd_d128, attn_pv, attn_scores, grid, grid_dkdv, grid_dq, grid_preprocess,
 };
 
 /// One attention problem: `batch × hq` query heads of `n_ctx` tokens sharing `hkv` key/value
@@ -145,43 +144,6 @@ pub fn forward<T: Half>(
     } else {
         attn_fwd_d128::launch(
             dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
-        )
-    }
-}
-
-/// [`forward`] through [`attn_fwd_tma`] / [`attn_fwd_tma_d128`]: the unmasked key and value
-/// blocks read through tensor descriptors (the tensor memory accelerator on Hopper). The inputs
-/// are BHSD as for [`forward`]; `batch · hkv · n_ctx` must fit an `i32`.
-#[allow(dead_code)]
-pub fn forward_desc<T: Half>(
-    dev: &Device,
-    s: &Shape,
-    q: &Buffer<T>,
-    k: &Buffer<T>,
-    v: &Buffer<T>,
-    o: &mut Buffer<T>,
-    lse: &mut Buffer<f32>,
-) -> Result<(), tile::Error> {
-    let (d, n) = (s.d as i32, s.n_ctx as i32);
-    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
-    let (hq, hkv) = (s.hq as i32, s.hkv as i32);
-    let rows = i32::try_from(s.batch * s.hkv * s.n_ctx).map_err(|_| {
-        tile::Error::Args(format!(
-            "{} key rows do not fit the descriptors' i32 extent",
-            s.batch * s.hkv * s.n_ctx
-        ))
-    })?;
-    let g = grid(s.batch, s.hq, s.n_ctx);
-    let causal = i32::from(s.causal);
-    let sm = scale(s);
-    s.check_head_dim()?;
-    if s.d == 64 {
-        attn_fwd_tma::launch(
-            dev, g, q, k, v, o, lse, sm, sb, sh, ss, hq, hkv, n, rows, causal,
-        )
-    } else {
-        attn_fwd_tma_d128::launch(
-            dev, g, q, k, v, o, lse, sm, sb, sh, ss, hq, hkv, n, rows, causal,
         )
     }
 }

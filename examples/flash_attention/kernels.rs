@@ -33,22 +33,14 @@ use tile::prelude::*;
 #[tile_fn]
 /// The key blocks `lo..hi` of one program: the online-softmax loop. `MASK = 0`: every key of
 /// every block is in the sequence and seen by every query (no mask, no compare); `1`: the causal
-/// mask (key ≤ query) and the sequence end; `2`: the sequence end only. With `DESC = 1` the
-/// unmasked blocks are read through tensor descriptors of `k` and `v` seen as `kv_rows × HEAD_DIM`
-/// arrays (contiguous BHSD, this head's keys from row `kv_row0`), which Hopper's tensor memory
-/// accelerator copies; the masked blocks keep their masked loads (a row past the sequence would
-/// be the next head's key there, and its value must read as 0).
+/// mask (key ≤ query) and the sequence end; `2`: the sequence end only.
 fn attn_blocks(
     acc: Tile,
     m_i: Tile,
     l_i: Tile,
     q: Tile,
-    k: Tile,
-    v: Tile,
     k_base: Tile,
     v_base: Tile,
-    kv_row0: i32,
-    kv_rows: i32,
     kv_stride_s: i32,
     offs_m: Tile,
     lo: i32,
@@ -59,7 +51,6 @@ fn attn_blocks(
     HEAD_DIM: Const,
     BN: Const,
     MASK: Const,
-    DESC: Const,
 ) -> (Tile, Tile, Tile) {
     let offs_n = arange(0, BN);
     let offs_d = arange(0, HEAD_DIM);
@@ -73,16 +64,7 @@ fn attn_blocks(
         // (K-major).
         let kv = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
         let in_seq = cols.expand_dims(1) < n_ctx;
-        // (Only one branch of an `if` on constants is compiled: the other's loads never exist.)
-        let mut kb = zeros([BN, HEAD_DIM]) as T;
-        if DESC == 1 && MASK == 0 {
-            let k_desc =
-                make_tensor_descriptor(k, [kv_rows, HEAD_DIM], [HEAD_DIM, 1], [BN, HEAD_DIM]);
-            kb = k_desc.load([kv_row0 + start_n, 0]);
-        } else {
-            kb = load(k_base + kv, in_seq, 0.0);
-        }
-        let mut s = dot(q, kb.trans());
+        let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
         if MASK == 1 {
             let seen =
                 (cols.expand_dims(0) < n_ctx) & (offs_m.expand_dims(1) >= cols.expand_dims(0));
@@ -96,14 +78,7 @@ fn attn_blocks(
         let p = (s * qk_scale - m_new.expand_dims(1)).exp2();
         let alpha = (m_i - m_new).exp2();
         l_i = l_i * alpha + p.sum(1);
-        let mut vb = zeros([BN, HEAD_DIM]) as T;
-        if DESC == 1 && MASK == 0 {
-            let v_desc =
-                make_tensor_descriptor(v, [kv_rows, HEAD_DIM], [HEAD_DIM, 1], [BN, HEAD_DIM]);
-            vb = v_desc.load([kv_row0 + start_n, 0]);
-        } else {
-            vb = load(v_base + kv, in_seq, 0.0);
-        }
+        let vb = load(v_base + kv, in_seq, 0.0);
         acc = dot(p as T, vb, acc * alpha.expand_dims(1));
         m_i = m_new;
     }
@@ -128,13 +103,11 @@ fn attn_forward(
     hq: i32,
     hkv: i32,
     n_ctx: i32,
-    kv_rows: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
     BM: Const,
     BN: Const,
-    DESC: Const,
 ) {
     let start_m = program_id(0);
     let bh = program_id(1);
@@ -155,7 +128,6 @@ fn attn_forward(
     let mut m_i = zeros([BM]) + f32::NEG_INFINITY;
     let mut l_i = zeros([BM]);
     let (k_base, v_base) = (k + kv_off, v + kv_off);
-    let kv_row0 = (b * hkv + h_kv) * n_ctx;
     // The blocks of keys that every query of the program sees and that lie wholly in the
     // sequence run without a mask: without the causal mask, every whole block; with it, those
     // below the diagonal. Then, masked: the diagonal block(s), or the ragged last block.
@@ -167,12 +139,8 @@ fn attn_forward(
         m_i,
         l_i,
         q_tile,
-        k,
-        v,
         k_base,
         v_base,
-        kv_row0,
-        kv_rows,
         kv_stride_s,
         offs_m,
         0,
@@ -183,7 +151,6 @@ fn attn_forward(
         HEAD_DIM,
         BN,
         0,
-        DESC,
     );
     acc = a;
     m_i = m;
@@ -194,12 +161,8 @@ fn attn_forward(
             m_i,
             l_i,
             q_tile,
-            k,
-            v,
             k_base,
             v_base,
-            kv_row0,
-            kv_rows,
             kv_stride_s,
             offs_m,
             unmasked_end,
@@ -210,7 +173,6 @@ fn attn_forward(
             HEAD_DIM,
             BN,
             1,
-            DESC,
         );
         acc = a;
         m_i = m;
@@ -221,12 +183,8 @@ fn attn_forward(
             m_i,
             l_i,
             q_tile,
-            k,
-            v,
             k_base,
             v_base,
-            kv_row0,
-            kv_rows,
             kv_stride_s,
             offs_m,
             whole,
@@ -237,7 +195,6 @@ fn attn_forward(
             HEAD_DIM,
             BN,
             2,
-            DESC,
         );
         acc = a;
         m_i = m;
@@ -299,13 +256,11 @@ pub fn attn_fwd(
         hq,
         hkv,
         n_ctx,
-        0,
         T,
         64,
         CAUSAL,
         128,
         64,
-        0,
     );
 }
 
@@ -348,108 +303,11 @@ pub fn attn_fwd_d128(
         hq,
         hkv,
         n_ctx,
-        0,
         T,
         128,
         CAUSAL,
         128,
         32,
-        0,
-    );
-}
-
-#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
-/// [`attn_fwd`] with the unmasked key and value blocks read through tensor descriptors: `k` and
-/// `v` must be contiguous BHSD (`kv_rows = batch · hkv · n_ctx` rows of 64), and on Hopper the
-/// tensor memory accelerator copies their blocks into the rings instead of every thread's
-/// `cp.async`. `q`/`o` as in [`attn_fwd`].
-#[allow(clippy::too_many_arguments)]
-pub fn attn_fwd_tma(
-    q: Ptr<T>,
-    k: Ptr<T>,
-    v: Ptr<T>,
-    o: Ptr<T>,
-    lse: Ptr<f32>,
-    sm_scale: f32,
-    stride_b: i32,
-    stride_h: i32,
-    stride_s: i32,
-    hq: i32,
-    hkv: i32,
-    n_ctx: i32,
-    kv_rows: i32,
-    T: Type<{ [f16, bf16] }>,
-    CAUSAL: Const<{ [0, 1] }>,
-) {
-    attn_forward(
-        q,
-        k,
-        v,
-        o,
-        lse,
-        sm_scale,
-        stride_b,
-        stride_h,
-        stride_s,
-        hkv * n_ctx * 64,
-        n_ctx * 64,
-        64,
-        hq,
-        hkv,
-        n_ctx,
-        kv_rows,
-        T,
-        64,
-        CAUSAL,
-        128,
-        64,
-        1,
-    );
-}
-
-#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
-/// [`attn_fwd_tma`] for `head_dim = 128` (key blocks of 32, as [`attn_fwd_d128`]).
-#[allow(clippy::too_many_arguments)]
-pub fn attn_fwd_tma_d128(
-    q: Ptr<T>,
-    k: Ptr<T>,
-    v: Ptr<T>,
-    o: Ptr<T>,
-    lse: Ptr<f32>,
-    sm_scale: f32,
-    stride_b: i32,
-    stride_h: i32,
-    stride_s: i32,
-    hq: i32,
-    hkv: i32,
-    n_ctx: i32,
-    kv_rows: i32,
-    T: Type<{ [f16, bf16] }>,
-    CAUSAL: Const<{ [0, 1] }>,
-) {
-    attn_forward(
-        q,
-        k,
-        v,
-        o,
-        lse,
-        sm_scale,
-        stride_b,
-        stride_h,
-        stride_s,
-        hkv * n_ctx * 128,
-        n_ctx * 128,
-        128,
-        hq,
-        hkv,
-        n_ctx,
-        kv_rows,
-        T,
-        128,
-        CAUSAL,
-        128,
-        32,
-        1,
     );
 }
 

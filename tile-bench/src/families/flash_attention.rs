@@ -47,8 +47,7 @@ use tile::{Buffer, Device};
 use super::{i32_of, Job, Plan};
 use crate::common::Half;
 use crate::flash_attention::attn::{
-    backward, forward, forward_desc, grad_tol, reference_row, sampled_grads, sampled_rows, Grads,
-    Inputs, Shape,
+    backward, forward, grad_tol, reference_row, sampled_grads, sampled_rows, Grads, Inputs, Shape,
 };
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
@@ -406,9 +405,6 @@ impl<T: Half> Case for AttnCase<'_, T> {
     fn run(&self, dev: &Device, st: &mut State<T>, form: Form) -> Result<(), tile::Error> {
         match form {
             Form::Fused => forward(dev, &self.s, &st.q, &st.k, &st.v, &mut st.o, &mut st.lse),
-            Form::Descriptor => {
-                forward_desc(dev, &self.s, &st.q, &st.k, &st.v, &mut st.o, &mut st.lse)
-            }
             other => Err(not_a_form(other)),
         }
     }
@@ -447,21 +443,12 @@ impl<T: Half> Case for AttnCase<'_, T> {
                     }
                 )
             }
-            Form::Descriptor => format!(
-                "1 kernel: {}, the fused kernel with its unmasked key and value blocks read \
-                 through tensor descriptors (the tensor memory accelerator on sm_90a)",
-                if self.s.d == 64 {
-                    "attn_fwd_tma"
-                } else {
-                    "attn_fwd_tma_d128"
-                }
-            ),
             other => not_a_form(other).to_string(),
         }
     }
 
     fn forms(&self) -> Vec<Form> {
-        vec![Form::Fused, Form::Descriptor]
+        vec![Form::Fused]
     }
 }
 
