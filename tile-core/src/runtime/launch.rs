@@ -572,6 +572,9 @@ fn run_cuda(
                 .iter()
                 .zip(args)
                 .all(|(&d, a)| meets_divisibility(a, d))
+                // An empty array has no tensor map: a variant that would copy it with the
+                // tensor memory accelerator gives way to one that reads it with loads.
+                && !v.targets.iter().any(|t| tma::copies_empty(spec, t.tma, args))
         })
         .ok_or_else(|| Error::NoVariant {
             kernel,

@@ -485,6 +485,22 @@ fn described<'s>(spec: &'s KernelSpec, t: &TmaSpec) -> Result<&'s DescSpec, Erro
     })
 }
 
+/// Whether some slot of `tma` describes an empty array (an extent of 0 or less) for these
+/// arguments: no tensor map can be encoded for it, so the launch takes a variant that does not
+/// copy it with the tensor memory accelerator (a `K = 0` product reads nothing and writes
+/// zeros). Slots that cannot be resolved answer `false` (the encoding reports them).
+pub(crate) fn copies_empty(
+    spec: &KernelSpec,
+    tma: &[TmaSpec],
+    values: &(impl LaunchValues + ?Sized),
+) -> bool {
+    tma.iter().any(|t| {
+        described(spec, t)
+            .and_then(|desc| resolve(spec, desc, values))
+            .is_ok_and(|a| a.dims.iter().any(|&d| d <= 0))
+    })
+}
+
 /// Checks, for a launch over an empty grid (which encodes nothing), what [`tensor_maps`] would
 /// check: that each slot of `tma` is described and its arguments can be encoded, skipping the
 /// slots whose array is empty (an extent of 0, which empties most grids, has no tensor map).
