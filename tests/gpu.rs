@@ -914,8 +914,12 @@ fn gpu_descriptor_gemm_matches_the_pointer_gemm() {
     ] {
         let mut r = Rng((m * 31 + n * 7 + k) as u64);
         // (At least one element each, so that `K = 0` still passes buffers.)
-        let a: Vec<f16> = (0..(m * k).max(1)).map(|_| f16::from_f32(r.f32())).collect();
-        let b: Vec<f16> = (0..(k * n).max(1)).map(|_| f16::from_f32(r.f32())).collect();
+        let a: Vec<f16> = (0..(m * k).max(1))
+            .map(|_| f16::from_f32(r.f32()))
+            .collect();
+        let b: Vec<f16> = (0..(k * n).max(1))
+            .map(|_| f16::from_f32(r.f32()))
+            .collect();
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
         let mut c_desc = dev.upload(&vec![f16::NAN; m * n]).unwrap();
         let mut c_ptr = dev.upload(&vec![f16::NAN; m * n]).unwrap();
@@ -950,7 +954,11 @@ fn gpu_descriptor_gemm_matches_the_pointer_gemm() {
 fn gpu_every_tuned_gemm_configuration_is_right() {
     use common::gemm::{gemm_tuned, gemm_wide};
     let Some(dev) = cuda() else { return };
-    for (m, n, k) in [(1000usize, 1000usize, 1000usize), (200, 136, 40), (17, 33, 65)] {
+    for (m, n, k) in [
+        (1000usize, 1000usize, 1000usize),
+        (200, 136, 40),
+        (17, 33, 65),
+    ] {
         let mut r = Rng((m * 13 + n * 5 + k) as u64);
         let a: Vec<f16> = (0..m * k).map(|_| f16::from_f32(r.f32())).collect();
         let b: Vec<f16> = (0..k * n).map(|_| f16::from_f32(r.f32())).collect();

@@ -108,9 +108,38 @@ pub fn gemm_wide(
     gemm_block(a, b, c, m, n, k, O, BM, BN, BK, GM);
 }
 
-/// The body of [`gemm_tma`] and [`gemm_tuned`]: `c = a @ b` for the block of program
-/// `program_id(0)` in grouped order, the operands read through tensor descriptors (their
-/// extents make the ragged edges read as 0), `c` written in the input type.
+/// [`gemm_acc`] with the operands read through tensor descriptors (their extents make the
+/// ragged edges read as 0, so the loop has no masks): on Hopper, with aligned arguments, the
+/// tensor memory accelerator copies the tiles. The GEMM part of [`gemm_tma`], [`gemm_tuned`]
+/// and the `gemm_bias_act` example's kernels.
+#[tile_fn]
+pub fn gemm_desc_acc(
+    a: Tile,
+    b: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) -> (Tile, Tile, Tile, Tile, Tile) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let a_desc = make_tensor_descriptor(a, [m, k], [k, 1], [BM, BK]);
+    let b_desc = make_tensor_descriptor(b, [k, n], [n, 1], [BK, BN]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(a_desc.load([pm * BM, k0]), b_desc.load([k0, pn * BN]), acc);
+    }
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let row_ok = (rows < m).expand_dims(1);
+    let col_ok = (cols < n).expand_dims(0);
+    (acc, rows, cols, row_ok, col_ok)
+}
+
+/// The body of [`gemm_tma`] and [`gemm_tuned`]: `c`'s block of [`gemm_desc_acc`], written in
+/// the input type.
 #[tile_fn]
 fn gemm_desc_block(
     a: Tile,
@@ -125,19 +154,11 @@ fn gemm_desc_block(
     BK: Const,
     GM: Const,
 ) {
-    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
-    let a_desc = make_tensor_descriptor(a, [m, k], [k, 1], [BM, BK]);
-    let b_desc = make_tensor_descriptor(b, [k, n], [n, 1], [BK, BN]);
-    let mut acc = zeros([BM, BN]);
-    for k0 in (0..k).step_by(BK) {
-        acc = dot(a_desc.load([pm * BM, k0]), b_desc.load([k0, pn * BN]), acc);
-    }
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
+    let (acc, rows, cols, row_ok, col_ok) = gemm_desc_acc(a, b, m, n, k, BM, BN, BK, GM);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc as T,
-        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+        row_ok & col_ok,
     );
 }
 

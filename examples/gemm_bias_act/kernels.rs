@@ -10,16 +10,18 @@
 //! - 1, GELU (erf): `0.5·v·(1 + erf(v/√2))`
 //! - 2, GELU (tanh approximation): `0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³)))`
 //!
-//! The GEMM part is the `gemm` example's, in its two shapes: `gemm_bias_act` with 128 × 128 × 32
-//! tiles on 4 warps, `gemm_bias_act_wide` with 128 × 256 × 64 tiles on 8 warps (on sm_90a one
-//! `wgmma` per warpgroup and 16-wide step of `K`); f32 accumulation on tensor cores, the `k` loop
-//! through a `cp.async` ring. The bias and the activation run in f32 on
-//! the accumulator; the result is rounded once to the input type.
+//! The GEMM part is the `gemm` example's (`gemm_desc_acc`: the operands read through tensor
+//! descriptors), in two shapes: `gemm_bias_act` with 128 × 128 × 32 tiles on 4 warps,
+//! `gemm_bias_act_wide` with 128 × 256 × 64 tiles on 8 warps (on sm_90a one `wgmma` per warpgroup
+//! and 16-wide step of `K`); f32 accumulation on tensor cores, the `k` loop through a ring that
+//! the tensor memory accelerator fills on Hopper with aligned arguments (`cp.async` elsewhere).
+//! The bias and the activation run in f32 on the accumulator; the result is rounded once to the
+//! input type.
 
 use tile::prelude::*;
 use tile::stdlib::gelu_tanh;
 
-use crate::gemm::kernels::gemm_acc;
+use crate::gemm::kernels::gemm_desc_acc;
 
 /// The activation `ACT` of `v`: 0 ReLU, 1 GELU (erf), 2 GELU (tanh approximation).
 #[tile_fn]
@@ -54,7 +56,7 @@ fn gemm_bias_act_block(
     BK: Const,
     GM: Const,
 ) {
-    let (acc, rows, cols, row_ok, col_ok) = gemm_acc(a, b, m, n, k, BM, BN, BK, GM);
+    let (acc, rows, cols, row_ok, col_ok) = gemm_desc_acc(a, b, m, n, k, BM, BN, BK, GM);
     let v = acc + (load(bias + cols, cols < n) as f32).expand_dims(0);
     let y = act(v, ACT);
     store(
