@@ -111,16 +111,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         u64::from(self.f.ty(data.operands[i]).shape[0])
     }
 
-    /// `mbarrier_init`.
-    pub(super) fn mbarrier_init(&mut self, data: &OpData) -> Result<()> {
+    /// `instr` (`mbarrier.init…` or `mbarrier.inval…` with its operands after the address) on
+    /// every barrier of the buffer that is operand 0, from thread 0.
+    fn each_barrier(&mut self, data: &OpData, instr: &str, rest: &str) -> Result<()> {
         let lead = self.leader(None)?;
         let base = self.barrier_address(data, 0, None)?;
         let stride = self.barrier_stride(data, 0);
         for s in 0..self.barrier_count(data, 0) {
             self.tma_asm(
                 &format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
-                     @p mbarrier.init.shared::cta.b64 [$0+{}], 1; }}",
+                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; @p {instr} [$0+{}]{rest}; }}",
                     s * stride
                 ),
                 "r,r",
@@ -130,23 +130,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(())
     }
 
+    /// `mbarrier_init`: each barrier completes a phase at one arrival (and its bytes).
+    pub(super) fn mbarrier_init(&mut self, data: &OpData) -> Result<()> {
+        self.each_barrier(data, "mbarrier.init.shared::cta.b64", ", 1")
+    }
+
     /// `mbarrier_inval`.
     pub(super) fn mbarrier_inval(&mut self, data: &OpData) -> Result<()> {
-        let lead = self.leader(None)?;
-        let base = self.barrier_address(data, 0, None)?;
-        let stride = self.barrier_stride(data, 0);
-        for s in 0..self.barrier_count(data, 0) {
-            self.tma_asm(
-                &format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
-                     @p mbarrier.inval.shared::cta.b64 [$0+{}]; }}",
-                    s * stride
-                ),
-                "r,r",
-                &[base.into(), lead.into()],
-            )?;
-        }
-        Ok(())
+        self.each_barrier(data, "mbarrier.inval.shared::cta.b64", "")
     }
 
     /// `mbarrier_expect`.

@@ -545,6 +545,36 @@ impl Builder {
         )
     }
 
+    /// The slice of `o` before its load cloned with `iv` replaced by `new_iv`: the load's kind
+    /// and its operands as the clone computes them.
+    fn clone_slice(
+        &mut self,
+        f: &mut Function,
+        o: &Operand,
+        iv: ValueId,
+        new_iv: ValueId,
+    ) -> (OpKind, Vec<ValueId>) {
+        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        map.insert(iv, new_iv);
+        for &op in &o.slice {
+            let d = f.op(op).clone();
+            let operands: Vec<ValueId> = d
+                .operands
+                .iter()
+                .map(|v| *map.get(v).unwrap_or(v))
+                .collect();
+            if op == o.load {
+                return (d.kind, operands);
+            }
+            let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
+            let new = self.op(f, d.kind.clone(), operands, tys);
+            for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
+                map.insert(r, n);
+            }
+        }
+        unreachable!("an operand's slice ends with its load")
+    }
+
     /// The slice of `o` cloned with `iv` replaced by `new_iv`, and an `async_copy` of its tile
     /// into stage `stage` of `buf`, masked by `inside` as well where given.
     #[allow(clippy::too_many_arguments)]
@@ -558,44 +588,25 @@ impl Builder {
         buf: ValueId,
         stage: ValueId,
     ) {
-        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-        map.insert(iv, new_iv);
-        for &op in &o.slice {
-            let d = f.op(op).clone();
-            let operands: Vec<ValueId> = d
-                .operands
-                .iter()
-                .map(|v| *map.get(v).unwrap_or(v))
-                .collect();
-            if op != o.load {
-                let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
-                let new = self.op(f, d.kind.clone(), operands, tys);
-                for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
-                    map.insert(r, n);
-                }
-                continue;
+        let (kind, operands) = self.clone_slice(f, o, iv, new_iv);
+        let OpKind::Load { vec, .. } = kind else {
+            return;
+        };
+        let ptr = operands[0];
+        let mask_ty = f.ty(ptr).with_elem(Elem::Scalar(DType::I1));
+        let inside = inside.map(|c| self.val(f, OpKind::Splat, vec![c], mask_ty.clone()));
+        let mask = match (operands.get(1), inside) {
+            (Some(&m), Some(c)) => {
+                Some(self.val(f, OpKind::Binary(BinOp::And), vec![m, c], mask_ty))
             }
-            let OpKind::Load { vec, .. } = d.kind else {
-                return;
-            };
-            let ptr = operands[0];
-            let mask_ty = f.ty(ptr).with_elem(Elem::Scalar(DType::I1));
-            let inside = inside.map(|c| self.val(f, OpKind::Splat, vec![c], mask_ty.clone()));
-            let mask = match (operands.get(1), inside) {
-                (Some(&m), Some(c)) => {
-                    Some(self.val(f, OpKind::Binary(BinOp::And), vec![m, c], mask_ty))
-                }
-                (Some(&m), None) => Some(m),
-                (None, c) => c,
-            };
-            let mut args = vec![buf, stage, ptr];
-            args.extend(mask);
-            self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
-        }
+            (Some(&m), None) => Some(m),
+            (None, c) => c,
+        };
+        let mut args = vec![buf, stage, ptr];
+        args.extend(mask);
+        self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
     }
-}
 
-impl Builder {
     /// The slice of `o` (a `desc_load` kept for the copy engine) cloned with `iv` replaced by
     /// `new_iv`, and a `tma_load` of its tile into stage `stage` of `buf`, completing on barrier
     /// `stage` of `bars`, issued where `pred` holds.
@@ -611,31 +622,14 @@ impl Builder {
         bars: ValueId,
         pred: ValueId,
     ) {
-        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-        map.insert(iv, new_iv);
-        for &op in &o.slice {
-            let d = f.op(op).clone();
-            let operands: Vec<ValueId> = d
-                .operands
-                .iter()
-                .map(|v| *map.get(v).unwrap_or(v))
-                .collect();
-            if op != o.load {
-                let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
-                let new = self.op(f, d.kind.clone(), operands, tys);
-                for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
-                    map.insert(r, n);
-                }
-                continue;
-            }
-            let OpKind::DescLoad { slot } = d.kind else {
-                return;
-            };
-            let coords = &operands[operands.len() - 2..];
-            let mut args = vec![buf, stage, bars, pred];
-            args.extend_from_slice(coords);
-            self.op(f, OpKind::TmaLoad { slot }, args, vec![]);
-        }
+        let (kind, operands) = self.clone_slice(f, o, iv, new_iv);
+        let OpKind::DescLoad { slot } = kind else {
+            return;
+        };
+        let coords = &operands[operands.len() - 2..];
+        let mut args = vec![buf, stage, bars, pred];
+        args.extend_from_slice(coords);
+        self.op(f, OpKind::TmaLoad { slot }, args, vec![]);
     }
 }
 
