@@ -37,8 +37,7 @@ use tile::prelude::*;
 use tile::stdlib::{grouped_order, matmul_acc};
 
 /// The body of the fused kernels: the logits of the `BM × BN` block that program
-/// `program_id(0)` computes and their softmax (see [`softmax_regression`]); the operands read
-/// through tensor descriptors with `DESC = 1`, else through pointers (`matmul_acc`).
+/// `program_id(0)` computes and their softmax (see [`softmax_regression`]).
 #[tile_fn]
 fn softmax_regression_block(
     x: Tile,
@@ -56,7 +55,6 @@ fn softmax_regression_block(
     BN: Const,
     BK: Const,
     GM: Const,
-    DESC: Const,
 ) {
     // Program `pid` in grouped order (as the `gemm` example): `GM` row blocks class tile by
     // class tile, then the next `GM`, so the programs resident at once share rows of `x` and
@@ -66,21 +64,10 @@ fn softmax_regression_block(
     let cols = pn * BN + arange(0, BN);
     let row_ok = (rows < batch).expand_dims(1);
     let col_ok = (cols < classes).expand_dims(0);
-    let mut acc = zeros([BM, BN]);
-    if DESC == 1 {
-        // The logits through tensor descriptors (rows past `batch`, classes past `classes` and
-        // the ragged end of `dim` read as 0): on Hopper the tensor memory accelerator copies the
-        // tiles, whatever the rows' alignment within a 32-byte sector.
-        let x_desc = make_tensor_descriptor(x, [batch, dim], [dim, 1], [BM, BK]);
-        let w_desc = make_tensor_descriptor(w, [dim, classes], [ldw, 1], [BK, BN]);
-        for k0 in (0..dim).step_by(BK) {
-            acc = dot(x_desc.load([pm * BM, k0]), w_desc.load([k0, pn * BN]), acc);
-        }
-    } else {
-        acc = matmul_acc(
-            acc, x, dim, w, ldw, rows, cols, row_ok, col_ok, 0, dim, BK, 0,
-        );
-    }
+    let zero = zeros([BM, BN]);
+    let acc = matmul_acc(
+        zero, x, dim, w, ldw, rows, cols, row_ok, col_ok, 0, dim, BK, 0,
+    );
     let z = select(col_ok, acc, f32::NEG_INFINITY);
     let m = z.max(1);
     // exp(z − m) as 2^((z − m)·log2 e), one `ex2.approx` each; the arguments are ≤ 0.
@@ -103,9 +90,6 @@ fn softmax_regression_block(
 /// one class tile) or per tile with its statistics (`SPLIT = 1`, finished by [`rescale`]).
 /// `tiles` class tiles; `tile_max` and `tile_sum` hold `tiles` values per row (`SPLIT = 1`
 /// only). 4 warps, `k` in 32-wide slices; a 1-D grid of `cdiv(batch, BM) · tiles` programs.
-/// `x` and `w` are read through tensor descriptors (`DESC = 1` of the block): on Hopper the
-/// tensor memory accelerator copies the `128`-row tiles. ([`softmax_regression_wide`] keeps
-/// pointer loads: through descriptors its unaligned variant spills 4 bytes on sm_90a.)
 #[allow(clippy::too_many_arguments)]
 pub fn softmax_regression(
     x: Ptr<T, { batch * dim }>,
@@ -126,7 +110,7 @@ pub fn softmax_regression(
     GM: Const<8>,
 ) {
     softmax_regression_block(
-        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM, 1,
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
     );
 }
 
@@ -155,7 +139,7 @@ pub fn softmax_regression_narrow(
     GM: Const<8>,
 ) {
     softmax_regression_block(
-        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM, 0,
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
     );
 }
 
@@ -183,7 +167,7 @@ pub fn softmax_regression_wide(
     GM: Const<8>,
 ) {
     softmax_regression_block(
-        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM, 0,
+        x, w, probs, tile_max, tile_sum, batch, dim, classes, ldw, tiles, SPLIT, BM, BN, BK, GM,
     );
 }
 
