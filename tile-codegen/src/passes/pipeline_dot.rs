@@ -607,30 +607,51 @@ impl Builder {
         self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
     }
 
-    /// The slice of `o` (a `desc_load` kept for the copy engine) cloned with `iv` replaced by
-    /// `new_iv`, and a `tma_load` of its tile into stage `stage` of `buf`, completing on barrier
-    /// `stage` of `bars`, issued where `pred` holds.
-    #[allow(clippy::too_many_arguments)]
-    fn tma_copy(
+    /// One stage filled by the copy engine: `fill.bytes` announced on its barrier, then, for each
+    /// operand (a `desc_load` kept for the copy engine), its slice cloned with `iv` replaced by
+    /// `new_iv` and a `tma_load` of its tile into the stage of its buffer, issued where
+    /// `fill.pred` holds.
+    fn tma_fill(
         &mut self,
         f: &mut Function,
-        o: &Operand,
+        operands: &[Operand],
+        bufs: &[ValueId],
         iv: ValueId,
         new_iv: ValueId,
-        buf: ValueId,
-        stage: ValueId,
-        bars: ValueId,
-        pred: ValueId,
+        fill: TmaFill,
     ) {
-        let (kind, operands) = self.clone_slice(f, o, iv, new_iv);
-        let OpKind::DescLoad { slot } = kind else {
-            return;
-        };
-        let coords = &operands[operands.len() - 2..];
-        let mut args = vec![buf, stage, bars, pred];
-        args.extend_from_slice(coords);
-        self.op(f, OpKind::TmaLoad { slot }, args, vec![]);
+        let TmaFill {
+            bars,
+            stage,
+            pred,
+            bytes,
+        } = fill;
+        self.op(
+            f,
+            OpKind::MbarrierExpect { bytes },
+            vec![bars, stage, pred],
+            vec![],
+        );
+        for (o, &buf) in operands.iter().zip(bufs) {
+            let (kind, ops) = self.clone_slice(f, o, iv, new_iv);
+            let OpKind::DescLoad { slot } = kind else {
+                continue;
+            };
+            let mut args = vec![buf, stage, bars, pred];
+            args.extend_from_slice(&ops[ops.len() - 2..]);
+            self.op(f, OpKind::TmaLoad { slot }, args, vec![]);
+        }
     }
+}
+
+/// A stage for [`Builder::tma_fill`]: the barrier buffer, the stage, the `i1` predicate of the
+/// copies, and the stage's bytes.
+#[derive(Clone, Copy)]
+struct TmaFill {
+    bars: ValueId,
+    stage: ValueId,
+    pred: ValueId,
+    bytes: u32,
 }
 
 /// One `dot` of a loop that runs on `wgmma`: the `dot`, the operand (index into the pipelined
@@ -896,17 +917,13 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         let zero = pre.int(f, 0, DType::I32);
         let inside = pre.in_range(f, iv_k, zero, ub);
         if let Some(bars) = bars {
-            pre.op(
-                f,
-                OpKind::MbarrierExpect {
-                    bytes: stage_bytes as u32,
-                },
-                vec![bars, stage, inside],
-                vec![],
-            );
-            for (o, &buf) in operands.iter().zip(&bufs) {
-                pre.tma_copy(f, o, iv, iv_k, buf, stage, bars, inside);
-            }
+            let fill = TmaFill {
+                bars,
+                stage,
+                pred: inside,
+                bytes: stage_bytes as u32,
+            };
+            pre.tma_fill(f, operands, &bufs, iv, iv_k, fill);
             continue;
         }
         for (o, &buf) in operands.iter().zip(&bufs) {
@@ -949,17 +966,13 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         head.op(f, OpKind::Barrier, vec![], vec![]);
         let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
         let inside = head.in_range(f, iv, ahead, ub);
-        head.op(
-            f,
-            OpKind::MbarrierExpect {
-                bytes: stage_bytes as u32,
-            },
-            vec![bars, write, inside],
-            vec![],
-        );
-        for (o, &buf) in operands.iter().zip(&bufs) {
-            head.tma_copy(f, o, iv, ahead_iv, buf, write, bars, inside);
-        }
+        let fill = TmaFill {
+            bars,
+            stage: write,
+            pred: inside,
+            bytes: stage_bytes as u32,
+        };
+        head.tma_fill(f, operands, &bufs, iv, ahead_iv, fill);
         head.op(f, OpKind::MbarrierWait, vec![bars, read, phase], vec![]);
     } else {
         head.op(
