@@ -41,10 +41,22 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(vec![self.shared_buffer()?.into()])
     }
 
-    /// The shared address of stage `stage` of the buffer operand: `base + stage · stage bytes`.
-    fn stage_base(&self, data: &OpData, ty: &Type) -> Result<IntValue<'ctx>> {
+    /// The shared address of stage `stage` of the buffer operand (operand 0, its stage operand
+    /// 1, of type `ty`).
+    pub(super) fn stage_base(&self, data: &OpData, ty: &Type) -> Result<IntValue<'ctx>> {
         let buf = pointer(self.scalar_operand(data, 0));
         let stage = int(self.scalar_operand(data, 1));
+        self.stage_address(buf, stage, ty)
+    }
+
+    /// The shared address of stage `stage` of buffer `buf` (of type `ty`, `smem<S x R x C x
+    /// T>`): `base + stage · R · C · size(T)`.
+    pub(super) fn stage_address(
+        &self,
+        buf: inkwell::values::PointerValue<'ctx>,
+        stage: IntValue<'ctx>,
+        ty: &Type,
+    ) -> Result<IntValue<'ctx>> {
         let d = dtype(ty);
         let stage_bytes =
             u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());

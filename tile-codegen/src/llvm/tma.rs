@@ -90,20 +90,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         i: usize,
         stage: Option<IntValue<'ctx>>,
     ) -> Result<IntValue<'ctx>> {
-        let base = self.shared_address(pointer(self.scalar_operand(data, i)))?;
-        let Some(stage) = stage else {
-            return Ok(base);
-        };
-        let i32_ty = self.context.i32_type();
-        let b = &self.builder;
-        let off = b
-            .build_int_nuw_mul(
-                stage,
-                i32_ty.const_int(self.barrier_stride(data, i), false),
-                "",
-            )
-            .llvm()?;
-        b.build_int_nuw_add(base, off, "").llvm()
+        let buf = pointer(self.scalar_operand(data, i));
+        match stage {
+            Some(stage) => self.stage_address(buf, stage, self.f.ty(data.operands[i])),
+            None => self.shared_address(buf),
+        }
     }
 
     /// The number of barriers (stages) of the buffer that is operand `i`.
@@ -184,7 +175,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let elem = u64::from(buf_ty.dtype().map_or(2, |d| d.size_bytes()));
         let width = layout.block_cols(cols);
         let block_bytes = rows * width * elem;
-        let stage_bytes = rows * cols * elem;
 
         let pred = int(self.scalar_operand(data, 3));
         let lead = self.leader(Some(pred))?;
@@ -194,14 +184,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let col = int(self.scalar_operand(data, 5));
         let i32_ty = self.context.i32_type();
         let i64_ty = self.context.i64_type();
-        let dst = {
-            let base = self.shared_address(pointer(self.scalar_operand(data, 0)))?;
-            let b = &self.builder;
-            let off = b
-                .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
-                .llvm()?;
-            b.build_int_nuw_add(base, off, "").llvm()?
-        };
+        let dst = self.stage_base(data, &buf_ty)?;
         let function = self
             .builder
             .get_insert_block()

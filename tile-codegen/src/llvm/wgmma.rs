@@ -135,14 +135,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     fn wgmma_stage(&self, data: &OpData, i: usize, ty: &Type) -> Result<IntValue<'ctx>> {
         let buf = pointer(self.scalar_operand(data, i));
         let stage = int(self.scalar_operand(data, i + 1));
-        let stage_bytes = u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * 2;
-        let base = self.shared_address(buf)?;
-        let i32_ty = self.context.i32_type();
-        let b = &self.builder;
-        let off = b
-            .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
-            .llvm()?;
-        b.build_int_nuw_add(base, off, "").llvm()
+        self.stage_address(buf, stage, ty)
     }
 
     /// A descriptor: `fixed` with the address field of shared address `addr` (which is below

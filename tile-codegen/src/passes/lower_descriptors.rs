@@ -28,15 +28,11 @@ use tile_core::ir::{
 use super::edit::Builder;
 use crate::analysis::descriptors::{desc_operands, desc_rank};
 
-/// Whether the Hopper path keeps `op` (a `desc_load` or `desc_store`) for the tensor memory
-/// accelerator instead of the expansion: the loads of a `dot` loop that `pipeline-dot` will copy
-/// with TMA on sm_90a ([`tma_loads`](super::pipeline_dot::tma_loads)).
-pub fn keep_for_tma(f: &Function, op: OpId) -> bool {
-    super::pipeline_dot::tma_loads(f).contains(&op)
-}
-
-/// Expands every descriptor access of `f` for which `keep` is false.
-pub fn run(f: &mut Function, keep: impl Fn(&Function, OpId) -> bool) {
+/// Expands every descriptor access of `f` but those the Hopper path keeps for the tensor memory
+/// accelerator: the loads of a `dot` loop that `pipeline-dot` will copy with TMA on sm_90a
+/// ([`tma_loads`](super::pipeline_dot::tma_loads), decided once on the kernel as it came).
+pub fn run(f: &mut Function) {
+    let kept = super::pipeline_dot::tma_loads(f);
     let accesses: Vec<OpId> = f
         .walk()
         .into_iter()
@@ -47,9 +43,7 @@ pub fn run(f: &mut Function, keep: impl Fn(&Function, OpId) -> bool) {
             )
         })
         .collect();
-    // Decided on the kernel as it came, before any expansion changes it.
-    let expanded: Vec<OpId> = accesses.into_iter().filter(|&op| !keep(f, op)).collect();
-    for op in expanded {
+    for op in accesses.into_iter().filter(|op| !kept.contains(op)) {
         expand(f, op);
     }
 }

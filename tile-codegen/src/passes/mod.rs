@@ -122,7 +122,7 @@ impl Pass {
             Pass::HoistLoads => hoist_loads::run(f),
             Pass::HoistInvariant => hoist_invariant::run(f),
             Pass::Induction => induction::run(f),
-            Pass::LowerDescriptors => lower_descriptors::run(f, lower_descriptors::keep_for_tma),
+            Pass::LowerDescriptors => lower_descriptors::run(f),
             Pass::PipelineLoads => pipeline_loads::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),

@@ -121,6 +121,18 @@ struct Operand {
     tma: Option<u32>,
 }
 
+/// The first of `ops` that writes memory (a store, an atomic, a nested loop or branch that may)
+/// or synchronizes: a loop body holding one cannot have its tiles copied ahead.
+fn first_writer(f: &Function, ops: &[OpId]) -> Option<OpId> {
+    ops.iter().copied().find(|&o| {
+        use tile_core::ir::Effect;
+        !matches!(
+            f.op(o).kind.effect(),
+            Effect::Pure | Effect::Read | Effect::Terminator
+        )
+    })
+}
+
 /// The body and the operands of `l` to pipeline, if there are any.
 fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
     let (body, found) = survey(f, l)?;
@@ -144,13 +156,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
     let ops = &f.blocks[body.index()].ops;
     // Nothing in the body writes memory (a store, an atomic, a nested loop or branch that may)
     // or synchronizes.
-    let writer = ops.iter().find(|&&o| {
-        use tile_core::ir::Effect;
-        !matches!(
-            f.op(o).kind.effect(),
-            Effect::Pure | Effect::Read | Effect::Terminator
-        )
-    });
+    let writer = first_writer(f, ops);
     let iv = f.blocks[body.index()].args[0];
     let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
     let uses = use_counts(f);
@@ -163,7 +169,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
         if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(_))) {
             continue;
         }
-        if let Some(&w) = writer {
+        if let Some(w) = writer {
             let what = match f.op(w).kind {
                 OpKind::For => "a nested loop",
                 OpKind::If => "an `if`",
@@ -334,13 +340,7 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
         let ops = &f.blocks[body.index()].ops;
         let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
         let iv = f.blocks[body.index()].args[0];
-        let writes = ops.iter().any(|&o| {
-            use tile_core::ir::Effect;
-            !matches!(
-                f.op(o).kind.effect(),
-                Effect::Pure | Effect::Read | Effect::Terminator
-            )
-        });
+        let writes = first_writer(f, ops).is_some();
         let dots: Vec<OpId> = ops
             .iter()
             .copied()

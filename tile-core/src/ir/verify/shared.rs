@@ -104,10 +104,15 @@ impl Verifier<'_> {
                 format!("operand #0 of `{what}` must be an `smem` buffer, found `{buf}`"),
             );
         }
-        if *stage != Type::scalar(DType::I32) {
+        self.scalar_operand(op, stage, DType::I32, what, "stage");
+    }
+
+    /// An operand (the `name` of `what`) that must be a scalar of type `d`.
+    pub(super) fn scalar_operand(&mut self, op: OpId, ty: &Type, d: DType, what: &str, name: &str) {
+        if *ty != Type::scalar(d) {
             self.err(
                 op,
-                format!("the stage of `{what}` must be an `i32` scalar, found `{stage}`"),
+                format!("the {name} of `{what}` must be an `{d}` scalar, found `{ty}`"),
             );
         }
     }

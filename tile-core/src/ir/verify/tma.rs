@@ -21,16 +21,6 @@ impl Verifier<'_> {
         }
     }
 
-    /// Rule 35: an operand that must be a scalar of type `d`.
-    fn scalar_operand(&mut self, op: OpId, ty: &Type, d: DType, what: &str, name: &str) {
-        if *ty != Type::scalar(d) {
-            self.err(
-                op,
-                format!("the {name} of `{what}` must be an `{d}` scalar, found `{ty}`"),
-            );
-        }
-    }
-
     /// Rule 35: `mbarrier_init` and `mbarrier_inval`.
     pub(super) fn mbarrier_whole(&mut self, o: &Op<'_>) {
         if !self.takes(o, &[1]) {
