@@ -1,7 +1,8 @@
 //! `vectorize`: sets each load's and store's `vec`, the elements one thread moves with one
 //! instruction, to the widest access axis analysis proves safe: at most 16 bytes, no more than the
 //! pointers' contiguity, the addresses aligned to the access size, the mask constant over the
-//! access, and within the elements a thread holds contiguously in the layout.
+//! access, and within the elements a thread holds contiguously in the layout along the innermost
+//! dimension (the one axis analysis describes).
 
 use tile_core::ir::{Function, OpKind};
 
@@ -60,9 +61,16 @@ pub fn run(f: &mut Function) {
         let spt = match d.kind {
             OpKind::Load { .. } | OpKind::Store { .. } => {
                 let pty = f.ty(d.operands[0]);
-                // A thread's run of consecutive elements in its registers.
+                let inner = pty.shape.len().saturating_sub(1);
+                // A thread's run of consecutive elements in its registers. Axis analysis
+                // describes the innermost dimension only: a run along another one (a
+                // column-major layout of a row-major access, after a transpose) holds elements
+                // a row apart in memory, which one vector access would not read.
                 match pty.layout.as_ref().map(|l| l.linear(&pty.shape)) {
-                    Some(Ok(ll)) => u32::try_from(ll.contiguous_run().1).unwrap_or(1),
+                    Some(Ok(ll)) => match ll.contiguous_run() {
+                        (dim, run) if dim == inner => u32::try_from(run).unwrap_or(1),
+                        _ => 1,
+                    },
                     Some(Err(_)) | None => 1,
                 }
             }
