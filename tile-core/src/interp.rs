@@ -1038,6 +1038,31 @@ macro_rules! int_div {
     };
 }
 
+/// IEEE 754-2019 `maximumNumber`, as PTX's `max.f32`: a NaN operand yields the other operand,
+/// and `+0` is above `-0` (Rust's `f32::max` may return either zero).
+fn float_max(x: f32, y: f32) -> f32 {
+    if x == 0.0 && y == 0.0 {
+        return if x.is_sign_negative() && y.is_sign_negative() {
+            -0.0
+        } else {
+            0.0
+        };
+    }
+    x.max(y)
+}
+
+/// IEEE 754-2019 `minimumNumber`, as PTX's `min.f32`: `-0` is below `+0`.
+fn float_min(x: f32, y: f32) -> f32 {
+    if x == 0.0 && y == 0.0 {
+        return if x.is_sign_positive() && y.is_sign_positive() {
+            0.0
+        } else {
+            -0.0
+        };
+    }
+    x.min(y)
+}
+
 fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
     use Scalar::*;
     match (a, b) {
@@ -1074,8 +1099,8 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
             BinOp::Mul => x * y,
             BinOp::Div => x / y,
             BinOp::Rem => x % y,
-            BinOp::Min => x.min(y),
-            BinOp::Max => x.max(y),
+            BinOp::Min => float_min(x, y),
+            BinOp::Max => float_max(x, y),
             // The verifier rejects bitwise ops on floats.
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => f32::NAN,
         }),
@@ -1366,4 +1391,32 @@ fn reduce(kind: ReduceKind, a: &[Scalar], shape: &[u32], axis: usize) -> Val {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{binary, Scalar};
+    use crate::ir::BinOp;
+
+    fn bits(op: BinOp, a: f32, b: f32) -> u32 {
+        match binary(op, Scalar::F32(a), Scalar::F32(b)) {
+            Scalar::F32(x) => x.to_bits(),
+            _ => unreachable!("a float op gives a float"),
+        }
+    }
+
+    /// `min`/`max` order `-0 < +0` whatever the operands' order, as PTX's `min.f32`/`max.f32`
+    /// (Rust's `f32::max` may return either zero: the GPU and the interpreter disagreed on
+    /// reductions over signed zeros until this was pinned).
+    #[test]
+    fn min_and_max_order_signed_zeros() {
+        for (a, b) in [(0.0f32, -0.0f32), (-0.0, 0.0)] {
+            assert_eq!(bits(BinOp::Max, a, b), 0.0f32.to_bits());
+            assert_eq!(bits(BinOp::Min, a, b), (-0.0f32).to_bits());
+        }
+        assert_eq!(bits(BinOp::Max, -0.0, -0.0), (-0.0f32).to_bits());
+        assert_eq!(bits(BinOp::Min, 0.0, 0.0), 0.0f32.to_bits());
+        assert_eq!(bits(BinOp::Max, f32::NAN, -1.0), (-1.0f32).to_bits());
+        assert_eq!(bits(BinOp::Min, 2.0, f32::NAN), 2.0f32.to_bits());
+    }
 }

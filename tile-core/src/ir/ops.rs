@@ -65,9 +65,10 @@ named_enum! {
         Div = "div",
         /// Remainder with the sign of `a`.
         Rem = "rem",
-        /// The smaller of the two; for floats IEEE `minNum`: a NaN operand yields the other operand.
+        /// The smaller of the two; for floats IEEE 754-2019 `minimumNumber` (PTX's `min.f32`): a
+        /// NaN operand yields the other operand, and `-0` is below `+0`.
         Min = "min",
-        /// The larger of the two; for floats IEEE `maxNum`.
+        /// The larger of the two; for floats IEEE 754-2019 `maximumNumber` (PTX's `max.f32`).
         Max = "max",
         /// Bitwise and (integers and booleans).
         And = "and",
