@@ -358,12 +358,40 @@ pub fn launch<const N: usize>(
     args: [Arg<'_>; N],
     extents: &[Option<Option<i64>>],
 ) -> Result<(), Error> {
-    check_args(spec, &args, extents)?;
+    launch_checked(spec, cache, dev, grid, args, extents)
+}
+
+/// [`launch`] with as many arguments as the caller has at run time: for tools that build a
+/// [`KernelSpec`] themselves (the differential tester), where the generated wrappers know the
+/// count at build time.
+pub fn launch_args(
+    spec: &'static KernelSpec,
+    cache: &ModuleCache,
+    dev: &Device,
+    grid: Grid,
+    args: Vec<Arg<'_>>,
+    extents: &[Option<Option<i64>>],
+) -> Result<(), Error> {
+    launch_checked(spec, cache, dev, grid, args, extents)
+}
+
+fn launch_checked<'a, A>(
+    spec: &'static KernelSpec,
+    cache: &ModuleCache,
+    dev: &Device,
+    grid: Grid,
+    args: A,
+    extents: &[Option<Option<i64>>],
+) -> Result<(), Error>
+where
+    A: AsRef<[Arg<'a>]> + IntoIterator<Item = Arg<'a>>,
+{
+    check_args(spec, args.as_ref(), extents)?;
     let dims = check_grid(spec, dev, grid)?;
-    check_aligned_only(spec, dev, &args)?;
+    check_aligned_only(spec, dev, args.as_ref())?;
     match dev {
         Device::Interpreter => run_interpreted(spec, cache, dims, args),
-        Device::Cuda(c) => run_cuda(spec, cache, c, grid, &args),
+        Device::Cuda(c) => run_cuda(spec, cache, c, grid, args.as_ref()),
     }
 }
 
@@ -459,14 +487,14 @@ fn check_grid(spec: &KernelSpec, dev: &Device, grid: Grid) -> Result<[u32; 3], E
     Ok(dims)
 }
 
-fn run_interpreted<const N: usize>(
+fn run_interpreted<'a>(
     spec: &KernelSpec,
     cache: &ModuleCache,
     grid: [u32; 3],
-    args: [Arg<'_>; N],
+    args: impl IntoIterator<Item = Arg<'a>>,
 ) -> Result<(), Error> {
     let f = cache.ir(spec)?;
-    let mut iargs = Vec::with_capacity(args.len());
+    let mut iargs = Vec::new();
     for a in args {
         iargs.push(match a {
             Arg::Buf(BufArg(Memory::HostRef(r))) => InterpArg::Ref(r),

@@ -58,7 +58,7 @@ pub use device::{Device, TARGET_ENV};
 pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
-pub use launch::{cdiv, launch, preload, Arg, Grid, ModuleCache};
+pub use launch::{cdiv, launch, launch_args, preload, Arg, Grid, ModuleCache};
 pub use spec::{
     cubins_off, DescScalar, DescSpec, KernelSpec, ParamKind, ParamSpec, TargetPtx, TmaSpec,
     Variant, CUBIN_ENV, EQUALS_ONE,
