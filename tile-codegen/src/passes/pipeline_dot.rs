@@ -52,7 +52,9 @@
 //! tensor cores always have the next group queued; the copies then run `S − 2` iterations ahead
 //! (the stage of the group in flight is not overwritten: every thread has waited for the group
 //! before it by the barrier that precedes the copy), and a `warp_group_wait {pending = 0}` follows
-//! the loop. A `fence_async_shared` before the barrier orders each thread's `cp.async` writes
+//! the loop. Not where a `dot`'s `A` comes from registers the loop computes anew (attention's
+//! `P`): a group reads them while it runs, and PTX forbids writing them before its wait, which
+//! LLVM would do for the next iteration's values; such a `dot` is waited for right after it. A `fence_async_shared` before the barrier orders each thread's `cp.async` writes
 //! before the tensor cores' reads. `S` defaults to 4 within [`WGMMA_STAGE_BUDGET`].
 
 use std::collections::HashMap;
@@ -797,6 +799,29 @@ fn place_waits(f: &mut Function, body: BlockId, issued: &[ValueId], across: bool
     deferred
 }
 
+/// Whether `v` is computed anew in each iteration of the loop whose body is `body`: one of the
+/// body's arguments, or a result of one of its ops (nested ones included).
+fn computed_in_loop(f: &Function, body: BlockId, v: ValueId) -> bool {
+    if f.blocks[body.index()].args.contains(&v) {
+        return true;
+    }
+    let Some(def) = f.def_op(v) else {
+        return false;
+    };
+    let mut stack = f.blocks[body.index()].ops.clone();
+    while let Some(op) = stack.pop() {
+        if op == def {
+            return true;
+        }
+        for &r in &f.op(op).regions {
+            for &b in &f.regions[r.index()].blocks {
+                stack.extend(&f.blocks[b.index()].ops);
+            }
+        }
+    }
+    false
+}
+
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let mut wgmma = wgmma_dots(f, body, operands);
@@ -843,7 +868,19 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     if tma && (wgmma.is_none() || operands.iter().any(|o| o.tma.is_none())) {
         panic!("pipeline-dot: a loop's descriptor loads were kept for the copy engine, but the loop does not run on `wgmma` with every operand from a descriptor");
     }
-    let in_flight = u32::from(keeps_group && s >= 3);
+    // A `wgmma` reads `A` from registers while it runs, and PTX leaves it undefined to write
+    // them before a wait retires the group; to LLVM they are dead once the instruction is
+    // issued, so the next iteration's values may take them. A `dot` whose register `A` the loop
+    // computes anew is therefore waited for right after it is issued (found by differential
+    // testing: `dot(a as f32 * 0.5 as f16, b)` summed garbage from the second iteration on).
+    let fresh_a = |f: &Function, dot: OpId, a: Option<usize>| {
+        a.is_none() && computed_in_loop(f, body, f.op(dot).operands[0])
+    };
+    let regs_in_flight = wgmma
+        .iter()
+        .flatten()
+        .any(|&(dot, a, _)| fresh_a(f, dot, a));
+    let in_flight = u32::from(keeps_group && s >= 3 && !regs_in_flight);
     let ahead_by = s - 1 - in_flight;
     let (lb, ub, step) = {
         let d = f.op(l);
@@ -1024,7 +1061,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         args.extend([bufs[b], read, d.operands[2]]);
         let trans_b = operands[b].trans.is_some();
         let r = at.val(f, OpKind::WarpGroupDot { trans_b }, args, acc_ty.clone());
-        if several {
+        if several && !fresh_a(f, dot, a) {
             f.replace_all_uses(d.results[0], r);
             f.detach(dot);
             issued.push(r);
