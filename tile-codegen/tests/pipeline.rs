@@ -320,3 +320,45 @@ fn descriptor_gemm_is_pipelined_and_vectorized() {
         .iter()
         .all(|t| !t.gpu_ir.contains("tma_load") && t.gpu_ir.contains("async_copy")));
 }
+
+/// A loop's only `dot` with a register `A` computed in the loop (a loaded tile scaled and cast,
+/// Triton's `tl.dot(a.to(tl.float32) * s).to(tl.float16), b)` form): on sm_90a its `wgmma` is
+/// retired right after it is issued (`pending = 0`), since the next iteration writes the
+/// registers the group reads; left in flight (`pending = 1`) it summed the next iteration's
+/// operand on the GPU (found by differential testing). A loaded `A` keeps its group in flight.
+#[test]
+fn wgmma_with_a_computed_in_the_loop_is_retired_before_the_next_a() {
+    let kernel = |a_expr: &str| -> String {
+        let item: syn::ItemFn = syn::parse_str(&format!(
+            "fn mm(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32) {{
+                let rm = arange(0, 128);
+                let rn = arange(0, 64);
+                let rk = arange(0, 32);
+                let mut acc = zeros([128, 64]);
+                for k0 in (0..k).step_by(32) {{
+                    let ta = load(a + rm.expand_dims(1) * k + (k0 + rk).expand_dims(0));
+                    let tb = load(b + (k0 + rk).expand_dims(1) * 64 + rn.expand_dims(0));
+                    acc = dot({a_expr}, tb, acc);
+                }}
+                store(c + rm.expand_dims(1) * 64 + rn.expand_dims(0), acc);
+            }}"
+        ))
+        .unwrap();
+        let all = compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+        let v = all[0].variants.last().unwrap();
+        let t = v
+            .targets
+            .iter()
+            .find(|t| t.target == tile_core::Target::Sm90a)
+            .unwrap();
+        t.gpu_ir.clone()
+    };
+    let computed = kernel("(ta as f32 * 0.5) as f16");
+    assert!(computed.contains("warp_group_dot"), "{computed}");
+    assert!(
+        computed.contains("warp_group_wait {pending = 0}") && !computed.contains("pending = 1"),
+        "{computed}"
+    );
+    let loaded = kernel("ta");
+    assert!(loaded.contains("warp_group_wait {pending = 1}"), "{loaded}");
+}

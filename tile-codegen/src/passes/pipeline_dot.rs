@@ -52,9 +52,10 @@
 //! tensor cores always have the next group queued; the copies then run `S − 2` iterations ahead
 //! (the stage of the group in flight is not overwritten: every thread has waited for the group
 //! before it by the barrier that precedes the copy), and a `warp_group_wait {pending = 0}` follows
-//! the loop. Not where a `dot`'s `A` comes from registers the loop computes anew (attention's
-//! `P`): a group reads them while it runs, and PTX forbids writing them before its wait, which
-//! LLVM would do for the next iteration's values; such a `dot` is waited for right after it. A `fence_async_shared` before the barrier orders each thread's `cp.async` writes
+//! the loop. Not where a `dot`'s `A` comes from registers the loop computes anew (a cast or
+//! scaled operand, attention's `P`): a group reads them while it runs, and PTX forbids writing
+//! them before its wait, which the next iteration does; such a `dot` is retired before the loop
+//! computes its next `A` (right after it, unless a wait for every group comes between). A `fence_async_shared` before the barrier orders each thread's `cp.async` writes
 //! before the tensor cores' reads. `S` defaults to 4 within [`WGMMA_STAGE_BUDGET`].
 
 use std::collections::HashMap;
@@ -799,6 +800,59 @@ fn place_waits(f: &mut Function, body: BlockId, issued: &[ValueId], across: bool
     deferred
 }
 
+/// Makes sure the group `r` of a `wgmma` whose register `A` is `a`, computed in the loop, is
+/// retired before the next iteration writes `a` again: by a wait for every group (`pending =
+/// 0`) after the `dot` or, in the next iteration, before `a` is computed; else by one right after
+/// the `dot`, which every use of its result then reads.
+fn retire_fresh_a(f: &mut Function, body: BlockId, r: ValueId, a: ValueId) {
+    let ops = f.blocks[body.index()].ops.clone();
+    let Some(at_dot) = ops.iter().position(|&o| f.op(o).results.contains(&r)) else {
+        return;
+    };
+    // Where `a` is computed: the body op that holds its definition (the loop's head for an
+    // argument of the body).
+    let at_def = f.def_op(a).and_then(|d| {
+        ops.iter().position(|&o| {
+            let mut stack = vec![o];
+            while let Some(x) = stack.pop() {
+                if x == d {
+                    return true;
+                }
+                for &rg in &f.op(x).regions {
+                    for &b in &f.regions[rg.index()].blocks {
+                        stack.extend(&f.blocks[b.index()].ops);
+                    }
+                }
+            }
+            false
+        })
+    });
+    let at_def = at_def.unwrap_or(0);
+    let covered = ops.iter().enumerate().any(|(p, &o)| {
+        matches!(f.op(o).kind, OpKind::WarpGroupWait { pending: 0 }) && (p > at_dot || p < at_def)
+    });
+    if covered {
+        return;
+    }
+    let ty = f.ty(r).clone();
+    let mut b = Builder {
+        block: body,
+        at: at_dot + 1,
+    };
+    let w = b.val(f, OpKind::WarpGroupWait { pending: 0 }, vec![r], ty);
+    let wait_op = f.def_op(w);
+    for o in f.blocks[body.index()].ops.clone() {
+        if Some(o) == wait_op {
+            continue;
+        }
+        for v in f.ops[o.index()].operands.iter_mut() {
+            if *v == r {
+                *v = w;
+            }
+        }
+    }
+}
+
 /// Whether `v` is computed anew in each iteration of the loop whose body is `body`: one of the
 /// body's arguments, or a result of one of its ops (nested ones included).
 fn computed_in_loop(f: &Function, body: BlockId, v: ValueId) -> bool {
@@ -869,18 +923,19 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         panic!("pipeline-dot: a loop's descriptor loads were kept for the copy engine, but the loop does not run on `wgmma` with every operand from a descriptor");
     }
     // A `wgmma` reads `A` from registers while it runs, and PTX leaves it undefined to write
-    // them before a wait retires the group; to LLVM they are dead once the instruction is
-    // issued, so the next iteration's values may take them. A `dot` whose register `A` the loop
-    // computes anew is therefore waited for right after it is issued (found by differential
-    // testing: `dot(a as f32 * 0.5 as f16, b)` summed garbage from the second iteration on).
+    // them before a wait retires the group: the loop's next iteration writes the same registers
+    // when it computes its `A`. So a `dot` whose register `A` the loop computes anew must be
+    // retired before that: a loop's only `dot` is waited for right after it is issued (found by
+    // differential testing: `dot(a as f32 * 0.5 as f16, b)` summed the next iteration's operand
+    // from the second iteration on), and one of several is where no wait for all groups
+    // (attention's wait for `S`) comes between it and its next operand ([`retire_fresh_a`]).
     let fresh_a = |f: &Function, dot: OpId, a: Option<usize>| {
         a.is_none() && computed_in_loop(f, body, f.op(dot).operands[0])
     };
-    let regs_in_flight = wgmma
-        .iter()
-        .flatten()
-        .any(|&(dot, a, _)| fresh_a(f, dot, a));
-    let in_flight = u32::from(keeps_group && s >= 3 && !regs_in_flight);
+    let single_fresh = wgmma
+        .as_ref()
+        .is_some_and(|d| d.len() == 1 && fresh_a(f, d[0].0, d[0].1));
+    let in_flight = u32::from(keeps_group && s >= 3 && !single_fresh);
     let ahead_by = s - 1 - in_flight;
     let (lb, ub, step) = {
         let d = f.op(l);
@@ -1043,6 +1098,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     // is first used ([`place_waits`]).
     let several = wgmma.as_ref().is_some_and(|d| d.len() > 1);
     let mut issued = Vec::new();
+    let mut fresh = Vec::new();
     let mut waited = None;
     for &(dot, a, b) in wgmma.iter().flatten() {
         let d = f.op(dot).clone();
@@ -1061,7 +1117,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         args.extend([bufs[b], read, d.operands[2]]);
         let trans_b = operands[b].trans.is_some();
         let r = at.val(f, OpKind::WarpGroupDot { trans_b }, args, acc_ty.clone());
-        if several && !fresh_a(f, dot, a) {
+        if several {
+            if fresh_a(f, dot, a) {
+                fresh.push((r, d.operands[0]));
+            }
             f.replace_all_uses(d.results[0], r);
             f.detach(dot);
             issued.push(r);
@@ -1078,6 +1137,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         waited = Some(w);
     }
     let deferred = place_waits(f, body, &issued, in_flight > 0);
+    for (r, a) in fresh {
+        retire_fresh_a(f, body, r, a);
+    }
     if wgmma.is_some() {
         for o in operands {
             f.detach(o.conv);
