@@ -14,20 +14,52 @@
 # Then, in one device call that carries `.device-pack`, run bench.sh, check.sh or profile.sh from
 # the repository root (scripts/gpu/README.md); each unpacks .device-bin first.
 #
-# Usage: bash scripts/gpu/build.sh [--examples "gemm fused_softmax"]
+#   .device-pack/diff.tar.xz     with --diff: the differential tester (tile-fuzz, which compiles
+#                                kernels there, so it brings the LLVM library and the libraries that
+#                                one links), for scripts/gpu/diff.sh
+#
+# Usage: bash scripts/gpu/build.sh [--examples "gemm fused_softmax"] [--diff | --diff-only]
 #   --examples LIST   copy only these examples (default: all); keeps the carried folder small
+#   --diff            also pack the differential tester (about 45 MiB: carry it with few examples)
+#   --diff-only       pack only the differential tester
 # Honours CARGO_TARGET_DIR. The carried folder must stay under 64 MiB: the script says when not.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ONLY=""
+DIFF=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --examples) ONLY="$2"; shift 2 ;;
+    --diff) DIFF=1; shift ;;
+    --diff-only) DIFF=2; shift ;;
     -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 T=${CARGO_TARGET_DIR:-target}
+
+# The differential tester compiles on the GPU machine, which has no LLVM: it travels with the
+# shared libraries it loads that are not part of a base system (libLLVM and its dependencies).
+pack_diff() {
+  cargo build --release -p tile-fuzz
+  local P
+  P=$(mktemp -d)
+  mkdir -p "$P/lib"
+  cp "$T/release/tile-fuzz" "$P/" && strip "$P/tile-fuzz"
+  ldd "$T/release/tile-fuzz" | awk '/=> \// { print $3 }' \
+    | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' \
+    | while read -r lib; do cp -L "$lib" "$P/lib/"; done
+  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (with uncommitted changes)')" > "$P/MANIFEST"
+  mkdir -p .device-pack
+  tar -C "$P" -I 'xz -T0' -cf .device-pack/diff.tar.xz .
+  rm -rf "$P"
+  echo "packed: .device-pack/diff.tar.xz, $(du -sh .device-pack/diff.tar.xz | cut -f1) (carry .device-pack)"
+}
+if [ $DIFF = 2 ]; then
+  rm -f .device-pack/device-bin.tar.xz
+  pack_diff
+  exit 0
+fi
 D=.device-bin
 rm -rf "$D"
 mkdir -p "$D/ptx" "$D/bench/python"
@@ -76,3 +108,4 @@ cat "$D/MANIFEST"
 mkdir -p .device-pack
 tar -I 'xz -T0' -cf .device-pack/device-bin.tar.xz "$D"
 echo "packed: .device-pack/device-bin.tar.xz, $(du -sh .device-pack/device-bin.tar.xz | cut -f1) (carry .device-pack)"
+if [ $DIFF = 1 ]; then pack_diff; else rm -f .device-pack/diff.tar.xz; fi

@@ -136,6 +136,35 @@ fn parse_case(text: &str) -> Result<(syn::ItemFn, proc_macro2::TokenStream), (Ou
     Ok((item, args))
 }
 
+/// Compiles `text` in this process into what the macro would embed, or the outcome and message
+/// of its failure (a caught panic among them).
+pub fn compile_kernels(
+    text: &str,
+) -> Result<Vec<tile_codegen::pipeline::CompiledKernel>, (Outcome, String)> {
+    let (item, args) = parse_case(text)?;
+    let mut dump = DumpConfig::from_env().unwrap_or_default();
+    if let Some(ptxas) = std::env::var_os(PTXAS_ENV) {
+        dump.cubin = Some(ptxas.into());
+    }
+    let run = catch_unwind(AssertUnwindSafe(|| {
+        let opts = parse_options(args)?;
+        compile_with(&item, &functions(&item)?, &opts, &dump)
+    }));
+    match run {
+        Err(p) => Err((Outcome::Panic, one_line(&panic_text(&p)))),
+        Ok(Ok(kernels)) => Ok(kernels),
+        Ok(Err(e)) => Err(classify(&e)),
+    }
+}
+
+/// A caught panic's message.
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 /// Compiles a parsed case in this process, catching a panic.
 fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome, String) {
     // TILE_DUMP and TILE_DUMP_DIR work as for the macro (useful with `replay`).
@@ -150,14 +179,7 @@ fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome,
         compile_with(item, &functions(item)?, &opts, &dump)
     }));
     match run {
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            (Outcome::Panic, one_line(&msg))
-        }
+        Err(p) => (Outcome::Panic, one_line(&panic_text(&p))),
         Ok(Ok(kernels)) => match std::env::var_os(PTXAS_ENV) {
             Some(ptxas) => spills(&kernels, std::path::Path::new(&ptxas)),
             None => (Outcome::Compiled, String::new()),
@@ -197,7 +219,7 @@ pub const PTXAS_ENV: &str = "TILE_FUZZ_PTXAS";
 
 /// Every module of `kernels` through ptxas: [`Outcome::Spill`] naming the first that spills,
 /// else compiled.
-fn spills(
+pub fn spills(
     kernels: &[tile_codegen::pipeline::CompiledKernel],
     ptxas: &std::path::Path,
 ) -> (Outcome, String) {
@@ -237,7 +259,7 @@ fn classify(e: &syn::Error) -> (Outcome, String) {
 }
 
 /// `s` on one line, at most 300 characters.
-fn one_line(s: &str) -> String {
+pub fn one_line(s: &str) -> String {
     let s = s.replace('\n', " ⏎ ");
     match s.char_indices().nth(300) {
         Some((i, _)) => format!("{}…", &s[..i]),

@@ -8,6 +8,7 @@
 //!                                     [--ptxas] [--emit DIR]
 //! cargo run --release -p tile-fuzz -- replay target/fuzz/*.rs
 //! cargo run --release -p tile-fuzz -- corpus
+//! cargo run --release -p tile-fuzz -- diff [--seed S] [--count N] …   (see `diff`)
 //! ```
 //!
 //! Generated kernels come from a grammar of the whole language ([`gen`]); mutated ones are the
@@ -20,12 +21,16 @@
 //! are assembled too, and one that spills registers is a finding (`spill`). `--emit DIR` writes
 //! the cases to `DIR` (one file each, for `replay`) instead of compiling them.
 //!
+//! `diff` is differential testing ([`diff`]): generated kernels run on the interpreter and on a
+//! GPU with the same inputs, their outputs compared.
+//!
 //! `replay` compiles saved cases in this process and prints each one's outcome, time and
 //! compile cost ([`tile_codegen::budget`]); `corpus` does the same for every kernel of the
 //! repository, slowest first (`TILE_FUZZ_SHOW` of them, default 20): the check that the
 //! compile-cost budget's weights still match LLVM's times.
 
 mod case;
+mod diff;
 mod gen;
 mod mutate;
 mod rng;
@@ -107,11 +112,11 @@ fn parse_args() -> Result<Options, String> {
 }
 
 /// Case text on one line.
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars();
     while let Some(c) = it.next() {
@@ -270,10 +275,11 @@ struct Worker {
 }
 
 impl Worker {
-    fn spawn() -> Result<Worker, String> {
+    /// This binary run as `tile-fuzz MODE` (`worker`, `diff-worker`).
+    fn spawn(mode: &str) -> Result<Worker, String> {
         let exe = std::env::current_exe().map_err(|e| format!("own path: {e}"))?;
         let mut child = Command::new(exe)
-            .arg("worker")
+            .arg(mode)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -301,12 +307,24 @@ impl Worker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// Sends `line` and waits up to `limit` for the answer; `Err(true)` when the time ran out,
+    /// `Err(false)` when the worker is gone.
+    fn ask(&mut self, line: &str, limit: Duration) -> Result<String, bool> {
+        writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|_| false)?;
+        self.lines.recv_timeout(limit).map_err(|e| match e {
+            RecvTimeoutError::Timeout => true,
+            RecvTimeoutError::Disconnected => false,
+        })
+    }
 }
 
 /// Compiles `text` in `slot`'s worker (starting one if needed) within `limit`.
 fn run_case(slot: &mut Option<Worker>, text: &str, limit: Duration) -> (Outcome, String, Duration) {
     if slot.is_none() {
-        match Worker::spawn() {
+        match Worker::spawn("worker") {
             Ok(w) => *slot = Some(w),
             Err(e) => return (Outcome::Crash, e, Duration::ZERO),
         }
@@ -428,6 +446,13 @@ struct Finding {
 fn main() -> ExitCode {
     if std::env::args().nth(1).as_deref() == Some("worker") {
         return worker();
+    }
+    if std::env::args().nth(1).as_deref() == Some("diff-worker") {
+        return diff::worker();
+    }
+    if std::env::args().nth(1).as_deref() == Some("diff") {
+        let args: Vec<String> = std::env::args().skip(2).collect();
+        return diff::main(&args);
     }
     if std::env::args().nth(1).as_deref() == Some("replay") {
         return replay(std::env::args().skip(2).collect());

@@ -1,0 +1,363 @@
+//! Differential testing: generated kernels ([`gen`]) compiled in this process, run on the
+//! interpreter and on a CUDA device with the same inputs, and their outputs compared — bit for
+//! bit where the language promises it, within a tolerance elsewhere ([`gen::Tol`]).
+//!
+//! ```text
+//! tile-fuzz diff [--seed S] [--count N] [--first I] [--jobs J] [--time-limit-ms T]
+//!                [--out DIR] [--interp-only] [--in-process]
+//! tile-fuzz diff --seed S --case I [--show]     # one case, in this process, verbose
+//! ```
+//!
+//! Case `I` of seed `S` is the same kernel and inputs on every machine. Each case runs in a
+//! worker process (`tile-fuzz diff-worker`), so that a GPU fault, which poisons the CUDA
+//! context, or a hang costs one case; a worker is replaced after it fails and every 200 cases
+//! (compiled modules are leaked: a launch needs them `'static`). `--in-process` runs the cases
+//! in this process instead (what `compute-sanitizer` should wrap). `--interp-only` compiles
+//! every case for both targets, runs the interpreter and assembles nothing else: CI's run, on a
+//! machine without a GPU; with `TILE_FUZZ_PTXAS` set (`--ptxas`) every module is assembled
+//! too and spills are findings. Mismatches are minimized (statements deleted, expressions
+//! replaced by their operands, while the mismatch stays: [`shrink`]) and written to `--out` (default `target/diff`), with the command that replays them.
+
+pub mod gen;
+mod run;
+mod shrink;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::rng::Rng;
+use crate::Worker;
+
+pub use run::Verdict;
+
+/// Settings of a run.
+pub struct DiffOptions {
+    seed: u64,
+    first: usize,
+    count: usize,
+    jobs: usize,
+    limit: Duration,
+    out: PathBuf,
+    interp_only: bool,
+    in_process: bool,
+    /// Replay this one case verbosely.
+    case: Option<usize>,
+}
+
+fn parse(args: &[String]) -> Result<DiffOptions, String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut o = DiffOptions {
+        seed: 1,
+        first: 0,
+        count: 200,
+        jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        limit: Duration::from_secs(120),
+        out: root.join("target/diff"),
+        interp_only: false,
+        in_process: false,
+        case: None,
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let flag = args[i].as_str();
+        match flag {
+            "--interp-only" => o.interp_only = true,
+            "--in-process" => o.in_process = true,
+            "--ptxas" => {
+                let Some(ptxas) = tile_codegen::ptxas::find() else {
+                    return Err(
+                        "--ptxas, but no ptxas found (scripts/setup.sh, or TILE_PTXAS)".into(),
+                    );
+                };
+                // Workers inherit it (no other thread runs yet).
+                std::env::set_var(crate::case::PTXAS_ENV, ptxas);
+            }
+            _ => {
+                let val = args
+                    .get(i + 1)
+                    .ok_or_else(|| format!("{flag} needs a value"))?;
+                let num = || val.parse::<u64>().map_err(|e| format!("{flag}: {e}"));
+                match flag {
+                    "--seed" => o.seed = num()?,
+                    "--first" => o.first = num()? as usize,
+                    "--count" => o.count = num()? as usize,
+                    "--jobs" => o.jobs = (num()? as usize).max(1),
+                    "--time-limit-ms" => o.limit = Duration::from_millis(num()?),
+                    "--out" => o.out = PathBuf::from(val),
+                    "--case" => o.case = Some(num()? as usize),
+                    _ => return Err(format!("unknown argument `{flag}` (see the module docs)")),
+                }
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    Ok(o)
+}
+
+/// Separates a worker's message from the minimized kernel it attaches to a mismatch.
+const MINIMIZED: char = '\u{1e}';
+
+/// The generator's seed for case `index` of run `seed`.
+pub fn case_rng(seed: u64, index: usize) -> Rng {
+    Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ (index as u64).wrapping_mul(0x9e37_79b9))
+}
+
+/// `tile-fuzz diff …`.
+pub fn main(args: &[String]) -> ExitCode {
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("tile-fuzz diff: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(i) = o.case {
+        return replay(&o, i);
+    }
+    let mode = if o.interp_only {
+        "interpreter only"
+    } else {
+        "interpreter against the GPU"
+    };
+    println!(
+        "tile-fuzz diff: seed {}, cases {}..{}, {} jobs, {mode}, limit {} ms",
+        o.seed,
+        o.first,
+        o.first + o.count,
+        o.jobs,
+        o.limit.as_millis()
+    );
+    let started = Instant::now();
+    let next = AtomicUsize::new(o.first);
+    let results: Mutex<Vec<(usize, Verdict, String)>> = Mutex::new(Vec::new());
+    let done = AtomicUsize::new(0);
+    let step = (o.count / 20).max(1);
+    let end = o.first + o.count;
+    let jobs = if o.in_process { 1 } else { o.jobs };
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                let mut slot: Option<Worker> = None;
+                let mut served = 0;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= end {
+                        break;
+                    }
+                    let (v, msg) = if o.in_process {
+                        run::run_case(o.seed, i, o.interp_only)
+                    } else {
+                        if served >= 200 {
+                            if let Some(w) = slot.take() {
+                                w.stop();
+                            }
+                            served = 0;
+                        }
+                        served += 1;
+                        remote(&mut slot, o.seed, i, o.interp_only, o.limit)
+                    };
+                    if !v.passed() {
+                        if let Some(w) = slot.take() {
+                            w.stop();
+                        }
+                    }
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if n % step == 0 {
+                        eprintln!(
+                            "tile-fuzz diff: {n}/{} cases, {:.0} s",
+                            o.count,
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
+                    if let Ok(mut r) = results.lock() {
+                        r.push((i, v, msg));
+                    }
+                }
+                if let Some(w) = slot {
+                    w.stop();
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by_key(|r| r.0);
+    report(&o, &results, started.elapsed())
+}
+
+/// Runs case `i` in `slot`'s worker within `limit`.
+fn remote(
+    slot: &mut Option<Worker>,
+    seed: u64,
+    i: usize,
+    interp_only: bool,
+    limit: Duration,
+) -> (Verdict, String) {
+    if slot.is_none() {
+        match Worker::spawn("diff-worker") {
+            Ok(w) => *slot = Some(w),
+            Err(e) => return (Verdict::Crash, e),
+        }
+    }
+    let Some(w) = slot.as_mut() else {
+        return (Verdict::Crash, "no worker".into());
+    };
+    match w.ask(&format!("{seed} {i} {}", u8::from(interp_only)), limit) {
+        Ok(line) => {
+            let (name, msg) = line.split_once('\t').unwrap_or((line.as_str(), ""));
+            let v = Verdict::from_name(name).unwrap_or(Verdict::Crash);
+            (v, msg.to_string())
+        }
+        Err(timed_out) => {
+            let w = slot.take();
+            let status = w.map(|mut w| {
+                let _ = w.child.kill();
+                format!("{:?}", w.child.wait())
+            });
+            if timed_out {
+                (Verdict::Timeout, format!("over {} ms", limit.as_millis()))
+            } else {
+                (
+                    Verdict::Crash,
+                    format!("worker died: {}", status.unwrap_or_default()),
+                )
+            }
+        }
+    }
+}
+
+/// The worker: `SEED INDEX INTERP_ONLY` per stdin line, `verdict<TAB>message` per stdout line.
+pub fn worker() -> ExitCode {
+    std::panic::set_hook(Box::new(|_| {}));
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let mut it = line
+            .split_whitespace()
+            .map(|w| w.parse::<u64>().unwrap_or(0));
+        let (seed, i, only) = (
+            it.next().unwrap_or(0),
+            it.next().unwrap_or(0),
+            it.next().unwrap_or(0),
+        );
+        let (v, mut msg) = run::run_case(seed, i as usize, only == 1);
+        msg = msg.replace('\n', " ");
+        if v == Verdict::Mismatch {
+            // Minimized here, in parallel with the other workers' cases.
+            let case = gen::case(&mut case_rng(seed, i as usize));
+            let small = run::minimize(&case, only == 1);
+            msg = format!("{msg}{MINIMIZED}{}", crate::escape(&small.text));
+        }
+        if writeln!(stdout, "{}\t{}", v.name(), msg)
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--case I`: prints the kernel and its launch, runs it in this process and prints the verdict;
+/// for a mismatch also the minimized kernel.
+fn replay(o: &DiffOptions, i: usize) -> ExitCode {
+    let case = gen::case(&mut case_rng(o.seed, i));
+    println!("// seed {} case {i}\n{}", o.seed, case.text);
+    println!(
+        "// grid {:?}, special inputs: {}, params: {}",
+        case.grid,
+        case.special,
+        run::describe(&case.params)
+    );
+    let (v, msg) = run::run_case(o.seed, i, o.interp_only);
+    println!("// {}: {msg}", v.name());
+    if v == Verdict::Mismatch {
+        let small = run::minimize(&case, o.interp_only);
+        println!("// minimized:\n{}", small.text);
+    }
+    if v.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn report(o: &DiffOptions, results: &[(usize, Verdict, String)], took: Duration) -> ExitCode {
+    let mut counts: BTreeMap<Verdict, usize> = BTreeMap::new();
+    for (_, v, _) in results {
+        *counts.entry(*v).or_default() += 1;
+    }
+    // Why generated kernels were rejected, most common first (the generator's blind spots).
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, v, msg) in results {
+        if *v == Verdict::Rejected {
+            let key: String = msg.chars().take(90).collect();
+            *reasons.entry(key).or_default() += 1;
+        }
+    }
+    let mut reasons: Vec<(String, usize)> = reasons.into_iter().collect();
+    reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+    for (msg, n) in reasons.iter().take(8) {
+        println!("  rejected ×{n}: {msg}");
+    }
+    let bad: Vec<&(usize, Verdict, String)> = results.iter().filter(|r| !r.1.passed()).collect();
+    if !bad.is_empty() {
+        let _ = std::fs::create_dir_all(&o.out);
+    }
+    for (n, (i, v, msg)) in bad.iter().enumerate() {
+        let case = gen::case(&mut case_rng(o.seed, *i));
+        let (msg, small) = match msg.split_once(MINIMIZED) {
+            Some((m, small)) => (m.to_string(), crate::unescape(small)),
+            None if *v == Verdict::Mismatch && o.in_process => {
+                (msg.clone(), run::minimize(&case, o.interp_only).text)
+            }
+            None => (msg.clone(), String::new()),
+        };
+        let file = o.out.join(format!("{}-{}-{i}.rs", v.name(), o.seed));
+        let body = format!(
+            "// {}: {msg}\n// replay: tile-fuzz diff --seed {} --case {i}\n// grid {:?}, special inputs: {}, params: {}\n// minimized:\n{small}\n// original:\n{}",
+            v.name(),
+            o.seed,
+            case.grid,
+            case.special,
+            run::describe(&case.params),
+            case.text
+        );
+        let _ = std::fs::write(&file, body);
+        if n < 30 {
+            println!("- case {i}: {}: {msg}", v.name());
+        }
+    }
+    println!(
+        "\n| outcome | cases |\n|---|---|{}",
+        Verdict::ALL
+            .iter()
+            .map(|v| format!("\n| {} | {} |", v.name(), counts.get(v).unwrap_or(&0)))
+            .collect::<String>()
+    );
+    println!(
+        "\n{} cases in {:.1} s (seed {}, cases {}..{}); replay one: tile-fuzz diff --seed {} --case I",
+        results.len(),
+        took.as_secs_f64(),
+        o.seed,
+        o.first,
+        o.first + o.count,
+        o.seed
+    );
+    if bad.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        println!(
+            "{} cases failed; their kernels: {}",
+            bad.len(),
+            o.out.display()
+        );
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,605 @@
+//! One differential case: compile, build the launch's [`KernelSpec`], make the inputs, run the
+//! interpreter and the GPU, compare; and the minimizer of a mismatch.
+
+use std::fmt;
+
+use half::{bf16, f16};
+use tile_codegen::pipeline::CompiledKernel;
+use tile_core::ir::DType;
+use tile_core::runtime::{
+    launch_args, Arg, Buffer, DescScalar, DescSpec, Device, Grid, KernelSpec, ModuleCache,
+    ParamKind, ParamSpec, TargetPtx, TensorMut, TensorRef, TmaSpec, Variant,
+};
+
+use super::gen::{self, Buf, Case, Param, Role, Tol};
+use crate::case::{self, Outcome};
+use crate::rng::Rng;
+
+/// What came of one case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// Every output bit for bit equal.
+    Equal,
+    /// Every output equal or within its tolerance.
+    Tolerance,
+    /// `--interp-only`: compiled (and assembled, with ptxas) and interpreted.
+    Interpreted,
+    /// The compiler refused the kernel with a located error (the generator's fault, counted to
+    /// show what it misses).
+    Rejected,
+    /// An output differs beyond its tolerance, or the GPU wrote outside a buffer.
+    Mismatch,
+    /// The interpreter refused a launch the generator made in bounds.
+    InterpError,
+    /// The GPU launch (or the module load) failed where the interpreter ran.
+    LaunchError,
+    /// The compiler panicked, erred internally or without a location, or spilled.
+    CompileBug,
+    /// The worker died (a GPU fault kills the context, an abort the process).
+    Crash,
+    /// Over the time limit.
+    Timeout,
+}
+
+impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Verdict; 10] = [
+        Verdict::Equal,
+        Verdict::Tolerance,
+        Verdict::Interpreted,
+        Verdict::Rejected,
+        Verdict::Mismatch,
+        Verdict::InterpError,
+        Verdict::LaunchError,
+        Verdict::CompileBug,
+        Verdict::Crash,
+        Verdict::Timeout,
+    ];
+
+    /// Its name in reports and the worker protocol.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Equal => "equal",
+            Verdict::Tolerance => "within-tolerance",
+            Verdict::Interpreted => "interpreted",
+            Verdict::Rejected => "rejected",
+            Verdict::Mismatch => "mismatch",
+            Verdict::InterpError => "interpreter-error",
+            Verdict::LaunchError => "launch-error",
+            Verdict::CompileBug => "compile-bug",
+            Verdict::Crash => "crash",
+            Verdict::Timeout => "timeout",
+        }
+    }
+
+    /// The verdict called `name`.
+    pub fn from_name(name: &str) -> Option<Verdict> {
+        Verdict::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// Whether the case shows no fault of tile.
+    pub fn passed(self) -> bool {
+        matches!(
+            self,
+            Verdict::Equal | Verdict::Tolerance | Verdict::Interpreted | Verdict::Rejected
+        )
+    }
+}
+
+/// The parameters in one line: `name: type[len+offset]` or `name = value`.
+pub fn describe(params: &[Param]) -> String {
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Buf(b) => format!(
+                "{}: {}[{}{}]{}",
+                b.name,
+                b.dtype,
+                b.len,
+                if b.offset > 0 {
+                    format!(" at +{}", b.offset)
+                } else {
+                    String::new()
+                },
+                match (b.role, b.tol) {
+                    (Role::Input, _) => "",
+                    (_, Tol::Exact) => " exact",
+                    (_, Tol::Approx(_) | Tol::Dot(_)) => " approx",
+                }
+            ),
+            Param::I32(n, v) => format!("{n} = {v}"),
+            Param::F32(n, v) => format!("{n} = {v}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Case `i` of `seed`, run.
+pub fn run_case(seed: u64, i: usize, interp_only: bool) -> (Verdict, String) {
+    let case = gen::case(&mut super::case_rng(seed, i));
+    run_text(&case, &case.text, interp_only)
+}
+
+fn leak<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn leak_str(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// What the macro would embed for `c`, built at run time (and leaked: a launch needs it
+/// `'static`).
+fn spec_of(c: &CompiledKernel) -> &'static KernelSpec {
+    let mut params = Vec::new();
+    let mut ir_index = 0;
+    for p in &c.kernel.params {
+        use tile_codegen::frontend::ParamDecl;
+        let kind = match &p.kind {
+            ParamDecl::Ptr { dtype, .. } => {
+                let k = ParamKind::Ptr {
+                    dtype: *dtype,
+                    written: c.kernel.written.get(ir_index).copied().unwrap_or(false),
+                    offsets32: c.kernel.offsets32.get(ir_index).copied().unwrap_or(true),
+                };
+                ir_index += 1;
+                k
+            }
+            ParamDecl::Scalar(d) => {
+                ir_index += 1;
+                ParamKind::Scalar(*d)
+            }
+            ParamDecl::Const(_) | ParamDecl::Type(_) => continue,
+        };
+        params.push(ParamSpec {
+            name: leak_str(&p.name),
+            kind,
+        });
+    }
+    let scalars = |v: &[DescScalar]| leak(v.to_vec());
+    let descriptors: Vec<DescSpec> =
+        tile_codegen::analysis::descriptors::host_descriptors(&c.kernel.ir)
+            .iter()
+            .map(|d| DescSpec {
+                slot: d.slot,
+                ptr: d.ptr,
+                dtype: d.dtype,
+                dims: scalars(&d.dims),
+                strides: scalars(&d.strides),
+            })
+            .collect();
+    let entry = leak_str(&c.kernel.name);
+    let variants: Vec<Variant> = c
+        .variants
+        .iter()
+        .map(|v| Variant {
+            divisibility: leak(v.divisibility.clone()),
+            num_warps: v.num_warps,
+            targets: leak(
+                v.targets
+                    .iter()
+                    .map(|t| TargetPtx {
+                        target: t.target,
+                        ptx: leak_str(&t.artifacts.ptx),
+                        cubin: leak(t.cubin.clone().unwrap_or_default()),
+                        entry,
+                        dyn_shared_bytes: t.artifacts.dyn_shared_bytes,
+                        tma: leak(
+                            t.tma
+                                .iter()
+                                .map(|m| TmaSpec {
+                                    slot: m.slot,
+                                    box_dims: leak(m.box_dims.clone()),
+                                    swizzle: m.swizzle,
+                                })
+                                .collect(),
+                        ),
+                    })
+                    .collect(),
+            ),
+        })
+        .collect();
+    Box::leak(Box::new(KernelSpec {
+        name: entry,
+        rust_name: leak_str(&c.kernel.rust_name),
+        instance: leak_str(&c.kernel.instance),
+        ir: leak_str(&c.tile_ir),
+        params: leak(params),
+        desc_slots: c.kernel.ir.desc_slots,
+        descriptors: leak(descriptors),
+        variants: leak(variants),
+    }))
+}
+
+/// Elements kept beyond each end of a buffer, whose contents the GPU must leave alone.
+const GUARD: usize = 8;
+
+/// A buffer's host contents (guards and misaligning prefix included).
+#[derive(Clone, Debug)]
+enum Host {
+    F32(Vec<f32>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+}
+
+/// A buffer on the device.
+enum Dev {
+    F32(Buffer<f32>),
+    F16(Buffer<f16>),
+    BF16(Buffer<bf16>),
+    I32(Buffer<i32>),
+    I64(Buffer<i64>),
+}
+
+/// Applies `$body` to the vector inside a [`Host`] or [`Dev`], whatever its element type.
+macro_rules! each {
+    ($e:expr, $ty:ident, $v:ident => $body:expr) => {
+        match $e {
+            $ty::F32($v) => $body,
+            $ty::F16($v) => $body,
+            $ty::BF16($v) => $body,
+            $ty::I32($v) => $body,
+            $ty::I64($v) => $body,
+        }
+    };
+}
+
+/// A float input value: mostly in [-2, 2], with special values where the case asks: NaN, ±∞,
+/// ±0 and subnormals. Not huge finite values: a sum that meets `+1e30` and `-1e30` loses what
+/// lies between them or not depending on its order, which no tolerance can tell from a bug,
+/// while infinities and NaNs give the same result in every order.
+fn float_value(r: &mut Rng, special: bool, d: DType) -> f32 {
+    if special && r.below(12) == 0 {
+        let tiny = match d {
+            DType::F16 => 3.0e-6,
+            _ => 1.0e-39,
+        };
+        return [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            tiny,
+            -tiny,
+        ][r.below(7)];
+    }
+    (r.next_u64() >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
+}
+
+fn int_value(r: &mut Rng, special: bool) -> i64 {
+    if special && r.below(12) == 0 {
+        return [i64::MIN, i64::MAX, i32::MIN as i64, i32::MAX as i64, 0, -1][r.below(6)];
+    }
+    r.below(2001) as i64 - 1000
+}
+
+/// The contents of `b` before the launch: random inputs and atomics, a fill pattern for
+/// outputs; the guards and prefix hold the pattern too.
+fn contents(b: &Buf, r: &mut Rng, special: bool) -> Host {
+    let total = b.offset + b.len + GUARD;
+    let live = |i: usize| i >= b.offset && i < b.offset + b.len && b.role != Role::Output;
+    let ints = |r: &mut Rng| -> Vec<i64> {
+        (0..total)
+            .map(|i| if live(i) { int_value(r, special) } else { -7 })
+            .collect()
+    };
+    let floats = |r: &mut Rng| -> Vec<f32> {
+        (0..total)
+            .map(|i| {
+                if live(i) {
+                    float_value(r, special && b.role == Role::Input, b.dtype)
+                } else {
+                    777.0
+                }
+            })
+            .collect()
+    };
+    match b.dtype {
+        DType::F32 => Host::F32(floats(r)),
+        DType::F16 => Host::F16(floats(r).into_iter().map(f16::from_f32).collect()),
+        DType::BF16 => Host::BF16(floats(r).into_iter().map(bf16::from_f32).collect()),
+        DType::I64 => Host::I64(ints(r)),
+        _ => Host::I32(
+            ints(r)
+                .into_iter()
+                .map(|v| v.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+                .collect(),
+        ),
+    }
+}
+
+impl Host {
+    fn upload(&self, dev: &Device) -> Result<Dev, tile_core::runtime::Error> {
+        Ok(match self {
+            Host::F32(v) => Dev::F32(dev.upload(v)?),
+            Host::F16(v) => Dev::F16(dev.upload(v)?),
+            Host::BF16(v) => Dev::BF16(dev.upload(v)?),
+            Host::I32(v) => Dev::I32(dev.upload(v)?),
+            Host::I64(v) => Dev::I64(dev.upload(v)?),
+        })
+    }
+
+    /// Element `i` as f64 (NaN stays NaN) and as bits, for comparisons.
+    fn at(&self, i: usize) -> (f64, u64) {
+        match self {
+            Host::F32(v) => (v[i] as f64, v[i].to_bits() as u64),
+            Host::F16(v) => (v[i].to_f64(), v[i].to_bits() as u64),
+            Host::BF16(v) => (v[i].to_f64(), v[i].to_bits() as u64),
+            Host::I32(v) => (v[i] as f64, v[i] as u32 as u64),
+            Host::I64(v) => (v[i] as f64, v[i] as u64),
+        }
+    }
+
+    fn is_float(&self) -> bool {
+        matches!(self, Host::F32(_) | Host::F16(_) | Host::BF16(_))
+    }
+
+    fn len(&self) -> usize {
+        each!(self, Host, v => v.len())
+    }
+}
+
+impl Dev {
+    fn download(&self, dev: &Device) -> Result<Host, tile_core::runtime::Error> {
+        Ok(match self {
+            Dev::F32(b) => Host::F32(dev.download(b)?),
+            Dev::F16(b) => Host::F16(dev.download(b)?),
+            Dev::BF16(b) => Host::BF16(dev.download(b)?),
+            Dev::I32(b) => Host::I32(dev.download(b)?),
+            Dev::I64(b) => Host::I64(dev.download(b)?),
+        })
+    }
+}
+
+/// A view of `len` elements from `off` of a buffer, as a launch argument.
+fn view_arg<'a, T: tile_core::runtime::Element>(
+    b: &'a mut Buffer<T>,
+    off: usize,
+    len: usize,
+    written: bool,
+    dev: &'a Device,
+) -> Result<Arg<'a>, tile_core::runtime::Error> {
+    Ok(Arg::Buf(match b {
+        Buffer::Host(v) => {
+            let s = &mut v[off..off + len];
+            if written {
+                TensorMut::<T>::tile_arg_mut(s, dev)?
+            } else {
+                TensorRef::<T>::tile_arg(&*s, dev)?
+            }
+        }
+        Buffer::Cuda(s) => {
+            // The argument borrows the view, which must outlive it: each is leaked (a few
+            // bytes per launch, in a process that is replaced every 200 cases).
+            if written {
+                let view = Box::leak(Box::new(s.slice_mut(off..off + len)));
+                TensorMut::<T>::tile_arg_mut(view, dev)?
+            } else {
+                let view = Box::leak(Box::new(s.slice(off..off + len)));
+                TensorRef::<T>::tile_arg(&*view, dev)?
+            }
+        }
+    }))
+}
+
+/// Runs `spec` on `dev` with `host`'s contents; returns every buffer's contents after.
+fn execute(
+    spec: &'static KernelSpec,
+    cache: &ModuleCache,
+    dev: &Device,
+    case: &Case,
+    host: &[Host],
+) -> Result<Vec<Host>, String> {
+    let mut bufs: Vec<Dev> = host
+        .iter()
+        .map(|h| h.upload(dev))
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("upload: {e}"))?;
+    {
+        let mut args = Vec::new();
+        let mut bi = bufs.iter_mut();
+        for (pi, p) in case.params.iter().enumerate() {
+            let written = matches!(
+                spec.params.get(pi).map(|s| s.kind),
+                Some(ParamKind::Ptr { written: true, .. })
+            );
+            args.push(match p {
+                Param::Buf(b) => {
+                    let d = bi.next().ok_or("buffers")?;
+                    each!(d, Dev, x => view_arg(x, b.offset, b.len, written, dev))
+                        .map_err(|e| format!("argument `{}`: {e}", b.name))?
+                }
+                Param::I32(_, v) => Arg::I32(*v),
+                Param::F32(_, v) => Arg::F32(*v),
+            });
+        }
+        let extents = vec![None; args.len()];
+        let grid = Grid::xyz(case.grid[0], case.grid[1], case.grid[2]);
+        launch_args(spec, cache, dev, grid, args, &extents).map_err(|e| e.to_string())?;
+    }
+    dev.synchronize().map_err(|e| format!("synchronize: {e}"))?;
+    bufs.iter()
+        .map(|b| b.download(dev).map_err(|e| format!("download: {e}")))
+        .collect()
+}
+
+thread_local! {
+    /// The process's CUDA device (`TILE_TARGET` chooses the PTX), made once.
+    static CUDA: Result<Device, String> = Device::cuda(0).map_err(|e| e.to_string());
+}
+
+/// Compiles and runs `text` with `case`'s launch.
+pub fn run_text(case: &Case, text: &str, interp_only: bool) -> (Verdict, String) {
+    let kernels = match case::compile_kernels(text) {
+        Ok(k) => k,
+        Err((Outcome::UserError | Outcome::NotRust, msg)) => return (Verdict::Rejected, msg),
+        Err((o, msg)) => return (Verdict::CompileBug, format!("{o}: {msg}")),
+    };
+    let Some(c) = kernels.first() else {
+        return (Verdict::CompileBug, "no kernel".into());
+    };
+    if let Some(ptxas) = std::env::var_os(case::PTXAS_ENV) {
+        let (o, msg) = case::spills(&kernels, std::path::Path::new(&ptxas));
+        if o != Outcome::Compiled {
+            return (Verdict::CompileBug, format!("{o}: {msg}"));
+        }
+    }
+    let spec = spec_of(c);
+    let mut r = Rng::new(case.data_seed);
+    let bufs: Vec<&Buf> = case
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Buf(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    let host: Vec<Host> = bufs
+        .iter()
+        .map(|b| contents(b, &mut r, case.special))
+        .collect();
+    let interp = Device::interpreter();
+    let want = match execute(spec, &ModuleCache::new(), &interp, case, &host) {
+        Ok(w) => w,
+        Err(e) => return (Verdict::InterpError, e),
+    };
+    if interp_only {
+        return (Verdict::Interpreted, String::new());
+    }
+    let got = CUDA.with(|d| match d {
+        Ok(dev) => execute(spec, &ModuleCache::new(), dev, case, &host),
+        Err(e) => Err(format!("no GPU: {e}")),
+    });
+    let got = match got {
+        Ok(g) => g,
+        Err(e) => return (Verdict::LaunchError, e),
+    };
+    compare(&bufs, &host, &want, &got)
+}
+
+/// One buffer's comparison.
+#[derive(Default)]
+struct Tally {
+    approx: usize,
+    first_bad: Option<String>,
+    /// The element of `first_bad`.
+    index: usize,
+}
+
+fn compare(bufs: &[&Buf], before: &[Host], want: &[Host], got: &[Host]) -> (Verdict, String) {
+    let mut approx = 0;
+    for (k, b) in bufs.iter().enumerate() {
+        let t = compare_one(b, &before[k], &want[k], &got[k]);
+        if let Some(bad) = t.first_bad {
+            // The inputs at the same element, which usually explain an element-wise mismatch.
+            let inputs: Vec<String> = bufs
+                .iter()
+                .zip(before)
+                .filter(|(i, _)| i.role == Role::Input && t.index < i.len)
+                .map(|(i, h)| format!("{}={}", i.name, Shown(h.at(i.offset + t.index).0)))
+                .collect();
+            return (
+                Verdict::Mismatch,
+                format!("{bad}; inputs there: {}", inputs.join(" ")),
+            );
+        }
+        approx += t.approx;
+    }
+    if approx == 0 {
+        (Verdict::Equal, String::new())
+    } else {
+        (
+            Verdict::Tolerance,
+            format!("{approx} elements within tolerance"),
+        )
+    }
+}
+
+fn compare_one(b: &Buf, before: &Host, want: &Host, got: &Host) -> Tally {
+    let mut t = Tally::default();
+    let live = b.offset..b.offset + b.len;
+    // Outside the kernel's elements nothing may change.
+    for i in (0..got.len()).filter(|i| !live.contains(i)) {
+        if got.at(i).1 != before.at(i).1 {
+            t.first_bad = Some(format!(
+                "`{}`[{}] (outside its {} elements) written: {} (was {})",
+                b.name,
+                i as i64 - b.offset as i64,
+                b.len,
+                got.at(i).0,
+                before.at(i).0
+            ));
+            return t;
+        }
+    }
+    let scale = live
+        .clone()
+        .map(|i| want.at(i).0.abs())
+        .filter(|v| v.is_finite())
+        .fold(1.0f64, f64::max);
+    for i in live.clone() {
+        let ((w, wb), (g, gb)) = (want.at(i), got.at(i));
+        if wb == gb || (want.is_float() && w.is_nan() && g.is_nan()) {
+            continue;
+        }
+        // Beyond this magnitude a value may overflow on one side only.
+        const HUGE: f64 = 1e28;
+        let ok = match b.tol {
+            Tol::Exact => false,
+            Tol::Approx(rtol) | Tol::Dot(rtol) if w.is_finite() && g.is_finite() => {
+                (w - g).abs() <= rtol * scale
+            }
+            Tol::Dot(_) if !w.is_finite() && !g.is_finite() => true,
+            Tol::Approx(_) | Tol::Dot(_) => {
+                w == g || (w.abs() > HUGE && g.abs() > HUGE && w.signum() == g.signum())
+            }
+        };
+        if ok {
+            t.approx += 1;
+        } else {
+            t.index = i - b.offset;
+            t.first_bad = Some(format!(
+                "`{}`[{}]: GPU {} ({:#x}), interpreter {} ({:#x}){}",
+                b.name,
+                i - b.offset,
+                Shown(g),
+                gb,
+                Shown(w),
+                wb,
+                match b.tol {
+                    Tol::Exact => " (exact)".to_string(),
+                    Tol::Approx(r) | Tol::Dot(r) => format!(" (tolerance {:.3e})", r * scale),
+                }
+            ));
+            return t;
+        }
+    }
+    t
+}
+
+/// A value as a report shows it.
+struct Shown(f64);
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0.0 && self.0.is_sign_negative() {
+            f.write_str("-0")
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+/// The smallest kernel [`super::shrink`] finds that still mismatches (within 300 tries).
+pub fn minimize(case: &Case, interp_only: bool) -> Case {
+    let text = super::shrink::shrink(&case.text, 300, |t| {
+        run_text(case, t, interp_only).0 == Verdict::Mismatch
+    });
+    Case {
+        text,
+        ..case.clone()
+    }
+}
