@@ -373,9 +373,10 @@ impl<'a> Gen<'a> {
             }
             6 => {
                 let x = self.fexpr(b);
-                let (s, exact) = match self.r.below(3) {
+                let (s, exact) = match self.r.below(4) {
                     0 => (format!("sqrt(abs({}))", x.s), x.exact),
                     1 => (format!("log(abs({}) + 1.0)", x.s), false),
+                    2 => (format!("pow(abs({}) + 0.5, 1.5)", x.s), false),
                     _ => (format!("rsqrt(abs({}) + 1.0)", x.s), false),
                 };
                 E::new(s, exact).scalar(x.scalar)
@@ -426,6 +427,17 @@ impl<'a> Gen<'a> {
             }
             12 | 13 => self.reduce_back(b),
             14 => self.scan(b),
+            15 if self.r.below(2) == 0 => {
+                // A reshape there and back: the same values in another layout.
+                let x = self.fexpr(b);
+                let t = self.full(&x);
+                let (there, back) = match self.shape {
+                    Shape::One(n) if n >= 2 => (format!("[2, {}]", n / 2), format!("[{n}]")),
+                    Shape::One(n) => (format!("[1, {n}]"), format!("[{n}]")),
+                    Shape::Two(m, n) => (format!("[{}]", m * n), format!("[{m}, {n}]")),
+                };
+                E::new(format!("({t}).reshape({there}).reshape({back})"), x.exact)
+            }
             15 => {
                 let x = self.fexpr(b);
                 let axis = self.r.below(self.rank());
@@ -544,10 +556,15 @@ impl<'a> Gen<'a> {
         let exact = x.exact && f != "sum";
         match self.shape {
             Shape::One(_) => E::new(format!("({}).{f}(0)", self.full(&x)), exact).scalar(true),
-            Shape::Two(..) => {
+            Shape::Two(m, n) => {
                 let axis = self.r.below(2);
+                let back = if self.r.below(3) == 0 {
+                    format!(".broadcast_to([{m}, {n}])")
+                } else {
+                    String::new()
+                };
                 E::new(
-                    format!("({}).{f}({axis}).expand_dims({axis})", self.full(&x)),
+                    format!("({}).{f}({axis}).expand_dims({axis}){back}", self.full(&x)),
                     exact,
                 )
             }
@@ -577,10 +594,21 @@ impl<'a> Gen<'a> {
         } else {
             ""
         };
-        E::new(
-            format!("({arg}).{f}({axis}{rev})"),
-            exact && x.exact && f != "cumprod",
-        )
+        let exact = exact && x.exact && f != "cumprod";
+        if self.r.below(3) == 0 {
+            // The same scan through `associative_scan` and a combiner.
+            let combine = match f {
+                "cumsum" => "|a, b| a + b",
+                "cumprod" => "|a, b| a * b",
+                "cummax" => "max",
+                _ => "|p, q| min(p, q)",
+            };
+            return E::new(
+                format!("associative_scan({arg}, {axis}, {combine}{rev})"),
+                exact,
+            );
+        }
+        E::new(format!("({arg}).{f}({axis}{rev})"), exact)
     }
 
     fn iexpr(&mut self, budget: usize) -> E {
@@ -605,7 +633,7 @@ impl<'a> Gen<'a> {
                 E::new(format!("({} {op} {d})", x.s), true)
             }
             4 => {
-                let f = pick(self.r, &["min", "max"]);
+                let f = pick(self.r, &["min", "max", "umulhi"]);
                 let x = self.iexpr(b);
                 let y = self.iexpr(b);
                 E::new(format!("{f}({}, {})", x.s, y.s), true)
@@ -1191,7 +1219,18 @@ fn dot(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
         Role::Output,
         dot_tol(out_t, dt, prec),
     );
-    g.line(&format!("store(c + offs2, ({}){cast}, mask2);", e.s));
+    if form == 2 && g.r.below(2) == 0 {
+        // Through a descriptor: the block at the program's corner, the edges left unwritten.
+        let t = g.full(&e);
+        g.line(&format!(
+            "let dc = make_tensor_descriptor(c, [m, n], [n, 1], [{bm}, {bn}]);"
+        ));
+        g.line(&format!(
+            "dc.store([program_id(0) * {bm}, program_id(1) * {bn}], ({t}){cast});"
+        ));
+    } else {
+        g.line(&format!("store(c + offs2, ({}){cast}, mask2);", e.s));
+    }
     let mut params = std::mem::take(&mut g.params);
     scalars(
         g.r,

@@ -3,7 +3,8 @@
 //! still fails, until no step does or the budget is spent. The launch stays the case's.
 //!
 //! What makes a generated kernel deterministic is left alone: the bindings of its offsets and
-//! masks ([`PROTECTED`]) and the address and mask of every store and atomic. Shrinking
+//! masks ([`PROTECTED`]), the address and mask of every store and atomic, and the coordinates of
+//! a descriptor's store. Shrinking
 //! `rows * n + cols` to `rows + cols` would make programs write one element in an order the
 //! back ends need not share, a mismatch that is the shrinker's, not the compiler's.
 
@@ -42,8 +43,8 @@ impl Edits {
 
 /// Bindings the shrinker keeps as they are: the generator's index, offset, mask and descriptor
 /// names.
-pub const PROTECTED: [&str; 12] = [
-    "offs", "mask", "rows", "cols", "mask2", "offs2", "offs2t", "rm", "rn", "rk", "da", "db",
+pub const PROTECTED: [&str; 13] = [
+    "offs", "mask", "rows", "cols", "mask2", "offs2", "offs2t", "rm", "rn", "rk", "da", "db", "dc",
 ];
 
 /// Whether `stmt` binds one of [`PROTECTED`].
@@ -106,6 +107,15 @@ impl VisitMut for Edits {
                 }
             }
             return;
+        }
+        // A descriptor's store: its coordinates stay, only the value shrinks.
+        if let Expr::MethodCall(m) = e {
+            if m.method == "store" {
+                if let Some(arg) = m.args.iter_mut().nth(1) {
+                    self.visit_expr_mut(arg);
+                }
+                return;
+            }
         }
         let ops: Vec<Expr> = operands(e).into_iter().cloned().collect();
         for op in ops {
