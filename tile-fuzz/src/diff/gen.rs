@@ -360,15 +360,21 @@ impl<'a> Gen<'a> {
                         ("ceil", true),
                     ],
                 );
-                let x = self.fexpr(b);
-                // Keep exp's argument small: its values stay in range.
-                let arg = if f.starts_with("exp") {
-                    format!("tanh({})", x.s)
+                // `floor` and `ceil` jump by a whole unit: an operand a last bit off may land on
+                // either side, so they take exact operands only.
+                let x = if f == "floor" || f == "ceil" {
+                    self.exact_fexpr(b)
                 } else {
-                    x.s
+                    self.fexpr(b)
+                };
+                // Keep the arguments of exp (its values stay in range) and of sin and cos (an
+                // argument's absolute error, which grows with it, is the result's) small.
+                let arg = match f {
+                    "exp" | "exp2" => format!("tanh({})", x.s),
+                    "sin" | "cos" => format!("(tanh({}) * 4.0)", x.s),
+                    _ => x.s,
                 };
                 let exact = exact && x.exact;
-                let exact = exact && !(f.starts_with("exp"));
                 E::new(format!("{f}({arg})"), exact).scalar(x.scalar)
             }
             6 => {
@@ -582,9 +588,10 @@ impl<'a> Gen<'a> {
                 ("cumprod", false),
             ],
         );
-        // Products of many factors leave any range: scan tanh's values.
+        // Products of many factors leave any range, and where they underflow depends on their
+        // order: scan factors within 1% of 1 (1024 of them stay within e^±11).
         let arg = if f == "cumprod" {
-            format!("tanh({})", self.full(&x))
+            format!("(1.0 + 0.01 * tanh({}))", self.full(&x))
         } else {
             self.full(&x)
         };

@@ -5,7 +5,8 @@
 //! ```text
 //! tile-fuzz diff [--seed S] [--count N] [--first I] [--jobs J] [--time-limit-ms T]
 //!                [--out DIR] [--interp-only] [--in-process]
-//! tile-fuzz diff --seed S --case I [--show]     # one case, in this process, verbose
+//! tile-fuzz diff --seed S --case I [--text FILE]  # one case (or FILE's kernel with its
+//!                                                 # launch), in this process, verbose
 //! ```
 //!
 //! Case `I` of seed `S` is the same kernel and inputs on every machine. Each case runs in a
@@ -47,6 +48,9 @@ pub struct DiffOptions {
     in_process: bool,
     /// Replay this one case verbosely.
     case: Option<usize>,
+    /// With `case`: this kernel text instead of the generated one (same launch), to try a
+    /// variant of a finding by hand.
+    text: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<DiffOptions, String> {
@@ -61,6 +65,7 @@ fn parse(args: &[String]) -> Result<DiffOptions, String> {
         interp_only: false,
         in_process: false,
         case: None,
+        text: None,
     };
     let mut i = 0;
     while i < args.len() {
@@ -90,6 +95,7 @@ fn parse(args: &[String]) -> Result<DiffOptions, String> {
                     "--time-limit-ms" => o.limit = Duration::from_millis(num()?),
                     "--out" => o.out = PathBuf::from(val),
                     "--case" => o.case = Some(num()? as usize),
+                    "--text" => o.text = Some(PathBuf::from(val)),
                     _ => return Err(format!("unknown argument `{flag}` (see the module docs)")),
                 }
                 i += 1;
@@ -267,7 +273,16 @@ pub fn worker() -> ExitCode {
 /// `--case I`: prints the kernel and its launch, runs it in this process and prints the verdict;
 /// for a mismatch also the minimized kernel.
 fn replay(o: &DiffOptions, i: usize) -> ExitCode {
-    let case = gen::case(&mut case_rng(o.seed, i));
+    let mut case = gen::case(&mut case_rng(o.seed, i));
+    if let Some(file) = &o.text {
+        match std::fs::read_to_string(file) {
+            Ok(t) => case.text = t,
+            Err(e) => {
+                eprintln!("tile-fuzz diff: --text {}: {e}", file.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     println!("// seed {} case {i}\n{}", o.seed, case.text);
     println!(
         "// grid {:?}, special inputs: {}, params: {}",
@@ -275,7 +290,7 @@ fn replay(o: &DiffOptions, i: usize) -> ExitCode {
         case.special,
         run::describe(&case.params)
     );
-    let (v, msg) = run::run_case(o.seed, i, o.interp_only);
+    let (v, msg) = run::run_text(&case, &case.text, o.interp_only);
     println!("// {}: {msg}", v.name());
     if v == Verdict::Mismatch {
         let small = run::minimize(&case, o.interp_only);
