@@ -505,6 +505,12 @@ impl<'a> Gen<'a> {
     /// `e` as a tile of the kernel's full shape (scalars and reduced rows or columns
     /// broadcast), for the operations that take only tiles.
     fn full(&self, e: &E) -> String {
+        if e.mul {
+            // Not `+ 0.0`: the add may fuse with the product into an FMA, which keeps the sign
+            // of an underflowed product (`-a·a + 0` is `+0` rounded twice, `-0` fused).
+            let offs = self.offs();
+            return format!("select({offs} == {offs}, {}, 0.0)", e.s);
+        }
         let shape = match self.shape {
             Shape::One(b) => format!("[{b}]"),
             Shape::Two(m, n) => format!("[{m}, {n}]"),
