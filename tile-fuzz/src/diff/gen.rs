@@ -133,6 +133,13 @@ impl E {
         self.scalar = scalar;
         self
     }
+
+    /// Moves data without rounding it (a transpose, reshape, roll, gather, a reduction or scan
+    /// along an axis of one element): a product stays one that a later add may fuse.
+    fn keeps_product(mut self, x: &E) -> E {
+        self.mul = x.mul;
+        self
+    }
 }
 
 /// The shape of the kernel's tiles.
@@ -442,7 +449,7 @@ impl<'a> Gen<'a> {
                     Shape::One(n) => (format!("[1, {n}]"), format!("[{n}]")),
                     Shape::Two(m, n) => (format!("[{}]", m * n), format!("[{m}, {n}]")),
                 };
-                E::new(format!("({t}).reshape({there}).reshape({back})"), x.exact)
+                E::new(format!("({t}).reshape({there}).reshape({back})"), x.exact).keeps_product(&x)
             }
             15 => {
                 let x = self.fexpr(b);
@@ -452,10 +459,11 @@ impl<'a> Gen<'a> {
                     format!("({}).roll({shift}, {axis})", self.full(&x)),
                     x.exact,
                 )
+                .keeps_product(&x)
             }
             16 if self.square() => {
                 let x = self.fexpr(b);
-                E::new(format!("({}).trans()", self.full(&x)), x.exact)
+                E::new(format!("({}).trans()", self.full(&x)), x.exact).keeps_product(&x)
             }
             17 => {
                 let x = self.fexpr(b);
@@ -465,6 +473,7 @@ impl<'a> Gen<'a> {
                     format!("gather({}, {}, {axis})", self.full(&x), self.ifull(&i)),
                     x.exact && i.exact,
                 )
+                .keeps_product(&x)
             }
             18 => {
                 self.seed = true;
@@ -567,7 +576,9 @@ impl<'a> Gen<'a> {
         let f = pick(self.r, &["sum", "max", "min", "sum"]);
         let exact = x.exact && f != "sum";
         match self.shape {
-            Shape::One(_) => E::new(format!("({}).{f}(0)", self.full(&x)), exact).scalar(true),
+            Shape::One(_) => E::new(format!("({}).{f}(0)", self.full(&x)), exact)
+                .scalar(true)
+                .keeps_product(&x),
             Shape::Two(m, n) => {
                 let axis = self.r.below(2);
                 let back = if self.r.below(3) == 0 {
@@ -579,6 +590,7 @@ impl<'a> Gen<'a> {
                     format!("({}).{f}({axis}).expand_dims({axis}){back}", self.full(&x)),
                     exact,
                 )
+                .keeps_product(&x)
             }
         }
     }
@@ -619,9 +631,10 @@ impl<'a> Gen<'a> {
             return E::new(
                 format!("associative_scan({arg}, {axis}, {combine}{rev})"),
                 exact,
-            );
+            )
+            .keeps_product(&x);
         }
-        E::new(format!("({arg}).{f}({axis}{rev})"), exact)
+        E::new(format!("({arg}).{f}({axis}{rev})"), exact).keeps_product(&x)
     }
 
     fn iexpr(&mut self, budget: usize) -> E {
