@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # scripts/gpu/diff.sh: runs THERE, on the GPU machine, from the repository root, after
 # `scripts/gpu/build.sh --diff-only` (or `--diff`) here; the call carries .device-pack.
-# Differential testing: N generated kernels, each compiled there, run on the interpreter and on
-# the GPU with the same inputs, the outputs compared (tile-fuzz/src/diff/mod.rs). Prints the
-# counts per outcome and the cases to replay; a sample also runs under compute-sanitizer.
+# Differential testing: the saved findings (tile-fuzz/regressions/), then N generated kernels,
+# each compiled there, run on the interpreter and on the GPU with the same inputs, the outputs
+# compared (tile-fuzz/src/diff/mod.rs). Prints the counts per outcome and the cases to replay; a
+# sample also runs under compute-sanitizer.
 #
 # Usage: bash scripts/gpu/diff.sh [--count N] [--seed S] [--first I] [--target sm_80]
 #                                 [--jobs J] [--sanitize K] [--sanitize-tools "memcheck racecheck"]
@@ -14,7 +15,7 @@
 #                   with REPLAY_MEMCHECK=1 under memcheck (which names a fault's instruction
 #                   and address)
 # Environment: OUT (results, default bench-out/, git-ignored).
-# Writes: $OUT/diff.txt (the report), $OUT/diff-findings.tgz (each failed case's kernel, its
+# Writes: $OUT/regressions.txt, $OUT/diff.txt (the report), $OUT/diff-findings.tgz (each failed case's kernel, its
 # minimized form and its replay command), $OUT/sanitize-*.txt, $OUT/replays.txt.
 set -uo pipefail
 COUNT=2000; SEED=1; FIRST=0; JOBS=$(nproc); SAN=0; TOOLS="memcheck racecheck synccheck"; REPLAY=""
@@ -41,6 +42,11 @@ fi
 export LD_LIBRARY_PATH="$X/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/device: /'
 echo "tester: $(cat "$X/MANIFEST"), target ${TILE_TARGET:-newest}"
+# The saved findings first (tile-fuzz/regressions/: each kernel with its launch): each must agree.
+for f in tile-fuzz/regressions/*.rs; do
+  "$X/tile-fuzz" diff --text "$f" 2>&1 | tail -1 | cut -c1-200
+done | tee "$OUT/regressions.txt"
+grep -qE ': (mismatch|launch-error|interpreter-error|compile-bug|crash)' "$OUT/regressions.txt" && echo "REGRESSION: a saved finding fails again"
 "$X/tile-fuzz" diff --seed "$SEED" --first "$FIRST" --count "$COUNT" --jobs "$JOBS" --out /tmp/diff-findings 2>"$OUT/diff-progress.txt" | tee "$OUT/diff.txt"
 RC=${PIPESTATUS[0]}
 [ -d /tmp/diff-findings ] && tar -C /tmp -czf "$OUT/diff-findings.tgz" diff-findings

@@ -7,6 +7,7 @@
 //!                [--out DIR] [--interp-only] [--in-process]
 //! tile-fuzz diff --seed S --case I [--text FILE]  # one case (or FILE's kernel with its
 //!                                                 # launch), in this process, verbose
+//! tile-fuzz diff --text FILE [--interp-only]       # a saved kernel with its `// launch:` line
 //! ```
 //!
 //! Case `I` of seed `S` is the same kernel and inputs on every machine. Each case runs in a
@@ -125,6 +126,9 @@ pub fn main(args: &[String]) -> ExitCode {
     };
     if let Some(i) = o.case {
         return replay(&o, i);
+    }
+    if let Some(file) = &o.text {
+        return replay_file(file, o.interp_only);
     }
     let mode = if o.interp_only {
         "interpreter only"
@@ -303,6 +307,36 @@ fn replay(o: &DiffOptions, i: usize) -> ExitCode {
     }
 }
 
+/// `--text FILE` alone: the kernel in FILE with the launch on its `// launch:` line (a saved
+/// finding, see [`run::launch_line`]).
+fn replay_file(file: &std::path::Path, interp_only: bool) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("tile-fuzz diff: {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let Some(line) = text.lines().find_map(|l| l.strip_prefix("// launch:")) else {
+        eprintln!("tile-fuzz diff: {}: no `// launch:` line", file.display());
+        return ExitCode::from(2);
+    };
+    let case = match run::parse_launch(line, text.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tile-fuzz diff: {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let (v, msg) = run::run_text(&case, &case.text, interp_only);
+    println!("{}: {}: {msg}", file.display(), v.name());
+    if v.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn report(o: &DiffOptions, results: &[(usize, Verdict, String)], took: Duration) -> ExitCode {
     let mut counts: BTreeMap<Verdict, usize> = BTreeMap::new();
     for (_, v, _) in results {
@@ -336,12 +370,13 @@ fn report(o: &DiffOptions, results: &[(usize, Verdict, String)], took: Duration)
         };
         let file = o.out.join(format!("{}-{}-{i}.rs", v.name(), o.seed));
         let body = format!(
-            "// {}: {msg}\n// replay: tile-fuzz diff --seed {} --case {i}\n// grid {:?}, special inputs: {}, params: {}\n// minimized:\n{small}\n// original:\n{}",
+            "// {}: {msg}\n// replay: tile-fuzz diff --seed {} --case {i}\n// grid {:?}, special inputs: {}, params: {}\n// launch: {}\n// minimized:\n{small}\n// original:\n{}",
             v.name(),
             o.seed,
             case.grid,
             case.special,
             run::describe(&case.params),
+            run::launch_line(&case),
             case.text
         );
         let _ = std::fs::write(&file, body);

@@ -114,6 +114,100 @@ pub fn describe(params: &[Param]) -> String {
         .join(", ")
 }
 
+/// The launch of `case` on one line, as [`parse_launch`] reads it back: `grid X Y Z; special
+/// 0|1; data SEED;` then per parameter `name dtype len offset role tol` for a buffer (`tol`:
+/// `exact` or the relative tolerance, with `dot` before it for a `dot`'s) or `name dtype value`
+/// for a scalar. A finding saved with it replays whatever the generator has become.
+pub fn launch_line(case: &Case) -> String {
+    let mut parts = vec![
+        format!("grid {} {} {}", case.grid[0], case.grid[1], case.grid[2]),
+        format!("special {}", u8::from(case.special)),
+        format!("data {}", case.data_seed),
+    ];
+    for p in &case.params {
+        parts.push(match p {
+            Param::Buf(b) => {
+                let role = match b.role {
+                    Role::Input => "input",
+                    Role::Output => "output",
+                    Role::Atomic => "atomic",
+                };
+                let tol = match b.tol {
+                    Tol::Exact => "exact".to_string(),
+                    Tol::Approx(r) => format!("{r:e}"),
+                    Tol::Dot(r) => format!("dot {r:e}"),
+                };
+                format!("{} {} {} {} {role} {tol}", b.name, b.dtype, b.len, b.offset)
+            }
+            Param::I32(n, v) => format!("{n} i32 {v}"),
+            Param::F32(n, v) => format!("{n} f32 {v:e}"),
+        });
+    }
+    parts.join("; ")
+}
+
+/// The launch [`launch_line`] wrote, with `text` as the kernel.
+pub fn parse_launch(line: &str, text: String) -> Result<Case, String> {
+    let mut case = Case {
+        text,
+        params: Vec::new(),
+        grid: [1, 1, 1],
+        special: false,
+        data_seed: 0,
+    };
+    let bad = |what: &str| format!("launch line: cannot read `{what}`");
+    for part in line.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let w: Vec<&str> = part.split_whitespace().collect();
+        let num = |i: usize| -> Result<u64, String> {
+            w.get(i)
+                .and_then(|x| x.parse().ok())
+                .ok_or_else(|| bad(part))
+        };
+        match w.as_slice() {
+            ["grid", ..] => case.grid = [num(1)? as u32, num(2)? as u32, num(3)? as u32],
+            ["special", ..] => case.special = num(1)? == 1,
+            ["data", ..] => case.data_seed = num(1)?,
+            [name, "i32", v] => case.params.push(Param::I32(
+                name.to_string(),
+                v.parse().map_err(|_| bad(part))?,
+            )),
+            [name, "f32", v] => case.params.push(Param::F32(
+                name.to_string(),
+                v.parse().map_err(|_| bad(part))?,
+            )),
+            [name, dtype, _, _, role, tol @ ..] => {
+                let dtype = DType::ALL
+                    .into_iter()
+                    .find(|d| d.to_string() == *dtype)
+                    .ok_or_else(|| bad(part))?;
+                let role = match *role {
+                    "input" => Role::Input,
+                    "output" => Role::Output,
+                    "atomic" => Role::Atomic,
+                    _ => return Err(bad(part)),
+                };
+                let rtol = |t: &str| t.parse::<f64>().map_err(|_| bad(part));
+                let tol = match tol {
+                    ["exact"] => Tol::Exact,
+                    ["dot", r] => Tol::Dot(rtol(r)?),
+                    [r] => Tol::Approx(rtol(r)?),
+                    _ => return Err(bad(part)),
+                };
+                case.params.push(Param::Buf(Buf {
+                    name: name.to_string(),
+                    dtype,
+                    len: num(2)? as usize,
+                    offset: num(3)? as usize,
+                    role,
+                    tol,
+                }));
+            }
+            _ => return Err(bad(part)),
+        }
+    }
+    Ok(case)
+}
+
 /// Case `i` of `seed`, run.
 pub fn run_case(seed: u64, i: usize, interp_only: bool) -> (Verdict, String) {
     let case = gen::case(&mut super::case_rng(seed, i));
