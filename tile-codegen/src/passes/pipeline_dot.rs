@@ -811,23 +811,10 @@ fn retire_fresh_a(f: &mut Function, body: BlockId, r: ValueId, a: ValueId) {
     };
     // Where `a` is computed: the body op that holds its definition (the loop's head for an
     // argument of the body).
-    let at_def = f.def_op(a).and_then(|d| {
-        ops.iter().position(|&o| {
-            let mut stack = vec![o];
-            while let Some(x) = stack.pop() {
-                if x == d {
-                    return true;
-                }
-                for &rg in &f.op(x).regions {
-                    for &b in &f.regions[rg.index()].blocks {
-                        stack.extend(&f.blocks[b.index()].ops);
-                    }
-                }
-            }
-            false
-        })
-    });
-    let at_def = at_def.unwrap_or(0);
+    let at_def = f
+        .def_op(a)
+        .and_then(|d| ops.iter().position(|&o| holds(f, o, d)))
+        .unwrap_or(0);
     let covered = ops.iter().enumerate().any(|(p, &o)| {
         matches!(f.op(o).kind, OpKind::WarpGroupWait { pending: 0 }) && (p > at_dot || p < at_def)
     });
@@ -859,15 +846,18 @@ fn computed_in_loop(f: &Function, body: BlockId, v: ValueId) -> bool {
     if f.blocks[body.index()].args.contains(&v) {
         return true;
     }
-    let Some(def) = f.def_op(v) else {
-        return false;
-    };
-    let mut stack = f.blocks[body.index()].ops.clone();
-    while let Some(op) = stack.pop() {
-        if op == def {
+    f.def_op(v)
+        .is_some_and(|def| f.blocks[body.index()].ops.iter().any(|&o| holds(f, o, def)))
+}
+
+/// Whether `op` is `inner` or holds it in one of its regions, at any depth.
+fn holds(f: &Function, op: OpId, inner: OpId) -> bool {
+    let mut stack = vec![op];
+    while let Some(x) = stack.pop() {
+        if x == inner {
             return true;
         }
-        for &r in &f.op(op).regions {
+        for &r in &f.op(x).regions {
             for &b in &f.regions[r.index()].blocks {
                 stack.extend(&f.blocks[b.index()].ops);
             }
