@@ -262,7 +262,11 @@ pub fn worker() -> ExitCode {
             // Minimized here, in parallel with the other workers' cases.
             let case = gen::case(&mut case_rng(seed, i as usize));
             let small = run::minimize(&case, only == 1);
-            msg = format!("{msg}{MINIMIZED}{}", crate::escape(&small.text));
+            msg = format!(
+                "{msg}{MINIMIZED}{}{MINIMIZED}{}",
+                crate::escape(&small.text),
+                run::launch_line(&small)
+            );
         }
         if writeln!(stdout, "{}\t{}", v.name(), msg)
             .and_then(|_| stdout.flush())
@@ -298,7 +302,11 @@ fn replay(o: &DiffOptions, i: usize) -> ExitCode {
     println!("// {}: {msg}", v.name());
     if v == Verdict::Mismatch {
         let small = run::minimize(&case, o.interp_only);
-        println!("// minimized:\n{}", small.text);
+        println!(
+            "// minimized (save it with this line to replay it with --text):\n// launch: {}\n{}",
+            run::launch_line(&small),
+            small.text
+        );
     }
     if v.passed() {
         ExitCode::SUCCESS
@@ -361,16 +369,19 @@ fn report(o: &DiffOptions, results: &[(usize, Verdict, String)], took: Duration)
     }
     for (n, (i, v, msg)) in bad.iter().enumerate() {
         let case = gen::case(&mut case_rng(o.seed, *i));
-        let (msg, small) = match msg.split_once(MINIMIZED) {
-            Some((m, small)) => (m.to_string(), crate::unescape(small)),
-            None if *v == Verdict::Mismatch && o.in_process => {
-                (msg.clone(), run::minimize(&case, o.interp_only).text)
+        let mut parts = msg.split(MINIMIZED);
+        let msg = parts.next().unwrap_or_default().to_string();
+        let (small, small_launch) = match (parts.next(), parts.next()) {
+            (Some(t), Some(l)) => (crate::unescape(t), l.to_string()),
+            _ if *v == Verdict::Mismatch && o.in_process => {
+                let c = run::minimize(&case, o.interp_only);
+                (c.text.clone(), run::launch_line(&c))
             }
-            None => (msg.clone(), String::new()),
+            _ => (String::new(), String::new()),
         };
         let file = o.out.join(format!("{}-{}-{i}.rs", v.name(), o.seed));
         let body = format!(
-            "// {}: {msg}\n// replay: tile-fuzz diff --seed {} --case {i}\n// grid {:?}, special inputs: {}, params: {}\n// launch: {}\n// minimized:\n{small}\n// original:\n{}",
+            "// {}: {msg}\n// replay: tile-fuzz diff --seed {} --case {i}\n// grid {:?}, special inputs: {}, params: {}\n// minimized (its launch: {small_launch}):\n{small}\n// original:\n// launch: {}\n{}",
             v.name(),
             o.seed,
             case.grid,

@@ -687,13 +687,17 @@ impl fmt::Display for Shown {
     }
 }
 
-/// The smallest kernel [`super::shrink`] finds that still mismatches (within 300 tries).
+/// The smallest kernel [`super::shrink`] finds that still mismatches (within 300 tries), then
+/// the smallest launch ([`super::shrink::shrink_launch`], within 40).
 pub fn minimize(case: &Case, interp_only: bool) -> Case {
     let text = super::shrink::shrink(&case.text, 300, |t| {
         run_text(case, t, interp_only).0 == Verdict::Mismatch
     });
-    Case {
+    let small = Case {
         text,
         ..case.clone()
-    }
+    };
+    super::shrink::shrink_launch(&small, 40, |c| {
+        run_text(c, &c.text, interp_only).0 == Verdict::Mismatch
+    })
 }

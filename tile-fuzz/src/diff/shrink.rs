@@ -1,6 +1,7 @@
 //! Shrinking a failing kernel on its syntax tree: delete a statement, or replace an expression
 //! by one of its operands (`min(a, min(b, c))` → `min(b, c)` → `b`), keeping each step that
-//! still fails, until no step does or the budget is spent. The launch stays the case's.
+//! still fails, until no step does or the budget is spent; then its launch ([`shrink_launch`]:
+//! fewer programs, smaller extents).
 //!
 //! What makes a generated kernel deterministic is left alone: the bindings of its offsets and
 //! masks ([`PROTECTED`]), the address and mask of every store and atomic, and the coordinates of
@@ -158,6 +159,53 @@ pub fn shrink(text: &str, mut budget: usize, mut fails: impl FnMut(&str) -> bool
     print(&f)
 }
 
+/// The smallest launch of `case` for which `fails` holds, trying at most `budget` candidates:
+/// each grid axis cut to one program, then halved; each extent (`m`, `n`, `k`) halved. Buffers
+/// keep their lengths, which the smaller extents' masks stay within.
+pub fn shrink_launch(
+    case: &super::gen::Case,
+    mut budget: usize,
+    mut fails: impl FnMut(&super::gen::Case) -> bool,
+) -> super::gen::Case {
+    use super::gen::Param;
+    let mut best = case.clone();
+    let mut progress = true;
+    while progress && budget > 0 {
+        progress = false;
+        let mut candidates = Vec::new();
+        for axis in 0..3 {
+            for smaller in [1, best.grid[axis] / 2] {
+                if smaller >= 1 && smaller < best.grid[axis] {
+                    let mut c = best.clone();
+                    c.grid[axis] = smaller;
+                    candidates.push(c);
+                }
+            }
+        }
+        for (i, p) in best.params.iter().enumerate() {
+            if let Param::I32(name, v) = p {
+                if ["m", "n", "k"].contains(&name.as_str()) && *v > 1 {
+                    let mut c = best.clone();
+                    c.params[i] = Param::I32(name.clone(), v / 2);
+                    candidates.push(c);
+                }
+            }
+        }
+        for c in candidates {
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            if fails(&c) {
+                best = c;
+                progress = true;
+                break;
+            }
+        }
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +230,28 @@ mod tests {
         assert!(small.contains("store(p + offs2,"), "{small}");
         assert!(small.contains("offs2 < n"), "{small}");
         assert!(!small.contains("let v"), "{small}");
+    }
+
+    /// A launch shrinks while the failure stays: here it needs `n >= 5` and two programs.
+    #[test]
+    fn shrinks_the_launch() {
+        use crate::diff::gen::{Case, Param};
+        let case = Case {
+            text: String::new(),
+            params: vec![Param::I32("n".into(), 100), Param::I32("seed".into(), 77)],
+            grid: [8, 4, 1],
+            special: false,
+            data_seed: 0,
+        };
+        let n = |c: &Case| match c.params[0] {
+            Param::I32(_, v) => v,
+            _ => 0,
+        };
+        let small = shrink_launch(&case, 100, |c| n(c) >= 5 && c.grid[0] >= 2);
+        assert_eq!(small.grid, [2, 1, 1]);
+        assert_eq!(n(&small), 6);
+        // Parameters other than the extents stay.
+        assert!(matches!(small.params[1], Param::I32(_, 77)));
     }
 
     /// Edits are numbered from the outside in and end.
