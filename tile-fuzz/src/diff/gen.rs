@@ -3,8 +3,8 @@
 //! GPU must agree with the interpreter.
 //!
 //! Three shapes of kernel, weighted toward the layout-heavy ones:
-//! - **1-D**: a `[B]` tile per program over `n` ragged elements;
-//! - **2-D**: a `[BM, BN]` tile of an `m × n` row-major matrix (inputs read row-major or
+//! - **1-D**: a `[B]` tile per program over `n` ragged elements (`B` from 1 to 4096);
+//! - **2-D**: a `[BM, BN]` tile (1 to 128 a side, up to 8192 elements) of an `m × n` row-major matrix (inputs read row-major or
 //!   transposed), reductions and scans along either axis, transposes of square tiles;
 //! - **dot**: a `K` loop of `dot`s (f16, bf16, f32 exact or tf32) whose operands come from
 //!   pointer tiles (affine or advanced in the loop), tensor descriptors or a computed tile, with
@@ -991,7 +991,13 @@ fn scalars(r: &mut Rng, params: &mut Vec<Param>, ints: &[(&str, i32)]) {
 }
 
 fn one_d(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
-    let b = 1u32 << r.below(11);
+    // Up to 1024 mostly, now and then 2048 or 4096 (register limits reject some of those).
+    let b = 1u32
+        << if r.below(8) == 0 {
+            11 + r.below(2)
+        } else {
+            r.below(11)
+        };
     let blocks = 1 + r.below(4) as u32;
     let n = ragged(r, b, blocks);
     let extra = r.below(3) as u32 / 2;
@@ -1017,13 +1023,13 @@ fn one_d(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
 
 fn two_d(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
     let (bm, bn) = loop {
-        let bm = 1u32 << r.below(7);
+        let bm = 1u32 << r.below(8);
         let bn = if r.below(3) == 0 {
             bm
         } else {
-            1u32 << r.below(7)
+            1u32 << r.below(8)
         };
-        if bm * bn <= 4096 {
+        if bm * bn <= 8192 {
             break (bm, bn);
         }
     };
