@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! tile-fuzz diff [--seed S] [--count N] [--first I] [--jobs J] [--time-limit-ms T]
-//!                [--out DIR] [--interp-only] [--in-process]
+//!                [--out DIR] [--interp-only] [--in-process] [--ptxas]
 //! tile-fuzz diff --seed S --case I [--text FILE]  # one case (or FILE's kernel with its
 //!                                                 # launch), in this process, verbose
 //! tile-fuzz diff --text FILE [--interp-only]       # a saved kernel with its `// launch:` line
@@ -18,7 +18,9 @@
 //! every case for both targets, runs the interpreter and assembles nothing else: CI's run, on a
 //! machine without a GPU; with `TILE_FUZZ_PTXAS` set (`--ptxas`) every module is assembled
 //! too and spills are findings. Mismatches are minimized (statements deleted, expressions
-//! replaced by their operands, while the mismatch stays: [`shrink`]) and written to `--out` (default `target/diff`), with the command that replays them.
+//! replaced by their operands, then fewer programs and smaller extents, while the mismatch
+//! stays: [`shrink`]) and written to `--out` (default `target/diff`) with their launches and the
+//! command that replays them.
 
 pub mod gen;
 mod run;
