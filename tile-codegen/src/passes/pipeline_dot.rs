@@ -782,20 +782,7 @@ fn place_waits(f: &mut Function, body: BlockId, issued: &[ValueId], across: bool
                 (r, p, before(p, i + 1))
             }
         };
-        let mut b = Builder { block: body, at };
-        let w = b.val(f, OpKind::WarpGroupWait { pending }, vec![value], ty);
-        let wait_op = f.def_op(w);
-        // Every other use reads the completed value.
-        for o in f.blocks[body.index()].ops.clone() {
-            if Some(o) == wait_op {
-                continue;
-            }
-            for v in f.ops[o.index()].operands.iter_mut() {
-                if *v == value {
-                    *v = w;
-                }
-            }
-        }
+        wait_in_body(f, body, at, pending, value, ty);
     }
     deferred
 }
@@ -822,18 +809,28 @@ fn retire_fresh_a(f: &mut Function, body: BlockId, r: ValueId, a: ValueId) {
         return;
     }
     let ty = f.ty(r).clone();
-    let mut b = Builder {
-        block: body,
-        at: at_dot + 1,
-    };
-    let w = b.val(f, OpKind::WarpGroupWait { pending: 0 }, vec![r], ty);
+    wait_in_body(f, body, at_dot + 1, 0, r, ty);
+}
+
+/// Inserts `warp_group_wait {pending} value` at position `at` of the loop body, and makes every
+/// other use of `value` in the body read the completed value.
+fn wait_in_body(
+    f: &mut Function,
+    body: BlockId,
+    at: usize,
+    pending: u32,
+    value: ValueId,
+    ty: Type,
+) {
+    let mut b = Builder { block: body, at };
+    let w = b.val(f, OpKind::WarpGroupWait { pending }, vec![value], ty);
     let wait_op = f.def_op(w);
     for o in f.blocks[body.index()].ops.clone() {
         if Some(o) == wait_op {
             continue;
         }
         for v in f.ops[o.index()].operands.iter_mut() {
-            if *v == r {
+            if *v == value {
                 *v = w;
             }
         }
