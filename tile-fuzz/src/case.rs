@@ -142,13 +142,24 @@ pub fn compile_kernels(
     text: &str,
 ) -> Result<Vec<tile_codegen::pipeline::CompiledKernel>, (Outcome, String)> {
     let (item, args) = parse_case(text)?;
+    compile_parsed(&item, args)
+}
+
+/// Compiles a parsed case in this process, catching a panic. TILE_DUMP and TILE_DUMP_DIR work as
+/// for the macro (useful with `replay`); with `--ptxas` (the worker's [`PTXAS_ENV`]) cases build
+/// as the macro builds them with a ptxas at hand: assembled, under the spill policy
+/// (`pipeline`).
+fn compile_parsed(
+    item: &syn::ItemFn,
+    args: proc_macro2::TokenStream,
+) -> Result<Vec<tile_codegen::pipeline::CompiledKernel>, (Outcome, String)> {
     let mut dump = DumpConfig::from_env().unwrap_or_default();
     if let Some(ptxas) = std::env::var_os(PTXAS_ENV) {
         dump.cubin = Some(ptxas.into());
     }
     let run = catch_unwind(AssertUnwindSafe(|| {
         let opts = parse_options(args)?;
-        compile_with(&item, &functions(&item)?, &opts, &dump)
+        compile_with(item, &functions(item)?, &opts, &dump)
     }));
     match run {
         Err(p) => Err((Outcome::Panic, one_line(&panic_text(&p)))),
@@ -165,26 +176,15 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_default()
 }
 
-/// Compiles a parsed case in this process, catching a panic.
+/// Compiles a parsed case in this process and classifies the result.
 fn compile_item(item: &syn::ItemFn, args: proc_macro2::TokenStream) -> (Outcome, String) {
-    // TILE_DUMP and TILE_DUMP_DIR work as for the macro (useful with `replay`).
-    let mut dump = DumpConfig::from_env().unwrap_or_default();
-    // With `--ptxas`, cases build as the macro builds them with a ptxas at hand: assembled,
-    // under the spill policy (`pipeline`), which [`spills`] then checks.
-    if let Some(ptxas) = std::env::var_os(PTXAS_ENV) {
-        dump.cubin = Some(ptxas.into());
-    }
-    let run = catch_unwind(AssertUnwindSafe(|| {
-        let opts = parse_options(args)?;
-        compile_with(item, &functions(item)?, &opts, &dump)
-    }));
-    match run {
-        Err(p) => (Outcome::Panic, one_line(&panic_text(&p))),
-        Ok(Ok(kernels)) => match std::env::var_os(PTXAS_ENV) {
+    match compile_parsed(item, args) {
+        // Assembled under `--ptxas`: [`spills`] checks the result.
+        Ok(kernels) => match std::env::var_os(PTXAS_ENV) {
             Some(ptxas) => spills(&kernels, std::path::Path::new(&ptxas)),
             None => (Outcome::Compiled, String::new()),
         },
-        Ok(Err(e)) => classify(&e),
+        Err(out) => out,
     }
 }
 
