@@ -321,51 +321,68 @@ impl Worker {
     }
 }
 
-/// Compiles `text` in `slot`'s worker (starting one if needed) within `limit`.
-fn run_case(slot: &mut Option<Worker>, text: &str, limit: Duration) -> (Outcome, String, Duration) {
+/// What became of a line put to a worker.
+enum Answer {
+    /// Its answer: the outcome's name and the message.
+    Line(String, String),
+    /// Over the time limit (the worker is stopped).
+    Timeout(String),
+    /// The worker could not start or died (it is gone).
+    Died(String),
+}
+
+/// Puts `line` to `slot`'s worker, started as `tile-fuzz MODE` if there is none, and waits up
+/// to `limit`; a worker that times out or dies leaves the slot empty. Also returns the time the
+/// worker took (its start not counted).
+fn ask_worker(
+    slot: &mut Option<Worker>,
+    mode: &str,
+    line: &str,
+    limit: Duration,
+) -> (Answer, Duration) {
     if slot.is_none() {
-        match Worker::spawn("worker") {
+        match Worker::spawn(mode) {
             Ok(w) => *slot = Some(w),
-            Err(e) => return (Outcome::Crash, e, Duration::ZERO),
+            Err(e) => return (Answer::Died(e), Duration::ZERO),
         }
     }
     let Some(w) = slot.as_mut() else {
-        return (Outcome::Crash, "no worker".into(), Duration::ZERO);
+        return (Answer::Died("no worker".into()), Duration::ZERO);
     };
     let start = Instant::now();
-    let sent = writeln!(w.stdin, "{}", escape(text)).and_then(|_| w.stdin.flush());
-    let answer = match sent {
-        Ok(()) => w.lines.recv_timeout(limit),
-        Err(_) => Err(RecvTimeoutError::Disconnected),
-    };
+    let answer = w.ask(line, limit);
     let took = start.elapsed();
-    match answer {
+    let answer = match answer {
         Ok(line) => {
             let (name, msg) = line.split_once('\t').unwrap_or((line.as_str(), ""));
-            let o = Outcome::from_name(name).unwrap_or(Outcome::Crash);
-            (o, msg.to_string(), took)
+            Answer::Line(name.to_string(), msg.to_string())
         }
-        Err(RecvTimeoutError::Timeout) => {
-            if let Some(w) = slot.take() {
-                w.stop();
-            }
-            (
-                Outcome::Timeout,
-                format!("over {} ms", limit.as_millis()),
-                took,
-            )
-        }
-        Err(RecvTimeoutError::Disconnected) => {
+        Err(timed_out) => {
             let status = slot.take().map(|mut w| {
-                let s = w.child.wait();
-                format!("{s:?}")
+                let _ = w.child.kill();
+                format!("{:?}", w.child.wait())
             });
-            (
-                Outcome::Crash,
-                format!("worker died: {}", status.unwrap_or_default()),
-                took,
-            )
+            if timed_out {
+                Answer::Timeout(format!("over {} ms", limit.as_millis()))
+            } else {
+                Answer::Died(format!("worker died: {}", status.unwrap_or_default()))
+            }
         }
+    };
+    (answer, took)
+}
+
+/// Compiles `text` in `slot`'s worker (starting one if needed) within `limit`.
+fn run_case(slot: &mut Option<Worker>, text: &str, limit: Duration) -> (Outcome, String, Duration) {
+    let (answer, took) = ask_worker(slot, "worker", &escape(text), limit);
+    match answer {
+        Answer::Line(name, msg) => (
+            Outcome::from_name(&name).unwrap_or(Outcome::Crash),
+            msg,
+            took,
+        ),
+        Answer::Timeout(msg) => (Outcome::Timeout, msg, took),
+        Answer::Died(msg) => (Outcome::Crash, msg, took),
     }
 }
 

@@ -35,7 +35,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::rng::Rng;
-use crate::Worker;
+use crate::{Answer, Worker};
 
 pub use run::Verdict;
 
@@ -210,36 +210,11 @@ fn remote(
     interp_only: bool,
     limit: Duration,
 ) -> (Verdict, String) {
-    if slot.is_none() {
-        match Worker::spawn("diff-worker") {
-            Ok(w) => *slot = Some(w),
-            Err(e) => return (Verdict::Crash, e),
-        }
-    }
-    let Some(w) = slot.as_mut() else {
-        return (Verdict::Crash, "no worker".into());
-    };
-    match w.ask(&format!("{seed} {i} {}", u8::from(interp_only)), limit) {
-        Ok(line) => {
-            let (name, msg) = line.split_once('\t').unwrap_or((line.as_str(), ""));
-            let v = Verdict::from_name(name).unwrap_or(Verdict::Crash);
-            (v, msg.to_string())
-        }
-        Err(timed_out) => {
-            let w = slot.take();
-            let status = w.map(|mut w| {
-                let _ = w.child.kill();
-                format!("{:?}", w.child.wait())
-            });
-            if timed_out {
-                (Verdict::Timeout, format!("over {} ms", limit.as_millis()))
-            } else {
-                (
-                    Verdict::Crash,
-                    format!("worker died: {}", status.unwrap_or_default()),
-                )
-            }
-        }
+    let line = format!("{seed} {i} {}", u8::from(interp_only));
+    match crate::ask_worker(slot, "diff-worker", &line, limit).0 {
+        Answer::Line(name, msg) => (Verdict::from_name(&name).unwrap_or(Verdict::Crash), msg),
+        Answer::Timeout(msg) => (Verdict::Timeout, msg),
+        Answer::Died(msg) => (Verdict::Crash, msg),
     }
 }
 
