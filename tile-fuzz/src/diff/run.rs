@@ -639,16 +639,15 @@ fn compare_one(b: &Buf, before: &Host, want: &Host, got: &Host) -> Tally {
         if wb == gb || (want.is_float() && w.is_nan() && g.is_nan()) {
             continue;
         }
-        // Beyond this magnitude a value may overflow on one side only.
-        const HUGE: f64 = 1e28;
         let ok = match b.tol {
             Tol::Exact => false,
             Tol::Approx(rtol) | Tol::Dot(rtol) if w.is_finite() && g.is_finite() => {
                 (w - g).abs() <= rtol * scale
             }
             Tol::Dot(_) if !w.is_finite() && !g.is_finite() => true,
-            Tol::Approx(_) | Tol::Dot(_) => {
-                w == g || (w.abs() > HUGE && g.abs() > HUGE && w.signum() == g.signum())
+            Tol::Approx(rtol) | Tol::Dot(rtol) => {
+                let huge = overflow_band(b.dtype, rtol);
+                w == g || (w.abs() > huge && g.abs() > huge && w.signum() == g.signum())
             }
         };
         if ok {
@@ -672,6 +671,19 @@ fn compare_one(b: &Buf, before: &Host, want: &Host, got: &Host) -> Tally {
         }
     }
     t
+}
+
+/// The magnitude beyond which an approximate result may overflow on one side only: an f32
+/// intermediate past 1e28 may overflow in one evaluation order and not in another, and a value
+/// rounded to a narrow type within `rtol` of its largest finite value may round to that value on
+/// one side and to infinity on the other (an f16 result near -65504).
+fn overflow_band(d: DType, rtol: f64) -> f64 {
+    let largest = match d {
+        DType::F16 => f64::from(f16::MAX),
+        DType::BF16 => f64::from(bf16::MAX),
+        _ => f64::from(f32::MAX),
+    };
+    (largest / (1.0 + 2.0 * rtol)).min(1e28)
 }
 
 /// A value as a report shows it.
@@ -700,4 +712,39 @@ pub fn minimize(case: &Case, interp_only: bool) -> Case {
     super::shrink::shrink_launch(&small, 40, |c| {
         run_text(c, &c.text, interp_only).0 == Verdict::Mismatch
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out_f16(len: usize) -> Buf {
+        Buf {
+            name: "y".into(),
+            dtype: DType::F16,
+            len,
+            offset: 0,
+            role: Role::Output,
+            tol: Tol::Approx(4e-3),
+        }
+    }
+
+    #[test]
+    fn a_narrow_result_at_its_largest_value_may_round_to_infinity_on_one_side() {
+        // A finding on sm_80: the f32 value lay within tolerance of 65520, where f16 rounding
+        // turns to infinity; the GPU rounded to -65504, the interpreter to -inf.
+        let b = out_f16(2);
+        let host = |v: [f32; 2]| Host::F16(v.iter().map(|&x| f16::from_f32(x)).collect());
+        let before = host([0.0, 0.0]);
+        let want = host([1.0, f32::NEG_INFINITY]);
+        let got = host([1.0, -65504.0]);
+        let t = compare_one(&b, &before, &want, &got);
+        assert!(t.first_bad.is_none(), "{:?}", t.first_bad);
+        assert_eq!(t.approx, 1);
+        // Far from the largest value, or of the other sign, it is still a mismatch.
+        for g in [-60000.0, 65504.0] {
+            let t = compare_one(&b, &before, &want, &host([1.0, g]));
+            assert!(t.first_bad.is_some(), "{g} passed against -inf");
+        }
+    }
 }
