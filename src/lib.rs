@@ -22,7 +22,8 @@
 //!
 //! # The kernel language
 //!
-//! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `f16`, `bf16`, `i32` or `i64`; the
+//! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `f16`, `bf16`, `i8`, `i16`, `i32`,
+//! `i64`, `u8`, `u32`, `u64` or `bool`; the
 //! extent, an integer expression of the other parameters, is checked against the buffer's length
 //! at launch), `i32`, `i64`, `f32` by value, and compile-time constants: `NAME: Const<N>`, or
 //! `NAME: Const<{[N1, N2, …]}>` to compile one specialization per value — the launch wrapper then
@@ -46,10 +47,16 @@
 //!
 //! Body: `let` bindings and assignments (also `+=` …); integer, float and bool literals (typed by
 //! context) and `f32::INFINITY`, `f32::NEG_INFINITY`, `f32::NAN`, `i32::MAX`…; `+ - * /`, `%`
-//! (integers), comparisons, `& | ^ && || !` on tiles and scalars, with scalars broadcast to tiles;
-//! `ptr + offsets` for tiles of pointers; `x as T` conversions (`f32`, `f16`, `bf16`, `i32`,
-//! `i64`, `bool`; floats to integers truncate and saturate, to halves round to nearest even).
-//! `f16`/`bf16` are storage types: convert to `f32` for arithmetic. Functions:
+//! (integers), comparisons, `& | ^ && || !` on tiles and scalars, `<<` and `>>` on 32- and 64-bit
+//! integers, with scalars broadcast to tiles; `ptr + offsets` for tiles of pointers; `x as T`
+//! conversions between any element types (as Rust's `as`: integers widen by their own
+//! signedness and narrow by keeping the low bits, floats to integers truncate and saturate with
+//! NaN to 0, to halves round to nearest even). Unsigned integers divide, compare, take `min`/`max`
+//! and shift right (logically) as unsigned; signed `>>` is arithmetic; a shift by the width or more
+//! (or by a negative amount) gives 0, or -1 for a negative signed value shifted right, where
+//! Rust would panic; the amount may be of another integer type. `f16`/`bf16` are storage types:
+//! convert to `f32` for arithmetic; so are `i8`, `i16` and `u8` (convert to `i32` or `u32`).
+//! Functions:
 //!
 //! | function | meaning |
 //! |---|---|
@@ -61,10 +68,11 @@
 //! | `min(a, b)`, `max(a, b)` | element-wise; for floats a NaN operand yields the other |
 //! | `exp exp2 log log2 sqrt rsqrt erf tanh sin cos sigmoid gelu abs floor ceil` | f32 math (`abs` also on integers; `gelu` the exact `x · Φ(x)`), as `exp(x)` or `x.exp()` |
 //! | `pow(a, b)`, `fma(a, b, c)` | `2^(b·log2 a)`; `a·b + c` rounded once |
-//! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
+//! | `t.sum(axis)`, `t.max(axis)`, `t.min(axis)` | reduce along `axis` (`i32`, `i64`, `u32`, `u64`, `f32`): a 1-D tile to a scalar (the axis may be left out), a 2-D tile to a 1-D tile |
 //! | `t.argmax(axis)`, `t.argmin(axis)` | the `i32` index of the first maximum / minimum along `axis` (NaN ignored; 0 where all are NaN) |
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
 //! | `trans(t)`, `t.trans()` | the transpose of a 2-D tile: `[i][j]` of the result is `t[j][i]` (Triton's `tl.trans`); no data moves on the GPU |
+//! | `bitcast(t, T)`, `t.bitcast(T)` | the bits of each element read as the element type `T` of the same width (Triton's `x.to(T, bitcast=True)`; `f32` ↔ `u32`/`i32`, `f16`/`bf16` ↔ `i16`, …); not booleans |
 //! | `reshape(t, shape)`, `t.reshape(shape)` | the elements in row-major order in `shape` (`N` or `[M, N]`, compile-time, the same element count; Triton's `tl.reshape`); no data moves on the GPU |
 //! | `broadcast_to(t, shape)`, `t.broadcast_to(shape)` | `t` repeated to `shape` by NumPy's rules: leading dimensions added, extent-1 dimensions repeated (Triton's `tl.broadcast_to`) |
 //! | `t.roll(shift, axis)` | rotate along `axis` (NumPy's `roll`: element `j` takes element `(j - shift) mod n`); `shift` and `axis` are compile-time integers. A shift of half the extent, as rotary embeddings use, is a lane shuffle or a register swap in most layouts |

@@ -765,6 +765,85 @@ pub fn flips(x: Ptr<f32, 2433>, out: Ptr<f32, 2433>) {
     store(out + 2177 + o4, flip(load(x + 2177 + o4), 1));
 }
 
+/// The integer types beyond `i32`/`i64`: 8- and 16-bit loads widened by their signedness and
+/// narrowed by truncation, unsigned division, remainder, `max` and comparison, logical and
+/// arithmetic shifts (amounts past the width, negative, of another type), an int4 unpack, `u64`
+/// arithmetic, bitcasts both ways, float to unsigned saturation and unsigned to float.
+#[tile_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn int_types(
+    a8: Ptr<i8, n>,
+    b8: Ptr<u8, n>,
+    c16: Ptr<i16, n>,
+    w: Ptr<u32, n>,
+    q: Ptr<u64, n>,
+    s: Ptr<i32, n>,
+    f: Ptr<f32, n>,
+    o8: Ptr<i8, n>,
+    ou8: Ptr<u8, n>,
+    o16: Ptr<i16, n>,
+    ow: Ptr<u32, n>,
+    oq: Ptr<u64, n>,
+    os: Ptr<i32, n>,
+    of: Ptr<f32, n>,
+    n: i32,
+    BLOCK: Const<256>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let x8 = load(a8 + offs, m);
+    let y8 = load(b8 + offs, m);
+    let z16 = load(c16 + offs, m);
+    let u = load(w + offs, m, 1);
+    let v = load(q + offs, m);
+    let k = load(s + offs, m);
+    let x = load(f + offs, m);
+    let wide = x8 as i32 + y8 as i32 + z16 as i32;
+    let ud = (u / (y8 as u32 + 1)) ^ (u % 7) ^ max(u, 3000000000);
+    let sh = (u >> (k & 31)) | (u << 3) | (u >> k);
+    let sar = (k >> (k & 63)) ^ (k << (y8 as i32)) ^ (k >> -1);
+    let below = select(u < 2147483648, 1, 0);
+    let bits = x.bitcast(u32);
+    let negated = bitcast(bits ^ 2147483648, f32);
+    let nibble = ((u >> ((offs & 7) * 4)) & 15) as i32 - 8;
+    let v2 = v * 3 + u as u64 - (v >> 1) + (v / 1000000007) % 5;
+    store(o8 + offs, wide as i8, m);
+    store(ou8 + offs, (x * 300.0) as u8, m);
+    store(o16 + offs, (bits >> 16) as i16, m);
+    store(ow + offs, ud ^ sh ^ (below as u32), m);
+    store(oq + offs, v2, m);
+    store(os + offs, sar ^ nibble ^ wide, m);
+    store(of + offs, negated + u as f32 + v as f32, m);
+}
+
+/// Unsigned reductions (`max`, `min`, `sum`, `argmax` over `u32` values past `i32::MAX`), a `u32`
+/// `atomic_max`, and the bits of `f16` and `bf16` tiles through `bitcast`.
+#[tile_kernel]
+#[allow(clippy::too_many_arguments)]
+pub fn unsigned_reduce(
+    w: Ptr<u32, n>,
+    h: Ptr<f16, n>,
+    g: Ptr<bf16, n>,
+    out: Ptr<u32, 4>,
+    hb: Ptr<i16, n>,
+    gb: Ptr<bf16, n>,
+    top: Ptr<u32, 1>,
+    n: i32,
+    BLOCK: Const<512>,
+) {
+    let offs = arange(0, BLOCK);
+    let m = offs < n;
+    let u = load(w + offs, m);
+    store(out, select(m, u, 0).max());
+    store(out + 1, select(m, u, 4294967295).min());
+    store(out + 2, select(m, u, 0).sum());
+    store(out + 3, select(m, u, 0).argmax() as u32);
+    store(hb + offs, load(h + offs, m).bitcast(i16), m);
+    let gbits = load(g + offs, m).bitcast(i16) ^ 32767;
+    store(gb + offs, gbits.bitcast(bf16), m);
+    atomic_max(top + offs * 0, u, m);
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -803,6 +882,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(trans_dots::KERNELS);
     v.push(&gathers::KERNEL);
     v.push(&flips::KERNEL);
+    v.push(&int_types::KERNEL);
+    v.push(&unsigned_reduce::KERNEL);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
     v.push(&mixed_dots::KERNEL);

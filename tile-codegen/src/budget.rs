@@ -116,6 +116,8 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 OpKind::LocalLoad { .. } => (access(out, 8, 8), 1),
                 OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => (out, 6),
                 OpKind::Cast => (out, 3),
+                // No instruction, or one move between register kinds.
+                OpKind::Bitcast => (out, 1),
                 OpKind::Reduce { axis, .. } => {
                     (reduce_cost(f, d.operands[0], *axis, first_in()), 1)
                 }

@@ -20,7 +20,14 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
     let tensor = match d {
         DType::F16 | DType::BF16 => true,
         DType::F32 => precision == Precision::Tf32,
-        DType::I1 | DType::I32 | DType::I64 => false,
+        DType::I1
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::U8
+        | DType::U32
+        | DType::U64 => false,
     };
     if !tensor || b.dtype() != Some(d) {
         return false;

@@ -35,6 +35,16 @@ pub enum HostRef<'a> {
     BF16(&'a [half::bf16]),
     /// `bool` elements (one byte each, as on the GPU).
     Bool(&'a [bool]),
+    /// `i8` elements.
+    I8(&'a [i8]),
+    /// `i16` elements.
+    I16(&'a [i16]),
+    /// `u8` elements.
+    U8(&'a [u8]),
+    /// `u32` elements.
+    U32(&'a [u32]),
+    /// `u64` elements.
+    U64(&'a [u64]),
 }
 
 /// A host buffer the kernel may write.
@@ -52,6 +62,16 @@ pub enum HostMut<'a> {
     BF16(&'a mut [half::bf16]),
     /// `bool` elements (one byte each, as on the GPU).
     Bool(&'a mut [bool]),
+    /// `i8` elements.
+    I8(&'a mut [i8]),
+    /// `i16` elements.
+    I16(&'a mut [i16]),
+    /// `u8` elements.
+    U8(&'a mut [u8]),
+    /// `u32` elements.
+    U32(&'a mut [u32]),
+    /// `u64` elements.
+    U64(&'a mut [u64]),
 }
 
 /// One argument of an interpreted launch.
@@ -90,6 +110,11 @@ impl HostRef<'_> {
             HostRef::F16(_) => DType::F16,
             HostRef::BF16(_) => DType::BF16,
             HostRef::Bool(_) => DType::I1,
+            HostRef::I8(_) => DType::I8,
+            HostRef::I16(_) => DType::I16,
+            HostRef::U8(_) => DType::U8,
+            HostRef::U32(_) => DType::U32,
+            HostRef::U64(_) => DType::U64,
         }
     }
     /// True when the buffer has no elements.
@@ -106,6 +131,11 @@ impl HostRef<'_> {
             HostRef::F16(s) => s.len(),
             HostRef::BF16(s) => s.len(),
             HostRef::Bool(s) => s.len(),
+            HostRef::I8(s) => s.len(),
+            HostRef::I16(s) => s.len(),
+            HostRef::U8(s) => s.len(),
+            HostRef::U32(s) => s.len(),
+            HostRef::U64(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -116,6 +146,11 @@ impl HostRef<'_> {
             HostRef::F16(s) => Scalar::F16(s[i]),
             HostRef::BF16(s) => Scalar::BF16(s[i]),
             HostRef::Bool(s) => Scalar::I1(s[i]),
+            HostRef::I8(s) => int_scalar(DType::I8, s[i] as u64),
+            HostRef::I16(s) => int_scalar(DType::I16, s[i] as u64),
+            HostRef::U8(s) => int_scalar(DType::U8, u64::from(s[i])),
+            HostRef::U32(s) => int_scalar(DType::U32, u64::from(s[i])),
+            HostRef::U64(s) => int_scalar(DType::U64, s[i]),
         }
     }
 }
@@ -129,6 +164,11 @@ impl HostMut<'_> {
             HostMut::F16(_) => DType::F16,
             HostMut::BF16(_) => DType::BF16,
             HostMut::Bool(_) => DType::I1,
+            HostMut::I8(_) => DType::I8,
+            HostMut::I16(_) => DType::I16,
+            HostMut::U8(_) => DType::U8,
+            HostMut::U32(_) => DType::U32,
+            HostMut::U64(_) => DType::U64,
         }
     }
     /// True when the buffer has no elements.
@@ -145,6 +185,11 @@ impl HostMut<'_> {
             HostMut::F16(s) => s.len(),
             HostMut::BF16(s) => s.len(),
             HostMut::Bool(s) => s.len(),
+            HostMut::I8(s) => s.len(),
+            HostMut::I16(s) => s.len(),
+            HostMut::U8(s) => s.len(),
+            HostMut::U32(s) => s.len(),
+            HostMut::U64(s) => s.len(),
         }
     }
     fn get(&self, i: usize) -> Scalar {
@@ -155,6 +200,11 @@ impl HostMut<'_> {
             HostMut::F16(s) => Scalar::F16(s[i]),
             HostMut::BF16(s) => Scalar::BF16(s[i]),
             HostMut::Bool(s) => Scalar::I1(s[i]),
+            HostMut::I8(s) => int_scalar(DType::I8, s[i] as u64),
+            HostMut::I16(s) => int_scalar(DType::I16, s[i] as u64),
+            HostMut::U8(s) => int_scalar(DType::U8, u64::from(s[i])),
+            HostMut::U32(s) => int_scalar(DType::U32, u64::from(s[i])),
+            HostMut::U64(s) => int_scalar(DType::U64, s[i]),
         }
     }
     fn set(&mut self, i: usize, v: Scalar) -> bool {
@@ -165,6 +215,11 @@ impl HostMut<'_> {
             (HostMut::F16(s), Scalar::F16(x)) => s[i] = x,
             (HostMut::BF16(s), Scalar::BF16(x)) => s[i] = x,
             (HostMut::Bool(s), Scalar::I1(x)) => s[i] = x,
+            (HostMut::I8(s), Scalar::Int(DType::I8, b)) => s[i] = b as i8,
+            (HostMut::I16(s), Scalar::Int(DType::I16, b)) => s[i] = b as i16,
+            (HostMut::U8(s), Scalar::Int(DType::U8, b)) => s[i] = b as u8,
+            (HostMut::U32(s), Scalar::Int(DType::U32, b)) => s[i] = b as u32,
+            (HostMut::U64(s), Scalar::Int(DType::U64, b)) => s[i] = b,
             _ => return false,
         }
         true
@@ -237,6 +292,10 @@ enum Scalar {
     F32(f32),
     F16(half::f16),
     BF16(half::bf16),
+    /// An integer of another width or signedness than `i32`/`i64`: its type and its bits,
+    /// sign-extended to 64 for a signed type, zero-extended for an unsigned one ([`int_scalar`]
+    /// makes them; integer arithmetic goes through [`int_parts`] whatever the width).
+    Int(DType, u64),
     /// A pointer: which argument's buffer, and the element offset into it.
     Ptr {
         buf: u32,
@@ -626,6 +685,15 @@ impl<'a> Program<'_, 'a, '_> {
                         .collect(),
                 )
             }
+            OpKind::Bitcast => {
+                let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
+                Some(
+                    self.get(data.operands[0])?
+                        .iter()
+                        .map(|&x| bitcast(x, d))
+                        .collect(),
+                )
+            }
             OpKind::Reduce { kind, axis } => {
                 let a = self.get(data.operands[0])?;
                 let shape = &f.ty(data.operands[0]).shape;
@@ -931,6 +999,7 @@ fn zero_like(s: Scalar) -> Scalar {
         Scalar::F32(_) => Scalar::F32(0.0),
         Scalar::F16(_) => Scalar::F16(half::f16::ZERO),
         Scalar::BF16(_) => Scalar::BF16(half::bf16::ZERO),
+        Scalar::Int(d, _) => Scalar::Int(d, 0),
         Scalar::Ptr { buf, .. } => Scalar::Ptr { buf, off: 0 },
     }
 }
@@ -938,15 +1007,22 @@ fn zero_like(s: Scalar) -> Scalar {
 /// `op(old, v)` as an atomic computes it; `None` for a type the op does not take.
 fn atomic_update(op: AtomicOp, old: Scalar, v: Scalar) -> Option<Scalar> {
     use Scalar::*;
-    let int_op = |b: BinOp| binary(b, old, v);
+    if op != AtomicOp::Xchg {
+        if let (Some((d, _)), Some((e, _))) = (int_parts(old), int_parts(v)) {
+            let b = match op {
+                AtomicOp::Add => BinOp::Add,
+                AtomicOp::Max => BinOp::Max,
+                AtomicOp::Min => BinOp::Min,
+                AtomicOp::And => BinOp::And,
+                AtomicOp::Or => BinOp::Or,
+                AtomicOp::Xor => BinOp::Xor,
+                AtomicOp::Xchg => return Some(v),
+            };
+            return (d == e && op.takes(d)).then(|| binary(b, old, v));
+        }
+    }
     Some(match (op, old, v) {
         (AtomicOp::Xchg, _, _) => v,
-        (AtomicOp::Add, I32(_), I32(_)) | (AtomicOp::Add, I64(_), I64(_)) => int_op(BinOp::Add),
-        (AtomicOp::Max, I32(_), I32(_)) | (AtomicOp::Max, I64(_), I64(_)) => int_op(BinOp::Max),
-        (AtomicOp::Min, I32(_), I32(_)) | (AtomicOp::Min, I64(_), I64(_)) => int_op(BinOp::Min),
-        (AtomicOp::And, I32(_), I32(_)) | (AtomicOp::And, I64(_), I64(_)) => int_op(BinOp::And),
-        (AtomicOp::Or, I32(_), I32(_)) | (AtomicOp::Or, I64(_), I64(_)) => int_op(BinOp::Or),
-        (AtomicOp::Xor, I32(_), I32(_)) | (AtomicOp::Xor, I64(_), I64(_)) => int_op(BinOp::Xor),
         (AtomicOp::Add, F32(a), F32(b)) => F32(a + b),
         (AtomicOp::Max, F32(a), F32(b)) => F32(atomic_float_max(a, b)),
         (AtomicOp::Min, F32(a), F32(b)) => F32(atomic_float_min(a, b)),
@@ -975,9 +1051,10 @@ fn half_pick(op: AtomicOp, old: u16, v: u16) -> u16 {
 
 /// Whether `a` and `b` have the same bits (what `atomic_cas` compares).
 fn same_bits(a: Scalar, b: Scalar) -> bool {
+    if let (Some(x), Some(y)) = (int_parts(a), int_parts(b)) {
+        return x == y;
+    }
     match (a, b) {
-        (Scalar::I32(x), Scalar::I32(y)) => x == y,
-        (Scalar::I64(x), Scalar::I64(y)) => x == y,
         (Scalar::F32(x), Scalar::F32(y)) => x.to_bits() == y.to_bits(),
         (Scalar::F16(x), Scalar::F16(y)) => x.to_bits() == y.to_bits(),
         (Scalar::BF16(x), Scalar::BF16(y)) => x.to_bits() == y.to_bits(),
@@ -1007,6 +1084,7 @@ fn to_const(s: Scalar) -> Option<ConstValue> {
         Scalar::F32(x) => Some(ConstValue::Float(x as f64)),
         Scalar::F16(x) => Some(ConstValue::Float(x.to_f64())),
         Scalar::BF16(x) => Some(ConstValue::Float(x.to_f64())),
+        Scalar::Int(_, b) => Some(ConstValue::Int(b as i64)),
         Scalar::Ptr { .. } => None,
     }
 }
@@ -1014,28 +1092,17 @@ fn to_const(s: Scalar) -> Option<ConstValue> {
 fn const_scalar(c: ConstValue, d: DType) -> Scalar {
     match (c, d) {
         (ConstValue::Int(i), DType::I1) => Scalar::I1(i != 0),
-        (ConstValue::Int(i), DType::I32) => Scalar::I32(i as i32),
-        (ConstValue::Int(i), DType::I64) => Scalar::I64(i),
         (ConstValue::Int(i), DType::F32) => Scalar::F32(i as f32),
         (ConstValue::Float(x), DType::F32) => Scalar::F32(x as f32),
-        (ConstValue::Float(x), DType::I32) => Scalar::I32(x as i32),
-        (ConstValue::Float(x), DType::I64) => Scalar::I64(x as i64),
         (ConstValue::Float(x), DType::I1) => Scalar::I1(x != 0.0),
         (ConstValue::Int(i), DType::F16) => Scalar::F16(half::f16::from_f64(i as f64)),
         (ConstValue::Float(x), DType::F16) => Scalar::F16(half::f16::from_f64(x)),
         (ConstValue::Int(i), DType::BF16) => Scalar::BF16(half::bf16::from_f64(i as f64)),
         (ConstValue::Float(x), DType::BF16) => Scalar::BF16(half::bf16::from_f64(x)),
+        // A `u64` above `i64::MAX` arrives as its bits.
+        (ConstValue::Int(i), d) => int_scalar(d, i as u64),
+        (ConstValue::Float(x), d) => float_to_int(x, d),
     }
-}
-
-macro_rules! int_div {
-    ($a:expr, $b:expr, $op:ident) => {
-        if $b == 0 {
-            0
-        } else {
-            $a.$op($b)
-        }
-    };
 }
 
 /// IEEE 754-2019 `maximumNumber`, as PTX's `max.f32`: a NaN operand yields the other operand,
@@ -1063,36 +1130,133 @@ fn float_min(x: f32, y: f32) -> f32 {
     x.min(y)
 }
 
+/// An integer scalar (not `i1`) as its type and its canonical bits (see [`Scalar::Int`]).
+fn int_parts(s: Scalar) -> Option<(DType, u64)> {
+    match s {
+        Scalar::I32(x) => Some((DType::I32, x as i64 as u64)),
+        Scalar::I64(x) => Some((DType::I64, x as u64)),
+        Scalar::Int(d, b) => Some((d, b)),
+        _ => None,
+    }
+}
+
+/// `bits` truncated to `d`'s width and extended back to 64 bits as `d`'s signedness says.
+fn canonical(d: DType, bits: u64) -> u64 {
+    let w = d.int_bits().unwrap_or(64);
+    if w >= 64 {
+        return bits;
+    }
+    let low = bits & ((1u64 << w) - 1);
+    if !d.is_unsigned() && low >> (w - 1) & 1 == 1 {
+        low | !((1u64 << w) - 1)
+    } else {
+        low
+    }
+}
+
+/// The integer of type `d` whose low bits are `bits`'s (wrapping, as a cast between integers).
+fn int_scalar(d: DType, bits: u64) -> Scalar {
+    let b = canonical(d, bits);
+    match d {
+        DType::I1 => Scalar::I1(b & 1 == 1),
+        DType::I32 => Scalar::I32(b as i32),
+        DType::I64 => Scalar::I64(b as i64),
+        _ => Scalar::Int(d, b),
+    }
+}
+
+/// The value of canonical bits of `d`, exactly.
+fn int_value(d: DType, bits: u64) -> i128 {
+    if d.is_unsigned() {
+        i128::from(bits)
+    } else {
+        i128::from(bits as i64)
+    }
+}
+
+/// A float converted to the integer type `d` as `cast` defines it: truncated toward zero,
+/// saturated at the type's range, NaN to 0 (Rust's `as`, PTX's `cvt.rzi.sat`).
+fn float_to_int(x: f64, d: DType) -> Scalar {
+    if x.is_nan() {
+        return int_scalar(d, 0);
+    }
+    let r = d.int_range();
+    let t = x.trunc();
+    let v = if t <= *r.start() as f64 {
+        *r.start()
+    } else if t >= *r.end() as f64 {
+        *r.end()
+    } else {
+        t as i128
+    };
+    int_scalar(d, v as u64)
+}
+
+/// `op` on two integers of type `d` (canonical bits), with the semantics `BinOp` documents.
+fn int_binary(op: BinOp, d: DType, x: u64, y: u64) -> u64 {
+    let w = d.int_bits().unwrap_or(64);
+    let (vx, vy) = (int_value(d, x), int_value(d, y));
+    // A shift amount is read as unsigned: a negative one is past the width.
+    let amount = if d.is_unsigned() {
+        y
+    } else {
+        canonical_unsigned(w, y)
+    };
+    let r = match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        // Division by zero gives 0; `MIN / -1` wraps to `MIN`.
+        BinOp::Div if vy == 0 => 0,
+        BinOp::Rem if vy == 0 => 0,
+        BinOp::Div => (vx / vy) as u64,
+        BinOp::Rem => (vx % vy) as u64,
+        BinOp::Min => vx.min(vy) as u64,
+        BinOp::Max => vx.max(vy) as u64,
+        BinOp::And => x & y,
+        BinOp::Or => x | y,
+        BinOp::Xor => x ^ y,
+        BinOp::UMulHi => {
+            let m = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
+            ((u128::from(x & m) * u128::from(y & m)) >> w) as u64
+        }
+        BinOp::Shl if amount >= u64::from(w) => 0,
+        BinOp::Shl => x << amount,
+        BinOp::Shr if amount >= u64::from(w) => {
+            if vx < 0 {
+                u64::MAX
+            } else {
+                0
+            }
+        }
+        // Canonical bits are extended by the type's signedness, so one 64-bit shift of the
+        // right kind is the narrow type's shift.
+        BinOp::Shr if d.is_unsigned() => x >> amount,
+        BinOp::Shr => ((x as i64) >> amount) as u64,
+    };
+    canonical(d, r)
+}
+
+/// The low `w` bits of `bits` as an unsigned number.
+fn canonical_unsigned(w: u32, bits: u64) -> u64 {
+    if w >= 64 {
+        bits
+    } else {
+        bits & ((1u64 << w) - 1)
+    }
+}
+
 fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
     use Scalar::*;
+    if let (Some((d, x)), Some((e, y))) = (int_parts(a), int_parts(b)) {
+        // Mixed operands never pass the verifier.
+        return if d == e {
+            int_scalar(d, int_binary(op, d, x, y))
+        } else {
+            a
+        };
+    }
     match (a, b) {
-        (I32(x), I32(y)) => I32(match op {
-            BinOp::Add => x.wrapping_add(y),
-            BinOp::Sub => x.wrapping_sub(y),
-            BinOp::Mul => x.wrapping_mul(y),
-            BinOp::Div => int_div!(x, y, wrapping_div),
-            BinOp::Rem => int_div!(x, y, wrapping_rem),
-            BinOp::Min => x.min(y),
-            BinOp::Max => x.max(y),
-            BinOp::And => x & y,
-            BinOp::Or => x | y,
-            BinOp::Xor => x ^ y,
-            BinOp::UMulHi => ((u64::from(x as u32) * u64::from(y as u32)) >> 32) as i32,
-        }),
-        (I64(x), I64(y)) => I64(match op {
-            BinOp::Add => x.wrapping_add(y),
-            BinOp::Sub => x.wrapping_sub(y),
-            BinOp::Mul => x.wrapping_mul(y),
-            BinOp::Div => int_div!(x, y, wrapping_div),
-            BinOp::Rem => int_div!(x, y, wrapping_rem),
-            BinOp::Min => x.min(y),
-            BinOp::Max => x.max(y),
-            BinOp::And => x & y,
-            BinOp::Or => x | y,
-            BinOp::Xor => x ^ y,
-            // The verifier allows `umulhi` on i32 only.
-            BinOp::UMulHi => ((u128::from(x as u64) * u128::from(y as u64)) >> 64) as i64,
-        }),
         (F32(x), F32(y)) => F32(match op {
             BinOp::Add => x + y,
             BinOp::Sub => x - y,
@@ -1101,14 +1265,16 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
             BinOp::Rem => x % y,
             BinOp::Min => float_min(x, y),
             BinOp::Max => float_max(x, y),
-            // The verifier rejects bitwise ops on floats.
-            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => f32::NAN,
+            // The verifier rejects bitwise ops and shifts on floats.
+            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi | BinOp::Shl | BinOp::Shr => {
+                f32::NAN
+            }
         }),
         (I1(x), I1(y)) => I1(match op {
             BinOp::And | BinOp::Min | BinOp::Mul => x & y,
             BinOp::Or | BinOp::Max => x | y,
             BinOp::Xor | BinOp::Add | BinOp::Sub => x ^ y,
-            BinOp::Div | BinOp::Rem | BinOp::UMulHi => false,
+            BinOp::Div | BinOp::Rem | BinOp::UMulHi | BinOp::Shl | BinOp::Shr => false,
         }),
         // Mixed operands never pass the verifier.
         (a, _) => a,
@@ -1119,8 +1285,10 @@ fn compare(p: CmpPred, a: Scalar, b: Scalar) -> bool {
     use std::cmp::Ordering;
     let ord: Option<Ordering> = match (a, b) {
         (Scalar::I1(x), Scalar::I1(y)) => Some(x.cmp(&y)),
-        (Scalar::I32(x), Scalar::I32(y)) => Some(x.cmp(&y)),
-        (Scalar::I64(x), Scalar::I64(y)) => Some(x.cmp(&y)),
+        _ if int_parts(a).is_some() => match (int_parts(a), int_parts(b)) {
+            (Some((d, x)), Some((_, y))) => Some(int_value(d, x).cmp(&int_value(d, y))),
+            _ => None,
+        },
         (Scalar::F32(x), Scalar::F32(y)) => x.partial_cmp(&y),
         (Scalar::F16(x), Scalar::F16(y)) => x.partial_cmp(&y),
         (Scalar::BF16(x), Scalar::BF16(y)) => x.partial_cmp(&y),
@@ -1141,17 +1309,23 @@ fn compare(p: CmpPred, a: Scalar, b: Scalar) -> bool {
 
 fn unary(op: UnOp, a: Scalar) -> Scalar {
     use Scalar::*;
+    if let Some((d, x)) = int_parts(a) {
+        return int_scalar(
+            d,
+            match op {
+                UnOp::Neg => x.wrapping_neg(),
+                UnOp::Not => !x,
+            },
+        );
+    }
     match (op, a) {
-        (UnOp::Neg, I32(x)) => I32(x.wrapping_neg()),
-        (UnOp::Neg, I64(x)) => I64(x.wrapping_neg()),
         (UnOp::Neg, F32(x)) => F32(-x),
         (UnOp::Neg, F16(x)) => F16(-x),
         (UnOp::Neg, BF16(x)) => BF16(-x),
         (UnOp::Not, I1(x)) => I1(!x),
-        (UnOp::Not, I32(x)) => I32(!x),
-        (UnOp::Not, I64(x)) => I64(!x),
-        // Rejected by the verifier.
-        (UnOp::Neg, a @ (I1(_) | Ptr { .. }))
+        // Rejected by the verifier (integers are handled above).
+        (_, a @ (I32(_) | I64(_) | Int(..)))
+        | (UnOp::Neg, a @ (I1(_) | Ptr { .. }))
         | (UnOp::Not, a @ (F32(_) | F16(_) | BF16(_) | Ptr { .. })) => a,
     }
 }
@@ -1161,6 +1335,7 @@ fn as_f64(x: Scalar) -> f64 {
         Scalar::I1(b) => b as u8 as f64,
         Scalar::I32(i) => i as f64,
         Scalar::I64(i) => i as f64,
+        Scalar::Int(d, b) => int_value(d, b) as f64,
         Scalar::F32(v) => v as f64,
         Scalar::F16(v) => v.to_f64(),
         Scalar::BF16(v) => v.to_f64(),
@@ -1171,36 +1346,63 @@ fn as_f64(x: Scalar) -> f64 {
 /// Element-wise conversion, as `cast` defines it.
 fn cast(x: Scalar, to: DType) -> Scalar {
     use Scalar::*;
+    if let Some((d, b)) = int_parts(x) {
+        return if to == DType::I1 {
+            I1(b != 0)
+        } else if to.is_int() {
+            int_scalar(to, b)
+        } else if d.is_unsigned() {
+            from_f32(b as f32, to)
+        } else {
+            from_f32(b as i64 as f32, to)
+        };
+    }
     match (x, to) {
         (I1(b), DType::I1) => I1(b),
         (I1(b), d) => const_scalar(ConstValue::Int(b as i64), d),
         (v, DType::I1) => I1(as_f64(v) != 0.0 || as_f64(v).is_nan()),
-        (I32(i), DType::I32) => I32(i),
-        (I32(i), DType::I64) => I64(i as i64),
-        (I64(i), DType::I32) => I32(i as i32),
-        (I64(i), DType::I64) => I64(i),
-        (I32(i), DType::F32) => F32(i as f32),
-        (I64(i), DType::F32) => F32(i as f32),
-        (I32(i), DType::F16) => F16(half::f16::from_f32(i as f32)),
-        (I64(i), DType::F16) => F16(half::f16::from_f32(i as f32)),
-        (I32(i), DType::BF16) => BF16(half::bf16::from_f32(i as f32)),
-        (I64(i), DType::BF16) => BF16(half::bf16::from_f32(i as f32)),
         (F32(v), d) => from_f32(v, d),
         (F16(v), d) => from_f32(v.to_f32(), d),
         (BF16(v), d) => from_f32(v.to_f32(), d),
-        (p @ Ptr { .. }, _) => p,
+        // Integers are handled above.
+        (p @ (Ptr { .. } | I32(_) | I64(_) | Int(..)), _) => p,
     }
 }
 
 fn from_f32(v: f32, to: DType) -> Scalar {
     match to {
-        // Rust's `as` truncates toward zero, saturates, and maps NaN to 0, like PTX's `cvt.rzi.sat`.
-        DType::I32 => Scalar::I32(v as i32),
-        DType::I64 => Scalar::I64(v as i64),
         DType::F32 => Scalar::F32(v),
         DType::F16 => Scalar::F16(half::f16::from_f32(v)),
         DType::BF16 => Scalar::BF16(half::bf16::from_f32(v)),
         DType::I1 => Scalar::I1(v != 0.0 || v.is_nan()),
+        d => float_to_int(f64::from(v), d),
+    }
+}
+
+/// The bits of a number (its width's low bits; a pointer's offset).
+fn raw_bits(x: Scalar) -> u64 {
+    match x {
+        Scalar::F32(v) => u64::from(v.to_bits()),
+        Scalar::F16(v) => u64::from(v.to_bits()),
+        Scalar::BF16(v) => u64::from(v.to_bits()),
+        Scalar::I1(b) => u64::from(b),
+        Scalar::I32(_) | Scalar::I64(_) | Scalar::Int(..) => {
+            let (d, b) = int_parts(x).unwrap_or((DType::I64, 0));
+            canonical_unsigned(d.int_bits().unwrap_or(64), b)
+        }
+        Scalar::Ptr { off, .. } => off as u64,
+    }
+}
+
+/// Element-wise reinterpretation of the bits, as `bitcast` defines it (the verifier holds the
+/// widths equal).
+fn bitcast(x: Scalar, to: DType) -> Scalar {
+    let b = raw_bits(x);
+    match to {
+        DType::F32 => Scalar::F32(f32::from_bits(b as u32)),
+        DType::F16 => Scalar::F16(half::f16::from_bits(b as u16)),
+        DType::BF16 => Scalar::BF16(half::bf16::from_bits(b as u16)),
+        d => int_scalar(d, b),
     }
 }
 
@@ -1210,10 +1412,10 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         Some(Scalar::F32(v)) => v,
         _ => f32::NAN,
     };
-    match (m, a) {
-        (MathFn::Abs, Scalar::I32(i)) => return Scalar::I32(i.wrapping_abs()),
-        (MathFn::Abs, Scalar::I64(i)) => return Scalar::I64(i.wrapping_abs()),
-        _ => {}
+    if let (MathFn::Abs, Some((d, x))) = (m, int_parts(a)) {
+        // Wrapping: `abs(MIN)` is `MIN`; an unsigned integer is its own absolute value.
+        let neg = !d.is_unsigned() && (x as i64) < 0;
+        return int_scalar(d, if neg { x.wrapping_neg() } else { x });
     }
     let x = f(Some(a));
     Scalar::F32(match m {

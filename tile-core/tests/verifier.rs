@@ -285,7 +285,7 @@ fn reduce_axis_and_result() {
     );
     rejects(
         "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf16>\n  %2 = reduce sum {axis = 0} %1 : f16\n  return",
-        "reductions take i32, i64 or f32",
+        "reductions take 32- or 64-bit integers or f32",
     );
     accepts("  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = reduce min {axis = 0} %0 : i32\n  return");
 }
@@ -294,7 +294,7 @@ fn reduce_axis_and_result() {
 fn half_types_are_storage_only() {
     rejects(
         "  %0 = constant 1.0 : f16\n  %1 = add %0, %0 : f16\n  return",
-        "`add` takes i32, i64 or f32; cast `f16` to f32 first",
+        "`add` takes 32- or 64-bit integers or f32; cast `f16` first",
     );
 }
 
@@ -1049,7 +1049,7 @@ fn scan_axis_and_type() {
     );
     rejects(
         "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf16>\n  %2 = scan sum {axis = 0} %1 : tensor<4xf16>\n  return",
-        "scans take i32, i64 or f32, found `f16`",
+        "scans take 32- or 64-bit integers or f32, found `f16`",
     );
 }
 

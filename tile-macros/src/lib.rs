@@ -151,23 +151,19 @@ fn warnings(compiled: &[CompiledKernel]) -> Tokens {
 fn dtype_tokens(d: DType) -> Tokens {
     match d {
         DType::I1 => quote!(bool),
-        DType::I32 => quote!(i32),
-        DType::I64 => quote!(i64),
         DType::F16 => quote!(::tile::f16),
         DType::BF16 => quote!(::tile::bf16),
-        DType::F32 => quote!(f32),
+        // Every other element type is spelled as Rust's primitive of the same name.
+        _ => {
+            let id = proc_macro2::Ident::new(d.name(), proc_macro2::Span::call_site());
+            quote!(#id)
+        }
     }
 }
 
 fn dtype_path(d: DType) -> Tokens {
-    match d {
-        DType::I1 => quote!(::tile::ir::DType::I1),
-        DType::I32 => quote!(::tile::ir::DType::I32),
-        DType::I64 => quote!(::tile::ir::DType::I64),
-        DType::F16 => quote!(::tile::ir::DType::F16),
-        DType::BF16 => quote!(::tile::ir::DType::BF16),
-        DType::F32 => quote!(::tile::ir::DType::F32),
-    }
+    let variant = proc_macro2::Ident::new(&format!("{d:?}"), proc_macro2::Span::call_site());
+    quote!(::tile::ir::DType::#variant)
 }
 
 /// `Option<i64>` code evaluating an extent with checked arithmetic.

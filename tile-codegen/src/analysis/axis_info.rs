@@ -233,7 +233,9 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                     | BinOp::And
                     | BinOp::Or
                     | BinOp::Xor
-                    | BinOp::UMulHi => AxisInfo {
+                    | BinOp::UMulHi
+                    | BinOp::Shl
+                    | BinOp::Shr => AxisInfo {
                         contiguity: 1,
                         divisibility: 1,
                         constancy,
@@ -308,7 +310,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 a(0)
             }
             // Math and other casts keep runs of equal values equal, nothing more.
-            OpKind::Math(_) | OpKind::Cast => AxisInfo {
+            OpKind::Math(_) | OpKind::Cast | OpKind::Bitcast => AxisInfo {
                 contiguity: 1,
                 divisibility: 1,
                 constancy: d

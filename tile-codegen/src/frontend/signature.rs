@@ -502,18 +502,14 @@ fn dtype_of(ty: &SynType) -> Option<DType> {
 /// The element type spelled `name` in a signature.
 pub fn dtype_named(name: &str) -> Option<DType> {
     match name {
-        "f32" => Some(DType::F32),
-        "i32" => Some(DType::I32),
-        "i64" => Some(DType::I64),
-        "f16" => Some(DType::F16),
-        "bf16" => Some(DType::BF16),
         "bool" => Some(DType::I1),
-        _ => None,
+        "i1" => None,
+        _ => DType::from_name(name),
     }
 }
 
 const PARAM_HELP: &str =
-    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i32, i64 or a `Type` parameter)";
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool or a `Type` parameter)";
 
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
@@ -649,6 +645,15 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
                 "a scalar parameter is `i32`, `i64` or `f32`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
             ));
         }
+        if !matches!(d, DType::I32 | DType::I64 | DType::F32) {
+            return Err(syn::Error::new_spanned(
+                ty,
+                format!(
+                    "a scalar parameter is `i32`, `i64` or `f32`; pass a `{d}` as one of them and \
+                     convert it in the kernel (`x as {d}`; `Ptr<{d}>` is for buffers)"
+                ),
+            ));
+        }
         return Ok(ParamDecl::Scalar(d));
     }
     let SynType::Path(tp) = ty else {
@@ -726,7 +731,7 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
         }
         "Type" => {
             const HELP: &str =
-                "write `Type<{[T1, T2, …]}>` with element types (f32, f16, bf16, i32, i64)";
+                "write `Type<{[T1, T2, …]}>` with element types (f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool)";
             let types: Vec<DType> = match args.as_slice() {
                 [GenericArgument::Type(t)] => {
                     vec![dtype_of(t).ok_or_else(|| syn::Error::new_spanned(t, HELP))?]

@@ -45,18 +45,17 @@ impl Lowering {
             Val::Int(i) => {
                 let c = match d {
                     DType::F32 | DType::F16 | DType::BF16 => ConstValue::Float(i as f64),
-                    DType::I32 => {
-                        if i32::try_from(i).is_err() {
-                            return Err(err(at, format!("literal {i} does not fit in i32")));
-                        }
-                        ConstValue::Int(i)
-                    }
-                    DType::I64 => ConstValue::Int(i),
                     DType::I1 => {
                         return Err(err(
                             at,
                             "an integer literal is not a bool; write `true` or `false`",
                         ))
+                    }
+                    d => {
+                        if !d.int_range().contains(&i128::from(i)) {
+                            return Err(err(at, format!("literal {i} does not fit in {d}")));
+                        }
+                        ConstValue::Int(i)
                     }
                 };
                 self.push(OpKind::Constant(c), vec![], Type::scalar(d))
@@ -175,6 +174,9 @@ impl Lowering {
             SynBin::Mul(_) => a.checked_mul(b)?,
             SynBin::Div(_) => a.checked_div(b)?,
             SynBin::Rem(_) => a.checked_rem(b)?,
+            // A shift of constants keeps every bit, or it is an error.
+            SynBin::Shl(_) if (0..63).contains(&b) && (a << b) >> b == a => a << b,
+            SynBin::Shr(_) if (0..64).contains(&b) => a >> b,
             _ => return None,
         };
         Some(Val::Int(v))
@@ -196,8 +198,25 @@ impl Lowering {
                 };
                 return Err(err(at, why));
             }
+            if matches!(op, SynBin::Shl(_) | SynBin::Shr(_)) {
+                return Err(err(
+                    at,
+                    "this constant shift loses bits or shifts by a negative amount or by 64 or more",
+                ));
+            }
         }
-        let (lt, rt) = (self.ty(l), self.ty(r));
+        let (lt, mut rt) = (self.ty(l), self.ty(r));
+        // A shift's amount may be of another integer type (as in Rust); it converts to the
+        // shifted value's (a negative amount becomes a large unsigned one: past the width).
+        let mut r = r;
+        if let (SynBin::Shl(_) | SynBin::Shr(_), Some(a), Some(b), Val::V(id)) = (op, &lt, &rt, r) {
+            let ints = a.dtype().is_some_and(DType::is_int) && b.dtype().is_some_and(DType::is_int);
+            if ints && a.elem != b.elem && b.elem != Elem::Scalar(DType::I1) {
+                let t = b.with_elem(a.elem);
+                r = Val::V(self.push(OpKind::Cast, vec![id], t.clone()));
+                rt = Some(t);
+            }
+        }
         let shape_of = |t: &Option<Type>| t.as_ref().map(|t| t.shape.clone()).unwrap_or_default();
         let shape = self.joint(&shape_of(&lt), &shape_of(&rt), at)?;
         // Pointer arithmetic.
@@ -270,6 +289,15 @@ impl Lowering {
                     format!("`{d}` is a storage type; convert with `as f32` before arithmetic"),
                 ));
             }
+            if d != DType::I1 && d.is_int() && !d.is_arith() && !bop.is_bitwise() {
+                return Err(err(
+                    at,
+                    format!(
+                        "`{d}` is a storage type; convert with `as i32` (or `as u32`) before \
+                         arithmetic"
+                    ),
+                ));
+            }
             if d == DType::I1 && !bop.is_bitwise() {
                 return Err(err(at, format!("`{}` is not defined on bools", bop.name())));
             }
@@ -298,6 +326,12 @@ impl Lowering {
             SynBin::BitAnd(_) => arith(self, BinOp::And),
             SynBin::BitOr(_) => arith(self, BinOp::Or),
             SynBin::BitXor(_) => arith(self, BinOp::Xor),
+            SynBin::Shl(_) | SynBin::Shr(_) if !(d.is_int() && d.is_arith()) => Err(err(
+                at,
+                format!("shifts take 32- or 64-bit integers, found `{d}`"),
+            )),
+            SynBin::Shl(_) => arith(self, BinOp::Shl),
+            SynBin::Shr(_) => arith(self, BinOp::Shr),
             SynBin::And(_) | SynBin::Or(_) => {
                 if d != DType::I1 {
                     return Err(err(
@@ -362,27 +396,89 @@ impl Lowering {
         Ok(Val::V(self.push(OpKind::Unary(kind), vec![id], ty)))
     }
 
-    /// `x as T`: element-wise conversion to `f32`, `f16`, `bf16`, `i32`, `i64` or `bool`.
-    pub(super) fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Val> {
-        let target = match &*c.ty {
+    /// The element type a type in the kernel names (`u32`, `f16`, `bool`, a `Type` parameter).
+    pub(super) fn element_type(&self, ty: &syn::Type) -> syn::Result<DType> {
+        let name = match ty {
             syn::Type::Path(p) => p.path.get_ident().map(|i| i.to_string()),
             _ => None,
         };
-        let d = match target.as_deref() {
-            Some("f32") => DType::F32,
-            Some("f16") => DType::F16,
-            Some("bf16") => DType::BF16,
-            Some("i32") => DType::I32,
-            Some("i64") => DType::I64,
-            Some("bool") => DType::I1,
-            Some(t) if self.types.contains_key(t) => self.types[t],
-            _ => {
+        match name.as_deref() {
+            Some(t) if self.types.contains_key(t) => Some(self.types[t]),
+            Some(t) => super::signature::dtype_named(t),
+            None => None,
+        }
+        .ok_or_else(|| {
+            err(
+                ty,
+                "an element type is f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool or a \
+                 `Type` parameter",
+            )
+        })
+    }
+
+    /// `bitcast(x, T)` / `x.bitcast(T)`: the bits of `x` read as `T`, of the same width.
+    pub(super) fn bitcast(&mut self, v: Val, at: &Expr, ty: &Expr) -> syn::Result<Val> {
+        let Expr::Path(p) = ty else {
+            return Err(err(
+                ty,
+                "the second argument of `bitcast` is an element type (`u32`)",
+            ));
+        };
+        let to = self.element_type(&syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: p.path.clone(),
+        }))?;
+        let Val::V(id) = v else {
+            return Err(err(
+                at,
+                "`bitcast` takes a tile or a scalar value; a literal has no bits yet (write \
+                 `x as T` first)",
+            ));
+        };
+        let t = self.f.ty(id).clone();
+        let from = match t.elem {
+            Elem::Scalar(d) if d != DType::I1 => d,
+            other => {
+                let found = if other == Elem::Scalar(DType::I1) {
+                    "bools".to_string()
+                } else {
+                    format!("`{other}`")
+                };
                 return Err(err(
-                    &c.ty,
-                    "a kernel converts to f32, f16, bf16, i32, i64, bool or a `Type` parameter",
-                ))
+                    at,
+                    format!("`bitcast` reinterprets numbers, found {found}"),
+                ));
             }
         };
+        if to == DType::I1 {
+            return Err(err(
+                ty,
+                "`bitcast` to `bool` is not defined; compare with 0",
+            ));
+        }
+        if from.size_bytes() != to.size_bytes() {
+            return Err(err(
+                ty,
+                format!(
+                    "`bitcast` keeps the width: `{from}` has {} bits, `{to}` {}",
+                    8 * from.size_bytes(),
+                    8 * to.size_bytes()
+                ),
+            ));
+        }
+        if from == to {
+            return Ok(v);
+        }
+        Ok(Val::V(self.push(
+            OpKind::Bitcast,
+            vec![id],
+            t.with_elem(Elem::Scalar(to)),
+        )))
+    }
+
+    /// `x as T`: element-wise conversion to any element type (see `OpKind::Cast`).
+    pub(super) fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Val> {
+        let d = self.element_type(&c.ty)?;
         let v = self.expr(&c.expr)?;
         match v {
             Val::Int(_) | Val::Float(_) | Val::Desc(_) => {

@@ -88,9 +88,11 @@ fn scope_name(s: MemScope) -> &'static str {
 fn suffix(a: Atomic, d: DType) -> String {
     let bits = match d {
         DType::F16 | DType::BF16 => 16,
-        DType::I32 | DType::F32 => 32,
-        DType::I64 => 64,
-        DType::I1 => bug(format_args!("an atomic on numbers, found `{d}`")),
+        DType::I32 | DType::U32 | DType::F32 => 32,
+        DType::I64 | DType::U64 => 64,
+        DType::I1 | DType::I8 | DType::I16 | DType::U8 => bug(format_args!(
+            "an atomic on 32- or 64-bit numbers, found `{d}`"
+        )),
     };
     let op = match a {
         Atomic::Cas => return format!("cas.b{bits}"),
@@ -107,6 +109,9 @@ fn suffix(a: Atomic, d: DType) -> String {
         (AtomicOp::Add, _) => format!("add.u{bits}"),
         (AtomicOp::Max | AtomicOp::Min, DType::F32) => {
             format!("{}.s32", op.name())
+        }
+        (AtomicOp::Max | AtomicOp::Min, d) if d.is_unsigned() => {
+            format!("{}.u{bits}", op.name())
         }
         (AtomicOp::Max | AtomicOp::Min, _) => format!("{}.s{bits}", op.name()),
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, DType::F32) => {

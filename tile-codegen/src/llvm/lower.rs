@@ -384,8 +384,11 @@ pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> 
             .ptr_type(AddressSpace::from(GLOBAL))
             .as_basic_type_enum(),
         Elem::Scalar(DType::I1) => context.bool_type().as_basic_type_enum(),
-        Elem::Scalar(DType::I32) => context.i32_type().as_basic_type_enum(),
-        Elem::Scalar(DType::I64) => context.i64_type().as_basic_type_enum(),
+        // LLVM's integers have no sign: the ops choose it (`sdiv`/`udiv`, `ashr`/`lshr`...).
+        Elem::Scalar(DType::I8 | DType::U8) => context.i8_type().as_basic_type_enum(),
+        Elem::Scalar(DType::I16) => context.i16_type().as_basic_type_enum(),
+        Elem::Scalar(DType::I32 | DType::U32) => context.i32_type().as_basic_type_enum(),
+        Elem::Scalar(DType::I64 | DType::U64) => context.i64_type().as_basic_type_enum(),
         Elem::Scalar(DType::F16) => context.f16_type().as_basic_type_enum(),
         Elem::Scalar(DType::BF16) => context.bf16_type().as_basic_type_enum(),
         Elem::Scalar(DType::F32) => context.f32_type().as_basic_type_enum(),
@@ -396,9 +399,7 @@ pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> 
 pub(super) fn memory_type(context: &Context, d: DType) -> BasicTypeEnum<'_> {
     match d {
         DType::I1 => context.i8_type().as_basic_type_enum(),
-        DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32 => {
-            register_type(context, Elem::Scalar(d))
-        }
+        _ => register_type(context, Elem::Scalar(d)),
     }
 }
 
@@ -862,6 +863,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             OpKind::Math(m) => Some(self.math_op(*m, data)?),
             OpKind::Cast => Some(self.cast_op(data)?),
+            OpKind::Bitcast => {
+                let to = register_type(self.context, self.result_type(data).elem);
+                let vals = self.operand(data, 0).to_vec();
+                Some(
+                    vals.into_iter()
+                        .map(|v| {
+                            if v.get_type() == to {
+                                Ok(v)
+                            } else {
+                                self.builder.build_bit_cast(v, to, "").llvm()
+                            }
+                        })
+                        .collect::<Result<_>>()?,
+                )
+            }
             OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
             OpKind::Dot { .. } => Some(self.dot(data)?),
             OpKind::Load { vec, evict } => Some(self.load(data, *vec, *evict)?),
@@ -1232,6 +1248,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (Elem::Scalar(DType::I64), ConstValue::Int(i)) => {
                 ctx.i64_type().const_int(i as u64, true).into()
             }
+            // The other integers: the low bits of the value (a `u64` constant is its bits).
+            (Elem::Scalar(d), ConstValue::Int(i)) if d.is_int() => register_type(ctx, ty.elem)
+                .into_int_type()
+                .const_int(i as u64, true)
+                .into(),
             // LLVM rounds the double to the type once, to nearest even (as the interpreter does).
             (Elem::Scalar(DType::F32), ConstValue::Float(x)) => {
                 ctx.f32_type().const_float(x).into()
@@ -1361,7 +1382,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if d.is_float() {
             self.float_binary(op, float(x), float(y))
         } else {
-            self.int_binary(op, int(x), int(y), nsw)
+            // No signed-wrap promise for unsigned types: their values past the signed range
+            // are ordinary.
+            self.int_binary(op, int(x), int(y), nsw && !d.is_unsigned(), d.is_unsigned())
         }
     }
 
@@ -1389,7 +1412,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
             BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
             BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
-            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi => {
+            BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi | BinOp::Shl | BinOp::Shr => {
                 bug(format_args!("integers for `{}`", op.name()))
             }
         }
@@ -1422,12 +1445,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             .copied()
     }
 
+    /// `op` on integers, `unsigned` choosing how division, remainder, `min`/`max` and `>>` read
+    /// the bits.
     fn int_binary(
         &self,
         op: BinOp,
         x: IntValue<'ctx>,
         y: IntValue<'ctx>,
         nsw: bool,
+        unsigned: bool,
     ) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
         let ty = x.get_type();
@@ -1453,6 +1479,42 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                     .llvm()?;
                 b.build_int_truncate(hi, ty, "").llvm()?
             }
+            BinOp::Div | BinOp::Rem if unsigned => {
+                // Total division: x / 0 = 0, x % 0 = 0; the hardware divisor is 1 there.
+                let zero = ty.const_zero();
+                let is_zero = b.build_int_compare(IntPredicate::EQ, y, zero, "").llvm()?;
+                let divisor = int(b
+                    .build_select(is_zero, ty.const_int(1, false), y, "")
+                    .llvm()?);
+                if op == BinOp::Rem {
+                    // x % 1 = 0.
+                    b.build_int_unsigned_rem(x, divisor, "").llvm()?
+                } else {
+                    let q = b.build_int_unsigned_div(x, divisor, "").llvm()?;
+                    int(b.build_select(is_zero, zero, q, "").llvm()?)
+                }
+            }
+            BinOp::Shl | BinOp::Shr => {
+                // LLVM's shifts by the width or more are poison; PTX's clamp the amount, which
+                // is `BinOp`'s definition: a shift by `min(amount, width)` read as unsigned,
+                // where a logical shift by the width gives 0 and an arithmetic one the sign.
+                let width = ty.const_int(u64::from(ty.get_bit_width()), false);
+                let past = b
+                    .build_int_compare(IntPredicate::UGE, y, width, "")
+                    .llvm()?;
+                let last = ty.const_int(u64::from(ty.get_bit_width() - 1), false);
+                let amount = int(b.build_select(past, last, y, "").llvm()?);
+                if op == BinOp::Shl {
+                    let v = b.build_left_shift(x, amount, "").llvm()?;
+                    int(b.build_select(past, ty.const_zero(), v, "").llvm()?)
+                } else if unsigned {
+                    let v = b.build_right_shift(x, amount, false, "").llvm()?;
+                    int(b.build_select(past, ty.const_zero(), v, "").llvm()?)
+                } else {
+                    // A shift by width − 1 already gives the sign in every bit.
+                    b.build_right_shift(x, amount, true, "").llvm()?
+                }
+            }
             BinOp::Div | BinOp::Rem => {
                 // Total division: x / 0 = 0, x % 0 = 0, MIN / -1 = MIN (wrapping), MIN % -1 = 0.
                 // The hardware divisor is 1 where the IR's is 0 or -1, so sdiv/srem never trap.
@@ -1475,8 +1537,15 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                     int(b.build_select(is_zero, zero, q, "").llvm()?)
                 }
             }
-            BinOp::Min => return self.intrinsic("llvm.smin", &[ty.into()], &[x.into(), y.into()]),
-            BinOp::Max => return self.intrinsic("llvm.smax", &[ty.into()], &[x.into(), y.into()]),
+            BinOp::Min | BinOp::Max => {
+                let name = match (op == BinOp::Min, unsigned) {
+                    (true, false) => "llvm.smin",
+                    (false, false) => "llvm.smax",
+                    (true, true) => "llvm.umin",
+                    (false, true) => "llvm.umax",
+                };
+                return self.intrinsic(name, &[ty.into()], &[x.into(), y.into()]);
+            }
             BinOp::And => b.build_and(x, y, "").llvm()?,
             BinOp::Or => b.build_or(x, y, "").llvm()?,
             BinOp::Xor => b.build_xor(x, y, "").llvm()?,
@@ -1508,7 +1577,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 .into());
         }
         // Booleans order false < true, so they compare unsigned.
-        let signed = d != DType::I1;
+        let signed = !d.is_unsigned();
         let pred = match (p, signed) {
             (CmpPred::Lt, true) => IntPredicate::SLT,
             (CmpPred::Le, true) => IntPredicate::SLE,

@@ -124,7 +124,7 @@
 use inkwell::types::BasicType;
 use inkwell::values::{BasicValueEnum, FloatValue, ValueKind};
 use inkwell::{FloatPredicate, IntPredicate};
-use tile_core::ir::{DType, MathFn, OpData};
+use tile_core::ir::{DType, Elem, MathFn, OpData};
 
 use super::lower::{bug, dtype, float, int, Lowerer, OrBug, OrLlvm, Result};
 
@@ -503,6 +503,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let refuse = || bug(format_args!("operands `{}` takes, found `{d}`", m.name()));
         match d {
+            // An unsigned number is its own absolute value.
+            DType::U32 | DType::U64 if m == MathFn::Abs => Ok(arg(0)),
             DType::I32 | DType::I64 => match m {
                 MathFn::Abs => {
                     let x = int(arg(0));
@@ -557,7 +559,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 };
                 Ok(v.into())
             }
-            DType::I1 | DType::F16 | DType::BF16 => refuse(),
+            DType::I1
+            | DType::I8
+            | DType::I16
+            | DType::U8
+            | DType::U32
+            | DType::U64
+            | DType::F16
+            | DType::BF16 => refuse(),
         }
     }
 
@@ -623,21 +632,23 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         to: DType,
         v: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        use DType::{BF16, F16, F32, I1, I32, I64};
+        use DType::{BF16, F16, F32, I1};
         let b = &self.builder;
         let ctx = self.context;
         let f32_ty = ctx.f32_type();
-        let int_ty = |d: DType| match d {
-            I64 => ctx.i64_type(),
-            I1 | I32 | F16 | BF16 | F32 => ctx.i32_type(),
+        let int_ty = |d: DType| super::lower::register_type(ctx, Elem::Scalar(d)).into_int_type();
+        let half_ty = |d: DType| {
+            if d == BF16 {
+                ctx.bf16_type()
+            } else {
+                ctx.f16_type()
+            }
         };
-        let half_ty = |d: DType| match d {
-            BF16 => ctx.bf16_type(),
-            I1 | I32 | I64 | F16 | F32 => ctx.f16_type(),
-        };
+        // Integers other than booleans.
+        let num = |d: DType| d.is_int() && d != I1;
         Ok(match (from, to) {
-            (I1, I1) | (I32, I32) | (I64, I64) | (F16, F16) | (BF16, BF16) | (F32, F32) => v,
-            (I32 | I64, I1) => {
+            _ if from == to => v,
+            (f, I1) if num(f) => {
                 let x = int(v);
                 b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "")
                     .llvm()?
@@ -649,25 +660,40 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     .llvm()?
                     .into()
             }
-            (I1, I32 | I64) => b.build_int_z_extend(int(v), int_ty(to), "").llvm()?.into(),
-            (I32, I64) => b.build_int_s_extend(int(v), int_ty(to), "").llvm()?.into(),
-            (I64, I32) => b.build_int_truncate(int(v), int_ty(to), "").llvm()?.into(),
-            (I1, F32) => b
+            // Widening extends as the source's signedness says (a boolean by zeros); narrowing
+            // keeps the low bits; between types of one width the bits stay.
+            (f, t) if f.is_int() && num(t) => {
+                let (fw, tw) = (f.int_bits().unwrap_or(0), t.int_bits().unwrap_or(0));
+                if tw > fw && f.is_unsigned() {
+                    b.build_int_z_extend(int(v), int_ty(t), "").llvm()?.into()
+                } else if tw > fw {
+                    b.build_int_s_extend(int(v), int_ty(t), "").llvm()?.into()
+                } else if tw < fw {
+                    b.build_int_truncate(int(v), int_ty(t), "").llvm()?.into()
+                } else {
+                    v
+                }
+            }
+            (f, F32) if f.is_unsigned() => b
                 .build_unsigned_int_to_float(int(v), f32_ty, "")
                 .llvm()?
                 .into(),
-            (I32 | I64, F32) => b
+            (f, F32) if num(f) => b
                 .build_signed_int_to_float(int(v), f32_ty, "")
                 .llvm()?
                 .into(),
-            (I1 | I32 | I64, F16 | BF16) => {
+            (f, F16 | BF16) if f.is_int() => {
                 let x = float(self.cast(from, F32, v)?);
                 b.build_float_trunc(x, half_ty(to), "").llvm()?.into()
             }
-            (F16 | BF16 | F32, I32 | I64) => {
+            (F16 | BF16 | F32, t) if num(t) => {
                 let x = self.cast(from, F32, v)?;
-                let ty = int_ty(to);
-                self.intrinsic("llvm.fptosi.sat", &[ty.into(), f32_ty.into()], &[x.into()])?
+                let name = if t.is_unsigned() {
+                    "llvm.fptoui.sat"
+                } else {
+                    "llvm.fptosi.sat"
+                };
+                self.intrinsic(name, &[int_ty(t).into(), f32_ty.into()], &[x.into()])?
             }
             (F32, F16 | BF16) => b
                 .build_float_trunc(float(v), half_ty(to), "")
@@ -693,6 +719,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let x = float(self.cast(from, F32, v)?);
                 b.build_float_trunc(x, half_ty(to), "").llvm()?.into()
             }
+            (f, t) => bug(format_args!(
+                "a cast the verifier allows, found `{f}` to `{t}`"
+            )),
         })
     }
 }

@@ -99,16 +99,37 @@ fn asm_reg(d: DType, w: usize) -> AsmReg {
         bits,
         per_word: 1,
     };
-    match d {
-        DType::I32 | DType::F32 => one("b32", "r", 32),
-        DType::I64 => one("b64", "l", 64),
+    match (d, packed_bits(d)) {
+        (DType::I64 | DType::U64, _) => one("b64", "l", 64),
         // A boolean is one byte in memory; PTX loads and stores it from a wider register.
-        DType::I1 => one("u8", "r", 32),
-        DType::F16 | DType::BF16 if w >= 2 => AsmReg {
-            per_word: 2,
-            ..one("b32", "r", 32)
-        },
-        DType::F16 | DType::BF16 => one("b16", "h", 16),
+        (DType::I1, _) => one("u8", "r", 32),
+        // Elements narrower than a word travel packed: two or four in a 32-bit word, two
+        // bytes in a 16-bit one, a lone byte through a 32-bit register.
+        (_, Some(e)) => {
+            let per_word = (32 / e as usize).min(w.max(1).next_power_of_two());
+            match e * per_word as u32 {
+                32 => AsmReg {
+                    per_word,
+                    ..one("b32", "r", 32)
+                },
+                16 => AsmReg {
+                    per_word,
+                    ..one("b16", "h", 16)
+                },
+                _ => one("u8", "r", 32),
+            }
+        }
+        _ => one("b32", "r", 32),
+    }
+}
+
+/// The width of an element that travels packed in wider words (`f16`, `bf16`, `i16`: 16; `i8`,
+/// `u8`: 8); `None` for booleans and 32- and 64-bit types.
+fn packed_bits(d: DType) -> Option<u32> {
+    match d {
+        DType::F16 | DType::BF16 | DType::I16 => Some(16),
+        DType::I8 | DType::U8 => Some(8),
+        DType::I1 | DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 => None,
     }
 }
 
@@ -121,9 +142,7 @@ pub(super) fn access_width(dist: Option<&Distribution>, d: DType, vec: u32, slot
     let (inner, run) = dist.contiguous_run();
     let cap = match d {
         DType::I1 => 1,
-        DType::I32 | DType::I64 | DType::F16 | DType::BF16 | DType::F32 => {
-            16 / d.size_bytes() as u64
-        }
+        _ => 16 / d.size_bytes() as u64,
     };
     // The largest power of two dividing `n`.
     let pow2_factor = |n: u64| n & n.wrapping_neg();
@@ -349,9 +368,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// The LLVM type of one word in memory: the element's memory type, or a 16/32-bit integer
     /// holding one or two half-precision elements.
     fn word_type(&self, d: DType, reg: AsmReg) -> BasicTypeEnum<'ctx> {
-        match d {
-            DType::I1 | DType::I32 | DType::I64 | DType::F32 => memory_type(self.context, d),
-            DType::F16 | DType::BF16 => self.int_type(16 * reg.per_word as u32),
+        match packed_bits(d) {
+            Some(e) => self.int_type(e * reg.per_word as u32),
+            None => memory_type(self.context, d),
         }
     }
 
@@ -373,8 +392,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         .into())
                 })
                 .collect(),
-            DType::I32 | DType::I64 | DType::F32 => Ok(vals.to_vec()),
-            DType::F16 | DType::BF16 => {
+            _ if packed_bits(d).is_none() => Ok(vals.to_vec()),
+            _ => {
                 let word = self.word_type(d, reg);
                 let elem = vals.first().or_bug("a register to access").get_type();
                 vals.chunks(reg.per_word)
@@ -417,8 +436,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         .into())
                 })
                 .collect(),
-            DType::I32 | DType::I64 | DType::F32 => Ok(words.to_vec()),
-            DType::F16 | DType::BF16 => {
+            _ if packed_bits(d).is_none() => Ok(words.to_vec()),
+            _ => {
                 let elem = register_type(self.context, Elem::Scalar(d));
                 let mut out = Vec::with_capacity(words.len() * reg.per_word);
                 for &word in words {
@@ -573,9 +592,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.int_type(reg.bits)
     }
 
-    /// The LLVM integer type of 16, 32 or 64 bits (the register widths of [`AsmReg`]).
+    /// The LLVM integer type of 8, 16, 32 or 64 bits (the register widths of [`AsmReg`], and a
+    /// lone byte's word).
     fn int_type(&self, bits: u32) -> BasicTypeEnum<'ctx> {
         match bits {
+            8 => self.context.i8_type().as_basic_type_enum(),
             16 => self.context.i16_type().as_basic_type_enum(),
             64 => self.context.i64_type().as_basic_type_enum(),
             _ => self.context.i32_type().as_basic_type_enum(),
@@ -606,12 +627,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .iter()
                 .map(|&v| b.build_int_z_extend(int(v), i32_ty, "").llvm())
                 .collect(),
-            DType::I32 | DType::I64 => Ok(vals.iter().map(|&v| int(v)).collect()),
-            DType::F16 | DType::BF16 => Ok(self
+            _ if packed_bits(d).is_none() => Ok(vals.iter().map(|&v| int(v)).collect()),
+            // A lone byte travels in a 32-bit register.
+            _ => self
                 .pack_words(d, reg, vals)?
                 .into_iter()
-                .map(int)
-                .collect()),
+                .map(|w| {
+                    let w = int(w);
+                    if w.get_type().get_bit_width() < reg.bits {
+                        b.build_int_z_extend(w, self.int_type(reg.bits).into_int_type(), "")
+                            .llvm()
+                    } else {
+                        Ok(w)
+                    }
+                })
+                .collect(),
         }
     }
 
@@ -638,9 +668,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     )
                 })
                 .collect(),
-            DType::I32 | DType::I64 => Ok(words.iter().map(|&v| v.into()).collect()),
-            DType::F16 | DType::BF16 => {
-                let words: Vec<BasicValueEnum> = words.iter().map(|&v| v.into()).collect();
+            _ if packed_bits(d).is_none() => Ok(words.iter().map(|&v| v.into()).collect()),
+            _ => {
+                // A lone byte came in a 32-bit register.
+                let word = self.word_type(d, reg).into_int_type();
+                let words = words
+                    .iter()
+                    .map(|&v| {
+                        Ok(if v.get_type() == word {
+                            v.into()
+                        } else {
+                            b.build_int_truncate(v, word, "").llvm()?.into()
+                        })
+                    })
+                    .collect::<Result<Vec<BasicValueEnum>>>()?;
                 self.unpack_words(d, reg, &words)
             }
         }

@@ -135,9 +135,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             self.intrinsic(name, &[ty], &[x.into(), y.into()])
         };
         match (d, kind) {
-            (DType::I32 | DType::I64, ReduceKind::Sum) => {
+            (DType::I32 | DType::I64 | DType::U32 | DType::U64, ReduceKind::Sum) => {
                 Ok(b.build_int_add(int(x), int(y), "").llvm()?.into())
             }
+            (DType::U32 | DType::U64, ReduceKind::Max) => minmax("llvm.umax"),
+            (DType::U32 | DType::U64, ReduceKind::Min) => minmax("llvm.umin"),
             (DType::I32 | DType::I64, ReduceKind::Max) => minmax("llvm.smax"),
             (DType::I32 | DType::I64, ReduceKind::Min) => minmax("llvm.smin"),
             (DType::F32, ReduceKind::Sum) => {
@@ -146,9 +148,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             (DType::F32, ReduceKind::Max) => minmax("llvm.maxnum"),
             (DType::F32, ReduceKind::Min) => minmax("llvm.minnum"),
             (
-                DType::I1 | DType::F16 | DType::BF16,
+                DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F16 | DType::BF16,
                 ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min,
-            ) => bug(format_args!("a reduction of i32, i64 or f32, found `{d}`")),
+            ) => bug(format_args!(
+                "a reduction of a 32- or 64-bit type, found `{d}`"
+            )),
         }
     }
 
@@ -218,13 +222,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Ok(int(self.intrinsic(&name, &[], &args)?))
         };
         match d {
-            DType::I32 => Ok(shfl(int(v))?.into()),
+            DType::I32 | DType::U32 => Ok(shfl(int(v))?.into()),
             DType::F32 => {
                 let bits = int(b.build_bit_cast(v, i32_ty, "").llvm()?);
                 b.build_bit_cast(shfl(bits)?, self.context.f32_type(), "")
                     .llvm()
             }
-            DType::I64 => {
+            DType::I64 | DType::U64 => {
                 // As `<2 x i32>`: NVPTX splits and joins the halves with `mov.b64`.
                 let pair_ty = i32_ty.vec_type(2);
                 let pair = VectorValue::try_from(b.build_bit_cast(v, pair_ty, "").llvm()?)
@@ -237,9 +241,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
                 b.build_bit_cast(out, self.context.i64_type(), "").llvm()
             }
-            DType::I1 | DType::F16 | DType::BF16 => bug(format_args!(
-                "a shuffle of i32, i64 or f32 (what reductions and scans take), found `{d}`"
-            )),
+            DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F16 | DType::BF16 => {
+                bug(format_args!(
+                    "a shuffle of i32, i64 or f32 (what reductions and scans take), found `{d}`"
+                ))
+            }
         }
     }
 

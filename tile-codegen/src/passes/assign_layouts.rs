@@ -666,6 +666,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Gather { .. }
         | OpKind::Math(_)
         | OpKind::Cast
+        | OpKind::Bitcast
         | OpKind::Load { .. }
         | OpKind::Store { .. }
         | OpKind::AtomicRmw { .. }

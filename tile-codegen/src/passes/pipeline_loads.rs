@@ -223,8 +223,8 @@ fn clone_masked_load(
                 return (operands[0], at);
             };
             let zero = match dt {
-                DType::F16 | DType::BF16 | DType::F32 => tile_core::ir::ConstValue::Float(0.0),
-                DType::I1 | DType::I32 | DType::I64 => tile_core::ir::ConstValue::Int(0),
+                d if d.is_float() => tile_core::ir::ConstValue::Float(0.0),
+                _ => tile_core::ir::ConstValue::Int(0),
             };
             let z = emit(f, &mut at, OpKind::Constant(zero), vec![], Type::scalar(dt));
             let z = emit(f, &mut at, OpKind::Splat, vec![z], ty.clone());

@@ -61,7 +61,7 @@ named_enum! {
         Sub = "sub",
         /// `a * b` (wrapping for integers).
         Mul = "mul",
-        /// `a / b`; integers truncate toward zero.
+        /// `a / b`; integers truncate toward zero (unsigned ones divide the unsigned values).
         Div = "div",
         /// Remainder with the sign of `a`.
         Rem = "rem",
@@ -80,6 +80,12 @@ named_enum! {
         /// only: CUDA's `__umulhi`, PTX `mul.hi.u32`; with the wrapping `mul`, the full 64-bit
         /// product). What Philox needs.
         UMulHi = "umulhi",
+        /// `a << b` (integers): `b` read as unsigned; a shift by the width or more gives 0.
+        Shl = "shl",
+        /// `a >> b` (integers): arithmetic for signed types, logical for unsigned; `b` read as
+        /// unsigned; a shift by the width or more gives 0, or -1 for a negative signed `a`
+        /// (what PTX's `shr` computes, where LLVM's is undefined).
+        Shr = "shr",
     }
 }
 
@@ -87,6 +93,11 @@ impl BinOp {
     /// True for the ops only defined on integers and booleans.
     pub fn is_bitwise(self) -> bool {
         matches!(self, BinOp::And | BinOp::Or | BinOp::Xor)
+    }
+
+    /// True for the shifts, defined on integers (not booleans).
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
     }
 }
 
@@ -253,14 +264,15 @@ impl AtomicOp {
         matches!(self, AtomicOp::And | AtomicOp::Or | AtomicOp::Xor)
     }
 
-    /// Whether the op updates elements of type `d` (`i32` and `i64` always, `f32`, `f16` and
-    /// `bf16` unless bitwise): the one statement of the rule, which the verifier and the front
-    /// end ask.
+    /// Whether the op updates elements of type `d` (32- and 64-bit integers always, unsigned
+    /// ones comparing as unsigned; `f32`, `f16` and `bf16` unless bitwise; never booleans or
+    /// 8- and 16-bit integers): the one statement of the rule, which the verifier and the
+    /// front end ask.
     pub fn takes(self, d: DType) -> bool {
         match d {
-            DType::I32 | DType::I64 => true,
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 => true,
             DType::F32 | DType::F16 | DType::BF16 => !self.is_bitwise(),
-            DType::I1 => false,
+            DType::I1 | DType::I8 | DType::I16 | DType::U8 => false,
         }
     }
 }
@@ -269,7 +281,7 @@ impl AtomicOp {
 pub fn atomic_cas_takes(d: DType) -> bool {
     matches!(
         d,
-        DType::I32 | DType::I64 | DType::F32 | DType::F16 | DType::BF16
+        DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 | DType::F16 | DType::BF16
     )
 }
 
@@ -784,6 +796,9 @@ declare_ops! {
     /// Element-wise conversion to the result's element type: floats to integers truncate toward
     /// zero and saturate (NaN → 0), to `f16`/`bf16` round to nearest even, to `i1` test `!= 0`.
     Cast "cast" => 1, Pure, Tile;
+    /// Element-wise reinterpretation of the bits as the result's element type, of the same
+    /// width (Triton's `x.to(dtype, bitcast=True)`); neither booleans nor pointers.
+    Bitcast "bitcast" => 1, Pure, Tile;
     /// Combines the elements along `axis`; the result drops that dimension (a rank-1 tensor
     /// reduces to a scalar).
     Reduce {
@@ -1050,6 +1065,7 @@ impl OpKind {
             | OpKind::Hint { .. }
             | OpKind::Math(_)
             | OpKind::Cast
+            | OpKind::Bitcast
             | OpKind::Load { .. }
             | OpKind::Store { .. }
             | OpKind::For
@@ -1077,6 +1093,7 @@ impl OpKind {
             | OpKind::Hint { .. }
             | OpKind::Math(_)
             | OpKind::Cast
+            | OpKind::Bitcast
             | OpKind::Scan { .. }
             | OpKind::Load { .. }
             | OpKind::Store { .. }

@@ -9,14 +9,29 @@ use std::fmt;
 use super::linear::LinearLayout;
 
 /// A scalar element type. Closed: adding one is a checklist the compiler walks you through.
+///
+/// Integers are signed (`i*`) or unsigned (`u*`): the type says how division, remainder,
+/// comparisons, `min`/`max`, `>>`, widening casts and conversions to floats read the bits.
+/// Arithmetic takes 32- and 64-bit integers and `f32`; the 8- and 16-bit types, like `f16` and
+/// `bf16`, are for storage: cast to a 32-bit type to compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
     /// Boolean, the type of masks and comparisons.
     I1,
+    /// 8-bit signed integer (storage).
+    I8,
+    /// 16-bit signed integer (storage).
+    I16,
     /// 32-bit signed integer.
     I32,
     /// 64-bit signed integer.
     I64,
+    /// 8-bit unsigned integer (storage).
+    U8,
+    /// 32-bit unsigned integer.
+    U32,
+    /// 64-bit unsigned integer.
+    U64,
     /// IEEE half precision (storage; arithmetic is done after a cast to `f32`).
     F16,
     /// bfloat16 (storage; arithmetic is done after a cast to `f32`).
@@ -27,10 +42,15 @@ pub enum DType {
 
 impl DType {
     /// Every element type, in a fixed order.
-    pub const ALL: [DType; 6] = [
+    pub const ALL: [DType; 11] = [
         DType::I1,
+        DType::I8,
+        DType::I16,
         DType::I32,
         DType::I64,
+        DType::U8,
+        DType::U32,
+        DType::U64,
         DType::F16,
         DType::BF16,
         DType::F32,
@@ -40,8 +60,13 @@ impl DType {
     pub fn name(self) -> &'static str {
         match self {
             DType::I1 => "i1",
+            DType::I8 => "i8",
+            DType::I16 => "i16",
             DType::I32 => "i32",
             DType::I64 => "i64",
+            DType::U8 => "u8",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::F32 => "f32",
@@ -56,16 +81,48 @@ impl DType {
     /// Size of one element in device memory, in bytes (a bool is stored as one byte).
     pub fn size_bytes(self) -> u32 {
         match self {
-            DType::I1 => 1,
-            DType::F16 | DType::BF16 => 2,
-            DType::I32 | DType::F32 => 4,
-            DType::I64 => 8,
+            DType::I1 | DType::I8 | DType::U8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::U32 | DType::F32 => 4,
+            DType::I64 | DType::U64 => 8,
         }
     }
 
     /// Integer types, booleans included.
     pub fn is_int(self) -> bool {
-        matches!(self, DType::I1 | DType::I32 | DType::I64)
+        self.int_bits().is_some()
+    }
+
+    /// The width of an integer type in bits (1 for `i1`); `None` for floats.
+    pub fn int_bits(self) -> Option<u32> {
+        match self {
+            DType::I1 => Some(1),
+            DType::I8 | DType::U8 => Some(8),
+            DType::I16 => Some(16),
+            DType::I32 | DType::U32 => Some(32),
+            DType::I64 | DType::U64 => Some(64),
+            DType::F16 | DType::BF16 | DType::F32 => None,
+        }
+    }
+
+    /// Unsigned integer types: division, comparisons, `>>` and widening read the bits as a
+    /// non-negative number. `i1` counts as unsigned (`true` widens to 1).
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, DType::I1 | DType::U8 | DType::U32 | DType::U64)
+    }
+
+    /// Signed integer types (two's complement).
+    pub fn is_signed_int(self) -> bool {
+        self.is_int() && !self.is_unsigned()
+    }
+
+    /// The values of an integer type (`0..=1` for `i1`; empty for floats).
+    pub fn int_range(self) -> std::ops::RangeInclusive<i128> {
+        match self.int_bits() {
+            None => 1..=0,
+            Some(w) if self.is_unsigned() => 0..=(1i128 << w) - 1,
+            Some(w) => -(1i128 << (w - 1))..=(1i128 << (w - 1)) - 1,
+        }
     }
 
     /// Floating-point types.
@@ -73,9 +130,13 @@ impl DType {
         matches!(self, DType::F16 | DType::BF16 | DType::F32)
     }
 
-    /// Types that arithmetic, math and reductions take (`f16`/`bf16` are cast to `f32` first).
+    /// Types that arithmetic, math and reductions take (`f16`/`bf16` are cast to `f32` first,
+    /// 8- and 16-bit integers to a 32-bit one).
     pub fn is_arith(self) -> bool {
-        matches!(self, DType::I32 | DType::I64 | DType::F32)
+        matches!(
+            self,
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32
+        )
     }
 }
 

@@ -66,6 +66,11 @@ element!(i64, I64);
 element!(half::f16, F16);
 element!(bool, I1, Bool);
 element!(half::bf16, BF16);
+element!(i8, I8);
+element!(i16, I16);
+element!(u8, U8);
+element!(u32, U32);
+element!(u64, U64);
 
 /// A buffer in device memory (CUDA) or host memory (interpreter).
 #[derive(Debug)]

@@ -116,7 +116,11 @@ pub(crate) struct Encoding {
 /// The tensor-map element type of `dtype` (a bool is one byte in memory).
 fn map_dtype(dtype: DType) -> CUtensorMapDataType {
     match dtype {
-        DType::I1 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        // The copy moves bits and fills with zero bits: the signedness does not matter.
+        DType::I1 | DType::I8 | DType::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        DType::I16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        DType::U32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        DType::U64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT64,
         DType::I32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
         DType::I64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT64,
         DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,

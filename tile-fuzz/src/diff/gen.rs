@@ -191,12 +191,8 @@ fn pick<T: Copy>(r: &mut Rng, xs: &[T]) -> T {
 
 fn dtype_name(d: DType) -> &'static str {
     match d {
-        DType::F32 => "f32",
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
         DType::I1 => "bool",
+        _ => d.name(),
     }
 }
 

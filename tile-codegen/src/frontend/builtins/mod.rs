@@ -137,6 +137,11 @@ builtins! {
     /// `t[j][i]`. Also `t.trans()`. No data moves on the GPU: the result's layout is derived.
     Trans "trans" Both "trans(t)"
         takes 1..=1 "1 argument (the tile)";
+    /// The tile's (or scalar's) bits read as another element type of the same width (Triton's
+    /// `x.to(dtype, bitcast=True)`): `bitcast(x, u32)` of an `f32` tile is its IEEE bits. Also
+    /// `x.bitcast(u32)`. Not booleans or pointers.
+    Bitcast "bitcast" Both "bitcast(t, T)"
+        takes 2..=2 "2 arguments (the tile, the element type)";
     /// The tile's elements in row-major order in another shape of the same element count (`N`
     /// or `[M, N]`, compile-time extents; Triton's `tl.reshape`, NumPy's C order). Also
     /// `t.reshape(shape)`. No data moves on the GPU: the result's layout is derived.
@@ -373,6 +378,10 @@ impl Lowering {
                 let v = self.expr(args[0])?;
                 self.reshape(v, args[0], args[1])
             }
+            Builtin::Bitcast => {
+                let v = self.expr(args[0])?;
+                self.bitcast(v, args[0], args[1])
+            }
             Builtin::BroadcastTo => {
                 let v = self.expr(args[0])?;
                 self.broadcast_to(v, args[0], args[1])
@@ -441,6 +450,19 @@ impl Lowering {
             Builtin::ExpandDims => self.expand_dims_method(mc, e),
             Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => self.shape_method(b, mc, e),
             Builtin::Roll => self.roll_method(mc, e),
+            Builtin::Bitcast => {
+                if mc.args.len() != 1 {
+                    return Err(err(
+                        e,
+                        format!(
+                            "`.bitcast()` takes 1 argument (the element type), found {}",
+                            mc.args.len()
+                        ),
+                    ));
+                }
+                let v = self.expr(&mc.receiver)?;
+                self.bitcast(v, &mc.receiver, &mc.args[0])
+            }
             Builtin::Gather => self.gather_method(mc, e),
             Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin => {
                 let args: Vec<&Expr> = mc.args.iter().collect();

@@ -62,12 +62,14 @@ impl Lowering {
             ));
         }
         match t.dtype() {
-            Some(DType::I32 | DType::I64 | DType::F32) => {}
+            Some(d) if d.is_arith() => {}
             other => {
                 let found = other.map_or("pointers".to_string(), |d| format!("`{d}`"));
                 return Err(err(
                     e,
-                    format!("`.{name}()` takes i32, i64 or f32 tiles, found {found}"),
+                    format!(
+                        "`.{name}()` takes tiles of f32 or 32- or 64-bit integers, found {found}"
+                    ),
                 ));
             }
         }

@@ -144,7 +144,7 @@ impl Lowering {
         let Val::V(mut id) = v else { unreachable_ptr() };
         let mut elem = t.elem;
         match t.dtype() {
-            Some(DType::I32 | DType::I64 | DType::F32) => {}
+            Some(d) if d.is_arith() => {}
             // Bools count: 0 and 1 as `i32` (a running count of a mask).
             Some(DType::I1) if kind == ScanKind::Sum => {
                 elem = Elem::Scalar(DType::I32);
@@ -158,7 +158,7 @@ impl Lowering {
                 };
                 return Err(err(
                     recv,
-                    format!("`{name}` takes i32, i64 or f32 tiles, found {found}"),
+                    format!("`{name}` takes tiles of f32 or 32- or 64-bit integers, found {found}"),
                 ));
             }
         }

@@ -19,6 +19,12 @@ impl Verifier<'_> {
             (Elem::Scalar(DType::I1), ConstValue::Int(0 | 1)) => {}
             (Elem::Scalar(DType::I32), ConstValue::Int(i)) if i32::try_from(*i).is_ok() => {}
             (Elem::Scalar(DType::I64), ConstValue::Int(_)) => {}
+            (
+                Elem::Scalar(d @ (DType::I8 | DType::I16 | DType::U8 | DType::U32)),
+                ConstValue::Int(i),
+            ) if d.int_range().contains(&i128::from(*i)) => {}
+            // A `u64` constant above `i64::MAX` is stored as its two's-complement bits.
+            (Elem::Scalar(DType::U64), ConstValue::Int(_)) => {}
             (Elem::Scalar(DType::F32 | DType::F16 | DType::BF16), ConstValue::Float(_)) => {}
             (e, c) => self.err(o.id, format!("constant {c} does not fit type `{e}`")),
         }
@@ -89,6 +95,10 @@ impl Verifier<'_> {
             Elem::Scalar(d) if *b == crate::ir::BinOp::UMulHi && d != DType::I32 => {
                 self.err(o.id, format!("`umulhi` takes i32, found `{d}`"))
             }
+            Elem::Scalar(d) if b.is_shift() && !(d.is_int() && d.is_arith()) => self.err(
+                o.id,
+                format!("`{}` takes 32- or 64-bit integers, found `{d}`", b.name()),
+            ),
             Elem::Scalar(d) if b.is_bitwise() && !d.is_int() => self.err(
                 o.id,
                 format!("`{}` takes integers or booleans, found `{d}`", b.name()),
@@ -99,7 +109,7 @@ impl Verifier<'_> {
             Elem::Scalar(d) if !b.is_bitwise() && !d.is_arith() => self.err(
                 o.id,
                 format!(
-                    "`{}` takes i32, i64 or f32; cast `{d}` to f32 first",
+                    "`{}` takes 32- or 64-bit integers or f32; cast `{d}` first",
                     b.name()
                 ),
             ),
@@ -228,6 +238,32 @@ impl Verifier<'_> {
         }
         if a.shape != ty.shape || a.layout != ty.layout {
             self.err(o.id, format!("`cast` keeps the shape: `{a}` to `{ty}`"));
+        }
+    }
+
+    /// Rule 15: `bitcast` keeps the shape and the width, between numbers other than booleans.
+    pub(super) fn bitcast(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(o.ops[0]).clone();
+        match (a.dtype(), ty.dtype()) {
+            (Some(from), Some(to)) if from != DType::I1 && to != DType::I1 => {
+                if from.size_bytes() != to.size_bytes() {
+                    self.err(
+                        o.id,
+                        format!("`bitcast` keeps the width: `{from}` to `{to}`"),
+                    );
+                }
+            }
+            _ => self.err(
+                o.id,
+                "`bitcast` reinterprets numbers, not booleans or pointers".into(),
+            ),
+        }
+        if a.shape != ty.shape || a.layout != ty.layout {
+            self.err(o.id, format!("`bitcast` keeps the shape: `{a}` to `{ty}`"));
         }
     }
 

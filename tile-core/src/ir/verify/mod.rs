@@ -27,10 +27,12 @@
 //!    `layout_fields`.
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
-//!    same shape); bitwise ops take integers or booleans, arithmetic only i32, i64 and f32.
+//!    same shape); bitwise ops take integers or booleans, shifts 32- and 64-bit integers,
+//!    arithmetic only 32- and 64-bit integers and f32.
 //!    → `elementwise.rs`: `binary`, `unary`, `cmp`, `select`.
 //! 6. **constant** — a scalar number whose value suits its type (integers for integer types, 0 or 1
-//!    for `i1`, fitting in 32 bits for `i32`).
+//!    for `i1`, within the type's range for the narrower integers; a `u64` may be given by its
+//!    two's-complement `i64` bits).
 //!    → `elementwise.rs`: `constant`.
 //! 7. **program_id / num_programs** — axis 0, 1 or 2; result `i32`.
 //!    → `elementwise.rs`: `grid_index`.
@@ -57,9 +59,9 @@
 //!     integers for `abs`), and the result has that type.
 //!     → `elementwise.rs`: `math`.
 //! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
-//!     type.
-//!     → `elementwise.rs`: `cast`.
-//! 16. **reduce** — a tensor of `i32`, `i64` or `f32`, `axis` below its rank; the result is the
+//!     type. **bitcast** — the same, between non-boolean numbers of one width.
+//!     → `elementwise.rs`: `cast`, `bitcast`.
+//! 16. **reduce** — a tensor of a 32- or 64-bit integer type or `f32`, `axis` below its rank; the result is the
 //!     operand without that dimension (a scalar for rank 1); at the GPU level a tensor result's
 //!     layout is the operand's layout sliced at `axis`.
 //!     → `reduce.rs`: `reduce`.
@@ -461,6 +463,7 @@ impl Verifier<'_> {
             } => self.hint(o, *multiple_of, *contiguous),
             OpKind::Math(m) => self.math(o, m),
             OpKind::Cast => self.cast(o),
+            OpKind::Bitcast => self.bitcast(o),
             OpKind::Load { vec, .. } => self.load(o, vec),
             OpKind::Store { vec, .. } => self.store(o, vec),
             OpKind::AtomicRmw { op: a, .. } => self.atomic_rmw(o, a),

@@ -18,7 +18,10 @@ impl Verifier<'_> {
         if !a.dtype().is_some_and(DType::is_arith) {
             self.err(
                 o.id,
-                format!("reductions take i32, i64 or f32, found `{}`", a.elem),
+                format!(
+                    "reductions take 32- or 64-bit integers or f32, found `{}`",
+                    a.elem
+                ),
             );
         }
         let mut shape = a.shape.clone();
@@ -46,7 +49,10 @@ impl Verifier<'_> {
         if !a.dtype().is_some_and(DType::is_arith) {
             self.err(
                 o.id,
-                format!("scans take i32, i64 or f32, found `{}`", a.elem),
+                format!(
+                    "scans take 32- or 64-bit integers or f32, found `{}`",
+                    a.elem
+                ),
             );
         }
         if ty != a {
