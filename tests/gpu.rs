@@ -235,6 +235,15 @@ fn gpu_atomics_match_the_references() {
     }
 }
 
+/// The integer types, shifts and bitcasts on the GPU against Rust, bit for bit (the checks the
+/// interpreter passes in `tests/int_types.rs`).
+#[test]
+fn gpu_integer_types_match_rust() {
+    let Some(gpu) = cuda() else { return };
+    common::check_int_types(&gpu);
+    common::check_unsigned_reduce(&gpu);
+}
+
 #[test]
 fn gpu_scans_match_the_references() {
     let Some(gpu) = cuda() else { return };

@@ -844,6 +844,233 @@ pub fn unsigned_reduce(
     atomic_max(top + offs * 0, u, m);
 }
 
+/// `x << a` for an amount read as unsigned (0 past the width).
+fn shl32(x: u32, a: u32) -> u32 {
+    if a >= 32 {
+        0
+    } else {
+        x << a
+    }
+}
+
+/// Logical `x >> a` (0 past the width).
+fn shr32(x: u32, a: u32) -> u32 {
+    if a >= 32 {
+        0
+    } else {
+        x >> a
+    }
+}
+
+/// Arithmetic `x >> a` (the sign past the width).
+fn sar32(x: i32, a: u32) -> i32 {
+    x >> a.min(31)
+}
+
+/// Random values of the types [`int_types`] reads, with the edges of each type mixed in.
+struct IntInputs {
+    a8: Vec<i8>,
+    b8: Vec<u8>,
+    c16: Vec<i16>,
+    w: Vec<u32>,
+    q: Vec<u64>,
+    s: Vec<i32>,
+    f: Vec<f32>,
+}
+
+fn int_inputs(n: usize, seed: u64) -> IntInputs {
+    let mut r = Rng(seed);
+    let mut pick = |edges: &[u64]| {
+        let x = r.next();
+        if x % 5 == 0 {
+            edges[(x >> 8) as usize % edges.len()]
+        } else {
+            r.next()
+        }
+    };
+    let mut a8 = vec![];
+    let mut b8 = vec![];
+    let mut c16 = vec![];
+    let mut w = vec![];
+    let mut q = vec![];
+    let mut s = vec![];
+    let mut f = vec![];
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        0.999,
+        1.0e-40,
+    ];
+    for i in 0..n {
+        a8.push(pick(&[0x80, 0x7f, 0xff, 0]) as i8);
+        b8.push(pick(&[0, 255, 31, 32, 33]) as u8);
+        c16.push(pick(&[0x8000, 0x7fff, 0xffff]) as i16);
+        w.push(pick(&[0, u64::from(u32::MAX), 1 << 31, (1 << 31) - 1, 1]) as u32);
+        q.push(pick(&[0, u64::MAX, 1 << 63, 1_000_000_007]));
+        s.push(pick(&[(-1i64) as u64, 31, 32, 63, 64, (-32i64) as u64, 1 << 31]) as i32);
+        let x = (pick(&[0]) >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
+        f.push(if i % 11 == 3 {
+            specials[i % specials.len()]
+        } else {
+            x
+        });
+    }
+    IntInputs {
+        a8,
+        b8,
+        c16,
+        w,
+        q,
+        s,
+        f,
+    }
+}
+
+/// [`int_types`] on `dev` against Rust, at every size of [`SIZES`], inputs with the edges of
+/// each type, bit for bit.
+pub fn check_int_types(dev: &Device) {
+    for (t, &n) in SIZES.iter().enumerate() {
+        let i = int_inputs(n, 40 + t as u64);
+        let (a8, b8, c16) = (
+            dev.upload(&i.a8).unwrap(),
+            dev.upload(&i.b8).unwrap(),
+            dev.upload(&i.c16).unwrap(),
+        );
+        let (w, q, s, f) = (
+            dev.upload(&i.w).unwrap(),
+            dev.upload(&i.q).unwrap(),
+            dev.upload(&i.s).unwrap(),
+            dev.upload(&i.f).unwrap(),
+        );
+        let mut o8 = dev.zeros::<i8>(n).unwrap();
+        let mut ou8 = dev.zeros::<u8>(n).unwrap();
+        let mut o16 = dev.zeros::<i16>(n).unwrap();
+        let mut ow = dev.zeros::<u32>(n).unwrap();
+        let mut oq = dev.zeros::<u64>(n).unwrap();
+        let mut os = dev.zeros::<i32>(n).unwrap();
+        let mut of = dev.zeros::<f32>(n).unwrap();
+        int_types::launch(
+            dev,
+            Grid::x(cdiv(n, 256)),
+            &a8,
+            &b8,
+            &c16,
+            &w,
+            &q,
+            &s,
+            &f,
+            &mut o8,
+            &mut ou8,
+            &mut o16,
+            &mut ow,
+            &mut oq,
+            &mut os,
+            &mut of,
+            n as i32,
+        )
+        .unwrap();
+        let (o8, ou8, o16) = (
+            dev.download(&o8).unwrap(),
+            dev.download(&ou8).unwrap(),
+            dev.download(&o16).unwrap(),
+        );
+        let (ow, oq, os, of) = (
+            dev.download(&ow).unwrap(),
+            dev.download(&oq).unwrap(),
+            dev.download(&os).unwrap(),
+            dev.download(&of).unwrap(),
+        );
+        for e in 0..n {
+            let (x8, y8, z16, u, v, k, x) =
+                (i.a8[e], i.b8[e], i.c16[e], i.w[e], i.q[e], i.s[e], i.f[e]);
+            let wide = i32::from(x8) + i32::from(y8) + i32::from(z16);
+            let ud = (u / (u32::from(y8) + 1)) ^ (u % 7) ^ u.max(3_000_000_000);
+            let sh = shr32(u, (k & 31) as u32) | u.wrapping_shl(3) | shr32(u, k as u32);
+            let sar = sar32(k, (k & 63) as u32)
+                ^ (shl32(k as u32, u32::from(y8)) as i32)
+                ^ sar32(k, u32::MAX);
+            let below = u32::from(u < 1 << 31);
+            let bits = x.to_bits();
+            let negated = f32::from_bits(bits ^ 0x8000_0000);
+            let nibble = ((u >> ((e as u32 & 7) * 4)) & 15) as i32 - 8;
+            let v2 = v
+                .wrapping_mul(3)
+                .wrapping_add(u64::from(u))
+                .wrapping_sub(v >> 1)
+                .wrapping_add((v / 1_000_000_007) % 5);
+            let want_f = negated + u as f32 + v as f32;
+            let at = format!("n = {n}, element {e}: inputs {x8} {y8} {z16} {u} {v} {k} {x}");
+            assert_eq!(o8[e], wide as i8, "o8, {at}");
+            assert_eq!(ou8[e], (x * 300.0) as u8, "ou8, {at}");
+            assert_eq!(o16[e], (bits >> 16) as i16, "o16, {at}");
+            assert_eq!(ow[e], ud ^ sh ^ below, "ow, {at}");
+            assert_eq!(oq[e], v2, "oq, {at}");
+            assert_eq!(os[e], sar ^ nibble ^ wide, "os, {at}");
+            assert!(
+                of[e].to_bits() == want_f.to_bits() || of[e].is_nan() && want_f.is_nan(),
+                "of, {at}: {} vs {want_f}",
+                of[e]
+            );
+        }
+    }
+}
+
+/// [`unsigned_reduce`] on `dev` against Rust, bit for bit.
+pub fn check_unsigned_reduce(dev: &Device) {
+    for n in [1usize, 17, 511, 512] {
+        let i = int_inputs(n, n as u64);
+        let h: Vec<f16> = i.f.iter().map(|&x| f16::from_f32(x)).collect();
+        let g: Vec<bf16> = i.f.iter().map(|&x| bf16::from_f32(-x)).collect();
+        let (w, hd, gd) = (
+            dev.upload(&i.w).unwrap(),
+            dev.upload(&h).unwrap(),
+            dev.upload(&g).unwrap(),
+        );
+        let mut out = dev.zeros::<u32>(4).unwrap();
+        let mut hb = dev.zeros::<i16>(n).unwrap();
+        let mut gb = dev.zeros::<bf16>(n).unwrap();
+        let mut top = dev.upload(&[7u32]).unwrap();
+        unsigned_reduce::launch(
+            dev,
+            Grid::x(1),
+            &w,
+            &hd,
+            &gd,
+            &mut out,
+            &mut hb,
+            &mut gb,
+            &mut top,
+            n as i32,
+        )
+        .unwrap();
+        let (out, hb, gb, top) = (
+            dev.download(&out).unwrap(),
+            dev.download(&hb).unwrap(),
+            dev.download(&gb).unwrap(),
+            dev.download(&top).unwrap(),
+        );
+        let max = *i.w.iter().max().unwrap();
+        let first_max = i.w.iter().position(|&u| u == max).unwrap() as u32;
+        let sum = i.w.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(
+            out,
+            [max, *i.w.iter().min().unwrap(), sum, first_max],
+            "n = {n}"
+        );
+        assert_eq!(top[0], max.max(7), "n = {n}");
+        for e in 0..n {
+            assert_eq!(hb[e], h[e].to_bits() as i16, "n = {n}, element {e}");
+            assert_eq!(
+                gb[e].to_bits(),
+                g[e].to_bits() ^ 0x7fff,
+                "n = {n}, element {e}"
+            );
+        }
+    }
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();

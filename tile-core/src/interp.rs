@@ -1180,7 +1180,9 @@ fn float_to_int(x: f64, d: DType) -> Scalar {
     if x.is_nan() {
         return int_scalar(d, 0);
     }
-    let r = d.int_range();
+    let Some(r) = d.int_range() else {
+        return int_scalar(d, 0);
+    };
     let t = x.trunc();
     let v = if t <= *r.start() as f64 {
         *r.start()

@@ -52,7 +52,7 @@ impl Lowering {
                         ))
                     }
                     d => {
-                        if !d.int_range().contains(&i128::from(i)) {
+                        if !d.int_range().is_some_and(|r| r.contains(&i128::from(i))) {
                             return Err(err(at, format!("literal {i} does not fit in {d}")));
                         }
                         ConstValue::Int(i)

@@ -116,13 +116,14 @@ impl DType {
         self.is_int() && !self.is_unsigned()
     }
 
-    /// The values of an integer type (`0..=1` for `i1`; empty for floats).
-    pub fn int_range(self) -> std::ops::RangeInclusive<i128> {
-        match self.int_bits() {
-            None => 1..=0,
-            Some(w) if self.is_unsigned() => 0..=(1i128 << w) - 1,
-            Some(w) => -(1i128 << (w - 1))..=(1i128 << (w - 1)) - 1,
-        }
+    /// The values of an integer type (`0..=1` for `i1`); `None` for floats.
+    pub fn int_range(self) -> Option<std::ops::RangeInclusive<i128>> {
+        let w = self.int_bits()?;
+        Some(if self.is_unsigned() {
+            0..=(1i128 << w) - 1
+        } else {
+            -(1i128 << (w - 1))..=(1i128 << (w - 1)) - 1
+        })
     }
 
     /// Floating-point types.

@@ -22,7 +22,7 @@ impl Verifier<'_> {
             (
                 Elem::Scalar(d @ (DType::I8 | DType::I16 | DType::U8 | DType::U32)),
                 ConstValue::Int(i),
-            ) if d.int_range().contains(&i128::from(*i)) => {}
+            ) if d.int_range().is_some_and(|r| r.contains(&i128::from(*i))) => {}
             // A `u64` constant above `i64::MAX` is stored as its two's-complement bits.
             (Elem::Scalar(DType::U64), ConstValue::Int(_)) => {}
             (Elem::Scalar(DType::F32 | DType::F16 | DType::BF16), ConstValue::Float(_)) => {}
