@@ -237,7 +237,7 @@ fn parser_errors_have_locations() {
         ("kernel @k() attributes {num_warps = 4} {\n  %0 = frobnicate : i32\n}\n", "2:8: unknown op `frobnicate`"),
         ("kernel @k() attributes {num_warps = 4} {\n  %0 = add %1, %1 : i32\n}\n", "2:12: use of undefined value `%1`"),
         ("kernel @k() attributes {num_warps = 4} {\n  %0 = constant 1 : i32\n  %0 = constant 2 : i32\n}\n", "3:3: value `%0` is defined twice"),
-        ("kernel @k() attributes {num_warps = 4} {\n  %0 = constant 1 : u32\n}\n", "2:21: unknown element type `u32`"),
+        ("kernel @k() attributes {num_warps = 4} {\n  %0 = constant 1 : u16\n}\n", "2:21: unknown element type `u16`"),
         ("kernel @k() attributes {num_warps = 4} {\n  return\n", "expected `}` closing the kernel"),
         ("kernel @k(%a: i32, %a: i32) attributes {num_warps = 4} {\n}\n", "parameter `%a` is declared twice"),
     ];
@@ -1440,5 +1440,44 @@ fn descriptor_accesses() {
         "%q, %m, %0, %1 :",
         "%q, %m, %0, %0 :",
         "operand #3 of `desc_load` is a coordinate: an `i32` scalar, found `i64`",
+    );
+}
+
+#[test]
+fn integer_types_shifts_and_bitcasts() {
+    accepts(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xu32>\n  %2 = constant 3 : u32\n  %3 = splat %2 : tensor<4xu32>\n  %4 = shr %1, %3 : tensor<4xu32>\n  %5 = shl %4, %3 : tensor<4xu32>\n  %6 = bitcast %5 : tensor<4xf32>\n  %7 = cast %0 : tensor<4xi8>\n  %8 = bitcast %7 : tensor<4xu8>\n  %9 = constant -1 : u64\n  %10 = reduce max {axis = 0} %1 : u32\n  return",
+    );
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = shl %0, %0 : f32\n  return",
+        "`shl` takes 32- or 64-bit integers, found `f32`",
+    );
+    rejects(
+        "  %0 = constant 1 : i8\n  %1 = shr %0, %0 : i8\n  return",
+        "`shr` takes 32- or 64-bit integers, found `i8`",
+    );
+    rejects(
+        "  %0 = constant 1 : u8\n  %1 = add %0, %0 : u8\n  return",
+        "`add` takes 32- or 64-bit integers or f32; cast `u8` first",
+    );
+    rejects(
+        "  %0 = constant 256 : u8\n  return",
+        "constant 256 does not fit type `u8`",
+    );
+    rejects(
+        "  %0 = constant -1 : u32\n  return",
+        "constant -1 does not fit type `u32`",
+    );
+    rejects(
+        "  %0 = constant 1.0 : f32\n  %1 = bitcast %0 : u64\n  return",
+        "`bitcast` keeps the width: `f32` to `u64`",
+    );
+    rejects(
+        "  %0 = constant 1 : i1\n  %1 = bitcast %0 : u8\n  return",
+        "`bitcast` reinterprets numbers, not booleans or pointers",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = bitcast %0 : tensor<2xi32>\n  return",
+        "`bitcast` keeps the shape",
     );
 }

@@ -641,7 +641,7 @@ impl<'a> Gen<'a> {
             };
         }
         let b = budget - 1;
-        match self.r.below(9) {
+        match self.r.below(10) {
             0..=2 => {
                 let op = pick(self.r, &["+", "-", "*"]);
                 let x = self.iexpr(b);
@@ -690,6 +690,33 @@ impl<'a> Gen<'a> {
                     };
                 }
                 E::new(format!("({}).{f}({axis})", self.ifull(&x)), true)
+            }
+            8 => {
+                // Unsigned arithmetic, shifts (amounts past the width and negative ones
+                // included), narrow integers and bitcasts, back to `i32`.
+                let x = self.iexpr(b);
+                let y = self.iexpr(b);
+                let (x, y) = (x.s, y.s);
+                let s = match self.r.below(10) {
+                    0 => format!("((({x}) as u32) >> (({y}) & 31)) as i32"),
+                    1 => format!("((({x}) as u32) << (({y}) % 40)) as i32"),
+                    2 => format!("(({x}) >> (({y}) % 40))"),
+                    3 => format!("((({x}) as u32) / ((({y}) as u32) | 1)) as i32"),
+                    4 => format!("((({x}) as u32) % ((({y}) as u32) + 3)) as i32"),
+                    5 => format!("max(({x}) as u32, ({y}) as u32) as i32"),
+                    6 => format!("(((({x}) as u64) * 2654435761) >> 17) as i32"),
+                    7 => {
+                        let t = pick(self.r, &["i8", "u8", "i16"]);
+                        format!("((({x}) as {t}) as i32)")
+                    }
+                    8 => format!("select((({x}) as u32) < (({y}) as u32), 1, 0)"),
+                    _ => {
+                        // A NaN's bits differ between the back ends (either is a NaN).
+                        let f = self.exact_fexpr(b).s;
+                        format!("((bitcast(select({f} == {f}, {f}, 0.0), u32) >> 20) as i32)")
+                    }
+                };
+                E::new(s, true)
             }
             _ => {
                 self.seed = true;
@@ -834,13 +861,25 @@ impl<'a> Gen<'a> {
             self.load_input();
         }
         if self.r.below(2) == 0 {
-            let dtype = pick(self.r, &[DType::I32, DType::I32, DType::I64]);
+            let dtype = pick(
+                self.r,
+                &[
+                    DType::I32,
+                    DType::I32,
+                    DType::I64,
+                    DType::I8,
+                    DType::I16,
+                    DType::U8,
+                    DType::U32,
+                    DType::U64,
+                ],
+            );
             self.add_buf("j", dtype, len, Role::Input, Tol::Exact);
             let (addr, mask) = match self.shape {
                 Shape::One(_) => ("offs", "mask"),
                 Shape::Two(..) => ("offs2", "mask2"),
             };
-            let cast = if dtype == DType::I64 { " as i32" } else { "" };
+            let cast = if dtype == DType::I32 { "" } else { " as i32" };
             let e = E::new(format!("load(j + {addr}, {mask}, 7){cast}"), true);
             self.bind(Ty::I, e);
             self.int_input = Some("j".into());
@@ -876,6 +915,20 @@ impl<'a> Gen<'a> {
             self.line(&format!("store(yi + {offs}, {}, {mask});", e.s));
         }
         if self.r.below(3) == 0 {
+            // An integer result narrowed, or widened by its signedness, into another type.
+            let e = self.iexpr(2);
+            let dtype = pick(
+                self.r,
+                &[DType::I8, DType::I16, DType::U8, DType::U32, DType::U64],
+            );
+            self.add_buf("yn", dtype, len, Role::Output, Tol::Exact);
+            self.line(&format!(
+                "store(yn + {offs}, ({}) as {}, {mask});",
+                e.s,
+                dtype_name(dtype)
+            ));
+        }
+        if self.r.below(3) == 0 {
             // One slot per program: the whole tile reduced (masked elements give 0).
             let e = self.fexpr(2);
             let pid = match self.shape {
@@ -907,11 +960,18 @@ impl<'a> Gen<'a> {
                     ("atomic_min", DType::I32),
                     ("atomic_max", DType::F32),
                     ("atomic_min", DType::F32),
+                    ("atomic_add", DType::U32),
+                    ("atomic_max", DType::U32),
+                    ("atomic_min", DType::U32),
                 ],
             );
             let v = if dtype == DType::I32 {
                 let e = self.iexpr(2);
                 format!("(({}) % 1000)", e.s)
+            } else if dtype == DType::U32 {
+                // Negative values become large unsigned ones: max and min see both ends.
+                let e = self.iexpr(2);
+                format!("((({}) % 1000) as u32)", e.s)
             } else {
                 // A NaN's sign decides the float atomics' order, and the back ends' NaNs differ
                 // in sign (a NaN produced by the CPU has it set, the GPU's canonical one clear).

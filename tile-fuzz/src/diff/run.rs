@@ -316,6 +316,11 @@ enum Host {
     BF16(Vec<bf16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    U8(Vec<u8>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
 }
 
 /// A buffer on the device.
@@ -325,6 +330,11 @@ enum Dev {
     BF16(Buffer<bf16>),
     I32(Buffer<i32>),
     I64(Buffer<i64>),
+    I8(Buffer<i8>),
+    I16(Buffer<i16>),
+    U8(Buffer<u8>),
+    U32(Buffer<u32>),
+    U64(Buffer<u64>),
 }
 
 /// Applies `$body` to the vector inside a [`Host`] or [`Dev`], whatever its element type.
@@ -336,6 +346,30 @@ macro_rules! each {
             $ty::BF16($v) => $body,
             $ty::I32($v) => $body,
             $ty::I64($v) => $body,
+            $ty::I8($v) => $body,
+            $ty::I16($v) => $body,
+            $ty::U8($v) => $body,
+            $ty::U32($v) => $body,
+            $ty::U64($v) => $body,
+        }
+    };
+}
+
+/// `$body` with `$v` the vector inside a [`Host`] or [`Dev`], rewrapped in the other's variant
+/// of the same element type (an upload or a download).
+macro_rules! across {
+    ($e:expr, $from:ident => $to:ident, $v:ident => $body:expr) => {
+        match $e {
+            $from::F32($v) => $to::F32($body),
+            $from::F16($v) => $to::F16($body),
+            $from::BF16($v) => $to::BF16($body),
+            $from::I32($v) => $to::I32($body),
+            $from::I64($v) => $to::I64($body),
+            $from::I8($v) => $to::I8($body),
+            $from::I16($v) => $to::I16($body),
+            $from::U8($v) => $to::U8($body),
+            $from::U32($v) => $to::U32($body),
+            $from::U64($v) => $to::U64($body),
         }
     };
 }
@@ -396,6 +430,12 @@ fn contents(b: &Buf, r: &mut Rng, special: bool) -> Host {
         DType::F16 => Host::F16(floats(r).into_iter().map(f16::from_f32).collect()),
         DType::BF16 => Host::BF16(floats(r).into_iter().map(bf16::from_f32).collect()),
         DType::I64 => Host::I64(ints(r)),
+        // Wrapping: the extremes and negative values become the type's own edges.
+        DType::I8 => Host::I8(ints(r).into_iter().map(|v| v as i8).collect()),
+        DType::I16 => Host::I16(ints(r).into_iter().map(|v| v as i16).collect()),
+        DType::U8 => Host::U8(ints(r).into_iter().map(|v| v as u8).collect()),
+        DType::U32 => Host::U32(ints(r).into_iter().map(|v| v as u32).collect()),
+        DType::U64 => Host::U64(ints(r).into_iter().map(|v| v as u64).collect()),
         _ => Host::I32(
             ints(r)
                 .into_iter()
@@ -407,13 +447,7 @@ fn contents(b: &Buf, r: &mut Rng, special: bool) -> Host {
 
 impl Host {
     fn upload(&self, dev: &Device) -> Result<Dev, tile_core::runtime::Error> {
-        Ok(match self {
-            Host::F32(v) => Dev::F32(dev.upload(v)?),
-            Host::F16(v) => Dev::F16(dev.upload(v)?),
-            Host::BF16(v) => Dev::BF16(dev.upload(v)?),
-            Host::I32(v) => Dev::I32(dev.upload(v)?),
-            Host::I64(v) => Dev::I64(dev.upload(v)?),
-        })
+        Ok(across!(self, Host => Dev, v => dev.upload(v)?))
     }
 
     /// Element `i` as f64 (NaN stays NaN) and as bits, for comparisons.
@@ -424,6 +458,11 @@ impl Host {
             Host::BF16(v) => (v[i].to_f64(), v[i].to_bits() as u64),
             Host::I32(v) => (v[i] as f64, v[i] as u32 as u64),
             Host::I64(v) => (v[i] as f64, v[i] as u64),
+            Host::I8(v) => (f64::from(v[i]), u64::from(v[i] as u8)),
+            Host::I16(v) => (f64::from(v[i]), u64::from(v[i] as u16)),
+            Host::U8(v) => (f64::from(v[i]), u64::from(v[i])),
+            Host::U32(v) => (f64::from(v[i]), u64::from(v[i])),
+            Host::U64(v) => (v[i] as f64, v[i]),
         }
     }
 
@@ -438,13 +477,7 @@ impl Host {
 
 impl Dev {
     fn download(&self, dev: &Device) -> Result<Host, tile_core::runtime::Error> {
-        Ok(match self {
-            Dev::F32(b) => Host::F32(dev.download(b)?),
-            Dev::F16(b) => Host::F16(dev.download(b)?),
-            Dev::BF16(b) => Host::BF16(dev.download(b)?),
-            Dev::I32(b) => Host::I32(dev.download(b)?),
-            Dev::I64(b) => Host::I64(dev.download(b)?),
-        })
+        Ok(across!(self, Dev => Host, b => dev.download(b)?))
     }
 }
 
