@@ -1403,18 +1403,53 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             }
             Ok(v.into())
         };
-        let ty = x.get_type().as_basic_type_enum();
         match op {
             BinOp::Add => contract(b.build_float_add(x, y, "").llvm()?),
             BinOp::Sub => contract(b.build_float_sub(x, y, "").llvm()?),
             BinOp::Mul => contract(b.build_float_mul(x, y, "").llvm()?),
             BinOp::Div => Ok(b.build_float_div(x, y, "").llvm()?.into()),
             BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
-            BinOp::Min => self.intrinsic("llvm.minnum", &[ty], &[x.into(), y.into()]),
-            BinOp::Max => self.intrinsic("llvm.maxnum", &[ty], &[x.into(), y.into()]),
+            BinOp::Min | BinOp::Max => self.float_min_max(op == BinOp::Max, x, y),
             BinOp::And | BinOp::Or | BinOp::Xor | BinOp::UMulHi | BinOp::Shl | BinOp::Shr => {
                 bug(format_args!("integers for `{}`", op.name()))
             }
+        }
+    }
+
+    /// PTX's `max.f32` / `min.f32` (IEEE 754-2019 `maximumNumber` / `minimumNumber`) as inline
+    /// assembly without side effects, not `llvm.maxnum`: LLVM 19's InstSimplify crashes on
+    /// `maxnum(f(a, b), maxnum(a, b))` for another intrinsic `f` (`fma`, `copysign`; found by the
+    /// differential tester, reproduced with `opt -passes=early-cse`), and its NVPTX combine turns
+    /// `llvm.nvvm.fmax.f` into `maxnum` first. The instruction is the one `maxnum` became.
+    fn float_min_max(
+        &self,
+        max: bool,
+        x: FloatValue<'ctx>,
+        y: FloatValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let ty = x.get_type();
+        let fn_ty = ty.fn_type(&[ty.into(), ty.into()], false);
+        let text = if max {
+            "max.f32 $0, $1, $2;"
+        } else {
+            "min.f32 $0, $1, $2;"
+        };
+        let asm = self.context.create_inline_asm(
+            fn_ty,
+            text.into(),
+            "=f,f,f".into(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let call = self
+            .builder
+            .build_indirect_call(fn_ty, asm, &[x.into(), y.into()], "")
+            .llvm()?;
+        match call.try_as_basic_value() {
+            ValueKind::Basic(v) => Ok(v),
+            ValueKind::Instruction(_) => bug("a value from max's inline asm"),
         }
     }
 
