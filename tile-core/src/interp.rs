@@ -676,21 +676,17 @@ impl<'a> Program<'_, 'a, '_> {
             }
             // A promise for the GPU's compiler; the values are the operand's.
             OpKind::Hint { .. } => Some(self.get(data.operands[0])?.clone()),
-            OpKind::Cast => {
+            OpKind::Cast | OpKind::Bitcast => {
                 let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
+                let convert = if matches!(data.kind, OpKind::Cast) {
+                    cast
+                } else {
+                    bitcast
+                };
                 Some(
                     self.get(data.operands[0])?
                         .iter()
-                        .map(|&x| cast(x, d))
-                        .collect(),
-                )
-            }
-            OpKind::Bitcast => {
-                let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
-                Some(
-                    self.get(data.operands[0])?
-                        .iter()
-                        .map(|&x| bitcast(x, d))
+                        .map(|&x| convert(x, d))
                         .collect(),
                 )
             }

@@ -1427,13 +1427,25 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let ty = x.get_type();
-        let fn_ty = ty.fn_type(&[ty.into(), ty.into()], false);
         let text = if max {
             "max.f32 $0, $1, $2;"
         } else {
             "min.f32 $0, $1, $2;"
         };
+        Ok(self.f32_asm2(text, x, y)?.into())
+    }
+
+    /// Inline PTX `text` without side effects, of one `f32` result (`$0`) and two `f32`
+    /// operands (`$1` = `a`, `$2` = `b`): an instruction LLVM would otherwise expand or, for
+    /// `max`, crash on.
+    pub(super) fn f32_asm2(
+        &self,
+        text: &str,
+        a: FloatValue<'ctx>,
+        b: FloatValue<'ctx>,
+    ) -> Result<FloatValue<'ctx>> {
+        let f32_ty = self.context.f32_type();
+        let fn_ty = f32_ty.fn_type(&[f32_ty.into(), f32_ty.into()], false);
         let asm = self.context.create_inline_asm(
             fn_ty,
             text.into(),
@@ -1445,11 +1457,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         );
         let call = self
             .builder
-            .build_indirect_call(fn_ty, asm, &[x.into(), y.into()], "")
+            .build_indirect_call(fn_ty, asm, &[a.into(), b.into()], "")
             .llvm()?;
         match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(v),
-            ValueKind::Instruction(_) => bug("a value from max's inline asm"),
+            ValueKind::Basic(v) => Ok(float(v)),
+            ValueKind::Instruction(_) => bug(format_args!("a value from `{text}`")),
         }
     }
 

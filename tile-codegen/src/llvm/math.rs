@@ -422,26 +422,7 @@ impl<'ctx> FloatOps for Emit<'_, '_, 'ctx> {
     fn copysign(&self, mag: Self::V, sign: Self::V) -> Result<Self::V> {
         // PTX's `copysign.f32 d, a, b` gives `b` the sign of `a`: one LOP3 in SASS, where LLVM 19
         // expands `llvm.copysign` into six PTX instructions (three in SASS).
-        let l = self.0;
-        let f32_ty = l.context.f32_type();
-        let fn_ty = f32_ty.fn_type(&[f32_ty.into(), f32_ty.into()], false);
-        let asm = l.context.create_inline_asm(
-            fn_ty,
-            "copysign.f32 $0, $1, $2;".into(),
-            "=f,f,f".into(),
-            false,
-            false,
-            None,
-            false,
-        );
-        let call = l
-            .builder
-            .build_indirect_call(fn_ty, asm, &[sign.into(), mag.into()], "")
-            .llvm()?;
-        match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(float(v)),
-            ValueKind::Instruction(_) => bug("copysign's inline asm to yield a value"),
-        }
+        self.0.f32_asm2("copysign.f32 $0, $1, $2;", sign, mag)
     }
     fn ex2(&self, a: Self::V) -> Result<Self::V> {
         self.call("llvm.nvvm.ex2.approx.f", &[a])
