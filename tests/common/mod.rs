@@ -816,8 +816,9 @@ pub fn int_types(
     store(of + offs, negated + u as f32 + v as f32, m);
 }
 
-/// Unsigned reductions (`max`, `min`, `sum`, `argmax` over `u32` values past `i32::MAX`), a `u32`
-/// `atomic_max`, and the bits of `f16` and `bf16` tiles through `bitcast`.
+/// Unsigned reductions (`max`, `min`, `sum`, `argmax` over `u32` values past `i32::MAX`), an
+/// unsigned running maximum, a `u32` `atomic_max`, and the bits of `f16` and `bf16` tiles through
+/// `bitcast`.
 #[tile_kernel]
 #[allow(clippy::too_many_arguments)]
 pub fn unsigned_reduce(
@@ -828,6 +829,7 @@ pub fn unsigned_reduce(
     hb: Ptr<i16, n>,
     gb: Ptr<bf16, n>,
     top: Ptr<u32, 1>,
+    cm: Ptr<u32, n>,
     n: i32,
     BLOCK: Const<512>,
 ) {
@@ -842,6 +844,7 @@ pub fn unsigned_reduce(
     let gbits = load(g + offs, m).bitcast(i16) ^ 32767;
     store(gb + offs, gbits.bitcast(bf16), m);
     atomic_max(top + offs * 0, u, m);
+    store(cm + offs, select(m, u, 0).cummax(0), m);
 }
 
 /// `x << a` for an amount read as unsigned (0 past the width).
@@ -1032,6 +1035,7 @@ pub fn check_unsigned_reduce(dev: &Device) {
         let mut hb = dev.zeros::<i16>(n).unwrap();
         let mut gb = dev.zeros::<bf16>(n).unwrap();
         let mut top = dev.upload(&[7u32]).unwrap();
+        let mut cm = dev.zeros::<u32>(n).unwrap();
         unsigned_reduce::launch(
             dev,
             Grid::x(1),
@@ -1042,6 +1046,7 @@ pub fn check_unsigned_reduce(dev: &Device) {
             &mut hb,
             &mut gb,
             &mut top,
+            &mut cm,
             n as i32,
         )
         .unwrap();
@@ -1051,6 +1056,16 @@ pub fn check_unsigned_reduce(dev: &Device) {
             dev.download(&gb).unwrap(),
             dev.download(&top).unwrap(),
         );
+        let cm = dev.download(&cm).unwrap();
+        let running: Vec<u32> = i
+            .w
+            .iter()
+            .scan(0u32, |a, &u| {
+                *a = (*a).max(u);
+                Some(*a)
+            })
+            .collect();
+        assert_eq!(cm, running, "n = {n}: cummax");
         let max = *i.w.iter().max().unwrap();
         let first_max = i.w.iter().position(|&u| u == max).unwrap() as u32;
         let sum = i.w.iter().fold(0u32, |a, &b| a.wrapping_add(b));

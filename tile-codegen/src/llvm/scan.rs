@@ -133,8 +133,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ty = self.operand_type(data, 0);
         let d = dtype(ty);
-        if !matches!(d, DType::I32 | DType::I64 | DType::F32) {
-            bug(format_args!("a scan of i32, i64 or f32, found `{d}`"));
+        if !d.is_arith() {
+            bug(format_args!("a scan of 32- or 64-bit numbers, found `{d}`"));
         }
         let op = combiner(kind);
         let dist = self.tensor_distribution(ty);
