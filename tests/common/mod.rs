@@ -1057,14 +1057,13 @@ pub fn check_unsigned_reduce(dev: &Device) {
             dev.download(&top).unwrap(),
         );
         let cm = dev.download(&cm).unwrap();
-        let running: Vec<u32> = i
-            .w
-            .iter()
-            .scan(0u32, |a, &u| {
-                *a = (*a).max(u);
-                Some(*a)
-            })
-            .collect();
+        let running: Vec<u32> =
+            i.w.iter()
+                .scan(0u32, |a, &u| {
+                    *a = (*a).max(u);
+                    Some(*a)
+                })
+                .collect();
         assert_eq!(cm, running, "n = {n}: cummax");
         let max = *i.w.iter().max().unwrap();
         let first_max = i.w.iter().position(|&u| u == max).unwrap() as u32;

@@ -21,7 +21,7 @@
 
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
-use tile_core::ir::{BinOp, DType, OpData, ScanKind, Type};
+use tile_core::ir::{BinOp, OpData, ScanKind, Type};
 
 use super::layout::Distribution;
 use super::lower::{bug, dtype, Lowerer, OrBug, OrLlvm, Result};

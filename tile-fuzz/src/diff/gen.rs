@@ -185,6 +185,23 @@ pub fn case(r: &mut Rng) -> Case {
     }
 }
 
+/// The factors of a product, each made finite (infinities and NaNs to 0) where the other is
+/// approximate: an approximate factor may be exactly 0 on one back end and a rounding error of
+/// either sign on the other (a subtraction of a product from itself, contracted into an FMA on
+/// the GPU), and times an infinite input that is NaN on one side and ±∞ on the other.
+fn finite_factors(x: E, y: E) -> (E, E) {
+    let finite = |e: E| E {
+        s: format!("select(abs({s}) < 1.0e30, {s}, 0.0)", s = e.s),
+        ..e
+    };
+    match (x.exact, y.exact) {
+        (true, true) => (x, y),
+        (true, false) => (finite(x), y),
+        (false, true) => (x, finite(y)),
+        (false, false) => (finite(x), finite(y)),
+    }
+}
+
 fn pick<T: Copy>(r: &mut Rng, xs: &[T]) -> T {
     xs[r.below(xs.len())]
 }
@@ -330,6 +347,11 @@ impl<'a> Gen<'a> {
                 let x = self.fexpr(b);
                 let y = self.fexpr(b);
                 let exact = x.exact && y.exact && (op == "*" || !(x.mul || y.mul));
+                let (x, y) = if op == "*" {
+                    finite_factors(x, y)
+                } else {
+                    (x, y)
+                };
                 E {
                     s: format!("({} {op} {})", x.s, y.s),
                     exact,
@@ -429,10 +451,9 @@ impl<'a> Gen<'a> {
                 let x = self.fexpr(b);
                 let y = self.fexpr(b);
                 let z = self.fexpr(b);
-                E::new(
-                    format!("fma({}, {}, {})", x.s, y.s, z.s),
-                    x.exact && y.exact && z.exact,
-                )
+                let exact = x.exact && y.exact && z.exact;
+                let (x, y) = finite_factors(x, y);
+                E::new(format!("fma({}, {}, {})", x.s, y.s, z.s), exact)
             }
             12 | 13 => self.reduce_back(b),
             14 => self.scan(b),
