@@ -25,7 +25,7 @@
 //! Parameters: `Ptr<T>` / `Ptr<T, extent>` (a buffer of `f32`, `f16`, `bf16`, `i8`, `i16`, `i32`,
 //! `i64`, `u8`, `u32`, `u64` or `bool`; the
 //! extent, an integer expression of the other parameters, is checked against the buffer's length
-//! at launch), `i32`, `i64`, `f32` by value, and compile-time constants: `NAME: Const<N>`, or
+//! at launch), `i32`, `i64`, `u32`, `u64`, `f32` by value, and compile-time constants: `NAME: Const<N>`, or
 //! `NAME: Const<{[N1, N2, …]}>` to compile one specialization per value — the launch wrapper then
 //! takes `NAME: i32` and dispatches, returning an `Err` naming the declared values for any other
 //! (`kernel::values::NAME` lists them). Element types specialize the same way: `T: Type<{[f32,

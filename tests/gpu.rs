@@ -242,6 +242,7 @@ fn gpu_integer_types_match_rust() {
     let Some(gpu) = cuda() else { return };
     common::check_int_types(&gpu);
     common::check_unsigned_reduce(&gpu);
+    common::check_unsigned_scalars(&gpu);
 }
 
 #[test]

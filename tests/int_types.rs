@@ -14,6 +14,11 @@ fn integer_types_shifts_and_bitcasts_match_rust() {
 }
 
 #[test]
+fn unsigned_scalar_parameters() {
+    common::check_unsigned_scalars(&Device::interpreter());
+}
+
+#[test]
 fn unsigned_reductions_atomics_and_half_bits() {
     common::check_unsigned_reduce(&Device::interpreter());
 }

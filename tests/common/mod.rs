@@ -1085,6 +1085,47 @@ pub fn check_unsigned_reduce(dev: &Device) {
     }
 }
 
+/// `u32` and `u64` scalar parameters: an extent, a shift amount and a multiplier beyond the
+/// signed types' range.
+#[tile_kernel]
+pub fn unsigned_scalars(
+    x: Ptr<u32, m>,
+    out: Ptr<u64, m>,
+    m: u32,
+    a: u32,
+    b: u64,
+    BLOCK: Const<256>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mask = (offs as u32) < m;
+    let v = load(x + offs, mask);
+    store(out + offs, ((v >> (a % 32)) as u64) * b + a as u64, mask);
+}
+
+/// [`unsigned_scalars`] on `dev` against Rust, for amounts and multipliers past `i32`/`i64`.
+pub fn check_unsigned_scalars(dev: &Device) {
+    for (m, a, b) in [
+        (1usize, 0u32, 1u64),
+        (1000, 4_000_000_007, u64::MAX - 2),
+        (70_001, 31, 1 << 63),
+    ] {
+        let x: Vec<u32> = (0..m as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let xd = dev.upload(&x).unwrap();
+        let mut out = dev.zeros::<u64>(m).unwrap();
+        unsigned_scalars::launch(dev, Grid::x(cdiv(m, 256)), &xd, &mut out, m as u32, a, b)
+            .unwrap();
+        let got = dev.download(&out).unwrap();
+        for (i, (&v, &g)) in x.iter().zip(&got).enumerate() {
+            let want = u64::from(v >> (a % 32))
+                .wrapping_mul(b)
+                .wrapping_add(u64::from(a));
+            assert_eq!(g, want, "m = {m}, a = {a}, b = {b}, element {i}");
+        }
+    }
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -1125,6 +1166,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&flips::KERNEL);
     v.push(&int_types::KERNEL);
     v.push(&unsigned_reduce::KERNEL);
+    v.push(&unsigned_scalars::KERNEL);
     v.extend(matmul_tf32::KERNELS);
     v.push(&dot_tf32_once::KERNEL);
     v.push(&mixed_dots::KERNEL);

@@ -2,7 +2,7 @@
 use tile::prelude::*;
 
 #[tile_kernel]
-fn k(x: Ptr<f32, n>, n: u32, scale: &f32) {
+fn k(x: Ptr<f32, n>, n: usize, scale: &f32) {
     let offs = arange(0, 128);
     store(x + offs, 0.0);
 }

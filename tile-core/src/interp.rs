@@ -87,6 +87,10 @@ pub enum InterpArg<'a> {
     I64(i64),
     /// An `f32` by value.
     F32(f32),
+    /// A `u32` by value.
+    U32(u32),
+    /// A `u64` by value.
+    U64(u64),
 }
 
 impl InterpArg<'_> {
@@ -97,6 +101,8 @@ impl InterpArg<'_> {
             InterpArg::I32(_) => "i32".into(),
             InterpArg::I64(_) => "i64".into(),
             InterpArg::F32(_) => "f32".into(),
+            InterpArg::U32(_) => "u32".into(),
+            InterpArg::U64(_) => "u64".into(),
         }
     }
 }
@@ -350,6 +356,8 @@ pub fn run_with_budget(
             (Elem::Scalar(DType::I32), InterpArg::I32(_)) => true,
             (Elem::Scalar(DType::I64), InterpArg::I64(_)) => true,
             (Elem::Scalar(DType::F32), InterpArg::F32(_)) => true,
+            (Elem::Scalar(DType::U32), InterpArg::U32(_)) => true,
+            (Elem::Scalar(DType::U64), InterpArg::U64(_)) => true,
             _ => false,
         };
         if !ok {
@@ -412,6 +420,8 @@ impl<'a> Program<'_, 'a, '_> {
                 InterpArg::I32(v) => Scalar::I32(*v),
                 InterpArg::I64(v) => Scalar::I64(*v),
                 InterpArg::F32(v) => Scalar::F32(*v),
+                InterpArg::U32(v) => int_scalar(DType::U32, u64::from(*v)),
+                InterpArg::U64(v) => int_scalar(DType::U64, *v),
             };
             self.env[p.index()] = Some(vec![s]);
         }

@@ -351,6 +351,8 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
                 let variant = match d {
                     DType::I32 => quote!(I32),
                     DType::I64 => quote!(I64),
+                    DType::U32 => quote!(U32),
+                    DType::U64 => quote!(U64),
                     _ => quote!(F32),
                 };
                 arg_exprs.push(quote!(::tile::Arg::#variant(#id)));

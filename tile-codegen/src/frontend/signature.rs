@@ -509,7 +509,7 @@ pub fn dtype_named(name: &str) -> Option<DType> {
 }
 
 const PARAM_HELP: &str =
-    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool or a `Type` parameter)";
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `u32`, `u64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool or a `Type` parameter)";
 
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
@@ -642,15 +642,19 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
         if d == DType::I1 {
             return Err(syn::Error::new_spanned(
                 ty,
-                "a scalar parameter is `i32`, `i64` or `f32`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
+                "a scalar parameter is `i32`, `i64`, `u32`, `u64` or `f32`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
             ));
         }
-        if !matches!(d, DType::I32 | DType::I64 | DType::F32) {
+        if !matches!(
+            d,
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32
+        ) {
             return Err(syn::Error::new_spanned(
                 ty,
                 format!(
-                    "a scalar parameter is `i32`, `i64` or `f32`; pass a `{d}` as one of them and \
-                     convert it in the kernel (`x as {d}`; `Ptr<{d}>` is for buffers)"
+                    "a scalar parameter is `i32`, `i64`, `u32`, `u64` or `f32`; pass a `{d}` as \
+                     one of them and convert it in the kernel (`x as {d}`; `Ptr<{d}>` is for \
+                     buffers)"
                 ),
             ));
         }
@@ -872,7 +876,7 @@ fn check_extent(e: &Expr, params: &[Param]) -> syn::Result<()> {
                 .map(|i| i.to_string())
                 .unwrap_or_default();
             match params.iter().find(|q| q.name == name).map(|q| &q.kind) {
-                Some(ParamDecl::Scalar(DType::I32 | DType::I64)) | Some(ParamDecl::Const(_)) => Ok(()),
+                Some(ParamDecl::Scalar(DType::I32 | DType::I64 | DType::U32 | DType::U64)) | Some(ParamDecl::Const(_)) => Ok(()),
                 Some(_) => Err(syn::Error::new_spanned(p, format!("`{name}` is not an integer parameter"))),
                 None => Err(syn::Error::new_spanned(
                     p,

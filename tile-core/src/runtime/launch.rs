@@ -73,6 +73,10 @@ pub enum Arg<'a> {
     I64(i64),
     /// An `f32` by value.
     F32(f32),
+    /// A `u32` by value.
+    U32(u32),
+    /// A `u64` by value.
+    U64(u64),
 }
 
 impl LaunchValues for [Arg<'_>] {
@@ -80,6 +84,8 @@ impl LaunchValues for [Arg<'_>] {
         match self.get(param as usize)? {
             Arg::I32(v) => Some(i64::from(*v)),
             Arg::I64(v) => Some(*v),
+            Arg::U32(v) => Some(i64::from(*v)),
+            Arg::U64(v) => i64::try_from(*v).ok(),
             Arg::Buf(_) | Arg::F32(_) => None,
         }
     }
@@ -247,6 +253,8 @@ fn param_words(args: &[Arg<'_>]) -> Result<Vec<u64>, Error> {
             Arg::I32(v) => Ok(u64::from(*v as u32)),
             Arg::I64(v) => Ok(*v as u64),
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
+            Arg::U32(v) => Ok(u64::from(*v)),
+            Arg::U64(v) => Ok(*v),
             Arg::Buf(_) => Err(Error::Args("host memory reached a CUDA launch".into())),
         })
         .collect()
@@ -423,6 +431,8 @@ fn check_args(
             ) | (ParamKind::Scalar(DType::I32), Arg::I32(_))
                 | (ParamKind::Scalar(DType::I64), Arg::I64(_))
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
+                | (ParamKind::Scalar(DType::U32), Arg::U32(_))
+                | (ParamKind::Scalar(DType::U64), Arg::U64(_))
         );
         if !ok {
             return Err(Error::Args(format!(
@@ -505,6 +515,8 @@ fn run_interpreted<'a>(
             Arg::I32(v) => InterpArg::I32(v),
             Arg::I64(v) => InterpArg::I64(v),
             Arg::F32(v) => InterpArg::F32(v),
+            Arg::U32(v) => InterpArg::U32(v),
+            Arg::U64(v) => InterpArg::U64(v),
         });
     }
     // The IR names the instance by its symbol; the error names the kernel as the user wrote it.
@@ -580,7 +592,8 @@ fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
         Arg::Buf(BufArg(Memory::Device { ptr, .. })) => ptr % d == 0,
         Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
         Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
-        Arg::Buf(_) | Arg::F32(_) => false,
+        // Unsigned integers are not specialized on.
+        Arg::Buf(_) | Arg::F32(_) | Arg::U32(_) | Arg::U64(_) => false,
     }
 }
 
@@ -670,6 +683,8 @@ fn run_cuda(
             Arg::I32(v) => builder.arg(v),
             Arg::I64(v) => builder.arg(v),
             Arg::F32(v) => builder.arg(v),
+            Arg::U32(v) => builder.arg(v),
+            Arg::U64(v) => builder.arg(v),
             // Rejected just above.
             Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
         };
