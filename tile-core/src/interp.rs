@@ -1013,19 +1013,17 @@ fn zero_like(s: Scalar) -> Scalar {
 /// `op(old, v)` as an atomic computes it; `None` for a type the op does not take.
 fn atomic_update(op: AtomicOp, old: Scalar, v: Scalar) -> Option<Scalar> {
     use Scalar::*;
-    if op != AtomicOp::Xchg {
-        if let (Some((d, _)), Some((e, _))) = (int_parts(old), int_parts(v)) {
-            let b = match op {
-                AtomicOp::Add => BinOp::Add,
-                AtomicOp::Max => BinOp::Max,
-                AtomicOp::Min => BinOp::Min,
-                AtomicOp::And => BinOp::And,
-                AtomicOp::Or => BinOp::Or,
-                AtomicOp::Xor => BinOp::Xor,
-                AtomicOp::Xchg => return Some(v),
-            };
-            return (d == e && op.takes(d)).then(|| binary(b, old, v));
-        }
+    if let (Some((d, _)), Some((e, _))) = (int_parts(old), int_parts(v)) {
+        let b = match op {
+            AtomicOp::Xchg => return Some(v),
+            AtomicOp::Add => BinOp::Add,
+            AtomicOp::Max => BinOp::Max,
+            AtomicOp::Min => BinOp::Min,
+            AtomicOp::And => BinOp::And,
+            AtomicOp::Or => BinOp::Or,
+            AtomicOp::Xor => BinOp::Xor,
+        };
+        return (d == e && op.takes(d)).then(|| binary(b, old, v));
     }
     Some(match (op, old, v) {
         (AtomicOp::Xchg, _, _) => v,
@@ -1149,12 +1147,9 @@ fn int_parts(s: Scalar) -> Option<(DType, u64)> {
 /// `bits` truncated to `d`'s width and extended back to 64 bits as `d`'s signedness says.
 fn canonical(d: DType, bits: u64) -> u64 {
     let w = d.int_bits().unwrap_or(64);
-    if w >= 64 {
-        return bits;
-    }
-    let low = bits & ((1u64 << w) - 1);
-    if !d.is_unsigned() && low >> (w - 1) & 1 == 1 {
-        low | !((1u64 << w) - 1)
+    let low = low_bits(w, bits);
+    if w < 64 && !d.is_unsigned() && low >> (w - 1) & 1 == 1 {
+        low | !low_bits(w, u64::MAX)
     } else {
         low
     }
@@ -1205,11 +1200,7 @@ fn int_binary(op: BinOp, d: DType, x: u64, y: u64) -> u64 {
     let w = d.int_bits().unwrap_or(64);
     let (vx, vy) = (int_value(d, x), int_value(d, y));
     // A shift amount is read as unsigned: a negative one is past the width.
-    let amount = if d.is_unsigned() {
-        y
-    } else {
-        canonical_unsigned(w, y)
-    };
+    let amount = low_bits(w, y);
     let r = match op {
         BinOp::Add => x.wrapping_add(y),
         BinOp::Sub => x.wrapping_sub(y),
@@ -1224,10 +1215,7 @@ fn int_binary(op: BinOp, d: DType, x: u64, y: u64) -> u64 {
         BinOp::And => x & y,
         BinOp::Or => x | y,
         BinOp::Xor => x ^ y,
-        BinOp::UMulHi => {
-            let m = if w >= 64 { u64::MAX } else { (1u64 << w) - 1 };
-            ((u128::from(x & m) * u128::from(y & m)) >> w) as u64
-        }
+        BinOp::UMulHi => ((u128::from(low_bits(w, x)) * u128::from(low_bits(w, y))) >> w) as u64,
         BinOp::Shl if amount >= u64::from(w) => 0,
         BinOp::Shl => x << amount,
         BinOp::Shr if amount >= u64::from(w) => {
@@ -1246,7 +1234,7 @@ fn int_binary(op: BinOp, d: DType, x: u64, y: u64) -> u64 {
 }
 
 /// The low `w` bits of `bits` as an unsigned number.
-fn canonical_unsigned(w: u32, bits: u64) -> u64 {
+fn low_bits(w: u32, bits: u64) -> u64 {
     if w >= 64 {
         bits
     } else {
@@ -1291,15 +1279,12 @@ fn binary(op: BinOp, a: Scalar, b: Scalar) -> Scalar {
 
 fn compare(p: CmpPred, a: Scalar, b: Scalar) -> bool {
     use std::cmp::Ordering;
-    let ord: Option<Ordering> = match (a, b) {
-        (Scalar::I1(x), Scalar::I1(y)) => Some(x.cmp(&y)),
-        _ if int_parts(a).is_some() => match (int_parts(a), int_parts(b)) {
-            (Some((d, x)), Some((_, y))) => Some(int_value(d, x).cmp(&int_value(d, y))),
-            _ => None,
-        },
-        (Scalar::F32(x), Scalar::F32(y)) => x.partial_cmp(&y),
-        (Scalar::F16(x), Scalar::F16(y)) => x.partial_cmp(&y),
-        (Scalar::BF16(x), Scalar::BF16(y)) => x.partial_cmp(&y),
+    let ord: Option<Ordering> = match (a, b, int_parts(a), int_parts(b)) {
+        (_, _, Some((d, x)), Some((_, y))) => Some(int_value(d, x).cmp(&int_value(d, y))),
+        (Scalar::I1(x), Scalar::I1(y), ..) => Some(x.cmp(&y)),
+        (Scalar::F32(x), Scalar::F32(y), ..) => x.partial_cmp(&y),
+        (Scalar::F16(x), Scalar::F16(y), ..) => x.partial_cmp(&y),
+        (Scalar::BF16(x), Scalar::BF16(y), ..) => x.partial_cmp(&y),
         _ => None,
     };
     match (p, ord) {
@@ -1359,10 +1344,9 @@ fn cast(x: Scalar, to: DType) -> Scalar {
             I1(b != 0)
         } else if to.is_int() {
             int_scalar(to, b)
-        } else if d.is_unsigned() {
-            from_f32(b as f32, to)
         } else {
-            from_f32(b as i64 as f32, to)
+            // Rounded to nearest once, from the exact value (as `sitofp` / `uitofp`).
+            from_f32(int_value(d, b) as f32, to)
         };
     }
     match (x, to) {
@@ -1396,7 +1380,7 @@ fn raw_bits(x: Scalar) -> u64 {
         Scalar::I1(b) => u64::from(b),
         Scalar::I32(_) | Scalar::I64(_) | Scalar::Int(..) => {
             let (d, b) = int_parts(x).unwrap_or((DType::I64, 0));
-            canonical_unsigned(d.int_bits().unwrap_or(64), b)
+            low_bits(d.int_bits().unwrap_or(64), b)
         }
         Scalar::Ptr { off, .. } => off as u64,
     }

@@ -1551,15 +1551,16 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                     .llvm()?;
                 let last = ty.const_int(u64::from(ty.get_bit_width() - 1), false);
                 let amount = int(b.build_select(past, last, y, "").llvm()?);
-                if op == BinOp::Shl {
-                    let v = b.build_left_shift(x, amount, "").llvm()?;
-                    int(b.build_select(past, ty.const_zero(), v, "").llvm()?)
-                } else if unsigned {
-                    let v = b.build_right_shift(x, amount, false, "").llvm()?;
-                    int(b.build_select(past, ty.const_zero(), v, "").llvm()?)
-                } else {
+                if op == BinOp::Shr && !unsigned {
                     // A shift by width − 1 already gives the sign in every bit.
                     b.build_right_shift(x, amount, true, "").llvm()?
+                } else {
+                    let v = if op == BinOp::Shl {
+                        b.build_left_shift(x, amount, "").llvm()?
+                    } else {
+                        b.build_right_shift(x, amount, false, "").llvm()?
+                    };
+                    int(b.build_select(past, ty.const_zero(), v, "").llvm()?)
                 }
             }
             BinOp::Div | BinOp::Rem => {

@@ -484,8 +484,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         let refuse = || bug(format_args!("operands `{}` takes, found `{d}`", m.name()));
         match d {
-            // An unsigned number is its own absolute value.
-            DType::U32 | DType::U64 if m == MathFn::Abs => Ok(arg(0)),
             DType::I32 | DType::I64 => match m {
                 MathFn::Abs => {
                     let x = int(arg(0));

@@ -126,11 +126,7 @@ fn asm_reg(d: DType, w: usize) -> AsmReg {
 /// The width of an element that travels packed in wider words (`f16`, `bf16`, `i16`: 16; `i8`,
 /// `u8`: 8); `None` for booleans and 32- and 64-bit types.
 fn packed_bits(d: DType) -> Option<u32> {
-    match d {
-        DType::F16 | DType::BF16 | DType::I16 => Some(16),
-        DType::I8 | DType::U8 => Some(8),
-        DType::I1 | DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 => None,
-    }
+    (d != DType::I1 && d.size_bytes() < 4).then(|| 8 * d.size_bytes())
 }
 
 /// Elements per access: the op's `vec`, narrowed so that an access is at most 16 bytes (the widest

@@ -26,7 +26,7 @@
 
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, VectorValue};
-use tile_core::ir::{DType, OpData, ReduceKind, Type};
+use tile_core::ir::{BinOp, DType, OpData, ReduceKind, Type};
 
 use super::layout::Distribution;
 use super::lower::{bug, dtype, float, int, Lowerer, OrBug, OrLlvm, Result};
@@ -135,13 +135,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             self.intrinsic(name, &[ty], &[x.into(), y.into()])
         };
         match (d, kind) {
-            (DType::I32 | DType::I64 | DType::U32 | DType::U64, ReduceKind::Sum) => {
-                Ok(b.build_int_add(int(x), int(y), "").llvm()?.into())
+            // The element-wise op, whose signedness the type chooses (`smax` / `umax`).
+            (DType::I32 | DType::I64 | DType::U32 | DType::U64, _) => {
+                let op = match kind {
+                    ReduceKind::Sum => BinOp::Add,
+                    ReduceKind::Max => BinOp::Max,
+                    ReduceKind::Min => BinOp::Min,
+                };
+                self.binary(op, d, x, y, false)
             }
-            (DType::U32 | DType::U64, ReduceKind::Max) => minmax("llvm.umax"),
-            (DType::U32 | DType::U64, ReduceKind::Min) => minmax("llvm.umin"),
-            (DType::I32 | DType::I64, ReduceKind::Max) => minmax("llvm.smax"),
-            (DType::I32 | DType::I64, ReduceKind::Min) => minmax("llvm.smin"),
             (DType::F32, ReduceKind::Sum) => {
                 Ok(b.build_float_add(float(x), float(y), "").llvm()?.into())
             }
