@@ -44,6 +44,11 @@ fn scans_match_sequential_references() {
     common::check_scans(&Device::interpreter());
 }
 
+#[test]
+fn associative_scans_with_tuple_combiners() {
+    common::check_scans_combined(&Device::interpreter());
+}
+
 /// A buffer written only through atomics is a written buffer: the launch takes it as `&mut`.
 #[test]
 fn atomics_make_a_buffer_written() {

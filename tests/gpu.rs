@@ -249,6 +249,7 @@ fn gpu_integer_types_match_rust() {
 fn gpu_scans_match_the_references() {
     let Some(gpu) = cuda() else { return };
     common::check_scans(&gpu);
+    common::check_scans_combined(&gpu);
 }
 
 #[test]

@@ -1790,6 +1790,157 @@ pub fn scans_2d(
     store(outf + 8192 + offs, fv.cumsum(0));
 }
 
+/// `associative_scan` with closures over tuples: first-order linear recurrences `h = a·h + b`
+/// (the `(a1 * a2, b1 * a2 + b2)` combiner) in f32 on 4096 elements both ways, in wrapping `i32`
+/// along both axes of 64 × 128 and the short axis of 1024 × 8 (exact, so the order of
+/// combination is checked bit for bit), one combiner reading a scalar parameter, and a running
+/// argmax over an `(f32, i32)` pair.
+#[tile_kernel(num_warps = 8)]
+pub fn scans_combined(
+    fa: Ptr<f32, 4096>,
+    fb: Ptr<f32, 4096>,
+    ia: Ptr<i32, 8192>,
+    ib: Ptr<i32, 8192>,
+    one: i32,
+    outf: Ptr<f32, { 4 * 4096 }>,
+    arg: Ptr<i32, 4096>,
+    out: Ptr<i32, { 6 * 8192 }>,
+) {
+    let i = arange(0, 4096);
+    let (a, b) = (load(fa + i), load(fb + i));
+    let (pa, h) = associative_scan((a, b), 0, |(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2));
+    store(outf + i, pa);
+    store(outf + 4096 + i, h);
+    let (_, back) = associative_scan(
+        (a, b),
+        0,
+        |(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2),
+        reverse = true,
+    );
+    store(outf + 2 * 4096 + i, back);
+    let (best, at) = associative_scan((b, i), 0, |(v1, i1), (v2, i2)| {
+        let take = v2 > v1;
+        (select(take, v2, v1), select(take, i2, i1))
+    });
+    store(outf + 3 * 4096 + i, best);
+    store(arg + i, at);
+
+    let r = arange(0, 64);
+    let c = arange(0, 128);
+    let offs = r.expand_dims(1) * 128 + c.expand_dims(0);
+    let (x, y) = (load(ia + offs), load(ib + offs));
+    let (m0, h0) = associative_scan((x, y), 0, |(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2));
+    store(out + offs, m0);
+    store(out + 8192 + offs, h0);
+    let (_, h1) = associative_scan(
+        (x, y),
+        1,
+        |(a1, b1), (a2, b2)| (a1 * a2 * one, (b1 * a2 + b2) * one),
+        reverse = true,
+    );
+    store(out + 2 * 8192 + offs, h1);
+    let r1k = arange(0, 1024);
+    let c8 = arange(0, 8);
+    let o3 = r1k.expand_dims(1) * 8 + c8.expand_dims(0);
+    let (m3, h3) = associative_scan((load(ia + o3), load(ib + o3)), 0, |(a1, b1), (a2, b2)| {
+        (a1 * a2, b1 * a2 + b2)
+    });
+    store(out + 3 * 8192 + o3, m3);
+    store(out + 4 * 8192 + o3, h3);
+}
+
+/// `scans_combined` against sequential host scans: the `i32` recurrences exactly, the f32 ones
+/// within a relative 1e-4 of a float64 reference, the argmax exactly.
+pub fn check_scans_combined(dev: &Device) {
+    let mut r = Rng(123);
+    let n = 4096;
+    let fa: Vec<f32> = (0..n).map(|_| 0.9 + 0.1 * r.f32()).collect();
+    let fb: Vec<f32> = (0..n).map(|_| r.f32() - 0.5).collect();
+    let ia: Vec<i32> = (0..8192).map(|_| r.next() as i32).collect();
+    let ib: Vec<i32> = (0..8192).map(|_| r.next() as i32).collect();
+    let mut outf = dev.zeros::<f32>(4 * n).unwrap();
+    let mut arg = dev.zeros::<i32>(n).unwrap();
+    let mut out = dev.zeros::<i32>(6 * 8192).unwrap();
+    scans_combined::launch(
+        dev,
+        Grid::x(1),
+        &dev.upload(&fa).unwrap(),
+        &dev.upload(&fb).unwrap(),
+        &dev.upload(&ia).unwrap(),
+        &dev.upload(&ib).unwrap(),
+        1,
+        &mut outf,
+        &mut arg,
+        &mut out,
+    )
+    .unwrap();
+    let outf = dev.download(&outf).unwrap();
+    let out = dev.download(&out).unwrap();
+    let affine = |(a1, b1): (f64, f64), (a2, b2): (f64, f64)| (a1 * a2, b1 * a2 + b2);
+    let pairs: Vec<(f64, f64)> = fa
+        .iter()
+        .zip(&fb)
+        .map(|(&a, &b)| (f64::from(a), f64::from(b)))
+        .collect();
+    let close = |got: &[f32], want: &[f64], what: &str| {
+        for (k, (&g, &w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0),
+                "{what} {k}: {g} vs {w}"
+            );
+        }
+    };
+    let fwd = scan_ref(&pairs, (1, n), 1, false, affine);
+    let bwd = scan_ref(&pairs, (1, n), 1, true, affine);
+    close(
+        &outf[..n],
+        &fwd.iter().map(|p| p.0).collect::<Vec<_>>(),
+        "product",
+    );
+    close(
+        &outf[n..2 * n],
+        &fwd.iter().map(|p| p.1).collect::<Vec<_>>(),
+        "recurrence",
+    );
+    close(
+        &outf[2 * n..3 * n],
+        &bwd.iter().map(|p| p.1).collect::<Vec<_>>(),
+        "reverse recurrence",
+    );
+    let idx: Vec<(f32, i32)> = fb.iter().zip(0..).map(|(&v, i)| (v, i)).collect();
+    let best = scan_ref(&idx, (1, n), 1, false, |p, q| if q.0 > p.0 { q } else { p });
+    assert_eq!(
+        &outf[3 * n..],
+        best.iter().map(|p| p.0).collect::<Vec<_>>(),
+        "running max"
+    );
+    assert_eq!(
+        dev.download(&arg).unwrap(),
+        best.iter().map(|p| p.1).collect::<Vec<_>>(),
+        "argmax"
+    );
+
+    let wrap = |(a1, b1): (i32, i32), (a2, b2): (i32, i32)| {
+        (a1.wrapping_mul(a2), b1.wrapping_mul(a2).wrapping_add(b2))
+    };
+    let ipairs: Vec<(i32, i32)> = ia.iter().copied().zip(ib.iter().copied()).collect();
+    let region = |k: usize| &out[k * 8192..(k + 1) * 8192];
+    let firsts = |v: &[(i32, i32)]| v.iter().map(|p| p.0).collect::<Vec<_>>();
+    let seconds = |v: &[(i32, i32)]| v.iter().map(|p| p.1).collect::<Vec<_>>();
+    let a0 = scan_ref(&ipairs, (64, 128), 0, false, wrap);
+    assert_eq!(region(0), firsts(&a0), "64 × 128 along 0, products");
+    assert_eq!(region(1), seconds(&a0), "64 × 128 along 0, recurrence");
+    let a1 = scan_ref(&ipairs, (64, 128), 1, true, wrap);
+    assert_eq!(
+        region(2),
+        seconds(&a1),
+        "64 × 128 along 1, reverse, captured scalar"
+    );
+    let a3 = scan_ref(&ipairs, (1024, 8), 0, false, wrap);
+    assert_eq!(region(3), firsts(&a3), "1024 × 8 along 0, products");
+    assert_eq!(region(4), seconds(&a3), "1024 × 8 along 0, recurrence");
+}
+
 /// `histogram` on `n` values (some outside the bins) against a host count.
 pub fn check_histogram(dev: &Device, n: usize, bins: usize) {
     let mut r = Rng(n as u64 + 7);

@@ -122,6 +122,21 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                     (reduce_cost(f, d.operands[0], *axis, first_in()), 1)
                 }
                 OpKind::Scan { .. } => (first_in(), 16),
+                // Each tile's shuffles and scratch, and the combiner's ops emitted once per
+                // element and again per step across lanes and warps (about twice in all).
+                OpKind::AssociativeScan { .. } => {
+                    let combiner = d.regions.first().map_or(0, |&r| {
+                        f.regions[r.index()]
+                            .blocks
+                            .iter()
+                            .map(|&b| f.blocks[b.index()].ops.len() as u64)
+                            .sum()
+                    });
+                    (
+                        first_in().saturating_mul(d.operands.len() as u64),
+                        16u64.saturating_add(combiner.saturating_mul(2)),
+                    )
+                }
                 OpKind::Roll { .. } => (first_in(), 21),
                 // The source stored to shared memory, then an address and a load per result
                 // element (as a `convert_layout` with the index's arithmetic on top).

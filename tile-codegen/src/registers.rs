@@ -190,7 +190,10 @@ pub fn pressure(f: &Function) -> Pressure {
             ValueDef::OpResult(op, _) => {
                 let d = f.op(op);
                 // A loop's results appear when it ends.
-                if matches!(d.kind, OpKind::For | OpKind::If) {
+                if matches!(
+                    d.kind,
+                    OpKind::For | OpKind::If | OpKind::AssociativeScan { .. }
+                ) {
                     o.end[op.index()]
                 } else {
                     o.pos[op.index()]

@@ -482,6 +482,72 @@ impl<'a> Program<'_, 'a, '_> {
         Ok(())
     }
 
+    /// `associative_scan`: along each line of the axis, in scan order, the running tuple is
+    /// combined with the next element's tuple by running the region on scalars (sequentially,
+    /// the order the GPU's combination tree reassociates).
+    fn associative_scan(
+        &mut self,
+        op: crate::ir::OpId,
+        axis: usize,
+        reverse: bool,
+    ) -> Result<(), InterpError> {
+        let f = self.f;
+        let data = f.op(op);
+        let inputs: Vec<Val> = data
+            .operands
+            .iter()
+            .map(|&o| self.get(o).cloned())
+            .collect::<Result<_, _>>()?;
+        let shape = &f.ty(data.operands[0]).shape;
+        let region = *data
+            .regions
+            .first()
+            .ok_or_else(|| InterpError::Unsupported("a scan without a combiner".into()))?;
+        let body = f.regions[region.index()].blocks[0];
+        let args = &f.blocks[body.index()].args;
+        let k = inputs.len();
+        let n = shape[axis] as usize;
+        let inner: usize = shape[axis + 1..].iter().map(|&d| d as usize).product();
+        let outer: usize = shape[..axis].iter().map(|&d| d as usize).product();
+        let mut out = inputs.clone();
+        for o in 0..outer {
+            for i in 0..inner {
+                let at = |j: usize| (o * n + j) * inner + i;
+                let order: Vec<usize> = if reverse {
+                    (0..n).rev().collect()
+                } else {
+                    (0..n).collect()
+                };
+                for w in order.windows(2) {
+                    for (t, a) in args.iter().enumerate() {
+                        let v = if t < k {
+                            out[t][at(w[0])]
+                        } else {
+                            inputs[t - k][at(w[1])]
+                        };
+                        self.env[a.index()] = Some(vec![v]);
+                    }
+                    for &inner_op in &f.blocks[body.index()].ops {
+                        self.exec(inner_op)?;
+                        let d = f.op(inner_op);
+                        if matches!(d.kind, OpKind::Yield) {
+                            for (t, &y) in d.operands.iter().enumerate() {
+                                let v = *self.get(y)?.first().ok_or_else(|| {
+                                    InterpError::Unsupported("an empty combined value".into())
+                                })?;
+                                out[t][at(w[1])] = v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for (&r, v) in data.results.iter().zip(out) {
+            self.env[r.index()] = Some(v);
+        }
+        Ok(())
+    }
+
     fn get(&self, v: ValueId) -> Result<&Val, InterpError> {
         self.env[v.index()]
             .as_ref()
@@ -737,6 +803,10 @@ impl<'a> Program<'_, 'a, '_> {
                 let a = self.get(data.operands[0])?;
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(scan(*kind, a, shape, *axis as usize, *reverse))
+            }
+            OpKind::AssociativeScan { axis, reverse } => {
+                self.associative_scan(op, *axis as usize, *reverse)?;
+                None
             }
             OpKind::For => {
                 self.run_loop(op)?;

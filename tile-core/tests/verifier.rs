@@ -1053,6 +1053,81 @@ fn scan_axis_and_type() {
     );
 }
 
+#[test]
+fn associative_scan_operands_combiner_and_results() {
+    // A linear recurrence over an (f32, f32) pair: round trip, and each rule broken once.
+    let scan = |results: &str, args: &str, body: &str| {
+        format!(
+            "  %0 = arange {{start = 0, end = 8}} : tensor<8xi32>
+  %1 = cast %0 : tensor<8xf32>
+  %2 = constant 2.0 : f32
+  {results} = associative_scan {{axis = 0}} %1, %1 : tensor<8xf32>, tensor<8xf32> {{
+  ^bb0({args}):
+{body}
+  }}
+  return"
+        )
+    };
+    let args = "%5: f32, %6: f32, %7: f32, %8: f32";
+    let body = "    %9 = mul %5, %7 : f32\n    %10 = mul %6, %7 : f32\n    %11 = add %10, %8 : f32\n    yield %9, %11";
+    accepts(&scan("%3, %4", args, body));
+    // A scalar from before the op may be used in the combiner.
+    accepts(&scan(
+        "%3, %4",
+        args,
+        "    %9 = mul %5, %7 : f32\n    %10 = mul %6, %2 : f32\n    %11 = add %10, %8 : f32\n    yield %9, %11",
+    ));
+    rejects(
+        &scan("%3, %4", "%5: f32, %6: f32, %7: f32", "    yield %5, %6"),
+        "the combiner's arguments must be two tuples of scalars",
+    );
+    rejects(
+        &scan("%3, %4", args, "    %9 = cast %5 : i32\n    yield %9, %6"),
+        "the combiner must yield one scalar of each operand's element type",
+    );
+    rejects(
+        &scan(
+            "%3, %4",
+            args,
+            "    %9 = splat %5 : tensor<8xf32>\n    %10 = reduce sum {axis = 0} %9 : f32\n    yield %10, %6",
+        ),
+        "a combiner holds element-wise ops on scalars only, found `splat`",
+    );
+    rejects(
+        &scan(
+            "%3, %4",
+            args,
+            "    %9 = add %1, %1 : tensor<8xf32>\n    yield %5, %6",
+        ),
+        "a combiner's ops take and give scalar numbers only (`add`)",
+    );
+    rejects(
+        &scan("%3, %4", args, "    %9 = mul %5, %7 : f32"),
+        "the combiner must end with `yield`",
+    );
+    rejects(
+        &scan("%3, %4", args, body).replace(
+            ": tensor<8xf32>, tensor<8xf32> {",
+            ": tensor<8xf32>, tensor<8xi32> {",
+        ),
+        "the results of `associative_scan` must have the types of its operands",
+    );
+    rejects(
+        &scan("%3, %4", args, body).replace("{axis = 0}", "{axis = 1}"),
+        "axis 1 is out of range for `tensor<8xf32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 8} : tensor<8xi32>
+  %1 = cast %0 : tensor<8xf16>
+  %2 = associative_scan {axis = 0} %1 : tensor<8xf16> {
+  ^bb0(%3: f16, %5: f16):
+    yield %5
+  }
+  return",
+        "associative scans take 32- or 64-bit integers or f32, found `f16`",
+    );
+}
+
 /// An error names the op by its id, carries the op's source location, and quotes the op's own
 /// line as the printer writes it: value names as in the kernel's text, layouts spelled out.
 #[test]

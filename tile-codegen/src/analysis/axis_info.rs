@@ -332,6 +332,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }
             | OpKind::Scan { .. }
+            | OpKind::AssociativeScan { .. }
             | OpKind::LocalAlloc
             | OpKind::LocalLoad { .. }
             | OpKind::WarpGroupDot { .. }

@@ -626,6 +626,14 @@ impl Lowering {
         match e {
             Expr::Paren(p) => self.expr_multi(&p.expr),
             Expr::Tuple(t) => t.elems.iter().map(|x| self.expr_any(x)).collect(),
+            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("associative_scan")) =>
+            {
+                let first = self.f.ops.len();
+                let args: Vec<&Expr> = c.args.iter().collect();
+                let r = self.associative_scan_multi(&args, c)?;
+                self.locate(first, e);
+                Ok(r)
+            }
             Expr::Call(c) => {
                 let target = match &*c.func {
                     Expr::Path(p) => self.tile_fn(&p.path),

@@ -783,7 +783,7 @@ fn reassigned_desc(name: &str, at: &dyn ToTokens, what: &str) -> syn::Error {
 }
 
 /// `(e)` → `e`.
-fn strip_parens(e: &Expr) -> &Expr {
+pub(super) fn strip_parens(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_parens(&p.expr),
         other => other,

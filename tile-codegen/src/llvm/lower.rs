@@ -714,6 +714,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         r
     }
 
+    /// Lowers an op of a region that its enclosing op's lowering walks itself (a scan's
+    /// combiner, once per combination).
+    pub(super) fn lower_nested(&mut self, id: OpId) -> Result<()> {
+        self.op(id)
+    }
+
     /// [`Lowerer::op`] without the bookkeeping of `current_op`.
     fn lower_op(&mut self, id: OpId) -> Result<()> {
         let f = self.f;
@@ -896,6 +902,13 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 axis,
                 reverse,
             } => Some(self.scan_op(*kind, *axis, *reverse, data)?),
+            OpKind::AssociativeScan { axis, reverse } => {
+                let outs = self.associative_scan_op(*axis, *reverse, data)?;
+                for (&r, v) in data.results.iter().zip(outs) {
+                    self.values[r.index()] = Some(v);
+                }
+                return Ok(());
+            }
             OpKind::Return => {
                 self.builder.build_return(None).llvm()?;
                 None

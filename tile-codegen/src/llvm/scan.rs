@@ -18,10 +18,15 @@
 //! Combining is the element-wise `binary` op of the scan's kind, with the interpreter's
 //! semantics; float sums and products associate differently from the interpreter's sequential
 //! order, so they agree to rounding, not bit for bit.
+//!
+//! `associative_scan` runs the same three levels on tuples (one register of each operand per
+//! position), combining by lowering its region's scalar ops once per combination with the
+//! region's arguments bound to the earlier and the later tuple; every level combines an earlier
+//! tuple with a later one in that order, so the combiner need not commute.
 
 use inkwell::values::{BasicValueEnum, IntValue};
 use inkwell::IntPredicate;
-use tile_core::ir::{BinOp, OpData, ScanKind, Type};
+use tile_core::ir::{BinOp, DType, OpData, OpKind, ScanKind, Type};
 
 use super::layout::Distribution;
 use super::lower::{bug, dtype, Lowerer, OrBug, OrLlvm, Result};
@@ -98,18 +103,24 @@ impl Plan {
 /// position along the axis with its index, in scan order.
 type Group = (Vec<u64>, Vec<(u64, usize)>);
 
-/// Scratch bytes `scan {axis}` of an operand of type `ty` needs: one element per warp along the
-/// axis and position along the other dimensions, when warps lie along the axis.
-pub(crate) fn scratch_bytes(ty: &Type, axis: u32) -> Result<u64> {
-    let dist = Distribution::of(ty)?;
-    let axis = axis as usize;
-    let plan = Plan::of(&dist, axis)?;
-    if plan.warp_len == 0 {
-        return Ok(0);
+/// Scratch bytes a scan of operands of types `tys` along `axis` needs: for each operand, one
+/// element per warp along the axis and position along the other dimensions, when warps lie
+/// along the axis (the arrays one after another, each from a 16-byte boundary, as the lowering
+/// carves them).
+pub(crate) fn scratch_bytes<'t>(tys: impl IntoIterator<Item = &'t Type>, axis: u32) -> Result<u64> {
+    let mut used = 0u64;
+    for ty in tys {
+        let dist = Distribution::of(ty)?;
+        let axis = axis as usize;
+        let plan = Plan::of(&dist, axis)?;
+        if plan.warp_len == 0 {
+            return Ok(0);
+        }
+        let size = u64::from(dtype(ty).size_bytes());
+        let groups = dist.numel() / dist.extent(axis);
+        used = used.next_multiple_of(16) + (groups << plan.warp_len) * size;
     }
-    let size = u64::from(dtype(ty).size_bytes());
-    let groups = dist.numel() / dist.extent(axis);
-    Ok((groups << plan.warp_len) * size)
+    Ok(used)
 }
 
 /// The element-wise op a scan combines with.
@@ -122,6 +133,18 @@ fn combiner(kind: ScanKind) -> BinOp {
     }
 }
 
+/// How a scan combines an earlier tuple with a later one.
+#[derive(Clone, Copy)]
+enum Combine<'f> {
+    /// One operand, by an element-wise op (`scan`).
+    Op(BinOp),
+    /// The combiner region of an `associative_scan`.
+    Region(&'f OpData),
+}
+
+/// One register of each scanned operand.
+type Tuple<'ctx> = Vec<BasicValueEnum<'ctx>>;
+
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `scan {kind} {axis} {reverse}`: this thread's elements of the result.
     pub(super) fn scan_op(
@@ -131,20 +154,106 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         reverse: bool,
         data: &OpData,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ty = self.operand_type(data, 0);
-        let d = dtype(ty);
-        if !d.is_arith() {
+        let mut out = self.scan_tuples(Combine::Op(combiner(kind)), axis, reverse, data)?;
+        Ok(out.pop().or_bug("one scanned tile"))
+    }
+
+    /// `associative_scan {axis} {reverse}`: each result's elements in this thread.
+    pub(super) fn associative_scan_op(
+        &mut self,
+        axis: u32,
+        reverse: bool,
+        data: &OpData,
+    ) -> Result<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        self.scan_tuples(Combine::Region(data), axis, reverse, data)
+    }
+
+    /// `earlier ⊕ later`, a tuple of one register per operand (of element types `ds`).
+    fn combine_tuples(
+        &mut self,
+        how: Combine<'_>,
+        ds: &[DType],
+        earlier: &[BasicValueEnum<'ctx>],
+        later: &[BasicValueEnum<'ctx>],
+    ) -> Result<Tuple<'ctx>> {
+        let data = match how {
+            Combine::Op(op) => {
+                return Ok(vec![self.binary(op, ds[0], earlier[0], later[0], false)?])
+            }
+            Combine::Region(data) => data,
+        };
+        let f = self.f;
+        let region = *data.regions.first().or_bug("a combiner region");
+        let block = *f.regions[region.index()]
+            .blocks
+            .first()
+            .or_bug("a block in the combiner");
+        for (&a, &v) in f.blocks[block.index()]
+            .args
+            .iter()
+            .zip(earlier.iter().chain(later))
+        {
+            self.values[a.index()] = Some(vec![v]);
+        }
+        for &op in &f.blocks[block.index()].ops {
+            let d = f.op(op);
+            if matches!(d.kind, OpKind::Yield) {
+                return (0..d.operands.len())
+                    .map(|i| {
+                        Ok(*self
+                            .operand(d, i)
+                            .first()
+                            .or_bug("a scalar yielded by the combiner"))
+                    })
+                    .collect();
+            }
+            self.lower_nested(op)?;
+        }
+        bug("a combiner ending with `yield`")
+    }
+
+    /// `select(has, both, keep)` per component.
+    fn select_tuple(
+        &self,
+        has: IntValue<'ctx>,
+        both: &[BasicValueEnum<'ctx>],
+        keep: &[BasicValueEnum<'ctx>],
+    ) -> Result<Tuple<'ctx>> {
+        both.iter()
+            .zip(keep)
+            .map(|(&x, &y)| self.builder.build_select(has, x, y, "").llvm())
+            .collect()
+    }
+
+    /// The three levels over the scan's operands (all of one shape and layout), combined by
+    /// `how`: each operand's registers of the result.
+    fn scan_tuples(
+        &mut self,
+        how: Combine<'_>,
+        axis: u32,
+        reverse: bool,
+        data: &OpData,
+    ) -> Result<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let n_ops = data.operands.len();
+        let ds: Vec<DType> = (0..n_ops)
+            .map(|i| dtype(self.operand_type(data, i)))
+            .collect();
+        if let Some(d) = ds.iter().find(|d| !d.is_arith()) {
             bug(format_args!("a scan of 32- or 64-bit numbers, found `{d}`"));
         }
-        let op = combiner(kind);
+        let ty = self.operand_type(data, 0);
         let dist = self.tensor_distribution(ty);
         let axis = axis as usize;
         let plan = Plan::of(&dist, axis)?;
-        let mut vals = self.operand(data, 0).to_vec();
+        let n_regs = self.operand(data, 0).len();
+        // vals[k]: register k's tuple.
+        let mut vals: Vec<Tuple<'ctx>> = (0..n_regs)
+            .map(|k| (0..n_ops).map(|i| self.operand(data, i)[k]).collect())
+            .collect();
 
         // Groups: registers with one position along the other dimensions, in axis order.
         let mut groups: Vec<Group> = Vec::new();
-        for k in 0..vals.len() {
+        for k in 0..n_regs {
             let mut off = dist.reg_offset(k);
             let pos = off[axis];
             off[axis] = 0;
@@ -161,14 +270,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         }
 
         // 1. In the thread.
-        let mut totals = Vec::with_capacity(groups.len());
+        let mut totals: Vec<Tuple<'ctx>> = Vec::with_capacity(groups.len());
         for (_, m) in &groups {
             for w in 0..m.len().saturating_sub(1) {
                 let (prev, next) = (m[w].1, m[w + 1].1);
-                vals[next] = self.binary(op, d, vals[prev], vals[next], false)?;
+                vals[next] =
+                    self.combine_tuples(how, &ds, &vals[prev].clone(), &vals[next].clone())?;
             }
             let last = m.last().or_bug("registers in each scan group").1;
-            totals.push(vals[last]);
+            totals.push(vals[last].clone());
         }
 
         let i32_ty = self.context.i32_type();
@@ -201,21 +311,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     )
                 })
             };
+            let shuffle = |me: &Self, t: &[BasicValueEnum<'ctx>], src| -> Result<Tuple<'ctx>> {
+                t.iter()
+                    .zip(&ds)
+                    .map(|(&v, &d)| me.shuffle_idx(d, v, src))
+                    .collect()
+            };
             let mut inclusive = totals.clone();
             for i in 0..plan.lane_len {
                 let (src, has) = neighbour(self, 1 << i)?;
                 for t in &mut inclusive {
-                    let other = self.shuffle_idx(d, *t, src)?;
-                    let both = self.binary(op, d, other, *t, false)?;
-                    *t = self.builder.build_select(has, both, *t, "").llvm()?;
+                    let other = shuffle(self, t, src)?;
+                    let both = self.combine_tuples(how, &ds, &other, t)?;
+                    *t = self.select_tuple(has, &both, t)?;
                 }
             }
             let (src, has) = neighbour(self, 1)?;
             for (g, (_, m)) in groups.iter().enumerate() {
-                let before = self.shuffle_idx(d, inclusive[g], src)?;
+                let before = shuffle(self, &inclusive[g], src)?;
                 for &(_, k) in m {
-                    let both = self.binary(op, d, before, vals[k], false)?;
-                    vals[k] = self.builder.build_select(has, both, vals[k], "").llvm()?;
+                    let both = self.combine_tuples(how, &ds, &before, &vals[k].clone())?;
+                    vals[k] = self.select_tuple(has, &both, &vals[k])?;
                 }
             }
             totals = inclusive;
@@ -225,8 +341,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if plan.warp_len > 0 {
             let warps = 1u64 << plan.warp_len;
             let n_groups = dist.numel() / dist.extent(axis);
-            let elem = totals.first().or_bug("a scan group").get_type();
-            let smem = self.shared_array(elem, warps * n_groups)?;
+            let first = totals.first().or_bug("a scan group");
+            let elems: Vec<_> = first.iter().map(|v| v.get_type()).collect();
+            let smem = elems
+                .iter()
+                .map(|&e| self.shared_array(e, warps * n_groups))
+                .collect::<Result<Vec<_>>>()?;
             let t = self.thread_coords(&dist)?;
             // Each group's row-major index along the other dimensions.
             let mut group_index = Vec::with_capacity(groups.len());
@@ -274,10 +394,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .llvm()?;
             let tot = totals.clone();
             let gi = group_index.clone();
+            let (sm, el) = (smem.clone(), elems.clone());
             self.guarded(writer, |me| {
-                for (&g, &v) in gi.iter().zip(&tot) {
+                for (&g, tuple) in gi.iter().zip(&tot) {
                     let at = me.builder.build_int_nsw_add(base, g, "").llvm()?;
-                    me.shared_store(smem, elem, at, v)?;
+                    for ((&p, &e), &v) in sm.iter().zip(&el).zip(tuple) {
+                        me.shared_store(p, e, at, v)?;
+                    }
                 }
                 Ok(())
             })?;
@@ -288,7 +411,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 (0..warps).collect()
             };
             for (gidx, (_, m)) in groups.iter().enumerate() {
-                let mut acc: Option<(BasicValueEnum<'ctx>, IntValue<'ctx>)> = None;
+                let mut acc: Option<(Tuple<'ctx>, IntValue<'ctx>)> = None;
                 for &w in &order {
                     let b = &self.builder;
                     let before = if reverse {
@@ -300,25 +423,31 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let at = b
                         .build_int_nsw_add(c(w * n_groups), group_index[gidx], "")
                         .llvm()?;
-                    let v = self.shared_load(smem, elem, at)?;
+                    let v = smem
+                        .iter()
+                        .zip(&elems)
+                        .map(|(&p, &e)| self.shared_load(p, e, at))
+                        .collect::<Result<Tuple<'ctx>>>()?;
                     acc = Some(match acc {
                         None => (v, before),
                         Some((a, has)) => {
-                            let both = self.binary(op, d, a, v, false)?;
-                            let b = &self.builder;
-                            let next = b.build_select(has, both, v, "").llvm()?;
-                            let a = b.build_select(before, next, a, "").llvm()?;
-                            (a, b.build_or(has, before, "").llvm()?)
+                            let both = self.combine_tuples(how, &ds, &a, &v)?;
+                            let next = self.select_tuple(has, &both, &v)?;
+                            let a = self.select_tuple(before, &next, &a)?;
+                            (a, self.builder.build_or(has, before, "").llvm()?)
                         }
                     });
                 }
                 let (prefix, has) = acc.or_bug("warps along the scan's axis");
                 for &(_, k) in m {
-                    let both = self.binary(op, d, prefix, vals[k], false)?;
-                    vals[k] = self.builder.build_select(has, both, vals[k], "").llvm()?;
+                    let both = self.combine_tuples(how, &ds, &prefix, &vals[k].clone())?;
+                    vals[k] = self.select_tuple(has, &both, &vals[k])?;
                 }
             }
         }
-        Ok(vals)
+        // Back to one register list per operand.
+        Ok((0..n_ops)
+            .map(|i| vals.iter().map(|t| t[i]).collect())
+            .collect())
     }
 }

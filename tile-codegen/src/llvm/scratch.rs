@@ -33,7 +33,10 @@ pub fn scratch_bytes(f: &Function, op: OpId) -> Result<u64, String> {
         OpKind::ConvertLayout => Ok(super::shared::convert_scratch_bytes(operand(0), result())),
         OpKind::Reduce { axis, .. } => super::reduce::scratch_bytes(operand(0), *axis),
         OpKind::Roll { axis, shift } => super::roll::scratch_bytes(result(), *axis, *shift),
-        OpKind::Scan { axis, .. } => super::scan::scratch_bytes(operand(0), *axis),
+        OpKind::Scan { axis, .. } => super::scan::scratch_bytes([operand(0)], *axis),
+        OpKind::AssociativeScan { axis, .. } => {
+            super::scan::scratch_bytes(d.operands.iter().map(|&v| f.ty(v)), *axis)
+        }
         OpKind::Gather { axis } => Ok(super::gather::scratch_bytes(operand(0), result(), *axis)),
         OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => super::atomic::scratch_bytes(f, op),
         OpKind::Dot { .. } => Ok(super::dot::scratch_bytes(operand(0), operand(1), result())),

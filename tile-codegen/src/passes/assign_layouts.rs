@@ -81,7 +81,7 @@ fn join_classes(f: &Function) -> (Classes, Vec<OpId>) {
         let d = f.op(op);
         let joined = match d.kind {
             // Scans compute in a layout of their own (see `scan_layout`).
-            OpKind::Scan { .. } => false,
+            OpKind::Scan { .. } | OpKind::AssociativeScan { .. } => false,
             // The result has the index's layout; the source keeps its class's, whatever it is
             // (the lowering reads it through shared memory).
             OpKind::Gather { .. } => {
@@ -356,27 +356,37 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     f.ops[op.index()].operands[1] = c;
                 }
             }
-            // A scan computes in its own layout: the operand converts in, the result out.
-            OpKind::Scan { axis, .. } => {
-                let (v, r) = (d.operands[0], d.results[0]);
-                let own = Layout::Blocked(scan_layout(&f.ty(v).shape, axis, f.num_warps));
-                let at = pos().unwrap_or(0);
-                let mut after = at + 1;
-                if f.ty(v).layout.as_ref() != Some(&own) {
-                    let ty = with_layout(f.ty(v), own.clone());
-                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                    let c = f.op(conv).results[0];
-                    f.ops[op.index()].operands[0] = c;
-                    after += 1;
+            // A scan computes in its own layout: the operands convert in, the results out.
+            OpKind::Scan { axis, .. } | OpKind::AssociativeScan { axis, .. } => {
+                let shape = f.ty(d.operands[0]).shape.clone();
+                let own = Layout::Blocked(scan_layout(&shape, axis, f.num_warps));
+                let mut at = pos().unwrap_or(0);
+                for (i, &v) in d.operands.iter().enumerate() {
+                    if f.ty(v).layout.as_ref() != Some(&own) {
+                        let ty = with_layout(f.ty(v), own.clone());
+                        let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                        let c = f.op(conv).results[0];
+                        f.ops[op.index()].operands[i] = c;
+                        at += 1;
+                    }
                 }
-                let class_ty = f.ty(r).clone();
-                if class_ty.layout.as_ref() != Some(&own) {
-                    f.values[r.index()].ty = with_layout(&class_ty, own);
-                    let conv =
-                        f.insert_op(block, after, OpKind::ConvertLayout, vec![r], vec![class_ty]);
-                    let c = f.op(conv).results[0];
-                    f.replace_all_uses(r, c);
-                    f.ops[conv.index()].operands[0] = r;
+                let mut after = at + 1;
+                for &r in &d.results {
+                    let class_ty = f.ty(r).clone();
+                    if class_ty.layout.as_ref() != Some(&own) {
+                        f.values[r.index()].ty = with_layout(&class_ty, own.clone());
+                        let conv = f.insert_op(
+                            block,
+                            after,
+                            OpKind::ConvertLayout,
+                            vec![r],
+                            vec![class_ty],
+                        );
+                        let c = f.op(conv).results[0];
+                        f.replace_all_uses(r, c);
+                        f.ops[conv.index()].operands[0] = r;
+                        after += 1;
+                    }
                 }
             }
             // An FMA `dot` whose result joined a tensor-core `dot`'s class (`max(dot_f16, dot_f32)`)
@@ -672,6 +682,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::AtomicRmw { .. }
         | OpKind::AtomicCas { .. }
         | OpKind::Scan { .. }
+        | OpKind::AssociativeScan { .. }
         | OpKind::Reduce { .. }
         | OpKind::ConvertLayout
         | OpKind::Dot { .. }

@@ -884,6 +884,21 @@ declare_ops! {
         /// From the last element toward the first.
         reverse: bool = false,
     } "scan" => 1, Pure, Tile;
+    /// `associative_scan {axis} %a…`: a running combination along `axis` of `n` tiles of one
+    /// shape at once, by a combiner the one-block region spells (Triton's `tl.associative_scan`
+    /// with a function). The region's arguments are `2n` scalars: the earlier tuple (one element
+    /// of each operand) then the later one; it ends with `yield` of the `n` combined scalars, of
+    /// the operands' element types. Result `i` at position `j` combines the tuples `0 ..= j`
+    /// along the axis, earlier ones first (with `reverse`, `j ..= n − 1` taken from the last
+    /// toward the first, as if the axis were flipped, scanned and flipped back). The combiner
+    /// must be associative; the order it is applied in is not specified beyond that. The region
+    /// holds element-wise ops on scalars only, and may use scalars defined before the op.
+    AssociativeScan {
+        /// The dimension scanned.
+        axis: u32,
+        /// From the last element toward the first.
+        reverse: bool = false,
+    } "associative_scan" => regions(1), Pure, Tile;
     /// `gather {axis} %src, %index`: elements of `src` picked along `axis` by the `i32` tensor
     /// `index` (Triton's `tl.gather`): the result has `index`'s shape and `src`'s element type,
     /// and element `i` of it is `src` at `i` with its coordinate along `axis` replaced by
@@ -1024,6 +1039,7 @@ impl OpKind {
             OpKind::ConvertLayout
             | OpKind::Reduce { .. }
             | OpKind::Scan { .. }
+            | OpKind::AssociativeScan { .. }
             | OpKind::Roll { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }
@@ -1095,6 +1111,7 @@ impl OpKind {
             | OpKind::Cast
             | OpKind::Bitcast
             | OpKind::Scan { .. }
+            | OpKind::AssociativeScan { .. }
             | OpKind::Load { .. }
             | OpKind::Store { .. }
             | OpKind::AtomicRmw { .. }

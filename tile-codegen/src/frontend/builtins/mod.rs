@@ -262,7 +262,7 @@ builtins! {
     /// Inclusive scan along `axis` with an associative combiner: `|a, b| a + b`, `|a, b| a * b`,
     /// `max` or `min` (also as `|a, b| max(a, b)`), the same as `cumsum`, `cumprod`, `cummax` and
     /// `cummin` (Triton's `tl.associative_scan` with those combiners).
-    AssociativeScan "associative_scan" Function "associative_scan(t, axis, combine[, reverse = true])";
+    AssociativeScan "associative_scan" Function "associative_scan(t or (t1, t2, …), axis, |a, b| … or |(a1, a2, …), (b1, b2, …)| (…)[, reverse = true])";
     /// A tensor descriptor (Triton's `tl.make_tensor_descriptor`): the `rank`-dimensional array
     /// (rank 1 or 2) at the scalar pointer `base`, with extents `shape` and strides `strides` (in
     /// elements; `i32`/`i64` scalars or integer literals, one per dimension, outermost first),

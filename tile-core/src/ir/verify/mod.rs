@@ -80,7 +80,7 @@
 //!     one value per carried value, of its type. Values defined in the body are not used after
 //!     the loop (dominance, rule 1); `for` owns one region, `if` two, other ops none.
 //!     → `control.rs`: `for_loop`; `mod.rs`: `check_block` (regions).
-//! 21. **yield** — only as the last op of a loop body or a branch of an `if`.
+//! 21. **yield** — only as the last op of a loop body, a branch of an `if` or a combiner.
 //!     → `mod.rs`: `check_block`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
 //!     `bf16`); `acc` and the result are `M × N` `f32` of one layout; `precision = tf32` only
@@ -150,6 +150,13 @@
 //!     column blocks are 32, 64 or 128 bytes wide, an `i32` stage, a barrier buffer, an `i1`
 //!     scalar, `i32` coordinates, and `slot` below the kernel's descriptor slots.
 //!     → `tma.rs`.
+//! 36. **associative_scan** — one or more tensors of one shape and layout, each of a 32- or
+//!     64-bit integer type or `f32`, `axis` below their rank; one result of each operand's type;
+//!     one region of one block whose arguments are two tuples of scalars of the operands'
+//!     element types (earlier, then later), holding only element-wise ops (`constant`, `binary`,
+//!     `unary`, `cmp`, `select`, `math`, `cast`, `bitcast`) on scalar numbers, which may be
+//!     defined before the op, and ending with `yield` of one scalar of each element type.
+//!     → `reduce.rs`: `associative_scan`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -388,7 +395,7 @@ impl Verifier<'_> {
                 if !last_of_loop {
                     self.err(
                         op,
-                        "`yield` must be the last op of a loop body or a branch".into(),
+                        "`yield` must be the last op of a loop body, a branch or a combiner".into(),
                     );
                 }
             }
@@ -397,7 +404,7 @@ impl Verifier<'_> {
                 self.err(
                     op,
                     format!(
-                        "`{}` owns {} region(s), not {regions} (`for` owns one, `if` two, others none)",
+                        "`{}` owns {} region(s), not {regions} (`for` and `associative_scan` own one, `if` two, others none)",
                         data.kind.name(),
                         data.regions.len()
                     ),
@@ -470,6 +477,7 @@ impl Verifier<'_> {
             OpKind::AtomicCas { .. } => self.atomic_cas(o),
             OpKind::Reduce { axis, .. } => self.reduce(o, axis),
             OpKind::Scan { axis, .. } => self.scan(o, axis),
+            OpKind::AssociativeScan { axis, .. } => self.associative_scan(o, axis),
             OpKind::ExpandDims { axis } => self.expand_dims(o, axis),
             OpKind::Broadcast => self.broadcast(o),
             OpKind::Trans => self.trans(o),
