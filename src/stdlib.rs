@@ -131,6 +131,23 @@ pub fn silu(x: Tile) -> Tile {
     x * sigmoid(x)
 }
 
+/// `log(1 + exp(x))`, the softplus, element-wise; `x` itself above 20, as PyTorch's
+/// `F.softplus` (threshold 20) and Mamba's kernels compute it.
+#[tile_fn]
+pub fn softplus(x: Tile) -> Tile {
+    select(x > 20.0, x, log(1.0 + exp(x)))
+}
+
+/// The first-order linear recurrence `h[t] = a[t]·h[t−1] + b[t]` along `AXIS` from `h[−1] = 0`,
+/// by one `associative_scan` of the pairs `(a, b)`: returns `(p, h)` with `p[t] = a[0]·…·a[t]`,
+/// so that a state `h0` carried in from before the first element adds `p·h0` (a chunked scan's
+/// carry). The combination is reassociated (a tree, not a loop), so f32 results match a
+/// sequential loop to rounding.
+#[tile_fn]
+pub fn linear_recurrence(a: Tile, b: Tile, AXIS: Const) -> (Tile, Tile) {
+    associative_scan((a, b), AXIS, |(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2))
+}
+
 /// The softmax of `x` along `AXIS`: `exp(x − max) / Σ exp(x − max)`. Elements to leave out
 /// (a ragged edge) should be `-∞`, which give 0; a slice that is all `-∞` gives NaN.
 #[tile_fn]

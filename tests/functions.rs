@@ -6,8 +6,8 @@
 
 use tile::prelude::*;
 use tile::stdlib::{
-    dropout, gelu_tanh, grouped_order, grouped_pid, log_softmax, matmul_acc, online_softmax_update,
-    silu, softmax, swizzle2d, zeros_like,
+    dropout, gelu_tanh, grouped_order, grouped_pid, linear_recurrence, log_softmax, matmul_acc,
+    online_softmax_update, silu, softmax, softplus, swizzle2d, zeros_like,
 };
 use tile_tests::Rng;
 
@@ -197,6 +197,74 @@ fn stdlib_softmax_silu_zeros() {
                 );
                 assert_eq!(got[4][i], 1.0);
             }
+        }
+    }
+}
+
+/// `softplus` element-wise, and `linear_recurrence` along the rows of a 2-D tile with a state
+/// carried in from a previous chunk (`p·h0 + h`).
+#[tile_kernel]
+fn std_recurrence(
+    a: Ptr<f32, { rows * 64 }>,
+    b: Ptr<f32, { rows * 64 }>,
+    h0: Ptr<f32, rows>,
+    h: Ptr<f32, { rows * 64 }>,
+    sp: Ptr<f32, { rows * 64 }>,
+    rows: i32,
+    BR: Const<4>,
+) {
+    let r = program_id(0) * BR + arange(0, BR);
+    let c = arange(0, 64);
+    let offs = r.expand_dims(1) * 64 + c.expand_dims(0);
+    let mask = (r < rows).expand_dims(1);
+    let (x, y) = (load(a + offs, mask), load(b + offs, mask));
+    let (p, s) = linear_recurrence(x, y, 1);
+    store(
+        h + offs,
+        p * load(h0 + r, r < rows).expand_dims(1) + s,
+        mask,
+    );
+    store(sp + offs, softplus(y * 30.0), mask);
+}
+
+#[test]
+fn stdlib_linear_recurrence_and_softplus() {
+    let dev = Device::interpreter();
+    let mut rng = Rng(5);
+    let rows = 7;
+    let a: Vec<f32> = (0..rows * 64).map(|_| 0.5 + 0.5 * rng.f32()).collect();
+    let b: Vec<f32> = (0..rows * 64).map(|_| rng.f32() * 2.0 - 1.0).collect();
+    let h0: Vec<f32> = (0..rows).map(|_| rng.f32() * 4.0 - 2.0).collect();
+    let mut h = dev.zeros::<f32>(rows * 64).unwrap();
+    let mut sp = dev.zeros::<f32>(rows * 64).unwrap();
+    std_recurrence::launch(
+        &dev,
+        Grid::x(cdiv(rows, 4)),
+        &dev.upload(&a).unwrap(),
+        &dev.upload(&b).unwrap(),
+        &dev.upload(&h0).unwrap(),
+        &mut h,
+        &mut sp,
+        rows as i32,
+    )
+    .unwrap();
+    let (h, sp) = (dev.download(&h).unwrap(), dev.download(&sp).unwrap());
+    for r in 0..rows {
+        let mut state = f64::from(h0[r]);
+        for c in 0..64 {
+            let i = r * 64 + c;
+            state = f64::from(a[i]) * state + f64::from(b[i]);
+            assert!(
+                (f64::from(h[i]) - state).abs() < 1e-5,
+                "h[{r}, {c}]: {} vs {state}",
+                h[i]
+            );
+            let x = f64::from(b[i]) * 30.0;
+            let want = if x > 20.0 { x } else { x.exp().ln_1p() };
+            assert!(
+                (f64::from(sp[i]) - want).abs() < 1e-5 * want.max(1.0),
+                "softplus({x})"
+            );
         }
     }
 }
