@@ -75,6 +75,11 @@ pub mod qk_norm_rope {
 pub mod residual_bias_dropout {
     pub mod kernels;
 }
+/// Mamba's selective scan: a diagonal linear recurrence with its gate and output projection.
+pub mod selective_scan {
+    pub mod host;
+    pub mod kernels;
+}
 /// Softmax regression on tensor cores, `softmax(x @ w)`, in one kernel.
 pub mod softmax_regression {
     pub mod kernels;

@@ -96,7 +96,9 @@ act_and_mul [rows, 2*d] (the input); qk_norm_rope [tokens, q_heads, kv_heads, he
 softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 probabilities)
 [batch, dim, classes]; gemm and gemm_bias_act [M, N, K] (A row-major M x K, B row-major K x N, C
 M x N in the input dtype; gemm's variant "out_f32": C in f32; gemm_bias_act's variant is the
-activation: relu, gelu (erf), gelu_tanh).
+activation: relu, gelu (erf), gelu_tanh); selective_scan [batch, channels, len, 16] (the
+last the state size; torch_unfused: Mamba's selective_scan_ref loop, torch_native: a parallel
+scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed).
 """
 
 import argparse
@@ -2301,6 +2303,116 @@ def bench_flash_attention():
     attention.bench(sys.modules[__name__])
 
 
+def selective_scan_loop(u, delta, A, B, C, D, z, delta_bias, dtype=None):
+    """Mamba's `selective_scan_ref` (mamba_ssm/ops/selective_scan_interface.py), forward, with
+    D, z, delta_bias and delta_softplus=True: Δ·A and Δ·B·u materialized as [B, D, L, N], then
+    a Python loop over the sequence (one state update and one contraction with C per step). In
+    `dtype` (float32 as the original, float64 for the reference)."""
+    dtype = dtype or torch.float32
+    u, z = u.to(dtype), z.to(dtype)
+    delta = F.softplus(delta.to(dtype) + delta_bias.to(dtype)[:, None])
+    A, B, C, D = A.to(dtype), B.to(dtype), C.to(dtype), D.to(dtype)
+    dA = torch.exp(torch.einsum("bdl,dn->bdln", delta, A))
+    dBu = torch.einsum("bdl,bnl,bdl->bdln", delta, B, u)
+    x = u.new_zeros((u.shape[0], u.shape[1], A.shape[1]))
+    ys = []
+    for i in range(u.shape[2]):
+        x = dA[:, :, i] * x + dBu[:, :, i]
+        ys.append(torch.einsum("bdn,bn->bd", x, C[:, :, i]))
+    y = torch.stack(ys, dim=2) + u * D[:, None]
+    return y * F.silu(z)
+
+
+def selective_scan_parallel(u, delta, A, B, C, D, z, delta_bias):
+    """The same in float32 without a loop over the sequence: Δ·A and Δ·B·u materialized as
+    [B, D, N, L], the recurrence h = a·h + b by a Hillis–Steele scan in log2(L) steps of
+    whole-tensor ops (each step composes every pair 2^k apart), then the contraction with C."""
+    f = torch.float32
+    u, z = u.to(f), z.to(f)
+    delta = F.softplus(delta.to(f) + delta_bias[:, None])
+    a = torch.exp(delta[:, :, None, :] * A[None, :, :, None])
+    b = (delta * u)[:, :, None, :] * B.to(f)[:, None, :, :]
+    k = 1
+    while k < u.shape[2]:
+        b[..., k:] = a[..., k:] * b[..., :-k] + b[..., k:]
+        a[..., k:] = a[..., k:] * a[..., :-k]
+        k *= 2
+    y = torch.einsum("bdnl,bnl->bdl", b, C.to(f)) + u * D[:, None]
+    return y * F.silu(z)
+
+
+def bench_selective_scan():
+    """Mamba's selective scan forward (`selective_scan_fn` with D, z, delta_bias,
+    delta_softplus=True): u, delta, z [batch, channels, len] in the dtype, A [channels, 16],
+    B, C [batch, 16, len] in the dtype, D and delta_bias [channels] f32; y in the dtype.
+    Inputs as examples/selective_scan draws them (different numbers, the same ranges)."""
+    small = [(1, 1, 1), (2, 5, 300), (1, 17, 129), (2, 16, 128), (3, 100, 1000)]
+    big = [(8, 2048, 4096)]
+    try:
+        from mamba_ssm.ops.selective_scan_interface import selective_scan_fn
+    except Exception as e:  # not installed where the baselines run: say so once
+        selective_scan_fn = None
+        print(f"selective_scan: mamba_ssm not available ({type(e).__name__}); its row is skipped")
+    for (nb, nc, nl), timed in plan(small, big):
+        for dt_name, dtype in (("f32", torch.float32), ("bf16", torch.bfloat16)):
+            r = Rand(nb * 131 + nc * 7 + nl)
+            u = r.uniform((nb, nc, nl), -1, 1, dtype)
+            delta = r.uniform((nb, nc, nl), -1, 1, dtype)
+            z = r.uniform((nb, nc, nl), -1, 1, dtype)
+            B = r.uniform((nb, 16, nl), -1, 1, dtype)
+            C = r.uniform((nb, 16, nl), -1, 1, dtype)
+            A = -(torch.arange(16, device=DEV, dtype=F32) + 1) * r.uniform((nc, 16), 0.5, 1.5)
+            D = r.uniform(nc, 0.5, 1.5)
+            dt0 = r.uniform(nc, 0.001, 0.1)
+            delta_bias = torch.log(torch.expm1(dt0))
+            args = (u, delta, A, B, C, D, z, delta_bias)
+            # Reference: the loop in float64 on sampled channels (all of a small shape).
+            if nb * nc > 256:
+                g = torch.Generator(device="cpu")
+                g.manual_seed(nb * 31 + nc)
+                pick = torch.randint(0, nb * nc, (48,), generator=g).to(DEV)
+                bi, ci = pick // nc, pick % nc
+            else:
+                bi = torch.arange(nb, device=DEV).repeat_interleave(nc)
+                ci = torch.arange(nc, device=DEV).repeat(nb)
+            # Every sampled channel at once, as rows of one loop over the sequence.
+            d64 = torch.float64
+            dt = F.softplus(delta[bi, ci].to(d64) + delta_bias[ci].to(d64)[:, None])  # [S, L]
+            dA = torch.exp(dt[:, :, None] * A[ci].to(d64)[:, None, :])  # [S, L, 16]
+            dBu = (dt * u[bi, ci].to(d64))[:, :, None] * B[bi].to(d64).transpose(1, 2)
+            Cs = C[bi].to(d64).transpose(1, 2)  # [S, L, 16]
+            h = torch.zeros((len(bi), 16), device=DEV, dtype=d64)
+            ys = []
+            for i in range(nl):
+                h = dA[:, i] * h + dBu[:, i]
+                ys.append((h * Cs[:, i]).sum(-1))
+            y64 = torch.stack(ys, dim=1) + u[bi, ci].to(d64) * D[ci].to(d64)[:, None]
+            zs = z[bi, ci].to(d64)
+            ref = [y64 * zs * torch.sigmoid(zs)]
+            del dt, dA, dBu, Cs
+            refs = (ref[0],)
+
+            def view(outs):
+                return (outs[0][bi, ci],)
+
+            tol = 1e-4 if dtype == torch.float32 else 1e-2
+            impls = [("torch_unfused", "Mamba's selective_scan_ref: dA, dBu materialized "
+                      "[B, D, L, 16] f32, a Python loop of L steps (update, contraction)",
+                      lambda: (selective_scan_loop(*args).to(dtype),), {"view": view}),
+                     ("torch_native", "parallel scan in f32: dA, dBu [B, D, 16, L], log2(L) "
+                      "Hillis-Steele steps of whole-tensor ops, einsum with C",
+                      lambda: (selective_scan_parallel(*args).to(dtype),), {"view": view})]
+            if selective_scan_fn is not None:
+                impls.append(("mamba_ssm", "mamba_ssm.selective_scan_fn (CUDA)",
+                              lambda: (selective_scan_fn(u, delta, A, B, C, D, z, delta_bias,
+                                                         delta_softplus=True),),
+                              {"view": view, "source": "mamba_ssm"}))
+            e = 4 if dtype == torch.float32 else 2
+            nbytes = 4.0 * nb * nc * nl * e + 2.0 * nb * 16 * nl * e + nc * 18 * 4
+            run_case("selective_scan", None, [nb, nc, nl, 16], dt_name, nbytes, impls,
+                     lambda: None, refs, (tol,), ("y",), timed)
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2329,6 +2441,7 @@ FAMILIES = [
     ("cross_entropy", bench_cross_entropy),
     ("tutorials", bench_tutorials),
     ("flash_attention", bench_flash_attention),
+    ("selective_scan", bench_selective_scan),
 ]
 
 

@@ -54,6 +54,7 @@ use tile_examples::mean_center::kernels as mean_center;
 use tile_examples::moe_align as moe;
 use tile_examples::qk_norm_rope::host as qk_norm_rope_host;
 use tile_examples::qk_norm_rope::kernels as qk_norm_rope;
+use tile_examples::selective_scan;
 use tile_examples::softmax_regression::kernels as softmax_regression;
 use tile_examples::softmax_regression_simple::kernels as softmax_regression_simple;
 use tile_examples::softmax_regression_simple::reference as softmax_regression_reference;

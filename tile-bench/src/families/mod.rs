@@ -22,6 +22,7 @@ mod mean_center;
 mod moe_align;
 mod qk_norm_rope;
 mod rows;
+mod selective_scan;
 mod softmax_regression;
 mod softmax_regression_simple;
 mod tutorials;
@@ -29,7 +30,7 @@ mod tutorials;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 19] = [
+pub const FAMILIES: [&str; 20] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -48,6 +49,7 @@ pub const FAMILIES: [&str; 19] = [
     "residual_bias_dropout",
     "moe_align",
     "flash_attention",
+    "selective_scan",
     "tutorials",
 ];
 
@@ -127,6 +129,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         dropout::residual_jobs(plan),
         moe_align::jobs(plan),
         flash_attention::jobs(plan),
+        selective_scan::jobs(plan),
         tutorials::jobs(plan),
     ]
     .into_iter()

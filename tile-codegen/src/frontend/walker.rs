@@ -885,14 +885,45 @@ fn named_constant(p: &syn::ExprPath) -> syn::Result<Val> {
         "i32::MIN" => Val::Int(i32::MIN as i64),
         "i64::MAX" => Val::Int(i64::MAX),
         "i64::MIN" => Val::Int(i64::MIN),
+        // `std::f32::consts::…` (or `core::…`), at f32 precision as Rust's constants.
+        t if float_const(t).is_some() => Val::Float(float_const(t).unwrap_or_default()),
         _ => {
             return Err(err(
                 p,
                 "paths are not supported in kernels; use a local or parameter name, or a constant \
-                 such as `f32::INFINITY`, `f32::NAN`, `i32::MAX`",
+                 such as `f32::INFINITY`, `f32::NAN`, `i32::MAX`, `std::f32::consts::PI`",
             ))
         }
     })
+}
+
+/// The value of `std::f32::consts::NAME` (or `core::f32::consts::NAME`), as Rust rounds it to
+/// f32.
+fn float_const(path: &str) -> Option<f64> {
+    use std::f32::consts as c;
+    let name = path
+        .strip_prefix("std::f32::consts::")
+        .or_else(|| path.strip_prefix("core::f32::consts::"))?;
+    let v = match name {
+        "PI" => c::PI,
+        "TAU" => c::TAU,
+        "E" => c::E,
+        "LN_2" => c::LN_2,
+        "LN_10" => c::LN_10,
+        "LOG2_E" => c::LOG2_E,
+        "LOG10_E" => c::LOG10_E,
+        "LOG2_10" => c::LOG2_10,
+        "LOG10_2" => c::LOG10_2,
+        "SQRT_2" => c::SQRT_2,
+        "FRAC_1_SQRT_2" => c::FRAC_1_SQRT_2,
+        "FRAC_2_SQRT_PI" => c::FRAC_2_SQRT_PI,
+        "FRAC_1_PI" => c::FRAC_1_PI,
+        "FRAC_2_PI" => c::FRAC_2_PI,
+        "FRAC_PI_2" => c::FRAC_PI_2,
+        "FRAC_PI_4" => c::FRAC_PI_4,
+        _ => return None,
+    };
+    Some(f64::from(v))
 }
 
 /// The operator of a compound assignment (`+=` → `+`).

@@ -200,6 +200,27 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
             }
         }
     }
+    // A 2-D class that a scan reads or writes, at the scan's shape, computes in the scan's own
+    // layout: the scan then needs no conversion in or out (a recurrence scanned in a loop would
+    // otherwise cross shared memory four times an iteration). First scan first.
+    for op in f.walk() {
+        let d = f.op(op);
+        let axis = match d.kind {
+            OpKind::Scan { axis, .. } | OpKind::AssociativeScan { axis, .. } => axis,
+            _ => continue,
+        };
+        let shape = &f.ty(d.operands[0]).shape;
+        if shape.len() != 2 {
+            continue;
+        }
+        let own = Layout::Blocked(scan_layout(shape, axis, f.num_warps));
+        for &v in d.operands.iter().chain(&d.results) {
+            let root = classes.root(v);
+            if largest[root].as_ref() == Some(shape) {
+                wanted[root].get_or_insert(own.clone());
+            }
+        }
+    }
     let layout_2d = |classes: &mut Classes, wanted: &[Option<Layout>], v: ValueId| {
         let root = classes.root(v);
         wanted[root].clone().unwrap_or_else(|| {
@@ -532,11 +553,15 @@ fn default_layout(shape: &[u32], widest: u32, threads: u32, num_warps: u32) -> B
 }
 
 /// The layout a scan along `axis` of a tensor of `shape` computes in (`llvm::scan` needs its
-/// axis held in registers, then lanes, then warps). Lanes and warps go to the other dimension
+/// axis held in registers, then lanes, then warps). Warps, then lanes, go to the other dimension
 /// first, as far as it reaches, and the rest to the axis, whose remaining extent is in consecutive
 /// registers: the more of the scan a thread does sequentially in its registers, the fewer
 /// shuffles and shared-memory steps it takes (a 32 × 256 tile scanned along its 32 rows is 32
-/// registers per thread and nothing else). A 1-D tile spreads over lanes, then warps.
+/// registers per thread and nothing else), and warps first because a warp along the axis costs
+/// a pass through shared memory and a barrier where a lane costs one shuffle step (16 × 128 on 4
+/// warps: 4 rows per warp, 8 lanes and 16 registers along the axis, no barrier). A 1-D tile
+/// spreads over lanes, then warps. The classes a scan reads and writes take this layout too
+/// (`choose_layouts`), so a scan converts only where its tiles meet another layout's.
 pub(crate) fn scan_layout(shape: &[u32], axis: u32, num_warps: u32) -> BlockedLayout {
     let a = axis as usize;
     let n = shape[a];
@@ -553,10 +578,12 @@ pub(crate) fn scan_layout(shape: &[u32], axis: u32, num_warps: u32) -> BlockedLa
     let mut size_per_thread = vec![1; 2];
     let mut threads_per_warp = vec![1; 2];
     let mut warps_per_cta = vec![1; 2];
-    threads_per_warp[o] = other.clamp(1, 32);
-    threads_per_warp[a] = 32 / threads_per_warp[o];
-    warps_per_cta[o] = (other / threads_per_warp[o]).clamp(1, num_warps);
+    // Warps along the other dimension first (a warp along the axis costs a pass through shared
+    // memory and a barrier), then lanes (a lane along the axis costs a shuffle step).
+    warps_per_cta[o] = other.clamp(1, num_warps);
     warps_per_cta[a] = num_warps / warps_per_cta[o];
+    threads_per_warp[o] = (other / warps_per_cta[o]).clamp(1, 32);
+    threads_per_warp[a] = 32 / threads_per_warp[o];
     size_per_thread[a] = (n / (threads_per_warp[a] * warps_per_cta[a])).max(1);
     BlockedLayout {
         size_per_thread,
