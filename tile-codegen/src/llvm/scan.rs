@@ -225,6 +225,56 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect()
     }
 
+    /// Where `has` holds (the thread has positions before its own along the axis), each
+    /// register of group `g` becomes `befores[g] ⊕ register`; elsewhere it stays. One branch
+    /// around the combinations rather than a `select` per register and component: the condition
+    /// is the same for all of a thread's registers, and the lanes without a prefix (one per row
+    /// of lanes) skip the work.
+    fn prefix_where(
+        &mut self,
+        how: Combine<'_>,
+        ds: &[DType],
+        has: IntValue<'ctx>,
+        groups: &[Group],
+        befores: &[Tuple<'ctx>],
+        vals: &mut [Tuple<'ctx>],
+    ) -> Result<()> {
+        let function = self
+            .builder
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .or_bug("the builder inside the kernel");
+        let start = self.builder.get_insert_block().or_bug("an insertion block");
+        let then_bb = self.context.append_basic_block(function, "scan.prefix");
+        let join_bb = self.context.append_basic_block(function, "scan.join");
+        self.builder
+            .build_conditional_branch(has, then_bb, join_bb)
+            .llvm()?;
+        self.builder.position_at_end(then_bb);
+        let mut combined: Vec<(usize, Tuple<'ctx>)> = Vec::new();
+        for ((_, m), before) in groups.iter().zip(befores) {
+            for &(_, k) in m {
+                combined.push((k, self.combine_tuples(how, ds, before, &vals[k].clone())?));
+            }
+        }
+        let then_end = self.builder.get_insert_block().or_bug("an insertion block");
+        self.builder.build_unconditional_branch(join_bb).llvm()?;
+        self.builder.position_at_end(join_bb);
+        for (k, both) in combined {
+            let mut merged = Vec::with_capacity(both.len());
+            for (&kept, &new) in vals[k].iter().zip(&both) {
+                let phi = self
+                    .builder
+                    .build_phi(kept.get_type(), "scan.value")
+                    .llvm()?;
+                phi.add_incoming(&[(&kept, start), (&new, then_end)]);
+                merged.push(phi.as_basic_value());
+            }
+            vals[k] = merged;
+        }
+        Ok(())
+    }
+
     /// The three levels over the scan's operands (all of one shape and layout), combined by
     /// `how`: each operand's registers of the result.
     fn scan_tuples(
@@ -327,13 +377,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
             let (src, has) = neighbour(self, 1)?;
-            for (g, (_, m)) in groups.iter().enumerate() {
-                let before = shuffle(self, &inclusive[g], src)?;
-                for &(_, k) in m {
-                    let both = self.combine_tuples(how, &ds, &before, &vals[k].clone())?;
-                    vals[k] = self.select_tuple(has, &both, &vals[k])?;
-                }
-            }
+            let befores = groups
+                .iter()
+                .enumerate()
+                .map(|(g, _)| shuffle(self, &inclusive[g], src))
+                .collect::<Result<Vec<_>>>()?;
+            self.prefix_where(how, &ds, has, &groups, &befores, &mut vals)?;
             totals = inclusive;
         }
 
@@ -410,7 +459,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             } else {
                 (0..warps).collect()
             };
-            for (gidx, (_, m)) in groups.iter().enumerate() {
+            let mut prefixes = Vec::with_capacity(groups.len());
+            let mut any = None;
+            for gidx in 0..groups.len() {
                 let mut acc: Option<(Tuple<'ctx>, IntValue<'ctx>)> = None;
                 for &w in &order {
                     let b = &self.builder;
@@ -439,11 +490,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     });
                 }
                 let (prefix, has) = acc.or_bug("warps along the scan's axis");
-                for &(_, k) in m {
-                    let both = self.combine_tuples(how, &ds, &prefix, &vals[k].clone())?;
-                    vals[k] = self.select_tuple(has, &both, &vals[k])?;
-                }
+                prefixes.push(prefix);
+                // Whether a warp comes before this thread's: the same for every group.
+                any = Some(has);
             }
+            let has = any.or_bug("a scan group");
+            self.prefix_where(how, &ds, has, &groups, &prefixes, &mut vals)?;
         }
         // Back to one register list per operand.
         Ok((0..n_ops)

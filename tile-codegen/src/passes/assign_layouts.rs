@@ -221,6 +221,44 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
             }
         }
     }
+    // A smaller 2-D class reduced into a vector that is expanded back into a scan's class (a
+    // per-row state kept beside the scanned tiles: `select(col, h, 0).sum(1).expand_dims(1)`)
+    // takes the scan's thread arrangement with fewer registers, so that both vectors are the same
+    // slice and move between them without shared memory.
+    for op in f.walk() {
+        let d = f.op(op);
+        let (axis, v) = match d.kind {
+            OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
+                (axis, d.operands[0])
+            }
+            _ => continue,
+        };
+        let vector = classes.root(d.results[0]);
+        let target = f.walk().into_iter().find_map(|e| {
+            let ed = f.op(e);
+            match ed.kind {
+                OpKind::ExpandDims { axis: a }
+                    if a == axis && classes.root(ed.operands[0]) == vector =>
+                {
+                    match &wanted[classes.root(ed.results[0])] {
+                        Some(Layout::Blocked(b)) => Some(b.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        });
+        let root = classes.root(v);
+        let (Some(b), Some(shape)) = (target, largest[root].clone()) else {
+            continue;
+        };
+        if wanted[root].is_some() {
+            continue;
+        }
+        if let Some(fit) = resized(&b, &shape) {
+            wanted[root] = Some(Layout::Blocked(fit));
+        }
+    }
     let layout_2d = |classes: &mut Classes, wanted: &[Option<Layout>], v: ValueId| {
         let root = classes.root(v);
         wanted[root].clone().unwrap_or_else(|| {
@@ -591,6 +629,23 @@ pub(crate) fn scan_layout(shape: &[u32], axis: u32, num_warps: u32) -> BlockedLa
         warps_per_cta,
         order: vec![o as u32, axis],
     }
+}
+
+/// `b` with each dimension's registers cut to cover `shape` exactly, lanes and warps kept: `None`
+/// where the lanes and warps along a dimension do not divide its extent.
+fn resized(b: &BlockedLayout, shape: &[u32]) -> Option<BlockedLayout> {
+    if shape.len() != b.rank() {
+        return None;
+    }
+    let mut out = b.clone();
+    for (i, &n) in shape.iter().enumerate() {
+        let threads = b.threads_per_warp[i] * b.warps_per_cta[i];
+        if n % threads != 0 {
+            return None;
+        }
+        out.size_per_thread[i] = n / threads;
+    }
+    Some(out)
 }
 
 fn with_layout(ty: &Type, layout: Layout) -> Type {
