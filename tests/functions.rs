@@ -249,8 +249,8 @@ fn stdlib_linear_recurrence_and_softplus() {
     )
     .unwrap();
     let (h, sp) = (dev.download(&h).unwrap(), dev.download(&sp).unwrap());
-    for r in 0..rows {
-        let mut state = f64::from(h0[r]);
+    for (r, &start) in h0.iter().enumerate() {
+        let mut state = f64::from(start);
         for c in 0..64 {
             let i = r * 64 + c;
             state = f64::from(a[i]) * state + f64::from(b[i]);

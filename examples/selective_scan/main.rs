@@ -4,14 +4,15 @@
 //! `cargo run --release --example selective_scan` — on a GPU: checks awkward shapes and the
 //! timed one (batch 8, 2048 channels, length 4096, 16 states), f32 and bf16, then times both
 //! forms against the copy bandwidth. Without a GPU: checks small shapes on the interpreter.
-//! `--quick`: checks only.
+//! `--quick`: checks only. `--sweep`: also checks and times every configuration of the fused
+//! kernel (warps, channels per program, chunk length).
 
 use std::process::ExitCode;
 
 use tile::prelude::*;
 use tile_examples::common::{self, check_close, copy_bandwidth, report, time_ms, Row};
 use tile_examples::selective_scan::host::{self, Storage};
-use tile_examples::selective_scan::kernels::{fused, unfused, Scratch, Shape};
+use tile_examples::selective_scan::kernels::{fused, fused_with, unfused, Scratch, Shape, CONFIGS};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -31,10 +32,14 @@ fn check<T: Storage>(dev: &Device, s: Shape, name: &str) -> Res<bool> {
     let want = host::reference(s, &h, &channels);
     let label = format!("{}×{}×{} {name}", s.batch, s.channels, s.len);
     let tol = tolerance(name == "bf16");
-    let mut y = dev.upload(&vec![T::from_f32(f32::NAN); s.seq()])?;
-    fused(dev, s, &x, &mut y)?;
-    let got = host::gather(s, &dev.download(&y)?, &channels);
-    let mut ok = check_close(&format!("{label} fused  "), &got, &want, tol);
+    let mut ok = true;
+    for c in CONFIGS {
+        let mut y = dev.upload(&vec![T::from_f32(f32::NAN); s.seq()])?;
+        fused_with(dev, s, &x, &mut y, c)?;
+        let got = host::gather(s, &dev.download(&y)?, &channels);
+        let what = format!("{label} fused {}w {}×{}", c.warps, c.bd, c.bl);
+        ok &= check_close(&what, &got, &want, tol);
+    }
     let mut scratch = Scratch::new(dev, s)?;
     let mut y = dev.upload(&vec![T::from_f32(f32::NAN); s.seq()])?;
     unfused(dev, s, &x, &mut scratch, &mut y)?;
@@ -49,6 +54,12 @@ fn bench<T: Storage>(dev: &Device, copy: f64, s: Shape, name: &str) -> Res<()> {
     let x = host::upload::<T>(dev, &h)?;
     let mut y = dev.zeros::<T>(s.seq())?;
     let mut scratch = Scratch::new(dev, s)?;
+    if std::env::args().any(|a| a == "--sweep") {
+        for c in CONFIGS {
+            let t = time_ms(&stream, 3, 20, || fused_with(dev, s, &x, &mut y, c))?;
+            println!("sweep {name} {c:?}: {t:.4} ms");
+        }
+    }
     let t_fused = time_ms(&stream, 3, 20, || fused(dev, s, &x, &mut y))?;
     let t_unfused = time_ms(&stream, 2, 10, || unfused(dev, s, &x, &mut scratch, &mut y))?;
     let e = std::mem::size_of::<T>() as f64;

@@ -461,7 +461,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             };
             let mut prefixes = Vec::with_capacity(groups.len());
             let mut any = None;
-            for gidx in 0..groups.len() {
+            for &gi in &group_index {
                 let mut acc: Option<(Tuple<'ctx>, IntValue<'ctx>)> = None;
                 for &w in &order {
                     let b = &self.builder;
@@ -471,9 +471,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         b.build_int_compare(IntPredicate::ULT, c(w), wpos, "")
                     }
                     .llvm()?;
-                    let at = b
-                        .build_int_nsw_add(c(w * n_groups), group_index[gidx], "")
-                        .llvm()?;
+                    let at = b.build_int_nsw_add(c(w * n_groups), gi, "").llvm()?;
                     let v = smem
                         .iter()
                         .zip(&elems)

@@ -9,7 +9,7 @@
 //! | `induction`      | tile         | a value a loop carries and advances by a loop-invariant step (`a_ptrs += BK * stride`) becomes a function of the induction variable, so its loads can be pipelined |
 //! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
 //! | `lower-descriptors` | tile (first in the GPU pipeline) | expands tensor-descriptor accesses (`desc_load`, `desc_store`) that the Hopper copy path does not keep into masked `load`s and `store`s of 64-bit offsets |
-//! | `pipeline-loads` | tile (second in the GPU pipeline) | issues a `dot` loop's tile loads one iteration ahead, carrying the loaded tiles |
+//! | `pipeline-loads` | tile (second in the GPU pipeline) | issues a `dot` or scan loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `hoist-invariant` | GPU         | moves a loop's `convert_layout` of a value from outside the loop to before the loop (LLVM never moves a conversion through shared memory) |

@@ -1,11 +1,14 @@
-//! `pipeline-loads`: in a loop whose body multiplies tiles with `dot` and stores nothing, each
+//! `pipeline-loads`: in a loop whose body multiplies tiles with `dot` or scans them (`scan`,
+//! `associative_scan`: long chains of dependent arithmetic per thread) and stores nothing, each
 //! tile load whose address and mask depend only on the induction variable and on values from
 //! outside the loop is issued one iteration ahead: a prologue loads iteration `lb`'s tile before
 //! the loop, the loop carries the loaded tile, and the body first loads iteration `i + step`'s
 //! tile (masked off past the upper bound, so it never touches memory the loop would not) and then
 //! works on the carried one. The global-memory latency of the next tile overlaps this
-//! iteration's `dot` (two stages, in registers). Loops with a tensor-core `dot` are left to
-//! `pipeline-dot`, which fills a shared-memory ring with `cp.async` instead.
+//! iteration's `dot` or scan (two stages, in registers). Loops with a tensor-core `dot` are left
+//! to `pipeline-dot`, which fills a shared-memory ring with `cp.async` instead. Other loops keep
+//! their loads where they are: a loop that only streams (a reduction over chunks) has enough
+//! independent loads in flight without the extra registers.
 //!
 //! It runs on tile-level IR, first in the GPU pipeline, so the interpreter runs the loop as
 //! written; `assign-layouts` then treats the carried tiles like any carried value.
@@ -39,9 +42,12 @@ fn pipeline(f: &mut Function, l: OpId) {
     };
     let body = f.regions[region.index()].blocks[0];
     let ops = f.blocks[body.index()].ops.clone();
-    let has_dot = ops
-        .iter()
-        .any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }));
+    let has_dot = ops.iter().any(|&o| {
+        matches!(
+            f.op(o).kind,
+            OpKind::Dot { .. } | OpKind::Scan { .. } | OpKind::AssociativeScan { .. }
+        )
+    });
     // Only the body's own ops, none of which writes memory (a nested loop or branch could).
     let plain = ops.iter().all(|&o| {
         use tile_core::ir::Effect;
@@ -53,6 +59,7 @@ fn pipeline(f: &mut Function, l: OpId) {
     if !has_dot || !plain {
         return;
     }
+
     // A tensor-core `dot`'s tiles go through `pipeline-dot`'s shared-memory ring instead.
     let tensor_core = ops
         .iter()
