@@ -12,8 +12,8 @@
 //! `delta_bias` are `[channels]` (f32); the state size is 16. Arithmetic is f32; `T` is the
 //! storage type of the sequences (f32 or bf16).
 //!
-//! - **Fused** ([`ssm_fused`] on 4 warps, [`ssm_fused_w8`] on 8; chunk lengths in
-//!   [`CONFIGS`]): one program per (block of `BD` channels, batch element) walks
+//! - **Fused** ([`ssm_fused`], chunk lengths in [`CONFIGS`]): one program per (block of `BD`
+//!   channels, batch element) walks
 //!   the sequence in chunks of `BL`. Per chunk it loads `u`, `delta` and `z` once, and for each
 //!   of the 16 states the rows `B[n]` and `C[n]` (shared by the block's channels), forms
 //!   `exp(Δ·A)` and `Δ·B·u`, runs the recurrence along the chunk with `linear_recurrence` (one
@@ -27,31 +27,32 @@
 
 use tile::prelude::*;
 use tile::stdlib::{linear_recurrence, silu, softplus};
-use tile::tile_fn;
 use tile::Element;
 
 /// The state size (Mamba's `d_state`).
 pub const N_STATE: i32 = 16;
 
-#[tile_fn]
-/// The fused selective scan's program (block of `BD` channels, batch element); see the module
-/// documentation. Shared by [`ssm_fused`] and [`ssm_fused_w8`], which differ in warps.
-pub fn ssm_program(
-    u: Tile,
-    delta: Tile,
-    z: Tile,
-    a: Tile,
-    bm: Tile,
-    cm: Tile,
-    dskip: Tile,
-    dbias: Tile,
-    y: Tile,
+#[tile_kernel(num_warps = 4)]
+/// The fused selective scan: program (block of `BD` channels, batch element), chunks of `BL`
+/// positions. (8 warps with chunks of 128 or 256 ran no faster: docs/perf/RESULTS.md.)
+#[allow(clippy::too_many_arguments)]
+pub fn ssm_fused(
+    u: Ptr<T, { batch * dm * len }>,
+    delta: Ptr<T, { batch * dm * len }>,
+    z: Ptr<T, { batch * dm * len }>,
+    a: Ptr<f32, { dm * 16 }>,
+    bm: Ptr<T, { batch * 16 * len }>,
+    cm: Ptr<T, { batch * 16 * len }>,
+    dskip: Ptr<f32, dm>,
+    dbias: Ptr<f32, dm>,
+    y: Ptr<T, { batch * dm * len }>,
+    batch: i32,
     dm: i32,
     len: i32,
-    BD: Const,
-    BL: Const,
-    N: Const,
-    T: Type,
+    BD: Const<16>,
+    BL: Const<{ [64, 128] }>,
+    N: Const<16>,
+    T: Type<{ [f32, bf16] }>,
 ) {
     let b = program_id(1);
     let d = program_id(0) * BD + arange(0, BD);
@@ -94,59 +95,6 @@ pub fn ssm_program(
         let g = load(z + offs, m, 0.0) as f32;
         store(y + offs, (acc * silu(g)) as T, m);
     }
-}
-
-#[tile_kernel(num_warps = 4)]
-/// The fused selective scan on 4 warps: program (block of `BD` channels, batch element),
-/// chunks of `BL` positions.
-#[allow(clippy::too_many_arguments)]
-pub fn ssm_fused(
-    u: Ptr<T, { batch * dm * len }>,
-    delta: Ptr<T, { batch * dm * len }>,
-    z: Ptr<T, { batch * dm * len }>,
-    a: Ptr<f32, { dm * 16 }>,
-    bm: Ptr<T, { batch * 16 * len }>,
-    cm: Ptr<T, { batch * 16 * len }>,
-    dskip: Ptr<f32, dm>,
-    dbias: Ptr<f32, dm>,
-    y: Ptr<T, { batch * dm * len }>,
-    batch: i32,
-    dm: i32,
-    len: i32,
-    BD: Const<16>,
-    BL: Const<{ [64, 128] }>,
-    N: Const<16>,
-    T: Type<{ [f32, bf16] }>,
-) {
-    ssm_program(
-        u, delta, z, a, bm, cm, dskip, dbias, y, dm, len, BD, BL, N, T,
-    );
-}
-
-#[tile_kernel(num_warps = 8)]
-/// [`ssm_fused`] on 8 warps.
-#[allow(clippy::too_many_arguments)]
-pub fn ssm_fused_w8(
-    u: Ptr<T, { batch * dm * len }>,
-    delta: Ptr<T, { batch * dm * len }>,
-    z: Ptr<T, { batch * dm * len }>,
-    a: Ptr<f32, { dm * 16 }>,
-    bm: Ptr<T, { batch * 16 * len }>,
-    cm: Ptr<T, { batch * 16 * len }>,
-    dskip: Ptr<f32, dm>,
-    dbias: Ptr<f32, dm>,
-    y: Ptr<T, { batch * dm * len }>,
-    batch: i32,
-    dm: i32,
-    len: i32,
-    BD: Const<16>,
-    BL: Const<{ [128, 256] }>,
-    N: Const<16>,
-    T: Type<{ [f32, bf16] }>,
-) {
-    ssm_program(
-        u, delta, z, a, bm, cm, dskip, dbias, y, dm, len, BD, BL, N, T,
-    );
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -324,41 +272,16 @@ fn channel_blocks(s: Shape) -> u32 {
     cdiv(s.channels as usize, 16) as u32
 }
 
-/// A configuration of the fused kernel: warps, channels per program, positions per chunk.
+/// A configuration of the fused kernel: positions per chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
-    /// 4 or 8.
-    pub warps: u32,
-    /// Channels per program (16).
-    pub bd: u32,
-    /// Positions per chunk (64 or 128 on 4 warps, 128 or 256 on 8).
+    /// Positions per chunk (64 or 128).
     pub bl: u32,
 }
 
-/// The configurations built, the default first (the fastest at 8 × 2048 × 4096 in both dtypes
-/// on an H200: docs/perf/RESULTS.md).
-pub const CONFIGS: [Config; 4] = [
-    Config {
-        warps: 4,
-        bd: 16,
-        bl: 64,
-    },
-    Config {
-        warps: 4,
-        bd: 16,
-        bl: 128,
-    },
-    Config {
-        warps: 8,
-        bd: 16,
-        bl: 128,
-    },
-    Config {
-        warps: 8,
-        bd: 16,
-        bl: 256,
-    },
-];
+/// The configurations built, the default first (the faster at 8 × 2048 × 4096 in both dtypes
+/// on an H100: docs/perf/RESULTS.md).
+pub const CONFIGS: [Config; 2] = [Config { bl: 64 }, Config { bl: 128 }];
 
 /// The fused selective scan into `y`, in the default configuration.
 pub fn fused<T: Element>(
@@ -378,48 +301,23 @@ pub fn fused_with<T: Element>(
     y: &mut Buffer<T>,
     c: Config,
 ) -> Result<(), Error> {
-    let grid = Grid::xy(
-        cdiv(s.channels as usize, c.bd as usize) as u32,
-        s.batch as u32,
-    );
-    let (b, z, o) = (s.batch, s.channels, s.len);
-    match (c.warps, c.bd) {
-        (4, 16) => ssm_fused::launch::<T>(
-            dev,
-            grid,
-            &x.u,
-            &x.delta,
-            &x.z,
-            &x.a,
-            &x.b,
-            &x.c,
-            &x.d,
-            &x.delta_bias,
-            y,
-            b,
-            z,
-            o,
-            c.bl as i32,
-        ),
-        (8, 16) => ssm_fused_w8::launch::<T>(
-            dev,
-            grid,
-            &x.u,
-            &x.delta,
-            &x.z,
-            &x.a,
-            &x.b,
-            &x.c,
-            &x.d,
-            &x.delta_bias,
-            y,
-            b,
-            z,
-            o,
-            c.bl as i32,
-        ),
-        _ => Err(Error::Args(format!("no selective_scan kernel for {c:?}"))),
-    }
+    ssm_fused::launch::<T>(
+        dev,
+        Grid::xy(channel_blocks(s), s.batch as u32),
+        &x.u,
+        &x.delta,
+        &x.z,
+        &x.a,
+        &x.b,
+        &x.c,
+        &x.d,
+        &x.delta_bias,
+        y,
+        s.batch,
+        s.channels,
+        s.len,
+        c.bl as i32,
+    )
 }
 
 /// The unfused selective scan into `y` (three kernels, `scratch` in between).

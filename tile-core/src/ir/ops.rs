@@ -1024,6 +1024,24 @@ impl OpKind {
         self.level() == Level::Gpu
     }
 
+    /// True for the ops an `associative_scan`'s combiner may hold: element-wise arithmetic on
+    /// scalars (`constant`, `binary`, `unary`, `cmp`, `select`, `math`, `cast`, `bitcast`), which
+    /// the lowering runs once per combination; and its `yield`.
+    pub fn fits_combiner(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Constant(_)
+                | OpKind::Binary(_)
+                | OpKind::Unary(_)
+                | OpKind::Cmp(_)
+                | OpKind::Select
+                | OpKind::Math(_)
+                | OpKind::Cast
+                | OpKind::Bitcast
+                | OpKind::Yield
+        )
+    }
+
     /// True for the ops whose lowering may borrow scratch shared memory for the length of the op
     /// (how many bytes, possibly none, follows from its types and layouts): moving elements
     /// between threads (`convert_layout`, `reduce`, `scan`, `roll`, `gather`), an atomic's

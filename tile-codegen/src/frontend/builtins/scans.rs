@@ -262,17 +262,7 @@ impl Lowering {
     /// region holds.
     fn check_combiner_ops(&self, first: usize, at: &dyn ToTokens) -> syn::Result<()> {
         for d in &self.f.ops[first..] {
-            let element_wise = matches!(
-                d.kind,
-                OpKind::Constant(_)
-                    | OpKind::Binary(_)
-                    | OpKind::Unary(_)
-                    | OpKind::Cmp(_)
-                    | OpKind::Select
-                    | OpKind::Math(_)
-                    | OpKind::Cast
-                    | OpKind::Bitcast
-            );
+            let element_wise = d.kind.fits_combiner() && !matches!(d.kind, OpKind::Yield);
             let tile = d
                 .operands
                 .iter()

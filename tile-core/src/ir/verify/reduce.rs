@@ -129,18 +129,7 @@ impl Verifier<'_> {
         }
         for &inner in &f.blocks[body.index()].ops {
             let d = f.op(inner);
-            let element_wise = matches!(
-                d.kind,
-                OpKind::Constant(_)
-                    | OpKind::Binary(_)
-                    | OpKind::Unary(_)
-                    | OpKind::Cmp(_)
-                    | OpKind::Select
-                    | OpKind::Math(_)
-                    | OpKind::Cast
-                    | OpKind::Bitcast
-                    | OpKind::Yield
-            );
+            let element_wise = d.kind.fits_combiner();
             if !element_wise {
                 self.err(
                     o.id,
