@@ -5,7 +5,8 @@
 //! Three shapes of kernel, weighted toward the layout-heavy ones:
 //! - **1-D**: a `[B]` tile per program over `n` ragged elements (`B` from 1 to 4096);
 //! - **2-D**: a `[BM, BN]` tile (1 to 128 a side, up to 8192 elements) of an `m × n` row-major matrix (inputs read row-major or
-//!   transposed), reductions and scans along either axis, transposes of square tiles;
+//!   transposed), reductions and scans along either axis (linear recurrences of pairs by
+//!   `associative_scan` among them), transposes of square tiles;
 //! - **dot**: a `K` loop of `dot`s (f16, bf16, f32 exact or tf32) whose operands come from
 //!   pointer tiles (affine or advanced in the loop), tensor descriptors or a computed tile, with
 //!   an element-wise epilogue.
@@ -613,6 +614,9 @@ impl<'a> Gen<'a> {
     }
 
     fn scan(&mut self, b: usize) -> E {
+        if self.r.below(4) == 0 {
+            return self.tuple_scan(b);
+        }
         let x = self.fexpr(b);
         let (f, exact) = pick(
             self.r,
@@ -652,6 +656,38 @@ impl<'a> Gen<'a> {
             .keeps_product(&x);
         }
         E::new(format!("({arg}).{f}({axis}{rev})"), exact).keeps_product(&x)
+    }
+
+    /// A first-order linear recurrence `h = a·h + b` by `associative_scan` of a pair of tiles
+    /// (bound by a `let` of a tuple before the statement that uses it): in f32 with decays in
+    /// (0.25, 0.75) (well conditioned, compared with a tolerance: the GPU reassociates), or in
+    /// wrapping `i32` (exact whatever the order, so the GPU must give the interpreter's bits).
+    fn tuple_scan(&mut self, b: usize) -> E {
+        let axis = self.r.below(self.rank());
+        let rev = if self.r.below(3) == 0 {
+            ", reverse = true"
+        } else {
+            ""
+        };
+        let name = self.fresh();
+        let combine = "|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2)";
+        if self.r.below(2) == 0 {
+            let (a, y) = (self.fexpr(b), self.fexpr(b));
+            let decay = format!("(0.5 + 0.25 * tanh({}))", self.full(&a));
+            let add = self.full(&y);
+            self.line(&format!(
+                "let (_, {name}) = associative_scan(({decay}, {add}), {axis}, {combine}{rev});"
+            ));
+            E::new(name, false)
+        } else {
+            let (a, y) = (self.iexpr(b), self.iexpr(b));
+            let offs = self.offs();
+            self.line(&format!(
+                "let (_, {name}) = associative_scan((({}) + {offs} * 0, ({}) + {offs} * 0), {axis}, {combine}{rev});",
+                a.s, y.s
+            ));
+            E::new(format!("({name} as f32)"), true)
+        }
     }
 
     fn iexpr(&mut self, budget: usize) -> E {
