@@ -31,10 +31,12 @@ fn check(dev: &Device, s: Shape) -> Res<bool> {
             launch(dev, s, &mut b, form)?;
             let problem = verify(dev, s, &ids, &b)?;
             println!(
-                "check {:<48} {:<34} call {call}: {}",
+                "check {:<48} {:<34} call {call}: -> {}",
                 s.name(),
                 form.name(),
-                problem.as_deref().unwrap_or("ok")
+                problem
+                    .as_deref()
+                    .map_or_else(|| "ok".to_string(), |p| format!("FAILED ({p})"))
             );
             ok &= problem.is_none();
         }
