@@ -1053,6 +1053,82 @@ fn reduce_one_warp() {
 }
 
 #[test]
+fn tuple_scan_beside_a_state_needs_no_shared_memory() {
+    // `assign-layouts`' output for a recurrence along the rows of a 16 × 128 tile and a 16 × 16
+    // state whose row sums are added to it (tests/passes/assign-layouts.tir, last case): the
+    // scan runs in registers and across 8 lanes (3 steps of 2 shuffles for the pair, then the
+    // prefix of the lane before), the state's row sums cross 8 lanes, and the conversion
+    // between the two slices is a renumbering of registers: no barrier, no shared memory.
+    check(
+        r#"#blocked0 = #blocked<spt = [1, 16], tpw = [4, 8], wpc = [4, 1], order = [0, 1]>
+#slice0 = #slice<dim = 1, parent = #blocked0>
+#blocked1 = #blocked<spt = [1, 2], tpw = [4, 8], wpc = [4, 1], order = [0, 1]>
+#slice1 = #slice<dim = 0, parent = #blocked1>
+#slice2 = #slice<dim = 1, parent = #blocked1>
+#slice3 = #slice<dim = 0, parent = #blocked0>
+kernel @recurrence_beside_state(%x: ptr<f32> {divisibility = 16}, %s: ptr<f32> {divisibility = 16}) attributes {num_warps = 4} {
+  %0 = arange {start = 0, end = 16} : tensor<16xi32, #slice0>
+  %1 = arange {start = 0, end = 16} : tensor<16xi32, #slice1>
+  %2 = arange {start = 0, end = 16} : tensor<16xi32, #slice0>
+  %3 = arange {start = 0, end = 16} : tensor<16xi32, #slice2>
+  %4 = arange {start = 0, end = 128} : tensor<128xi32, #slice3>
+  %5 = arange {start = 0, end = 128} : tensor<128xi32, #slice3>
+  %6 = expand_dims {axis = 1} %0 : tensor<16x1xi32, #blocked0>
+  %7 = expand_dims {axis = 1} %3 : tensor<16x1xi32, #blocked1>
+  %8 = expand_dims {axis = 1} %2 : tensor<16x1xi32, #blocked0>
+  %9 = constant 128 : i32
+  %10 = splat %9 : tensor<16x1xi32, #blocked0>
+  %11 = splat %9 : tensor<16x1xi32, #blocked0>
+  %12 = mul %6, %10 : tensor<16x1xi32, #blocked0>
+  %13 = mul %8, %11 : tensor<16x1xi32, #blocked0>
+  %14 = broadcast %12 : tensor<16x128xi32, #blocked0>
+  %15 = broadcast %13 : tensor<16x128xi32, #blocked0>
+  %16 = expand_dims {axis = 0} %4 : tensor<1x128xi32, #blocked0>
+  %17 = expand_dims {axis = 0} %5 : tensor<1x128xi32, #blocked0>
+  %18 = broadcast %16 : tensor<16x128xi32, #blocked0>
+  %19 = broadcast %17 : tensor<16x128xi32, #blocked0>
+  %20 = add %14, %18 : tensor<16x128xi32, #blocked0>
+  %21 = add %15, %19 : tensor<16x128xi32, #blocked0>
+  %22 = splat %x : tensor<16x128xptr<f32>, #blocked0>
+  %23 = splat %x : tensor<16x128xptr<f32>, #blocked0>
+  %24 = addptr %22, %20 : tensor<16x128xptr<f32>, #blocked0>
+  %25 = addptr %23, %21 : tensor<16x128xptr<f32>, #blocked0>
+  %26 = load %24 : tensor<16x128xf32, #blocked0>
+  %27, %28 = associative_scan {axis = 1} %26, %26 : tensor<16x128xf32, #blocked0>, tensor<16x128xf32, #blocked0> {
+  ^bb0(%29: f32, %30: f32, %31: f32, %32: f32):
+    %33 = mul %29, %31 : f32
+    %34 = mul %30, %31 : f32
+    %35 = add %34, %32 : f32
+    yield %33, %35
+  }
+  %36 = constant 16 : i32
+  %37 = splat %36 : tensor<16x1xi32, #blocked1>
+  %38 = mul %7, %37 : tensor<16x1xi32, #blocked1>
+  %39 = broadcast %38 : tensor<16x16xi32, #blocked1>
+  %40 = expand_dims {axis = 0} %1 : tensor<1x16xi32, #blocked1>
+  %41 = broadcast %40 : tensor<16x16xi32, #blocked1>
+  %42 = add %39, %41 : tensor<16x16xi32, #blocked1>
+  %43 = splat %s : tensor<16x16xptr<f32>, #blocked1>
+  %44 = addptr %43, %42 : tensor<16x16xptr<f32>, #blocked1>
+  %45 = load %44 : tensor<16x16xf32, #blocked1>
+  %46 = reduce sum {axis = 1} %45 : tensor<16xf32, #slice2>
+  %47 = convert_layout %46 : tensor<16xf32, #slice0>
+  %48 = expand_dims {axis = 1} %47 : tensor<16x1xf32, #blocked0>
+  %49 = broadcast %48 : tensor<16x128xf32, #blocked0>
+  %50 = add %28, %49 : tensor<16x128xf32, #blocked0>
+  store %25, %50
+  return
+}"#,
+        &[
+            "#8 shfl.sync.idx.b32",
+            "#3 shfl.sync.bfly.b32",
+            "!bar.sync",
+            "!.shared",
+        ],
+    );
+}
+
+#[test]
 fn rejects_what_it_cannot_compile() {
     // Tile-level IR (no layouts).
     check_err(
