@@ -95,7 +95,9 @@
 //! positive compile-time step) and `if c { … } else if … { … } else { … }` on a scalar `bool`.
 //! A condition that compares compile-time integers only (`if ACT == 1`, with `ACT` a `Const`
 //! parameter) is decided when the kernel is built: each specialization contains only the branch
-//! it takes.
+//! it takes. `for k in static_range(a, b[, S])` (Triton's `tl.static_range`; literal or `Const`
+//! bounds, at most 1024 values) copies its body once per `k` while the kernel is built, `k` a
+//! compile-time integer in each copy.
 //! A name bound before a loop or `if` and assigned inside it carries its value through the
 //! iterations and out of it (start a tile accumulator with `zeros`); names bound inside stay inside.
 //!

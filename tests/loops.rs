@@ -1,5 +1,6 @@
 //! `for` loops on the interpreter: rows longer than one tile (carried tiles and scalars),
-//! nested loops, 2-D carried tiles, against Rust references on awkward sizes.
+//! nested loops, 2-D carried tiles, loops unrolled at build time (`static_range`), against Rust
+//! references on awkward sizes.
 
 use tile_tests as common;
 
@@ -133,4 +134,60 @@ fn interpreter_loops_are_bounded_by_a_step_budget() {
     let mut args = [InterpArg::Mut(HostMut::F32(&mut x)), InterpArg::I32(100)];
     run_with_budget(&f, [1, 1, 1], &mut args, 1 << 20).unwrap();
     assert!(x.iter().all(|&v| v == 100.0));
+}
+
+/// `static_range`: the columns of a 4 × 8 tile picked one at a time by a compile-time index
+/// (`n == k` folds), a running sum carried from copy to copy, a branch on the index decided at
+/// build time, a step of 3, and a nested unrolled loop that reads the outer index.
+#[tile_kernel]
+fn unrolled(x: Ptr<f32, 32>, out: Ptr<f32, { 4 * 4 }>, N: Const<8>) {
+    let r = arange(0, 4);
+    let n = arange(0, N);
+    let t = load(x + r.expand_dims(1) * N + n.expand_dims(0));
+    let mut sum = zeros([4]);
+    let mut firsts = zeros([4]);
+    let mut every_third = zeros([4]);
+    for k in static_range(0, N) {
+        let col = select((n == k).expand_dims(0), t, 0.0).sum(1);
+        sum = sum + col;
+        if k == 0 {
+            firsts = col;
+        }
+    }
+    for k in static_range(0, N, 3) {
+        every_third = every_third + select((n == k).expand_dims(0), t, 0.0).sum(1);
+    }
+    let mut tri = zeros([4]);
+    for i in static_range(0, 3) {
+        for j in static_range(0, i + 1) {
+            tri = tri + select((n == i * 2 + j).expand_dims(0), t, 0.0).sum(1);
+        }
+    }
+    store(out + r, sum);
+    store(out + 4 + r, firsts);
+    store(out + 8 + r, every_third);
+    store(out + 12 + r, tri);
+}
+
+#[test]
+fn static_range_unrolls_with_compile_time_indices() {
+    let dev = Device::interpreter();
+    let x = random(32, 5);
+    let mut out = dev.zeros::<f32>(16).unwrap();
+    unrolled::launch(&dev, Grid::x(1), &dev.upload(&x).unwrap(), &mut out).unwrap();
+    let out = dev.download(&out).unwrap();
+    let at = |r: usize, c: usize| x[r * 8 + c];
+    for r in 0..4 {
+        let sum: f32 = (0..8).map(|c| at(r, c)).sum();
+        assert!((out[r] - sum).abs() < 1e-5, "sum of row {r}");
+        assert_eq!(out[4 + r], at(r, 0), "first column of row {r}");
+        let third = at(r, 0) + at(r, 3) + at(r, 6);
+        assert!(
+            (out[8 + r] - third).abs() < 1e-5,
+            "every third column of row {r}"
+        );
+        // i = 0: column 0; i = 1: columns 2, 3; i = 2: columns 4, 5, 6.
+        let tri = at(r, 0) + at(r, 2) + at(r, 3) + at(r, 4) + at(r, 5) + at(r, 6);
+        assert!((out[12 + r] - tri).abs() < 1e-5, "nested, row {r}");
+    }
 }

@@ -117,9 +117,10 @@ pub fn path_key(p: &syn::Path) -> String {
     p.to_token_stream().to_string().replace(' ', "")
 }
 
-/// Whether `name` (a single identifier) is a builtin function of the kernel language.
+/// Whether `name` (a single identifier) is a builtin function of the kernel language, or a
+/// word of its syntax written as a call (`static_range` in a `for` loop).
 pub fn is_builtin(name: &str) -> bool {
-    builtins::lookup(name, Form::Function).is_some()
+    builtins::lookup(name, Form::Function).is_some() || name == "static_range"
 }
 
 /// The calls in `block` that name no builtin and no local name: each distinct path once, in

@@ -242,7 +242,8 @@ impl Lowering {
     /// `for i in a..b { … }` or `for i in (a..b).step_by(S) { … }`: the bounds are `i32` values,
     /// the step a positive compile-time integer. Names the body assigns that were bound before the
     /// loop are carried from one iteration to the next (a `for` op's carried values) and hold their
-    /// last values after it; everything the body binds with `let` stays inside.
+    /// last values after it; everything the body binds with `let` stays inside. `for i in
+    /// static_range(a, b)` is unrolled while the kernel is built instead ([`Self::static_loop`]).
     pub(super) fn for_loop(&mut self, fl: &syn::ExprForLoop) -> syn::Result<()> {
         if let Some(label) = &fl.label {
             return Err(err(label, "loop labels are not supported in kernels"));
@@ -254,6 +255,11 @@ impl Lowering {
             syn::Pat::Wild(_) => None,
             other => return Err(err(other, "a loop variable is a name (or `_`)")),
         };
+        if let Expr::Call(c) = strip_parens(&fl.expr) {
+            if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("static_range")) {
+                return self.static_loop(fl, iv_name, c);
+            }
+        }
         let (range, step) = match &*fl.expr {
             Expr::MethodCall(mc) if mc.method == "step_by" => {
                 if mc.args.len() != 1 {
@@ -371,6 +377,75 @@ impl Lowering {
         let results = self.f.op(op).results.clone();
         for (n, r) in carried.iter().zip(results) {
             self.scope.insert(n.clone(), Val::V(r));
+        }
+        Ok(())
+    }
+
+    /// `for k in static_range(a, b[, step])`, Triton's `tl.static_range`: the body lowered once
+    /// per value of `k` while the kernel is built (`a`, `b` and `step` compile-time integers, at
+    /// most [`STATIC_RANGE_MAX`] values), `k` a compile-time integer in each copy (so
+    /// `if k == 0` is decided and `n == k` folds). Names the body assigns that were bound before
+    /// hold, after each copy, the values it left; what it binds with `let` stays inside.
+    fn static_loop(
+        &mut self,
+        fl: &syn::ExprForLoop,
+        iv_name: Option<String>,
+        c: &syn::ExprCall,
+    ) -> syn::Result<()> {
+        if !(2..=3).contains(&c.args.len()) {
+            return Err(err(
+                c,
+                format!(
+                    "`static_range` takes a start, an end and an optional step, found {} argument(s)",
+                    c.args.len()
+                ),
+            ));
+        }
+        let mut bounds = Vec::with_capacity(3);
+        for a in &c.args {
+            let v = self.expr(a)?;
+            bounds.push(self.const_arg(v, a, "a bound of `static_range`")?);
+        }
+        let (start, end) = (bounds[0], bounds[1]);
+        let step = bounds.get(2).copied().unwrap_or(1);
+        if step <= 0 {
+            return Err(err(
+                &c.args[2],
+                format!("the step of `static_range` must be positive, found {step}"),
+            ));
+        }
+        let count = if end > start {
+            (i128::from(end) - i128::from(start) + i128::from(step) - 1) / i128::from(step)
+        } else {
+            0
+        };
+        if count > i128::from(STATIC_RANGE_MAX) {
+            return Err(err(
+                c,
+                format!(
+                    "`static_range` unrolls its body once per value: {count} values, more than the {STATIC_RANGE_MAX} allowed; use a loop over `a..b`"
+                ),
+            ));
+        }
+        let mut assigned: Vec<String> = Vec::new();
+        assigned_names(&fl.body.stmts, &mut Vec::new(), &mut assigned);
+        assigned.retain(|n| self.scope.contains_key(n));
+        for i in 0..count as i64 {
+            // `start + i·step` stays below `end`, so it fits.
+            let k = start + i * step;
+            let outer = self.scope.clone();
+            if let Some(n) = &iv_name {
+                self.scope.insert(n.clone(), Val::Int(k));
+            }
+            for stmt in &fl.body.stmts {
+                self.stmt(stmt)?;
+            }
+            let inner = std::mem::replace(&mut self.scope, outer);
+            for n in &assigned {
+                if let (Some(slot), Some(&v)) = (self.scope.get_mut(n), inner.get(n)) {
+                    *slot = v;
+                }
+            }
         }
         Ok(())
     }
@@ -870,6 +945,9 @@ fn assigned_in_if(ei: &syn::ExprIf, bound: &[String], out: &mut Vec<String>) {
         }
     }
 }
+
+/// The most values a `static_range` loop may unroll its body for.
+pub const STATIC_RANGE_MAX: i64 = 1024;
 
 /// `f32::INFINITY`, `i32::MAX` and the like, as literals.
 fn named_constant(p: &syn::ExprPath) -> syn::Result<Val> {

@@ -327,6 +327,12 @@ impl Lowering {
             .map(|i| i.to_string())
             .unwrap_or_else(|| p.to_token_stream().to_string());
         let args: Vec<&Expr> = c.args.iter().collect();
+        if name == "static_range" {
+            return Err(err(
+                c,
+                "`static_range` is the range of a loop unrolled at build time: `for k in static_range(a, b) { … }`",
+            ));
+        }
         let Some(callee) = lookup(&name, Form::Function) else {
             if let Some(index) = self.tile_fn(&p.path) {
                 let results = self.inline_call(index, c)?;
