@@ -325,6 +325,27 @@ impl Gen<'_> {
                         ]);
                         return format!("associative_scan({x}, {axis}, {combine}{rev})");
                     }
+                    if self.r.below(4) == 0 {
+                        // A pair scanned by a closure over tuples (a recurrence), bound by a
+                        // tuple `let` before the statement that uses it (or, wild, used as one
+                        // value); the closure sometimes malformed (a parameter short, a scalar
+                        // where a pair goes).
+                        let y = self.expr(Kind::Float, rank, b);
+                        let combine = self.pick(&[
+                            "|(a1, b1), (a2, b2)| (a1 * a2, b1 * a2 + b2)",
+                            "|(a1, b1), (a2, b2)| { let t = a1 * a2; (t, max(b1, b2)) }",
+                            "|(a1, b1), a2| (a1, b1)",
+                            "|(a1, b1), (a2, b2)| a1",
+                            "|(a1, _), (_, b2)| (a1, b2 + 1.0)",
+                        ]);
+                        let scan = format!("associative_scan(({x}, {y}), {axis}, {combine}{rev})");
+                        if self.wild(4) {
+                            return scan;
+                        }
+                        let v = self.fresh();
+                        self.line(&format!("let (_, {v}) = {scan};"));
+                        return v;
+                    }
                     format!("({x}).{f}({axis}{rev})")
                 }
                 9 if rank >= 1 => {
@@ -545,7 +566,19 @@ impl Gen<'_> {
                     self.pick(&["1", "16", "64"])
                 };
                 let ub = self.pick(&["n", "m", "4"]);
-                self.line(&format!("for i in (0..{ub}).step_by({step}) {{"));
+                if self.r.below(3) == 0 {
+                    // Unrolled at build time: compile-time bounds (sometimes a run-time one, a
+                    // bad step or too many copies, which must be located errors).
+                    let range = if self.wild(3) {
+                        self.pick(&["0, n", "0, 5000", "0, 4, 0", "4, 0"])
+                            .to_string()
+                    } else {
+                        self.pick(&["0, 4", "1, 8, 3", "0, 2"]).to_string()
+                    };
+                    self.line(&format!("for i in static_range({range}) {{"));
+                } else {
+                    self.line(&format!("for i in (0..{ub}).step_by({step}) {{"));
+                }
                 self.depth += 1;
                 let before = self.vars.len();
                 self.vars.push(Var {
