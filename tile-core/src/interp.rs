@@ -463,17 +463,7 @@ impl<'a> Program<'_, 'a, '_> {
             for (a, v) in args[1..].iter().zip(carried.drain(..)) {
                 self.env[a.index()] = Some(v);
             }
-            for &inner in &f.blocks[body.index()].ops {
-                self.exec(inner)?;
-                let d = f.op(inner);
-                if matches!(d.kind, OpKind::Yield) {
-                    carried = d
-                        .operands
-                        .iter()
-                        .map(|&o| self.get(o).cloned())
-                        .collect::<Result<_, _>>()?;
-                }
-            }
+            carried = self.run_block(body)?;
             iv += step;
         }
         for (&r, v) in data.results.iter().zip(carried) {
@@ -527,17 +517,10 @@ impl<'a> Program<'_, 'a, '_> {
                         };
                         self.env[a.index()] = Some(vec![v]);
                     }
-                    for &inner_op in &f.blocks[body.index()].ops {
-                        self.exec(inner_op)?;
-                        let d = f.op(inner_op);
-                        if matches!(d.kind, OpKind::Yield) {
-                            for (t, &y) in d.operands.iter().enumerate() {
-                                let v = *self.get(y)?.first().ok_or_else(|| {
-                                    InterpError::Unsupported("an empty combined value".into())
-                                })?;
-                                out[t][at(w[1])] = v;
-                            }
-                        }
+                    for (t, v) in self.run_block(body)?.into_iter().enumerate() {
+                        out[t][at(w[1])] = *v.first().ok_or_else(|| {
+                            InterpError::Unsupported("an empty combined value".into())
+                        })?;
                     }
                 }
             }
@@ -546,6 +529,25 @@ impl<'a> Program<'_, 'a, '_> {
             self.env[r.index()] = Some(v);
         }
         Ok(())
+    }
+
+    /// Runs the ops of a region's block (a loop body, a branch, a combiner) and returns the
+    /// values its `yield` gives (none without one).
+    fn run_block(&mut self, block: crate::ir::BlockId) -> Result<Vec<Val>, InterpError> {
+        let f = self.f;
+        let mut yielded = Vec::new();
+        for &inner in &f.blocks[block.index()].ops {
+            self.exec(inner)?;
+            let d = f.op(inner);
+            if matches!(d.kind, OpKind::Yield) {
+                yielded = d
+                    .operands
+                    .iter()
+                    .map(|&o| self.get(o).cloned())
+                    .collect::<Result<_, _>>()?;
+            }
+        }
+        Ok(yielded)
     }
 
     fn get(&self, v: ValueId) -> Result<&Val, InterpError> {
@@ -821,18 +823,7 @@ impl<'a> Program<'_, 'a, '_> {
                     InterpError::Unsupported("an `if` without two branches".into())
                 })?;
                 let block = f.regions[region.index()].blocks[0];
-                let mut yielded = Vec::new();
-                for &inner in &f.blocks[block.index()].ops {
-                    self.exec(inner)?;
-                    let d = f.op(inner);
-                    if matches!(d.kind, OpKind::Yield) {
-                        yielded = d
-                            .operands
-                            .iter()
-                            .map(|&o| self.get(o).cloned())
-                            .collect::<Result<_, _>>()?;
-                    }
-                }
+                let yielded = self.run_block(block)?;
                 for (&r, v) in data.results.iter().zip(yielded) {
                     self.env[r.index()] = Some(v);
                 }

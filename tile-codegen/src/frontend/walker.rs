@@ -429,22 +429,33 @@ impl Lowering {
         }
         let mut assigned: Vec<String> = Vec::new();
         assigned_names(&fl.body.stmts, &mut Vec::new(), &mut assigned);
-        assigned.retain(|n| self.scope.contains_key(n));
         for i in 0..count as i64 {
             // `start + i·step` stays below `end`, so it fits.
             let k = start + i * step;
-            let outer = self.scope.clone();
-            if let Some(n) = &iv_name {
-                self.scope.insert(n.clone(), Val::Int(k));
-            }
-            for stmt in &fl.body.stmts {
-                self.stmt(stmt)?;
-            }
-            let inner = std::mem::replace(&mut self.scope, outer);
-            for n in &assigned {
-                if let (Some(slot), Some(&v)) = (self.scope.get_mut(n), inner.get(n)) {
-                    *slot = v;
+            self.scoped(&assigned, |me| {
+                if let Some(n) = &iv_name {
+                    me.scope.insert(n.clone(), Val::Int(k));
                 }
+                fl.body.stmts.iter().try_for_each(|stmt| me.stmt(stmt))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Runs `body` as straight-line code in a scope of its own: afterwards the names it bound
+    /// with `let` are gone, and of the names bound before, those in `assigned` hold the values
+    /// it left (a static branch, a copy of an unrolled loop's body).
+    fn scoped(
+        &mut self,
+        assigned: &[String],
+        body: impl FnOnce(&mut Self) -> syn::Result<()>,
+    ) -> syn::Result<()> {
+        let outer = self.scope.clone();
+        body(self)?;
+        let inner = std::mem::replace(&mut self.scope, outer);
+        for n in assigned {
+            if let (Some(slot), Some(&v)) = (self.scope.get_mut(n), inner.get(n)) {
+                *slot = v;
             }
         }
         Ok(())
@@ -595,29 +606,24 @@ impl Lowering {
     pub(super) fn static_if(&mut self, ei: &syn::ExprIf, taken: bool) -> syn::Result<()> {
         let mut assigned = Vec::new();
         assigned_in_if(ei, &[], &mut assigned);
-        let outer = self.scope.clone();
-        if taken {
-            for stmt in &ei.then_branch.stmts {
-                self.stmt(stmt)?;
-            }
-        } else if let Some((_, e)) = &ei.else_branch {
-            match &**e {
-                Expr::Block(b) => {
-                    for stmt in &b.block.stmts {
-                        self.stmt(stmt)?;
-                    }
+        self.scoped(&assigned, |me| {
+            if taken {
+                for stmt in &ei.then_branch.stmts {
+                    me.stmt(stmt)?;
                 }
-                Expr::If(inner) => self.if_stmt(inner)?,
-                other => return Err(err(other, "expected a block or `if` after `else`")),
+            } else if let Some((_, e)) = &ei.else_branch {
+                match &**e {
+                    Expr::Block(b) => {
+                        for stmt in &b.block.stmts {
+                            me.stmt(stmt)?;
+                        }
+                    }
+                    Expr::If(inner) => me.if_stmt(inner)?,
+                    other => return Err(err(other, "expected a block or `if` after `else`")),
+                }
             }
-        }
-        let inner = std::mem::replace(&mut self.scope, outer);
-        for n in assigned {
-            if let (Some(slot), Some(&v)) = (self.scope.get_mut(&n), inner.get(&n)) {
-                *slot = v;
-            }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     pub(super) fn assign_target(&self, left: &Expr) -> syn::Result<String> {

@@ -377,10 +377,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
             let (src, has) = neighbour(self, 1)?;
-            let befores = groups
+            let befores = inclusive
                 .iter()
-                .enumerate()
-                .map(|(g, _)| shuffle(self, &inclusive[g], src))
+                .map(|t| shuffle(self, t, src))
                 .collect::<Result<Vec<_>>>()?;
             self.prefix_where(how, &ds, has, &groups, &befores, &mut vals)?;
             totals = inclusive;
@@ -441,13 +440,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .builder
                 .build_int_nsw_mul(wpos, c(n_groups), "")
                 .llvm()?;
-            let tot = totals.clone();
-            let gi = group_index.clone();
-            let (sm, el) = (smem.clone(), elems.clone());
             self.guarded(writer, |me| {
-                for (&g, tuple) in gi.iter().zip(&tot) {
+                for (&g, tuple) in group_index.iter().zip(&totals) {
                     let at = me.builder.build_int_nsw_add(base, g, "").llvm()?;
-                    for ((&p, &e), &v) in sm.iter().zip(&el).zip(tuple) {
+                    for ((&p, &e), &v) in smem.iter().zip(&elems).zip(tuple) {
                         me.shared_store(p, e, at, v)?;
                     }
                 }
