@@ -246,6 +246,13 @@ fn gpu_integer_types_match_rust() {
 }
 
 #[test]
+fn gpu_interleave_join_and_split_match_their_definitions() {
+    let Some(gpu) = cuda() else { return };
+    common::check_pairs(&gpu);
+    common::check_unpack_int4(&gpu);
+}
+
+#[test]
 fn gpu_scans_match_the_references() {
     let Some(gpu) = cuda() else { return };
     common::check_scans(&gpu);

@@ -453,3 +453,10 @@ fn gather_matches_its_definition() {
         [3, 2, 1, 4]
     );
 }
+
+#[test]
+fn interleave_join_and_split_match_their_definitions() {
+    let dev = Device::interpreter();
+    common::check_pairs(&dev);
+    common::check_unpack_int4(&dev);
+}

@@ -1184,6 +1184,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &atomic_tickets::KERNEL,
         &scans_1d::KERNEL,
         &scans_2d::KERNEL,
+        &unpack_int4::KERNEL,
+        &pairs::KERNEL,
     ]);
     v
 }
@@ -2437,4 +2439,148 @@ pub fn check_scans(dev: &Device) {
     );
     check_f32_sums(&outf[..m], &xf, sq, 1, false, "f32 along 1");
     check_f32_sums(&outf[m..], &xf, sq, 0, false, "f32 along 0");
+}
+
+#[tile_kernel(num_warps = 4)]
+/// 4-bit values packed eight to a `u32` (value `j` of a word in bits `4j .. 4j + 4`, GPTQ's
+/// order along a row) unpacked in order by three levels of `interleave`, less a zero point of
+/// 8, as f32: `out[r][8w + j] = ((q[r][w] >> 4j) & 15) − 8`. Blocks of `BM` rows and `BW` words.
+pub fn unpack_int4(
+    q: Ptr<u32, { rows * words }>,
+    out: Ptr<f32, { rows * words * 8 }>,
+    rows: i32,
+    words: i32,
+    BM: Const<16>,
+    BW: Const<16>,
+) {
+    let r = program_id(0) * BM + arange(0, BM);
+    let w = program_id(1) * BW + arange(0, BW);
+    let m = (r < rows).expand_dims(1) & (w < words).expand_dims(0);
+    let x = load(q + r.expand_dims(1) * words + w.expand_dims(0), m);
+    let n0 = x & 15;
+    let n1 = (x >> 4) & 15;
+    let n2 = (x >> 8) & 15;
+    let n3 = (x >> 12) & 15;
+    let n4 = (x >> 16) & 15;
+    let n5 = (x >> 20) & 15;
+    let n6 = (x >> 24) & 15;
+    let n7 = x >> 28;
+    // Per word: [n0, n2, n4, n6] and [n1, n3, n5, n7], then all eight in order.
+    let even = interleave(interleave(n0, n4), interleave(n2, n6));
+    let odd = interleave(interleave(n1, n5), interleave(n3, n7));
+    let v = interleave(even, odd);
+    let c = program_id(1) * (8 * BW) + arange(0, 8 * BW);
+    let mo = (r < rows).expand_dims(1) & (c < 8 * words).expand_dims(0);
+    store(
+        out + r.expand_dims(1) * (8 * words) + c.expand_dims(0),
+        (v as f32) - 8.0,
+        mo,
+    );
+}
+
+/// `unpack_int4` against the host's unpacking on shapes with partial blocks on both edges.
+pub fn check_unpack_int4(dev: &Device) {
+    let mut g = Rng(77);
+    for (rows, words) in [(1usize, 1usize), (17, 5), (16, 16), (33, 40)] {
+        let q: Vec<u32> = (0..rows * words).map(|_| g.next() as u32).collect();
+        let mut out = dev.zeros::<f32>(rows * words * 8).unwrap();
+        let grid = Grid::xy(rows.div_ceil(16) as u32, words.div_ceil(16) as u32);
+        let (ri, wi) = (rows as i32, words as i32);
+        unpack_int4::launch(dev, grid, &dev.upload(&q).unwrap(), &mut out, ri, wi).unwrap();
+        let got = dev.download(&out).unwrap();
+        for (i, &word) in q.iter().enumerate() {
+            for j in 0..8 {
+                let want = ((word >> (4 * j)) & 15) as f32 - 8.0;
+                assert_eq!(got[8 * i + j], want, "{rows}x{words}: word {i}, value {j}");
+            }
+        }
+    }
+}
+
+#[tile_kernel]
+/// `join`, `split` and `interleave` of 1-D tiles, in layouts that agree and in ones that do not:
+/// `joined` is `[a, b]` per row of an `n × 2` tile; `diff[i] = x − y` of the pairs `xy[2i],
+/// xy[2i + 1]` split off a loaded `n × 2` tile; `mixed[k] = interleave(b, a)[k] + xy[k]` (the
+/// interleaved tile meets a loaded one); `prod[i] = xy[2i] · xy[2i + 1]` split off a loaded 1-D
+/// tile reshaped.
+pub fn pairs(
+    a: Ptr<f32, n>,
+    b: Ptr<f32, n>,
+    xy: Ptr<f32, { 2 * n }>,
+    joined: Ptr<f32, { 2 * n }>,
+    diff: Ptr<f32, n>,
+    mixed: Ptr<f32, { 2 * n }>,
+    prod: Ptr<f32, n>,
+    n: i32,
+    BLOCK: Const<128>,
+) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = i < n;
+    let (va, vb) = (load(a + i, m), load(b + i, m));
+    let k = arange(0, 2);
+    let p2 = i.expand_dims(1) * 2 + k.expand_dims(0);
+    let m2 = m.expand_dims(1) & (k < 2).expand_dims(0);
+    store(joined + p2, join(va, vb), m2);
+    let (x, y) = split(load(xy + p2, m2));
+    store(diff + i, x - y, m);
+    let i2 = program_id(0) * (2 * BLOCK) + arange(0, 2 * BLOCK);
+    let m1 = i2 < 2 * n;
+    let flat = load(xy + i2, m1);
+    store(mixed + i2, interleave(vb, va) + flat, m1);
+    let (e, o) = flat.reshape([BLOCK, 2]).split();
+    store(prod + i, e * o, m);
+}
+
+/// `pairs` against its definition at sizes with a partial last block.
+pub fn check_pairs(dev: &Device) {
+    let mut g = Rng(5);
+    for n in [1usize, 17, 128, 1000] {
+        let a: Vec<f32> = (0..n).map(|_| g.f32()).collect();
+        let b: Vec<f32> = (0..n).map(|_| g.f32()).collect();
+        let xy: Vec<f32> = (0..2 * n).map(|_| g.f32()).collect();
+        let mut joined = dev.zeros::<f32>(2 * n).unwrap();
+        let mut diff = dev.zeros::<f32>(n).unwrap();
+        let mut mixed = dev.zeros::<f32>(2 * n).unwrap();
+        let mut prod = dev.zeros::<f32>(n).unwrap();
+        pairs::launch(
+            dev,
+            Grid::x(n.div_ceil(128) as u32),
+            &dev.upload(&a).unwrap(),
+            &dev.upload(&b).unwrap(),
+            &dev.upload(&xy).unwrap(),
+            &mut joined,
+            &mut diff,
+            &mut mixed,
+            &mut prod,
+            n as i32,
+        )
+        .unwrap();
+        let (joined, diff) = (dev.download(&joined).unwrap(), dev.download(&diff).unwrap());
+        let (mixed, prod) = (dev.download(&mixed).unwrap(), dev.download(&prod).unwrap());
+        for i in 0..n {
+            assert_eq!(
+                [joined[2 * i], joined[2 * i + 1]],
+                [a[i], b[i]],
+                "n {n}: join {i}"
+            );
+            assert_eq!(diff[i], xy[2 * i] - xy[2 * i + 1], "n {n}: split {i}");
+            assert_eq!(
+                prod[i],
+                xy[2 * i] * xy[2 * i + 1],
+                "n {n}: reshaped split {i}"
+            );
+            assert_eq!(
+                mixed[2 * i],
+                b[i] + xy[2 * i],
+                "n {n}: interleave {}",
+                2 * i
+            );
+            assert_eq!(
+                mixed[2 * i + 1],
+                a[i] + xy[2 * i + 1],
+                "n {n}: interleave {}",
+                2 * i + 1
+            );
+        }
+    }
 }

@@ -156,6 +156,8 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 | OpKind::ExpandDims { .. }
                 | OpKind::Trans
                 | OpKind::Reshape
+                | OpKind::Interleave
+                | OpKind::Deinterleave
                 | OpKind::Constant(_)
                 | OpKind::LocalAlloc
                 | OpKind::For

@@ -671,6 +671,19 @@ impl<'a> Program<'_, 'a, '_> {
                 let shape = &f.ty(data.operands[0]).shape;
                 Some(transpose(a, shape[0] as usize, shape[1] as usize))
             }
+            // Row-major order again: element `i` of the operands is element `2i` or `2i + 1`.
+            OpKind::Interleave => {
+                let (a, b) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
+                Some(a.iter().zip(b).flat_map(|(&x, &y)| [x, y]).collect())
+            }
+            OpKind::Deinterleave => {
+                let x = self.get(data.operands[0])?;
+                let even = x.iter().step_by(2).copied().collect();
+                let odd = x.iter().skip(1).step_by(2).copied().collect();
+                self.env[data.results[0].index()] = Some(even);
+                self.env[data.results[1].index()] = Some(odd);
+                None
+            }
             OpKind::Gather { axis } => {
                 let (src, index) = (self.get(data.operands[0])?, self.get(data.operands[1])?);
                 let from = &f.ty(data.operands[0]).shape;

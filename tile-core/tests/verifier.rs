@@ -1322,6 +1322,67 @@ fn reshape_count_type_and_layout() {
     );
 }
 
+/// Rule 37: `interleave` takes two tensors of one type and doubles the last extent;
+/// `deinterleave` halves an even last extent into two results of one type; at the GPU level the
+/// interleaved side's layout is the halves' with every basis doubled and the pair in registers.
+#[test]
+fn interleave_and_deinterleave_shapes_types_and_layouts() {
+    accepts(
+        "  %0 = arange {start = 0, end = 64} : tensor<64xi32>
+  %1 = interleave %0, %0 : tensor<128xi32>
+  %2, %3 = deinterleave %1 : tensor<64xi32>, tensor<64xi32>
+  %4 = reshape %1 : tensor<8x16xi32>
+  %5 = interleave %4, %4 : tensor<8x32xi32>
+  return",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 64} : tensor<64xi32>
+  %1 = cast %0 : tensor<64xf32>
+  %2 = interleave %0, %1 : tensor<128xi32>
+  return",
+        "`interleave` takes two tensors of one type",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 64} : tensor<64xi32>
+  %1 = interleave %0, %0 : tensor<64xi32>
+  return",
+        "the result must be `tensor<128xi32>`",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 64} : tensor<64xi32>
+  %1 = reshape %0 : tensor<64x1xi32>
+  %2, %3 = deinterleave %1 : tensor<64x1xi32>, tensor<64x1xi32>
+  return",
+        "`deinterleave` takes a tensor whose last extent is even",
+    );
+    rejects(
+        "  %0 = arange {start = 0, end = 64} : tensor<64xi32>
+  %1, %2 = deinterleave %0 : tensor<32xi32>, tensor<16xi32>
+  return",
+        "both results must be `tensor<32xi32>`",
+    );
+    let l = "#blocked<spt = [2], tpw = [32], wpc = [4], order = [0]>";
+    // Two registers per thread become four: the pair's basis first, the others doubled.
+    let doubled = "#linear<shape = [512], reg = [[1], [2]], lane = [[4], [8], [16], [32], [64]], warp = [[128], [256]]>";
+    let gpu = |result: &str| {
+        format!(
+            "  %0 = arange {{start = 0, end = 256}} : tensor<256xi32, {l}>
+  %1 = interleave %0, %0 : tensor<512xi32, {result}>
+  %2, %3 = deinterleave %1 : tensor<256xi32, {l}>, tensor<256xi32, {l}>
+  return"
+        )
+    };
+    accepts(&gpu(doubled));
+    // So is a blocked layout of four consecutive elements per thread: the same map.
+    accepts(&gpu(
+        "#blocked<spt = [4], tpw = [32], wpc = [4], order = [0]>",
+    ));
+    rejects(
+        &gpu("#blocked<spt = [1], tpw = [32], wpc = [4], order = [0]>"),
+        "the result's layout must be the operands' interleaved layout",
+    );
+}
+
 /// Rule 4 for linear layouts: the tensor's rank, extents at least the tensor's, every element
 /// reached once; a smaller tensor takes the layout cut to its extents.
 #[test]

@@ -157,6 +157,16 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 },
                 constancy: 1,
             },
+            // Pairs of two operands' elements: no run is known, and an element is a multiple of
+            // what every element of both was.
+            OpKind::Interleave => {
+                let each = |x: AxisInfo| if x.contiguity == 1 { x.divisibility } else { 1 };
+                AxisInfo {
+                    contiguity: 1,
+                    divisibility: gcd(each(a(0)), each(a(1))),
+                    constancy: 1,
+                }
+            }
             // Row-major order does not change: the operand's aligned runs, cut to the result's
             // innermost extent `n`, are runs of the result. A run cut shorter than the operand's
             // starts `n` elements (values, or `n` elements' bytes for pointers) into one.
@@ -328,6 +338,7 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                 }
             }
             OpKind::Dot { .. }
+            | OpKind::Deinterleave
             | OpKind::Load { .. }
             | OpKind::AtomicRmw { .. }
             | OpKind::AtomicCas { .. }

@@ -635,6 +635,35 @@ impl Lowering {
                 self.locate(first, e);
                 Ok(r)
             }
+            Expr::Call(c) if matches!(&*c.func, Expr::Path(p) if p.path.is_ident("split")) => {
+                let first = self.f.ops.len();
+                let [arg] = c.args.iter().collect::<Vec<_>>()[..] else {
+                    return Err(err(
+                        c,
+                        format!(
+                            "`split` takes 1 argument (the tile, whose last extent is 2), found {}",
+                            c.args.len()
+                        ),
+                    ));
+                };
+                let v = self.expr(arg)?;
+                let r = self.split(v, arg)?;
+                self.locate(first, e);
+                Ok(r)
+            }
+            Expr::MethodCall(mc) if mc.method == "split" => {
+                let first = self.f.ops.len();
+                if !mc.args.is_empty() {
+                    return Err(err(
+                        e,
+                        format!("`.split()` takes no arguments, found {}", mc.args.len()),
+                    ));
+                }
+                let v = self.expr(&mc.receiver)?;
+                let r = self.split(v, &mc.receiver)?;
+                self.locate(first, e);
+                Ok(r)
+            }
             Expr::Call(c) => {
                 let target = match &*c.func {
                     Expr::Path(p) => self.tile_fn(&p.path),

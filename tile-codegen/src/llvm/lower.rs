@@ -739,6 +739,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 | OpKind::ExpandDims { .. }
                 | OpKind::Trans
                 | OpKind::Reshape
+                | OpKind::Interleave
+                | OpKind::Deinterleave
                 | OpKind::ConvertLayout
                 | OpKind::Yield
                 | OpKind::Dot { .. }
@@ -791,6 +793,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 })?)
             }
             OpKind::ConvertLayout => Some(self.convert_layout(data)?),
+            OpKind::Interleave => Some(self.interleave(data)?),
+            OpKind::Deinterleave => {
+                let halves = self.deinterleave(data)?;
+                for (&r, v) in data.results.iter().zip(halves) {
+                    self.values[r.index()] = Some(v);
+                }
+                return Ok(());
+            }
             OpKind::Roll { axis, shift } => Some(self.roll(data, *axis, *shift)?),
             OpKind::Gather { axis } => Some(self.gather(data, *axis)?),
             OpKind::Binary(b) => {
@@ -1359,6 +1369,55 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                     .reg_at(&source(&dst.reg_offset(k)))
                     .or_bug("an operand register per relabeled register");
                 Ok(*vals.get(j).or_bug("a register of the operand"))
+            })
+            .collect()
+    }
+
+    /// `interleave`: the result's layout is the operands' interleaved (the verifier's rule), so
+    /// each register of the result is a register of one operand: position `2i` of the last
+    /// dimension is `a`'s element `i`, position `2i + 1` is `b`'s.
+    fn interleave(&self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let src = self.tensor_distribution(self.operand_type(data, 0));
+        let dst = self.tensor_distribution(self.result_type(data));
+        let halves = [self.operand(data, 0), self.operand(data, 1)];
+        (0..dst.elems_per_thread())
+            .map(|k| {
+                let mut at = dst.reg_offset(k);
+                let last = at
+                    .last_mut()
+                    .or_bug("an interleaved tensor has a dimension");
+                let half = (*last % 2) as usize;
+                *last /= 2;
+                let j = src
+                    .reg_at(&at)
+                    .or_bug("an operand register per interleaved register");
+                Ok(*halves[half].get(j).or_bug("a register of the operand"))
+            })
+            .collect()
+    }
+
+    /// `deinterleave`: the operand's layout is the results' interleaved (the verifier's rule), so
+    /// each register of either result is one of the operand's: the even positions of its last
+    /// dimension, then the odd ones.
+    fn deinterleave(&self, data: &OpData) -> Result<Vec<Vec<BasicValueEnum<'ctx>>>> {
+        let src = self.tensor_distribution(self.operand_type(data, 0));
+        let dst = self.tensor_distribution(self.result_type(data));
+        let vals = self.operand(data, 0);
+        (0..2)
+            .map(|half| {
+                (0..dst.elems_per_thread())
+                    .map(|k| {
+                        let mut at = dst.reg_offset(k);
+                        let last = at
+                            .last_mut()
+                            .or_bug("a deinterleaved tensor has a dimension");
+                        *last = *last * 2 + half;
+                        let j = src
+                            .reg_at(&at)
+                            .or_bug("an operand register per deinterleaved register");
+                        Ok(*vals.get(j).or_bug("a register of the operand"))
+                    })
+                    .collect()
             })
             .collect()
     }

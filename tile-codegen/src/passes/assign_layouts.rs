@@ -88,6 +88,16 @@ fn join_classes(f: &Function) -> (Classes, Vec<OpId>) {
                 classes.join(d.operands[1], d.results[0]);
                 false
             }
+            // The two halves of an `interleave` or `deinterleave` share a layout; the other side
+            // takes theirs derived (see `derived`).
+            OpKind::Interleave => {
+                classes.join(d.operands[0], d.operands[1]);
+                false
+            }
+            OpKind::Deinterleave => {
+                classes.join(d.results[0], d.results[1]);
+                false
+            }
             OpKind::For => {
                 // Each carried value: its initial value, the body's argument, the yielded value
                 // and the result share a layout.
@@ -267,55 +277,68 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
         })
     };
     // What each class of 1-D values is asked for, first request first: the slice of the 2-D
-    // layout it is expanded to or reduced from. A `trans` or `reshape` asks, in the same walk,
-    // for its operand's layout transposed or relabeled (`derived`).
+    // layout it is expanded to or reduced from. A `trans` or `reshape` asks for its operand's
+    // layout transposed or relabeled, an `interleave` or `deinterleave` for its operands'
+    // interleaved or its operand's split (`derived`): of a 2-D operand in a first walk, so that
+    // a 1-D class expanded into the result's class takes the slice of the derived layout, not
+    // of the default one, wherever it comes in program order; of a 1-D operand in the walk of
+    // the slices, whose requests its operand's layout may depend on.
     let numel = |s: &[u32]| s.iter().map(|&d| u64::from(d)).product::<u64>();
-    for op in f.walk() {
-        let d = f.op(op);
-        if matches!(d.kind, OpKind::Trans | OpKind::Reshape) {
-            let (v, r) = (d.operands[0], d.results[0]);
-            let (root, operand_root) = (classes.root(r), classes.root(v));
-            let operand = if f.ty(v).shape.len() == 2 {
-                layout_2d(classes, &wanted, v)
-            } else {
-                wanted[operand_root].clone().unwrap_or_else(|| {
-                    let shape = largest[operand_root].as_deref().unwrap_or(&f.ty(v).shape);
-                    Layout::Blocked(default_layout(shape, widest, threads, f.num_warps))
-                })
+    for early in [true, false] {
+        for op in f.walk() {
+            let d = f.op(op);
+            let derives = matches!(
+                d.kind,
+                OpKind::Trans | OpKind::Reshape | OpKind::Interleave | OpKind::Deinterleave
+            );
+            if early && !(derives && f.ty(d.operands[0]).shape.len() == 2) {
+                continue;
+            }
+            if derives {
+                let (v, r) = (d.operands[0], d.results[0]);
+                let (root, operand_root) = (classes.root(r), classes.root(v));
+                let operand = if f.ty(v).shape.len() == 2 {
+                    layout_2d(classes, &wanted, v)
+                } else {
+                    wanted[operand_root].clone().unwrap_or_else(|| {
+                        let shape = largest[operand_root].as_deref().unwrap_or(&f.ty(v).shape);
+                        Layout::Blocked(default_layout(shape, widest, threads, f.num_warps))
+                    })
+                };
+                let want = derived(&d.kind, &operand, &f.ty(v).shape, &f.ty(r).shape);
+                // Only a layout that covers every tile of the class (a derived linear layout is
+                // written for the result's shape; a larger tile broadcast from it converts).
+                let class_shape = largest[root]
+                    .clone()
+                    .unwrap_or_else(|| f.ty(r).shape.clone());
+                if let Some(want) = want.filter(|w| w.linear(&class_shape).is_ok()) {
+                    wanted[root].get_or_insert(want);
+                }
+                continue;
+            }
+            let (v, full, axis) = match d.kind {
+                OpKind::ExpandDims { axis } if f.ty(d.results[0]).shape.len() == 2 => {
+                    (d.operands[0], d.results[0], axis)
+                }
+                OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
+                    (d.results[0], d.operands[0], axis)
+                }
+                _ => continue,
             };
-            let want = derived(&d.kind, &operand, &f.ty(v).shape, &f.ty(r).shape);
-            // Only a layout that covers every tile of the class (a derived linear layout is
-            // written for the result's shape; a larger tile broadcast from it converts).
-            let class_shape = largest[root]
-                .clone()
-                .unwrap_or_else(|| f.ty(r).shape.clone());
-            if let Some(want) = want.filter(|w| w.linear(&class_shape).is_ok()) {
-                wanted[root].get_or_insert(want);
+            let root = classes.root(v);
+            // A class whose tiles are longer than the 2-D tile's kept dimension (a `[1]` reduced
+            // from `[1, 1]` and broadcast to `[1024]`) would be replicated in every thread by the
+            // slice: it keeps its own layout, and the site converts.
+            let kept = f.ty(full).shape[1 - axis as usize];
+            if largest[root]
+                .as_deref()
+                .is_some_and(|l| numel(l) > u64::from(kept))
+            {
+                continue;
             }
-            continue;
+            let want = layout_2d(classes, &wanted, full).sliced(axis);
+            wanted[root].get_or_insert(want);
         }
-        let (v, full, axis) = match d.kind {
-            OpKind::ExpandDims { axis } if f.ty(d.results[0]).shape.len() == 2 => {
-                (d.operands[0], d.results[0], axis)
-            }
-            OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
-                (d.results[0], d.operands[0], axis)
-            }
-            _ => continue,
-        };
-        let root = classes.root(v);
-        // A class whose tiles are longer than the 2-D tile's kept dimension (a `[1]` reduced
-        // from `[1, 1]` and broadcast to `[1024]`) would be replicated in every thread by the
-        // slice: it keeps its own layout, and the site converts.
-        let kept = f.ty(full).shape[1 - axis as usize];
-        if largest[root]
-            .as_deref()
-            .is_some_and(|l| numel(l) > u64::from(kept))
-        {
-            continue;
-        }
-        let want = layout_2d(classes, &wanted, full).sliced(axis);
-        wanted[root].get_or_insert(want);
     }
     for i in 0..f.values.len() {
         let ty = &f.values[i].ty;
@@ -376,6 +399,62 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     f.ops[conv.index()].operands[0] = r;
                 }
             }
+            // The operands convert to the halves of the result's layout where it holds each pair
+            // in registers; else the result is interleaved where the operands are and converts.
+            OpKind::Interleave => {
+                let r = d.results[0];
+                let (Some(have), Some(res)) =
+                    (f.ty(d.operands[0]).layout.clone(), f.ty(r).layout.clone())
+                else {
+                    continue;
+                };
+                let (from, to) = (f.ty(d.operands[0]).shape.clone(), f.ty(r).shape.clone());
+                let Ok(natural) = have.interleaved(&from) else {
+                    continue;
+                };
+                if same_placement(&natural, &res, &to) {
+                    continue;
+                }
+                if let Ok(want) = res.deinterleaved(&to) {
+                    let at = pos().unwrap_or(0);
+                    for i in 0..2 {
+                        let v = d.operands[i];
+                        let ty = with_layout(f.ty(v), want.clone());
+                        let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                        let c = f.op(conv).results[0];
+                        f.ops[op.index()].operands[i] = c;
+                    }
+                } else {
+                    let class_ty = f.ty(r).clone();
+                    f.values[r.index()].ty = with_layout(&class_ty, natural);
+                    let at = pos().map_or(0, |p| p + 1);
+                    let conv =
+                        f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
+                    let c = f.op(conv).results[0];
+                    f.replace_all_uses(r, c);
+                    f.ops[conv.index()].operands[0] = r;
+                }
+            }
+            // The operand converts to the results' layout interleaved, which holds each pair in
+            // registers, unless it already places every element there.
+            OpKind::Deinterleave => {
+                let (v, r) = (d.operands[0], d.results[0]);
+                let (Some(have), Some(res)) = (f.ty(v).layout.clone(), f.ty(r).layout.clone())
+                else {
+                    continue;
+                };
+                let (from, half) = (f.ty(v).shape.clone(), f.ty(r).shape.clone());
+                let Ok(want) = res.interleaved(&half) else {
+                    continue;
+                };
+                if !same_placement(&want, &have, &from) {
+                    let ty = with_layout(f.ty(v), want);
+                    let at = pos().unwrap_or(0);
+                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+                    let c = f.op(conv).results[0];
+                    f.ops[op.index()].operands[0] = c;
+                }
+            }
             // The operand converts where its layout is not the one the result's layout derives
             // from (a class that took another layout first), so that no data moves in the op.
             OpKind::Trans | OpKind::Reshape => {
@@ -389,11 +468,7 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                 let Some(want) = derived(&d.kind, &res, &to, &from) else {
                     continue;
                 };
-                let same = match (want.linear(&from), have.linear(&from)) {
-                    (Ok(w), Ok(h)) => w.same_up_to_register_order(&h),
-                    _ => false,
-                };
-                if !same {
+                if !same_placement(&want, &have, &from) {
                     let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
                     let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
@@ -546,14 +621,17 @@ fn tensor_core_operand_loads(f: &Function) -> Vec<OpId> {
     loads
 }
 
-/// The layout of the result (of shape `to`) of `trans` or `reshape` (`kind`) of an operand of
-/// shape `from` in `layout`: the operand's elements stay in their threads and registers
-/// (`Layout::transposed`, `Layout::reshaped`). `None` for other ops or a layout that does not
-/// fit `from`.
+/// The layout of the result (of shape `to`) of `trans`, `reshape`, `interleave` or
+/// `deinterleave` (`kind`) of an operand of shape `from` in `layout`: the operand's elements stay
+/// in their threads and registers (`Layout::transposed`, `Layout::reshaped`,
+/// `Layout::interleaved`, `Layout::deinterleaved`). `None` for other ops or a layout that does
+/// not fit `from` (or, for `deinterleave`, holds a pair in two threads).
 fn derived(kind: &OpKind, layout: &Layout, from: &[u32], to: &[u32]) -> Option<Layout> {
     match kind {
         OpKind::Trans => layout.transposed(from).ok(),
         OpKind::Reshape => layout.reshaped(from, to).ok(),
+        OpKind::Interleave => layout.interleaved(from).ok(),
+        OpKind::Deinterleave => layout.deinterleaved(from).ok(),
         _ => None,
     }
 }
@@ -756,6 +834,8 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::NumPrograms { .. }
         | OpKind::Roll { .. }
         | OpKind::Gather { .. }
+        | OpKind::Interleave
+        | OpKind::Deinterleave
         | OpKind::Math(_)
         | OpKind::Cast
         | OpKind::Bitcast
@@ -819,5 +899,14 @@ impl Classes {
             let (lo, hi) = (ra.min(rb), ra.max(rb));
             self.parent[hi] = lo;
         }
+    }
+}
+
+/// True when layouts `a` and `b` place every element of a tensor of `shape` in the same thread,
+/// a thread's registers at most renumbered.
+fn same_placement(a: &Layout, b: &Layout, shape: &[u32]) -> bool {
+    match (a.linear(shape), b.linear(shape)) {
+        (Ok(x), Ok(y)) => x.same_up_to_register_order(&y),
+        _ => false,
     }
 }

@@ -452,6 +452,53 @@ impl LinearLayout {
         }
     }
 
+    /// The layout of `interleave` of two tensors in this layout: an element's row-major index
+    /// `i` becomes `2i` (or `2i + 1` for the second operand), so every basis doubles, and the
+    /// pair's basis `1` is the first register basis (a thread's registers alternate between the
+    /// operands, and a run of `n` consecutive elements becomes one of `2n`).
+    pub fn interleaved(&self) -> LinearLayout {
+        let mut shape = self.shape.clone();
+        if let Some(last) = shape.last_mut() {
+            *last *= 2;
+        }
+        let double = |v: &[u64]| v.iter().map(|&b| b * 2).collect::<Vec<_>>();
+        let mut reg = vec![1];
+        reg.extend(double(&self.reg));
+        LinearLayout::from_bases(&shape, reg, double(&self.lane), double(&self.warp))
+    }
+
+    /// The layout of each result of `deinterleave` of a tensor in this layout, the inverse of
+    /// [`LinearLayout::interleaved`]: `None` unless the pair's basis `1` is a register basis and
+    /// every other basis is even (each pair then lies in one thread's registers); the result
+    /// drops that basis and halves the others.
+    pub fn deinterleaved(&self) -> Option<LinearLayout> {
+        let mut shape = self.shape.clone();
+        let last = shape.last_mut()?;
+        if *last % 2 != 0 {
+            return None;
+        }
+        *last /= 2;
+        let pair = self.reg.iter().position(|&b| b == 1)?;
+        let all = self.reg.iter().chain(&self.lane).chain(&self.warp);
+        if all.enumerate().any(|(i, &b)| i != pair && b % 2 == 1) {
+            return None;
+        }
+        let half = |v: &[u64]| v.iter().map(|&b| b / 2).collect::<Vec<_>>();
+        let reg: Vec<u64> = self
+            .reg
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != pair)
+            .map(|(_, &b)| b / 2)
+            .collect();
+        Some(LinearLayout::from_bases(
+            &shape,
+            reg,
+            half(&self.lane),
+            half(&self.warp),
+        ))
+    }
+
     /// The layout for a tensor of `shape` (the same rank, each extent at most this layout's):
     /// every basis with its coordinates cut to the extents, as a blocked layout wraps around a
     /// tensor smaller than its tile (threads past an extent hold copies, registers past it are
@@ -530,6 +577,24 @@ impl Layout {
             return Ok(self.clone());
         }
         Ok(Layout::Linear(self.linear(from)?.reshaped(to)))
+    }
+
+    /// The layout of `interleave` of two tensors of `shape` in this layout
+    /// ([`LinearLayout::interleaved`]). `Err` when the layout does not fit `shape`.
+    pub fn interleaved(&self, shape: &[u32]) -> Result<Layout, String> {
+        Ok(Layout::Linear(self.linear(shape)?.interleaved()))
+    }
+
+    /// The layout of each result of `deinterleave` of a tensor of `shape` in this layout
+    /// ([`LinearLayout::deinterleaved`]). `Err` when the layout does not fit `shape` or does not
+    /// hold each pair of the last dimension in one thread's registers.
+    pub fn deinterleaved(&self, shape: &[u32]) -> Result<Layout, String> {
+        self.linear(shape)?
+            .deinterleaved()
+            .map(Layout::Linear)
+            .ok_or_else(|| {
+                format!("{self} does not hold each pair of the last dimension in one thread's registers")
+            })
     }
 
     /// The linear layout of a tensor of `shape` under this layout; `Err` when the layout does not

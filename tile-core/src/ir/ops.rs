@@ -758,6 +758,24 @@ declare_ops! {
     ///
     /// [`Layout::reshaped`]: super::Layout::reshaped
     Reshape "reshape" => 1, Pure, Tile;
+    /// `interleave %a, %b`: two tensors of one type merged along their last dimension, `a`'s
+    /// elements at the even positions and `b`'s at the odd ones (Triton's `tl.interleave`; its
+    /// `join` is this followed by a `reshape` that splits the pairs off into a last dimension of
+    /// extent 2). The result's last extent is twice the operands'. In row-major order element
+    /// `i` of an operand goes to position `2i` (`a`) or `2i + 1` (`b`), so at the GPU level the
+    /// result's layout is the operands' with every basis doubled and the pair in one thread's
+    /// registers ([`Layout::interleaved`]), and no data moves.
+    ///
+    /// [`Layout::interleaved`]: super::Layout::interleaved
+    Interleave "interleave" => 1, Pure, Tile;
+    /// `deinterleave %x`: the inverse of `interleave`, two results: the elements at the even
+    /// positions of the last dimension, then those at the odd ones (Triton's `split` is a
+    /// `reshape` that merges the last two dimensions followed by this). At the GPU level each
+    /// pair must lie in one thread's registers, and the results' layout is the operand's with
+    /// that register basis dropped and every other basis halved ([`Layout::deinterleaved`]).
+    ///
+    /// [`Layout::deinterleaved`]: super::Layout::deinterleaved
+    Deinterleave "deinterleave" => 2, Pure, Tile;
     /// The same tensor in another layout (GPU level only; data moves through registers, lanes or
     /// shared memory).
     ConvertLayout "convert_layout" => 1, Pure, Gpu;
@@ -1091,6 +1109,8 @@ impl OpKind {
             | OpKind::Broadcast
             | OpKind::Trans
             | OpKind::Reshape
+            | OpKind::Interleave
+            | OpKind::Deinterleave
             | OpKind::Binary(_)
             | OpKind::Cmp(_)
             | OpKind::Unary(_)
@@ -1141,6 +1161,8 @@ impl OpKind {
             | OpKind::ExpandDims { .. }
             | OpKind::Trans
             | OpKind::Reshape
+            | OpKind::Interleave
+            | OpKind::Deinterleave
             | OpKind::ConvertLayout
             | OpKind::Reduce { .. }
             | OpKind::Dot { .. }

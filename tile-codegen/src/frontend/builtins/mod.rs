@@ -5,7 +5,8 @@
 //! the language table in the crate documentation are derived.
 //!
 //! Each family's lowering has its own file: `grid.rs` (`program_id`, `num_programs`), `shape.rs`
-//! (`arange`, `zeros`, `full`, `expand_dims`, `trans`, `reshape`, `broadcast_to`, `roll`), `memory.rs` (`load`, `store`), `math.rs`
+//! (`arange`, `zeros`, `full`, `expand_dims`, `trans`, `reshape`, `broadcast_to`, `roll`,
+//! `interleave`, `join`, `split`), `memory.rs` (`load`, `store`), `math.rs`
 //! (the math functions, `min`, `max`, `umulhi`, `cdiv`, `select`), `dot.rs`, `reduce.rs` (`sum` …
 //! `argmin`), `scans.rs` (`cumsum` … `associative_scan`), `random.rs` (`rand` … `randn`),
 //! `gather.rs`, `atomics.rs` and `descriptors.rs` (`make_tensor_descriptor` and its `load` and
@@ -147,6 +148,22 @@ builtins! {
     /// `t.reshape(shape)`. No data moves on the GPU: the result's layout is derived.
     Reshape "reshape" Both "reshape(t, shape)"
         takes 2..=2 "2 arguments (the tile, the shape)";
+    /// Two tiles of one shape and element type merged along their last dimension, `a`'s
+    /// elements at the even positions and `b`'s at the odd ones (Triton's `tl.interleave`): the
+    /// result's last extent is twice theirs. Unpacking 4-bit values: `interleave(lo, hi)` of the
+    /// low and high nibbles puts each byte's two values side by side. No data moves on the GPU.
+    Interleave "interleave" Function "interleave(a, b)"
+        takes 2..=2 "2 arguments (the tiles at the even and the odd positions)";
+    /// Two 1-D tiles of one shape and element type stacked along a new last dimension of extent
+    /// 2 (Triton's `tl.join`): `join(a, b)[i][0]` is `a[i]`, `[i][1]` is `b[i]`. Tiles have at
+    /// most 2 dimensions, so the operands are 1-D; `interleave` merges 2-D tiles.
+    Join "join" Function "join(a, b)"
+        takes 2..=2 "2 arguments (the tiles for index 0 and index 1 of the new dimension)";
+    /// The inverse of `join`: a 2-D tile whose last extent is 2 split into its two columns,
+    /// `let (a, b) = split(t);` (Triton's `tl.split`). Also `t.split()`. Of an `interleave`d
+    /// tile `x`, `split(x.reshape([n, 2]))` gives back the even and odd positions.
+    Split "split" Both "split(t)"
+        takes 1..=1 "1 argument (the tile, whose last extent is 2)";
     /// The tile (or scalar) repeated to `shape` by NumPy's rules (Triton's `tl.broadcast_to`):
     /// missing leading dimensions are added, extent-1 dimensions repeated. Also
     /// `t.broadcast_to(shape)`.
@@ -392,6 +409,11 @@ impl Lowering {
                 let v = self.expr(args[0])?;
                 self.broadcast_to(v, args[0], args[1])
             }
+            Builtin::Interleave | Builtin::Join => {
+                let (x, y) = (self.expr(args[0])?, self.expr(args[1])?);
+                self.interleave(b == Builtin::Join, x, y, args[0], args[1])
+            }
+            Builtin::Split => Err(self.split_one_value(c)),
             Builtin::Load => self.load(&args, c),
             Builtin::Store => self.store(&args, c),
             Builtin::Select => self.select(&args, c),
@@ -455,6 +477,7 @@ impl Lowering {
         match b {
             Builtin::ExpandDims => self.expand_dims_method(mc, e),
             Builtin::Trans | Builtin::Reshape | Builtin::BroadcastTo => self.shape_method(b, mc, e),
+            Builtin::Split => Err(self.split_one_value(e)),
             Builtin::Roll => self.roll_method(mc, e),
             Builtin::Bitcast => {
                 if mc.args.len() != 1 {
@@ -510,6 +533,8 @@ impl Lowering {
             | Builtin::AtomicXchg
             | Builtin::AtomicCas
             | Builtin::AssociativeScan
+            | Builtin::Interleave
+            | Builtin::Join
             | Builtin::MakeTensorDescriptor => Err(err(
                 &mc.method,
                 format!("`{name}` is a function: `{}`", b.signature()),

@@ -200,6 +200,113 @@ impl Lowering {
         )))
     }
 
+    /// `interleave(a, b)`, or with `join` `join(a, b)`: the two tiles (`a` at `at_a`, `b` at
+    /// `at_b`) of one shape and element type merged along their last dimension, as the
+    /// `interleave` op; `join` of 1-D tiles reshapes that to `[n, 2]`.
+    pub(super) fn interleave(
+        &mut self,
+        join: bool,
+        a: Val,
+        b: Val,
+        at_a: &Expr,
+        at_b: &Expr,
+    ) -> syn::Result<Val> {
+        let name = if join { "join" } else { "interleave" };
+        let tile = |me: &Self, v: Val, at: &Expr| {
+            me.ty(v).filter(|t| t.is_tensor()).ok_or_else(|| {
+                err(
+                    at,
+                    format!("`{name}` takes two tiles; this is a scalar (`full(shape, x)` makes a tile of one value)"),
+                )
+            })
+        };
+        let (ta, tb) = (tile(self, a, at_a)?, tile(self, b, at_b)?);
+        if ta.shape != tb.shape || ta.elem != tb.elem {
+            let hint = match ta.elem.dtype() {
+                Some(d) if ta.shape == tb.shape => format!(" (`as {d}` converts it)"),
+                _ => String::new(),
+            };
+            return Err(err(
+                at_b,
+                format!(
+                    "`{name}` takes two tiles of one shape and element type: the first is {} of shape {:?}, this one {} of shape {:?}{hint}",
+                    ta.elem, ta.shape, tb.elem, tb.shape
+                ),
+            ));
+        }
+        if join && ta.shape.len() != 1 {
+            return Err(err(
+                at_a,
+                format!(
+                    "`join` stacks 1-D tiles along a new last dimension, and tiles have at most 2 dimensions; this tile has shape {:?} (`interleave(a, b)` merges tiles along their last dimension)",
+                    ta.shape
+                ),
+            ));
+        }
+        let mut shape = ta.shape.clone();
+        if let Some(last) = shape.last_mut() {
+            *last = last.checked_mul(2).ok_or_else(|| {
+                err(
+                    at_a,
+                    format!(
+                        "`{name}` of tiles of shape {:?} has too many elements",
+                        ta.shape
+                    ),
+                )
+            })?;
+        }
+        self.check_elements(&shape, at_a)?;
+        let (Val::V(x), Val::V(y)) = (a, b) else {
+            unreachable_ptr()
+        };
+        let merged = self.push(OpKind::Interleave, vec![x, y], Type::tensor(ta.elem, shape));
+        if !join {
+            return Ok(Val::V(merged));
+        }
+        Ok(Val::V(self.push(
+            OpKind::Reshape,
+            vec![merged],
+            Type::tensor(ta.elem, vec![ta.shape[0], 2]),
+        )))
+    }
+
+    /// `let (a, b) = split(t)` / `t.split()`: the two columns of `t` (at `at`), a 2-D tile whose
+    /// last extent is 2, as a `reshape` to one dimension and a `deinterleave`.
+    pub(in crate::frontend) fn split(&mut self, v: Val, at: &Expr) -> syn::Result<Vec<Val>> {
+        let t = self
+            .ty(v)
+            .filter(|t| t.shape.len() == 2 && t.shape[1] == 2)
+            .ok_or_else(|| {
+                let what = match self.ty(v) {
+                    Some(t) if t.is_tensor() => format!("a tile of shape {:?}", t.shape),
+                    _ => "a scalar".to_string(),
+                };
+                err(
+                    at,
+                    format!("`split` takes a 2-D tile whose last extent is 2 (as `join` makes); this is {what} (`split(t.reshape([n, 2]))` splits the even and odd positions of a 1-D tile)"),
+                )
+            })?;
+        let Val::V(id) = v else { unreachable_ptr() };
+        let n = t.shape[0];
+        let flat = self.push(OpKind::Reshape, vec![id], Type::tensor(t.elem, vec![2 * n]));
+        let half = Type::tensor(t.elem, vec![n]);
+        let op = self.f.push_op(
+            self.block,
+            OpKind::Deinterleave,
+            vec![flat],
+            vec![half.clone(), half],
+        );
+        Ok(self.f.op(op).results.iter().map(|&r| Val::V(r)).collect())
+    }
+
+    /// The error for `split` used as one value.
+    pub(in crate::frontend) fn split_one_value(&self, at: &dyn ToTokens) -> syn::Error {
+        err(
+            at,
+            "`split` gives 2 tiles: bind them with `let (a, b) = split(t);` (or `t.split()`)",
+        )
+    }
+
     /// `reshape(x, shape)` / `x.reshape(shape)`: the elements of `x` in row-major order in
     /// `shape`, which holds as many.
     pub(super) fn reshape(&mut self, v: Val, at: &Expr, shape_expr: &Expr) -> syn::Result<Val> {

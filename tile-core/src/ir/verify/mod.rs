@@ -157,6 +157,14 @@
 //!     `unary`, `cmp`, `select`, `math`, `cast`, `bitcast`) on scalar numbers, which may be
 //!     defined before the op, and ending with `yield` of one scalar of each element type.
 //!     → `reduce.rs`: `associative_scan`.
+//! 37. **interleave / deinterleave** — `interleave %a, %b`: two tensors of one type (layout
+//!     included); the result has their element type and shape with the last extent doubled,
+//!     rank 2 at most. `deinterleave %x`: one tensor whose last extent is even; two results of
+//!     its element type and shape with the last extent halved, of one type. At the GPU level
+//!     the interleaved tensor's layout is the halves' with every basis doubled and the pair's
+//!     basis in registers ([`super::Layout::interleaved`]), a thread's registers at most
+//!     renumbered: no data moves.
+//!     → `shape.rs`: `interleave`, `deinterleave`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -482,6 +490,8 @@ impl Verifier<'_> {
             OpKind::Broadcast => self.broadcast(o),
             OpKind::Trans => self.trans(o),
             OpKind::Reshape => self.reshape(o),
+            OpKind::Interleave => self.interleave(o),
+            OpKind::Deinterleave => self.deinterleave(o),
             OpKind::ConvertLayout => self.convert_layout(o),
             OpKind::Roll { axis, shift } => self.roll(o, axis, shift),
             OpKind::Gather { axis } => self.gather(o, axis),

@@ -1,6 +1,6 @@
 //! Rules of the ops that move elements or change only the layout: `expand_dims`, `broadcast`,
-//! `convert_layout`, `roll`, `trans` and `reshape` (rules 17, 18, 19, 24, 30 and 31), and the
-//! slice relation between a tensor's layout and that of its lower-rank partner.
+//! `convert_layout`, `roll`, `trans`, `reshape`, `interleave` and `deinterleave` (rules 17, 18,
+//! 19, 24, 30, 31 and 37), and the slice relation between a tensor's layout and that of its lower-rank partner.
 
 use super::{Op, Verifier};
 use crate::ir::types::{Layout, Type};
@@ -143,6 +143,61 @@ impl Verifier<'_> {
         });
     }
 
+    /// Rule 37: `interleave`.
+    pub(super) fn interleave(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[2]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let (a, b) = (self.ty(o.ops[0]).clone(), self.ty(o.ops[1]).clone());
+        if !a.is_tensor() || a != b {
+            return self.err(
+                o.id,
+                format!("`interleave` takes two tensors of one type, not `{a}` and `{b}`"),
+            );
+        }
+        let shape = with_last(&a.shape, |n| n * 2);
+        if shape.len() > 2 {
+            self.err(o.id, "tiles of rank > 2 are not supported".into());
+        }
+        if ty.elem != a.elem || ty.shape != shape {
+            let want = Type::tensor(a.elem, shape);
+            return self.err(o.id, format!("the result must be `{want}` (layout aside)"));
+        }
+        self.derived_layout(o.id, &a, &ty, "the operands' interleaved", |l| {
+            l.interleaved(&a.shape)
+        });
+    }
+
+    /// Rule 37: `deinterleave`.
+    pub(super) fn deinterleave(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let x = self.ty(o.ops[0]).clone();
+        if !x.is_tensor() || x.shape.last().is_none_or(|&n| n % 2 != 0) {
+            return self.err(
+                o.id,
+                format!("`deinterleave` takes a tensor whose last extent is even, not `{x}`"),
+            );
+        }
+        let f = self.f;
+        let results: Vec<Type> = o.data.results.iter().map(|&r| f.ty(r).clone()).collect();
+        let [lo, hi] = &results[..] else { return };
+        let shape = with_last(&x.shape, |n| n / 2);
+        if lo != hi || lo.elem != x.elem || lo.shape != shape {
+            let want = Type::tensor(x.elem, shape);
+            return self.err(
+                o.id,
+                format!("both results must be `{want}` (layout aside), of one layout"),
+            );
+        }
+        // The operand's layout is the results' interleaved.
+        self.derived_layout(o.id, lo, &x, "the results' interleaved", |l| {
+            l.interleaved(&lo.shape)
+        });
+    }
+
     /// At the GPU level, `result`'s layout must place every element where `derive` of the
     /// operand's layout does, up to the order of a thread's registers (so the op moves no data).
     fn derived_layout(
@@ -193,4 +248,13 @@ impl Verifier<'_> {
             );
         }
     }
+}
+
+/// `shape` with `f` of its last extent.
+fn with_last(shape: &[u32], f: impl Fn(u32) -> u32) -> Vec<u32> {
+    let mut s = shape.to_vec();
+    if let Some(last) = s.last_mut() {
+        *last = f(*last);
+    }
+    s
 }
