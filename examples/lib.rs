@@ -75,6 +75,11 @@ pub mod qk_norm_rope {
 pub mod residual_bias_dropout {
     pub mod kernels;
 }
+/// `y = x @ dequant(W)ᵀ` with 4-bit weights packed in `u32` words.
+pub mod dequant_matmul {
+    pub mod host;
+    pub mod kernels;
+}
 /// Mamba's selective scan: a diagonal linear recurrence with its gate and output projection.
 pub mod selective_scan {
     pub mod host;

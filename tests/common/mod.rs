@@ -1139,6 +1139,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(gemm_bias_act::all());
     v.extend(softmax_regression::all());
     v.extend(tile_examples::flash_attention::kernels::all());
+    v.extend(tile_examples::dequant_matmul::kernels::all());
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,

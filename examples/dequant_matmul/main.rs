@@ -1,0 +1,226 @@
+//! `y = x @ dequant(W)ᵀ` with 4-bit weights (group size 128, a scale and a zero point per
+//! group): the fused kernel (unpack, dequantize and multiply in one pass over the packed
+//! weights) against the unfused form (dequantize `W`, then a GEMM) and a float64 reference.
+//!
+//! `cargo run --release --example dequant_matmul` — on a GPU: checks awkward shapes, then times
+//! both forms for 1 to 4096 tokens on three weight shapes, f16 and bf16, against the copy
+//! bandwidth (the weights' bytes are the traffic that counts). Without a GPU: checks small
+//! shapes on the interpreter. `--quick`: checks only.
+
+use std::process::ExitCode;
+
+use tile::prelude::*;
+use tile_examples::common::{self, check_close, copy_bandwidth, print_table, time_ms, Half, Rng};
+use tile_examples::dequant_matmul::host::{self, Shape, Unfused};
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Activations of `s` in `[-1, 1)`, rounded to `T`.
+fn activations<T: Half>(s: Shape, seed: u64) -> Vec<T> {
+    Rng::new(seed)
+        .vec(s.m * s.k, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect()
+}
+
+/// Relative L2 tolerance: the dequantized weights are rounded to `T` before the product, and
+/// the result rounded again.
+fn tolerance<T: Half>() -> f64 {
+    T::TOL
+}
+
+fn check<T: Half>(dev: &Device, s: Shape) -> Res<bool> {
+    let seed = (s.m * 7 + s.n * 131 + s.k) as u64;
+    let xh = activations::<T>(s, seed);
+    let wh = host::weights::<T>(s, seed + 1);
+    let at = common::sampled_elements(s.m, s.n, seed + 2);
+    let want = host::reference(&xh, &wh, s, &at);
+    let x = dev.upload(&xh)?;
+    let w = host::upload(dev, &wh, s)?;
+    let mut part = dev.zeros::<f32>(host::workspace(s).max(1))?;
+    let nan = vec![T::from_f32(f32::NAN); s.m * s.n];
+    let mut y = dev.upload(&nan)?;
+    host::fused(dev, &x, &w, &mut part, &mut y, s)?;
+    let got = dev.download(&y)?;
+    let pick = |v: &[T]| -> Vec<f32> { at.iter().map(|&(i, j)| v[i * s.n + j].to_f32()).collect() };
+    let label = format!("{}×{}×{} {}", s.m, s.n, s.k, T::NAME);
+    let mut ok = check_close(
+        &format!("{label} fused  "),
+        &pick(&got),
+        &want,
+        tolerance::<T>(),
+    );
+    let mut buf = Unfused::<T>::new(dev, s)?;
+    let mut y = dev.upload(&nan)?;
+    host::unfused(dev, &x, &w, &mut buf, &mut y, s)?;
+    let got = dev.download(&y)?;
+    ok &= check_close(
+        &format!("{label} unfused"),
+        &pick(&got),
+        &want,
+        tolerance::<T>(),
+    );
+    Ok(ok)
+}
+
+/// A `k` that is not a multiple of the group size is an `Err`, not a wrong result.
+fn check_bad_group(dev: &Device) -> Res<bool> {
+    let s = Shape {
+        m: 1,
+        n: 64,
+        k: 200,
+    };
+    let x = dev.zeros::<f16>(s.m * s.k)?;
+    let w = host::DeviceWeights {
+        qw: dev.zeros::<u32>(s.n * s.k / 8)?,
+        scales: dev.zeros::<f16>(s.n * 2)?,
+        zeros: dev.zeros::<f16>(s.n * 2)?,
+    };
+    let mut part = dev.zeros::<f32>(s.m * s.n)?;
+    let mut y = dev.zeros::<f16>(s.m * s.n)?;
+    let r = host::fused(dev, &x, &w, &mut part, &mut y, s);
+    let ok = matches!(r, Err(Error::Args(_)));
+    println!(
+        "check k = 200 (group 128): {} -> {}",
+        match &r {
+            Err(e) => format!("Err({e})"),
+            Ok(()) => "Ok".into(),
+        },
+        if ok { "ok" } else { "FAILED" }
+    );
+    Ok(ok)
+}
+
+/// `(m, n, k)` the timed runs cover: 1 to 4096 tokens on Llama-style projections.
+const TOKENS: [usize; 5] = [1, 16, 64, 256, 4096];
+const WEIGHTS: [(usize, usize); 3] = [(4096, 4096), (14336, 4096), (28672, 8192)];
+
+fn bench<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<()> {
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    for (n, k) in WEIGHTS {
+        let wh = host::weights::<T>(Shape { m: 1, n, k }, 3);
+        let w = host::upload(dev, &wh, Shape { m: 1, n, k })?;
+        for m in TOKENS {
+            let s = Shape { m, n, k };
+            let x = dev.upload(&activations::<T>(s, 4))?;
+            let mut y = dev.zeros::<T>(m * n)?;
+            let mut part = dev.zeros::<f32>(host::workspace(s).max(1))?;
+            let fused = time_ms(&stream, 3, 20, || {
+                host::fused(dev, &x, &w, &mut part, &mut y, s)
+            })?;
+            let mut buf = Unfused::<T>::new(dev, s)?;
+            let unfused = time_ms(&stream, 3, 20, || {
+                host::unfused(dev, &x, &w, &mut buf, &mut y, s)
+            })?;
+            let bytes = s.weight_bytes(std::mem::size_of::<T>());
+            let gbs = bytes as f64 / (fused * 1e-3) / 1e9;
+            let tflops = 2.0 * (m * n * k) as f64 / (fused * 1e-3) / 1e12;
+            let (bm, split, _) = host::plan(s);
+            rows.push(vec![
+                T::NAME.into(),
+                format!("{m}×{n}×{k}"),
+                format!("{bm}/{split}"),
+                format!("{fused:.4}"),
+                format!("{gbs:.0}"),
+                format!("{:.1}%", 100.0 * gbs / copy),
+                format!("{tflops:.1}"),
+                format!("{unfused:.4}"),
+                format!("{:.2}x", unfused / fused),
+            ]);
+            println!(
+                "bench {}",
+                rows.last().map(|r| r.join(" | ")).unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run() -> Res<bool> {
+    let dev = Device::best_available().0;
+    let on_gpu = dev.is_cuda();
+    let quick = std::env::args().any(|a| a == "--quick");
+    let mut ok = check_bad_group(&dev)?;
+    let small = [
+        Shape {
+            m: 1,
+            n: 64,
+            k: 128,
+        },
+        Shape {
+            m: 3,
+            n: 100,
+            k: 256,
+        },
+        Shape {
+            m: 17,
+            n: 130,
+            k: 384,
+        },
+        Shape {
+            m: 65,
+            n: 72,
+            k: 128,
+        },
+    ];
+    for s in small {
+        ok &= check::<f16>(&dev, s)?;
+        ok &= check::<bf16>(&dev, s)?;
+    }
+    if on_gpu {
+        for s in [
+            Shape {
+                m: 1,
+                n: 4096,
+                k: 4096,
+            },
+            Shape {
+                m: 16,
+                n: 14336,
+                k: 4096,
+            },
+            Shape {
+                m: 64,
+                n: 4096,
+                k: 4096,
+            },
+            Shape {
+                m: 300,
+                n: 1000,
+                k: 1024,
+            },
+        ] {
+            ok &= check::<f16>(&dev, s)?;
+            ok &= check::<bf16>(&dev, s)?;
+        }
+    }
+    if !on_gpu || quick {
+        return Ok(ok);
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let copy = copy_bandwidth(&stream, 1 << 30)?;
+    println!("copy bandwidth: {copy:.0} GB/s");
+    let mut rows = Vec::new();
+    bench::<f16>(&dev, copy, &mut rows)?;
+    bench::<bf16>(&dev, copy, &mut rows)?;
+    print_table(
+        &[
+            "type",
+            "m×n×k",
+            "BM/split",
+            "fused ms",
+            "weight GB/s",
+            "% of copy",
+            "TFLOP/s",
+            "unfused ms",
+            "speedup",
+        ],
+        &rows,
+    );
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    common::exit("dequant_matmul", run())
+}
