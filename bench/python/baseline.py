@@ -98,7 +98,10 @@ softmax_regression_simple (f32) and softmax_regression (f16/bf16 inputs, f32 pro
 M x N in the input dtype; gemm's variant "out_f32": C in f32; gemm_bias_act's variant is the
 activation: relu, gelu (erf), gelu_tanh); selective_scan [batch, channels, len, 16] (the
 last the state size; torch_unfused: Mamba's selective_scan_ref loop, torch_native: a parallel
-scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed).
+scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed); dequant_matmul [M, N, K]
+(x M x K, 4-bit W N x K with a scale and zero point per 128 along K; torch_unfused dequantizes
+then multiplies, cublas multiplies W dequantized beforehand, torch_int4pack is
+`_weight_int4pack_mm`, bf16).
 """
 
 import argparse
@@ -2413,6 +2416,58 @@ def bench_selective_scan():
                      lambda: None, refs, (tol,), ("y",), timed)
 
 
+def bench_dequant_matmul():
+    """`y = x @ dequant(W).T` with 4-bit weights as examples/dequant_matmul defines them: W `n x k`
+    values in 0..16 (packed eight to a u32 along k for tile), per row and group of 128 a scale
+    and a zero point in the activations' type, `W = (q - zero) * scale`. The baselines a user
+    has: the dequantization in PyTorch ops then cuBLAS (`torch_unfused`), cuBLAS on weights
+    dequantized beforehand (`cublas`: what a model without int4 kernels runs), and PyTorch's
+    int4 kernel (`_weight_int4pack_mm`, bf16; its `(q - 8) * scale + zero'` form with
+    `zero' = (8 - zero) * scale` is the same weight)."""
+    small = [(1, 64, 128), (3, 100, 256), (17, 130, 384)]
+    big = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (28672, 8192))
+           for m in (1, 16, 64, 256, 4096)]
+    for (m, n, k), timed in plan(small, big):
+        for dt_name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+            r = Rand(m * 7 + n * 131 + k)
+            x = r.uniform((m, k), -1, 1, dtype)
+            q = r.randint(16, (n, k))
+            scale = r.uniform((n, k // 128), 0.002, 0.02, dtype)
+            zero = torch.floor(r.uniform((n, k // 128), 4, 12)).to(dtype)
+            w64 = ((q.view(n, k // 128, 128).double() - zero.double()[:, :, None])
+                   * scale.double()[:, :, None]).view(n, k)
+            ref = (x.double() @ w64.t(),)
+            del w64
+            w = ((q.view(n, k // 128, 128).to(dtype) - zero[:, :, None])
+                 * scale[:, :, None]).view(n, k)
+
+            def unfused():
+                wd = ((q.view(n, k // 128, 128).to(dtype) - zero[:, :, None])
+                      * scale[:, :, None]).view(n, k)
+                return (x @ wd.t(),)
+
+            impls = [("torch_unfused", "dequantize W in PyTorch ops, then x @ W.T (cuBLAS)",
+                      unfused),
+                     ("cublas", "x @ W.T on W dequantized beforehand (cuBLAS)",
+                      lambda: (x @ w.t(),))]
+            if dtype == torch.bfloat16 and ON_GPU and k % 1024 == 0:
+                try:
+                    packed = torch._convert_weight_to_int4pack(
+                        ((q[:, 0::2] << 4) | q[:, 1::2]).to(torch.uint8), 8)
+                    zp = ((8.0 - zero.float()) * scale.float()).to(dtype)
+                    sz = torch.stack([scale.t(), zp.t()], dim=-1).contiguous()
+                    impls.append(("torch_int4pack", "torch._weight_int4pack_mm (group 128)",
+                                  lambda: (torch._weight_int4pack_mm(x, packed, 128, sz),),
+                                  {"source": "pytorch int4"}))
+                except Exception as e:  # not built for this GPU or this PyTorch: say so
+                    print(f"dequant_matmul: _weight_int4pack_mm unavailable ({e})")
+            nbytes = n * k / 2 + 2 * n * (k // 128) * 2 + (m * k + m * n) * 2
+            tol = 5e-3 if dtype == torch.float16 else 2e-2
+            run_case("dequant_matmul", None, [m, n, k], dt_name, float(nbytes), impls,
+                     lambda: None, ref, (tol,), ("y",), timed, flops=2.0 * m * n * k)
+            del x, q, w
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2442,6 +2497,7 @@ FAMILIES = [
     ("tutorials", bench_tutorials),
     ("flash_attention", bench_flash_attention),
     ("selective_scan", bench_selective_scan),
+    ("dequant_matmul", bench_dequant_matmul),
 ]
 
 

@@ -3,7 +3,7 @@
 
 use tile::prelude::*;
 
-use super::kernels::{dequant_int4, w4a16, GROUP};
+use super::kernels::{dequant_int4, w4a16, w4a16_gemv, GROUP};
 use crate::common::{Half, Rng};
 use crate::gemm::kernels::{matmul, splitk_sum, splitk_workspace};
 
@@ -35,12 +35,18 @@ impl Shape {
 /// Rows of `x` per fused program.
 pub const BM: usize = 16;
 
-/// The fused kernel's plan for a shape: rows of `x` per program, slices of the groups
-/// (`split`) and groups per slice, so that about [`PROGRAMS`] programs run.
+/// Rows of `W` per program of the one-token kernel.
+pub const GEMV_BN: usize = 32;
+
+/// The fused kernel's plan for a shape: rows of `x` per program (0 for the one-token kernel),
+/// slices of the groups (`split`) and groups per slice, so that about [`PROGRAMS`] programs run.
 pub fn plan(s: Shape) -> (usize, usize, usize) {
-    let bm = BM;
     let groups = s.k / GROUP;
-    let blocks = s.n.div_ceil(BN) * s.m.div_ceil(bm);
+    let (bm, blocks) = if s.m == 1 {
+        (0, s.n.div_ceil(GEMV_BN))
+    } else {
+        (BM, s.n.div_ceil(BN) * s.m.div_ceil(BM))
+    };
     let split = PROGRAMS.div_ceil(blocks).clamp(1, groups.max(1));
     let gslice = groups.div_ceil(split).max(1);
     (bm, groups.div_ceil(gslice).max(1), gslice)
@@ -134,8 +140,9 @@ fn check_group(s: Shape) -> Result<(), Error> {
     Ok(())
 }
 
-/// The fused form: [`w4a16`] over [`plan`]'s slices into `part` (at least [`workspace`]
-/// long), then `splitk_sum` into `y` (`m × n`). `Err` for `k` not a multiple of [`GROUP`].
+/// The fused form: [`w4a16`] (or, for one token, [`w4a16_gemv`]) over [`plan`]'s slices into
+/// `part` (at least [`workspace`] long), then `splitk_sum` into `y` (`m × n`). `Err` for `k`
+/// not a multiple of [`GROUP`].
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -146,26 +153,19 @@ pub fn fused<T: Half>(
 ) -> Result<(), Error> {
     check_group(s)?;
     let (bm, split, gslice) = plan(s);
+    let (n, k, sp, gs) = (s.n as i32, s.k as i32, split as i32, gslice as i32);
+    if bm == 0 {
+        let grid = Grid::xy(s.n.div_ceil(GEMV_BN) as u32, split as u32);
+        w4a16_gemv::launch(dev, grid, x, &w.qw, &w.scales, &w.zeros, part, n, k, sp, gs)?;
+        return splitk_sum::launch(dev, Grid::x(s.n.div_ceil(1024) as u32), part, y, n, sp);
+    }
     let grid = Grid::xyz(
         s.m.div_ceil(bm) as u32,
         s.n.div_ceil(BN) as u32,
         split as u32,
     );
-    let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-    let sp = split as i32;
     w4a16::launch(
-        dev,
-        grid,
-        x,
-        &w.qw,
-        &w.scales,
-        &w.zeros,
-        part,
-        m,
-        n,
-        k,
-        sp,
-        gslice as i32,
+        dev, grid, x, &w.qw, &w.scales, &w.zeros, part, s.m as i32, n, k, sp, gs,
     )?;
     let mn = s.m * s.n;
     splitk_sum::launch(

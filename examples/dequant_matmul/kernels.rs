@@ -16,6 +16,11 @@
 //! rounds to the activations' type and feeds `dot`. `split` programs along the grid's second axis each take a slice of the
 //! groups and write f32 partial sums, added by the `gemm` example's [`splitk_sum`].
 //!
+//! **One token.** [`w4a16_gemv`] takes `m = 1` (decoding) off the tensor cores: `BN = 32` rows
+//! of `W` per program, each weight one fused multiply-add with its `x` after dequantizing, the
+//! products kept per column of the group and summed once at the end; split over the groups
+//! where the rows give too few programs. (32 rows: 64 and 128 were 1.4× slower at 28672 rows.)
+//!
 //! **Unfused.** [`dequant_int4`] writes `Wᵀ` (`k × n`, the activations' type), and the `gemm`
 //! example's `matmul` multiplies.
 //!
@@ -27,8 +32,8 @@ use tile::prelude::*;
 pub const GROUP: usize = 128;
 
 #[tile_fn]
-/// Group `g` of rows `rows` of `W` (a `BN × 128` tile in the activations' type `T`): the
-/// `BN × 16` words unpacked in order, each value `q` made `(q − zero) · scale` in f32.
+/// Group `g` of rows `rows` of `W` (a `BN × 128` tile in the activations' type `T`): see
+/// [`dequant_group_f32`].
 fn dequant_group(
     qw: Tile,
     scales: Tile,
@@ -38,6 +43,21 @@ fn dequant_group(
     k: i32,
     g: Tile,
     T: Type,
+) -> Tile {
+    dequant_group_f32(qw, scales, zeros, rows, row_ok, k, g) as T
+}
+
+#[tile_fn]
+/// Group `g` of rows `rows` of `W`, a `BN × 128` f32 tile: the `BN × 16` words unpacked in
+/// order, each value `q` made `(q − zero) · scale`.
+fn dequant_group_f32(
+    qw: Tile,
+    scales: Tile,
+    zeros: Tile,
+    rows: Tile,
+    row_ok: Tile,
+    k: i32,
+    g: Tile,
 ) -> Tile {
     let words = arange(0, 16);
     let q = load(
@@ -60,7 +80,7 @@ fn dequant_group(
     let odd = interleave(interleave(n1, n5), interleave(n3, n7));
     // q exactly (2²³ + q − 2²³), then q · s − z · s rounded once.
     let v = interleave(even, odd).bitcast(f32) - 8388608.0;
-    fma(v, s.expand_dims(1), -(z * s).expand_dims(1)) as T
+    fma(v, s.expand_dims(1), -(z * s).expand_dims(1))
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -109,6 +129,40 @@ pub fn w4a16(
 }
 
 #[tile_kernel(num_warps = 4)]
+/// One token (`m = 1`, decoding): program `(j, s)` computes `y[j·BN …]` over slice `s` of the
+/// groups on FMAs, as f32 partial sums in slice `s` of `part` (`split × n`). A single row gives
+/// the tensor cores nothing to do; here each weight is one fused multiply-add after its
+/// dequantization, the products kept per column of the group and summed once at the end.
+#[allow(clippy::too_many_arguments)]
+pub fn w4a16_gemv(
+    x: Ptr<T, k>,
+    qw: Ptr<u32, { n * (k / 8) }>,
+    scales: Ptr<T, { n * (k / 128) }>,
+    zeros: Ptr<T, { n * (k / 128) }>,
+    part: Ptr<f32, { split * n }>,
+    n: i32,
+    k: i32,
+    split: i32,
+    gslice: i32,
+    T: Type<{ [f16, bf16] }>,
+    BN: Const<32>,
+) {
+    let s = program_id(1);
+    let rows = program_id(0) * BN + arange(0, BN);
+    let row_ok = rows < n;
+    let kk = arange(0, 128);
+    let g0 = s * gslice;
+    let g1 = min(g0 + gslice, k / 128);
+    let mut acc = zeros([BN, 128]);
+    for g in g0..g1 {
+        let w = dequant_group_f32(qw, scales, zeros, rows, row_ok, k, g);
+        let xv = load(x + g * 128 + kk) as f32;
+        acc = fma(w, xv.expand_dims(0), acc);
+    }
+    store(part + s * n + rows, acc.sum(1), row_ok);
+}
+
+#[tile_kernel(num_warps = 4)]
 /// The unfused form's first step: `wt = Wᵀ` dequantized (`k × n`, the activations' type), a
 /// `BN × 128` block of `W` (one group) per program.
 pub fn dequant_int4(
@@ -136,6 +190,7 @@ pub fn dequant_int4(
 /// Every kernel of this example, each instance.
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = w4a16::KERNELS.to_vec();
+    v.extend(w4a16_gemv::KERNELS);
     v.extend(dequant_int4::KERNELS);
     v
 }

@@ -120,7 +120,11 @@ fn bench<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<(
             rows.push(vec![
                 T::NAME.into(),
                 format!("{m}×{n}×{k}"),
-                format!("{bm}/{split}"),
+                if bm == 0 {
+                    format!("FMA/{split}")
+                } else {
+                    format!("{bm}/{split}")
+                },
                 format!("{fused:.4}"),
                 format!("{gbs:.0}"),
                 format!("{:.1}%", 100.0 * gbs / copy),
