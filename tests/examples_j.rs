@@ -28,33 +28,23 @@ fn check<T: Half>(s: Shape) {
     let mut part = dev.zeros::<f32>(host::workspace(s)).unwrap();
     let mut y = dev.upload(&nan).unwrap();
     host::fused(&dev, &x, &w, &mut part, &mut y, s).unwrap();
-    let got: Vec<f32> = dev
-        .download(&y)
-        .unwrap()
-        .iter()
-        .map(|v| v.to_f32())
-        .collect();
-    let e = rel_l2(&got, &want);
-    assert!(
-        e <= T::TOL,
-        "{s:?} {} fused: rel. L2 error {e:.2e}",
-        T::NAME
-    );
+    assert_close(&dev, &y, &want, &format!("{s:?} {} fused", T::NAME));
     let mut buf = Unfused::<T>::new(&dev, s).unwrap();
     let mut y = dev.upload(&nan).unwrap();
     host::unfused(&dev, &x, &w, &mut buf, &mut y, s).unwrap();
+    assert_close(&dev, &y, &want, &format!("{s:?} {} unfused", T::NAME));
+}
+
+/// `y` within `T::TOL` (relative L2) of `want`.
+fn assert_close<T: Half>(dev: &Device, y: &Buffer<T>, want: &[f64], what: &str) {
     let got: Vec<f32> = dev
-        .download(&y)
+        .download(y)
         .unwrap()
         .iter()
         .map(|v| v.to_f32())
         .collect();
-    let e = rel_l2(&got, &want);
-    assert!(
-        e <= T::TOL,
-        "{s:?} {} unfused: rel. L2 error {e:.2e}",
-        T::NAME
-    );
+    let e = rel_l2(&got, want);
+    assert!(e <= T::TOL, "{what}: rel. L2 error {e:.2e}");
 }
 
 fn shapes() -> [Shape; 4] {

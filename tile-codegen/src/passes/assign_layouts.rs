@@ -375,11 +375,8 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     continue;
                 };
                 if f.ty(v).layout.as_ref() != Some(&want) {
-                    let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
-                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                    let c = f.op(conv).results[0];
-                    f.ops[op.index()].operands[0] = c;
+                    convert_operand(f, block, at, op, 0, want);
                 }
             }
             OpKind::Reduce { axis, .. } if f.ty(d.operands[0]).shape.len() == 2 => {
@@ -389,14 +386,8 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     continue;
                 };
                 if f.ty(r).layout.as_ref() != Some(&natural) {
-                    let class_ty = f.ty(r).clone();
-                    f.values[r.index()].ty = with_layout(&class_ty, natural);
                     let at = pos().map_or(0, |p| p + 1);
-                    let conv =
-                        f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
-                    let c = f.op(conv).results[0];
-                    f.replace_all_uses(r, c);
-                    f.ops[conv.index()].operands[0] = r;
+                    convert_result(f, block, at, r, natural);
                 }
             }
             // The operands convert to the halves of the result's layout where it holds each pair
@@ -418,21 +409,11 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                 if let Ok(want) = res.deinterleaved(&to) {
                     let at = pos().unwrap_or(0);
                     for i in 0..2 {
-                        let v = d.operands[i];
-                        let ty = with_layout(f.ty(v), want.clone());
-                        let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                        let c = f.op(conv).results[0];
-                        f.ops[op.index()].operands[i] = c;
+                        convert_operand(f, block, at + i, op, i, want.clone());
                     }
                 } else {
-                    let class_ty = f.ty(r).clone();
-                    f.values[r.index()].ty = with_layout(&class_ty, natural);
                     let at = pos().map_or(0, |p| p + 1);
-                    let conv =
-                        f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
-                    let c = f.op(conv).results[0];
-                    f.replace_all_uses(r, c);
-                    f.ops[conv.index()].operands[0] = r;
+                    convert_result(f, block, at, r, natural);
                 }
             }
             // The operand converts to the results' layout interleaved, which holds each pair in
@@ -448,11 +429,8 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     continue;
                 };
                 if !same_placement(&want, &have, &from) {
-                    let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
-                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                    let c = f.op(conv).results[0];
-                    f.ops[op.index()].operands[0] = c;
+                    convert_operand(f, block, at, op, 0, want);
                 }
             }
             // The operand converts where its layout is not the one the result's layout derives
@@ -469,11 +447,8 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     continue;
                 };
                 if !same_placement(&want, &have, &from) {
-                    let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
-                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                    let c = f.op(conv).results[0];
-                    f.ops[op.index()].operands[0] = c;
+                    convert_operand(f, block, at, op, 0, want);
                 }
             }
             // A tensor-core result stored through a blocked pointer tile converts to it.
@@ -483,11 +458,8 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     continue;
                 };
                 if f.ty(v).is_tensor() && f.ty(v).layout.as_ref() != Some(&want) {
-                    let ty = with_layout(f.ty(v), want);
                     let at = pos().unwrap_or(0);
-                    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                    let c = f.op(conv).results[0];
-                    f.ops[op.index()].operands[1] = c;
+                    convert_operand(f, block, at, op, 1, want);
                 }
             }
             // A scan computes in its own layout: the operands convert in, the results out.
@@ -497,10 +469,7 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                 let mut at = pos().unwrap_or(0);
                 for (i, &v) in d.operands.iter().enumerate() {
                     if f.ty(v).layout.as_ref() != Some(&own) {
-                        let ty = with_layout(f.ty(v), own.clone());
-                        let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
-                        let c = f.op(conv).results[0];
-                        f.ops[op.index()].operands[i] = c;
+                        convert_operand(f, block, at, op, i, own.clone());
                         at += 1;
                     }
                 }
@@ -909,4 +878,37 @@ fn same_placement(a: &Layout, b: &Layout, shape: &[u32]) -> bool {
         (Ok(x), Ok(y)) => x.same_up_to_register_order(&y),
         _ => false,
     }
+}
+
+/// Gives op `op`'s result `r` the layout `natural` (where the op computes it) and converts it,
+/// right after the op (at `at` in `block`), to the layout its class took, for every other use.
+fn convert_result(
+    f: &mut Function,
+    block: tile_core::ir::BlockId,
+    at: usize,
+    r: ValueId,
+    natural: Layout,
+) {
+    let class_ty = f.ty(r).clone();
+    f.values[r.index()].ty = with_layout(&class_ty, natural);
+    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![r], vec![class_ty]);
+    let c = f.op(conv).results[0];
+    f.replace_all_uses(r, c);
+    f.ops[conv.index()].operands[0] = r;
+}
+
+/// Converts operand `i` of op `op` to `layout` just before the op (at `at` in `block`).
+fn convert_operand(
+    f: &mut Function,
+    block: tile_core::ir::BlockId,
+    at: usize,
+    op: OpId,
+    i: usize,
+    layout: Layout,
+) {
+    let v = f.op(op).operands[i];
+    let ty = with_layout(f.ty(v), layout);
+    let conv = f.insert_op(block, at, OpKind::ConvertLayout, vec![v], vec![ty]);
+    let c = f.op(conv).results[0];
+    f.ops[op.index()].operands[i] = c;
 }
