@@ -32,25 +32,9 @@ use tile::prelude::*;
 pub const GROUP: usize = 128;
 
 #[tile_fn]
-/// Group `g` of rows `rows` of `W` (a `BN × 128` tile in the activations' type `T`): see
-/// [`dequant_group_f32`].
-fn dequant_group(
-    qw: Tile,
-    scales: Tile,
-    zeros: Tile,
-    rows: Tile,
-    row_ok: Tile,
-    k: i32,
-    g: Tile,
-    T: Type,
-) -> Tile {
-    dequant_group_f32(qw, scales, zeros, rows, row_ok, k, g) as T
-}
-
-#[tile_fn]
 /// Group `g` of rows `rows` of `W`, a `BN × 128` f32 tile: the `BN × 16` words unpacked in
 /// order, each value `q` made `(q − zero) · scale`.
-fn dequant_group_f32(
+fn dequant_group(
     qw: Tile,
     scales: Tile,
     zeros: Tile,
@@ -114,7 +98,7 @@ pub fn w4a16(
     let g1 = min(g0 + gslice, k / 128);
     let mut acc = zeros([BN, BM]);
     for g in g0..g1 {
-        let w = dequant_group(qw, scales, zeros, rows, row_ok, k, g, T);
+        let w = dequant_group(qw, scales, zeros, rows, row_ok, k, g) as T;
         let xs = load(
             x + cols.expand_dims(1) * k + (g * 128 + kk).expand_dims(0),
             col_ok.expand_dims(1),
@@ -155,7 +139,7 @@ pub fn w4a16_gemv(
     let g1 = min(g0 + gslice, k / 128);
     let mut acc = zeros([BN, 128]);
     for g in g0..g1 {
-        let w = dequant_group_f32(qw, scales, zeros, rows, row_ok, k, g);
+        let w = dequant_group(qw, scales, zeros, rows, row_ok, k, g);
         let xv = load(x + g * 128 + kk) as f32;
         acc = fma(w, xv.expand_dims(0), acc);
     }
@@ -178,7 +162,7 @@ pub fn dequant_int4(
     let rows = program_id(0) * BN + arange(0, BN);
     let row_ok = rows < n;
     let g = program_id(1);
-    let w = dequant_group(qw, scales, zeros, rows, row_ok, k, g, T);
+    let w = dequant_group(qw, scales, zeros, rows, row_ok, k, g) as T;
     let kk = g * 128 + arange(0, 128);
     store(
         wt + kk.expand_dims(0) * n + rows.expand_dims(1),

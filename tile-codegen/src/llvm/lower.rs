@@ -1397,27 +1397,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
     }
 
     /// `deinterleave`: the operand's layout is the results' interleaved (the verifier's rule), so
-    /// each register of either result is one of the operand's: the even positions of its last
-    /// dimension, then the odd ones.
+    /// each register of either result (both have one type) is one of the operand's: the even
+    /// positions of its last dimension, then the odd ones.
     fn deinterleave(&self, data: &OpData) -> Result<Vec<Vec<BasicValueEnum<'ctx>>>> {
-        let src = self.tensor_distribution(self.operand_type(data, 0));
-        let dst = self.tensor_distribution(self.result_type(data));
-        let vals = self.operand(data, 0);
         (0..2)
             .map(|half| {
-                (0..dst.elems_per_thread())
-                    .map(|k| {
-                        let mut at = dst.reg_offset(k);
-                        let last = at
-                            .last_mut()
-                            .or_bug("a deinterleaved tensor has a dimension");
+                self.relabel(data, |c| {
+                    let mut at = c.to_vec();
+                    if let Some(last) = at.last_mut() {
                         *last = *last * 2 + half;
-                        let j = src
-                            .reg_at(&at)
-                            .or_bug("an operand register per deinterleaved register");
-                        Ok(*vals.get(j).or_bug("a register of the operand"))
-                    })
-                    .collect()
+                    }
+                    at
+                })
             })
             .collect()
     }

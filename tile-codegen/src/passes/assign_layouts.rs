@@ -416,34 +416,22 @@ fn insert_conversions(f: &mut Function, widest: u32, threads: u32) {
                     convert_result(f, block, at, r, natural);
                 }
             }
-            // The operand converts to the results' layout interleaved, which holds each pair in
-            // registers, unless it already places every element there.
-            OpKind::Deinterleave => {
-                let (v, r) = (d.operands[0], d.results[0]);
-                let (Some(have), Some(res)) = (f.ty(v).layout.clone(), f.ty(r).layout.clone())
-                else {
-                    continue;
-                };
-                let (from, half) = (f.ty(v).shape.clone(), f.ty(r).shape.clone());
-                let Ok(want) = res.interleaved(&half) else {
-                    continue;
-                };
-                if !same_placement(&want, &have, &from) {
-                    let at = pos().unwrap_or(0);
-                    convert_operand(f, block, at, op, 0, want);
-                }
-            }
             // The operand converts where its layout is not the one the result's layout derives
             // from (a class that took another layout first), so that no data moves in the op.
-            OpKind::Trans | OpKind::Reshape => {
+            OpKind::Trans | OpKind::Reshape | OpKind::Deinterleave => {
                 let (v, r) = (d.operands[0], d.results[0]);
                 let (Some(have), Some(res)) = (f.ty(v).layout.clone(), f.ty(r).layout.clone())
                 else {
                     continue;
                 };
                 let (from, to) = (f.ty(v).shape.clone(), f.ty(r).shape.clone());
-                // The inverse: a transpose's is a transpose, a reshape's the reshape back.
-                let Some(want) = derived(&d.kind, &res, &to, &from) else {
+                // The inverse: a transpose's is a transpose, a reshape's the reshape back, and
+                // a deinterleave's the interleave (which holds each pair in registers).
+                let inverse = match d.kind {
+                    OpKind::Deinterleave => res.interleaved(&to).ok(),
+                    ref kind => derived(kind, &res, &to, &from),
+                };
+                let Some(want) = inverse else {
                     continue;
                 };
                 if !same_placement(&want, &have, &from) {
