@@ -10,6 +10,11 @@ pub mod common;
 pub mod act_and_mul {
     pub mod kernels;
 }
+/// Conv-BN-ReLU: an NHWC convolution as an implicit GEMM, BatchNorm folded, ReLU fused.
+pub mod conv_bn_relu {
+    pub mod host;
+    pub mod kernels;
+}
 /// Cross-entropy forward and backward over the rows of a logits matrix.
 pub mod cross_entropy {
     pub mod ce;

@@ -101,7 +101,9 @@ last the state size; torch_unfused: Mamba's selective_scan_ref loop, torch_nativ
 scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed); dequant_matmul [M, N, K]
 (x M x K, 4-bit W N x K with a scale and zero point per 128 along K; torch_unfused dequantizes
 then multiplies, cublas multiplies W dequantized beforehand, torch_int4pack is
-`_weight_int4pack_mm`, bf16).
+`_weight_int4pack_mm`, bf16); conv_bn_relu [N, H, W, Cin, Cout, F, stride] (NHWC, padding F // 2;
+torch_unfused conv2d -> batch_norm -> relu, cudnn_folded the folded conv2d + relu_, cudnn_conv
+the folded conv2d alone).
 """
 
 import argparse
@@ -2468,6 +2470,68 @@ def bench_dequant_matmul():
             del x, q, w
 
 
+def bench_conv_bn_relu():
+    """Conv-BN-ReLU inference as examples/conv_bn_relu defines it: x NHWC (channels_last) in
+    [-1, 1), filters uniform in +-1/sqrt(cin*f*f), conv bias +-0.1, BatchNorm gamma [0.5, 1.5),
+    beta +-0.5, running mean +-0.2, running var [0.5, 2), eps 1e-5; padding f // 2. cuDNN with
+    `torch.backends.cudnn.benchmark = True` (the algorithm search PyTorch users turn on for fixed
+    shapes). `torch_unfused`: conv2d (with bias) -> F.batch_norm (eval) -> F.relu, the exported
+    graph run eagerly; `cudnn_folded`: conv2d with BatchNorm folded into the filter and bias,
+    then relu_ in place (the unfused path a user has); `cudnn_conv`: the folded conv2d alone
+    (checked against the reference before the ReLU). Shape [N, H, W, Cin, Cout, F, stride];
+    checked on the first two images against a float64 conv2d of the trained layer."""
+    torch.backends.cudnn.benchmark = True
+    layers = [(56, 64, 64, 3, 1), (56, 256, 64, 1, 1), (28, 128, 128, 3, 1),
+              (56, 128, 128, 3, 2), (14, 256, 256, 3, 1), (7, 512, 512, 3, 1)]
+    small = [(2, 7, 7, 17, 10, 3, 1), (1, 11, 11, 3, 64, 3, 2), (3, 5, 5, 128, 130, 3, 2)]
+    big = [(n, hw, hw, ci, co, f, st) for n in (32, 128, 256) for (hw, ci, co, f, st) in layers]
+    cl = torch.channels_last
+    for (n, h, w_, ci, co, f, st), timed in plan(small, big):
+        for dt_name, dtype in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+            r = Rand(n * 7 + h * 131 + ci * 17 + co)
+            bound = 1.0 / math.sqrt(ci * f * f)
+            x = r.uniform((n, ci, h, w_), -1, 1, dtype).contiguous(memory_format=cl)
+            weight = r.uniform((co, ci, f, f), -bound, bound)
+            bias = r.uniform(co, -0.1, 0.1)
+            gamma, beta = r.uniform(co, 0.5, 1.5), r.uniform(co, -0.5, 0.5)
+            mean, var = r.uniform(co, -0.2, 0.2), r.uniform(co, 0.5, 2.0)
+            eps, pad = 1e-5, f // 2
+            sc = gamma.double() / torch.sqrt(var.double() + eps)
+            wf = (weight.double() * sc[:, None, None, None]).to(dtype).contiguous(memory_format=cl)
+            bf = (sc * (bias.double() - mean.double()) + beta.double()).to(dtype)
+            wt, bt = weight.to(dtype).contiguous(memory_format=cl), bias.to(dtype)
+            g, b_, mu, vr = (t.to(dtype) for t in (gamma, beta, mean, var))
+            k = min(n, 2)
+            z64 = F.conv2d(x[:k].double(), weight.double(), bias.double(), st, pad)
+            pre64 = (z64 - mean.double()[:, None, None]) * sc[:, None, None] \
+                + beta.double()[:, None, None]
+            ref = (torch.relu(pre64),)
+            del z64
+
+            def view(outs):
+                return (outs[0][:k],)
+
+            impls = [("torch_unfused", "conv2d (cuDNN, channels_last) -> F.batch_norm (eval) -> "
+                      "F.relu", lambda: (F.relu(F.batch_norm(
+                          F.conv2d(x, wt, bt, st, pad), mu, vr, g, b_, False, 0.0, eps)),),
+                      {"view": view}),
+                     ("cudnn_folded", "conv2d with BN folded into filter and bias, then relu_",
+                      lambda: (F.conv2d(x, wf, bf, st, pad).relu_(),), {"view": view}),
+                     ("cudnn_conv", "conv2d with the folded filter and bias alone (no ReLU)",
+                      lambda: (F.conv2d(x, wf, bf, st, pad),),
+                      {"view": view, "refs": (pre64,)})]
+            p, q = (h + 2 * pad - f) // st + 1, (w_ + 2 * pad - f) // st + 1
+            esz = x.element_size()
+            nbytes = (n * h * w_ * ci + n * p * q * co + co * ci * f * f) * esz
+            tol = 5e-3 if dtype == torch.float16 else 2e-2
+            run_case("conv_bn_relu", None, [n, h, w_, ci, co, f, st], dt_name, float(nbytes),
+                     impls, lambda: None, ref, (tol,), ("y",), timed,
+                     flops=2.0 * n * p * q * co * ci * f * f)
+            del x, wf, wt, pre64, ref
+        if ON_GPU:
+            torch.cuda.empty_cache()
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2498,6 +2562,7 @@ FAMILIES = [
     ("flash_attention", bench_flash_attention),
     ("selective_scan", bench_selective_scan),
     ("dequant_matmul", bench_dequant_matmul),
+    ("conv_bn_relu", bench_conv_bn_relu),
 ]
 
 

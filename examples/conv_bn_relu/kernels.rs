@@ -1,0 +1,170 @@
+//! Conv-BN-ReLU: a 2-D convolution (NHWC, stride and zero padding) as an implicit GEMM on the
+//! tensor cores, with BatchNorm (inference) folded into its weights and bias and the ReLU in the
+//! epilogue — the ONNX/TensorRT chapter's `y = ReLU(x * w' + b')`, `w' = γ·w/σ`,
+//! `b' = γ·(b − μ)/σ + β`.
+//!
+//! The product is a GEMM of `M = N·P·Q` output pixels by `K = R·S·C` filter taps and channels by
+//! `Cout` output channels. `A` is never formed: the tile of pixel rows for filter tap `(r, s)` and
+//! channels `c0 .. c0 + BK` is read straight from `x` (NHWC, so the channels are contiguous),
+//! the taps that fall in the padding masked to 0. `B` is the filter laid out `[R, S, C, Cout]`
+//! (`K × Cout` row-major), the layout the host's folding writes. The loop runs over `R·S·⌈C/BK⌉`
+//! steps; each step's address is a function of the step alone, so `pipeline-dot` gives both
+//! operands its `cp.async` ring (and `wgmma` on sm_90a) as it does a plain GEMM's.
+//!
+//! - **Fused**: [`conv2d`] with the folded filter and bias and `RELU = 1`.
+//! - **Unfused** (the graph as exported, one kernel per node): [`conv2d`] with the filter and
+//!   bias as trained and `RELU = 0`, then [`batch_norm`], then [`relu`], each reading and
+//!   writing the `N·P·Q × Cout` activations.
+
+use tile::prelude::*;
+use tile::stdlib::grouped_pid;
+
+/// One block of output pixels and channels of the convolution: the accumulator of
+/// `Σ_{r,s,c} x[img, oh·stride − pad + r, ow·stride − pad + s, c] · wt[r, s, c, co]` plus the
+/// bias, through ReLU when `RELU = 1`, written to `y` (`[N, P, Q, Cout]`).
+#[tile_fn]
+fn conv_block(
+    x: Tile,
+    wt: Tile,
+    bias: Tile,
+    y: Tile,
+    h: i32,
+    w: i32,
+    cin: i32,
+    cout: i32,
+    fh: i32,
+    fw: i32,
+    stride: i32,
+    pad: i32,
+    m: i32,
+    p: i32,
+    q: i32,
+    T: Type,
+    RELU: Const,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, cout, BM, BN, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let row_ok = rows < m;
+    let col_ok = cols < cout;
+    let img = rows / (p * q);
+    let pix = rows - img * (p * q);
+    let oh = pix / q;
+    let ih0 = oh * stride - pad;
+    let iw0 = (pix - oh * q) * stride - pad;
+    let base = img * (h * w * cin);
+    let chans = arange(0, BK);
+    let cblocks = cdiv(cin, BK);
+    let mut acc = zeros([BM, BN]);
+    for t in 0..fh * fw * cblocks {
+        let tap = t / cblocks;
+        let c0 = (t - tap * cblocks) * BK;
+        let r = tap / fw;
+        let ih = ih0 + r;
+        let iw = iw0 + (tap - r * fw);
+        let inside = row_ok & (ih >= 0) & (ih < h) & (iw >= 0) & (iw < w);
+        let ch = c0 + chans;
+        let ch_ok = ch < cin;
+        let a = load(
+            x + (base + (ih * w + iw) * cin).expand_dims(1) + ch.expand_dims(0),
+            inside.expand_dims(1) & ch_ok.expand_dims(0),
+            0.0,
+        );
+        let b = load(
+            wt + (tap * cin + ch).expand_dims(1) * cout + cols.expand_dims(0),
+            ch_ok.expand_dims(1) & col_ok.expand_dims(0),
+            0.0,
+        );
+        acc = dot(a, b, acc);
+    }
+    let mut v = acc + load(bias + cols, col_ok, 0.0).expand_dims(0);
+    if RELU == 1 {
+        v = max(v, 0.0);
+    }
+    store(
+        y + rows.expand_dims(1) * cout + cols.expand_dims(0),
+        v as T,
+        row_ok.expand_dims(1) & col_ok.expand_dims(0),
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// `y = act(conv2d(x, wt) + bias)` over NHWC `x` (`n × h × w × cin`), the filter `wt` laid out
+/// `[fh, fw, cin, cout]`, an f32 bias per output channel, stride `stride` and zero padding
+/// `pad` on every side; `y` is `n × p × q × cout` with `p = (h + 2·pad − fh)/stride + 1` (and
+/// `q` likewise), `m = n·p·q`. `act` is ReLU for `RELU = 1`, the identity for 0. A 1-D grid
+/// of `⌈m/BM⌉·⌈cout/BN⌉` programs in grouped order; `BM × BN × 64` tiles on 4 warps.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d(
+    x: Ptr<T, { n * h * w * cin }>,
+    wt: Ptr<T, { fh * fw * cin * cout }>,
+    bias: Ptr<f32, cout>,
+    y: Ptr<T, { m * cout }>,
+    n: i32,
+    h: i32,
+    w: i32,
+    cin: i32,
+    cout: i32,
+    fh: i32,
+    fw: i32,
+    stride: i32,
+    pad: i32,
+    m: i32,
+    p: i32,
+    q: i32,
+    T: Type<{ [f16, bf16] }>,
+    RELU: Const<{ [0, 1] }>,
+    BM: Const<128>,
+    BN: Const<{ [64, 128] }>,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    conv_block(
+        x, wt, bias, y, h, w, cin, cout, fh, fw, stride, pad, m, p, q, T, RELU, BM, BN, BK, GM,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// BatchNorm in inference, as the exported graph's separate node runs it: `z` (`m × c`, the
+/// channels contiguous) becomes `(z − mean[ch]) / sqrt(var[ch] + eps) · gamma[ch] + beta[ch]`,
+/// in place, in f32. A 2-D grid: `BR` rows by `BC` channels per program.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    z: Ptr<T, { m * c }>,
+    mean: Ptr<f32, c>,
+    var: Ptr<f32, c>,
+    gamma: Ptr<f32, c>,
+    beta: Ptr<f32, c>,
+    m: i32,
+    c: i32,
+    eps: f32,
+    T: Type<{ [f16, bf16] }>,
+    BR: Const<32>,
+    BC: Const<64>,
+) {
+    let rows = program_id(0) * BR + arange(0, BR);
+    let ch = program_id(1) * BC + arange(0, BC);
+    let ch_ok = ch < c;
+    let scale = load(gamma + ch, ch_ok, 0.0) / sqrt(load(var + ch, ch_ok, 1.0) + eps);
+    let shift = load(beta + ch, ch_ok, 0.0) - load(mean + ch, ch_ok, 0.0) * scale;
+    let at = z + rows.expand_dims(1) * c + ch.expand_dims(0);
+    let ok = (rows < m).expand_dims(1) & ch_ok.expand_dims(0);
+    let v = load(at, ok, 0.0) as f32;
+    store(
+        at,
+        (v * scale.expand_dims(0) + shift.expand_dims(0)) as T,
+        ok,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// ReLU, in place: `z = max(z, 0)` over `len` elements, `BLOCK` per program.
+pub fn relu(z: Ptr<T, len>, len: i32, T: Type<{ [f16, bf16] }>, BLOCK: Const<2048>) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    let ok = i < len;
+    store(z + i, max(load(z + i, ok, 0.0) as f32, 0.0) as T, ok);
+}

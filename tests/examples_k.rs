@@ -1,0 +1,116 @@
+//! The `conv_bn_relu` example on the interpreter against its float64 reference (the trained
+//! convolution, BatchNorm and ReLU, unfolded): the fused kernel (folded filter and bias, ReLU in
+//! the epilogue) and the unfused three kernels, f16 and bf16, on layers that cut every edge —
+//! 3×3 with padding at every border, 1×1, stride 2 on an odd image, 5×5 with padding 2, channel
+//! counts that are not a multiple of the 64-channel step (3, 17) or of the 64-wide output block
+//! (10, 100), and pixel counts not a multiple of the 128-row block. Layers the kernels cannot
+//! take are an `Err`.
+
+use tile::prelude::*;
+use tile_examples::common::{rel_l2, Half, Rng};
+use tile_examples::conv_bn_relu::host::{self, Shape};
+
+fn check<T: Half>(s: Shape) {
+    let dev = Device::interpreter();
+    let seed = (s.cin * 31 + s.cout * 7 + s.h) as u64;
+    let xh: Vec<T> = Rng::new(seed)
+        .vec(s.x_len(), -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let l = host::layer(s, seed + 1);
+    let at: Vec<(usize, usize)> = (0..s.m())
+        .flat_map(|i| (0..s.cout).map(move |j| (i, j)))
+        .collect();
+    let want = host::reference(&xh, &l, s, &at);
+    let x = dev.upload(&xh).unwrap();
+    let dl = host::upload::<T>(&dev, &l, s).unwrap();
+    let nan = vec![T::from_f32(f32::NAN); s.y_len()];
+    for fused in [true, false] {
+        let mut y = dev.upload(&nan).unwrap();
+        if fused {
+            host::fused(&dev, &x, &dl, &mut y, s).unwrap();
+        } else {
+            host::unfused(&dev, &x, &dl, &mut y, s).unwrap();
+        }
+        let got: Vec<f32> = dev
+            .download(&y)
+            .unwrap()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect();
+        let e = rel_l2(&got, &want);
+        let form = if fused { "fused" } else { "unfused" };
+        assert!(
+            e <= T::TOL,
+            "{s:?} {} {form}: rel. L2 error {e:.2e}",
+            T::NAME
+        );
+    }
+}
+
+fn layers() -> [Shape; 5] {
+    [
+        Shape::square(2, 7, 17, 10, 3, 1),
+        Shape::square(1, 9, 64, 100, 1, 1),
+        Shape::square(1, 11, 3, 64, 3, 2),
+        Shape {
+            n: 1,
+            h: 6,
+            w: 13,
+            cin: 70,
+            cout: 65,
+            fh: 5,
+            fw: 3,
+            stride: 1,
+            pad: 2,
+        },
+        Shape::square(3, 5, 128, 130, 3, 2),
+    ]
+}
+
+#[test]
+fn f16_matches_float64() {
+    for s in layers() {
+        check::<f16>(s);
+    }
+}
+
+#[test]
+fn bf16_matches_float64() {
+    for s in layers() {
+        check::<bf16>(s);
+    }
+}
+
+/// A filter larger than the padded image, a zero stride and an input past `i32` indexing are
+/// `Err`s from both forms, before anything is launched.
+#[test]
+fn layers_the_kernels_cannot_take_are_errors() {
+    let dev = Device::interpreter();
+    let ok = Shape::square(1, 4, 8, 8, 3, 1);
+    let x = dev.zeros::<f16>(ok.x_len()).unwrap();
+    let l = host::upload::<f16>(&dev, &host::layer(ok, 1), ok).unwrap();
+    let mut y = dev.zeros::<f16>(ok.y_len()).unwrap();
+    let bad = [
+        Shape {
+            fh: 7,
+            fw: 7,
+            pad: 1,
+            ..ok
+        },
+        Shape { stride: 0, ..ok },
+        Shape {
+            n: 1 << 20,
+            h: 64,
+            w: 64,
+            ..ok
+        },
+    ];
+    for s in bad {
+        let r = host::fused(&dev, &x, &l, &mut y, s);
+        assert!(matches!(r, Err(Error::Args(_))), "{s:?}: {r:?}");
+        let r = host::unfused(&dev, &x, &l, &mut y, s);
+        assert!(matches!(r, Err(Error::Args(_))), "{s:?}: {r:?}");
+    }
+}
