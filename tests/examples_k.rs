@@ -26,12 +26,13 @@ fn check<T: Half>(s: Shape) {
     let x = dev.upload(&xh).unwrap();
     let dl = host::upload::<T>(&dev, &l, s).unwrap();
     let nan = vec![T::from_f32(f32::NAN); s.y_len()];
+    let mut ws = dev.zeros::<f32>(host::workspace_len(s)).unwrap();
     for fused in [true, false] {
         let mut y = dev.upload(&nan).unwrap();
         if fused {
-            host::fused(&dev, &x, &dl, &mut y, s).unwrap();
+            host::fused(&dev, &x, &dl, &mut y, &mut ws, s).unwrap();
         } else {
-            host::unfused(&dev, &x, &dl, &mut y, s).unwrap();
+            host::unfused(&dev, &x, &dl, &mut y, &mut ws, s).unwrap();
         }
         let got: Vec<f32> = dev
             .download(&y)
@@ -69,6 +70,46 @@ fn layers() -> [Shape; 5] {
     ]
 }
 
+/// Every tile of the tuner (the interpreter's tuner takes only the first), split-K included:
+/// `cin` 128 and 70 give 18 and 30 loop steps, which split in 2 and 3.
+#[test]
+fn every_tile_matches_float64() {
+    let dev = Device::interpreter();
+    for s in [
+        Shape::square(3, 5, 128, 130, 3, 2),
+        layers()[3],
+        layers()[0],
+    ] {
+        let seed = (s.cin * 31 + s.cout * 7 + s.h) as u64;
+        let xh: Vec<bf16> = Rng::new(seed)
+            .vec(s.x_len(), -1.0, 1.0)
+            .into_iter()
+            .map(bf16::from_f32)
+            .collect();
+        let l = host::layer(s, seed + 1);
+        let at: Vec<(usize, usize)> = (0..s.m())
+            .flat_map(|i| (0..s.cout).map(move |j| (i, j)))
+            .collect();
+        let want = host::reference(&xh, &l, s, &at);
+        let x = dev.upload(&xh).unwrap();
+        let dl = host::upload::<bf16>(&dev, &l, s).unwrap();
+        let mut ws = dev.zeros::<f32>(host::workspace_len(s)).unwrap();
+        for t in 0..host::CONV_TILES.len() {
+            let mut y = dev.upload(&vec![bf16::NAN; s.y_len()]).unwrap();
+            host::fused_on_tile(&dev, &x, &dl, &mut y, &mut ws, s, t).unwrap();
+            let got: Vec<f32> = dev
+                .download(&y)
+                .unwrap()
+                .iter()
+                .map(|v| v.to_f32())
+                .collect();
+            let e = rel_l2(&got, &want);
+            let tile = host::CONV_TILES[t];
+            assert!(e <= bf16::TOL, "{s:?} {tile:?}: rel. L2 error {e:.2e}");
+        }
+    }
+}
+
 #[test]
 fn f16_matches_float64() {
     for s in layers() {
@@ -92,6 +133,7 @@ fn layers_the_kernels_cannot_take_are_errors() {
     let x = dev.zeros::<f16>(ok.x_len()).unwrap();
     let l = host::upload::<f16>(&dev, &host::layer(ok, 1), ok).unwrap();
     let mut y = dev.zeros::<f16>(ok.y_len()).unwrap();
+    let mut ws = dev.zeros::<f32>(1).unwrap();
     let bad = [
         Shape {
             fh: 7,
@@ -108,9 +150,9 @@ fn layers_the_kernels_cannot_take_are_errors() {
         },
     ];
     for s in bad {
-        let r = host::fused(&dev, &x, &l, &mut y, s);
+        let r = host::fused(&dev, &x, &l, &mut y, &mut ws, s);
         assert!(matches!(r, Err(Error::Args(_))), "{s:?}: {r:?}");
-        let r = host::unfused(&dev, &x, &l, &mut y, s);
+        let r = host::unfused(&dev, &x, &l, &mut y, &mut ws, s);
         assert!(matches!(r, Err(Error::Args(_))), "{s:?}: {r:?}");
     }
 }

@@ -4,7 +4,7 @@
 
 use tile::prelude::*;
 
-use super::kernels::{batch_norm, conv2d, relu};
+use super::kernels::{batch_norm, conv2d, conv2d_split, conv2d_wide, conv_split_sum, relu};
 use crate::common::{Half, Rng};
 
 /// A convolution layer's geometry: NHWC input `n × h × w × cin`, `cout` filters of
@@ -289,36 +289,131 @@ pub fn upload<T: Half>(dev: &Device, l: &Layer, s: Shape) -> Result<DeviceLayer<
     })
 }
 
-/// Output channels per program: 64 for layers of at most 64, else 128.
-pub fn block_n(s: Shape) -> usize {
-    if s.cout <= 64 {
-        64
-    } else {
-        128
-    }
+/// A tile the tuner chooses among: `BM × BN`, and whether the loop steps are split (split-K:
+/// [`conv2d_split`], then [`conv_split_sum`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvTile {
+    /// Output pixels per program.
+    pub bm: usize,
+    /// Output channels per program.
+    pub bn: usize,
+    /// Split-K.
+    pub split: bool,
 }
 
-/// [`conv2d`] of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`.
-fn conv<T: Half>(
+const fn tile(bm: usize, bn: usize, split: bool) -> ConvTile {
+    ConvTile { bm, bn, split }
+}
+
+/// The tiles, in the tuner's order: [`conv2d`]'s three configurations, [`conv2d_wide`]'s two,
+/// [`conv2d_split`]'s two (each runs as its unsplit twin where [`splits_for`] gives 1).
+pub const CONV_TILES: [ConvTile; 7] = [
+    tile(128, 64, false),
+    tile(128, 128, false),
+    tile(64, 128, false),
+    tile(128, 256, false),
+    tile(64, 256, false),
+    tile(128, 128, true),
+    tile(64, 128, true),
+];
+
+static CONV_CONFIGS: [tile::autotune::ConfigDesc; 7] = [
+    tile::autotune::ConfigDesc::new("128 x 64, 4 warps"),
+    tile::autotune::ConfigDesc::new("128 x 128, 4 warps"),
+    tile::autotune::ConfigDesc::new("64 x 128, 4 warps"),
+    tile::autotune::ConfigDesc::new("128 x 256, 8 warps"),
+    tile::autotune::ConfigDesc::new("64 x 256, 4 warps"),
+    tile::autotune::ConfigDesc::new("128 x 128, 4 warps, split-K"),
+    tile::autotune::ConfigDesc::new("64 x 128, 4 warps, split-K"),
+];
+
+/// Programs split-K aims for: two per SM of an H100 (132).
+pub const PROGRAMS: usize = 264;
+
+/// Loop steps (64 channels of one filter tap each) that a split keeps at least.
+const MIN_STEPS: usize = 8;
+
+/// The split count of tile `t` for `m` output pixels, `cout` channels and `steps` loop steps:
+/// enough slices for [`PROGRAMS`] programs, each of at least [`MIN_STEPS`] steps (1: no split).
+fn splits_for(t: ConvTile, m: usize, cout: usize, steps: usize) -> usize {
+    if !t.split {
+        return 1;
+    }
+    let blocks = m.div_ceil(t.bm) * cout.div_ceil(t.bn);
+    PROGRAMS
+        .div_ceil(blocks.max(1))
+        .min(steps / MIN_STEPS)
+        .max(1)
+}
+
+/// [`splits_for`] of a layer.
+fn splits(t: ConvTile, s: Shape) -> usize {
+    splits_for(t, s.m(), s.cout, s.fh * s.fw * s.cin.div_ceil(64))
+}
+
+/// f32 elements of the split-K workspace that `s` may use (at least 1).
+pub fn workspace_len(s: Shape) -> usize {
+    CONV_TILES
+        .iter()
+        .map(|&t| match splits(t, s) {
+            1 => 1,
+            k => k * s.m() * s.cout,
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// The tiles worth timing for a key `[m, cin, cout, fh, fw, stride, dtype]`: those whose block
+/// of output channels is at most `cout` rounded up to 64 (a wider block computes zeros), and
+/// the split-K ones only where they split.
+fn tiles_that_fit(key: &[i64]) -> Vec<usize> {
+    let at = |i: usize| key.get(i).copied().unwrap_or(1).max(1) as usize;
+    let (m, cout, steps) = (at(0), at(2), at(3) * at(4) * at(1).div_ceil(64));
+    (0..CONV_TILES.len())
+        .filter(|&i| {
+            let t = CONV_TILES[i];
+            i == 0
+                || (t.bn <= cout.next_multiple_of(64)
+                    && (!t.split || splits_for(t, m, cout, steps) > 1))
+        })
+        .collect()
+}
+
+/// The convolution's tuner: one decision per layer geometry, element type and device (in
+/// memory and in the on-disk cache, as a tuned kernel's). Without timing (the interpreter,
+/// deterministic tuning) it takes the first tile, 128 × 64.
+pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
+    "conv2d",
+    tile::autotune::source_hash(include_str!("kernels.rs")),
+    &CONV_CONFIGS,
+)
+.with_prune(tiles_that_fit);
+
+/// The convolution of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`, on
+/// tile `t` of [`CONV_TILES`] (`ws`: the split-K workspace, at least [`workspace_len`]).
+#[allow(clippy::too_many_arguments)]
+fn conv_with<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
     w: &Buffer<T>,
     b: &Buffer<f32>,
     y: &mut Buffer<T>,
+    ws: &mut Buffer<f32>,
     s: Shape,
     relu: bool,
+    t: usize,
 ) -> Result<(), Error> {
-    s.validate()?;
-    let bn = block_n(s);
-    let programs = s.m().div_ceil(128) * s.cout.div_ceil(bn);
+    let ct = CONV_TILES[t];
+    if ct.split && splits(ct, s) == 1 {
+        // A split tile that does not split runs as its unsplit twin.
+        let twin = CONV_TILES
+            .iter()
+            .position(|&u| u == ConvTile { split: false, ..ct });
+        return conv_with(dev, x, w, b, y, ws, s, relu, twin.unwrap_or(0));
+    }
+    let blocks = (s.m().div_ceil(ct.bm) * s.cout.div_ceil(ct.bn)) as u32;
     let i = |v: usize| v as i32;
-    conv2d::launch(
-        dev,
-        Grid::x(programs as u32),
-        x,
-        w,
-        b,
-        y,
+    let (n, h, wd, cin, cout, fh, fw) = (
         i(s.n),
         i(s.h),
         i(s.w),
@@ -326,37 +421,196 @@ fn conv<T: Half>(
         i(s.cout),
         i(s.fh),
         i(s.fw),
+    );
+    let (st, pad, m, p, q, r) = (
         i(s.stride),
         i(s.pad),
         i(s.m()),
         i(s.p()),
         i(s.q()),
         i32::from(relu),
-        bn as i32,
-    )
+    );
+    match t {
+        0..=2 => conv2d::launch_config(
+            dev,
+            t,
+            Grid::x(blocks),
+            x,
+            w,
+            b,
+            y,
+            n,
+            h,
+            wd,
+            cin,
+            cout,
+            fh,
+            fw,
+            st,
+            pad,
+            m,
+            p,
+            q,
+            r,
+        ),
+        3..=4 => conv2d_wide::launch_config(
+            dev,
+            t - 3,
+            Grid::x(blocks),
+            x,
+            w,
+            b,
+            y,
+            n,
+            h,
+            wd,
+            cin,
+            cout,
+            fh,
+            fw,
+            st,
+            pad,
+            m,
+            p,
+            q,
+            r,
+        ),
+        _ => {
+            let k = splits(ct, s);
+            let grid = Grid::xy(blocks, k as u32);
+            let sp = k as i32;
+            conv2d_split::launch_config(
+                dev,
+                t - 5,
+                grid,
+                x,
+                w,
+                ws,
+                n,
+                h,
+                wd,
+                cin,
+                cout,
+                fh,
+                fw,
+                st,
+                pad,
+                m,
+                p,
+                q,
+                sp,
+            )?;
+            let mc = s.y_len();
+            let grid = Grid::x(mc.div_ceil(1024) as u32);
+            conv_split_sum::launch(dev, grid, ws, b, y, mc as i32, cout, sp, r)
+        }
+    }
 }
 
-/// The fused form: one [`conv2d`] with the folded filter and bias and the ReLU in its epilogue.
+/// [`TUNER`]'s key for a layer: `[m, cin, cout, fh, fw, stride, dtype]`.
+fn tune_key<T: tile::Element>(s: Shape) -> [i64; 7] {
+    let v = [
+        s.m(),
+        s.cin,
+        s.cout,
+        s.fh,
+        s.fw,
+        s.stride,
+        T::DTYPE as usize,
+    ];
+    v.map(|x| x as i64)
+}
+
+/// The label of the tile [`TUNER`] chose for `s` on this process's last decision, if any.
+pub fn chosen_tile<T: tile::Element>(s: Shape) -> Option<&'static str> {
+    let key = tune_key::<T>(s);
+    TUNER
+        .decisions()
+        .into_iter()
+        .rev()
+        .find(|d| d.key == key)
+        .map(|d| d.label)
+}
+
+/// The convolution of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`, on
+/// the tile [`TUNER`] picks for the layer (timing the candidates at its first launch).
+#[allow(clippy::too_many_arguments)]
+fn conv<T: Half>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &Buffer<T>,
+    b: &Buffer<f32>,
+    y: &mut Buffer<T>,
+    ws: &mut Buffer<f32>,
+    s: Shape,
+    relu: bool,
+) -> Result<(), Error> {
+    check(ws, s)?;
+    let t = TUNER.choose(dev, &tune_key::<T>(s), |t| {
+        tile::autotune::time_ms(dev, || conv_with(dev, x, w, b, y, ws, s, relu, t))
+    })?;
+    conv_with(dev, x, w, b, y, ws, s, relu, t)
+}
+
+/// `Err` unless the kernels take `s` and `ws` is long enough for it.
+fn check(ws: &Buffer<f32>, s: Shape) -> Result<(), Error> {
+    s.validate()?;
+    if ws.len() < workspace_len(s) {
+        return Err(Error::Args(format!(
+            "the split-K workspace holds {} f32, and {} needs {}",
+            ws.len(),
+            s.label(),
+            workspace_len(s)
+        )));
+    }
+    Ok(())
+}
+
+/// [`fused`] on tile `t` of [`CONV_TILES`], without the tuner: how the tests run every tile
+/// on the interpreter (which would always take the first).
+pub fn fused_on_tile<T: Half>(
+    dev: &Device,
+    x: &Buffer<T>,
+    l: &DeviceLayer<T>,
+    y: &mut Buffer<T>,
+    ws: &mut Buffer<f32>,
+    s: Shape,
+    t: usize,
+) -> Result<(), Error> {
+    check(ws, s)?;
+    if t >= CONV_TILES.len() {
+        return Err(Error::Args(format!(
+            "no tile {t}: there are {}",
+            CONV_TILES.len()
+        )));
+    }
+    conv_with(dev, x, &l.folded_w, &l.folded_b, y, ws, s, true, t)
+}
+
+/// The fused form: one convolution with the folded filter and bias and the ReLU in its
+/// epilogue (for split-K tiles, in the sum of the slices). `ws`: at least [`workspace_len`].
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
     l: &DeviceLayer<T>,
     y: &mut Buffer<T>,
+    ws: &mut Buffer<f32>,
     s: Shape,
 ) -> Result<(), Error> {
-    conv(dev, x, &l.folded_w, &l.folded_b, y, s, true)
+    conv(dev, x, &l.folded_w, &l.folded_b, y, ws, s, true)
 }
 
-/// The unfused form, node by node: [`conv2d`] with the trained filter and bias, then
+/// The unfused form, node by node: the convolution with the trained filter and bias, then
 /// [`batch_norm`] and [`relu`] in place on `y`.
 pub fn unfused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
     l: &DeviceLayer<T>,
     y: &mut Buffer<T>,
+    ws: &mut Buffer<f32>,
     s: Shape,
 ) -> Result<(), Error> {
-    conv(dev, x, &l.w, &l.b, y, s, false)?;
+    conv(dev, x, &l.w, &l.b, y, ws, s, false)?;
     let (m, c) = (s.m(), s.cout);
     let [mean, var, gamma, beta] = &l.bn;
     let grid = Grid::xy(m.div_ceil(32) as u32, c.div_ceil(64) as u32);

@@ -11,42 +11,44 @@
 //! steps; each step's address is a function of the step alone, so `pipeline-dot` gives both
 //! operands its `cp.async` ring (and `wgmma` on sm_90a) as it does a plain GEMM's.
 //!
-//! - **Fused**: [`conv2d`] with the folded filter and bias and `RELU = 1`.
+//! The tile (`BM × BN`, 4 or 8 warps) is timed per layer at the first launch: `host::TUNER`
+//! chooses among [`conv2d`]'s and [`conv2d_wide`]'s configurations.
+//!
+//! - **Fused**: [`conv2d`] with the folded filter and bias and `relu = 1`.
 //! - **Unfused** (the graph as exported, one kernel per node): [`conv2d`] with the filter and
-//!   bias as trained and `RELU = 0`, then [`batch_norm`], then [`relu`], each reading and
+//!   bias as trained and `relu = 0`, then [`batch_norm`], then [`relu`], each reading and
 //!   writing the `N·P·Q × Cout` activations.
 
 use tile::prelude::*;
 use tile::stdlib::grouped_pid;
 
-/// One block of output pixels and channels of the convolution: the accumulator of
-/// `Σ_{r,s,c} x[img, oh·stride − pad + r, ow·stride − pad + s, c] · wt[r, s, c, co]` plus the
-/// bias, through ReLU when `RELU = 1`, written to `y` (`[N, P, Q, Cout]`).
+/// The accumulator of one `BM × BN` block (row block `pm`, column block `pn`) of the
+/// convolution over loop steps `t_lo .. t_hi` (step `t` is filter tap `t / ⌈cin/BK⌉` and
+/// channel block `t mod ⌈cin/BK⌉`): `Σ x[img, oh·stride − pad + r, ow·stride − pad + s, c] ·
+/// wt[r, s, c, co]`, with the block's rows (output pixels), columns (output channels) and
+/// their masks: `(acc, rows, cols, row_ok, col_ok)`.
 #[tile_fn]
-fn conv_block(
+fn conv_acc(
     x: Tile,
     wt: Tile,
-    bias: Tile,
-    y: Tile,
     h: i32,
     w: i32,
     cin: i32,
     cout: i32,
-    fh: i32,
     fw: i32,
     stride: i32,
     pad: i32,
     m: i32,
     p: i32,
     q: i32,
-    T: Type,
-    RELU: Const,
+    pm: Tile,
+    pn: Tile,
+    t_lo: Tile,
+    t_hi: Tile,
     BM: Const,
     BN: Const,
     BK: Const,
-    GM: Const,
-) {
-    let (pm, pn) = grouped_pid(program_id(0), m, cout, BM, BN, GM);
+) -> (Tile, Tile, Tile, Tile, Tile) {
     let rows = pm * BM + arange(0, BM);
     let cols = pn * BN + arange(0, BN);
     let row_ok = rows < m;
@@ -60,7 +62,7 @@ fn conv_block(
     let chans = arange(0, BK);
     let cblocks = cdiv(cin, BK);
     let mut acc = zeros([BM, BN]);
-    for t in 0..fh * fw * cblocks {
+    for t in t_lo..t_hi {
         let tap = t / cblocks;
         let c0 = (t - tap * cblocks) * BK;
         let r = tap / fw;
@@ -81,10 +83,49 @@ fn conv_block(
         );
         acc = dot(a, b, acc);
     }
-    let mut v = acc + load(bias + cols, col_ok, 0.0).expand_dims(0);
-    if RELU == 1 {
-        v = max(v, 0.0);
-    }
+    (acc, rows, cols, row_ok, col_ok)
+}
+
+/// `v + bias[col]`, through ReLU where `relu` is not 0 (f32).
+#[tile_fn]
+fn bias_act(v: Tile, bias: Tile, idx: Tile, ok: Tile, relu: i32) -> Tile {
+    let v = v + load(bias + idx, ok, 0.0);
+    select(relu != 0, max(v, 0.0), v)
+}
+
+/// One program of [`conv2d`] and [`conv2d_wide`]: its block (in grouped order) over every
+/// loop step, the bias and the activation applied to the accumulator, written to `y`
+/// (`[N, P, Q, Cout]`) as `T`.
+#[tile_fn]
+fn conv_block(
+    x: Tile,
+    wt: Tile,
+    bias: Tile,
+    y: Tile,
+    h: i32,
+    w: i32,
+    cin: i32,
+    cout: i32,
+    fh: i32,
+    fw: i32,
+    stride: i32,
+    pad: i32,
+    m: i32,
+    p: i32,
+    q: i32,
+    relu: i32,
+    T: Type,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, cout, BM, BN, GM);
+    let steps = fh * fw * cdiv(cin, BK);
+    let (acc, rows, cols, row_ok, col_ok) = conv_acc(
+        x, wt, h, w, cin, cout, fw, stride, pad, m, p, q, pm, pn, 0, steps, BM, BN, BK,
+    );
+    let v = bias_act(acc, bias, cols.expand_dims(0), col_ok.expand_dims(0), relu);
     store(
         y + rows.expand_dims(1) * cout + cols.expand_dims(0),
         v as T,
@@ -92,12 +133,21 @@ fn conv_block(
     );
 }
 
-#[tile_kernel(num_warps = 4)]
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 64, num_warps = 4 },
+        { BM = 128, BN = 128, num_warps = 4 },
+        { BM = 64, BN = 128, num_warps = 4 },
+    ],
+    key = [m, cin, cout],
+))]
 /// `y = act(conv2d(x, wt) + bias)` over NHWC `x` (`n × h × w × cin`), the filter `wt` laid out
 /// `[fh, fw, cin, cout]`, an f32 bias per output channel, stride `stride` and zero padding
 /// `pad` on every side; `y` is `n × p × q × cout` with `p = (h + 2·pad − fh)/stride + 1` (and
-/// `q` likewise), `m = n·p·q`. `act` is ReLU for `RELU = 1`, the identity for 0. A 1-D grid
-/// of `⌈m/BM⌉·⌈cout/BN⌉` programs in grouped order; `BM × BN × 64` tiles on 4 warps.
+/// `q` likewise), `m = n·p·q`. `act` is ReLU where `relu` is not 0, else the identity. A 1-D
+/// grid of `⌈m/BM⌉·⌈cout/BN⌉` programs in grouped order, `BM × BN × 64` tiles on 4 warps.
+/// [`conv2d_wide`] holds the 256-channel tiles (one kernel's instances have a compile budget);
+/// the host's tuner (`host::TUNER`) times both kernels' configurations per layer.
 #[allow(clippy::too_many_arguments)]
 pub fn conv2d(
     x: Ptr<T, { n * h * w * cin }>,
@@ -116,15 +166,132 @@ pub fn conv2d(
     m: i32,
     p: i32,
     q: i32,
+    relu: i32,
     T: Type<{ [f16, bf16] }>,
-    RELU: Const<{ [0, 1] }>,
-    BM: Const<128>,
-    BN: Const<{ [64, 128] }>,
+    BM: Const,
+    BN: Const,
     BK: Const<64>,
     GM: Const<8>,
 ) {
     conv_block(
-        x, wt, bias, y, h, w, cin, cout, fh, fw, stride, pad, m, p, q, T, RELU, BM, BN, BK, GM,
+        x, wt, bias, y, h, w, cin, cout, fh, fw, stride, pad, m, p, q, relu, T, BM, BN, BK, GM,
+    );
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 256, num_warps = 8 },
+        { BM = 64, BN = 256, num_warps = 4 },
+    ],
+    key = [m, cin, cout],
+))]
+/// [`conv2d`] with blocks of 256 output channels: `128 × 256 × 64` tiles on 8 warps (one
+/// `wgmma.m64n256k16` per warpgroup and 16 channels on sm_90a) or `64 × 256 × 64` on 4.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_wide(
+    x: Ptr<T, { n * h * w * cin }>,
+    wt: Ptr<T, { fh * fw * cin * cout }>,
+    bias: Ptr<f32, cout>,
+    y: Ptr<T, { m * cout }>,
+    n: i32,
+    h: i32,
+    w: i32,
+    cin: i32,
+    cout: i32,
+    fh: i32,
+    fw: i32,
+    stride: i32,
+    pad: i32,
+    m: i32,
+    p: i32,
+    q: i32,
+    relu: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    conv_block(
+        x, wt, bias, y, h, w, cin, cout, fh, fw, stride, pad, m, p, q, relu, T, BM, BN, BK, GM,
+    );
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 128, num_warps = 4 },
+        { BM = 64, BN = 128, num_warps = 4 },
+    ],
+    key = [m, cin, cout, splits],
+))]
+/// Split-K [`conv2d`] for layers with too few blocks to fill the GPU (deep layers at small
+/// batches): program `(i, j)` computes block `i` (grouped order) over the `j`-th of `splits`
+/// equal runs of loop steps and writes its f32 accumulator to slice `j` of `part`
+/// (`splits × m × cout`); [`conv_split_sum`] adds the slices, the bias and the activation.
+#[allow(clippy::too_many_arguments)]
+pub fn conv2d_split(
+    x: Ptr<T, { n * h * w * cin }>,
+    wt: Ptr<T, { fh * fw * cin * cout }>,
+    part: Ptr<f32, { splits * m * cout }>,
+    n: i32,
+    h: i32,
+    w: i32,
+    cin: i32,
+    cout: i32,
+    fh: i32,
+    fw: i32,
+    stride: i32,
+    pad: i32,
+    m: i32,
+    p: i32,
+    q: i32,
+    splits: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const<64>,
+    GM: Const<8>,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, cout, BM, BN, GM);
+    let steps = fh * fw * cdiv(cin, BK);
+    let per = cdiv(steps, splits);
+    let lo = program_id(1) * per;
+    let hi = min(steps, lo + per);
+    let (acc, rows, cols, row_ok, col_ok) = conv_acc(
+        x, wt, h, w, cin, cout, fw, stride, pad, m, p, q, pm, pn, lo, hi, BM, BN, BK,
+    );
+    store(
+        part + (program_id(1) * m + rows).expand_dims(1) * cout + cols.expand_dims(0),
+        acc,
+        row_ok.expand_dims(1) & col_ok.expand_dims(0),
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// `y = act(Σ_s part[s] + bias)` over the `splits` slices [`conv2d_split`] wrote (`mc = m ·
+/// cout` elements each, the bias indexed by the channel `i mod cout`), written as `T`.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_split_sum(
+    part: Ptr<f32, { splits * mc }>,
+    bias: Ptr<f32, cout>,
+    y: Ptr<T, mc>,
+    mc: i32,
+    cout: i32,
+    splits: i32,
+    relu: i32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let ok = offs < mc;
+    let mut acc = zeros([BLOCK]);
+    for s in 0..splits {
+        acc = acc + load(part + s * mc + offs, ok, 0.0);
+    }
+    store(
+        y + offs,
+        bias_act(acc, bias, offs % cout, ok, relu) as T,
+        ok,
     );
 }
 

@@ -4,7 +4,8 @@
 //!
 //! `cargo run --release --example conv_bn_relu` — on a GPU: checks awkward layers, then times
 //! both forms on ResNet-50's layers at 32, 128 and 256 images, f16 and bf16. Without a GPU:
-//! checks small layers on the interpreter. `--quick`: checks only.
+//! checks small layers on the interpreter. `--quick`: checks only. `--layer I`: no checks, and
+//! times only `LAYERS[I]` (for a profiler).
 
 use std::process::ExitCode;
 
@@ -33,13 +34,14 @@ fn check<T: Half>(dev: &Device, s: Shape) -> Res<bool> {
     let x = dev.upload(&xh)?;
     let dl = host::upload::<T>(dev, &l, s)?;
     let nan = vec![T::from_f32(f32::NAN); s.y_len()];
+    let mut ws = dev.zeros::<f32>(host::workspace_len(s))?;
     let mut ok = true;
     for fused in [true, false] {
         let mut y = dev.upload(&nan)?;
         if fused {
-            host::fused(dev, &x, &dl, &mut y, s)?;
+            host::fused(dev, &x, &dl, &mut y, &mut ws, s)?;
         } else {
-            host::unfused(dev, &x, &dl, &mut y, s)?;
+            host::unfused(dev, &x, &dl, &mut y, &mut ws, s)?;
         }
         let got = dev.download(&y)?;
         let picked: Vec<f32> = at
@@ -71,10 +73,18 @@ pub const LAYERS: [Shape; 6] = [
 /// Images per timed run.
 const BATCHES: [usize; 3] = [32, 128, 256];
 
-fn bench<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<()> {
+fn bench<T: Half>(
+    dev: &Device,
+    copy: f64,
+    only: Option<usize>,
+    rows: &mut Vec<Vec<String>>,
+) -> Res<()> {
     let stream = dev.stream().ok_or("no stream")?.clone();
     let most = BATCHES[BATCHES.len() - 1];
-    for layer in LAYERS {
+    for (i, &layer) in LAYERS.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
         // The largest batch's input once; the smaller batches are its first images (NHWC).
         let xh = activations::<T>(Shape { n: most, ..layer }.x_len(), 5);
         let x = dev.upload(&xh)?;
@@ -83,13 +93,19 @@ fn bench<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<(
         for n in BATCHES {
             let s = Shape { n, ..layer };
             let mut y = dev.zeros::<T>(s.y_len())?;
-            let fused = time_ms(&stream, 3, 20, || host::fused(dev, &x, &dl, &mut y, s))?;
-            let unfused = time_ms(&stream, 3, 20, || host::unfused(dev, &x, &dl, &mut y, s))?;
+            let mut ws = dev.zeros::<f32>(host::workspace_len(s))?;
+            let fused = time_ms(&stream, 3, 20, || {
+                host::fused(dev, &x, &dl, &mut y, &mut ws, s)
+            })?;
+            let unfused = time_ms(&stream, 3, 20, || {
+                host::unfused(dev, &x, &dl, &mut y, &mut ws, s)
+            })?;
             let bytes = ((s.x_len() + s.y_len() + s.w_len()) * std::mem::size_of::<T>()) as f64;
             let gbs = bytes / (fused * 1e-3) / 1e9;
             rows.push(vec![
                 T::NAME.into(),
                 s.label(),
+                host::chosen_tile::<T>(s).unwrap_or("?").into(),
                 format!("{fused:.4}"),
                 format!("{:.1}", s.flops() / (fused * 1e-3) / 1e12),
                 format!("{gbs:.0}"),
@@ -109,7 +125,18 @@ fn bench<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<(
 fn run() -> Res<bool> {
     let dev = Device::best_available().0;
     let on_gpu = dev.is_cuda();
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--layer I`: time only LAYERS[I], after no checks (for profilers).
+    let only = match args.iter().position(|a| a == "--layer") {
+        Some(i) => Some(
+            args.get(i + 1)
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&v| v < LAYERS.len())
+                .ok_or("--layer takes an index into the layer list, 0 to 5")?,
+        ),
+        None => None,
+    };
     let mut ok = true;
     let small = [
         Shape::square(2, 7, 17, 10, 3, 1),
@@ -128,11 +155,11 @@ fn run() -> Res<bool> {
         },
         Shape::square(3, 5, 128, 130, 3, 2),
     ];
-    for s in small {
+    for s in small.into_iter().filter(|_| only.is_none()) {
         ok &= check::<f16>(&dev, s)?;
         ok &= check::<bf16>(&dev, s)?;
     }
-    if on_gpu {
+    if on_gpu && only.is_none() {
         for s in LAYERS {
             let s = Shape { n: 3, ..s };
             ok &= check::<f16>(&dev, s)?;
@@ -147,12 +174,26 @@ fn run() -> Res<bool> {
     let copy = copy_bandwidth(&stream, 1 << 30)?;
     println!("copy bandwidth: {copy:.0} GB/s");
     let mut rows = Vec::new();
-    bench::<f16>(&dev, copy, &mut rows)?;
-    bench::<bf16>(&dev, copy, &mut rows)?;
+    bench::<f16>(&dev, copy, only, &mut rows)?;
+    bench::<bf16>(&dev, copy, only, &mut rows)?;
+    for d in host::TUNER.decisions() {
+        let times: Vec<String> = d
+            .times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match t {
+                tile::autotune::Timing::Ms(ms) => format!("{i}: {ms:.4}"),
+                tile::autotune::Timing::NotTimed => format!("{i}: -"),
+                tile::autotune::Timing::Failed(e) => format!("{i}: failed ({e})"),
+            })
+            .collect();
+        println!("tuned {:?} -> {} [{}]", d.key, d.label, times.join(", "));
+    }
     print_table(
         &[
             "type",
             "layer",
+            "tile",
             "fused ms",
             "TFLOP/s",
             "GB/s",
