@@ -3,8 +3,8 @@
 //! the epilogue) and the unfused three kernels, f16 and bf16, on layers that cut every edge —
 //! 3×3 with padding at every border, 1×1, stride 2 on an odd image, 5×5 with padding 2, channel
 //! counts that are not a multiple of the 64-channel step (3, 17) or of the 64-wide output block
-//! (10, 100), and pixel counts not a multiple of the 128-row block. Layers the kernels cannot
-//! take are an `Err`.
+//! (10, 100), and pixel counts not a multiple of the 128-row block; every tile of the tuner,
+//! split-K included, on aligned layers. Layers the kernels cannot take are an `Err`.
 
 use tile::prelude::*;
 use tile_examples::common::{rel_l2, Half, Rng};

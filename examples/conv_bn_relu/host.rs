@@ -4,7 +4,7 @@
 
 use tile::prelude::*;
 
-use super::kernels::{batch_norm, conv2d, conv2d_split, conv2d_wide, conv_split_sum, relu};
+use super::kernels::{batch_norm, conv2d, conv2d_any, conv2d_split, conv_split_sum, relu};
 use crate::common::{Half, Rng};
 
 /// A convolution layer's geometry: NHWC input `n × h × w × cin`, `cout` filters of
@@ -289,39 +289,55 @@ pub fn upload<T: Half>(dev: &Device, l: &Layer, s: Shape) -> Result<DeviceLayer<
     })
 }
 
-/// A tile the tuner chooses among: `BM × BN`, and whether the loop steps are split (split-K:
-/// [`conv2d_split`], then [`conv_split_sum`]).
+/// A tile the tuner chooses among: `BM × BN`, the pipeline's stages, and whether the loop
+/// steps are split (split-K: [`conv2d_split`], then [`conv_split_sum`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvTile {
     /// Output pixels per program.
     pub bm: usize,
     /// Output channels per program.
     pub bn: usize,
+    /// Shared-memory stages of the `cp.async` ring (4: the compiler's choice on sm_90a).
+    pub stages: usize,
     /// Split-K.
     pub split: bool,
 }
 
-const fn tile(bm: usize, bn: usize, split: bool) -> ConvTile {
-    ConvTile { bm, bn, split }
+const fn tile(bm: usize, bn: usize, stages: usize, split: bool) -> ConvTile {
+    ConvTile {
+        bm,
+        bn,
+        stages,
+        split,
+    }
 }
 
-/// The tiles, in the tuner's order: [`conv2d`]'s three configurations, [`conv2d_wide`]'s two,
+/// The tiles, in the tuner's order: [`conv2d`]'s eight configurations, then
 /// [`conv2d_split`]'s two (each runs as its unsplit twin where [`splits_for`] gives 1).
-pub const CONV_TILES: [ConvTile; 7] = [
-    tile(128, 64, false),
-    tile(128, 128, false),
-    tile(64, 128, false),
-    tile(128, 256, false),
-    tile(64, 256, false),
-    tile(128, 128, true),
-    tile(64, 128, true),
+pub const CONV_TILES: [ConvTile; 10] = [
+    tile(128, 64, 4, false),
+    tile(128, 64, 3, false),
+    tile(128, 128, 4, false),
+    tile(128, 128, 3, false),
+    tile(64, 128, 4, false),
+    tile(128, 256, 4, false),
+    tile(128, 256, 3, false),
+    tile(64, 256, 4, false),
+    tile(128, 128, 4, true),
+    tile(64, 128, 4, true),
 ];
 
-static CONV_CONFIGS: [tile::autotune::ConfigDesc; 7] = [
+/// [`conv2d`]'s configurations: the first [`SPLIT_FROM`] tiles.
+const SPLIT_FROM: usize = 8;
+
+static CONV_CONFIGS: [tile::autotune::ConfigDesc; 10] = [
     tile::autotune::ConfigDesc::new("128 x 64, 4 warps"),
+    tile::autotune::ConfigDesc::new("128 x 64, 4 warps, 3 stages"),
     tile::autotune::ConfigDesc::new("128 x 128, 4 warps"),
+    tile::autotune::ConfigDesc::new("128 x 128, 4 warps, 3 stages"),
     tile::autotune::ConfigDesc::new("64 x 128, 4 warps"),
     tile::autotune::ConfigDesc::new("128 x 256, 8 warps"),
+    tile::autotune::ConfigDesc::new("128 x 256, 8 warps, 3 stages"),
     tile::autotune::ConfigDesc::new("64 x 256, 4 warps"),
     tile::autotune::ConfigDesc::new("128 x 128, 4 warps, split-K"),
     tile::autotune::ConfigDesc::new("64 x 128, 4 warps, split-K"),
@@ -353,6 +369,9 @@ fn splits(t: ConvTile, s: Shape) -> usize {
 
 /// f32 elements of the split-K workspace that `s` may use (at least 1).
 pub fn workspace_len(s: Shape) -> usize {
+    if !aligned(s) {
+        return 1;
+    }
     CONV_TILES
         .iter()
         .map(|&t| match splits(t, s) {
@@ -389,8 +408,14 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 )
 .with_prune(tiles_that_fit);
 
+/// Whether [`conv2d`]'s aligned specialization takes `s`: channel counts that are multiples
+/// of 8 (16-byte rows; the device's buffers are aligned).
+pub fn aligned(s: Shape) -> bool {
+    s.cin % 8 == 0 && s.cout % 8 == 0
+}
+
 /// The convolution of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`, on
-/// tile `t` of [`CONV_TILES`] (`ws`: the split-K workspace, at least [`workspace_len`]).
+/// tile `t` of [`CONV_TILES`] ([`conv2d_any`]'s one tile where `s` is not [`aligned`]) (`ws`: the split-K workspace, at least [`workspace_len`]).
 #[allow(clippy::too_many_arguments)]
 fn conv_with<T: Half>(
     dev: &Device,
@@ -412,99 +437,33 @@ fn conv_with<T: Half>(
         return conv_with(dev, x, w, b, y, ws, s, relu, twin.unwrap_or(0));
     }
     let blocks = (s.m().div_ceil(ct.bm) * s.cout.div_ceil(ct.bn)) as u32;
-    let i = |v: usize| v as i32;
-    let (n, h, wd, cin, cout, fh, fw) = (
-        i(s.n),
-        i(s.h),
-        i(s.w),
-        i(s.cin),
-        i(s.cout),
-        i(s.fh),
-        i(s.fw),
-    );
-    let (st, pad, m, p, q, r) = (
-        i(s.stride),
-        i(s.pad),
-        i(s.m()),
-        i(s.p()),
-        i(s.q()),
-        i32::from(relu),
-    );
-    match t {
-        0..=2 => conv2d::launch_config(
-            dev,
-            t,
-            Grid::x(blocks),
-            x,
-            w,
-            b,
-            y,
-            n,
-            h,
-            wd,
-            cin,
-            cout,
-            fh,
-            fw,
-            st,
-            pad,
-            m,
-            p,
-            q,
-            r,
-        ),
-        3..=4 => conv2d_wide::launch_config(
-            dev,
-            t - 3,
-            Grid::x(blocks),
-            x,
-            w,
-            b,
-            y,
-            n,
-            h,
-            wd,
-            cin,
-            cout,
-            fh,
-            fw,
-            st,
-            pad,
-            m,
-            p,
-            q,
-            r,
-        ),
-        _ => {
-            let k = splits(ct, s);
-            let grid = Grid::xy(blocks, k as u32);
-            let sp = k as i32;
-            conv2d_split::launch_config(
-                dev,
-                t - 5,
-                grid,
-                x,
-                w,
-                ws,
-                n,
-                h,
-                wd,
-                cin,
-                cout,
-                fh,
-                fw,
-                st,
-                pad,
-                m,
-                p,
-                q,
-                sp,
-            )?;
-            let mc = s.y_len();
-            let grid = Grid::x(mc.div_ceil(1024) as u32);
-            conv_split_sum::launch(dev, grid, ws, b, y, mc as i32, cout, sp, r)
-        }
+    // `validate` checked that every size fits i32.
+    let [n, h, wd, cin, cout, fh, fw] =
+        [s.n, s.h, s.w, s.cin, s.cout, s.fh, s.fw].map(|v| v as i32);
+    let [st, pad, m, p, q] = [s.stride, s.pad, s.m(), s.p(), s.q()].map(|v| v as i32);
+    let r = i32::from(relu);
+    if !aligned(s) {
+        let grid = Grid::x((s.m().div_ceil(128) * s.cout.div_ceil(64)) as u32);
+        return conv2d_any::launch(
+            dev, grid, x, w, b, y, n, h, wd, cin, cout, fh, fw, st, pad, m, p, q, r,
+        );
     }
+    if t < SPLIT_FROM {
+        let grid = Grid::x(blocks);
+        return conv2d::launch_config(
+            dev, t, grid, x, w, b, y, n, h, wd, cin, cout, fh, fw, st, pad, m, p, q, r,
+        );
+    }
+    let k = splits(ct, s);
+    let sp = k as i32;
+    let grid = Grid::xy(blocks, k as u32);
+    let c = t - SPLIT_FROM;
+    conv2d_split::launch_config(
+        dev, c, grid, x, w, ws, n, h, wd, cin, cout, fh, fw, st, pad, m, p, q, sp,
+    )?;
+    let mc = s.y_len();
+    let grid = Grid::x(mc.div_ceil(1024) as u32);
+    conv_split_sum::launch(dev, grid, ws, b, y, mc as i32, cout, sp, r)
 }
 
 /// [`TUNER`]'s key for a layer: `[m, cin, cout, fh, fw, stride, dtype]`.
@@ -533,7 +492,8 @@ pub fn chosen_tile<T: tile::Element>(s: Shape) -> Option<&'static str> {
 }
 
 /// The convolution of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`, on
-/// the tile [`TUNER`] picks for the layer (timing the candidates at its first launch).
+/// the tile [`TUNER`] picks for the layer (timing the candidates at its first launch), or on
+/// [`conv2d_any`] where the layer is not [`aligned`].
 #[allow(clippy::too_many_arguments)]
 fn conv<T: Half>(
     dev: &Device,
@@ -546,6 +506,9 @@ fn conv<T: Half>(
     relu: bool,
 ) -> Result<(), Error> {
     check(ws, s)?;
+    if !aligned(s) {
+        return conv_with(dev, x, w, b, y, ws, s, relu, 0);
+    }
     let t = TUNER.choose(dev, &tune_key::<T>(s), |t| {
         tile::autotune::time_ms(dev, || conv_with(dev, x, w, b, y, ws, s, relu, t))
     })?;
@@ -566,8 +529,9 @@ fn check(ws: &Buffer<f32>, s: Shape) -> Result<(), Error> {
     Ok(())
 }
 
-/// [`fused`] on tile `t` of [`CONV_TILES`], without the tuner: how the tests run every tile
-/// on the interpreter (which would always take the first).
+/// [`fused`] on tile `t` of [`CONV_TILES`] (or [`conv2d_any`] where `s` is not [`aligned`]),
+/// without the tuner: how the tests run every tile on the interpreter (which would always take
+/// the first).
 pub fn fused_on_tile<T: Half>(
     dev: &Device,
     x: &Buffer<T>,

@@ -11,8 +11,9 @@
 //! steps; each step's address is a function of the step alone, so `pipeline-dot` gives both
 //! operands its `cp.async` ring (and `wgmma` on sm_90a) as it does a plain GEMM's.
 //!
-//! The tile (`BM × BN`, 4 or 8 warps) is timed per layer at the first launch: `host::TUNER`
-//! chooses among [`conv2d`]'s and [`conv2d_wide`]'s configurations.
+//! The tile (`BM × BN`, 4 or 8 warps, 3 or 4 stages, split-K or not) is timed per layer at the
+//! first launch: `host::TUNER` chooses among [`conv2d`]'s and [`conv2d_split`]'s
+//! configurations (channel counts that are multiples of 8); other layers run [`conv2d_any`].
 //!
 //! - **Fused**: [`conv2d`] with the folded filter and bias and `relu = 1`.
 //! - **Unfused** (the graph as exported, one kernel per node): [`conv2d`] with the filter and
@@ -93,7 +94,7 @@ fn bias_act(v: Tile, bias: Tile, idx: Tile, ok: Tile, relu: i32) -> Tile {
     select(relu != 0, max(v, 0.0), v)
 }
 
-/// One program of [`conv2d`] and [`conv2d_wide`]: its block (in grouped order) over every
+/// One program of [`conv2d`] and [`conv2d_any`]: its block (in grouped order) over every
 /// loop step, the bias and the activation applied to the accumulator, written to `y`
 /// (`[N, P, Q, Cout]`) as `T`.
 #[tile_fn]
@@ -133,21 +134,30 @@ fn conv_block(
     );
 }
 
-#[tile_kernel(autotune(
-    configs = [
-        { BM = 128, BN = 64, num_warps = 4 },
-        { BM = 128, BN = 128, num_warps = 4 },
-        { BM = 64, BN = 128, num_warps = 4 },
-    ],
-    key = [m, cin, cout],
-))]
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BM = 128, BN = 64, num_warps = 4 },
+            { BM = 128, BN = 64, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 128, num_warps = 4 },
+            { BM = 128, BN = 128, num_warps = 4, num_stages = 3 },
+            { BM = 64, BN = 128, num_warps = 4 },
+            { BM = 128, BN = 256, num_warps = 8 },
+            { BM = 128, BN = 256, num_warps = 8, num_stages = 3 },
+            { BM = 64, BN = 256, num_warps = 4 },
+        ],
+        key = [m, cin, cout],
+    )
+)]
 /// `y = act(conv2d(x, wt) + bias)` over NHWC `x` (`n × h × w × cin`), the filter `wt` laid out
 /// `[fh, fw, cin, cout]`, an f32 bias per output channel, stride `stride` and zero padding
 /// `pad` on every side; `y` is `n × p × q × cout` with `p = (h + 2·pad − fh)/stride + 1` (and
 /// `q` likewise), `m = n·p·q`. `act` is ReLU where `relu` is not 0, else the identity. A 1-D
-/// grid of `⌈m/BM⌉·⌈cout/BN⌉` programs in grouped order, `BM × BN × 64` tiles on 4 warps.
-/// [`conv2d_wide`] holds the 256-channel tiles (one kernel's instances have a compile budget);
-/// the host's tuner (`host::TUNER`) times both kernels' configurations per layer.
+/// grid of `⌈m/BM⌉·⌈cout/BN⌉` programs in grouped order, `BM × BN × 64` tiles. Only the
+/// aligned specialization (`cin` and `cout` multiples of 8: rows of 16 bytes, every copy a
+/// 16-byte `cp.async`), so that every tile fits one kernel's compile budget; [`conv2d_any`]
+/// takes the other layers. The host's tuner (`host::TUNER`) times the configurations per layer.
 #[allow(clippy::too_many_arguments)]
 pub fn conv2d(
     x: Ptr<T, { n * h * w * cin }>,
@@ -178,17 +188,12 @@ pub fn conv2d(
     );
 }
 
-#[tile_kernel(autotune(
-    configs = [
-        { BM = 128, BN = 256, num_warps = 8 },
-        { BM = 64, BN = 256, num_warps = 4 },
-    ],
-    key = [m, cin, cout],
-))]
-/// [`conv2d`] with blocks of 256 output channels: `128 × 256 × 64` tiles on 8 warps (one
-/// `wgmma.m64n256k16` per warpgroup and 16 channels on sm_90a) or `64 × 256 × 64` on 4.
+#[tile_kernel(num_warps = 4)]
+/// [`conv2d`] for any channel counts (every specialization, down to element-wise copies):
+/// `128 × 64 × 64` tiles on 4 warps, for layers whose `cin` or `cout` is not a multiple of 8
+/// (an RGB input's 3 channels).
 #[allow(clippy::too_many_arguments)]
-pub fn conv2d_wide(
+pub fn conv2d_any(
     x: Ptr<T, { n * h * w * cin }>,
     wt: Ptr<T, { fh * fw * cin * cout }>,
     bias: Ptr<f32, cout>,
@@ -207,8 +212,8 @@ pub fn conv2d_wide(
     q: i32,
     relu: i32,
     T: Type<{ [f16, bf16] }>,
-    BM: Const,
-    BN: Const,
+    BM: Const<128>,
+    BN: Const<64>,
     BK: Const<64>,
     GM: Const<8>,
 ) {
@@ -217,13 +222,16 @@ pub fn conv2d_wide(
     );
 }
 
-#[tile_kernel(autotune(
-    configs = [
-        { BM = 128, BN = 128, num_warps = 4 },
-        { BM = 64, BN = 128, num_warps = 4 },
-    ],
-    key = [m, cin, cout, splits],
-))]
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BM = 128, BN = 128, num_warps = 4 },
+            { BM = 64, BN = 128, num_warps = 4 },
+        ],
+        key = [m, cin, cout, splits],
+    )
+)]
 /// Split-K [`conv2d`] for layers with too few blocks to fill the GPU (deep layers at small
 /// batches): program `(i, j)` computes block `i` (grouped order) over the `j`-th of `splits`
 /// equal runs of loop steps and writes its f32 accumulator to slice `j` of `part`
