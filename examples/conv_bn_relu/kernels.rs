@@ -139,12 +139,11 @@ fn conv_block(
     autotune(
         configs = [
             { BM = 128, BN = 64, num_warps = 4 },
-            { BM = 128, BN = 64, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 64, num_warps = 4, num_stages = 2 },
             { BM = 128, BN = 128, num_warps = 4 },
-            { BM = 128, BN = 128, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 128, num_warps = 4, num_stages = 2 },
             { BM = 64, BN = 128, num_warps = 4 },
             { BM = 128, BN = 256, num_warps = 8 },
-            { BM = 128, BN = 256, num_warps = 8, num_stages = 3 },
             { BM = 64, BN = 256, num_warps = 4 },
         ],
         key = [m, cin, cout],
