@@ -342,3 +342,14 @@ pub fn relu(z: Ptr<T, len>, len: i32, T: Type<{ [f16, bf16] }>, BLOCK: Const<204
     let ok = i < len;
     store(z + i, max(load(z + i, ok, 0.0) as f32, 0.0) as T, ok);
 }
+
+/// Every kernel of this example, each instance (tests assemble them all).
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    let mut v = conv2d::KERNELS.to_vec();
+    v.extend(conv2d_any::KERNELS);
+    v.extend(conv2d_split::KERNELS);
+    v.extend(conv_split_sum::KERNELS);
+    v.extend(batch_norm::KERNELS);
+    v.extend(relu::KERNELS);
+    v
+}

@@ -357,3 +357,12 @@ pub fn unfused<T: Element>(
         dev, grid, &x.u, &x.z, &x.c, &x.d, &scratch.h, y, s.batch, s.channels, s.len,
     )
 }
+
+/// Every kernel of this example, each instance (tests assemble them all).
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    let mut v = ssm_fused::KERNELS.to_vec();
+    v.extend(ssm_discretize::KERNELS);
+    v.extend(ssm_states::KERNELS);
+    v.extend(ssm_output::KERNELS);
+    v
+}
