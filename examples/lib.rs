@@ -85,6 +85,12 @@ pub mod dequant_matmul {
     pub mod host;
     pub mod kernels;
 }
+/// `RMSNorm(x) @ Wᵀ`: the norm's weight folded into the linear layer, its row statistic
+/// into the GEMM's epilogue.
+pub mod rmsnorm_linear {
+    pub mod host;
+    pub mod kernels;
+}
 /// Mamba's selective scan: a diagonal linear recurrence with its gate and output projection.
 pub mod selective_scan {
     pub mod host;

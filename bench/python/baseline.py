@@ -103,7 +103,8 @@ scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed); dequant_m
 then multiplies, cublas multiplies W dequantized beforehand, torch_int4pack is
 `_weight_int4pack_mm`, bf16); conv_bn_relu [N, H, W, Cin, Cout, F, stride] (NHWC, padding F // 2;
 torch_unfused conv2d -> batch_norm -> relu, cudnn_folded the folded conv2d + relu_, cudnn_conv
-the folded conv2d alone).
+the folded conv2d alone); rmsnorm_linear [M, N, K] (x M x K, W N x K; torch_unfused F.rms_norm then
+x_n @ W.T, cublas_gemm_only the product alone).
 """
 
 import argparse
@@ -2533,6 +2534,36 @@ def bench_conv_bn_relu():
             torch.cuda.empty_cache()
 
 
+def bench_rmsnorm_linear():
+    """`y = RMSNorm(x) @ W.T` as examples/rmsnorm_linear defines it: x `m x k` in [-1, 1), W `n x k`
+    uniform in +-1/sqrt(k), RMSNorm's weight in [0.5, 1.5), eps 1e-6, y in the input dtype.
+    `torch_unfused`: F.rms_norm then x_n @ W.T (cuBLAS), the pair a PyTorch user runs;
+    `cublas_gemm_only`: x @ W.T alone, the GEMM without the norm (a ceiling, not the job)."""
+    small = [(1, 64, 64), (3, 100, 200), (45, 100, 300)]
+    big = [(16, 14336, 4096), (4096, 14336, 4096)]
+    for (m, n, k), timed in plan(small, big):
+        for dt_name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+            r = Rand(m * 7 + n * 131 + k)
+            x = r.uniform((m, k), -1, 1, dtype)
+            b = 1.0 / math.sqrt(k)
+            w = r.uniform((n, k), -b, b, dtype)
+            g = r.uniform(k, 0.5, 1.5, dtype)
+            eps = 1e-6
+            x64 = x.double()
+            xn64 = x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * g.double()
+            ref = (xn64 @ w.double().t(),)
+            del x64, xn64
+            impls = [("torch_unfused", "F.rms_norm (weight) then x_n @ W.T (cuBLAS)",
+                      lambda: (F.rms_norm(x, (k,), g, eps) @ w.t(),)),
+                     ("cublas_gemm_only", "x @ W.T alone (cuBLAS; no norm: a ceiling)",
+                      lambda: (x @ w.t(),), {"refs": (x.double() @ w.double().t(),)})]
+            nbytes = (m * k + n * k + m * n + k) * x.element_size()
+            tol = 5e-3 if dtype == torch.float16 else 2e-2
+            run_case("rmsnorm_linear", None, [m, n, k], dt_name, float(nbytes), impls,
+                     lambda: None, ref, (tol,), ("y",), timed, flops=2.0 * m * n * k)
+            del x, w, ref
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2564,6 +2595,7 @@ FAMILIES = [
     ("selective_scan", bench_selective_scan),
     ("dequant_matmul", bench_dequant_matmul),
     ("conv_bn_relu", bench_conv_bn_relu),
+    ("rmsnorm_linear", bench_rmsnorm_linear),
 ]
 
 

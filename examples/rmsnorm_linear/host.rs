@@ -1,0 +1,187 @@
+//! Host side of the `rmsnorm_linear` example: random weights, the folding of RMSNorm's weight
+//! into the linear layer's, the float64 reference, and the fused and unfused forms.
+
+use tile::prelude::*;
+
+use super::kernels::{linear_rstd, rms_rstd, rmsnorm, splitk_sum_rstd};
+use crate::common::{Half, Rng};
+use crate::gemm::kernels::{gemm_splitk, matmul, splitk_plan, splitk_workspace};
+
+/// RMSNorm's `eps` (Llama's).
+pub const EPS: f32 = 1e-6;
+
+/// `y = RMSNorm(x) @ Wᵀ` with `x` `m × k` and `W` `n × k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Tokens (rows of `x` and `y`).
+    pub m: usize,
+    /// Output features (rows of `W`).
+    pub n: usize,
+    /// Hidden size (the normalized dimension).
+    pub k: usize,
+}
+
+impl Shape {
+    /// `Err` unless every size is positive and every index fits `i32` (the kernels' offsets).
+    pub fn validate(self) -> Result<(), Error> {
+        if self.m == 0 || self.n == 0 || self.k == 0 {
+            return Err(Error::Args(format!(
+                "{self:?}: every size must be positive"
+            )));
+        }
+        let big = [self.m * self.k, self.n * self.k, self.m * self.n];
+        if big.iter().any(|&v| v > i32::MAX as usize) {
+            return Err(Error::Args(format!("{self:?}: an index does not fit i32")));
+        }
+        Ok(())
+    }
+}
+
+/// The layer on the host: `W` (`n × k`, PyTorch's `Linear` weight) and RMSNorm's `γ` (`k`).
+pub struct Weights<T> {
+    /// `n × k`.
+    pub w: Vec<T>,
+    /// `k`.
+    pub gamma: Vec<T>,
+}
+
+/// Random weights for `s`, seeded: `W` uniform in `±1/√k`, `γ` in `[0.5, 1.5)`.
+pub fn weights<T: Half>(s: Shape, seed: u64) -> Weights<T> {
+    let mut r = Rng::new(seed);
+    let b = 1.0 / (s.k as f32).sqrt();
+    Weights {
+        w: r.vec(s.n * s.k, -b, b)
+            .into_iter()
+            .map(T::from_f32)
+            .collect(),
+        gamma: r.vec(s.k, 0.5, 1.5).into_iter().map(T::from_f32).collect(),
+    }
+}
+
+/// `Wᵀ` (`k × n`), each column `c` scaled by `mult(c)` in f64 and rounded once to `T`.
+fn transposed<T: Half>(w: &Weights<T>, s: Shape, mult: impl Fn(usize) -> f64) -> Vec<T> {
+    let mut out = Vec::with_capacity(s.k * s.n);
+    for c in 0..s.k {
+        let g = mult(c);
+        out.extend(
+            (0..s.n).map(|j| T::from_f32((f64::from(w.w[j * s.k + c].to_f32()) * g) as f32)),
+        );
+    }
+    out
+}
+
+/// `γ` folded into the weight: `(γ ⊙ W)ᵀ`, `k × n`, `γ[c] · W[j, c]` rounded once to `T`.
+pub fn fold<T: Half>(w: &Weights<T>, s: Shape) -> Vec<T> {
+    transposed(w, s, |c| f64::from(w.gamma[c].to_f32()))
+}
+
+/// `y[i][j]` in f64 for each `(i, j)` of `at`, from `x`, `W` and `γ` as given (not folded).
+pub fn reference<T: Half>(x: &[T], w: &Weights<T>, s: Shape, at: &[(usize, usize)]) -> Vec<f64> {
+    let rstd: Vec<f64> = (0..s.m)
+        .map(|i| {
+            let ss: f64 = x[i * s.k..(i + 1) * s.k]
+                .iter()
+                .map(|v| f64::from(v.to_f32()).powi(2))
+                .sum();
+            1.0 / (ss / s.k as f64 + f64::from(EPS)).sqrt()
+        })
+        .collect();
+    at.iter()
+        .map(|&(i, j)| {
+            let dot: f64 = (0..s.k)
+                .map(|c| {
+                    f64::from(x[i * s.k + c].to_f32())
+                        * f64::from(w.gamma[c].to_f32())
+                        * f64::from(w.w[j * s.k + c].to_f32())
+                })
+                .sum();
+            dot * rstd[i]
+        })
+        .collect()
+}
+
+/// The layer on a device: the folded weight for the fused form; `Wᵀ` and `γ` for the unfused.
+pub struct DeviceWeights<T: tile::Element> {
+    /// `(γ ⊙ W)ᵀ`, `k × n`.
+    pub folded: Buffer<T>,
+    /// `Wᵀ`, `k × n`.
+    pub wt: Buffer<T>,
+    /// `γ`.
+    pub gamma: Buffer<T>,
+}
+
+/// Folds and uploads `w`.
+pub fn upload<T: Half>(dev: &Device, w: &Weights<T>, s: Shape) -> Result<DeviceWeights<T>, Error> {
+    Ok(DeviceWeights {
+        folded: dev.upload(&fold(w, s))?,
+        wt: dev.upload(&transposed(w, s, |_| 1.0))?,
+        gamma: dev.upload(&w.gamma)?,
+    })
+}
+
+/// Scratch buffers of both forms for a shape.
+pub struct Scratch<T: tile::Element> {
+    /// `rstd` per row.
+    pub rstd: Buffer<f32>,
+    /// Split-K's partial products (few tokens).
+    pub part: Buffer<f32>,
+    /// The unfused form's normalized `x`.
+    pub xn: Buffer<T>,
+}
+
+impl<T: Half> Scratch<T> {
+    /// Buffers for `s`.
+    pub fn new(dev: &Device, s: Shape) -> Result<Self, Error> {
+        Ok(Scratch {
+            rstd: dev.zeros(s.m.max(1))?,
+            part: dev.zeros(splitk_workspace(s.m, s.n, s.k).max(1))?,
+            xn: dev.zeros((s.m * s.k).max(1))?,
+        })
+    }
+}
+
+/// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for few
+/// tokens the `gemm` example's split-K product and [`splitk_sum_rstd`].
+pub fn fused<T: Half>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &DeviceWeights<T>,
+    sc: &mut Scratch<T>,
+    y: &mut Buffer<T>,
+    s: Shape,
+) -> Result<(), Error> {
+    s.validate()?;
+    let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
+    rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
+    match splitk_plan(s.m, s.n, s.k) {
+        Some((bm, split, kslice)) => {
+            let g = Grid::xy(s.n.div_ceil(64) as u32, split as u32);
+            let (sp, ks) = (split as i32, kslice as i32);
+            gemm_splitk::launch(dev, g, x, &w.folded, &mut sc.part, m, n, k, sp, ks, bm)?;
+            let g = Grid::x((s.m * s.n).div_ceil(1024) as u32);
+            splitk_sum_rstd::launch(dev, g, &sc.part, &sc.rstd, y, m, n, sp)
+        }
+        None => {
+            let grid = |c: &linear_rstd::Config| {
+                Grid::x((s.m.div_ceil(c.BM as usize) * s.n.div_ceil(c.BN as usize)) as u32)
+            };
+            linear_rstd::launch(dev, grid, x, &w.folded, &sc.rstd, y, m, n, k)
+        }
+    }
+}
+
+/// The unfused form: [`rmsnorm`] writes the normalized `x`, then the `gemm` example's `matmul`
+/// with `Wᵀ`.
+pub fn unfused<T: Half>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &DeviceWeights<T>,
+    sc: &mut Scratch<T>,
+    y: &mut Buffer<T>,
+    s: Shape,
+) -> Result<(), Error> {
+    s.validate()?;
+    let (m, k) = (s.m as i32, s.k as i32);
+    rmsnorm::launch(dev, Grid::x(s.m as u32), x, &w.gamma, &mut sc.xn, m, k, EPS)?;
+    matmul(dev, &sc.xn, &w.wt, y, &mut sc.part, (s.m, s.n, s.k))
+}

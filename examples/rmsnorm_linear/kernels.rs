@@ -1,0 +1,143 @@
+//! `y = RMSNorm(x) @ Wᵀ` (the LLM chapter's "Normalization + Linear"): `x` is `m × k` (tokens ×
+//! hidden), `W` is `n × k` (PyTorch's `Linear` weight), RMSNorm's weight `γ` has `k` elements and
+//! `RMSNorm(x)[i, c] = x[i, c] · rstd[i] · γ[c]` with `rstd[i] = 1 / sqrt(mean_c(x[i, c]²) + eps)`.
+//!
+//! Since `rstd[i]` is a factor of row `i` and `γ[c]` of column `c` of `x`,
+//! `y[i, j] = rstd[i] · Σ_c x[i, c] · (γ[c] · W[j, c])`: `γ` folds into the weight once (as
+//! inference folds a norm's weight into the next linear layer; the host lays the folded weight
+//! out `k × n`, the GEMM's `B`), and the row statistic becomes a scale in the GEMM's epilogue.
+//! The normalized activations are never written.
+//!
+//! - **Fused**: [`rms_rstd`] (one pass over `x`, `m` floats out), then [`linear_rstd`] (the
+//!   `gemm` example's tensor-descriptor GEMM, its accumulator scaled by `rstd` per row before it
+//!   is rounded); for few tokens, the `gemm` example's split-K product and [`splitk_sum_rstd`]
+//!   (the sum of the slices, scaled).
+//! - **Unfused** (what `F.rms_norm` then a matmul computes): [`rmsnorm`] writes the normalized
+//!   `x` in the input type, then the `gemm` example's `matmul` with `Wᵀ`.
+
+use tile::prelude::*;
+
+use crate::gemm::kernels::gemm_desc_acc;
+
+#[tile_kernel(num_warps = 4)]
+/// `rstd[i] = 1 / sqrt(mean(x[i, :]²) + eps)` in f32, one program per row, `BLOCK` columns at
+/// a time.
+pub fn rms_rstd(
+    x: Ptr<T, { m * k }>,
+    rstd: Ptr<f32, m>,
+    m: i32,
+    k: i32,
+    eps: f32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mut ss = zeros([BLOCK]);
+    for c0 in (0..k).step_by(BLOCK) {
+        let c = c0 + cols;
+        let v = load(x + row * k + c, c < k, 0.0) as f32;
+        ss = ss + v * v;
+    }
+    store(rstd + row, rsqrt(ss.sum() / (k as f32) + eps));
+}
+
+#[tile_kernel(num_warps = 4)]
+/// The unfused normalization: `xn[i, c] = x[i, c] · rstd[i] · γ[c]`, rounded to `T`, one
+/// program per row (the statistic first, then the scaled row, `BLOCK` columns at a time).
+#[allow(clippy::too_many_arguments)]
+pub fn rmsnorm(
+    x: Ptr<T, { m * k }>,
+    gamma: Ptr<T, k>,
+    xn: Ptr<T, { m * k }>,
+    m: i32,
+    k: i32,
+    eps: f32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mut ss = zeros([BLOCK]);
+    for c0 in (0..k).step_by(BLOCK) {
+        let c = c0 + cols;
+        let v = load(x + row * k + c, c < k, 0.0) as f32;
+        ss = ss + v * v;
+    }
+    let r = rsqrt(ss.sum() / (k as f32) + eps);
+    for c0 in (0..k).step_by(BLOCK) {
+        let c = c0 + cols;
+        let ok = c < k;
+        let v = load(x + row * k + c, ok, 0.0) as f32;
+        let g = load(gamma + c, ok, 0.0) as f32;
+        store(xn + row * k + c, (v * r * g) as T, ok);
+    }
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 256, BK = 64, num_warps = 8 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 8 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 4 },
+    ],
+    key = [m, n, k],
+))]
+/// `y = rstd ⊙ (x @ wt)` (`wt` the folded weight, `k × n`; `rstd` scales the rows) in the input
+/// type: the `gemm` example's descriptor GEMM (the tensor memory accelerator fills the `wgmma`
+/// ring on Hopper) in grouped order, the scale applied to the f32 accumulator. The tile is
+/// timed per shape at the first launch.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_rstd(
+    x: Ptr<T, { m * k }>,
+    wt: Ptr<T, { k * n }>,
+    rstd: Ptr<f32, m>,
+    y: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const<8>,
+) {
+    let (acc, rows, cols, row_ok, col_ok) = gemm_desc_acc(x, wt, m, n, k, BM, BN, BK, GM);
+    let r = load(rstd + rows, rows < m, 0.0).expand_dims(1);
+    store(
+        y + rows.expand_dims(1) * n + cols.expand_dims(0),
+        (acc * r) as T,
+        row_ok & col_ok,
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
+/// `y = rstd ⊙ Σ_s part[s]` over the `split` slices of the `gemm` example's split-K product
+/// (`m × n` each), as `T`: program `i` adds elements `i·BLOCK … i·BLOCK + BLOCK`.
+pub fn splitk_sum_rstd(
+    part: Ptr<f32, { split * m * n }>,
+    rstd: Ptr<f32, m>,
+    y: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    split: i32,
+    T: Type<{ [f16, bf16] }>,
+    BLOCK: Const<1024>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let mn = m * n;
+    let ok = offs < mn;
+    let mut acc = zeros([BLOCK]);
+    for s in 0..split {
+        acc = acc + load(part + s * mn + offs, ok, 0.0);
+    }
+    store(y + offs, (acc * load(rstd + offs / n, ok, 0.0)) as T, ok);
+}
+
+/// Every kernel of this example, each instance (tests assemble them all).
+pub fn all() -> Vec<&'static tile::KernelSpec> {
+    let mut v = rms_rstd::KERNELS.to_vec();
+    v.extend(rmsnorm::KERNELS);
+    v.extend(linear_rstd::KERNELS);
+    v.extend(splitk_sum_rstd::KERNELS);
+    v
+}

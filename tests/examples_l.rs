@@ -1,0 +1,117 @@
+//! The `rmsnorm_linear` example on the interpreter against its float64 reference (RMSNorm with
+//! its weight, then the product with `Wᵀ`, unfolded): the fused form (the weight folded, the
+//! row statistic applied in the GEMM's epilogue; split-K for at most 32 tokens) and the unfused
+//! form, f16 and bf16, on shapes that cut every edge — one token, token and feature counts not
+//! a multiple of the blocks, hidden sizes that are not a multiple of 8 or of the 1024-column
+//! step, both the split-K and the tiled path. Empty shapes are an `Err`.
+
+use tile::prelude::*;
+use tile_examples::common::{rel_l2, Half, Rng};
+use tile_examples::gemm::kernels::splitk_plan;
+use tile_examples::rmsnorm_linear::host::{self, Scratch, Shape};
+
+fn check<T: Half>(s: Shape) {
+    let dev = Device::interpreter();
+    let seed = (s.m * 7 + s.n * 131 + s.k) as u64;
+    let xh: Vec<T> = Rng::new(seed)
+        .vec(s.m * s.k, -1.0, 1.0)
+        .into_iter()
+        .map(T::from_f32)
+        .collect();
+    let wh = host::weights::<T>(s, seed + 1);
+    let at: Vec<(usize, usize)> = (0..s.m)
+        .flat_map(|i| (0..s.n).map(move |j| (i, j)))
+        .collect();
+    let want = host::reference(&xh, &wh, s, &at);
+    let x = dev.upload(&xh).unwrap();
+    let w = host::upload(&dev, &wh, s).unwrap();
+    let mut sc = Scratch::<T>::new(&dev, s).unwrap();
+    let nan = vec![T::from_f32(f32::NAN); s.m * s.n];
+    for fused in [true, false] {
+        let mut y = dev.upload(&nan).unwrap();
+        if fused {
+            host::fused(&dev, &x, &w, &mut sc, &mut y, s).unwrap();
+        } else {
+            host::unfused(&dev, &x, &w, &mut sc, &mut y, s).unwrap();
+        }
+        let got: Vec<f32> = dev
+            .download(&y)
+            .unwrap()
+            .iter()
+            .map(|v| v.to_f32())
+            .collect();
+        let e = rel_l2(&got, &want);
+        let form = if fused { "fused" } else { "unfused" };
+        assert!(
+            e <= T::TOL,
+            "{s:?} {} {form}: rel. L2 error {e:.2e}",
+            T::NAME
+        );
+    }
+}
+
+fn shapes() -> [Shape; 5] {
+    [
+        Shape { m: 1, n: 64, k: 64 },
+        Shape {
+            m: 3,
+            n: 100,
+            k: 200,
+        },
+        Shape {
+            m: 17,
+            n: 130,
+            k: 1500,
+        },
+        Shape {
+            m: 70,
+            n: 72,
+            k: 96,
+        },
+        Shape {
+            m: 45,
+            n: 100,
+            k: 300,
+        },
+    ]
+}
+
+#[test]
+fn both_paths_are_covered() {
+    assert!(splitk_plan(3, 100, 200).is_some());
+    assert!(splitk_plan(45, 100, 300).is_none());
+}
+
+#[test]
+fn f16_matches_float64() {
+    for s in shapes() {
+        check::<f16>(s);
+    }
+}
+
+#[test]
+fn bf16_matches_float64() {
+    for s in shapes() {
+        check::<bf16>(s);
+    }
+}
+
+#[test]
+fn empty_shapes_are_errors() {
+    let dev = Device::interpreter();
+    let s = Shape { m: 2, n: 8, k: 8 };
+    let x = dev.zeros::<f16>(16).unwrap();
+    let w = host::upload(&dev, &host::weights::<f16>(s, 1), s).unwrap();
+    let mut sc = Scratch::<f16>::new(&dev, s).unwrap();
+    let mut y = dev.zeros::<f16>(16).unwrap();
+    for bad in [
+        Shape { k: 0, ..s },
+        Shape { m: 0, ..s },
+        Shape { n: 0, ..s },
+    ] {
+        let r = host::fused(&dev, &x, &w, &mut sc, &mut y, bad);
+        assert!(matches!(r, Err(Error::Args(_))), "{bad:?}: {r:?}");
+        let r = host::unfused(&dev, &x, &w, &mut sc, &mut y, bad);
+        assert!(matches!(r, Err(Error::Args(_))), "{bad:?}: {r:?}");
+    }
+}
