@@ -7,7 +7,6 @@
 
 use tile::prelude::*;
 use tile_examples::common::{rel_l2, Half, Rng};
-use tile_examples::gemm::kernels::splitk_plan;
 use tile_examples::rmsnorm_linear::host::{self, Scratch, Shape};
 
 fn check<T: Half>(s: Shape) {
@@ -78,8 +77,10 @@ fn shapes() -> [Shape; 5] {
 
 #[test]
 fn both_paths_are_covered() {
-    assert!(splitk_plan(3, 100, 200).is_some());
-    assert!(splitk_plan(45, 100, 300).is_none());
+    let plan = |m, n, k| host::few_tokens_plan(Shape { m, n, k });
+    assert!(plan(3, 100, 200).is_some());
+    assert!(plan(17, 130, 1500).is_some_and(|(_, split, _)| split > 1));
+    assert!(plan(45, 100, 300).is_none());
 }
 
 #[test]

@@ -5,7 +5,7 @@ use tile::prelude::*;
 
 use super::kernels::{linear_rstd, rms_rstd, rmsnorm, splitk_sum_rstd};
 use crate::common::{Half, Rng};
-use crate::gemm::kernels::{gemm_splitk, matmul, splitk_plan, splitk_workspace};
+use crate::gemm::kernels::{gemm_splitk, matmul, splitk_workspace};
 
 /// RMSNorm's `eps` (Llama's).
 pub const EPS: f32 = 1e-6;
@@ -119,6 +119,9 @@ pub fn upload<T: Half>(dev: &Device, w: &Weights<T>, s: Shape) -> Result<DeviceW
     })
 }
 
+/// Programs split-K aims for: two per SM of an H100 (132).
+const PROGRAMS: usize = 264;
+
 /// Scratch buffers of both forms for a shape.
 pub struct Scratch<T: tile::Element> {
     /// `rstd` per row.
@@ -134,14 +137,24 @@ impl<T: Half> Scratch<T> {
     pub fn new(dev: &Device, s: Shape) -> Result<Self, Error> {
         Ok(Scratch {
             rstd: dev.zeros(s.m.max(1))?,
-            part: dev.zeros(splitk_workspace(s.m, s.n, s.k).max(1))?,
+            part: dev.zeros(
+                split_plans(s)
+                    .iter()
+                    .map(|&(_, split, _)| split * s.m * s.n)
+                    .max()
+                    .unwrap_or(0)
+                    .max(splitk_workspace(s.m, s.n, s.k))
+                    .max(few_tokens_plan(s).map_or(0, |(_, split, _)| split * s.m * s.n))
+                    .max(1),
+            )?,
             xn: dev.zeros((s.m * s.k).max(1))?,
         })
     }
 }
 
-/// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for few
-/// tokens the `gemm` example's split-K product and [`splitk_sum_rstd`].
+/// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for at
+/// most [`FEW_TOKENS`] tokens the `gemm` example's split-K product ([`few_tokens_plan`]) and
+/// [`splitk_sum_rstd`].
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -150,10 +163,56 @@ pub fn fused<T: Half>(
     y: &mut Buffer<T>,
     s: Shape,
 ) -> Result<(), Error> {
+    fused_with(dev, x, w, sc, y, s, few_tokens_plan(s))
+}
+
+/// Tokens up to which the fused form takes split-K (two 16-row `mma` tiles).
+pub const FEW_TOKENS: usize = 32;
+
+/// The fused form's split-K plan `(bm, split, kslice)` for at most [`FEW_TOKENS`] tokens (the
+/// `gemm` example's rule for its `k` slices, whatever the column count: a 128-row tile would
+/// multiply rows of zeros), `None` for more.
+pub fn few_tokens_plan(s: Shape) -> Option<(i32, usize, usize)> {
+    if s.m > FEW_TOKENS {
+        return None;
+    }
+    let bm = if s.m <= 16 { 16 } else { 32 };
+    let want = PROGRAMS.div_ceil(s.n.div_ceil(64).max(1));
+    let most = s.k.div_ceil(256).max(1);
+    let kslice = s.k.div_ceil(want.min(most)).next_multiple_of(64).max(64);
+    Some((bm, s.k.div_ceil(kslice).max(1), kslice))
+}
+
+/// Split-K plans `(bm, split, kslice)` for `s` that [`fused_with`] can run: [`few_tokens_plan`]'s
+/// tile with `k` cut in 1 to 16 slices (for `--sweep`).
+pub fn split_plans(s: Shape) -> Vec<(i32, usize, usize)> {
+    let Some((bm, _, _)) = few_tokens_plan(s) else {
+        return Vec::new();
+    };
+    [1, 2, 4, 8, 16]
+        .into_iter()
+        .map(|split: usize| {
+            let kslice = s.k.div_ceil(split).next_multiple_of(64);
+            (bm, s.k.div_ceil(kslice), kslice)
+        })
+        .collect()
+}
+
+/// [`fused`] with split-K plan `plan` (`None`: [`linear_rstd`]); `Err` for a plan that needs
+/// more workspace than `sc` holds.
+pub fn fused_with<T: Half>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &DeviceWeights<T>,
+    sc: &mut Scratch<T>,
+    y: &mut Buffer<T>,
+    s: Shape,
+    plan: Option<(i32, usize, usize)>,
+) -> Result<(), Error> {
     s.validate()?;
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
     rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
-    match splitk_plan(s.m, s.n, s.k) {
+    match plan {
         Some((bm, split, kslice)) => {
             let g = Grid::xy(s.n.div_ceil(64) as u32, split as u32);
             let (sp, ks) = (split as i32, kslice as i32);

@@ -4,7 +4,8 @@
 //!
 //! `cargo run --release --example rmsnorm_linear` — on a GPU: checks awkward shapes, then times
 //! both forms at 16 and 4096 tokens, hidden 4096 → 14336, bf16 and f16. Without a GPU: checks
-//! small shapes on the interpreter. `--quick`: checks only.
+//! small shapes on the interpreter. `--quick`: checks only. `--sweep`: also times the few-token
+//! product with `k` cut in 1 to 16 slices.
 
 use std::process::ExitCode;
 
@@ -72,6 +73,14 @@ fn bench<T: Half>(dev: &Device, rows: &mut Vec<Vec<String>>) -> Res<()> {
         let unfused = time_ms(&stream, 3, 20, || {
             host::unfused(dev, &x, &w, &mut sc, &mut y, s)
         })?;
+        if std::env::args().any(|a| a == "--sweep") {
+            for plan in host::split_plans(s) {
+                let t = time_ms(&stream, 3, 20, || {
+                    host::fused_with(dev, &x, &w, &mut sc, &mut y, s, Some(plan))
+                })?;
+                println!("sweep {} {m}×{n}×{k} split-K {plan:?}: {t:.4} ms", T::NAME);
+            }
+        }
         let tflops = 2.0 * (m * n * k) as f64 / (fused * 1e-3) / 1e12;
         let bytes = ((m * k + k * n + m * n) * std::mem::size_of::<T>()) as f64;
         rows.push(vec![
