@@ -1,9 +1,9 @@
 //! The `rmsnorm_linear` example on the interpreter against its float64 reference (RMSNorm with
 //! its weight, then the product with `Wᵀ`, unfolded): the fused form (the weight folded, the
-//! row statistic applied in the GEMM's epilogue; split-K for at most 32 tokens) and the unfused
-//! form, f16 and bf16, on shapes that cut every edge — one token, token and feature counts not
-//! a multiple of the blocks, hidden sizes that are not a multiple of 8 or of the 1024-column
-//! step, both the split-K and the tiled path. Empty shapes are an `Err`.
+//! row statistic applied in the GEMM's epilogue; a split 64-row product for at most 64 tokens)
+//! and the unfused form, f16 and bf16, on shapes that cut every edge — one token, token and
+//! feature counts not a multiple of the blocks, hidden sizes that are not a multiple of 8 or of
+//! the 1024-column step, both the split and the tiled path. Empty shapes are an `Err`.
 
 use tile::prelude::*;
 use tile_examples::common::{rel_l2, Half, Rng};
@@ -49,7 +49,7 @@ fn check<T: Half>(s: Shape) {
     }
 }
 
-fn shapes() -> [Shape; 5] {
+fn shapes() -> [Shape; 6] {
     [
         Shape { m: 1, n: 64, k: 64 },
         Shape {
@@ -72,6 +72,11 @@ fn shapes() -> [Shape; 5] {
             n: 100,
             k: 300,
         },
+        Shape {
+            m: 65,
+            n: 100,
+            k: 300,
+        },
     ]
 }
 
@@ -80,7 +85,7 @@ fn both_paths_are_covered() {
     let plan = |m, n, k| host::few_tokens_plan(Shape { m, n, k });
     assert!(plan(3, 100, 200).is_some());
     assert!(plan(17, 130, 1500).is_some_and(|(_, split, _)| split > 1));
-    assert!(plan(45, 100, 300).is_none());
+    assert!(plan(70, 72, 96).is_none());
 }
 
 #[test]

@@ -3,9 +3,9 @@
 
 use tile::prelude::*;
 
-use super::kernels::{linear_rstd, rms_rstd, rmsnorm, splitk_sum_rstd};
+use super::kernels::{linear_few, linear_rstd, rms_rstd, rmsnorm, splitk_sum_rstd};
 use crate::common::{Half, Rng};
-use crate::gemm::kernels::{gemm_splitk, matmul, splitk_workspace};
+use crate::gemm::kernels::{matmul, splitk_workspace};
 
 /// RMSNorm's `eps` (Llama's).
 pub const EPS: f32 = 1e-6;
@@ -119,8 +119,8 @@ pub fn upload<T: Half>(dev: &Device, w: &Weights<T>, s: Shape) -> Result<DeviceW
     })
 }
 
-/// Programs split-K aims for: two per SM of an H100 (132).
-const PROGRAMS: usize = 264;
+/// Programs [`linear_few`] aims for: one per SM of an H100 (132).
+const PROGRAMS: usize = 132;
 
 /// Scratch buffers of both forms for a shape.
 pub struct Scratch<T: tile::Element> {
@@ -153,8 +153,7 @@ impl<T: Half> Scratch<T> {
 }
 
 /// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for at
-/// most [`FEW_TOKENS`] tokens the `gemm` example's split-K product ([`few_tokens_plan`]) and
-/// [`splitk_sum_rstd`].
+/// most [`FEW_TOKENS`] tokens [`linear_few`] ([`few_tokens_plan`]) and [`splitk_sum_rstd`].
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -166,40 +165,42 @@ pub fn fused<T: Half>(
     fused_with(dev, x, w, sc, y, s, few_tokens_plan(s))
 }
 
-/// Tokens up to which the fused form takes split-K (two 16-row `mma` tiles).
-pub const FEW_TOKENS: usize = 32;
+/// Tokens up to which the fused form takes [`linear_few`] (its 64-row tile).
+pub const FEW_TOKENS: usize = 64;
 
-/// The fused form's split-K plan `(bm, split, kslice)` for at most [`FEW_TOKENS`] tokens (the
-/// `gemm` example's rule for its `k` slices, whatever the column count: a 128-row tile would
-/// multiply rows of zeros), `None` for more.
+/// The fused form's plan `(bn, split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
+/// with 128 columns per program and `k` cut in `split` slices of `kslice` (a multiple of 64),
+/// as few as give about [`PROGRAMS`] programs, each at least 256 long; `None` for more tokens.
+/// (At 16 × 14336 × 4096 on an H200: 128 columns in 2 slices 0.0447 ms, in 1, 4 or 8 slices
+/// 0.0457–0.0483; 64 columns 0.053–0.060.)
 pub fn few_tokens_plan(s: Shape) -> Option<(i32, usize, usize)> {
     if s.m > FEW_TOKENS {
         return None;
     }
-    let bm = if s.m <= 16 { 16 } else { 32 };
-    let want = PROGRAMS.div_ceil(s.n.div_ceil(64).max(1));
+    let bn = 128;
+    let want = PROGRAMS.div_ceil(s.n.div_ceil(bn).max(1));
     let most = s.k.div_ceil(256).max(1);
     let kslice = s.k.div_ceil(want.min(most)).next_multiple_of(64).max(64);
-    Some((bm, s.k.div_ceil(kslice).max(1), kslice))
+    Some((bn as i32, s.k.div_ceil(kslice).max(1), kslice))
 }
 
-/// Split-K plans `(bm, split, kslice)` for `s` that [`fused_with`] can run: [`few_tokens_plan`]'s
-/// tile with `k` cut in 1 to 16 slices (for `--sweep`).
+/// Plans `(bn, split, kslice)` for `s` that [`fused_with`] can run: [`linear_few`] with 64 or
+/// 128 columns per program and `k` cut in 1 to 8 slices (for `--sweep`).
 pub fn split_plans(s: Shape) -> Vec<(i32, usize, usize)> {
-    let Some((bm, _, _)) = few_tokens_plan(s) else {
+    if few_tokens_plan(s).is_none() {
         return Vec::new();
-    };
-    [1, 2, 4, 8, 16]
-        .into_iter()
-        .map(|split: usize| {
+    }
+    let mut v = Vec::new();
+    for bn in [64, 128] {
+        for split in [1usize, 2, 4, 8] {
             let kslice = s.k.div_ceil(split).next_multiple_of(64);
-            (bm, s.k.div_ceil(kslice), kslice)
-        })
-        .collect()
+            v.push((bn, s.k.div_ceil(kslice), kslice));
+        }
+    }
+    v
 }
 
-/// [`fused`] with split-K plan `plan` (`None`: [`linear_rstd`]); `Err` for a plan that needs
-/// more workspace than `sc` holds.
+/// [`fused`] with plan `plan` for [`linear_few`] (`None`: [`linear_rstd`]).
 pub fn fused_with<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -213,10 +214,10 @@ pub fn fused_with<T: Half>(
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
     rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
     match plan {
-        Some((bm, split, kslice)) => {
-            let g = Grid::xy(s.n.div_ceil(64) as u32, split as u32);
+        Some((bn, split, kslice)) => {
+            let g = Grid::xy(s.n.div_ceil(bn as usize) as u32, split as u32);
             let (sp, ks) = (split as i32, kslice as i32);
-            gemm_splitk::launch(dev, g, x, &w.folded, &mut sc.part, m, n, k, sp, ks, bm)?;
+            linear_few::launch(dev, g, x, &w.folded, &mut sc.part, m, n, k, sp, ks, bn)?;
             let g = Grid::x((s.m * s.n).div_ceil(1024) as u32);
             splitk_sum_rstd::launch(dev, g, &sc.part, &sc.rstd, y, m, n, sp)
         }

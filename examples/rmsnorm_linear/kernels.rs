@@ -10,8 +10,9 @@
 //!
 //! - **Fused**: [`rms_rstd`] (one pass over `x`, `m` floats out), then [`linear_rstd`] (the
 //!   `gemm` example's tensor-descriptor GEMM, its accumulator scaled by `rstd` per row before it
-//!   is rounded); for few tokens, the `gemm` example's split-K product and [`splitk_sum_rstd`]
-//!   (the sum of the slices, scaled).
+//!   is rounded); for at most 64 tokens [`linear_few`] (one 64-row tile, `k` split into slices
+//!   so that the weight streams from every SM) and [`splitk_sum_rstd`] (the sum of the slices,
+//!   scaled).
 //! - **Unfused** (what `F.rms_norm` then a matmul computes): [`rmsnorm`] writes the normalized
 //!   `x` in the input type, then the `gemm` example's `matmul` with `Wᵀ`.
 
@@ -111,6 +112,50 @@ pub fn linear_rstd(
 }
 
 #[tile_kernel(num_warps = 4)]
+/// The product for few tokens (`m ≤ BM`), split over `k`: program `(j, s)` computes columns
+/// `j·BN …` of every token over slice `s` of `k` (`kslice` long, a multiple of `BK`) and
+/// writes the f32 partial product to slice `s` of `part` (`split × m × n`); [`splitk_sum_rstd`]
+/// adds the slices and applies `rstd`. Both operands through tensor descriptors: on Hopper one
+/// `wgmma.m64` per 16 columns of `k` (the rows past `m` read as 0 and cost no memory traffic;
+/// the product is bound by the weight's bytes, not the tensor cores).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_few(
+    x: Ptr<T, { m * k }>,
+    wt: Ptr<T, { k * n }>,
+    part: Ptr<f32, { split * m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    split: i32,
+    kslice: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<64>,
+    BN: Const<{ [64, 128] }>,
+    BK: Const<64>,
+) {
+    let s = program_id(1);
+    let x_desc = make_tensor_descriptor(x, [m, k], [k, 1], [BM, BK]);
+    let w_desc = make_tensor_descriptor(wt, [k, n], [n, 1], [BK, BN]);
+    let lo = s * kslice;
+    let hi = min(lo + kslice, k);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (lo..hi).step_by(BK) {
+        acc = dot(
+            x_desc.load([0, k0]),
+            w_desc.load([k0, program_id(0) * BN]),
+            acc,
+        );
+    }
+    let rows = arange(0, BM);
+    let cols = program_id(0) * BN + arange(0, BN);
+    store(
+        part + s * m * n + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
+#[tile_kernel(num_warps = 4)]
 /// `y = rstd ⊙ Σ_s part[s]` over the `split` slices of the `gemm` example's split-K product
 /// (`m × n` each), as `T`: program `i` adds elements `i·BLOCK … i·BLOCK + BLOCK`.
 pub fn splitk_sum_rstd(
@@ -138,6 +183,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = rms_rstd::KERNELS.to_vec();
     v.extend(rmsnorm::KERNELS);
     v.extend(linear_rstd::KERNELS);
+    v.extend(linear_few::KERNELS);
     v.extend(splitk_sum_rstd::KERNELS);
     v
 }

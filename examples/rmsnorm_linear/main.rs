@@ -5,7 +5,7 @@
 //! `cargo run --release --example rmsnorm_linear` — on a GPU: checks awkward shapes, then times
 //! both forms at 16 and 4096 tokens, hidden 4096 → 14336, bf16 and f16. Without a GPU: checks
 //! small shapes on the interpreter. `--quick`: checks only. `--sweep`: also times the few-token
-//! product with `k` cut in 1 to 16 slices.
+//! product with 64 or 128 columns per program and `k` cut in 1 to 8 slices.
 
 use std::process::ExitCode;
 
@@ -78,7 +78,10 @@ fn bench<T: Half>(dev: &Device, rows: &mut Vec<Vec<String>>) -> Res<()> {
                 let t = time_ms(&stream, 3, 20, || {
                     host::fused_with(dev, &x, &w, &mut sc, &mut y, s, Some(plan))
                 })?;
-                println!("sweep {} {m}×{n}×{k} split-K {plan:?}: {t:.4} ms", T::NAME);
+                println!(
+                    "sweep {} {m}×{n}×{k} (bn, split, kslice) {plan:?}: {t:.4} ms",
+                    T::NAME
+                );
             }
         }
         let tflops = 2.0 * (m * n * k) as f64 / (fused * 1e-3) / 1e12;
