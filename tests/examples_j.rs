@@ -6,8 +6,9 @@
 //! multiple of the group size is an `Err`.
 
 use tile::prelude::*;
-use tile_examples::common::{rel_l2, Half, Rng};
+use tile_examples::common::{Half, Rng};
 use tile_examples::dequant_matmul::host::{self, DeviceWeights, Shape, Unfused};
+use tile_tests::assert_close;
 
 fn check<T: Half>(s: Shape) {
     let dev = Device::interpreter();
@@ -33,18 +34,6 @@ fn check<T: Half>(s: Shape) {
     let mut y = dev.upload(&nan).unwrap();
     host::unfused(&dev, &x, &w, &mut buf, &mut y, s).unwrap();
     assert_close(&dev, &y, &want, &format!("{s:?} {} unfused", T::NAME));
-}
-
-/// `y` within `T::TOL` (relative L2) of `want`.
-fn assert_close<T: Half>(dev: &Device, y: &Buffer<T>, want: &[f64], what: &str) {
-    let got: Vec<f32> = dev
-        .download(y)
-        .unwrap()
-        .iter()
-        .map(|v| v.to_f32())
-        .collect();
-    let e = rel_l2(&got, want);
-    assert!(e <= T::TOL, "{what}: rel. L2 error {e:.2e}");
 }
 
 fn shapes() -> [Shape; 4] {

@@ -7,8 +7,9 @@
 //! split-K included, on aligned layers. Layers the kernels cannot take are an `Err`.
 
 use tile::prelude::*;
-use tile_examples::common::{rel_l2, Half, Rng};
+use tile_examples::common::{Half, Rng};
 use tile_examples::conv_bn_relu::host::{self, Shape};
+use tile_tests::assert_close;
 
 fn check<T: Half>(s: Shape) {
     let dev = Device::interpreter();
@@ -34,19 +35,8 @@ fn check<T: Half>(s: Shape) {
         } else {
             host::unfused(&dev, &x, &dl, &mut y, &mut ws, s).unwrap();
         }
-        let got: Vec<f32> = dev
-            .download(&y)
-            .unwrap()
-            .iter()
-            .map(|v| v.to_f32())
-            .collect();
-        let e = rel_l2(&got, &want);
         let form = if fused { "fused" } else { "unfused" };
-        assert!(
-            e <= T::TOL,
-            "{s:?} {} {form}: rel. L2 error {e:.2e}",
-            T::NAME
-        );
+        assert_close(&dev, &y, &want, &format!("{s:?} {} {form}", T::NAME));
     }
 }
 
@@ -97,15 +87,8 @@ fn every_tile_matches_float64() {
         for t in 0..host::CONV_TILES.len() {
             let mut y = dev.upload(&vec![bf16::NAN; s.y_len()]).unwrap();
             host::fused_on_tile(&dev, &x, &dl, &mut y, &mut ws, s, t).unwrap();
-            let got: Vec<f32> = dev
-                .download(&y)
-                .unwrap()
-                .iter()
-                .map(|v| v.to_f32())
-                .collect();
-            let e = rel_l2(&got, &want);
             let tile = host::CONV_TILES[t];
-            assert!(e <= bf16::TOL, "{s:?} {tile:?}: rel. L2 error {e:.2e}");
+            assert_close(&dev, &y, &want, &format!("{s:?} {tile:?}"));
         }
     }
 }

@@ -6,8 +6,9 @@
 //! the 1024-column step, both the split and the tiled path. Empty shapes are an `Err`.
 
 use tile::prelude::*;
-use tile_examples::common::{rel_l2, Half, Rng};
+use tile_examples::common::{Half, Rng};
 use tile_examples::rmsnorm_linear::host::{self, Scratch, Shape};
+use tile_tests::assert_close;
 
 fn check<T: Half>(s: Shape) {
     let dev = Device::interpreter();
@@ -33,19 +34,8 @@ fn check<T: Half>(s: Shape) {
         } else {
             host::unfused(&dev, &x, &w, &mut sc, &mut y, s).unwrap();
         }
-        let got: Vec<f32> = dev
-            .download(&y)
-            .unwrap()
-            .iter()
-            .map(|v| v.to_f32())
-            .collect();
-        let e = rel_l2(&got, &want);
         let form = if fused { "fused" } else { "unfused" };
-        assert!(
-            e <= T::TOL,
-            "{s:?} {} {form}: rel. L2 error {e:.2e}",
-            T::NAME
-        );
+        assert_close(&dev, &y, &want, &format!("{s:?} {} {form}", T::NAME));
     }
 }
 

@@ -315,7 +315,7 @@ const fn tile(bm: usize, bn: usize, stages: usize, split: bool) -> ConvTile {
 }
 
 /// The tiles, in the tuner's order: [`conv2d`]'s eight configurations, then
-/// [`conv2d_split`]'s two (each runs as its unsplit twin where [`splits_for`] gives 1).
+/// [`conv2d_split`]'s two (each runs as its unsplit twin where the layer gets one slice).
 pub const CONV_TILES: [ConvTile; 9] = [
     tile(128, 64, 4, false),
     tile(128, 64, 3, false),
@@ -415,7 +415,8 @@ pub fn aligned(s: Shape) -> bool {
 }
 
 /// The convolution of `x` with filter `w` and bias `b` into `y`, through ReLU when `relu`, on
-/// tile `t` of [`CONV_TILES`] ([`conv2d_any`]'s one tile where `s` is not [`aligned`]) (`ws`: the split-K workspace, at least [`workspace_len`]).
+/// tile `t` of [`CONV_TILES`] ([`conv2d_any`]'s one tile where `s` is not [`aligned`]); `ws`
+/// is the split-K workspace, at least [`workspace_len`] long.
 #[allow(clippy::too_many_arguments)]
 fn conv_with<T: Half>(
     dev: &Device,

@@ -170,7 +170,8 @@ pub const FEW_TOKENS: usize = 64;
 
 /// The fused form's plan `(bn, split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
 /// with 128 columns per program and `k` cut in `split` slices of `kslice` (a multiple of 64),
-/// as few as give about [`PROGRAMS`] programs, each at least 256 long; `None` for more tokens.
+/// as few as give about one program per SM of an H100 (132), each at least 256 long; `None`
+/// for more tokens.
 /// (At 16 × 14336 × 4096 on an H200: 128 columns in 2 slices 0.0447 ms, in 1, 4 or 8 slices
 /// 0.0457–0.0483; 64 columns 0.053–0.060.)
 pub fn few_tokens_plan(s: Shape) -> Option<(i32, usize, usize)> {

@@ -1194,6 +1194,24 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v
 }
 
+/// `y` (on `dev`) within `T::TOL` relative L2 of `want`: the check of every 16-bit example's
+/// interpreter test against its float64 reference.
+pub fn assert_close<T: tile_examples::common::Half>(
+    dev: &Device,
+    y: &Buffer<T>,
+    want: &[f64],
+    what: &str,
+) {
+    let got: Vec<f32> = dev
+        .download(y)
+        .unwrap()
+        .iter()
+        .map(|v| v.to_f32())
+        .collect();
+    let e = tile_examples::common::rel_l2(&got, want);
+    assert!(e <= T::TOL, "{what}: rel. L2 error {e:.2e}");
+}
+
 /// Element `(i, j)` of `acc + a @ b` (`a`: `m × k`, `b`: `k × n`, row-major; `acc` 0 when `None`)
 /// in f64, and the tolerance a `dot` result must meet: `(K + 2) · 2⁻²² · (|acc| + Σₖ |aₖ bₖ|)`,
 /// f32 accumulation of exact products in any order (the documented tensor-core semantics).
