@@ -93,6 +93,30 @@ fn every_tile_matches_float64() {
     }
 }
 
+/// The host's tile table names the kernels' configurations in their order: `BM × BN` and the
+/// ring (4 stages for the compiler's choice, 3 for `num_stages = 2`).
+#[test]
+fn tile_table_matches_the_kernels_configurations() {
+    use tile_examples::conv_bn_relu::kernels::{conv2d, conv2d_split};
+    let configs: Vec<(i32, i32, u32)> = conv2d::CONFIGS
+        .iter()
+        .map(|c| (c.BM, c.BN, c.num_stages))
+        .chain(
+            conv2d_split::CONFIGS
+                .iter()
+                .map(|c| (c.BM, c.BN, c.num_stages)),
+        )
+        .collect();
+    assert_eq!(configs.len(), host::CONV_TILES.len());
+    assert_eq!(conv2d::CONFIGS.len(), host::SPLIT_FROM);
+    for (i, (t, (bm, bn, stages))) in host::CONV_TILES.iter().zip(configs).enumerate() {
+        assert_eq!((t.bm as i32, t.bn as i32), (bm, bn), "{t:?}");
+        assert_eq!(t.split, i >= host::SPLIT_FROM, "{t:?}");
+        let ring = if stages == 2 { 3 } else { 4 };
+        assert_eq!(t.stages, ring, "{t:?}");
+    }
+}
+
 #[test]
 fn f16_matches_float64() {
     for s in layers() {

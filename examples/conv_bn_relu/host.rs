@@ -314,7 +314,7 @@ const fn tile(bm: usize, bn: usize, stages: usize, split: bool) -> ConvTile {
     }
 }
 
-/// The tiles, in the tuner's order: [`conv2d`]'s eight configurations, then
+/// The tiles, in the tuner's order: [`conv2d`]'s seven configurations, then
 /// [`conv2d_split`]'s two (each runs as its unsplit twin where the layer gets one slice).
 pub const CONV_TILES: [ConvTile; 9] = [
     tile(128, 64, 4, false),
@@ -328,8 +328,8 @@ pub const CONV_TILES: [ConvTile; 9] = [
     tile(64, 128, 4, true),
 ];
 
-/// [`conv2d`]'s configurations: the first [`SPLIT_FROM`] tiles.
-const SPLIT_FROM: usize = 7;
+/// [`conv2d`]'s configurations: the first `SPLIT_FROM` tiles; [`conv2d_split`]'s the rest.
+pub const SPLIT_FROM: usize = 7;
 
 static CONV_CONFIGS: [tile::autotune::ConfigDesc; 9] = [
     tile::autotune::ConfigDesc::new("128 x 64, 4 warps"),
