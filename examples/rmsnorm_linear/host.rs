@@ -137,14 +137,13 @@ impl<T: Half> Scratch<T> {
     pub fn new(dev: &Device, s: Shape) -> Result<Self, Error> {
         Ok(Scratch {
             rstd: dev.zeros(s.m.max(1))?,
+            // The unfused form's split-K, and every plan `fused_with` may be given.
             part: dev.zeros(
                 split_plans(s)
-                    .iter()
-                    .map(|&(_, split, _)| split * s.m * s.n)
-                    .max()
-                    .unwrap_or(0)
-                    .max(splitk_workspace(s.m, s.n, s.k))
-                    .max(few_tokens_plan(s).map_or(0, |(_, split, _)| split * s.m * s.n))
+                    .into_iter()
+                    .chain(few_tokens_plan(s))
+                    .map(|(_, split, _)| split * s.m * s.n)
+                    .fold(splitk_workspace(s.m, s.n, s.k), usize::max)
                     .max(1),
             )?,
             xn: dev.zeros((s.m * s.k).max(1))?,

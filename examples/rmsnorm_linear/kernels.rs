@@ -20,6 +20,20 @@ use tile::prelude::*;
 
 use crate::gemm::kernels::gemm_desc_acc;
 
+/// `1 / sqrt(mean(row[0 .. k]²) + eps)` in f32, `BLOCK` elements at a time: the statistic of
+/// both [`rms_rstd`] and [`rmsnorm`].
+#[tile_fn]
+fn row_rstd(row: Tile, k: i32, eps: f32, BLOCK: Const) -> Tile {
+    let cols = arange(0, BLOCK);
+    let mut ss = zeros([BLOCK]);
+    for c0 in (0..k).step_by(BLOCK) {
+        let c = c0 + cols;
+        let v = load(row + c, c < k, 0.0) as f32;
+        ss = ss + v * v;
+    }
+    rsqrt(ss.sum() / (k as f32) + eps)
+}
+
 #[tile_kernel(num_warps = 4)]
 /// `rstd[i] = 1 / sqrt(mean(x[i, :]²) + eps)` in f32, one program per row, `BLOCK` columns at
 /// a time.
@@ -33,14 +47,7 @@ pub fn rms_rstd(
     BLOCK: Const<1024>,
 ) {
     let row = program_id(0);
-    let cols = arange(0, BLOCK);
-    let mut ss = zeros([BLOCK]);
-    for c0 in (0..k).step_by(BLOCK) {
-        let c = c0 + cols;
-        let v = load(x + row * k + c, c < k, 0.0) as f32;
-        ss = ss + v * v;
-    }
-    store(rstd + row, rsqrt(ss.sum() / (k as f32) + eps));
+    store(rstd + row, row_rstd(x + row * k, k, eps, BLOCK));
 }
 
 #[tile_kernel(num_warps = 4)]
@@ -59,13 +66,7 @@ pub fn rmsnorm(
 ) {
     let row = program_id(0);
     let cols = arange(0, BLOCK);
-    let mut ss = zeros([BLOCK]);
-    for c0 in (0..k).step_by(BLOCK) {
-        let c = c0 + cols;
-        let v = load(x + row * k + c, c < k, 0.0) as f32;
-        ss = ss + v * v;
-    }
-    let r = rsqrt(ss.sum() / (k as f32) + eps);
+    let r = row_rstd(x + row * k, k, eps, BLOCK);
     for c0 in (0..k).step_by(BLOCK) {
         let c = c0 + cols;
         let ok = c < k;
