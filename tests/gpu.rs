@@ -253,6 +253,12 @@ fn gpu_interleave_join_and_split_match_their_definitions() {
 }
 
 #[test]
+fn gpu_transposed_left_operand_matches_float64() {
+    let Some(gpu) = cuda() else { return };
+    common::check_dot_trans_a(&gpu);
+}
+
+#[test]
 fn gpu_scans_match_the_references() {
     let Some(gpu) = cuda() else { return };
     common::check_scans(&gpu);

@@ -422,6 +422,11 @@ fn products_with_transposed_operands() {
 }
 
 #[test]
+fn products_with_a_transposed_left_operand_in_a_loop() {
+    common::check_dot_trans_a(&Device::interpreter());
+}
+
+#[test]
 fn gather_matches_its_definition() {
     let dev = Device::interpreter();
     let (x, h, idx) = gather_inputs(29);

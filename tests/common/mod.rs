@@ -1143,6 +1143,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(tile_examples::selective_scan::kernels::all());
     v.extend(tile_examples::conv_bn_relu::kernels::all());
     v.extend(tile_examples::rmsnorm_linear::kernels::all());
+    v.extend(dot_trans_a::KERNELS);
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,
@@ -2604,5 +2605,83 @@ pub fn check_pairs(dev: &Device) {
                 2 * i + 1
             );
         }
+    }
+}
+
+#[tile_kernel(num_warps = 4)]
+/// `c = aᵀ · b` (`a` is `k × m`, `b` is `k × n`, both row-major: a product over the rows of
+/// both, as a weight gradient `Gᵀ · x` is), one `BM × BN` block per program, `k` in steps of
+/// `BK`: the left operand is a `BK × BM` tile loaded row by row and transposed, which `wgmma`
+/// reads M-major from the `cp.async` ring on Hopper.
+pub fn dot_trans_a(
+    a: Ptr<T, { k * m }>,
+    b: Ptr<T, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<64>,
+    BN: Const<64>,
+    BK: Const<32>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = (k0 + ks).expand_dims(1);
+        let at = load(
+            a + kk * m + rows.expand_dims(0),
+            (kk < k) & (rows < m).expand_dims(0),
+            0.0,
+        );
+        let bt = load(
+            b + kk * n + cols.expand_dims(0),
+            (kk < k) & (cols < n).expand_dims(0),
+            0.0,
+        );
+        acc = dot(at.trans(), bt, acc);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
+/// [`dot_trans_a`] against float64 on shapes with ragged edges along every axis, f16 and bf16.
+pub fn check_dot_trans_a(dev: &Device) {
+    fn run<T: tile::Element>(
+        dev: &Device,
+        (m, n, k): (usize, usize, usize),
+        conv: fn(f32) -> T,
+        back: fn(T) -> f32,
+    ) {
+        let mut g = Rng((m * 131 + n * 7 + k) as u64);
+        let a: Vec<T> = (0..k * m).map(|_| conv(g.f32())).collect();
+        let b: Vec<T> = (0..k * n).map(|_| conv(g.f32())).collect();
+        let mut c = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        let grid = Grid::xy(m.div_ceil(64) as u32, n.div_ceil(64) as u32);
+        let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        dot_trans_a::launch(dev, grid, &da, &db, &mut c, m as i32, n as i32, k as i32).unwrap();
+        let c = dev.download(&c).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let want: f64 = (0..k)
+                    .map(|p| f64::from(back(a[p * m + i])) * f64::from(back(b[p * n + j])))
+                    .sum();
+                let tol = 1e-4 * (k as f64).sqrt() + 1e-5 * want.abs();
+                assert!(
+                    (f64::from(c[i * n + j]) - want).abs() <= tol,
+                    "{m}×{n}×{k}: c[{i}][{j}] = {} against {want}",
+                    c[i * n + j]
+                );
+            }
+        }
+    }
+    for shape in [(64, 64, 32), (100, 72, 200), (128, 130, 1000), (1, 5, 7)] {
+        run::<f16>(dev, shape, f16::from_f32, f16::to_f32);
+        run::<bf16>(dev, shape, bf16::from_f32, bf16::to_f32);
     }
 }

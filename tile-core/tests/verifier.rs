@@ -999,6 +999,14 @@ fn warp_group_ops() {
         "%6 = warp_group_dot {trans_b = true} %0, %2, %1, %2, %4",
         "multiplies an f16 or bf16 `M × K` operand by a `K × N` stage",
     );
+    // With `trans_a` the `A` stage is `K × M` (square here: the same shapes), read M-major.
+    let ta = ok.replace(
+        "%6 = warp_group_dot %0, %2, %1, %2, %4",
+        "%6 = warp_group_dot {trans_a = true} %0, %2, %1, %2, %4",
+    );
+    let f = parse(&ta).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
+    assert!(print(&f).contains("{trans_a = true}"));
     reject(
         "%6 = warp_group_dot %0, %2, %1, %2, %4",
         "%6 = warp_group_dot %0, %2, %4",

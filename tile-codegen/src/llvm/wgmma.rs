@@ -17,6 +17,9 @@
 //!   bytes); the leading offset is unused with a swizzle (1). Step `k` of 16 elements starts
 //!   `2 · (16 k mod W)` bytes into its row, in block `16 k / W`: the hardware applies the swizzle
 //!   to the final address, so a start inside a 128-byte row is how `K` advances.
+//! - `A`, M-major (`trans_a`: the stage holds `Aᵀ`, `K × M`): as `B` N-major below, columns
+//!   being rows of `A`; the instruction's `imm-trans-a` is 1. A warpgroup's 64 rows of `A` are
+//!   64 columns of the stage, whole column blocks.
 //! - `B`, K-major (`trans_b`: the stage holds `Bᵀ`, `N × K`): as `A`, rows being columns of `B`;
 //!   the instruction's `imm-trans-b` is 0.
 //! - `B`, N-major: the leading byte offset is the distance between column blocks (`K · W · 2`),
@@ -166,7 +169,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// %acc` with `A` in registers (see the module documentation).
     pub(super) fn warp_group_dot(&mut self, data: &OpData) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let shared_a = data.operands.len() == 5;
-        let trans_b = matches!(data.kind, OpKind::WarpGroupDot { trans_b: true });
+        let (trans_a, trans_b) = match data.kind {
+            OpKind::WarpGroupDot { trans_a, trans_b } => (trans_a, trans_b),
+            _ => bug("a `warp_group_dot`"),
+        };
         let (bi, ci) = if shared_a { (2, 4) } else { (1, 3) };
         let ty = |i: usize| self.operand_type(data, i);
         let (aty, bty, cty) = (ty(0), ty(bi), ty(ci));
@@ -178,7 +184,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Some(DType::BF16) => "bf16",
             other => bug(format_args!("f16 or bf16 operands, found {other:?}")),
         };
-        let mk = &aty.shape[usize::from(shared_a)..];
+        // `A`'s stage is `M × K`, or `K × M` (M-major) with `trans_a`.
+        let mk: Vec<u32> = match &aty.shape[usize::from(shared_a)..] {
+            &[r, c] if trans_a => vec![c, r],
+            rc => rc.to_vec(),
+        };
         // `B`'s stage is `K × N`, or `N × K` (K-major) with `trans_b`.
         let n = u64::from(bty.shape[if trans_b { 1 } else { 2 }]);
         let (m, k) = (u64::from(mk[0]), u64::from(mk[1]));
@@ -221,18 +231,32 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let Some(Layout::Shared(al)) = &aty.layout else {
                 bug("a shared `A` buffer");
             };
-            let a = Operand::of(al, m, k)?;
+            let a = if trans_a {
+                Operand::of(al, k, m)?
+            } else {
+                Operand::of(al, m, k)?
+            };
+            if trans_a && !a.width.is_multiple_of(64) && m > a.width {
+                return Err(format!(
+                    "an M-major `wgmma` `A` needs 64-column blocks, not {} ({m} rows)",
+                    a.width
+                ));
+            }
             let tid = self.tid()?;
             let bld = &self.builder;
             let group = bld.build_right_shift(tid, c32(7), false, "").llvm()?;
-            let group_rows = bld.build_int_nuw_mul(group, c32(64), "").llvm()?;
+            // This warpgroup's first row of `A`: 64 · group rows into a K-major stage, or
+            // `64 · group / width` column blocks into an M-major one.
+            let group_bytes = if trans_a {
+                a.block_bytes * 64 / a.width
+            } else {
+                64 * a.row_bytes
+            };
             let a_stage = self.wgmma_stage(data, 0, aty)?;
             let bld = &self.builder;
-            let a_rows = bld
-                .build_int_nuw_mul(group_rows, c32(a.row_bytes), "")
-                .llvm()?;
+            let a_rows = bld.build_int_nuw_mul(group, c32(group_bytes), "").llvm()?;
             let a_base = bld.build_int_nuw_add(a_stage, a_rows, "").llvm()?;
-            ASource::Shared(a, self.descriptor(a_base, a.fixed_bits(true))?)
+            ASource::Shared(a, self.descriptor(a_base, a.fixed_bits(!trans_a))?)
         } else {
             let da = self.tensor_distribution(aty);
             let va = self.operand(data, 0).to_vec();
@@ -269,9 +293,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 // block and its start inside the row; or this step's registers.
                 let a_in = match &a_src {
                     ASource::Shared(a, desc) => {
-                        let off = (k0 / a.width) * a.block_bytes
-                            + r * 16 * wm * a.row_bytes
-                            + (k0 % a.width) * 2;
+                        let m0 = r * 16 * wm;
+                        // M-major: the column block of `m0`, 16 rows of K further.
+                        let off = if trans_a {
+                            (m0 / a.width) * a.block_bytes + k0 * a.row_bytes
+                        } else {
+                            (k0 / a.width) * a.block_bytes + m0 * a.row_bytes + (k0 % a.width) * 2
+                        };
                         AIn::Desc(self.desc_plus(*desc, off)?)
                     }
                     ASource::Registers(words) => {
@@ -300,7 +328,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
                     let scale_d = if zero_acc && ks == 0 { c32(0) } else { one };
-                    let d = self.wgmma_asm(ptx_ty, n_instr, &a_in, bd, trans_b, scale_d, &c)?;
+                    let d =
+                        self.wgmma_asm(ptx_ty, n_instr, &a_in, trans_a, bd, trans_b, scale_d, &c)?;
                     for (&i, v) in regs.iter().zip(d) {
                         acc[i] = v;
                     }
@@ -326,13 +355,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
 
     /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `B` from shared memory
     /// (N-major, or K-major where `b_k_major`: the instruction's `imm-trans-b` 1 or 0) and `A`
-    /// from shared memory or four registers: `c` (`n / 2` registers) in, the new values out.
+    /// from shared memory (K-major, or M-major where `a_m_major`: `imm-trans-a` 0 or 1) or four
+    /// registers: `c` (`n / 2` registers) in, the new values out.
     #[allow(clippy::too_many_arguments)]
     fn wgmma_asm(
         &self,
         ptx_ty: &str,
         n: u64,
         a: &AIn<'ctx>,
+        a_m_major: bool,
         b_desc: Desc<'ctx>,
         b_k_major: bool,
         scale_d: IntValue<'ctx>,
@@ -359,9 +390,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         ]);
         let (pb, ps) = (regs + a_len, regs + a_len + 2);
         let tb = u32::from(!b_k_major);
+        let ta = u32::from(a_m_major);
         let text = match a {
             AIn::Desc(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, 0, {tb};\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, {ta}, {tb};\n}}",
                 regs,
                 regs + 1,
                 pb + 1,

@@ -44,7 +44,9 @@
 //! qualifies, and each `A` either qualifies or is not loaded in the loop (a tile computed in the
 //! loop, such as flash attention's probabilities `P`, or one from before it, such as its `Q`),
 //! the rings take the [`SharedLayout::wgmma`] layout and each `dot` becomes `warp_group_dot` on
-//! the current stages (with `A` from registers where it has no ring), followed by
+//! the current stages (with `A` from registers where it has no ring; an operand that is a
+//! loaded tile transposed, `dot(a.trans(), b)` or `dot(a, b.trans())`, keeps the tile as loaded
+//! in its ring and is read M-major or K-major: `trans_a`, `trans_b`), followed by
 //! `warp_group_wait`: with several `dot`s, where each result is first used (`place_waits`: a
 //! result only carried to the next iteration stays in flight into it, and the copies then run
 //! one stage less ahead, as below). When a loop's only `dot` has an accumulator that
@@ -217,7 +219,9 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 continue;
             };
             // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
-            // transposed (K-major); `mma.sync`'s `ldmatrix` reads have no such form here.
+            // transposed (`B` K-major, `A` M-major); `mma.sync`'s `ldmatrix` reads have no such
+            // form here. A transposed `A` comes from a pointer load (`tma_loads` leaves it to
+            // `cp.async`).
             let mut trans = None;
             if matches!(f.op(load).kind, OpKind::Trans) {
                 let wgmma =
@@ -228,7 +232,11 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                         && matches!(f.op(*o).kind, OpKind::Load { .. } | OpKind::DescLoad { .. })
                 });
                 match loaded {
-                    Some(l) if wgmma && i == 1 && uses.get(&x).copied() == Some(1) => {
+                    Some(l)
+                        if wgmma
+                            && (i == 1 || matches!(f.op(l).kind, OpKind::Load { .. }))
+                            && uses.get(&x).copied() == Some(1) =>
+                    {
                         trans = Some(load);
                         load = l;
                         x = inner;
@@ -236,7 +244,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     Some(_) => {
                         out.push((
                             dot,
-                            why("is a transposed load, which only `wgmma` reads from a ring (as `B`, on sm_90a)"),
+                            why("is a transposed load, which only `wgmma` reads from a ring (on sm_90a)"),
                         ));
                         continue;
                     }
@@ -689,9 +697,6 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
                 .position(|o| f.op(o.conv).results[0] == d.operands[i])
         };
         let (a, b) = (find(0), find(1)?);
-        if a.is_some_and(|a| operands[a].trans.is_some()) {
-            return None;
-        }
         // A tile loaded in the loop that could not have a ring (an address the loop carries,
         // say) stays on `mma.sync`, where `explain` tells the user why: read from registers it
         // would be loaded synchronously every iteration, the slowdown the warning is for.
@@ -1102,8 +1107,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             None => vec![d.operands[0]],
         };
         args.extend([bufs[b], read, d.operands[2]]);
+        let trans_a = a.is_some_and(|a| operands[a].trans.is_some());
         let trans_b = operands[b].trans.is_some();
-        let r = at.val(f, OpKind::WarpGroupDot { trans_b }, args, acc_ty.clone());
+        let kind = OpKind::WarpGroupDot { trans_a, trans_b };
+        let r = at.val(f, kind, args, acc_ty.clone());
         if several {
             if fresh_a(f, dot, a) {
                 fresh.push((r, d.operands[0]));

@@ -976,14 +976,19 @@ declare_ops! {
         offset: [u32; 2] = [0, 0],
     } "local_load" => 1, Sync, Gpu;
     /// GPU level (Hopper): `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` starts `acc + A · B`
-    /// on the tensor cores (`wgmma.mma_async`), `A` stage `a_stage` of the buffer `a` (`M × K`)
-    /// and `B` stage `b_stage` of `b` (`K × N`, or `N × K` with `trans_b`), both read by the
+    /// on the tensor cores (`wgmma.mma_async`), `A` stage `a_stage` of the buffer `a` (`M × K`,
+    /// or `K × M` with `trans_a`) and `B` stage `b_stage` of `b` (`K × N`, or `N × K` with
+    /// `trans_b`), both read by the
     /// hardware from shared memory in their `wgmma` layouts; or `warp_group_dot %a, %b,
     /// %b_stage, %acc` with `A` in registers (the `A` operand layout of the accumulator's). The
     /// accumulator has an mma layout of version 3. The result is not
     /// ready, nor are the stages free to overwrite, until a `warp_group_wait` lets this group
     /// finish; until then the result may only flow into another `warp_group_dot` or a wait.
     WarpGroupDot {
+        /// `A`'s stage holds `Aᵀ` (`K × M`, `M` contiguous: "M-major", as a product over the
+        /// rows of two row-major matrices loads its left operand, `xᵀ · y`) rather than `A`
+        /// (`M × K`, `K` contiguous).
+        trans_a: bool = false,
         /// `B`'s stage holds `Bᵀ` (`N × K`, `K` contiguous: "K-major", as flash attention's `K`
         /// tile is loaded for `Q Kᵀ`) rather than `B` (`K × N`, `N` contiguous).
         trans_b: bool = false,

@@ -89,7 +89,7 @@ impl Verifier<'_> {
     }
 
     /// Rule 28: `warp_group_dot`.
-    pub(super) fn warp_group_dot(&mut self, o: &Op<'_>, trans_b: bool) {
+    pub(super) fn warp_group_dot(&mut self, o: &Op<'_>, trans_a: bool, trans_b: bool) {
         let ops = o.ops;
         let res = o.res.clone();
         if !self.takes(o, &[4, 5]) {
@@ -107,7 +107,10 @@ impl Verifier<'_> {
         };
         self.stage_operands(o.id, b, &t[t.len() - 2], "warp_group_dot");
         // The operands' `M × K` and `K × N`: a stage's last two extents, a register tile's two.
-        let mk = &a.shape[usize::from(shared_a)..];
+        let mk: Vec<u32> = match &a.shape[usize::from(shared_a)..] {
+            &[r, c] if trans_a && shared_a => vec![c, r],
+            rc => rc.to_vec(),
+        };
         let kn: Vec<u32> = match b.shape.get(1..) {
             Some(&[r, c]) if trans_b => vec![c, r],
             Some(rc) => rc.to_vec(),
@@ -138,6 +141,13 @@ impl Verifier<'_> {
                 format!(
                     "`warp_group_dot` reads buffers in their `wgmma` layouts, not `{a}` and `{b}`"
                 ),
+            );
+        }
+        if trans_a && !shared_a {
+            self.err(
+                o.id,
+                "`trans_a` reads `A` transposed from a stage; a register `A` has no such form"
+                    .to_string(),
             );
         }
         if !shared_a {

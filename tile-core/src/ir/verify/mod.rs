@@ -116,7 +116,7 @@
 //! 28. **warp_group_dot / warp_group_wait** — GPU level only. `warp_group_dot %a, %a_stage, %b,
 //!     %b_stage, %acc` (`A` in shared memory) or `warp_group_dot %a, %b, %b_stage, %acc` (`A` in
 //!     registers, in the `A` operand layout of the accumulator's mma layout): `smem` buffers with
-//!     `i32` stages, f16 or bf16 `M × K` and `K × N` (`N × K` with `trans_b`) operands of one type, stages in their
+//!     `i32` stages, f16 or bf16 `M × K` (`K × M` with `trans_a`) and `K × N` (`N × K` with `trans_b`) operands of one type, stages in their
 //!     `wgmma` layouts, an `M × N` f32 accumulator in an mma layout of version 3, and a result of
 //!     the accumulator's type; `warp_group_wait` takes such an accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.
@@ -496,7 +496,7 @@ impl Verifier<'_> {
             OpKind::Roll { axis, shift } => self.roll(o, axis, shift),
             OpKind::Gather { axis } => self.gather(o, axis),
             OpKind::Dot { precision } => self.dot(o, precision),
-            OpKind::WarpGroupDot { trans_b } => self.warp_group_dot(o, *trans_b),
+            OpKind::WarpGroupDot { trans_a, trans_b } => self.warp_group_dot(o, *trans_a, *trans_b),
             OpKind::WarpGroupWait { .. } => self.warp_group_wait(o),
             OpKind::For => self.for_loop(o),
             OpKind::If => self.if_else(o),
