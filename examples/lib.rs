@@ -45,6 +45,11 @@ pub mod fused_bias_gelu {
 pub mod fused_bias_gelu_dropout {
     pub mod kernels;
 }
+/// Linear + cross-entropy forward and backward without the `tokens × vocab` logits.
+pub mod linear_cross_entropy {
+    pub mod host;
+    pub mod kernels;
+}
 /// Layer norm over rows.
 pub mod fused_layernorm {
     pub mod kernels;

@@ -104,7 +104,9 @@ then multiplies, cublas multiplies W dequantized beforehand, torch_int4pack is
 `_weight_int4pack_mm`, bf16); conv_bn_relu [N, H, W, Cin, Cout, F, stride] (NHWC, padding F // 2;
 torch_unfused conv2d -> batch_norm -> relu, cudnn_folded the folded conv2d + relu_, cudnn_conv
 the folded conv2d alone); rmsnorm_linear [M, N, K] (x M x K, W N x K; torch_unfused F.rms_norm then
-x_n @ W.T, cublas_gemm_only the product alone).
+x_n @ W.T, cublas_gemm_only the product alone); linear_cross_entropy [t, h, v] (x t x h, W v x h,
+loss and gradients; torch_unfused F.linear + F.cross_entropy + backward, liger_style Liger's
+chunked form with its Triton kernel, liger the package where installed; extra memory printed).
 """
 
 import argparse
@@ -183,6 +185,7 @@ AUTOTUNE_WARMUP_MS, AUTOTUNE_REP_MS = 10, 40  # per config (Triton's defaults: 2
 ROWS = []  # timed measurements
 CHECKS = []  # check-only results (small shapes in a full run)
 FAILURES = []
+MEMORY = {}  # (shape..., dtype, impl) -> GiB above the inputs (linear_cross_entropy)
 COPY_GBPS = None
 CUBLAS_MS = {}  # (gemm key, graph) -> cuBLAS's time in this run, for pct_cublas
 
@@ -2564,6 +2567,105 @@ def bench_rmsnorm_linear():
             del x, w, ref
 
 
+def bench_linear_cross_entropy():
+    """`loss = CE(x @ W.T, labels)` forward and backward as examples/linear_cross_entropy defines
+    it: x `t x h` in [-1, 1), W `v x h` in +-6/sqrt(h), every 7th label -100 (ignored), mean over
+    the others; outputs the loss, dx and dW in the input dtype. `torch_unfused`: the logits of
+    `F.linear` upcast to f32 (as Hugging Face's causal-LM loss does), `F.cross_entropy`,
+    `backward()`; `liger_style`: Liger's fused linear cross-entropy as its code runs it (tokens in
+    chunks of next_pow2(t / ceil(v / h)), each chunk's logits by cuBLAS, Liger's cross-entropy
+    kernel writing the gradient over them, then `dx` by cuBLAS and `dW.addmm_`); `liger`: the
+    package itself where installed. Each impl's extra memory (the peak above the inputs,
+    gradients included) is printed as `memory ...` and kept in the rows as `extra_gib`."""
+    small = [(1, 64, 100), (37, 40, 75), (70, 96, 257)]
+    big = [(8192, 4096, 32000), (8192, 4096, 128256)]
+    try:
+        from liger_kernel.transformers import LigerFusedLinearCrossEntropyLoss
+    except ImportError:
+        LigerFusedLinearCrossEntropyLoss = None
+    for (t, h, v), timed in plan(small, big):
+        for dt_name, dtype in (("bf16", torch.bfloat16),):
+            r = Rand(t * 31 + h * 7 + v)
+            x = r.uniform((t, h), -1, 1, dtype)
+            b = 6.0 / math.sqrt(h)
+            w = r.uniform((v, h), -b, b, dtype)
+            y = r.randint(v, (t,)).long()
+            y[3::7] = -100
+            if t > 1:
+                y[1] = v - 1
+            # The reference: float64 on the device (the logits' 8 bytes a word: 8.4 GB at
+            # 8192 x 128256), freed before the impls run.
+            x64 = x.double().requires_grad_()
+            w64 = w.double().requires_grad_()
+            l64 = F.cross_entropy(x64 @ w64.t(), y, ignore_index=-100)
+            l64.backward()
+            ref = (l64.detach().reshape(1), x64.grad, w64.grad)
+            del x64, w64, l64
+            torch.cuda.empty_cache() if ON_GPU else None
+            n_valid = (y != -100).sum().to(torch.int32).reshape(1)
+            block = min(32768, triton.next_power_of_2(v))
+
+            def torch_fb():
+                xg = x.detach().requires_grad_()
+                wg = w.detach().requires_grad_()
+                loss = F.cross_entropy(F.linear(xg, wg).float(), y, ignore_index=-100)
+                loss.backward()
+                return (loss.detach().reshape(1), xg.grad, wg.grad)
+
+            def liger_style():
+                chunk = triton.next_power_of_2(cdiv(t, cdiv(v, h)))
+                gx = torch.empty_like(x)
+                gw = torch.zeros_like(w)
+                loss_rows = torch.empty(t, device=DEV, dtype=F32)
+                for s0 in range(0, t, chunk):
+                    xc = x[s0:s0 + chunk]
+                    logits = xc @ w.t()
+                    k_liger_cross_entropy[(xc.shape[0],)](
+                        logits, logits.stride(0), y[s0:s0 + chunk], loss_rows[s0:s0 + chunk], v,
+                        n_valid, -100, 0.0, BLOCK_SIZE=block, num_warps=32)
+                    torch.mm(logits, w, out=gx[s0:s0 + chunk])
+                    gw.addmm_(logits.t(), xc)
+                return (loss_rows.sum().reshape(1), gx, gw)
+
+            impls = [("torch_unfused", "F.linear, .float(), F.cross_entropy, backward()", torch_fb),
+                     ("liger_style", "chunks: cuBLAS logits, Liger's CE kernel in place, "
+                      "cuBLAS dx, dW.addmm_", liger_style, {"source": "triton"})]
+            if LigerFusedLinearCrossEntropyLoss is not None:
+                lf = LigerFusedLinearCrossEntropyLoss(ignore_index=-100)
+
+                def liger_pkg():
+                    xg = x.detach().requires_grad_()
+                    wg = w.detach().requires_grad_()
+                    loss = lf(wg, xg, y)
+                    loss.backward()
+                    return (loss.detach().reshape(1), xg.grad, wg.grad)
+                impls.append(("liger", "liger_kernel's LigerFusedLinearCrossEntropyLoss",
+                              liger_pkg, {"source": "liger"}))
+            if ON_GPU and timed:
+                for impl, _, fn, *_ in impls:
+                    torch.cuda.synchronize()
+                    torch.cuda.empty_cache()
+                    torch.cuda.reset_peak_memory_stats()
+                    before = torch.cuda.memory_allocated()
+                    out = fn()
+                    torch.cuda.synchronize()
+                    extra = (torch.cuda.max_memory_allocated() - before) / 2**30
+                    del out
+                    MEMORY[(t, h, v, dt_name, impl)] = extra
+                    print(f"memory linear_cross_entropy {t}x{h}x{v} {dt_name} {impl}: "
+                          f"{extra:.3f} GiB above the inputs")
+            tol = 2e-2
+            run_case("linear_cross_entropy", None, [t, h, v], dt_name,
+                     float((t * h + v * h) * 2 * 2), impls, lambda: None, ref,
+                     (1e-2, tol, tol), ("loss", "dx", "dW"), timed, flops=6.0 * t * h * v)
+            for row in ROWS:
+                key = (t, h, v, dt_name, row["impl"])
+                if row["kernel"] == "linear_cross_entropy" and key in MEMORY:
+                    row["extra_gib"] = MEMORY[key]
+            del x, w, y, ref
+            torch.cuda.empty_cache() if ON_GPU else None
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2596,6 +2698,7 @@ FAMILIES = [
     ("dequant_matmul", bench_dequant_matmul),
     ("conv_bn_relu", bench_conv_bn_relu),
     ("rmsnorm_linear", bench_rmsnorm_linear),
+    ("linear_cross_entropy", bench_linear_cross_entropy),
 ]
 
 

@@ -57,7 +57,7 @@ pub fn ce_setup(
 /// add). The first pass's loads are `evict = last` where `KEEP` is 1 (the row stays in the L2
 /// for the second pass), else `evict = normal`.
 #[tile_fn]
-fn two_pass(
+pub fn two_pass(
     logits: Tile,
     labels: Tile,
     valid: Tile,

@@ -1143,6 +1143,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(tile_examples::selective_scan::kernels::all());
     v.extend(tile_examples::conv_bn_relu::kernels::all());
     v.extend(tile_examples::rmsnorm_linear::kernels::all());
+    v.extend(tile_examples::linear_cross_entropy::kernels::all());
     v.extend(dot_trans_a::KERNELS);
     v.extend([
         &int_ops::KERNEL,
