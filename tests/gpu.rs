@@ -253,9 +253,9 @@ fn gpu_interleave_join_and_split_match_their_definitions() {
 }
 
 #[test]
-fn gpu_transposed_left_operand_matches_float64() {
+fn gpu_transposed_operands_in_loops_match_float64() {
     let Some(gpu) = cuda() else { return };
-    common::check_dot_trans_a(&gpu);
+    common::check_dot_trans(&gpu);
 }
 
 #[test]

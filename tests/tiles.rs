@@ -422,8 +422,8 @@ fn products_with_transposed_operands() {
 }
 
 #[test]
-fn products_with_a_transposed_left_operand_in_a_loop() {
-    common::check_dot_trans_a(&Device::interpreter());
+fn products_with_a_transposed_operand_in_a_loop() {
+    common::check_dot_trans(&Device::interpreter());
 }
 
 #[test]

@@ -1145,6 +1145,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(tile_examples::rmsnorm_linear::kernels::all());
     v.extend(tile_examples::linear_cross_entropy::kernels::all());
     v.extend(dot_trans_a::KERNELS);
+    v.extend(dot_trans_b::KERNELS);
     v.extend([
         &int_ops::KERNEL,
         &i64_axpy::KERNEL,
@@ -2651,8 +2652,51 @@ pub fn dot_trans_a(
     );
 }
 
-/// [`dot_trans_a`] against float64 on shapes with ragged edges along every axis, f16 and bf16.
-pub fn check_dot_trans_a(dev: &Device) {
+#[tile_kernel(num_warps = 4)]
+/// `c = a · bᵀ` (`a` is `m × k`, `b` is `n × k`, both row-major: attention's `Q Kᵀ`, a linear
+/// layer's `x Wᵀ`) over a loop along `k`, one `BM × BN` block per program: the right operand is
+/// a `BN × BK` tile loaded row by row and transposed, which `wgmma` reads K-major and `mma.sync`
+/// reads with `ldmatrix` without `.trans`, both from the `cp.async` ring.
+pub fn dot_trans_b(
+    a: Ptr<T, { m * k }>,
+    b: Ptr<T, { n * k }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<64>,
+    BN: Const<64>,
+    BK: Const<32>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = (k0 + ks).expand_dims(0);
+        let at = load(
+            a + rows.expand_dims(1) * k + kk,
+            (rows < m).expand_dims(1) & (kk < k),
+            0.0,
+        );
+        let bt = load(
+            b + cols.expand_dims(1) * k + kk,
+            (cols < n).expand_dims(1) & (kk < k),
+            0.0,
+        );
+        acc = dot(at, bt.trans(), acc);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
+/// [`dot_trans_a`] and [`dot_trans_b`] against float64 on shapes with ragged edges along every
+/// axis, f16 and bf16.
+pub fn check_dot_trans(dev: &Device) {
     fn run<T: tile::Element>(
         dev: &Device,
         (m, n, k): (usize, usize, usize),
@@ -2662,22 +2706,32 @@ pub fn check_dot_trans_a(dev: &Device) {
         let mut g = Rng((m * 131 + n * 7 + k) as u64);
         let a: Vec<T> = (0..k * m).map(|_| conv(g.f32())).collect();
         let b: Vec<T> = (0..k * n).map(|_| conv(g.f32())).collect();
-        let mut c = dev.upload(&vec![f32::NAN; m * n]).unwrap();
         let grid = Grid::xy(m.div_ceil(64) as u32, n.div_ceil(64) as u32);
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
-        dot_trans_a::launch(dev, grid, &da, &db, &mut c, m as i32, n as i32, k as i32).unwrap();
-        let c = dev.download(&c).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                let want: f64 = (0..k)
-                    .map(|p| f64::from(back(a[p * m + i])) * f64::from(back(b[p * n + j])))
-                    .sum();
-                let tol = 1e-4 * (k as f64).sqrt() + 1e-5 * want.abs();
-                assert!(
-                    (f64::from(c[i * n + j]) - want).abs() <= tol,
-                    "{m}×{n}×{k}: c[{i}][{j}] = {} against {want}",
-                    c[i * n + j]
-                );
+        let (mi, ni, ki) = (m as i32, n as i32, k as i32);
+        for trans_a in [true, false] {
+            let mut c = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+            if trans_a {
+                dot_trans_a::launch(dev, grid, &da, &db, &mut c, mi, ni, ki).unwrap();
+            } else {
+                dot_trans_b::launch(dev, grid, &da, &db, &mut c, mi, ni, ki).unwrap();
+            }
+            let c = dev.download(&c).unwrap();
+            // `a` is `k × m` (transposed `A`) or `m × k`; `b` is `k × n` or `n × k`.
+            let at = |i: usize, p: usize| if trans_a { a[p * m + i] } else { a[i * k + p] };
+            let bt = |p: usize, j: usize| if trans_a { b[p * n + j] } else { b[j * k + p] };
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k)
+                        .map(|p| f64::from(back(at(i, p))) * f64::from(back(bt(p, j))))
+                        .sum();
+                    let tol = 1e-4 * (k as f64).sqrt() + 1e-5 * want.abs();
+                    assert!(
+                        (f64::from(c[i * n + j]) - want).abs() <= tol,
+                        "{m}×{n}×{k} trans_a {trans_a}: c[{i}][{j}] = {} against {want}",
+                        c[i * n + j]
+                    );
+                }
             }
         }
     }

@@ -259,6 +259,137 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .collect())
     }
 
+    /// Reads a 16-bit `A` operand (`M × K`, the layout of `to`) from the swizzled stage at shared
+    /// address `base` that holds it transposed (`K × M`: a tile loaded row by row for
+    /// `dot(a.trans(), b)`), with `ldmatrix.trans`: each 8 × 8 matrix is 8 rows of `K` by 8 of
+    /// `M`, and lane `l` receives column `l / 4` (a row of `A`), elements `2·(l % 4) + {0, 1}`
+    /// along `K`, the `mma.m16n8k16` `A` fragment. Per 16 × 16 tile at `(m0, k0)` the matrices
+    /// `(m0, k0)`, `(m0 + 8, k0)`, `(m0, k0 + 8)`, `(m0 + 8, k0 + 8)` are `a0 … a3`: lane `l`
+    /// addresses row `k0 + 8·(l / 16) + l % 8`, chunk `(m0 + 8·((l / 8) % 2)) / 8`.
+    pub(super) fn ldmatrix_a_transposed(
+        &mut self,
+        base: IntValue<'ctx>,
+        sw: Swizzle,
+        to: &tile_core::ir::Type,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            bug("an operand layout");
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            bug("an operand layout of an mma parent");
+        };
+        let dst = self.tensor_distribution(to);
+        let (m, k) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
+        let wm = u64::from(mma.warps_per_cta[0]);
+        let i32_ty = self.context.i32_type();
+        let c32 = |x: u64| i32_ty.const_int(x, false);
+        let lane = {
+            let tid = self.tid()?;
+            self.builder.build_and(tid, c32(31), "").llvm()?
+        };
+        let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
+        let b = &self.builder;
+        let l_row = b.build_and(lane, c32(7), "").llvm()?;
+        let l_hi = b.build_right_shift(lane, c32(4), false, "").llvm()?;
+        let l_k = b.build_int_nuw_mul(l_hi, c32(8), "").llvm()?;
+        let l_k = b.build_int_nuw_add(l_k, l_row, "").llvm()?;
+        let l_m = b.build_right_shift(lane, c32(3), false, "").llvm()?;
+        let l_m = b.build_and(l_m, c32(1), "").llvm()?;
+        let l_m = b.build_int_nuw_mul(l_m, c32(8), "").llvm()?;
+        let l_m = b.build_int_nuw_add(l_m, warp_m, "").llvm()?;
+        let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
+        for i in 0..(m / (16 * wm)).max(1) {
+            for k0 in (0..k).step_by(16) {
+                let b = &self.builder;
+                let row = b.build_int_nuw_add(l_k, c32(k0), "").llvm()?;
+                let col = b.build_int_nuw_add(l_m, c32(i * 16 * wm), "").llvm()?;
+                let chunk = b.build_right_shift(col, c32(3), false, "").llvm()?;
+                let words = self.ldmatrix(base, sw, row, chunk, 4, true)?;
+                for (w, word) in words.iter().enumerate() {
+                    for h in 0..2u64 {
+                        let e = 2 * w as u64 + h;
+                        let at = [i * 16 * wm + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
+                        self.place(&dst, &mut out, at, *word, h, to.elem)?;
+                    }
+                }
+            }
+        }
+        Ok(out
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+            .collect())
+    }
+
+    /// Reads a 16-bit `B` operand (`K × N`, the layout of `to`) from the swizzled stage at shared
+    /// address `base` that holds it transposed (`N × K`: a tile loaded row by row for
+    /// `dot(a, b.trans())`), with `ldmatrix` without `.trans`: each 8 × 8 matrix is 8 rows of `N`
+    /// by 8 of `K`, and lane `l` receives row `l / 4`, elements `2·(l % 4) + {0, 1}`, which is
+    /// exactly the `mma.m16n8k16` `B` fragment (`k = 2·(l % 4) + {0, 1}`, `n = l / 4`). Per
+    /// 16-step of `K` and pair of the warp's 8-column tiles `j`, `j + 1`: the matrices
+    /// `(n_j, k0)`, `(n_{j+1}, k0)`, `(n_j, k0 + 8)`, `(n_{j+1}, k0 + 8)` are `b0` of tiles `j`
+    /// and `j + 1`, then their `b1` (`.x2` with `b0`, `b1` of tile `j` when the warp has one
+    /// tile).
+    pub(super) fn ldmatrix_b_transposed(
+        &mut self,
+        base: IntValue<'ctx>,
+        sw: Swizzle,
+        to: &tile_core::ir::Type,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            bug("an operand layout");
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            bug("an operand layout of an mma parent");
+        };
+        let dst = self.tensor_distribution(to);
+        let (k, n) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
+        let wn = u64::from(mma.warps_per_cta[1]);
+        let i32_ty = self.context.i32_type();
+        let c32 = |x: u64| i32_ty.const_int(x, false);
+        let lane = {
+            let tid = self.tid()?;
+            self.builder.build_and(tid, c32(31), "").llvm()?
+        };
+        let warp_n = self.thread_part(&dst, 1, &[InDim::Warp])?;
+        let reps_n = (n / (8 * wn)).max(1);
+        let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
+        // Lane l addresses row l % 8 of matrix l / 8: with `.x4`, column tile j + (l / 8) % 2
+        // and chunk k0 / 8 + l / 16; with `.x2`, tile j and chunk k0 / 8 + (l / 8) % 2.
+        let b = &self.builder;
+        let l_row = b.build_and(lane, c32(7), "").llvm()?;
+        let l_m = b.build_right_shift(lane, c32(3), false, "").llvm()?;
+        let l_odd = b.build_and(l_m, c32(1), "").llvm()?;
+        let l_hi = b.build_right_shift(lane, c32(4), false, "").llvm()?;
+        for k0 in (0..k).step_by(16) {
+            for j in (0..reps_n).step_by(2) {
+                let pair = j + 1 < reps_n;
+                let b = &self.builder;
+                let (tile_add, chunk_add) = if pair { (l_odd, l_hi) } else { (c32(0), l_odd) };
+                let tile = b.build_int_nuw_add(tile_add, c32(j), "").llvm()?;
+                let row = b.build_int_nuw_mul(tile, c32(8 * wn), "").llvm()?;
+                let row = b.build_int_nuw_add(row, warp_n, "").llvm()?;
+                let row = b.build_int_nuw_add(row, l_row, "").llvm()?;
+                let chunk = b.build_int_nuw_add(chunk_add, c32(k0 / 8), "").llvm()?;
+                let count = if pair { 4 } else { 2 };
+                let words = self.ldmatrix(base, sw, row, chunk, count, false)?;
+                for (w, word) in words.iter().enumerate() {
+                    let w = w as u64;
+                    let (t, kh) = if pair { (j + w % 2, w / 2) } else { (j, w) };
+                    for h in 0..2u64 {
+                        let at = [k0 + h + 8 * kh, t * 8 * wn];
+                        self.place(&dst, &mut out, at, *word, h, to.elem)?;
+                    }
+                }
+            }
+        }
+        Ok(out
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+            .collect())
+    }
+
     /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the window at
     /// `offset` of the tile at shared address `base` with `ldmatrix.x4.b16` on 32-bit data: an 8 × 8 matrix of 16-bit elements
     /// is 8 rows of 4 f32, and lane `l` receives row `l / 4`, element `l % 4` of it — exactly

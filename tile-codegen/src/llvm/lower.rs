@@ -940,7 +940,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.barrier()?;
                 None
             }
-            OpKind::LocalLoad { offset } => Some(self.local_load(data, *offset)?),
+            OpKind::LocalLoad { offset, trans } => Some(self.local_load(data, *offset, *trans)?),
             OpKind::WarpGroupDot { .. } => Some(self.warp_group_dot(data)?),
             OpKind::WarpGroupWait { pending } => Some(self.warp_group_wait(data, *pending)?),
             OpKind::FenceAsyncShared => {

@@ -323,6 +323,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         &mut self,
         data: &OpData,
         offset: [u32; 2],
+        trans: bool,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let f = self.f;
         let offset = offset.map(u64::from);
@@ -336,7 +337,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             d.size_bytes(),
         );
         let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
-        if d.size_bytes() == 2 {
+        if trans {
+            let base = self.stage_base(data, ty)?;
+            if operand_a {
+                self.ldmatrix_a_transposed(base, sw, to)
+            } else {
+                self.ldmatrix_b_transposed(base, sw, to)
+            }
+        } else if d.size_bytes() == 2 {
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_operand(base, sw, offset, to, to.elem)
         } else if operand_a && sw.chunk_bytes == 16 && to.shape[0] >= 16 && to.shape[1] >= 8 {

@@ -219,13 +219,15 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 continue;
             };
             // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
-            // transposed (`B` K-major, `A` M-major); `mma.sync`'s `ldmatrix` reads have no such
-            // form here. A transposed `A` comes from a pointer load (`tma_loads` leaves it to
+            // transposed (`B` K-major, `A` M-major), or `mma.sync`'s `ldmatrix` reads a 16-bit
+            // one (`local_load {trans}`, in a loop with one `dot`: `B` without `.trans`, `A`
+            // with it). A transposed `A` comes from a pointer load (`tma_loads` leaves it to
             // `cp.async`).
             let mut trans = None;
             if matches!(f.op(load).kind, OpKind::Trans) {
                 let wgmma =
                     matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
+                let sixteen = f.ty(x).dtype().is_some_and(|t| t.size_bytes() == 2);
                 let inner = f.op(load).operands[0];
                 let loaded = f.def_op(inner).filter(|o| {
                     in_body.contains(o)
@@ -233,7 +235,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 });
                 match loaded {
                     Some(l)
-                        if wgmma
+                        if (wgmma || sixteen)
                             && (i == 1 || matches!(f.op(l).kind, OpKind::Load { .. }))
                             && uses.get(&x).copied() == Some(1) =>
                     {
@@ -244,7 +246,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     Some(_) => {
                         out.push((
                             dot,
-                            why("is a transposed load, which only `wgmma` reads from a ring (on sm_90a)"),
+                            why("is a transposed tf32 tile, which only `wgmma` reads from a ring"),
                         ));
                         continue;
                     }
@@ -871,14 +873,18 @@ fn holds(f: &Function, op: OpId, inner: OpId) -> bool {
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let mut wgmma = wgmma_dots(f, body, operands);
-    // Without `wgmma`, a transposed operand is left to its conversion.
+    // Without `wgmma`, a transposed operand of a loop with several `dot`s is left to its
+    // conversion: attention's backward loop (four products) spilled on sm_80 with the extra
+    // rings.
+    let dots = f.blocks[body.index()]
+        .ops
+        .iter()
+        .filter(|&&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
+        .count();
+    let left = |o: &Operand| o.trans.is_some() && dots > 1;
     let kept: Vec<Operand>;
-    let operands = if wgmma.is_none() && operands.iter().any(|o| o.trans.is_some()) {
-        kept = operands
-            .iter()
-            .filter(|o| o.trans.is_none())
-            .cloned()
-            .collect();
+    let operands = if wgmma.is_none() && operands.iter().any(left) {
+        kept = operands.iter().filter(|o| !left(o)).cloned().collect();
         wgmma = wgmma_dots(f, body, &kept);
         if kept.is_empty() {
             return;
@@ -1159,13 +1165,19 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         };
         let t = b.val(
             f,
-            OpKind::LocalLoad { offset: [0, 0] },
+            OpKind::LocalLoad {
+                offset: [0, 0],
+                trans: o.trans.is_some(),
+            },
             vec![buf, read],
             conv_ty,
         );
         let old = f.op(o.conv).results[0];
         f.replace_all_uses(old, t);
         f.detach(o.conv);
+        if let Some(tr) = o.trans {
+            f.detach(tr);
+        }
         f.detach(o.load);
     }
 

@@ -139,7 +139,11 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
         for (i, &v) in data.operands[..2].iter().enumerate() {
             let ld = f.def_op(v).filter(|&o| f.op(o).block == body);
             let whole = ld.is_some_and(|o| {
-                f.op(o).kind == OpKind::LocalLoad { offset: [0, 0] }
+                f.op(o).kind
+                    == OpKind::LocalLoad {
+                        offset: [0, 0],
+                        trans: false,
+                    }
                     && carried_index(f, body, f.op(o).operands[1]).is_some()
             });
             match ld {
@@ -214,7 +218,10 @@ fn load_slice(
         f,
         block,
         at,
-        OpKind::LocalLoad { offset },
+        OpKind::LocalLoad {
+            offset,
+            trans: false,
+        },
         vec![buf, stage],
         vec![ty],
     );

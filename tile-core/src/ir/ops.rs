@@ -970,10 +970,15 @@ declare_ops! {
     /// of `buf` that starts at row `r0`, column `c0` and has the result's shape into registers in
     /// the result's layout (an mma operand layout: `ldmatrix`). The window is one of the tiles of
     /// its shape that partition the stage (each offset a multiple of the result's extent); without
-    /// an offset it is the whole stage.
+    /// an offset it is the whole stage. With `trans` the stage holds the operand transposed (a
+    /// `B` loaded `N × K` for `dot(a, b.trans())`, an `A` loaded `K × M` for
+    /// `dot(a.trans(), b)`): the result is the whole stage's transpose.
     LocalLoad {
         /// Row and column of the window's first element.
         offset: [u32; 2] = [0, 0],
+        /// The stage holds the result transposed (`N × K` for a `K × N` `B`, `K × M` for an
+        /// `M × K` `A`).
+        trans: bool = false,
     } "local_load" => 1, Sync, Gpu;
     /// GPU level (Hopper): `warp_group_dot %a, %a_stage, %b, %b_stage, %acc` starts `acc + A · B`
     /// on the tensor cores (`wgmma.mma_async`), `A` stage `a_stage` of the buffer `a` (`M × K`,
@@ -1282,7 +1287,14 @@ mod tests {
                 evict: Evict::Last,
             },
             OpKind::AsyncWait { pending: 2 },
-            OpKind::LocalLoad { offset: [16, 32] },
+            OpKind::LocalLoad {
+                offset: [16, 32],
+                trans: false,
+            },
+            OpKind::LocalLoad {
+                offset: [0, 0],
+                trans: true,
+            },
         ];
         for k in &samples {
             assert_eq!(reread(k).as_ref(), Ok(k));

@@ -506,7 +506,7 @@ impl Verifier<'_> {
             OpKind::Return => self.kernel_return(o),
             OpKind::LocalAlloc => self.local_alloc(o),
             OpKind::AsyncCopy { vec } => self.async_copy(o, vec),
-            OpKind::LocalLoad { offset } => self.local_load(o, offset),
+            OpKind::LocalLoad { offset, trans } => self.local_load(o, offset, *trans),
             OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier

@@ -59,7 +59,7 @@ impl Verifier<'_> {
     }
 
     /// Rule 25: `local_load`.
-    pub(super) fn local_load(&mut self, o: &Op<'_>, offset: &[u32; 2]) {
+    pub(super) fn local_load(&mut self, o: &Op<'_>, offset: &[u32; 2], trans: bool) {
         let ops = o.ops;
         if !self.takes(o, &[2]) {
             return;
@@ -80,6 +80,16 @@ impl Verifier<'_> {
             return self.err(o.id,
                 format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
             );
+        }
+        if trans {
+            // The whole stage, transposed, into a 16-bit operand.
+            let b16 = ty.dtype().is_some_and(|d| d.size_bytes() == 2);
+            if !(b16 && *offset == [0, 0] && buf.shape[1..] == [ty.shape[1], ty.shape[0]]) {
+                self.err(o.id,
+                    format!("`local_load {{trans = true}}` reads a whole stage of `{buf}` transposed into a 16-bit operand, not `{ty}` at [{}, {}]", offset[0], offset[1]),
+                );
+            }
+            return;
         }
         // One of the tiles of the result's shape that partition the stage.
         let fits = (0..2).all(|d| {
