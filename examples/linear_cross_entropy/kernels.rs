@@ -31,8 +31,9 @@ use crate::gemm::kernels::gemm_desc_acc;
 
 #[tile_kernel(autotune(
     configs = [
+        { BM = 128, BN = 256, BK = 64, num_warps = 8 },
         { BM = 128, BN = 128, BK = 64, num_warps = 8 },
-        { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 2 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 4 },
     ],
     key = [cn, v, h],
 ))]
@@ -146,9 +147,8 @@ pub fn lce_dx(
 
 #[tile_kernel(autotune(
     configs = [
-        { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 2 },
-        { BM = 128, BN = 128, BK = 64, num_warps = 4, num_stages = 2 },
-        { BM = 128, BN = 128, BK = 64, num_warps = 8 },
+        { BM = 128, BN = 128, BK = 64, PRE = 0, num_warps = 8, num_stages = 2 },
+        { BM = 128, BN = 128, BK = 64, PRE = 1, num_warps = 8, num_stages = 2 },
     ],
     key = [cn, v, h],
 ))]
@@ -170,9 +170,20 @@ pub fn lce_dw(
     BM: Const,
     BN: Const,
     BK: Const,
+    PRE: Const,
     GM: Const<8>,
 ) {
     let (pm, pn) = grouped_pid(program_id(0), v, h, BM, BN, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let ok = (rows < v).expand_dims(1) & (cols < h).expand_dims(0);
+    let at = dw + rows.expand_dims(1) * h + cols.expand_dims(0);
+    // `dW`'s block read before the product where `PRE` is 1 (its latency hidden under it, at
+    // the price of its registers through the loop), else after it.
+    let mut old = zeros([BM, BN]) as T;
+    if PRE == 1 {
+        old = load(at, ok & (accumulate != 0), 0.0);
+    }
     let g_desc = make_tensor_descriptor(g, [cn, v], [v, 1], [BK, BM]);
     let x_desc = make_tensor_descriptor(x, [t, h], [h, 1], [BK, BN]);
     let mut acc = zeros([BM, BN]);
@@ -183,12 +194,10 @@ pub fn lce_dw(
             acc,
         );
     }
-    let rows = pm * BM + arange(0, BM);
-    let cols = pn * BN + arange(0, BN);
-    let ok = (rows < v).expand_dims(1) & (cols < h).expand_dims(0);
-    let at = dw + rows.expand_dims(1) * h + cols.expand_dims(0);
-    let old = load(at, ok & (accumulate != 0), 0.0) as f32;
-    store(at, (acc + old) as T, ok);
+    if PRE == 0 {
+        old = load(at, ok & (accumulate != 0), 0.0);
+    }
+    store(at, (acc + old as f32) as T, ok);
 }
 
 /// Every kernel of this example, each instance (tests assemble them all).

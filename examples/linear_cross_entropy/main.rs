@@ -7,7 +7,8 @@
 //! against the full reference, then times both forms at 8192 tokens, hidden 4096, vocabularies
 //! 32000 and 128256 (bf16), checking two tokens' loss and `dx` row against float64 and the fused
 //! `dW` against the unfused one. Without a GPU: the small checks on the interpreter. `--quick`:
-//! checks only. `--chunk N`: the fused form's tokens per chunk.
+//! checks only. `--chunk N`: the fused form's tokens per chunk. `--parts V`: only the timing of
+//! each launch of one chunk at vocabulary `V` (for profilers).
 
 use std::process::ExitCode;
 
@@ -157,6 +158,33 @@ fn run() -> Res<bool> {
         .and_then(|i| args.get(i + 1))
         .map(|v| v.parse::<usize>())
         .transpose()?;
+    let parts_only = args
+        .iter()
+        .position(|a| a == "--parts")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<usize>())
+        .transpose()?;
+    if let (Some(v), true) = (parts_only, on_gpu) {
+        // Only the timing of each launch at 8192 × 4096 × v (for profilers).
+        let s = Shape {
+            t: 8192,
+            h: 4096,
+            v,
+        };
+        let chunk = chunk_arg.unwrap_or_else(|| s.chunk(CHUNK_BYTES));
+        let p = host::problem::<bf16>(s, 5);
+        let mut d = Tensors::upload(&dev, &p, s)?;
+        let mut sc = Scratch::<bf16>::new(&dev, s, chunk)?;
+        host::run(&dev, &mut d, &mut sc, s, 0.0)?;
+        let stream = dev.stream().ok_or("no stream")?.clone();
+        for part in 0..4 {
+            let ms = time_ms(&stream, 2, 10, || {
+                host::run_part(&dev, &mut d, &mut sc, s, part)
+            })?;
+            println!("part {part}: {ms:.3} ms");
+        }
+        return Ok(true);
+    }
     let mut ok = true;
     let small = [
         (
