@@ -449,6 +449,115 @@ pub fn matmul<T: tile::Element, O: tile::Element>(
     }
 }
 
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 256, BK = 64, num_warps = 8 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 8 },
+        { BM = 128, BN = 128, BK = 64, num_warps = 4 },
+    ],
+    key = [m, n, k],
+))]
+/// `C = A[r0 .. r0 + m] · Bᵀ` (`A` `ta × k` and `B` `n × k`, both row-major: a linear layer's
+/// `x · Wᵀ`, attention's `Q Kᵀ`; `C` `m × n` in the input type, f32 accumulation), one
+/// `BM × BN` block per program in grouped order; both operands through tensor descriptors,
+/// `B`'s block loaded `BN × BK` as it lies and read transposed by the tensor cores (`wgmma`
+/// K-major, `ldmatrix` on sm_80), from the ring. The `linear_cross_entropy` example's logits and
+/// the softmax-regression backward's `dx`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_nt(
+    a: Ptr<T, { ta * k }>,
+    b: Ptr<T, { n * k }>,
+    c: Ptr<T, { m * n }>,
+    r0: i32,
+    m: i32,
+    ta: i32,
+    n: i32,
+    k: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const<8>,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let a_desc = make_tensor_descriptor(a, [ta, k], [k, 1], [BM, BK]);
+    let b_desc = make_tensor_descriptor(b, [n, k], [k, 1], [BN, BK]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(
+            a_desc.load([r0 + pm * BM, k0]),
+            b_desc.load([pn * BN, k0]).trans(),
+            acc,
+        );
+    }
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc as T,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 128, BK = 64, PRE = 0, num_warps = 8, num_stages = 2 },
+        { BM = 128, BN = 128, BK = 64, PRE = 1, num_warps = 8, num_stages = 2 },
+    ],
+    key = [m, n, k],
+))]
+/// `C = Aᵀ · B[r0 .. r0 + k]`, plus `C`'s current value where `accumulate` is not 0 (`A` `k × m`
+/// and `B` `tb × n`, both row-major: a product over the rows of both, as a weight gradient
+/// `Gᵀ · x` is; `C` `m × n` in the input type, f32 accumulation), one `BM × BN` block per program
+/// in grouped order: `A`'s `BK × BM` block is read transposed by the tensor cores (`wgmma`
+/// M-major, `ldmatrix.trans` on sm_80) from the `cp.async` ring. `C`'s block is read before the
+/// product where `PRE` is 1 (tuned). The `linear_cross_entropy` example's `dW` (accumulated over
+/// chunks of tokens) and the softmax-regression backward's `dW`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_tn(
+    a: Ptr<T, { k * m }>,
+    b: Ptr<T, { tb * n }>,
+    c: Ptr<T, { m * n }>,
+    r0: i32,
+    m: i32,
+    n: i32,
+    k: i32,
+    tb: i32,
+    accumulate: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    PRE: Const,
+    GM: Const<8>,
+) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let rows = pm * BM + arange(0, BM);
+    let cols = pn * BN + arange(0, BN);
+    let ok = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    let at = c + rows.expand_dims(1) * n + cols.expand_dims(0);
+    // `dW`'s block read before the product where `PRE` is 1 (its latency hidden under it, at
+    // the price of its registers through the loop), else after it.
+    let mut old = zeros([BM, BN]) as T;
+    if PRE == 1 {
+        old = load(at, ok & (accumulate != 0), 0.0);
+    }
+    let a_desc = make_tensor_descriptor(a, [k, m], [m, 1], [BK, BM]);
+    let b_desc = make_tensor_descriptor(b, [tb, n], [n, 1], [BK, BN]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(
+            a_desc.load([k0, pm * BM]).trans(),
+            b_desc.load([r0 + k0, pn * BN]),
+            acc,
+        );
+    }
+    if PRE == 0 {
+        old = load(at, ok & (accumulate != 0), 0.0);
+    }
+    store(at, (acc + old as f32) as T, ok);
+}
+
 /// Every kernel of this example, each instance (tests assemble them all; the example itself does
 /// not need the list).
 #[allow(dead_code)]
@@ -460,5 +569,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.push(&gemm_tf32::KERNEL);
     v.extend(gemm_splitk::KERNELS);
     v.extend(splitk_sum::KERNELS);
+    v.extend(gemm_nt::KERNELS);
+    v.extend(gemm_tn::KERNELS);
     v
 }

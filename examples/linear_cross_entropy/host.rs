@@ -3,9 +3,10 @@
 
 use tile::prelude::*;
 
-use super::kernels::{lce_ce, lce_dw, lce_dx, lce_logits};
+use super::kernels::{lce_ce, lce_dx};
 use crate::common::{Half, Rng};
 use crate::cross_entropy::kernels::ce_setup;
+use crate::gemm::kernels::{gemm_nt, gemm_tn};
 
 /// The label of tokens left out of the loss (PyTorch's default `ignore_index`).
 pub const IGNORE: i32 = -100;
@@ -188,9 +189,9 @@ pub fn run<T: Half>(
         let blocks = |bm: i32, m: usize, bn: i32, n: usize| {
             Grid::x((m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32)
         };
-        lce_logits::launch(
+        gemm_nt::launch(
             dev,
-            |c: &lce_logits::Config| blocks(c.BM, rows, c.BN, s.v),
+            |c: &gemm_nt::Config| blocks(c.BM, rows, c.BN, s.v),
             &d.x,
             &d.w,
             &mut sc.logits,
@@ -227,17 +228,17 @@ pub fn run<T: Half>(
             v,
             h,
         )?;
-        lce_dw::launch(
+        gemm_tn::launch(
             dev,
-            |c: &lce_dw::Config| blocks(c.BM, s.v, c.BN, s.h),
+            |c: &gemm_tn::Config| blocks(c.BM, s.v, c.BN, s.h),
             &sc.logits,
             &d.x,
             &mut d.dw,
             r0,
-            cn,
-            t,
             v,
             h,
+            cn,
+            t,
             i32::from(start > 0),
         )?;
     }
@@ -261,9 +262,9 @@ pub fn run_part<T: Half>(
         Grid::x((m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32)
     };
     match part {
-        0 => lce_logits::launch(
+        0 => gemm_nt::launch(
             dev,
-            |c: &lce_logits::Config| blocks(c.BM, rows, c.BN, s.v),
+            |c: &gemm_nt::Config| blocks(c.BM, rows, c.BN, s.v),
             &d.x,
             &d.w,
             &mut sc.logits,
@@ -300,17 +301,17 @@ pub fn run_part<T: Half>(
             v,
             h,
         ),
-        _ => lce_dw::launch(
+        _ => gemm_tn::launch(
             dev,
-            |c: &lce_dw::Config| blocks(c.BM, s.v, c.BN, s.h),
+            |c: &gemm_tn::Config| blocks(c.BM, s.v, c.BN, s.h),
             &sc.logits,
             &d.x,
             &mut d.dw,
             0,
-            cn,
-            t,
             v,
             h,
+            cn,
+            t,
             1,
         ),
     }
