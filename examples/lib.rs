@@ -103,6 +103,7 @@ pub mod selective_scan {
 }
 /// Softmax regression on tensor cores, `softmax(x @ w)`, in one kernel.
 pub mod softmax_regression {
+    pub mod backward;
     pub mod kernels;
 }
 /// Softmax regression as the document's simple fused kernel.

@@ -106,7 +106,8 @@ torch_unfused conv2d -> batch_norm -> relu, cudnn_folded the folded conv2d + rel
 the folded conv2d alone); rmsnorm_linear [M, N, K] (x M x K, W N x K; torch_unfused F.rms_norm then
 x_n @ W.T, cublas_gemm_only the product alone); linear_cross_entropy [t, h, v] (x t x h, W v x h,
 loss and gradients; torch_unfused F.linear + F.cross_entropy + backward, liger_style Liger's
-chunked form with its Triton kernel, liger the package where installed; extra memory printed).
+chunked form with its Triton kernel, liger the package where installed; extra memory printed);
+softmax_regression_backward [b, d, c] variant h<heads> (dx, dW from P and dP; torch_unfused autograd).
 """
 
 import argparse
@@ -410,8 +411,9 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
     impls: list of (impl name, ops description, fn) or (impl, ops, fn, meta); fn() launches the
     impl and returns its output tensors in the order of `refs` (`tols` and `names` give each
     output's tolerance and name). meta (optional dict): `source` (provenance, default "pytorch"),
-    `refs`/`tols`/`names` (this impl's own outputs and references), `config` (a function giving
-    the autotuned config after the check, for the row). flops: work of one launch (GEMM rows);
+    `no_graph` (never replayed as a CUDA graph), `refs`/`tols`/`names` (this impl's own outputs
+    and references), `config` (a function giving the autotuned config after the check, for the
+    row). flops: work of one launch (GEMM rows);
     gemm_key: the (M, N, K, dtype, variant) of the cuBLAS GEMM that `pct_cublas` compares with
     (set by this case's `cublas` impl, or looked up from the gemm family's rows of this run).
     """
@@ -479,7 +481,7 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
     for spec in impls:
         impl, ops, fn = spec[:3]
         meta = spec[3] if len(spec) > 3 else {}
-        if impl not in plain:
+        if impl not in plain or meta.get("no_graph"):
             continue
         base = {"kernel": kernel, "variant": variant, "shape": list(shape), "dtype": dtype,
                 "impl": impl, "source": meta.get("source", "pytorch"), "ops": ops, "bytes": nbytes,
@@ -2666,6 +2668,47 @@ def bench_linear_cross_entropy():
             torch.cuda.empty_cache() if ON_GPU else None
 
 
+def bench_softmax_regression_backward():
+    """The backward of `P = softmax(x @ W)` per head, as examples/softmax_regression_backward
+    defines it: x `b x d` in [-1, 1), W `d x h*c` in +-1/sqrt(d), P each head's softmax of random
+    logits in [-4, 4) in tile's example, here autograd's own softmax of x @ W (f32), dP in [-1, 1)
+    (f32); outputs dx and dW in the input dtype.
+    `torch_unfused`: autograd's backward of `softmax((x @ W).float().view(b, h, c), -1)` given
+    dP (`torch.autograd.grad` with the graph kept, so that only the backward is timed: the
+    softmax's backward, the cast's, and cuBLAS's two products)."""
+    small = [(1, 8, 10, 1), (17, 40, 75, 1), (70, 96, 33, 3)]
+    big = [(64, 128, 10, 1), (256, 512, 50, 1), (1024, 1024, 100, 1), (8192, 4096, 1000, 1),
+           (8192, 4096, 1000, 8)]
+    for (b, d, c, h), timed in plan(small, big):
+        for dt_name, dtype in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+            r = Rand(b * 7 + d * 31 + c * 3 + h)
+            x = r.uniform((b, d), -1, 1, dtype).requires_grad_()
+            bound = 1.0 / math.sqrt(d)
+            w = r.uniform((d, h * c), -bound, bound, dtype).requires_grad_()
+            dp = r.uniform((b, h, c), -1, 1)
+            probs = torch.softmax((x @ w).float().view(b, h, c), -1)
+            # The reference from autograd's own probabilities (tile's example takes random
+            # ones: the backward does not depend on where they came from).
+            p = probs.detach().double()
+            d64 = p * (dp.double() - (dp.double() * p).sum(-1, keepdim=True))
+            d64 = d64.reshape(b, h * c)
+            ref = (d64 @ w.detach().double().t(), x.detach().double().t() @ d64)
+
+            def autograd_bwd():
+                return torch.autograd.grad(probs, (x, w), dp, retain_graph=True)
+
+            # Not replayed as a CUDA graph: the first capture of autograd's backward in the
+            # process was invalidated (cudaErrorStreamCaptureInvalidated), even after a warm-up.
+            impls = [("torch_unfused", "autograd: softmax backward, cast, two cuBLAS products",
+                      autograd_bwd, {"no_graph": True})]
+            tol = 5e-3 if dtype == torch.float16 else 2e-2
+            nbytes = (2 * b * h * c * 4 + (b * d + d * h * c) * 2 * 2)
+            run_case("softmax_regression_backward", f"h{h}", [b, d, c], dt_name, float(nbytes),
+                     impls, lambda: None, ref, (tol, tol), ("dx", "dW"), timed,
+                     flops=4.0 * b * d * h * c)
+            del x, w, p, dp, probs, ref, d64
+
+
 def bench_tutorials():
     """Triton's tutorials as written (bench/python/tutorials.py, beside this file), on the keys
     of tile-bench's `tutorials` family."""
@@ -2699,6 +2742,7 @@ FAMILIES = [
     ("conv_bn_relu", bench_conv_bn_relu),
     ("rmsnorm_linear", bench_rmsnorm_linear),
     ("linear_cross_entropy", bench_linear_cross_entropy),
+    ("softmax_regression_backward", bench_softmax_regression_backward),
 ]
 
 

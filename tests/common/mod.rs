@@ -1144,6 +1144,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(tile_examples::conv_bn_relu::kernels::all());
     v.extend(tile_examples::rmsnorm_linear::kernels::all());
     v.extend(tile_examples::linear_cross_entropy::kernels::all());
+    v.extend(tile_examples::softmax_regression::backward::all());
     v.extend(dot_trans_a::KERNELS);
     v.extend(dot_trans_b::KERNELS);
     v.extend([
