@@ -23,7 +23,7 @@ fi
 B=${B:-.device-bin}
 OUT=${OUT:-bench-out}
 QUICK=--quick
-SANITIZE="fused_softmax fused_layernorm gemm softmax_regression cross_entropy fused_bias_gelu_dropout moe_align conv_bn_relu rmsnorm_linear linear_cross_entropy"
+SANITIZE="fused_softmax fused_layernorm gemm softmax_regression cross_entropy fused_bias_gelu_dropout moe_align conv_bn_relu rmsnorm_linear linear_cross_entropy softmax_regression_backward"
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) QUICK=""; shift ;;
