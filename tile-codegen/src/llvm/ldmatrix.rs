@@ -162,22 +162,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let Some(Layout::DotOperand(op)) = &to.layout else {
             bug("an operand layout");
         };
-        let Layout::Mma(mma) = &*op.parent else {
-            bug("an operand layout of an mma parent");
-        };
-        let dst = self.tensor_distribution(to);
+        let (dst, [wm, wn], lane) = self.operand_read(to)?;
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
-        let (wm, wn) = (
-            u64::from(mma.warps_per_cta[0]),
-            u64::from(mma.warps_per_cta[1]),
-        );
-        let lane = {
-            let tid = self.tid()?;
-            let i32_ty = self.context.i32_type();
-            self.builder
-                .build_and(tid, i32_ty.const_int(31, false), "")
-                .llvm()?
-        };
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
         if op.op_idx == 0 {
             let (m, k) = (r, c);
@@ -252,11 +238,32 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(out
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
-            .collect())
+        Ok(loaded(out))
+    }
+
+    /// What every `ldmatrix` read of an operand in `to`'s layout starts from: the layout's
+    /// distribution, its parent mma layout's warps along both dimensions, and the lane.
+    fn operand_read(
+        &mut self,
+        to: &tile_core::ir::Type,
+    ) -> Result<(Distribution, [u64; 2], IntValue<'ctx>)> {
+        let Some(Layout::DotOperand(op)) = &to.layout else {
+            bug("an operand layout");
+        };
+        let Layout::Mma(mma) = &*op.parent else {
+            bug("an operand layout of an mma parent");
+        };
+        let warps = [
+            u64::from(mma.warps_per_cta[0]),
+            u64::from(mma.warps_per_cta[1]),
+        ];
+        let tid = self.tid()?;
+        let i32_ty = self.context.i32_type();
+        let lane = self
+            .builder
+            .build_and(tid, i32_ty.const_int(31, false), "")
+            .llvm()?;
+        Ok((self.tensor_distribution(to), warps, lane))
     }
 
     /// Reads a 16-bit `A` operand (`M × K`, the layout of `to`) from the swizzled stage at shared
@@ -272,21 +279,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         sw: Swizzle,
         to: &tile_core::ir::Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let Some(Layout::DotOperand(op)) = &to.layout else {
-            bug("an operand layout");
-        };
-        let Layout::Mma(mma) = &*op.parent else {
-            bug("an operand layout of an mma parent");
-        };
-        let dst = self.tensor_distribution(to);
+        let (dst, warps, lane) = self.operand_read(to)?;
         let (m, k) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
-        let wm = u64::from(mma.warps_per_cta[0]);
+        let wm = warps[0];
         let i32_ty = self.context.i32_type();
         let c32 = |x: u64| i32_ty.const_int(x, false);
-        let lane = {
-            let tid = self.tid()?;
-            self.builder.build_and(tid, c32(31), "").llvm()?
-        };
         let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
         let b = &self.builder;
         let l_row = b.build_and(lane, c32(7), "").llvm()?;
@@ -314,11 +311,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(out
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
-            .collect())
+        Ok(loaded(out))
     }
 
     /// Reads a 16-bit `B` operand (`K × N`, the layout of `to`) from the swizzled stage at shared
@@ -336,21 +329,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         sw: Swizzle,
         to: &tile_core::ir::Type,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let Some(Layout::DotOperand(op)) = &to.layout else {
-            bug("an operand layout");
-        };
-        let Layout::Mma(mma) = &*op.parent else {
-            bug("an operand layout of an mma parent");
-        };
-        let dst = self.tensor_distribution(to);
+        let (dst, warps, lane) = self.operand_read(to)?;
         let (k, n) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
-        let wn = u64::from(mma.warps_per_cta[1]);
+        let wn = warps[1];
         let i32_ty = self.context.i32_type();
         let c32 = |x: u64| i32_ty.const_int(x, false);
-        let lane = {
-            let tid = self.tid()?;
-            self.builder.build_and(tid, c32(31), "").llvm()?
-        };
         let warp_n = self.thread_part(&dst, 1, &[InDim::Warp])?;
         let reps_n = (n / (8 * wn)).max(1);
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
@@ -383,11 +366,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(out
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
-            .collect())
+        Ok(loaded(out))
     }
 
     /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the window at
@@ -440,11 +419,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(out
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
-            .collect())
+        Ok(loaded(out))
     }
 
     /// The row lane `lane` addresses for `ldmatrix`: `base + offset + (lane / 8 % 2) · 8 +
@@ -690,4 +665,13 @@ mod tests {
             }
         }
     }
+}
+
+/// The registers an operand read placed, in order (every one placed: a read that misses one is
+/// a compiler bug).
+fn loaded<'ctx>(out: Vec<Option<BasicValueEnum<'ctx>>>) -> Vec<BasicValueEnum<'ctx>> {
+    out.into_iter()
+        .enumerate()
+        .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+        .collect()
 }
