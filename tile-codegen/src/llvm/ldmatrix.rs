@@ -602,6 +602,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 }
 
+/// The registers an operand read placed, in order (every one placed: a read that misses one is
+/// a compiler bug).
+fn loaded<'ctx>(out: Vec<Option<BasicValueEnum<'ctx>>>) -> Vec<BasicValueEnum<'ctx>> {
+    out.into_iter()
+        .enumerate()
+        .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,13 +674,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The registers an operand read placed, in order (every one placed: a read that misses one is
-/// a compiler bug).
-fn loaded<'ctx>(out: Vec<Option<BasicValueEnum<'ctx>>>) -> Vec<BasicValueEnum<'ctx>> {
-    out.into_iter()
-        .enumerate()
-        .map(|(i, v)| v.unwrap_or_else(|| bug(format_args!("operand register {i} loaded"))))
-        .collect()
 }
