@@ -7,14 +7,14 @@
 //! The tokens go through in chunks of `cn` rows (the host picks `cn` so that one chunk's logits
 //! fit a memory budget: 512 tokens at a 128256-word vocabulary, 64 MiB... 128 MiB); per chunk:
 //!
-//! - the `gemm` example's [`gemm_nt`]: the chunk's logits `x[r0 ..] · Wᵀ`, rounded to the input
+//! - the `gemm` example's [`gemm_nt`](crate::gemm::kernels::gemm_nt): the chunk's logits `x[r0 ..] · Wᵀ`, rounded to the input
 //!   type as a framework's `Linear` rounds them (`W`'s rows are loaded as they lie and read
 //!   transposed by the tensor cores);
 //! - [`lce_ce`]: the `cross_entropy` example's fused loss and gradient over each row, the
 //!   gradient written over the logits, the loss added to the mean;
 //! - [`lce_dx`]: `dx[r0 ..] = G · W`, the `gemm` example's descriptor GEMM over the chunk's
 //!   gradient;
-//! - the `gemm` example's [`gemm_tn`]: `dW (+)= Gᵀ · x[r0 ..]`, a product over the chunk's tokens
+//! - the `gemm` example's [`gemm_tn`](crate::gemm::kernels::gemm_tn): `dW (+)= Gᵀ · x[r0 ..]`, a product over the chunk's tokens
 //!   whose left operand is the gradient transposed (read M-major from the `cp.async` ring); the
 //!   first chunk writes `dW`, the others add to it (rounded to the input type after each chunk,
 //!   as Liger's `addmm_` does).
@@ -27,8 +27,6 @@ use tile::prelude::*;
 
 use crate::cross_entropy::kernels::two_pass;
 use crate::gemm::kernels::gemm_desc_acc;
-#[allow(unused_imports)] // the module doc's links
-use crate::gemm::kernels::{gemm_nt, gemm_tn};
 
 #[tile_kernel(num_warps = 16)]
 /// The loss and gradient of the chunk's rows (one program each), in place of their logits: the
