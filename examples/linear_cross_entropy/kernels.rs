@@ -5,19 +5,19 @@
 //! weight; `dx` and `dW` in the input type).
 //!
 //! The tokens go through in chunks of `cn` rows (the host picks `cn` so that one chunk's logits
-//! fit a memory budget: 512 tokens at a 128256-word vocabulary, 64 MiB... 128 MiB); per chunk:
+//! fit a budget, 128 MiB: 512 tokens at a 128256-word vocabulary); per chunk:
 //!
-//! - the `gemm` example's [`gemm_nt`](crate::gemm::kernels::gemm_nt): the chunk's logits `x[r0 ..] · Wᵀ`, rounded to the input
-//!   type as a framework's `Linear` rounds them (`W`'s rows are loaded as they lie and read
-//!   transposed by the tensor cores);
+//! - the `gemm` example's [`gemm_nt`](crate::gemm::kernels::gemm_nt): the chunk's logits
+//!   `x[r0 ..] · Wᵀ`, rounded to the input type as a framework's `Linear` rounds them (`W`'s rows
+//!   are loaded as they lie and read transposed by the tensor cores);
 //! - [`lce_ce`]: the `cross_entropy` example's fused loss and gradient over each row, the
 //!   gradient written over the logits, the loss added to the mean;
 //! - [`lce_dx`]: `dx[r0 ..] = G · W`, the `gemm` example's descriptor GEMM over the chunk's
 //!   gradient;
-//! - the `gemm` example's [`gemm_tn`](crate::gemm::kernels::gemm_tn): `dW (+)= Gᵀ · x[r0 ..]`, a product over the chunk's tokens
-//!   whose left operand is the gradient transposed (read M-major from the `cp.async` ring); the
-//!   first chunk writes `dW`, the others add to it (rounded to the input type after each chunk,
-//!   as Liger's `addmm_` does).
+//! - the `gemm` example's [`gemm_tn`](crate::gemm::kernels::gemm_tn): `dW (+)= Gᵀ · x[r0 ..]`,
+//!   a product over the chunk's tokens whose left operand is the gradient transposed (read
+//!   M-major from the `cp.async` ring); the first chunk writes `dW`, the others add to it
+//!   (rounded to the input type after each chunk, as Liger's `addmm_` does).
 //!
 //! `ce_setup` (from the `cross_entropy` example) counts the valid labels and zeroes the mean
 //! first. The unfused form is the same kernels with one chunk of every token: the whole logits
