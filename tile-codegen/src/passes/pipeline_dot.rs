@@ -244,10 +244,12 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                         x = inner;
                     }
                     Some(_) => {
-                        out.push((
-                            dot,
-                            why("is a transposed tf32 tile, which only `wgmma` reads from a ring"),
-                        ));
+                        let r = if uses.get(&x).copied() != Some(1) {
+                            "is a transposed load used twice"
+                        } else {
+                            "is a transposed tf32 tile, which only `wgmma` reads from a ring"
+                        };
+                        out.push((dot, why(r)));
                         continue;
                     }
                     None => {}
