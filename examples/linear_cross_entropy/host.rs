@@ -173,74 +173,20 @@ pub fn run<T: Half>(
     smoothing: f32,
 ) -> Result<(), Error> {
     s.validate(sc.chunk)?;
-    let (t, h, v) = (s.t as i32, s.h as i32, s.v as i32);
     ce_setup::launch(
         dev,
         Grid::x(1),
         &d.labels,
         &mut sc.valid,
         &mut sc.mean,
-        t,
+        s.t as i32,
         IGNORE,
     )?;
     for start in (0..s.t).step_by(sc.chunk) {
         let rows = sc.chunk.min(s.t - start);
-        let (r0, cn) = (start as i32, rows as i32);
-        let blocks = |bm: i32, m: usize, bn: i32, n: usize| {
-            Grid::x((m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32)
-        };
-        gemm_nt::launch(
-            dev,
-            |c: &gemm_nt::Config| blocks(c.BM, rows, c.BN, s.v),
-            &d.x,
-            &d.w,
-            &mut sc.logits,
-            r0,
-            cn,
-            t,
-            v,
-            h,
-        )?;
-        lce_ce::launch(
-            dev,
-            Grid::x(rows as u32),
-            &mut sc.logits,
-            &d.labels,
-            &sc.valid,
-            &mut sc.loss,
-            &mut sc.mean,
-            r0,
-            cn,
-            t,
-            v,
-            IGNORE,
-            smoothing,
-        )?;
-        lce_dx::launch(
-            dev,
-            |c: &lce_dx::Config| blocks(c.BM, rows, c.BN, s.h),
-            &sc.logits,
-            &d.w,
-            &mut d.dx,
-            r0,
-            cn,
-            t,
-            v,
-            h,
-        )?;
-        gemm_tn::launch(
-            dev,
-            |c: &gemm_tn::Config| blocks(c.BM, s.v, c.BN, s.h),
-            &sc.logits,
-            &d.x,
-            &mut d.dw,
-            r0,
-            v,
-            h,
-            cn,
-            t,
-            i32::from(start > 0),
-        )?;
+        for part in 0..4 {
+            launch_part(dev, d, sc, s, part, (start, rows), smoothing, start > 0)?;
+        }
     }
     Ok(())
 }
@@ -256,8 +202,24 @@ pub fn run_part<T: Half>(
     part: usize,
 ) -> Result<(), Error> {
     s.validate(sc.chunk)?;
-    let (t, h, v, cn) = (s.t as i32, s.h as i32, s.v as i32, sc.chunk as i32);
-    let rows = sc.chunk;
+    launch_part(dev, d, sc, s, part, (0, sc.chunk), 0.0, true)
+}
+
+/// Launch `part` of the chunk of `rows` tokens from token `start` (see [`run_part`]); `dW` is
+/// added to where `accumulate`, else written.
+#[allow(clippy::too_many_arguments)]
+fn launch_part<T: Half>(
+    dev: &Device,
+    d: &mut Tensors<T>,
+    sc: &mut Scratch<T>,
+    s: Shape,
+    part: usize,
+    (start, rows): (usize, usize),
+    smoothing: f32,
+    accumulate: bool,
+) -> Result<(), Error> {
+    let (t, h, v) = (s.t as i32, s.h as i32, s.v as i32);
+    let (r0, cn) = (start as i32, rows as i32);
     let blocks = |bm: i32, m: usize, bn: i32, n: usize| {
         Grid::x((m.div_ceil(bm as usize) * n.div_ceil(bn as usize)) as u32)
     };
@@ -268,7 +230,7 @@ pub fn run_part<T: Half>(
             &d.x,
             &d.w,
             &mut sc.logits,
-            0,
+            r0,
             cn,
             t,
             v,
@@ -282,12 +244,12 @@ pub fn run_part<T: Half>(
             &sc.valid,
             &mut sc.loss,
             &mut sc.mean,
-            0,
+            r0,
             cn,
             t,
             v,
             IGNORE,
-            0.0,
+            smoothing,
         ),
         2 => lce_dx::launch(
             dev,
@@ -295,7 +257,7 @@ pub fn run_part<T: Half>(
             &sc.logits,
             &d.w,
             &mut d.dx,
-            0,
+            r0,
             cn,
             t,
             v,
@@ -307,12 +269,12 @@ pub fn run_part<T: Half>(
             &sc.logits,
             &d.x,
             &mut d.dw,
-            0,
+            r0,
             v,
             h,
             cn,
             t,
-            1,
+            i32::from(accumulate),
         ),
     }
 }

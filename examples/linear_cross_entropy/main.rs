@@ -96,16 +96,13 @@ fn bench<T: Half>(dev: &Device, s: Shape, chunk: usize, rows: &mut Vec<Vec<Strin
         if c != s.t {
             // Each launch of one chunk alone, and the chunks' count times it.
             let chunks = s.t.div_ceil(c) as f64;
-            let mut parts = Vec::new();
-            for (part, name) in ["logits", "loss+grad", "dx", "dW"].iter().enumerate() {
-                let p_ms = time_ms(&stream, 2, 10, || {
-                    host::run_part(dev, &mut d, &mut sc, s, part)
-                })?;
-                parts.push(format!(
-                    "{name} {p_ms:.3} ms (x{chunks} = {:.2})",
-                    p_ms * chunks
-                ));
-            }
+            let parts: Vec<String> = PARTS
+                .iter()
+                .zip(part_times(dev, &mut d, &mut sc, s)?)
+                .map(|(name, p_ms)| {
+                    format!("{name} {p_ms:.3} ms (x{chunks} = {:.2})", p_ms * chunks)
+                })
+                .collect();
             println!(
                 "parts {} {}×{}×{} chunk {c}: {}",
                 T::NAME,
@@ -147,23 +144,39 @@ fn bench<T: Half>(dev: &Device, s: Shape, chunk: usize, rows: &mut Vec<Vec<Strin
     Ok(ok)
 }
 
+/// The launches of one chunk, in [`host::run_part`]'s order.
+const PARTS: [&str; 4] = ["logits", "loss+grad", "dx", "dW"];
+
+/// Each launch of the first chunk timed alone (ms), in [`PARTS`]' order.
+fn part_times<T: Half>(
+    dev: &Device,
+    d: &mut Tensors<T>,
+    sc: &mut Scratch<T>,
+    s: Shape,
+) -> Res<Vec<f64>> {
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    (0..PARTS.len())
+        .map(|part| time_ms(&stream, 2, 10, || host::run_part(dev, d, sc, s, part)))
+        .collect()
+}
+
+/// The number after `flag` on the command line, if the flag is there.
+fn number_after(args: &[String], flag: &str) -> Res<Option<usize>> {
+    Ok(args
+        .iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.parse::<usize>())
+        .transpose()?)
+}
+
 fn run() -> Res<bool> {
     let dev = Device::best_available().0;
     let on_gpu = dev.is_cuda();
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let chunk_arg = args
-        .iter()
-        .position(|a| a == "--chunk")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse::<usize>())
-        .transpose()?;
-    let parts_only = args
-        .iter()
-        .position(|a| a == "--parts")
-        .and_then(|i| args.get(i + 1))
-        .map(|v| v.parse::<usize>())
-        .transpose()?;
+    let chunk_arg = number_after(&args, "--chunk")?;
+    let parts_only = number_after(&args, "--parts")?;
     if let (Some(v), true) = (parts_only, on_gpu) {
         // Only the timing of each launch at 8192 × 4096 × v (for profilers).
         let s = Shape {
@@ -176,12 +189,8 @@ fn run() -> Res<bool> {
         let mut d = Tensors::upload(&dev, &p, s)?;
         let mut sc = Scratch::<bf16>::new(&dev, s, chunk)?;
         host::run(&dev, &mut d, &mut sc, s, 0.0)?;
-        let stream = dev.stream().ok_or("no stream")?.clone();
-        for part in 0..4 {
-            let ms = time_ms(&stream, 2, 10, || {
-                host::run_part(&dev, &mut d, &mut sc, s, part)
-            })?;
-            println!("part {part}: {ms:.3} ms");
+        for (name, ms) in PARTS.iter().zip(part_times(&dev, &mut d, &mut sc, s)?) {
+            println!("part {name}: {ms:.3} ms");
         }
         return Ok(true);
     }
