@@ -122,6 +122,7 @@
 //! and `a * b + c` may be one fused multiply-add on the GPU.
 
 pub use half::{bf16, f16};
+pub use tile_core::float8::{f8e4m3, f8e5m2};
 pub use tile_core::interp;
 pub use tile_core::ir;
 pub use tile_core::random;
@@ -151,7 +152,8 @@ pub mod lang {
     /// A compile-time integer (a literal or a kernel's `Const`).
     #[derive(Debug)]
     pub struct Const;
-    /// An element type: `f32`, `f16`, `bf16`, `i32`, `i64` or `bool`, or a `Type` parameter.
+    /// An element type (`f32`, `f64`, `f16`, `bf16`, `f8e4m3`, `f8e5m2`, `i8`, `i16`, `i32`,
+    /// `i64`, `u8`, `u32`, `u64` or `bool`) or a `Type` parameter.
     #[derive(Debug)]
     pub struct Type;
 }
@@ -159,7 +161,8 @@ pub mod lang {
 /// What a kernel file needs: the attribute, devices, buffers, grids.
 pub mod prelude {
     pub use crate::{
-        bf16, cdiv, f16, tile_fn, tile_kernel, Buffer, Device, Error, Grid, TensorMut, TensorRef,
+        bf16, cdiv, f16, f8e4m3, f8e5m2, tile_fn, tile_kernel, Buffer, Device, Error, Grid,
+        TensorMut, TensorRef,
     };
 }
 

@@ -245,6 +245,16 @@ fn gpu_integer_types_match_rust() {
     common::check_unsigned_scalars(&gpu);
 }
 
+/// The 8-bit floats and `f64` on the GPU against Rust (the checks the interpreter passes in
+/// `tests/float_types.rs`), at sizes up to a million elements.
+#[test]
+fn gpu_float_types_match_rust() {
+    let Some(gpu) = cuda() else { return };
+    let sizes = [1, 17, 1000, 4099, 1_000_003];
+    common::floats::check_f8_conversions(&gpu, &sizes);
+    common::floats::check_f64(&gpu, &sizes);
+}
+
 #[test]
 fn gpu_interleave_join_and_split_match_their_definitions() {
     let Some(gpu) = cuda() else { return };

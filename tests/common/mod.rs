@@ -13,6 +13,7 @@ pub use tile_examples::softmax_regression::kernels as softmax_regression;
 
 use tile::prelude::*;
 use tile::stdlib::flip;
+pub mod floats;
 
 #[tile_kernel]
 /// Integer arithmetic: div/rem (with zero divisors), min/max, select, bitwise ops, negation.
@@ -1194,6 +1195,9 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &scans_2d::KERNEL,
         &unpack_int4::KERNEL,
         &pairs::KERNEL,
+        &floats::f8_convert::KERNEL,
+        &floats::f8_scalar::KERNEL,
+        &floats::f64_ops::KERNEL,
     ]);
     v
 }

@@ -27,7 +27,10 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
         | DType::I64
         | DType::U8
         | DType::U32
-        | DType::U64 => false,
+        | DType::U64
+        | DType::F64
+        | DType::F8E4M3
+        | DType::F8E5M2 => false,
     };
     if !tensor || b.dtype() != Some(d) {
         return false;

@@ -9,6 +9,7 @@
 //! - [`Target`]: the GPU architectures tile compiles for, and their facts (shared memory,
 //!   registers, instructions, PTX version).
 
+pub mod float8;
 pub mod interp;
 pub mod ir;
 pub mod random;

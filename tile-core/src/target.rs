@@ -132,6 +132,15 @@ impl Target {
         }
     }
 
+    /// Whether the target converts between `f32`/`f16` and the 8-bit floats in hardware
+    /// (`cvt…e4m3x2`/`e5m2x2`, sm_89 and later); elsewhere integer arithmetic does it.
+    pub const fn has_f8_convert(self) -> bool {
+        match self {
+            Target::Sm80 => false,
+            Target::Sm90a => true,
+        }
+    }
+
     /// The PTX ISA version `(major, minor)` the back end emits for the target. PTX 8.0 is the
     /// first with sm_90a; sm_80 gets PTX 7.5 (CUDA 11.5 drivers and later), the first with
     /// `cp.async`'s `ignore-src` predicate.

@@ -153,6 +153,8 @@ fn dtype_tokens(d: DType) -> Tokens {
         DType::I1 => quote!(bool),
         DType::F16 => quote!(::tile::f16),
         DType::BF16 => quote!(::tile::bf16),
+        DType::F8E4M3 => quote!(::tile::f8e4m3),
+        DType::F8E5M2 => quote!(::tile::f8e5m2),
         // Every other element type is spelled as Rust's primitive of the same name.
         _ => {
             let id = proc_macro2::Ident::new(d.name(), proc_macro2::Span::call_site());
@@ -353,6 +355,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
                     DType::I64 => quote!(I64),
                     DType::U32 => quote!(U32),
                     DType::U64 => quote!(U64),
+                    DType::F64 => quote!(F64),
                     _ => quote!(F32),
                 };
                 arg_exprs.push(quote!(::tile::Arg::#variant(#id)));

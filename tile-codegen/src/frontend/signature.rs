@@ -509,7 +509,7 @@ pub fn dtype_named(name: &str) -> Option<DType> {
 }
 
 const PARAM_HELP: &str =
-    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `u32`, `u64`, `f32`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f16, bf16, i8, i16, i32, i64, u8, u32, u64, bool or a `Type` parameter)";
+    "expected `Ptr<T>`, `Ptr<T, extent>`, `i32`, `i64`, `u32`, `u64`, `f32`, `f64`, `Const<N>` or `Type<{[T1, T2, …]}>` (T is f32, f64, f16, bf16, f8e4m3, f8e5m2, i8, i16, i32, i64, u8, u32, u64, bool or a `Type` parameter)";
 
 /// Parses and checks the signature.
 pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
@@ -642,17 +642,17 @@ fn parse_param_type(ty: &SynType, type_params: &[String]) -> syn::Result<ParamDe
         if d == DType::I1 {
             return Err(syn::Error::new_spanned(
                 ty,
-                "a scalar parameter is `i32`, `i64`, `u32`, `u64` or `f32`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
+                "a scalar parameter is `i32`, `i64`, `u32`, `u64`, `f32` or `f64`; pass a flag as `i32` (`bool` is for buffers: `Ptr<bool>`)",
             ));
         }
         if !matches!(
             d,
-            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 | DType::F64
         ) {
             return Err(syn::Error::new_spanned(
                 ty,
                 format!(
-                    "a scalar parameter is `i32`, `i64`, `u32`, `u64` or `f32`; pass a `{d}` as \
+                    "a scalar parameter is `i32`, `i64`, `u32`, `u64`, `f32` or `f64`; pass a `{d}` as \
                      one of them and convert it in the kernel (`x as {d}`; `Ptr<{d}>` is for \
                      buffers)"
                 ),

@@ -44,7 +44,7 @@ impl Lowering {
             Val::V(id) => id,
             Val::Int(i) => {
                 let c = match d {
-                    DType::F32 | DType::F16 | DType::BF16 => ConstValue::Float(i as f64),
+                    d if d.is_float() => ConstValue::Float(i as f64),
                     DType::I1 => {
                         return Err(err(
                             at,
@@ -283,7 +283,7 @@ impl Lowering {
         let b = self.materialize(r, d, &shape, at)?;
         let ty = Type::tensor(Elem::Scalar(d), shape.clone());
         let arith = |me: &mut Self, bop: BinOp| -> syn::Result<Val> {
-            if matches!(d, DType::F16 | DType::BF16) && !bop.is_bitwise() {
+            if d.is_storage_float() && !bop.is_bitwise() {
                 return Err(err(
                     at,
                     format!("`{d}` is a storage type; convert with `as f32` before arithmetic"),
@@ -307,6 +307,12 @@ impl Lowering {
             Ok(Val::V(me.push(OpKind::Binary(bop), vec![a, b], ty.clone())))
         };
         let cmp = |me: &mut Self, p: CmpPred| -> syn::Result<Val> {
+            if d.is_f8() {
+                return Err(err(
+                    at,
+                    format!("`{d}` is a storage type; convert with `as f32` before comparing"),
+                ));
+            }
             Ok(Val::V(me.push(
                 OpKind::Cmp(p),
                 vec![a, b],
@@ -382,15 +388,24 @@ impl Lowering {
         let (kind, ok) = match op {
             SynUn::Neg(_) => (
                 UnOp::Neg,
-                matches!(ty.elem, Elem::Scalar(DType::I32 | DType::I64 | DType::F32)),
+                matches!(
+                    ty.elem,
+                    Elem::Scalar(DType::I32 | DType::I64 | DType::F32 | DType::F64)
+                ),
             ),
             SynUn::Not(_) => (UnOp::Not, matches!(ty.elem, Elem::Scalar(d) if d.is_int())),
             _ => return Err(err(at, "this operator is not supported in kernels")),
         };
         if !ok {
+            let hint = match ty.elem.dtype() {
+                Some(d) if d.is_storage_float() => {
+                    format!("; `{d}` is a storage type: convert with `as f32` first")
+                }
+                _ => String::new(),
+            };
             return Err(err(
                 at,
-                format!("`{}` is not defined on `{}`", kind.name(), ty.elem),
+                format!("`{}` is not defined on `{}`{hint}", kind.name(), ty.elem),
             ));
         }
         Ok(Val::V(self.push(OpKind::Unary(kind), vec![id], ty)))

@@ -89,10 +89,10 @@ fn suffix(a: Atomic, d: DType) -> String {
     let bits = match d {
         DType::F16 | DType::BF16 => 16,
         DType::I32 | DType::U32 | DType::F32 => 32,
-        DType::I64 | DType::U64 => 64,
-        DType::I1 | DType::I8 | DType::I16 | DType::U8 => bug(format_args!(
-            "an atomic on 32- or 64-bit numbers, found `{d}`"
-        )),
+        DType::I64 | DType::U64 | DType::F64 => 64,
+        DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => bug(
+            format_args!("an atomic on 32- or 64-bit numbers, found `{d}`"),
+        ),
     };
     let op = match a {
         Atomic::Cas => return format!("cas.b{bits}"),
@@ -100,10 +100,19 @@ fn suffix(a: Atomic, d: DType) -> String {
     };
     match (op, d) {
         (AtomicOp::Add, DType::F32) => "add.f32".into(),
+        (AtomicOp::Add, DType::F64) => "add.f64".into(),
         (AtomicOp::Add, DType::F16) => "add.noftz.f16".into(),
         (AtomicOp::Add, DType::BF16) => "add.noftz.bf16".into(),
         (_, DType::F16 | DType::BF16) => bug(format_args!(
             "a compare-and-swap loop for atomic `{}` on `{d}`",
+            op.name()
+        )),
+        (
+            AtomicOp::Max | AtomicOp::Min | AtomicOp::And | AtomicOp::Or | AtomicOp::Xor,
+            DType::F64,
+        )
+        | (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, DType::F32) => bug(format_args!(
+            "a type atomic `{}` takes, found `{d}`",
             op.name()
         )),
         (AtomicOp::Add, _) => format!("add.u{bits}"),
@@ -114,9 +123,6 @@ fn suffix(a: Atomic, d: DType) -> String {
             format!("{}.u{bits}", op.name())
         }
         (AtomicOp::Max | AtomicOp::Min, _) => format!("{}.s{bits}", op.name()),
-        (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, DType::F32) => {
-            bug(format_args!("integers for atomic `{}`", op.name()))
-        }
         (AtomicOp::And | AtomicOp::Or | AtomicOp::Xor, _) => format!("{}.b{bits}", op.name()),
         (AtomicOp::Xchg, _) => format!("exch.b{bits}"),
     }
@@ -387,7 +393,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// The integer type an atomic's element travels as (a float as its bits).
     fn bits_type(&self, d: DType) -> BasicTypeEnum<'ctx> {
         match d {
-            DType::I64 => self.context.i64_type().into(),
+            DType::I64 | DType::U64 | DType::F64 => self.context.i64_type().into(),
             DType::F16 | DType::BF16 => self.context.i16_type().into(),
             _ => self.context.i32_type().into(),
         }
@@ -397,6 +403,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     fn value_to_bits(&self, d: DType, v: BasicValueEnum<'ctx>) -> Result<IntValue<'ctx>> {
         let bits = match d {
             DType::F32 => self.context.i32_type(),
+            DType::F64 => self.context.i64_type(),
             DType::F16 | DType::BF16 => self.context.i16_type(),
             _ => return Ok(int(v)),
         };
@@ -407,6 +414,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     fn bits_to_value(&self, d: DType, v: IntValue<'ctx>) -> Result<BasicValueEnum<'ctx>> {
         let ty: BasicTypeEnum<'ctx> = match d {
             DType::F32 => self.context.f32_type().into(),
+            DType::F64 => self.context.f64_type().into(),
             DType::F16 => self.context.f16_type().into(),
             DType::BF16 => self.context.bf16_type().into(),
             _ => return Ok(v.into()),

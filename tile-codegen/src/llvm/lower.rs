@@ -30,6 +30,7 @@ use inkwell::values::{
     PointerValue, ValueKind,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
+use tile_core::float8::{f8e4m3, f8e5m2};
 use tile_core::ir::{
     BinOp, CmpPred, ConstValue, DType, Elem, Function, InDim, OpData, OpId, OpKind, Type, UnOp,
     ValueId,
@@ -265,7 +266,7 @@ fn declare_kernel<'ctx>(
     let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(f.params().len());
     for (i, &p) in f.params().iter().enumerate() {
         let elem = f.ty(p).elem;
-        if let Elem::Scalar(d @ (DType::F16 | DType::BF16)) = elem {
+        if let Some(d) = elem.dtype().filter(|d| d.is_storage_float()) {
             // The front end passes half-precision scalars as `f32`; a by-value 16-bit kernel
             // argument would need its own launch-time packing.
             return Err(format!(
@@ -385,13 +386,17 @@ pub(super) fn register_type(context: &Context, elem: Elem) -> BasicTypeEnum<'_> 
             .as_basic_type_enum(),
         Elem::Scalar(DType::I1) => context.bool_type().as_basic_type_enum(),
         // LLVM's integers have no sign: the ops choose it (`sdiv`/`udiv`, `ashr`/`lshr`...).
-        Elem::Scalar(DType::I8 | DType::U8) => context.i8_type().as_basic_type_enum(),
+        // An 8-bit float is held as its bits; casts decode and encode it.
+        Elem::Scalar(DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2) => {
+            context.i8_type().as_basic_type_enum()
+        }
         Elem::Scalar(DType::I16) => context.i16_type().as_basic_type_enum(),
         Elem::Scalar(DType::I32 | DType::U32) => context.i32_type().as_basic_type_enum(),
         Elem::Scalar(DType::I64 | DType::U64) => context.i64_type().as_basic_type_enum(),
         Elem::Scalar(DType::F16) => context.f16_type().as_basic_type_enum(),
         Elem::Scalar(DType::BF16) => context.bf16_type().as_basic_type_enum(),
         Elem::Scalar(DType::F32) => context.f32_type().as_basic_type_enum(),
+        Elem::Scalar(DType::F64) => context.f64_type().as_basic_type_enum(),
     }
 }
 
@@ -1286,6 +1291,18 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             (Elem::Scalar(DType::BF16), ConstValue::Float(x)) => {
                 ctx.bf16_type().const_float(x).into()
             }
+            (Elem::Scalar(DType::F64), ConstValue::Float(x)) => {
+                ctx.f64_type().const_float(x).into()
+            }
+            // An 8-bit float is its bits, rounded as a cast from `f32` rounds.
+            (Elem::Scalar(DType::F8E4M3), ConstValue::Float(x)) => ctx
+                .i8_type()
+                .const_int(u64::from(f8e4m3::from_f64(x).to_bits()), false)
+                .into(),
+            (Elem::Scalar(DType::F8E5M2), ConstValue::Float(x)) => ctx
+                .i8_type()
+                .const_int(u64::from(f8e5m2::from_f64(x).to_bits()), false)
+                .into(),
             (e, c) => bug(format_args!("a constant of type `{e}`, found {c}")),
         })
     }
@@ -1479,7 +1496,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         }
     }
 
-    /// PTX's `max.f32` / `min.f32` (IEEE 754-2019 `maximumNumber` / `minimumNumber`) as inline
+    /// PTX's `max.f32` / `min.f32` (`.f64` for doubles; IEEE 754-2019 `maximumNumber` / `minimumNumber`) as inline
     /// assembly without side effects, not `llvm.maxnum`: LLVM 19's InstSimplify crashes on
     /// `maxnum(f(a, b), maxnum(a, b))` for another intrinsic `f` (`fma`, `copysign`; found by the
     /// differential tester, reproduced with `opt -passes=early-cse`), and its NVPTX combine turns
@@ -1490,12 +1507,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         x: FloatValue<'ctx>,
         y: FloatValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let text = if max {
-            "max.f32 $0, $1, $2;"
-        } else {
-            "min.f32 $0, $1, $2;"
-        };
-        Ok(self.f32_asm2(text, x, y)?.into())
+        let op = if max { "max" } else { "min" };
+        if x.get_type() == self.context.f64_type() {
+            let text = format!("{op}.f64 $0, $1, $2;");
+            return self.pure_asm(&text, "=d,d,d", x.get_type().into(), &[x.into(), y.into()]);
+        }
+        Ok(self
+            .f32_asm2(&format!("{op}.f32 $0, $1, $2;"), x, y)?
+            .into())
     }
 
     /// Inline PTX `text` without side effects, of one `f32` result (`$0`) and two `f32`

@@ -538,6 +538,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 };
                 Ok(v.into())
             }
+            // The functions with an IEEE instruction in double precision (the verifier's rule).
+            DType::F64 => {
+                let x = arg(0);
+                let name = match m {
+                    MathFn::Sqrt => "llvm.sqrt",
+                    MathFn::Abs => "llvm.fabs",
+                    MathFn::Floor => "llvm.floor",
+                    MathFn::Ceil => "llvm.ceil",
+                    MathFn::Fma => "llvm.fma",
+                    _ => return refuse(),
+                };
+                let operands: Vec<_> = args.iter().map(|&a| a.into()).collect();
+                self.intrinsic(name, &[x.get_type()], &operands)
+            }
             DType::I1
             | DType::I8
             | DType::I16
@@ -545,7 +559,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             | DType::U32
             | DType::U64
             | DType::F16
-            | DType::BF16 => refuse(),
+            | DType::BF16
+            | DType::F8E4M3
+            | DType::F8E5M2 => refuse(),
         }
     }
 
@@ -554,6 +570,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let to = dtype(self.result_type(data));
         let from = dtype(self.operand_type(data, 0));
         let vals = self.operand(data, 0);
+        if from == DType::F32 && self.f8_pairs(to) && vals.len() >= 2 {
+            // Two at a time: `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`.
+            let mut out = Vec::with_capacity(vals.len());
+            for pair in vals.chunks(2) {
+                match *pair {
+                    [lo, hi] => out.extend(
+                        self.f8_pair_from_f32(to, float(lo), float(hi))?
+                            .map(BasicValueEnum::from),
+                    ),
+                    [x] => out.push(self.cast(from, to, x)?),
+                    _ => bug("chunks of one or two"),
+                }
+            }
+            return Ok(out);
+        }
         if from == DType::F32 && matches!(to, DType::F16 | DType::BF16) && vals.len() >= 2 {
             // Two at a time: `cvt.rn.{bf16x2,f16x2}.f32` rounds a pair in one instruction (LLVM 19
             // splits `fptrunc <2 x float>` into two scalar conversions), each element rounded
@@ -611,7 +642,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         to: DType,
         v: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        use DType::{BF16, F16, F32, I1};
+        use DType::{BF16, F16, F32, F64, I1};
         let b = &self.builder;
         let ctx = self.context;
         let f32_ty = ctx.f32_type();
@@ -627,6 +658,53 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let num = |d: DType| d.is_int() && d != I1;
         Ok(match (from, to) {
             _ if from == to => v,
+            // The 8-bit floats go through `f32`: exactly from them, rounded once to them from
+            // `f32` (and from the exact `f16`/`bf16`), twice from `f64` and wide integers.
+            (f, t) if t.is_f8() => {
+                let x = float(self.cast(f, F32, v)?);
+                self.f8_from_f32(t, x)?.into()
+            }
+            (f, t) if f.is_f8() => {
+                let x = self.f8_to_f32(f, int(v))?;
+                self.cast(F32, t, x.into())?
+            }
+            // `f64`: integers convert to it and from it directly (rounded once, or truncated
+            // and saturated), floats narrow to `f32` by one rounding and below it through `f32`.
+            (f, F64) if f.is_unsigned() => b
+                .build_unsigned_int_to_float(int(v), ctx.f64_type(), "")
+                .llvm()?
+                .into(),
+            (f, F64) if num(f) => b
+                .build_signed_int_to_float(int(v), ctx.f64_type(), "")
+                .llvm()?
+                .into(),
+            (F16 | BF16 | F32, F64) => {
+                let x = float(self.cast(from, F32, v)?);
+                b.build_float_ext(x, ctx.f64_type(), "").llvm()?.into()
+            }
+            (F64, F32) => b.build_float_trunc(float(v), f32_ty, "").llvm()?.into(),
+            (F64, F16 | BF16) => {
+                let x = b.build_float_trunc(float(v), f32_ty, "").llvm()?;
+                self.cast(F32, to, x.into())?
+            }
+            (F64, I1) => {
+                let x = float(v);
+                b.build_float_compare(FloatPredicate::UNE, x, x.get_type().const_zero(), "")
+                    .llvm()?
+                    .into()
+            }
+            (F64, t) if num(t) => {
+                let name = if t.is_unsigned() {
+                    "llvm.fptoui.sat"
+                } else {
+                    "llvm.fptosi.sat"
+                };
+                self.intrinsic(
+                    name,
+                    &[int_ty(t).into(), ctx.f64_type().into()],
+                    &[v.into()],
+                )?
+            }
             (f, I1) if num(f) => {
                 let x = int(v);
                 b.build_int_compare(IntPredicate::NE, x, x.get_type().const_zero(), "")

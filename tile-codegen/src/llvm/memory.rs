@@ -100,7 +100,7 @@ fn asm_reg(d: DType, w: usize) -> AsmReg {
         per_word: 1,
     };
     match (d, packed_bits(d)) {
-        (DType::I64 | DType::U64, _) => one("b64", "l", 64),
+        (DType::I64 | DType::U64 | DType::F64, _) => one("b64", "l", 64),
         // A boolean is one byte in memory; PTX loads and stores it from a wider register.
         (DType::I1, _) => one("u8", "r", 32),
         // Elements narrower than a word travel packed: two or four in a 32-bit word, two
@@ -619,6 +619,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .iter()
                 .map(|&v| Ok(int(b.build_bit_cast(v, i32_ty, "").llvm()?)))
                 .collect(),
+            DType::F64 => vals
+                .iter()
+                .map(|&v| {
+                    Ok(int(b
+                        .build_bit_cast(v, self.context.i64_type(), "")
+                        .llvm()?))
+                })
+                .collect(),
             DType::I1 => vals
                 .iter()
                 .map(|&v| b.build_int_z_extend(int(v), i32_ty, "").llvm())
@@ -653,6 +661,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::F32 => words
                 .iter()
                 .map(|&v| b.build_bit_cast(v, self.context.f32_type(), "").llvm())
+                .collect(),
+            DType::F64 => words
+                .iter()
+                .map(|&v| b.build_bit_cast(v, self.context.f64_type(), "").llvm())
                 .collect(),
             DType::I1 => words
                 .iter()

@@ -39,6 +39,7 @@
 
 mod atomic;
 mod dot;
+mod float8;
 mod gather;
 mod layout;
 mod ldmatrix;

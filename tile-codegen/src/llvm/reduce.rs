@@ -144,13 +144,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 };
                 self.binary(op, d, x, y, false)
             }
-            (DType::F32, ReduceKind::Sum) => {
+            (DType::F32 | DType::F64, ReduceKind::Sum) => {
                 Ok(b.build_float_add(float(x), float(y), "").llvm()?.into())
             }
-            (DType::F32, ReduceKind::Max) => minmax("llvm.maxnum"),
-            (DType::F32, ReduceKind::Min) => minmax("llvm.minnum"),
+            (DType::F32 | DType::F64, ReduceKind::Max) => minmax("llvm.maxnum"),
+            (DType::F32 | DType::F64, ReduceKind::Min) => minmax("llvm.minnum"),
             (
-                DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F16 | DType::BF16,
+                DType::I1
+                | DType::I8
+                | DType::I16
+                | DType::U8
+                | DType::F16
+                | DType::BF16
+                | DType::F8E4M3
+                | DType::F8E5M2,
                 ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min,
             ) => bug(format_args!(
                 "a reduction of a 32- or 64-bit type, found `{d}`"
@@ -230,7 +237,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 b.build_bit_cast(shfl(bits)?, self.context.f32_type(), "")
                     .llvm()
             }
-            DType::I64 | DType::U64 => {
+            DType::I64 | DType::U64 | DType::F64 => {
                 // As `<2 x i32>`: NVPTX splits and joins the halves with `mov.b64`.
                 let pair_ty = i32_ty.vec_type(2);
                 let pair = VectorValue::try_from(b.build_bit_cast(v, pair_ty, "").llvm()?)
@@ -241,13 +248,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let half = int(b.build_extract_element(pair, idx, "").llvm()?);
                     out = b.build_insert_element(out, shfl(half)?, idx, "").llvm()?;
                 }
-                b.build_bit_cast(out, self.context.i64_type(), "").llvm()
+                b.build_bit_cast(out, v.get_type(), "").llvm()
             }
-            DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F16 | DType::BF16 => {
-                bug(format_args!(
-                    "a shuffle of i32, i64 or f32 (what reductions and scans take), found `{d}`"
-                ))
-            }
+            DType::I1
+            | DType::I8
+            | DType::I16
+            | DType::U8
+            | DType::F16
+            | DType::BF16
+            | DType::F8E4M3
+            | DType::F8E5M2 => bug(format_args!(
+                "a shuffle of a 32- or 64-bit type (what reductions and scans take), found `{d}`"
+            )),
         }
     }
 

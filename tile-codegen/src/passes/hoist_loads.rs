@@ -30,7 +30,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use tile_core::ir::{BlockId, DType, Function, OpId, OpKind, RegionId, ValueDef};
+use tile_core::ir::{BlockId, Function, OpId, OpKind, RegionId, ValueDef};
 
 /// Each op of a block and its position in the block's order.
 type Positions = HashMap<OpId, usize>;
@@ -113,11 +113,10 @@ fn result_words(f: &Function, op: OpId) -> u64 {
         .map(|&r| {
             let t = f.ty(r);
             match t.dtype() {
-                Some(d @ (DType::F16 | DType::BF16 | DType::F32)) if t.is_tensor() => (t.numel()
-                    * u64::from(d.size_bytes()))
-                .div_ceil(4 * threads)
-                .max(1),
-                Some(DType::F16 | DType::BF16 | DType::F32) => 1,
+                Some(d) if d.is_float() && t.is_tensor() => (t.numel() * u64::from(d.size_bytes()))
+                    .div_ceil(4 * threads)
+                    .max(1),
+                Some(d) if d.is_float() => d.size_bytes().div_ceil(4).into(),
                 _ => 0,
             }
         })

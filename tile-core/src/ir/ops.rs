@@ -265,14 +265,15 @@ impl AtomicOp {
     }
 
     /// Whether the op updates elements of type `d` (32- and 64-bit integers always, unsigned
-    /// ones comparing as unsigned; `f32`, `f16` and `bf16` unless bitwise; never booleans or
-    /// 8- and 16-bit integers): the one statement of the rule, which the verifier and the
-    /// front end ask.
+    /// ones comparing as unsigned; `f32`, `f16` and `bf16` unless bitwise; `f64` for `add`
+    /// and `xchg`; never booleans, 8- and 16-bit integers or 8-bit floats): the one statement
+    /// of the rule, which the verifier and the front end ask.
     pub fn takes(self, d: DType) -> bool {
         match d {
             DType::I32 | DType::I64 | DType::U32 | DType::U64 => true,
             DType::F32 | DType::F16 | DType::BF16 => !self.is_bitwise(),
-            DType::I1 | DType::I8 | DType::I16 | DType::U8 => false,
+            DType::F64 => matches!(self, AtomicOp::Add | AtomicOp::Xchg),
+            DType::I1 | DType::I8 | DType::I16 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => false,
         }
     }
 }
@@ -281,7 +282,14 @@ impl AtomicOp {
 pub fn atomic_cas_takes(d: DType) -> bool {
     matches!(
         d,
-        DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 | DType::F16 | DType::BF16
+        DType::I32
+            | DType::I64
+            | DType::U32
+            | DType::U64
+            | DType::F32
+            | DType::F64
+            | DType::F16
+            | DType::BF16
     )
 }
 

@@ -38,11 +38,20 @@ pub enum DType {
     BF16,
     /// IEEE single precision.
     F32,
+    /// IEEE double precision: arithmetic, comparisons, reductions, `sqrt`, `abs`, `fma`,
+    /// `floor`/`ceil`, `min`/`max` (the transcendental functions take `f32`).
+    F64,
+    /// 8-bit float E4M3 (4 exponent bits, bias 7; no infinities, one NaN pattern per sign;
+    /// largest finite 448) — storage: cast to `f32` to compute.
+    F8E4M3,
+    /// 8-bit float E5M2 (5 exponent bits, bias 15; infinities and NaNs as IEEE; largest finite
+    /// 57344) — storage: cast to `f32` to compute.
+    F8E5M2,
 }
 
 impl DType {
     /// Every element type, in a fixed order.
-    pub const ALL: [DType; 11] = [
+    pub const ALL: [DType; 14] = [
         DType::I1,
         DType::I8,
         DType::I16,
@@ -54,6 +63,9 @@ impl DType {
         DType::F16,
         DType::BF16,
         DType::F32,
+        DType::F64,
+        DType::F8E4M3,
+        DType::F8E5M2,
     ];
 
     /// The spelling used in IR text and in kernel signatures.
@@ -70,6 +82,9 @@ impl DType {
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
         }
     }
 
@@ -81,10 +96,10 @@ impl DType {
     /// Size of one element in device memory, in bytes (a bool is stored as one byte).
     pub fn size_bytes(self) -> u32 {
         match self {
-            DType::I1 | DType::I8 | DType::U8 => 1,
+            DType::I1 | DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 => 8,
+            DType::I64 | DType::U64 | DType::F64 => 8,
         }
     }
 
@@ -101,7 +116,9 @@ impl DType {
             DType::I16 => Some(16),
             DType::I32 | DType::U32 => Some(32),
             DType::I64 | DType::U64 => Some(64),
-            DType::F16 | DType::BF16 | DType::F32 => None,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::F8E4M3 | DType::F8E5M2 => {
+                None
+            }
         }
     }
 
@@ -128,7 +145,18 @@ impl DType {
 
     /// Floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16 | DType::F32)
+        self.int_bits().is_none()
+    }
+
+    /// The 8-bit float types.
+    pub fn is_f8(self) -> bool {
+        matches!(self, DType::F8E4M3 | DType::F8E5M2)
+    }
+
+    /// Float types held for storage only (`f16`, `bf16`, the 8-bit floats): arithmetic casts
+    /// them to `f32` first.
+    pub fn is_storage_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16) || self.is_f8()
     }
 
     /// Types that arithmetic, math and reductions take (`f16`/`bf16` are cast to `f32` first,
@@ -136,7 +164,7 @@ impl DType {
     pub fn is_arith(self) -> bool {
         matches!(
             self,
-            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32
+            DType::I32 | DType::I64 | DType::U32 | DType::U64 | DType::F32 | DType::F64
         )
     }
 }

@@ -17,11 +17,13 @@ use cudarc::driver::{
 
 use super::device::Device;
 use super::error::{driver, Error};
+use crate::float8::{f8e4m3, f8e5m2};
 use crate::interp::{HostMut, HostRef};
 use crate::ir::DType;
 
-/// An element type a buffer can hold: `f32`, `i32`, `i64`, `f16`, `bf16` and `bool`, the types
-/// a kernel's pointers take. Implemented by tile for these types only.
+/// An element type a buffer can hold, the types a kernel's pointers take: `bool`, `i8`, `i16`,
+/// `i32`, `i64`, `u8`, `u32`, `u64`, `f16`, `bf16`, `f32`, `f64`, [`f8e4m3`] and [`f8e5m2`].
+/// Implemented by tile for these types only.
 pub trait Element:
     DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static + sealed::HostView
 {
@@ -71,6 +73,19 @@ element!(i16, I16);
 element!(u8, U8);
 element!(u32, U32);
 element!(u64, U64);
+element!(f64, F64);
+element!(f8e4m3, F8E4M3);
+element!(f8e5m2, F8E5M2);
+
+// SAFETY: `f8e4m3` and `f8e5m2` are `repr(transparent)` over a `u8`: passing one by value or in
+// device memory is passing a byte, and every byte (zero included) is a valid value.
+unsafe impl DeviceRepr for f8e4m3 {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for f8e5m2 {}
+// SAFETY: all-zero bits are the value +0 of both types.
+unsafe impl ValidAsZeroBits for f8e4m3 {}
+// SAFETY: as above.
+unsafe impl ValidAsZeroBits for f8e5m2 {}
 
 /// A buffer in device memory (CUDA) or host memory (interpreter).
 #[derive(Debug)]

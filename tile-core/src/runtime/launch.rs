@@ -77,6 +77,8 @@ pub enum Arg<'a> {
     U32(u32),
     /// A `u64` by value.
     U64(u64),
+    /// An `f64` by value.
+    F64(f64),
 }
 
 impl LaunchValues for [Arg<'_>] {
@@ -86,7 +88,7 @@ impl LaunchValues for [Arg<'_>] {
             Arg::I64(v) => Some(*v),
             Arg::U32(v) => Some(i64::from(*v)),
             Arg::U64(v) => i64::try_from(*v).ok(),
-            Arg::Buf(_) | Arg::F32(_) => None,
+            Arg::Buf(_) | Arg::F32(_) | Arg::F64(_) => None,
         }
     }
 
@@ -255,6 +257,7 @@ fn param_words(args: &[Arg<'_>]) -> Result<Vec<u64>, Error> {
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
             Arg::U32(v) => Ok(u64::from(*v)),
             Arg::U64(v) => Ok(*v),
+            Arg::F64(v) => Ok(v.to_bits()),
             Arg::Buf(_) => Err(Error::Args("host memory reached a CUDA launch".into())),
         })
         .collect()
@@ -433,6 +436,7 @@ fn check_args(
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
                 | (ParamKind::Scalar(DType::U32), Arg::U32(_))
                 | (ParamKind::Scalar(DType::U64), Arg::U64(_))
+                | (ParamKind::Scalar(DType::F64), Arg::F64(_))
         );
         if !ok {
             return Err(Error::Args(format!(
@@ -517,6 +521,7 @@ fn run_interpreted<'a>(
             Arg::F32(v) => InterpArg::F32(v),
             Arg::U32(v) => InterpArg::U32(v),
             Arg::U64(v) => InterpArg::U64(v),
+            Arg::F64(v) => InterpArg::F64(v),
         });
     }
     // The IR names the instance by its symbol; the error names the kernel as the user wrote it.
@@ -593,7 +598,7 @@ fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
         Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
         Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
         // Unsigned integers are not specialized on.
-        Arg::Buf(_) | Arg::F32(_) | Arg::U32(_) | Arg::U64(_) => false,
+        Arg::Buf(_) | Arg::F32(_) | Arg::F64(_) | Arg::U32(_) | Arg::U64(_) => false,
     }
 }
 
@@ -685,6 +690,7 @@ fn run_cuda(
             Arg::F32(v) => builder.arg(v),
             Arg::U32(v) => builder.arg(v),
             Arg::U64(v) => builder.arg(v),
+            Arg::F64(v) => builder.arg(v),
             // Rejected just above.
             Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
         };

@@ -117,7 +117,9 @@ pub(crate) struct Encoding {
 fn map_dtype(dtype: DType) -> CUtensorMapDataType {
     match dtype {
         // The copy moves bits and fills with zero bits: the signedness does not matter.
-        DType::I1 | DType::I8 | DType::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        DType::I1 | DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => {
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
+        }
         DType::I16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
         DType::U32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
         DType::U64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT64,
@@ -126,6 +128,7 @@ fn map_dtype(dtype: DType) -> CUtensorMapDataType {
         DType::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         DType::BF16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         DType::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        DType::F64 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
     }
 }
 

@@ -72,11 +72,20 @@ impl Lowering {
             None => tile_core::ir::atomic_cas_takes(t),
         };
         if !takes(d) {
-            let ok: Vec<String> = [DType::I32, DType::I64, DType::F32, DType::F16, DType::BF16]
-                .into_iter()
-                .filter(|&t| takes(t))
-                .map(|t| format!("`Ptr<{t}>`"))
-                .collect();
+            let ok: Vec<String> = [
+                DType::I32,
+                DType::I64,
+                DType::U32,
+                DType::U64,
+                DType::F32,
+                DType::F64,
+                DType::F16,
+                DType::BF16,
+            ]
+            .into_iter()
+            .filter(|&t| takes(t))
+            .map(|t| format!("`Ptr<{t}>`"))
+            .collect();
             return Err(err(
                 pos[0],
                 format!(

@@ -272,9 +272,15 @@ impl Lowering {
             }
         }
         let d = d.unwrap_or(DType::F32);
-        let ok = d == DType::F32 || (m == MathFn::Abs && matches!(d, DType::I32 | DType::I64));
+        let f64_ok = matches!(
+            m,
+            MathFn::Sqrt | MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Fma
+        );
+        let ok = d == DType::F32
+            || (d == DType::F64 && f64_ok)
+            || (m == MathFn::Abs && matches!(d, DType::I32 | DType::I64));
         if !ok {
-            let hint = if matches!(d, DType::F16 | DType::BF16) {
+            let hint = if d.is_storage_float() || d == DType::F64 {
                 "; convert with `as f32` first"
             } else {
                 ""
@@ -282,8 +288,9 @@ impl Lowering {
             return Err(err(
                 call,
                 format!(
-                    "`{}` takes f32{}, found `{d}`{hint}",
+                    "`{}` takes f32{}{}, found `{d}`{hint}",
                     m.name(),
+                    if f64_ok { ", f64" } else { "" },
                     if m == MathFn::Abs { ", i32 or i64" } else { "" }
                 ),
             ));

@@ -25,7 +25,17 @@ impl Verifier<'_> {
             ) if d.int_range().is_some_and(|r| r.contains(&i128::from(*i))) => {}
             // A `u64` constant above `i64::MAX` is stored as its two's-complement bits.
             (Elem::Scalar(DType::U64), ConstValue::Int(_)) => {}
-            (Elem::Scalar(DType::F32 | DType::F16 | DType::BF16), ConstValue::Float(_)) => {}
+            (
+                Elem::Scalar(
+                    DType::F32
+                    | DType::F16
+                    | DType::BF16
+                    | DType::F64
+                    | DType::F8E4M3
+                    | DType::F8E5M2,
+                ),
+                ConstValue::Float(_),
+            ) => {}
             (e, c) => self.err(o.id, format!("constant {c} does not fit type `{e}`")),
         }
     }
@@ -130,6 +140,10 @@ impl Verifier<'_> {
             (UnOp::Neg, Elem::Scalar(DType::I1)) => {
                 self.err(o.id, "`neg` does not take booleans".into())
             }
+            (UnOp::Neg, Elem::Scalar(d)) if d.is_f8() => self.err(
+                o.id,
+                format!("`neg` does not take `{d}`; cast it to `f32` first"),
+            ),
             (UnOp::Not, Elem::Scalar(d)) if !d.is_int() => self.err(
                 o.id,
                 format!("`not` takes integers or booleans, found `{d}`"),
@@ -146,8 +160,13 @@ impl Verifier<'_> {
         }
         let Some(ty) = o.res.clone() else { return };
         let a = self.ty(ops[0]).clone();
-        if a.elem.dtype().is_none() {
-            self.err(o.id, "`cmp` does not take pointers".into());
+        match a.elem.dtype() {
+            None => self.err(o.id, "`cmp` does not take pointers".into()),
+            Some(d) if d.is_f8() => self.err(
+                o.id,
+                format!("`cmp` does not take `{d}`; cast it to `f32` first"),
+            ),
+            Some(_) => {}
         }
         self.same_types(o.id, &[ops[1]], &a);
         if ty != a.with_elem(Elem::Scalar(DType::I1)) {
@@ -217,7 +236,12 @@ impl Verifier<'_> {
         self.same_types(o.id, ops, &ty);
         let ok = match ty.elem {
             Elem::Scalar(DType::F32) => true,
-            Elem::Scalar(DType::I32 | DType::I64) => *m == crate::ir::MathFn::Abs,
+            Elem::Scalar(DType::I32 | DType::I64) => *m == MathFn::Abs,
+            // The functions with an IEEE double-precision instruction.
+            Elem::Scalar(DType::F64) => matches!(
+                m,
+                MathFn::Sqrt | MathFn::Abs | MathFn::Floor | MathFn::Ceil | MathFn::Fma
+            ),
             _ => false,
         };
         if !ok {

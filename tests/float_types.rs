@@ -1,0 +1,20 @@
+//! The 8-bit floats (`f8e4m3`, `f8e5m2`) and `f64` on the interpreter, against Rust computing the
+//! same things (`tile::f8e4m3`'s conversions bit for bit, IEEE double arithmetic). The GPU runs
+//! the same checks (`tests/gpu.rs`).
+
+use tile_tests as common;
+
+use tile::prelude::*;
+
+/// Sizes: one element, a ragged program, several programs.
+const SIZES: [usize; 4] = [1, 17, 1000, 4099];
+
+#[test]
+fn f8_conversions_round_to_nearest_even_and_saturate() {
+    common::floats::check_f8_conversions(&Device::interpreter(), &SIZES);
+}
+
+#[test]
+fn f64_arithmetic_conversions_reductions_and_atomics() {
+    common::floats::check_f64(&Device::interpreter(), &SIZES);
+}
