@@ -18,3 +18,11 @@ fn f8_conversions_round_to_nearest_even_and_saturate() {
 fn f64_arithmetic_conversions_reductions_and_atomics() {
     common::floats::check_f64(&Device::interpreter(), &SIZES);
 }
+
+#[test]
+fn i8_dot_is_exact_in_i32() {
+    common::int_dot::check_dot_i8(
+        &Device::interpreter(),
+        &[(64, 64, 64), (100, 72, 200), (1, 5, 7), (33, 130, 96)],
+    );
+}

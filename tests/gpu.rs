@@ -255,6 +255,15 @@ fn gpu_float_types_match_rust() {
     common::floats::check_f64(&gpu, &sizes);
 }
 
+/// `dot` of `i8` tiles on the GPU (`mma.sync…s8` from one `m16n8k32` up, the exact chain below)
+/// against Rust, exactly (the check the interpreter passes in `tests/float_types.rs`).
+#[test]
+fn gpu_i8_dot_is_exact_in_i32() {
+    let Some(gpu) = cuda() else { return };
+    let shapes = [(64, 64, 64), (100, 72, 200), (1, 5, 7), (33, 130, 96), (256, 192, 1000)];
+    common::int_dot::check_dot_i8(&gpu, &shapes);
+}
+
 #[test]
 fn gpu_interleave_join_and_split_match_their_definitions() {
     let Some(gpu) = cuda() else { return };

@@ -14,6 +14,7 @@ pub use tile_examples::softmax_regression::kernels as softmax_regression;
 use tile::prelude::*;
 use tile::stdlib::flip;
 pub mod floats;
+pub mod int_dot;
 
 #[tile_kernel]
 /// Integer arithmetic: div/rem (with zero divisors), min/max, select, bitwise ops, negation.
@@ -1198,7 +1199,9 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &floats::f8_convert::KERNEL,
         &floats::f8_scalar::KERNEL,
         &floats::f64_ops::KERNEL,
+        &int_dot::dot_i8_nt::KERNEL,
     ]);
+    v.extend(int_dot::dot_i8_nn::KERNELS);
     v
 }
 

@@ -5,9 +5,11 @@
 //!
 //! A `dot` runs on tensor cores (`mma.sync`, or `wgmma` on sm_90a, whose tiles are a subset) when
 //! both operands are f16 (or both bf16) and the tile is at least one `m16n8k16` instruction
-//! (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`), or both are f32 with `precision = tf32` and the tile is at least
-//! one `m16n8k8` (`K ≥ 8`); its operands then pass through shared memory as themselves. Every
-//! other `dot` is the exact FMA chain, whose operands pass through as f32.
+//! (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`), both are `i8` and the tile is at least one `m16n8k32.s8`
+//! (`K ≥ 32`; `mma.sync` on both targets), or both are f32 with `precision = tf32` and the tile
+//! is at least one `m16n8k8` (`K ≥ 8`); its operands then pass through shared memory as
+//! themselves. Every other `dot` is the exact FMA chain, whose operands pass through as f32 (as
+//! `i32` for `i8`).
 
 use tile_core::ir::{DType, Precision, Type};
 
@@ -18,10 +20,9 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
         return false;
     };
     let tensor = match d {
-        DType::F16 | DType::BF16 => true,
+        DType::F16 | DType::BF16 | DType::I8 => true,
         DType::F32 => precision == Precision::Tf32,
         DType::I1
-        | DType::I8
         | DType::I16
         | DType::I32
         | DType::I64
@@ -35,8 +36,12 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
     if !tensor || b.dtype() != Some(d) {
         return false;
     }
-    // One instruction's K: 16 for 16-bit operands, 8 for tf32.
-    let min_k = if d == DType::F32 { 8 } else { 16 };
+    // One instruction's K: 32 bytes (16 for 16-bit operands, 32 for `i8`), 8 for tf32.
+    let min_k = match d {
+        DType::F32 => 8,
+        DType::I8 => 32,
+        _ => 16,
+    };
     match (a.shape.first(), a.shape.get(1), b.shape.get(1)) {
         (Some(&m), Some(&k), Some(&n)) => m >= 16 && n >= 8 && k >= min_k,
         _ => false,
@@ -81,6 +86,8 @@ mod tests {
         assert!(!on(DType::F16, 16, 16, 4, ieee));
         assert!(!on(DType::F32, 16, 8, 8, ieee));
         assert!(on(DType::F32, 16, 8, 8, tf32));
+        assert!(on(DType::I8, 16, 32, 8, ieee));
+        assert!(!on(DType::I8, 16, 16, 8, ieee));
         assert!(!on(DType::F32, 16, 4, 8, tf32));
         let mixed = on_tensor_cores(
             &tile(DType::F16, [16, 16]),

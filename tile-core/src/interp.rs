@@ -1644,6 +1644,20 @@ fn dot(a: &[Scalar], b: &[Scalar], acc: &[Scalar], [m, k, n]: [usize; 3], p: Pre
         _ => as_f64(x) as f32,
     };
     let mut out = Vec::with_capacity(m * n);
+    if let Some(Scalar::I32(_)) = acc.first() {
+        // `i8` tiles: exact products summed in `i32`, wrapping (as `mma.sync`'s `.s32`).
+        let int = |x: Scalar| int_parts(x).map_or(0, |(d, b)| int_value(d, b) as i32);
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = int(acc[i * n + j]);
+                for kk in 0..k {
+                    s = s.wrapping_add(int(a[i * k + kk]).wrapping_mul(int(b[kk * n + j])));
+                }
+                out.push(Scalar::I32(s));
+            }
+        }
+        return out;
+    }
     for i in 0..m {
         for j in 0..n {
             let mut s = as_f64(acc[i * n + j]) as f32;

@@ -1,10 +1,10 @@
 //! Lowering of `dot`: on tensor cores when its result has an mma layout (see [`Lowerer::mma_dot`]),
 //! otherwise as follows.
 //!
-//! Without tensor cores, both operands go through shared memory (as `f32`), and
-//! each thread computes the elements of the result it holds with one fused multiply-add per `k`,
-//! in order from `k = 0` — exactly the IR's definition, so the GPU agrees with the interpreter bit
-//! for bit.
+//! Without tensor cores, both operands go through shared memory (as `f32`; `i8` as `i32`), and
+//! each thread computes the elements of the result it holds with one fused multiply-add per `k`
+//! (a wrapping multiply and add for `i8`), in order from `k = 0` — exactly the IR's definition,
+//! so the GPU agrees with the interpreter bit for bit.
 //!
 //! Steps (after the barrier `insert-barriers` places where an earlier user of the bytes may still
 //! read them): every element of `a`
@@ -29,7 +29,7 @@ fn tf32(data: &OpData) -> bool {
 }
 
 use super::layout::Distribution;
-use super::lower::{bug, float, Lowerer, OrLlvm, Result};
+use super::lower::{bug, float, int, Lowerer, OrBug, OrLlvm, Result};
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `dot %a, %b, %acc`: the result's elements this thread holds.
@@ -45,7 +45,13 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             u64::from(aty.shape[1]),
             u64::from(bty.shape[1]),
         );
-        let f32_ty: BasicTypeEnum<'ctx> = self.context.f32_type().into();
+        // `i8` tiles multiply exactly in `i32`; the others in `f32`.
+        let int_dot = rty.dtype() == Some(DType::I32);
+        let f32_ty: BasicTypeEnum<'ctx> = if int_dot {
+            self.context.i32_type().into()
+        } else {
+            self.context.f32_type().into()
+        };
         let sa = self.shared_array(f32_ty, m * k)?;
         let sb = self.shared_array(f32_ty, k * n)?;
         let (da, db) = (self.tensor_distribution(aty), self.tensor_distribution(bty));
@@ -114,6 +120,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             let mut next = Vec::with_capacity(acc.len());
             for (&(r, col), &s) in at.iter().zip(&acc) {
+                if int_dot {
+                    let b = &me.builder;
+                    let p = b.build_int_mul(int(a_vals[r]), int(b_vals[col]), "").llvm()?;
+                    next.push(b.build_int_add(int(s), p, "").llvm()?.into());
+                    continue;
+                }
                 let args: [BasicMetadataValueEnum; 3] =
                     [a_vals[r].into(), b_vals[col].into(), s.into()];
                 next.push(me.intrinsic("llvm.fma", &[f32_ty], &args)?);
@@ -140,11 +152,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let ptx_ty = match aty.dtype() {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
+            Some(DType::I8) => "s8",
             Some(DType::F32) if tf32(data) => return self.mma_dot_tf32(data, warps),
             other => bug(format_args!(
-                "f16, bf16 or tf32 operands of a tensor-core `dot`, found {other:?}"
+                "f16, bf16, i8 or tf32 operands of a tensor-core `dot`, found {other:?}"
             )),
         };
+        // Elements per 32-bit word, and the K of one instruction (32 bytes).
+        let kw = if ptx_ty == "s8" { 4 } else { 2 };
+        let k_step = 8 * kw;
         let (da, db, dc) = (
             self.tensor_distribution(aty),
             self.tensor_distribution(bty),
@@ -169,18 +185,22 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         // held by several warps as copies).
         let reps_m = (m / (16 * wm)).max(1);
         let reps_n = (n / (8 * wn)).max(1);
-        for k0 in (0..k).step_by(16) {
+        for k0 in (0..k).step_by(k_step as usize) {
             // This K step's A fragments per M repetition and B fragments per N repetition, as
-            // 32-bit words of two elements.
+            // 32-bit words of `kw` consecutive K elements: A's word `w` at row `8·(w % 2)`,
+            // K `4·kw·(w / 2)`; B's word `w` at K `4·kw·w`.
             let mut a_words = Vec::with_capacity(reps_m as usize);
             for i in 0..reps_m {
                 let m0 = i * 16 * wm;
                 let mut words = Vec::with_capacity(4);
-                for e in (0..8).step_by(2) {
-                    let at = |e: u64| [m0 + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
-                    let lo = va[reg(&da, at(e), "A")];
-                    let hi = va[reg(&da, at(e + 1), "A")];
-                    words.push(self.pack_pair(lo, hi)?);
+                for w in 0..4 {
+                    let elems = (0..kw)
+                        .map(|e| {
+                            let at = [m0 + 8 * (w % 2), k0 + e + 4 * kw * (w / 2)];
+                            va[reg(&da, at, "A")]
+                        })
+                        .collect::<Vec<_>>();
+                    words.push(self.pack_word(&elems)?);
                 }
                 a_words.push(words);
             }
@@ -188,11 +208,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             for j in 0..reps_n {
                 let n0 = j * 8 * wn;
                 let mut words = Vec::with_capacity(2);
-                for e in (0..4).step_by(2) {
-                    let at = |e: u64| [k0 + e % 2 + 8 * (e / 2), n0];
-                    let lo = vb[reg(&db, at(e), "B")];
-                    let hi = vb[reg(&db, at(e + 1), "B")];
-                    words.push(self.pack_pair(lo, hi)?);
+                for w in 0..2 {
+                    let elems = (0..kw)
+                        .map(|e| vb[reg(&db, [k0 + e + 4 * kw * w, n0], "B")])
+                        .collect::<Vec<_>>();
+                    words.push(self.pack_word(&elems)?);
                 }
                 b_words.push(words);
             }
@@ -329,22 +349,26 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         lo: BasicValueEnum<'ctx>,
         hi: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
+        self.pack_word(&[lo, hi])
+    }
+
+    /// Elements (two 16-bit or four 8-bit ones) as one 32-bit word, the first in the low bits.
+    pub(super) fn pack_word(&self, elems: &[BasicValueEnum<'ctx>]) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;
-        let half = lo.get_type().into_float_type();
-        let pair_ty = half.vec_type(2);
+        let first = elems.first().or_bug("elements to pack");
         let i32_ty = self.context.i32_type();
-        let mut v = pair_ty.get_poison();
-        v = b
-            .build_insert_element(v, float(lo), i32_ty.const_zero(), "")
-            .llvm()?;
-        v = b
-            .build_insert_element(v, float(hi), i32_ty.const_int(1, false), "")
-            .llvm()?;
+        let mut v = super::memory::vector_of(first.get_type(), elems.len()).get_poison();
+        for (i, &e) in elems.iter().enumerate() {
+            v = b
+                .build_insert_element(v, e, i32_ty.const_int(i as u64, false), "")
+                .llvm()?;
+        }
         b.build_bit_cast(v, i32_ty, "").llvm()
     }
 
-    /// One `mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32` (inline PTX): `d = a · b + c` for one
-    /// 16 × 8 tile, `a` four words, `b` two, `c` four `f32`.
+    /// One `mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32` (`m16n8k32…s32.s8.s8.s32` for `s8`;
+    /// inline PTX): `d = a · b + c` for one 16 × 8 tile, `a` four words, `b` two, `c` four `f32`
+    /// (`i32`).
     fn mma_m16n8k16(
         &self,
         ptx_ty: &str,
@@ -352,14 +376,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         b: &[BasicValueEnum<'ctx>],
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let shape = if ptx_ty == "s8" {
+            "m16n8k32.row.col.s32.s8.s8.s32"
+        } else if ptx_ty == "f16" {
+            "m16n8k16.row.col.f32.f16.f16.f32"
+        } else {
+            "m16n8k16.row.col.f32.bf16.bf16.f32"
+        };
         let text = format!(
-            "mma.sync.aligned.m16n8k16.row.col.f32.{ptx_ty}.{ptx_ty}.f32 {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
+            "mma.sync.aligned.{shape} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
         );
         self.mma_asm(&text, a, b, c)
     }
 
-    /// An `mma` of four `a` words, two `b` words and four `f32` accumulators (inline PTX `text`
-    /// with `$0…$3` the results, `$4…$9` the words, `$10…$13` tied to the results).
+    /// An `mma` of four `a` words, two `b` words and four `f32` (or `i32`) accumulators (inline
+    /// PTX `text` with `$0…$3` the results, `$4…$9` the words, `$10…$13` tied to the results).
     fn mma_asm(
         &self,
         text: &str,
@@ -368,10 +399,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ctx = self.context;
-        let (i32_ty, f32_ty) = (ctx.i32_type(), ctx.f32_type());
-        let constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+        let i32_ty = ctx.i32_type();
+        let acc_ty = c.first().or_bug("accumulators").get_type();
+        let int_acc = acc_ty.is_int_type();
+        let constraints = if int_acc {
+            "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3"
+        } else {
+            "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
+        };
         let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); 6];
-        params.extend([BasicMetadataTypeEnum::from(f32_ty); 4]);
+        params.extend([BasicMetadataTypeEnum::from(acc_ty); 4]);
         // Marked as having effects, though it has none, so that the `mma`s keep the place the
         // IR gives them among the `ldmatrix`es, copies and barriers (`prefetch-dot` puts a slice
         // of them before a barrier): neither LLVM nor the demand-order sink (`sink.rs`) moves it.
@@ -381,15 +418,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .chain(c)
             .map(|&v| BasicMetadataValueEnum::from(v))
             .collect();
-        self.tied_f32_asm(text, constraints, &params, &args, 4)
+        self.tied_asm(text, constraints, &params, &args, 4, acc_ty)
     }
 
-    /// An `f32`, `f16` or `bf16` element as `f32` (exact).
+    /// An `f32`, `f16` or `bf16` element as `f32`, an `i8` as `i32` (exact).
     fn widen(
         &self,
         v: BasicValueEnum<'ctx>,
         f32_ty: BasicTypeEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
+        if let BasicValueEnum::IntValue(x) = v {
+            let wide = f32_ty.into_int_type();
+            return Ok(self.builder.build_int_s_extend(x, wide, "").llvm()?.into());
+        }
         let x = float(v);
         if x.get_type() == f32_ty.into_float_type() {
             return Ok(v);

@@ -715,7 +715,7 @@ fn check_lengths<const N: usize>(n: usize, others: [Option<&Vec<BasicValueEnum<'
 
 /// `<w x t>` for an integer or float `t` (the registers of numbers).
 #[track_caller]
-fn vector_of(t: BasicTypeEnum<'_>, w: usize) -> VectorType<'_> {
+pub(super) fn vector_of(t: BasicTypeEnum<'_>, w: usize) -> VectorType<'_> {
     match t {
         BasicTypeEnum::IntType(t) => t.vec_type(w as u32),
         BasicTypeEnum::FloatType(t) => t.vec_type(w as u32),

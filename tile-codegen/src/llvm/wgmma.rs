@@ -508,8 +508,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         args: &[BasicMetadataValueEnum<'ctx>],
         regs: usize,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f32_ty = self.context.f32_type().into();
+        self.tied_asm(text, constraints, params, args, regs, f32_ty)
+    }
+
+    /// [`Self::tied_f32_asm`] with results of type `f32_ty` (an `i32` for integer products).
+    pub(super) fn tied_asm(
+        &self,
+        text: &str,
+        constraints: &str,
+        params: &[BasicMetadataTypeEnum<'ctx>],
+        args: &[BasicMetadataValueEnum<'ctx>],
+        regs: usize,
+        f32_ty: BasicTypeEnum<'ctx>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let ctx = self.context;
-        let f32_ty: BasicTypeEnum = ctx.f32_type().into();
         let fn_ty = if regs == 1 {
             f32_ty.fn_type(params, false)
         } else {

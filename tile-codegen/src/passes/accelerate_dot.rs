@@ -78,13 +78,9 @@ fn chained(f: &Function, op: OpId) -> bool {
 }
 
 /// The `k_width` of a tensor-core `dot`'s operand layouts: elements of `K` per 32-bit register
-/// (2 for 16-bit types, 1 for tf32).
+/// (4 for `i8`, 2 for 16-bit types, 1 for tf32).
 pub fn k_width(elem: DType) -> u32 {
-    if elem == DType::F32 {
-        1
-    } else {
-        2
-    }
+    4 / elem.size_bytes().clamp(1, 4)
 }
 
 /// The mma layout for `dot(a, b, …, precision)` with `num_warps` warps, or `None` when the `dot`

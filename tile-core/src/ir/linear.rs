@@ -386,7 +386,7 @@ impl LinearLayout {
 
     /// The operand layout of `mma.sync.m16n8k{8·kw}` for operand `idx` (0: `A`, `M × K`; 1: `B`,
     /// `K × N`) whose result has the mma layout `parent`, with `kw` (`k_width`) consecutive `K`
-    /// elements per 32-bit register (2 for 16-bit types, 1 for tf32). `A`: registers `k + 1 … kw/2`,
+    /// elements per 32-bit register (4 for 8-bit types, 2 for 16-bit types, 1 for tf32). `A`: registers `k + 1 … kw/2`,
     /// row + 8, `k + 4·kw`; lanes: `k` by `kw` (two bits), then rows 1, 2, 4. `B`: registers
     /// `k + 1 … kw/2`, `k + 4·kw`; lanes: `k` by `kw`, then columns 1, 2, 4. Warps as the parent's,
     /// with the bits of the other operand's dimension selecting nothing (those warps hold copies);
@@ -642,8 +642,8 @@ impl Layout {
                 if shape.len() != 2 || parent.warps_per_cta.len() != 2 {
                     return Err(format!("{self} is a layout of 2-D tensors"));
                 }
-                if d.op_idx > 1 || !matches!(d.k_width, 1 | 2) {
-                    return Err(format!("{self}: operand 0 or 1, k_width 1 or 2"));
+                if d.op_idx > 1 || !matches!(d.k_width, 1 | 2 | 4) {
+                    return Err(format!("{self}: operand 0 or 1, k_width 1, 2 or 4"));
                 }
                 Ok(LinearLayout::dot_operand(d, parent, shape))
             }

@@ -839,7 +839,9 @@ declare_ops! {
     /// operands are widened exactly first), so both back ends agree bit for bit. How the GPU
     /// computes it is the lowering's business: the FMA chain, or tensor cores for 16-bit
     /// operands, whose sums may differ in order and rounding (ARCHITECTURE.md states the bound).
-    /// With `precision = tf32`, `f32` operands are first rounded by [`round_tf32`].
+    /// With `precision = tf32`, `f32` operands are first rounded by [`round_tf32`]. For `i8`
+    /// operands `acc` and the result are `i32`: exact products, summed wrapping, so every
+    /// order agrees.
     Dot {
         /// How `f32` operands are treated.
         precision: Precision = Precision::Ieee,

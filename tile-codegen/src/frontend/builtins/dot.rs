@@ -54,16 +54,26 @@ impl Lowering {
                 ),
             ));
         }
-        if at.elem != bt.elem || !matches!(at.dtype(), Some(DType::F32 | DType::F16 | DType::BF16))
+        if at.elem != bt.elem
+            || !matches!(
+                at.dtype(),
+                Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
+            )
         {
             return Err(err(
                 c,
                 format!(
-                    "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16) or two `i8` tiles, found `{}` and `{}`",
                     at.elem, bt.elem
                 ),
             ));
         }
+        // `i8` products accumulate in `i32`; every float product in `f32`.
+        let acc_ty = if at.dtype() == Some(DType::I8) {
+            DType::I32
+        } else {
+            DType::F32
+        };
         // `precision = tf32` changes only f32 operands; 16-bit ones are exact in tf32.
         let precision = match precision {
             Some(Precision::Tf32) if at.dtype() == Some(DType::F32) => Precision::Tf32,
@@ -90,21 +100,24 @@ impl Lowering {
             Some(e) => {
                 let v = self.expr(e)?;
                 if let Some(t) = self.ty(v) {
-                    if t.elem != Elem::Scalar(DType::F32) {
+                    if t.elem != Elem::Scalar(acc_ty) {
                         return Err(err(
                             *e,
-                            format!("the accumulator of `dot` is f32, found `{}`", t.elem),
+                            format!(
+                                "the accumulator of a `dot` of `{}` tiles is `{acc_ty}`, found `{}`",
+                                at.elem, t.elem
+                            ),
                         ));
                     }
                 }
-                self.materialize(v, DType::F32, &shape, *e)?
+                self.materialize(v, acc_ty, &shape, *e)?
             }
-            None => self.materialize(Val::Float(0.0), DType::F32, &shape, c)?,
+            None => self.materialize(Val::Int(0), acc_ty, &shape, c)?,
         };
         Ok(Val::V(self.push(
             OpKind::Dot { precision },
             vec![a, b, acc],
-            Type::tensor(Elem::Scalar(DType::F32), shape),
+            Type::tensor(Elem::Scalar(acc_ty), shape),
         )))
     }
 }

@@ -30,16 +30,26 @@ impl Verifier<'_> {
                 ),
             );
         }
-        if a.elem != b.elem || !matches!(a.dtype(), Some(DType::F32 | DType::F16 | DType::BF16)) {
+        if a.elem != b.elem
+            || !matches!(
+                a.dtype(),
+                Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
+            )
+        {
             self.err(o.id,
                 format!(
-                    "`dot` takes two tiles of one float type (f32, f16 or bf16), found `{}` and `{}`",
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16) or two `i8` tiles, found `{}` and `{}`",
                     a.elem, b.elem
                 ),
             );
         }
+        let acc_elem = if a.dtype() == Some(DType::I8) {
+            DType::I32
+        } else {
+            DType::F32
+        };
         let want_ty = Type {
-            elem: Elem::Scalar(DType::F32),
+            elem: Elem::Scalar(acc_elem),
             shape: vec![a.shape[0], b.shape[1]],
             layout: ty.layout.clone(),
         };
@@ -63,10 +73,11 @@ impl Verifier<'_> {
             let k_width = match a.dtype() {
                 Some(DType::F16 | DType::BF16) => 2,
                 Some(DType::F32) if tf32 => 1,
+                Some(DType::I8) => 4,
                 _ => {
                     return self.err(o.id,
                         format!(
-                            "a tensor-core `dot` takes f16, bf16, or f32 with `precision = tf32`, found `{}`",
+                            "a tensor-core `dot` takes f16, bf16, i8, or f32 with `precision = tf32`, found `{}`",
                             a.elem
                         ),
                     );

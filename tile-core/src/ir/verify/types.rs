@@ -161,8 +161,8 @@ impl Verifier<'_> {
                 if !matches!(*d.parent, Layout::Mma(_)) {
                     return Err("an operand layout's parent must be an mma layout".into());
                 }
-                if d.op_idx > 1 || !matches!(d.k_width, 1 | 2) {
-                    return Err("an operand layout has index 0 or 1 and k_width 1 or 2".into());
+                if d.op_idx > 1 || !matches!(d.k_width, 1 | 2 | 4) {
+                    return Err("an operand layout has index 0 or 1 and k_width 1, 2 or 4".into());
                 }
                 self.layout_structure(&d.parent, rank)
             }
