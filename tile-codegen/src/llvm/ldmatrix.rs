@@ -49,17 +49,23 @@ pub(super) struct Swizzle {
 }
 
 impl Swizzle {
-    /// The swizzle for rows of `c` 16-bit elements (`c` a power of two, at least 8).
-    pub fn new(c: u64) -> Swizzle {
+    /// The swizzle for rows of `c` elements of `elem_bytes` (rows of at least 16 bytes): 16-byte
+    /// chunks (8 elements of 16 bits, 16 of 8).
+    pub fn of_bytes(c: u64, elem_bytes: u64) -> Swizzle {
         Swizzle {
             c,
-            per_phase: (128 / (2 * c)).max(1),
-            max_phase: (c / 8).min(8),
-            elem_bytes: 2,
+            per_phase: (128 / (elem_bytes * c)).max(1),
+            max_phase: (c * elem_bytes / 16).min(8),
+            elem_bytes,
             chunk_bytes: 16,
             block: c,
             rows: 0,
         }
+    }
+
+    /// Elements per 16-byte chunk (8 for 16-bit types, 16 for 8-bit ones).
+    fn chunk_elems(&self) -> u64 {
+        16 / self.elem_bytes
     }
 
     /// The swizzle a shared buffer's layout states, for `rows` rows of `c` elements of
@@ -100,14 +106,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             to.elem,
             Elem::Scalar(tile_core::ir::DType::F16 | tile_core::ir::DType::BF16)
         );
+        // An 8-bit `A` (`M × K`, K contiguous) reads without `.trans`; an 8-bit `B` stored
+        // `K × N` would need its bytes transposed, which `ldmatrix` cannot do.
+        let byte_a = to.elem == Elem::Scalar(tile_core::ir::DType::I8) && d.op_idx == 0;
         let parent_mma = matches!(*d.parent, Layout::Mma(_));
-        // At least one instruction tile: A is M × K with M, K ≥ 16; B is K × N with K ≥ 16,
-        // N ≥ 8 (rows of at least one 16-byte chunk either way).
-        let min = if d.op_idx == 0 { [16, 16] } else { [16, 8] };
+        // At least one instruction tile: A is M × K with M ≥ 16 and K of 32 bytes; B is K × N
+        // with K ≥ 16, N ≥ 8 (rows of at least one 16-byte chunk either way).
+        let min = match (d.op_idx, byte_a) {
+            (0, true) => [16, 32],
+            (0, false) => [16, 16],
+            _ => [16, 8],
+        };
         let shape_ok = to.shape.len() == 2 && to.shape[0] >= min[0] && to.shape[1] >= min[1];
-        sixteen
+        ((sixteen && d.k_width == 2) || (byte_a && d.k_width == 4))
             && parent_mma
-            && d.k_width == 2
             && shape_ok
             && !matches!(from.layout, Some(Layout::DotOperand(_)))
     }
@@ -123,14 +135,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let src = self.tensor_distribution(from);
         let vals = self.operand(data, 0).to_vec();
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
-        let sw = Swizzle::new(c);
-        let i16_ty = self.context.i16_type();
-        let smem = self.shared_array(i16_ty.into(), r * c)?;
-
-        // Writes, each element once, then a barrier.
-        let (run_dim, run) = src.contiguous_run();
-        let step = if run_dim == 1 && run >= 8 { 8 } else { 1 };
+        let elem_bytes = u64::from(to.dtype().map_or(2, |d| d.size_bytes()));
+        let sw = Swizzle::of_bytes(c, elem_bytes);
         let elem_ty = register_type(self.context, from.elem);
+        let smem = self.shared_array(elem_ty, r * c)?;
+
+        // Writes, each element once (16-byte runs where a thread holds them), then a barrier.
+        let (run_dim, run) = src.contiguous_run();
+        let chunk = sw.chunk_elems();
+        let step = if run_dim == 1 && run >= chunk {
+            chunk as usize
+        } else {
+            1
+        };
         self.write_swizzled_runs(smem, sw, &src, &vals, step, elem_ty)?;
         let base = self.shared_address(smem)?;
         self.ldmatrix_operand(base, sw, [0, 0], to, from.elem)
@@ -167,17 +184,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
         if op.op_idx == 0 {
             let (m, k) = (r, c);
+            // Elements per chunk and per 32-bit word (8 and 2 for 16-bit types, 16 and 4 for
+            // 8-bit ones: the matrices are 8 rows of 16 bytes either way).
+            let (ce, kw) = (sw.chunk_elems(), 4 / sw.elem_bytes);
             let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
             for i in 0..(m / (16 * wm)).max(1) {
-                for k0 in (0..k).step_by(16) {
-                    // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / 8 + l / 16.
+                for k0 in (0..k).step_by(2 * ce as usize) {
+                    // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / ce + l / 16.
                     let row = self.lane_row(lane, warp_m, offset[0] + i * 16 * wm)?;
-                    let chunk = self.lane_chunk(lane, (offset[1] + k0) / 8, 16)?;
+                    let chunk = self.lane_chunk(lane, (offset[1] + k0) / ce, 16)?;
                     let words = self.ldmatrix(base, sw, row, chunk, 4, false)?;
                     for (w, word) in words.iter().enumerate() {
-                        for h in 0..2u64 {
-                            let e = 2 * w as u64 + h;
-                            let at = [i * 16 * wm + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
+                        let w = w as u64;
+                        for h in 0..kw {
+                            let at = [i * 16 * wm + 8 * (w % 2), k0 + h + ce * (w / 2)];
                             self.place(&dst, &mut out, at, *word, h, elem)?;
                         }
                     }
@@ -337,14 +357,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let warp_n = self.thread_part(&dst, 1, &[InDim::Warp])?;
         let reps_n = (n / (8 * wn)).max(1);
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
+        // Elements per chunk and per word, as in `ldmatrix_operand`.
+        let (ce, kw) = (sw.chunk_elems(), 4 / sw.elem_bytes);
         // Lane l addresses row l % 8 of matrix l / 8: with `.x4`, column tile j + (l / 8) % 2
-        // and chunk k0 / 8 + l / 16; with `.x2`, tile j and chunk k0 / 8 + (l / 8) % 2.
+        // and chunk k0 / ce + l / 16; with `.x2`, tile j and chunk k0 / ce + (l / 8) % 2.
         let b = &self.builder;
         let l_row = b.build_and(lane, c32(7), "").llvm()?;
         let l_m = b.build_right_shift(lane, c32(3), false, "").llvm()?;
         let l_odd = b.build_and(l_m, c32(1), "").llvm()?;
         let l_hi = b.build_right_shift(lane, c32(4), false, "").llvm()?;
-        for k0 in (0..k).step_by(16) {
+        for k0 in (0..k).step_by(2 * ce as usize) {
             for j in (0..reps_n).step_by(2) {
                 let pair = j + 1 < reps_n;
                 let b = &self.builder;
@@ -353,14 +375,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let row = b.build_int_nuw_mul(tile, c32(8 * wn), "").llvm()?;
                 let row = b.build_int_nuw_add(row, warp_n, "").llvm()?;
                 let row = b.build_int_nuw_add(row, l_row, "").llvm()?;
-                let chunk = b.build_int_nuw_add(chunk_add, c32(k0 / 8), "").llvm()?;
+                let chunk = b.build_int_nuw_add(chunk_add, c32(k0 / ce), "").llvm()?;
                 let count = if pair { 4 } else { 2 };
                 let words = self.ldmatrix(base, sw, row, chunk, count, false)?;
                 for (w, word) in words.iter().enumerate() {
                     let w = w as u64;
                     let (t, kh) = if pair { (j + w % 2, w / 2) } else { (j, w) };
-                    for h in 0..2u64 {
-                        let at = [k0 + h + 8 * kh, t * 8 * wn];
+                    for h in 0..kw {
+                        let at = [k0 + h + ce * kh, t * 8 * wn];
                         self.place(&dst, &mut out, at, *word, h, to.elem)?;
                     }
                 }
@@ -587,9 +609,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let reg = dst
             .reg_at(&at)
             .unwrap_or_else(|| bug(format_args!("an operand register at {at:?}")));
-        let half = register_type(self.context, elem).into_float_type();
+        // The word holds 32 bits of elements: two 16-bit ones or four 8-bit ones.
+        let elem_ty = register_type(self.context, elem);
+        let per_word = 4 / elem.dtype().map_or(2, |d| d.size_bytes());
+        let lanes = super::memory::vector_of(elem_ty, per_word as usize);
         let b = &self.builder;
-        let pair = b.build_bit_cast(int(word), half.vec_type(2), "").llvm()?;
+        let pair = b.build_bit_cast(int(word), lanes, "").llvm()?;
         let x = b
             .build_extract_element(
                 pair.into_vector_value(),
@@ -621,7 +646,7 @@ mod tests {
     #[test]
     fn swizzle_is_conflict_free_for_ldmatrix() {
         for c in [8u64, 16, 32, 64, 128, 256] {
-            let sw = Swizzle::new(c);
+            let sw = Swizzle::of_bytes(c, 2);
             for row in 0..64u64 {
                 let mut seen = vec![false; c as usize];
                 for col in 0..c {

@@ -344,7 +344,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             } else {
                 self.ldmatrix_b_transposed(base, sw, to)
             }
-        } else if d.size_bytes() == 2 {
+        } else if d.size_bytes() <= 2 {
+            // 16-bit operands, and `i8`'s `A` (the verifier's rule 25).
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_operand(base, sw, offset, to, to.elem)
         } else if operand_a && sw.chunk_bytes == 16 && to.shape[0] >= 16 && to.shape[1] >= 8 {

@@ -190,9 +190,10 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             ));
             continue;
         }
-        // 16-bit operands, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma result).
+        // 16-bit operands, `i8` ones, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma
+        // result).
         let tensor_elem = |t: &Type| {
-            matches!(t.dtype(), Some(DType::F16 | DType::BF16))
+            matches!(t.dtype(), Some(DType::F16 | DType::BF16 | DType::I8))
                 || (t.dtype() == Some(DType::F32)
                     && d.kind
                         == OpKind::Dot {
@@ -228,6 +229,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 let wgmma =
                     matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
                 let sixteen = f.ty(x).dtype().is_some_and(|t| t.size_bytes() == 2);
+                // An `i8` `B` loaded `N × K` is K-major as `mma.sync` reads it.
+                let byte_b = i == 1 && f.ty(x).dtype() == Some(DType::I8);
                 let inner = f.op(load).operands[0];
                 let loaded = f.def_op(inner).filter(|o| {
                     in_body.contains(o)
@@ -235,7 +238,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 });
                 match loaded {
                     Some(l)
-                        if (wgmma || sixteen)
+                        if (wgmma || sixteen || byte_b)
                             && (i == 1 || matches!(f.op(l).kind, OpKind::Load { .. }))
                             && uses.get(&x).copied() == Some(1) =>
                     {
@@ -246,6 +249,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     Some(_) => {
                         let r = if uses.get(&x).copied() != Some(1) {
                             "is a transposed load used twice"
+                        } else if f.ty(x).dtype() == Some(DType::I8) {
+                            "is a transposed `i8` `A`: 8-bit operands reach the tensor cores K-major only (load `A` as `M × K`)"
                         } else {
                             "is a transposed tf32 tile, which only `wgmma` reads from a ring"
                         };
@@ -289,6 +294,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
             {
                 Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
+            } else if ty.dtype() == Some(DType::I8) && i == 1 && trans.is_none() {
+                Some("is an `i8` tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
             } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
                 Some("has fewer than 8 columns")
             } else if !(vec == 1
@@ -619,6 +626,10 @@ impl Builder {
         };
         let mut args = vec![buf, stage, ptr];
         args.extend(mask);
+        // `cp.async` moves 4, 8 or 16 bytes: narrower runs (two `i8`) are copied one element at
+        // a time.
+        let bytes = f.ty(ptr).elem.pointee().map_or(4, |d| d.size_bytes());
+        let vec = if vec * bytes < 4 { 1 } else { vec };
         self.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
     }
 

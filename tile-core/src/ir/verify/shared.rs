@@ -74,19 +74,30 @@ impl Verifier<'_> {
             && match (&ty.layout, ty.dtype()) {
                 (Some(Layout::DotOperand(d)), Some(DType::F16 | DType::BF16)) => d.k_width == 2,
                 (Some(Layout::DotOperand(d)), Some(DType::F32)) => d.k_width == 1,
+                (Some(Layout::DotOperand(d)), Some(DType::I8)) => d.k_width == 4,
                 _ => false,
             };
         if !ok {
             return self.err(o.id,
-                format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1), not `{ty}`"),
+                format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1, i8 with k_width 4), not `{ty}`"),
+            );
+        }
+        // `i8` reaches the tensor cores K-major only: `A` as stored, `B` transposed.
+        let op_idx = match &ty.layout {
+            Some(Layout::DotOperand(d)) => d.op_idx,
+            _ => 0,
+        };
+        if ty.dtype() == Some(DType::I8) && trans != (op_idx == 1) {
+            return self.err(o.id,
+                format!("an `i8` operand is read K-major: `A` as stored, `B` transposed (`local_load {{trans = {trans}}}` into operand {op_idx})"),
             );
         }
         if trans {
-            // The whole stage, transposed, into a 16-bit operand.
-            let b16 = ty.dtype().is_some_and(|d| d.size_bytes() == 2);
-            if !(b16 && *offset == [0, 0] && buf.shape[1..] == [ty.shape[1], ty.shape[0]]) {
+            // The whole stage, transposed, into a 16-bit operand (or an 8-bit `B`).
+            let bytes_ok = ty.dtype().is_some_and(|d| d.size_bytes() <= 2);
+            if !(bytes_ok && *offset == [0, 0] && buf.shape[1..] == [ty.shape[1], ty.shape[0]]) {
                 self.err(o.id,
-                    format!("`local_load {{trans = true}}` reads a whole stage of `{buf}` transposed into a 16-bit operand, not `{ty}` at [{}, {}]", offset[0], offset[1]),
+                    format!("`local_load {{trans = true}}` reads a whole stage of `{buf}` transposed into a 16-bit operand (or an `i8` `B`), not `{ty}` at [{}, {}]", offset[0], offset[1]),
                 );
             }
             return;
