@@ -36,9 +36,11 @@ pub fn dot_i8_nt(
     store(c + at_c, acc, inside);
 }
 
-#[tile_kernel(num_warps = 4)]
+#[tile_kernel(num_warps = 4, num_stages = 1)]
 /// `c = a · b` for `i8` matrices `a` (`m × k`) and `b` (`k × n`), `i32` result; with `BK = 16`
-/// below one `m16n8k32`, so the product is the exact chain on every target.
+/// below one `m16n8k32`, so the product is the exact chain on every target, and with `BK = 32`
+/// on tensor cores, `b` converted through registers (an `i8` `B` stored `K × N` has no ring:
+/// `num_stages = 1` says so).
 #[allow(clippy::too_many_arguments)]
 pub fn dot_i8_nn(
     a: Ptr<i8, { m * k }>,

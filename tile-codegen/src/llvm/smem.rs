@@ -145,7 +145,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 if bytes >= 4 {
                     me.cp_async(dst, src, m, bytes)?;
                 } else {
-                    me.copy_half(dst, src, m)?;
+                    me.copy_half(dst, src, m, d.size_bytes())?;
                 }
             }
             Ok(())
@@ -204,19 +204,24 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(())
     }
 
-    /// A 16-bit element copied synchronously (no `cp.async` is that small): 0 where `mask` is
-    /// false, else the loaded element.
+    /// A 16-bit (or 8-bit: `elem_bytes`) element copied synchronously (no `cp.async` is that
+    /// small): 0 where `mask` is false, else the loaded element.
     fn copy_half(
         &self,
         dst: IntValue<'ctx>,
         src: inkwell::values::PointerValue<'ctx>,
         mask: Option<IntValue<'ctx>>,
+        elem_bytes: u32,
     ) -> Result<()> {
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
         let mask = mask.unwrap_or(ctx.bool_type().const_all_ones());
-        let text =
-            "{ .reg .b16 t; mov.b16 t, 0; @$2 ld.global.b16 t, [$1]; st.shared.b16 [$0], t; }";
+        // A byte travels in a 16-bit register (`ld.u8` zero-extends into it).
+        let text = if elem_bytes == 1 {
+            "{ .reg .u16 t; mov.u16 t, 0; @$2 ld.global.u8 t, [$1]; st.shared.u8 [$0], t; }"
+        } else {
+            "{ .reg .b16 t; mov.b16 t, 0; @$2 ld.global.b16 t, [$1]; st.shared.b16 [$0], t; }"
+        };
         let params: [BasicMetadataTypeEnum; 3] =
             [i32_ty.into(), src.get_type().into(), ctx.bool_type().into()];
         let fn_ty = ctx.void_type().fn_type(&params, false);
