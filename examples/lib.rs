@@ -85,10 +85,12 @@ pub mod qk_norm_rope {
 pub mod residual_bias_dropout {
     pub mod kernels;
 }
-/// `y = x @ dequant(W)ᵀ` with 4-bit weights packed in `u32` words.
+/// `y = x @ dequant(W)ᵀ` with 4-bit weights packed in `u32` words, and W8A8 (8-bit
+/// activations and weights, per-row scales).
 pub mod dequant_matmul {
     pub mod host;
     pub mod kernels;
+    pub mod w8a8;
 }
 /// `RMSNorm(x) @ Wᵀ`: the norm's weight folded into the linear layer, its row statistic
 /// into the GEMM's epilogue.

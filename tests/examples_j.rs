@@ -135,3 +135,92 @@ fn group_size_not_dividing_k_is_an_error() {
     let r = host::unfused(&dev, &x, &w, &mut buf, &mut y, s);
     assert!(matches!(r, Err(Error::Args(_))), "{r:?}");
 }
+
+/// W8A8 on the interpreter: `x` and `W` quantized per row to `i8` (and `x` to `f8e4m3`) by the
+/// example's kernel, each row within its rounding bound with the scale the definition gives;
+/// both product forms against float64 from the quantized values, on shapes that cut every edge
+/// of the 64 × 128 × 64 block (one token, `k` of 7 and 70, `n` of 5 and 130).
+#[test]
+fn w8a8_quantizes_per_row_and_multiplies_exactly() {
+    use tile_examples::dequant_matmul::w8a8::{self, quantization_error};
+    let dev = Device::interpreter();
+    for s in [
+        Shape { m: 1, n: 5, k: 7 },
+        Shape {
+            m: 3,
+            n: 100,
+            k: 256,
+        },
+        Shape {
+            m: 17,
+            n: 130,
+            k: 70,
+        },
+        Shape {
+            m: 65,
+            n: 72,
+            k: 200,
+        },
+    ] {
+        let seed = (s.m * 5 + s.n * 31 + s.k) as u64;
+        let rows = |r: usize, seed: u64| -> Vec<f16> {
+            let mut v: Vec<f16> = Rng::new(seed)
+                .vec(r * s.k, -1.0, 1.0)
+                .into_iter()
+                .map(f16::from_f32)
+                .collect();
+            // A row of zeros takes scale 1.
+            v[..s.k].iter_mut().for_each(|x| *x = f16::ZERO);
+            v
+        };
+        let (xh, wh) = (rows(s.m, seed), rows(s.n, seed + 1));
+        let (x, w) = (dev.upload(&xh).unwrap(), dev.upload(&wh).unwrap());
+        let (mut xq, mut sx) = (dev.zeros::<i8>(s.m * s.k).unwrap(), dev.zeros(s.m).unwrap());
+        let (mut wq, mut sw) = (dev.zeros::<i8>(s.n * s.k).unwrap(), dev.zeros(s.n).unwrap());
+        let (mut x8, mut s8) = (
+            dev.zeros::<f8e4m3>(s.m * s.k).unwrap(),
+            dev.zeros(s.m).unwrap(),
+        );
+        w8a8::quantize(&dev, &x, &mut xq, &mut sx, s.m, s.k).unwrap();
+        w8a8::quantize(&dev, &w, &mut wq, &mut sw, s.n, s.k).unwrap();
+        w8a8::quantize(&dev, &x, &mut x8, &mut s8, s.m, s.k).unwrap();
+        let (xqh, sxh) = (dev.download(&xq).unwrap(), dev.download(&sx).unwrap());
+        let (wqh, swh) = (dev.download(&wq).unwrap(), dev.download(&sw).unwrap());
+        let (x8h, s8h) = (dev.download(&x8).unwrap(), dev.download(&s8).unwrap());
+        let row = |v: &[f16], r: usize| -> Vec<f32> {
+            v[r * s.k..(r + 1) * s.k]
+                .iter()
+                .map(|x| x.to_f32())
+                .collect()
+        };
+        for r in 0..s.m {
+            let xr = row(&xh, r);
+            let e = quantization_error(&xr, &xqh[r * s.k..(r + 1) * s.k], sxh[r]);
+            assert!(e <= 1.0, "{s:?} x row {r} as i8: {e}");
+            let e = quantization_error(&xr, &x8h[r * s.k..(r + 1) * s.k], s8h[r]);
+            assert!(e <= 1.0, "{s:?} x row {r} as f8e4m3: {e}");
+        }
+        assert_eq!(sxh[0], 1.0, "a row of zeros has scale 1");
+        for r in 0..s.n {
+            let e = quantization_error(&row(&wh, r), &wqh[r * s.k..(r + 1) * s.k], swh[r]);
+            assert!(e <= 1.0, "{s:?} W row {r}: {e}");
+        }
+        let want: Vec<f64> = (0..s.m * s.n)
+            .map(|e| {
+                let (i, j) = (e / s.n, e % s.n);
+                let dot: i64 = (0..s.k)
+                    .map(|p| i64::from(xqh[i * s.k + p]) * i64::from(wqh[j * s.k + p]))
+                    .sum();
+                dot as f64 * f64::from(sxh[i]) * f64::from(swh[j])
+            })
+            .collect();
+        let nan = vec![f16::from_f32(f32::NAN); s.m * s.n];
+        let mut y = dev.upload(&nan).unwrap();
+        w8a8::fused(&dev, &xq, &sx, &wq, &sw, &mut y, s).unwrap();
+        assert_close(&dev, &y, &want, &format!("{s:?} w8a8 fused"));
+        let mut c = dev.zeros::<i32>(s.m * s.n).unwrap();
+        let mut y = dev.upload(&nan).unwrap();
+        w8a8::unfused(&dev, &xq, &sx, &wq, &sw, &mut c, &mut y, s).unwrap();
+        assert_close(&dev, &y, &want, &format!("{s:?} w8a8 unfused"));
+    }
+}

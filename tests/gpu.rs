@@ -260,7 +260,13 @@ fn gpu_float_types_match_rust() {
 #[test]
 fn gpu_i8_dot_is_exact_in_i32() {
     let Some(gpu) = cuda() else { return };
-    let shapes = [(64, 64, 64), (100, 72, 200), (1, 5, 7), (33, 130, 96), (256, 192, 1000)];
+    let shapes = [
+        (64, 64, 64),
+        (100, 72, 200),
+        (1, 5, 7),
+        (33, 130, 96),
+        (256, 192, 1000),
+    ];
     common::int_dot::check_dot_i8(&gpu, &shapes);
 }
 

@@ -101,7 +101,9 @@ last the state size; torch_unfused: Mamba's selective_scan_ref loop, torch_nativ
 scan in whole-tensor ops, mamba_ssm: its CUDA kernel where installed); dequant_matmul [M, N, K]
 (x M x K, 4-bit W N x K with a scale and zero point per 128 along K; torch_unfused dequantizes
 then multiplies, cublas multiplies W dequantized beforehand, torch_int4pack is
-`_weight_int4pack_mm`, bf16); conv_bn_relu [N, H, W, Cin, Cout, F, stride] (NHWC, padding F // 2;
+`_weight_int4pack_mm`, bf16); w8a8 [M, N, K] (int8 x per token, int8 W per channel, bf16 y;
+torch_unfused quantizes x then torch._int_mm and the scaling, int_mm the product and scaling
+alone, cublas the bf16 product unquantized); conv_bn_relu [N, H, W, Cin, Cout, F, stride] (NHWC, padding F // 2;
 torch_unfused conv2d -> batch_norm -> relu, cudnn_folded the folded conv2d + relu_, cudnn_conv
 the folded conv2d alone); rmsnorm_linear [M, N, K] (x M x K, W N x K; torch_unfused F.rms_norm then
 x_n @ W.T, cublas_gemm_only the product alone); linear_cross_entropy [t, h, v] (x t x h, W v x h,
@@ -2477,6 +2479,51 @@ def bench_dequant_matmul():
             del x, q, w
 
 
+def bench_w8a8():
+    """W8A8 as examples/dequant_matmul/w8a8.rs defines it: `x` (`m x k`, bf16) quantized per token
+    to int8 (scale = max|x| / 127, round half away from zero), `W` (`n x k`) per output channel,
+    `y = (xq @ wq.T) * sx * sw` in bf16. The baselines a user has: PyTorch's int8 GEMM
+    (`torch._int_mm`, cuBLASLt; it takes more than 16 rows) with the per-token quantization and
+    the scaling in PyTorch ops (`torch_unfused`), the same product on `x` quantized beforehand
+    (`int_mm`: the GEMM and the scaling alone, what tile's `fused` row times), and cuBLAS on the
+    bf16 operands (`cublas`, the unquantized product). Checked against the float64 product of
+    the unquantized operands (quantization error about 1%)."""
+    small = [(17, 100, 256), (32, 130, 96)]
+    big = [(m, n, k) for (n, k) in ((4096, 4096), (14336, 4096), (28672, 8192))
+           for m in (1, 16, 64, 256, 4096)]
+    for (m, n, k), timed in plan(small, big):
+        dtype = torch.bfloat16
+        r = Rand(m * 5 + n * 31 + k)
+        x = r.uniform((m, k), -1, 1, dtype)
+        w = r.uniform((n, k), -1, 1, dtype)
+        ref = ((x.double() @ w.double().t()),)
+
+        def quant(t):
+            amax = t.float().abs().amax(dim=1, keepdim=True)
+            sc = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
+            v = t.float() * torch.where(amax > 0, 127.0 / amax, torch.ones_like(amax))
+            return torch.trunc(v + torch.where(v < 0, -0.5, 0.5)).to(torch.int8), sc
+
+        wq, sw = quant(w)
+        xq, sx = quant(x)
+        impls = [("cublas", "x @ W.T in bf16 (cuBLAS, unquantized)", lambda: (x @ w.t(),))]
+        if m > 16 and k % 8 == 0 and n % 8 == 0:
+            def unfused():
+                q, sc = quant(x)
+                return ((torch._int_mm(q, wq.t()).float() * sc * sw.t()).to(dtype),)
+
+            impls.append(("torch_unfused", "per-token quantization, torch._int_mm, scaling",
+                          unfused))
+            impls.append(("int_mm", "torch._int_mm on x quantized beforehand, then the scaling",
+                          lambda: ((torch._int_mm(xq, wq.t()).float() * sx * sw.t()).to(dtype),)))
+        else:
+            print(f"w8a8 {m}x{n}x{k}: torch._int_mm takes more than 16 rows, multiples of 8")
+        nbytes = n * k + m * k + m * n * 2
+        run_case("w8a8", None, [m, n, k], "bf16", float(nbytes), impls, lambda: None, ref,
+                 (5e-2,), ("y",), timed, flops=2.0 * m * n * k)
+        del x, w, wq, xq
+
+
 def bench_conv_bn_relu():
     """Conv-BN-ReLU inference as examples/conv_bn_relu defines it: x NHWC (channels_last) in
     [-1, 1), filters uniform in +-1/sqrt(cin*f*f), conv bias +-0.1, BatchNorm gamma [0.5, 1.5),
@@ -2739,6 +2786,7 @@ FAMILIES = [
     ("flash_attention", bench_flash_attention),
     ("selective_scan", bench_selective_scan),
     ("dequant_matmul", bench_dequant_matmul),
+    ("w8a8", bench_w8a8),
     ("conv_bn_relu", bench_conv_bn_relu),
     ("rmsnorm_linear", bench_rmsnorm_linear),
     ("linear_cross_entropy", bench_linear_cross_entropy),

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use tile::prelude::*;
 use tile_examples::common::{self, check_close, copy_bandwidth, print_table, time_ms, Half, Rng};
 use tile_examples::dequant_matmul::host::{self, Shape, Unfused};
+use tile_examples::dequant_matmul::w8a8::{self, Quantized};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -90,6 +91,131 @@ fn check_bad_group(dev: &Device) -> Res<bool> {
         if ok { "ok" } else { "FAILED" }
     );
     Ok(ok)
+}
+
+/// `rows × k` of `q` and `scale` from a device checked against `x` (see
+/// `w8a8::quantization_error`); prints the worst error.
+fn check_rows<T: Half, Q: Quantized>(
+    label: &str,
+    x: &[T],
+    q: &[Q],
+    scale: &[f32],
+    k: usize,
+) -> bool {
+    let mut worst = 0.0f64;
+    for (r, &sc) in scale.iter().enumerate() {
+        let row: Vec<f32> = x[r * k..(r + 1) * k].iter().map(|v| v.to_f32()).collect();
+        worst = worst.max(w8a8::quantization_error(&row, &q[r * k..(r + 1) * k], sc));
+    }
+    let ok = worst <= 1.0;
+    println!(
+        "check {label}: worst error {worst:.3} of the rounding bound -> {}",
+        if ok { "ok" } else { "FAILED" }
+    );
+    ok
+}
+
+/// W8A8 on `s`: `x` quantized per token and `W` per output channel (both by `quantize_rows`,
+/// `i8`; `x` also to `f8e4m3`), each quantization checked, then both product forms against
+/// float64 from the quantized values.
+fn check_w8a8<T: Half>(dev: &Device, s: Shape) -> Res<bool> {
+    let seed = (s.m * 5 + s.n * 31 + s.k) as u64;
+    let xh = activations::<T>(s, seed);
+    let wh = activations::<T>(Shape { m: s.n, ..s }, seed + 1);
+    let (x, w) = (dev.upload(&xh)?, dev.upload(&wh)?);
+    let (mut xq, mut sx) = (dev.zeros::<i8>(s.m * s.k)?, dev.zeros::<f32>(s.m)?);
+    let (mut wq, mut sw) = (dev.zeros::<i8>(s.n * s.k)?, dev.zeros::<f32>(s.n)?);
+    w8a8::quantize(dev, &x, &mut xq, &mut sx, s.m, s.k)?;
+    w8a8::quantize(dev, &w, &mut wq, &mut sw, s.n, s.k)?;
+    let mut x8 = dev.zeros::<f8e4m3>(s.m * s.k)?;
+    let mut s8 = dev.zeros::<f32>(s.m)?;
+    w8a8::quantize(dev, &x, &mut x8, &mut s8, s.m, s.k)?;
+    let label = format!("w8a8 {}×{}×{} {}", s.m, s.n, s.k, T::NAME);
+    let (xqh, sxh) = (dev.download(&xq)?, dev.download(&sx)?);
+    let (wqh, swh) = (dev.download(&wq)?, dev.download(&sw)?);
+    let mut ok = check_rows(&format!("{label} x as i8"), &xh, &xqh, &sxh, s.k);
+    ok &= check_rows(&format!("{label} W as i8"), &wh, &wqh, &swh, s.k);
+    ok &= check_rows(
+        &format!("{label} x as f8e4m3"),
+        &xh,
+        &dev.download(&x8)?,
+        &dev.download(&s8)?,
+        s.k,
+    );
+    let at = common::sampled_elements(s.m, s.n, seed + 2);
+    let want: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| {
+            let dot: i64 = (0..s.k)
+                .map(|p| i64::from(xqh[i * s.k + p]) * i64::from(wqh[j * s.k + p]))
+                .sum();
+            dot as f64 * f64::from(sxh[i]) * f64::from(swh[j])
+        })
+        .collect();
+    let nan = vec![T::from_f32(f32::NAN); s.m * s.n];
+    let pick = |v: &[T]| -> Vec<f32> { at.iter().map(|&(i, j)| v[i * s.n + j].to_f32()).collect() };
+    let mut y = dev.upload(&nan)?;
+    w8a8::fused(dev, &xq, &sx, &wq, &sw, &mut y, s)?;
+    ok &= check_close(
+        &format!("{label} fused  "),
+        &pick(&dev.download(&y)?),
+        &want,
+        T::TOL,
+    );
+    let mut c = dev.zeros::<i32>(s.m * s.n)?;
+    let mut y = dev.upload(&nan)?;
+    w8a8::unfused(dev, &xq, &sx, &wq, &sw, &mut c, &mut y, s)?;
+    ok &= check_close(
+        &format!("{label} unfused"),
+        &pick(&dev.download(&y)?),
+        &want,
+        T::TOL,
+    );
+    Ok(ok)
+}
+
+/// W8A8 timings: the per-token quantization of `x`, the fused product (scales in the
+/// epilogue) and the unfused one (`i32` product, then the scaling pass).
+fn bench_w8a8<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<()> {
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    for (n, k) in WEIGHTS {
+        let wq = dev.upload(&vec![1i8; n * k])?;
+        let sw = dev.upload(&vec![1e-3f32; n])?;
+        for m in TOKENS {
+            let s = Shape { m, n, k };
+            let x = dev.upload(&activations::<T>(s, 4))?;
+            let (mut xq, mut sx) = (dev.zeros::<i8>(m * k)?, dev.zeros::<f32>(m)?);
+            let quant = time_ms(&stream, 3, 20, || {
+                w8a8::quantize(dev, &x, &mut xq, &mut sx, m, k)
+            })?;
+            let mut y = dev.zeros::<T>(m * n)?;
+            let fused = time_ms(&stream, 3, 20, || {
+                w8a8::fused(dev, &xq, &sx, &wq, &sw, &mut y, s)
+            })?;
+            let mut c = dev.zeros::<i32>(m * n)?;
+            let unfused = time_ms(&stream, 3, 20, || {
+                w8a8::unfused(dev, &xq, &sx, &wq, &sw, &mut c, &mut y, s)
+            })?;
+            let gbs = (n * k) as f64 / (fused * 1e-3) / 1e9;
+            let tops = 2.0 * (m * n * k) as f64 / (fused * 1e-3) / 1e12;
+            rows.push(vec![
+                T::NAME.into(),
+                format!("{m}×{n}×{k}"),
+                format!("{quant:.4}"),
+                format!("{fused:.4}"),
+                format!("{gbs:.0}"),
+                format!("{:.1}%", 100.0 * gbs / copy),
+                format!("{tops:.1}"),
+                format!("{unfused:.4}"),
+                format!("{:.2}x", unfused / fused),
+            ]);
+            println!(
+                "bench w8a8 {}",
+                rows.last().map(|r| r.join(" | ")).unwrap_or_default()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `(m, n, k)` the timed runs cover: 1 to 4096 tokens on Llama-style projections.
@@ -171,7 +297,9 @@ fn run() -> Res<bool> {
     for s in small {
         ok &= check::<f16>(&dev, s)?;
         ok &= check::<bf16>(&dev, s)?;
+        ok &= check_w8a8::<f16>(&dev, s)?;
     }
+    ok &= check_w8a8::<bf16>(&dev, small[2])?;
     if on_gpu {
         for s in [
             Shape {
@@ -197,6 +325,7 @@ fn run() -> Res<bool> {
         ] {
             ok &= check::<f16>(&dev, s)?;
             ok &= check::<bf16>(&dev, s)?;
+            ok &= check_w8a8::<bf16>(&dev, s)?;
         }
     }
     if !on_gpu || quick {
@@ -208,6 +337,8 @@ fn run() -> Res<bool> {
     let mut rows = Vec::new();
     bench::<f16>(&dev, copy, &mut rows)?;
     bench::<bf16>(&dev, copy, &mut rows)?;
+    let mut w8 = Vec::new();
+    bench_w8a8::<bf16>(&dev, copy, &mut w8)?;
     print_table(
         &[
             "type",
@@ -221,6 +352,21 @@ fn run() -> Res<bool> {
             "speedup",
         ],
         &rows,
+    );
+    println!("W8A8 (i8 activations per token, i8 weights per channel; ms):");
+    print_table(
+        &[
+            "out",
+            "m×n×k",
+            "quantize x",
+            "fused",
+            "weight GB/s",
+            "% of copy",
+            "TOP/s",
+            "unfused",
+            "speedup",
+        ],
+        &w8,
     );
     Ok(ok)
 }

@@ -29,8 +29,16 @@ pub fn dot_i8_nt(
     let mut acc = load(c0 + at_c, inside, 0);
     for k0 in (0..k).step_by(BK) {
         let kk = (k0 + ks).expand_dims(0);
-        let x = load(a + rows.expand_dims(1) * k + kk, (rows < m).expand_dims(1) & (kk < k), 0);
-        let w = load(b + cols.expand_dims(1) * k + kk, (cols < n).expand_dims(1) & (kk < k), 0);
+        let x = load(
+            a + rows.expand_dims(1) * k + kk,
+            (rows < m).expand_dims(1) & (kk < k),
+            0,
+        );
+        let w = load(
+            b + cols.expand_dims(1) * k + kk,
+            (cols < n).expand_dims(1) & (kk < k),
+            0,
+        );
         acc = dot(x, w.trans(), acc);
     }
     store(c + at_c, acc, inside);
@@ -86,14 +94,20 @@ pub fn check_dot_i8(dev: &Device, shapes: &[(usize, usize, usize)]) {
         let mut byte = || {
             let x = g.next();
             if x % 3 == 0 {
-                if x & 8 == 0 { -128 } else { 127 }
+                if x & 8 == 0 {
+                    -128
+                } else {
+                    127
+                }
             } else {
                 (x >> 8) as i8
             }
         };
         let a: Vec<i8> = (0..m * k).map(|_| byte()).collect();
         let b: Vec<i8> = (0..n * k).map(|_| byte()).collect();
-        let c0: Vec<i32> = (0..m * n).map(|i| (i as i32).wrapping_mul(0x3779_b9f1)).collect();
+        let c0: Vec<i32> = (0..m * n)
+            .map(|i| (i as i32).wrapping_mul(0x3779_b9f1))
+            .collect();
         let (da, db, dc0) = (
             dev.upload(&a).unwrap(),
             dev.upload(&b).unwrap(),
@@ -124,7 +138,11 @@ pub fn check_dot_i8(dev: &Device, shapes: &[(usize, usize, usize)]) {
             let got = dev.download(&c).unwrap();
             for i in 0..m {
                 for j in 0..n {
-                    assert_eq!(got[i * n + j], want(i, j, false), "nn BK {bk} {m}×{n}×{k}: c[{i}][{j}]");
+                    assert_eq!(
+                        got[i * n + j],
+                        want(i, j, false),
+                        "nn BK {bk} {m}×{n}×{k}: c[{i}][{j}]"
+                    );
                 }
             }
         }

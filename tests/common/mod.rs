@@ -1142,6 +1142,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(softmax_regression::all());
     v.extend(tile_examples::flash_attention::kernels::all());
     v.extend(tile_examples::dequant_matmul::kernels::all());
+    v.extend(tile_examples::dequant_matmul::w8a8::all());
     v.extend(tile_examples::selective_scan::kernels::all());
     v.extend(tile_examples::conv_bn_relu::kernels::all());
     v.extend(tile_examples::rmsnorm_linear::kernels::all());

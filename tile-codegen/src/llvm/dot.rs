@@ -122,7 +122,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             for (&(r, col), &s) in at.iter().zip(&acc) {
                 if int_dot {
                     let b = &me.builder;
-                    let p = b.build_int_mul(int(a_vals[r]), int(b_vals[col]), "").llvm()?;
+                    let p = b
+                        .build_int_mul(int(a_vals[r]), int(b_vals[col]), "")
+                        .llvm()?;
                     next.push(b.build_int_add(int(s), p, "").llvm()?.into());
                     continue;
                 }
