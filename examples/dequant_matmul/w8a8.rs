@@ -57,8 +57,8 @@ pub fn quantize_rows(
 }
 
 #[tile_fn]
-/// The `i32` product of rows `rows` of `xq` (`m × k`) and rows `cols` of `wq` (`n × k`): a
-/// `BM × BN` tile (`rows` and `cols` that long), `k` in steps of `BK`.
+/// The `i32` product of rows `rows` of `xq` (`m × k`) and rows `cols` of `wq` (`n × k`) over
+/// `k0 ∈ [k_lo, k_hi)`: a `BM × BN` tile (`rows` and `cols` that long), in steps of `BK`.
 fn product(
     xq: Tile,
     wq: Tile,
@@ -67,13 +67,15 @@ fn product(
     m: i32,
     n: i32,
     k: i32,
+    k_lo: i32,
+    k_hi: i32,
     BM: Const,
     BN: Const,
     BK: Const,
 ) -> Tile {
     let ks = arange(0, BK);
     let mut acc = full([BM, BN], 0);
-    for k0 in (0..k).step_by(BK) {
+    for k0 in (k_lo..k_hi).step_by(BK) {
         let kk = (k0 + ks).expand_dims(0);
         let x = load(
             xq + rows.expand_dims(1) * k + kk,
@@ -109,7 +111,7 @@ pub fn w8a8(
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
     let cols = program_id(1) * BN + arange(0, BN);
-    let acc = product(xq, wq, rows, cols, m, n, k, BM, BN, BK);
+    let acc = product(xq, wq, rows, cols, m, n, k, 0, k, BM, BN, BK);
     let a = load(sx + rows, rows < m, 0.0);
     let b = load(sw + cols, cols < n, 0.0);
     let out = (acc as f32) * a.expand_dims(1) * b.expand_dims(0);
@@ -136,7 +138,7 @@ pub fn w8a8_i32(
 ) {
     let rows = program_id(0) * BM + arange(0, BM);
     let cols = program_id(1) * BN + arange(0, BN);
-    let acc = product(xq, wq, rows, cols, m, n, k, BM, BN, BK);
+    let acc = product(xq, wq, rows, cols, m, n, k, 0, k, BM, BN, BK);
     store(
         c + rows.expand_dims(1) * n + cols.expand_dims(0),
         acc,
@@ -144,9 +146,40 @@ pub fn w8a8_i32(
     );
 }
 
+#[tile_kernel(num_warps = 8)]
+/// Slice `program_id(2)` (`kslice` values of `k`, a multiple of `BK`) of block `(i, j)` of
+/// `c += xq · wqᵀ`, added atomically: integer sums in any order are exact, so the split
+/// product is deterministic.
+#[allow(clippy::too_many_arguments)]
+pub fn w8a8_splitk(
+    xq: Ptr<i8, { m * k }>,
+    wq: Ptr<i8, { n * k }>,
+    c: Ptr<i32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    kslice: i32,
+    BM: Const<64>,
+    BN: Const<128>,
+    BK: Const<64>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let k_lo = program_id(2) * kslice;
+    let k_hi = min(k_lo + kslice, k);
+    let acc = product(xq, wq, rows, cols, m, n, k, k_lo, k_hi, BM, BN, BK);
+    atomic_add(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+        sem = relaxed,
+    );
+}
+
 #[tile_kernel(num_warps = 4)]
-/// The unfused form's second pass: `y = c · sx[row] · sw[col]` over `BLOCK` elements of row
-/// `program_id(1)` per program.
+/// The second pass: `y = c · sx[row] · sw[col]` over `BLOCK` elements of row `program_id(1)`
+/// per program; with `RESET = 1` it writes the zeros back that the next split product adds
+/// to.
 #[allow(clippy::too_many_arguments)]
 pub fn dequant_i32(
     c: Ptr<i32, { m * n }>,
@@ -156,6 +189,7 @@ pub fn dequant_i32(
     m: i32,
     n: i32,
     T: Type<{ [f16, bf16] }>,
+    RESET: Const<{ [0, 1] }>,
     BLOCK: Const<1024>,
 ) {
     let row = program_id(1);
@@ -164,6 +198,9 @@ pub fn dequant_i32(
     let v = load(c + row * n + cols, inside, 0) as f32;
     let out = v * load(sx + row) * load(sw + cols, inside, 0.0);
     store(y + row * n + cols, out as T, inside);
+    if RESET == 1 {
+        store(c + row * n + cols, full([BLOCK], 0), inside);
+    }
 }
 
 /// Every kernel of this module, for the ptxas tests.
@@ -172,6 +209,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(quantize_rows::KERNELS);
     v.extend(w8a8::KERNELS);
     v.extend(w8a8_i32::KERNELS);
+    v.extend(w8a8_splitk::KERNELS);
     v.extend(dequant_i32::KERNELS);
     v
 }
@@ -234,7 +272,30 @@ pub fn quantize<T: Half, Q: Quantized>(
     )
 }
 
-/// `y = (xq · wqᵀ) · sx · sw` by [`w8a8`] (`y` is `m × n`).
+/// Programs the product aims for: two per SM of an H100 or H200 (132 SMs).
+pub const PROGRAMS: usize = 264;
+
+/// The grid of `BM × 128` blocks of `y` for `s`, with `bm` = [`block_rows`].
+fn blocks(s: Shape, bm: i32) -> (u32, u32) {
+    (s.m.div_ceil(bm as usize) as u32, s.n.div_ceil(128) as u32)
+}
+
+/// Slices of `k` the fused form splits `s` into: 1 when the blocks of `y` give at least one
+/// program per SM, else about [`PROGRAMS`] programs (each slice a multiple of 64 values).
+pub fn split(s: Shape) -> usize {
+    let (i, j) = blocks(s, block_rows(s.m));
+    let programs = (i * j) as usize;
+    if 2 * programs >= PROGRAMS {
+        return 1;
+    }
+    PROGRAMS
+        .div_ceil(programs)
+        .clamp(1, s.k.div_ceil(64).max(1))
+}
+
+/// `y = (xq · wqᵀ) · sx · sw` (`y` is `m × n`): [`w8a8`], or where the blocks of `y` are too few
+/// for the GPU ([`split`] > 1) [`w8a8_splitk`] into `c` then [`dequant_i32`], which leaves `c`
+/// zero again. `c` holds `m × n` zeros (`Device::zeros`) before the first call.
 #[allow(clippy::too_many_arguments)]
 pub fn fused<T: Half>(
     dev: &Device,
@@ -242,13 +303,24 @@ pub fn fused<T: Half>(
     sx: &Buffer<f32>,
     wq: &Buffer<i8>,
     sw: &Buffer<f32>,
+    c: &mut Buffer<i32>,
     y: &mut Buffer<T>,
     s: Shape,
 ) -> Result<(), Error> {
-    let bm = block_rows(s.m);
-    let grid = Grid::xy(s.m.div_ceil(bm as usize) as u32, s.n.div_ceil(128) as u32);
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-    w8a8::launch(dev, grid, xq, wq, sx, sw, y, m, n, k, bm)
+    let sp = split(s);
+    if sp == 1 {
+        let bm = block_rows(s.m);
+        let (i, j) = blocks(s, bm);
+        return w8a8::launch(dev, Grid::xy(i, j), xq, wq, sx, sw, y, m, n, k, bm);
+    }
+    // The split kernel's blocks are 64 rows.
+    let (i, j) = blocks(s, 64);
+    let kslice = s.k.div_ceil(sp).next_multiple_of(64);
+    let grid = Grid::xyz(i, j, s.k.div_ceil(kslice) as u32);
+    w8a8_splitk::launch(dev, grid, xq, wq, c, m, n, k, kslice as i32)?;
+    let grid = Grid::xy(s.n.div_ceil(1024) as u32, s.m as u32);
+    dequant_i32::launch(dev, grid, c, sx, sw, y, m, n, 1)
 }
 
 /// The same by [`w8a8_i32`] into `c` (`m × n`), then [`dequant_i32`].
@@ -264,11 +336,11 @@ pub fn unfused<T: Half>(
     s: Shape,
 ) -> Result<(), Error> {
     let bm = block_rows(s.m);
-    let grid = Grid::xy(s.m.div_ceil(bm as usize) as u32, s.n.div_ceil(128) as u32);
+    let (i, j) = blocks(s, bm);
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-    w8a8_i32::launch(dev, grid, xq, wq, c, m, n, k, bm)?;
+    w8a8_i32::launch(dev, Grid::xy(i, j), xq, wq, c, m, n, k, bm)?;
     let grid = Grid::xy(s.n.div_ceil(1024) as u32, s.m as u32);
-    dequant_i32::launch(dev, grid, c, sx, sw, y, m, n)
+    dequant_i32::launch(dev, grid, c, sx, sw, y, m, n, 0)
 }
 
 /// Checks a row quantization made on a device: `scale = max|x| / QMAX` exactly as the kernel
