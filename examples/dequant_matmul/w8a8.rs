@@ -280,14 +280,17 @@ fn blocks(s: Shape, bm: i32) -> (u32, u32) {
     (s.m.div_ceil(bm as usize) as u32, s.n.div_ceil(128) as u32)
 }
 
-/// Slices of `k` the fused form splits `s` into: 1 when the blocks of `y` give at least half a
-/// program per SM, else about [`PROGRAMS`] programs (each slice a multiple of 64 values). On an
-/// H200 the split won 2.3x at 1 × 4096 × 4096 and 1.4x at 64 × 4096 × 4096 (32 blocks), but
-/// lost 13–15% at 64 × 14336 × 4096 and 256 × 4096 × 4096 (112 and 64 blocks).
+/// Blocks of `y` below which the fused form splits `k`.
+pub const SPLIT_BELOW: usize = 48;
+
+/// Slices of `k` the fused form splits `s` into: 1 from [`SPLIT_BELOW`] blocks of `y` on, else
+/// about [`PROGRAMS`] programs (each slice a multiple of 64 values). On an H200 the split won
+/// 2.3x at 1 × 4096 × 4096 and 1.4x at 64 × 4096 × 4096 (32 blocks), but lost 13–15% at
+/// 64 × 14336 × 4096 and 256 × 4096 × 4096 (112 and 64 blocks).
 pub fn split(s: Shape) -> usize {
     let (i, j) = blocks(s, block_rows(s.m));
     let programs = (i * j) as usize;
-    if 4 * programs >= PROGRAMS {
+    if programs >= SPLIT_BELOW {
         return 1;
     }
     PROGRAMS
