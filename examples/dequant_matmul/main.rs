@@ -1,11 +1,14 @@
 //! `y = x @ dequant(W)ᵀ` with 4-bit weights (group size 128, a scale and a zero point per
 //! group): the fused kernel (unpack, dequantize and multiply in one pass over the packed
 //! weights) against the unfused form (dequantize `W`, then a GEMM) and a float64 reference.
+//! And W8A8 (`w8a8`): activations quantized per token and weights per channel to `i8` (or to
+//! `f8e4m3`), the `i32` product with both scales in its epilogue against the unfused form
+//! (the `i32` product, then a scaling pass).
 //!
 //! `cargo run --release --example dequant_matmul` — on a GPU: checks awkward shapes, then times
-//! both forms for 1 to 4096 tokens on three weight shapes, f16 and bf16, against the copy
-//! bandwidth (the weights' bytes are the traffic that counts). Without a GPU: checks small
-//! shapes on the interpreter. `--quick`: checks only.
+//! both forms for 1 to 4096 tokens on three weight shapes, f16 and bf16 (W8A8: bf16), against
+//! the copy bandwidth (the weights' bytes are the traffic that counts). Without a GPU: checks
+//! small shapes on the interpreter. `--quick`: checks only.
 
 use std::process::ExitCode;
 
