@@ -418,7 +418,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             regs,
         ));
         args.extend(c.iter().map(|&v| BasicMetadataValueEnum::from(v)));
-        self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
+        self.tied_asm(
+            &text,
+            &constraints.join(","),
+            &params,
+            &args,
+            regs,
+            self.context.f32_type().into(),
+        )
     }
 
     /// `warp_group_wait {pending} %acc`: `wgmma.wait_group` with every accumulator register tied.
@@ -440,7 +447,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .iter()
             .map(|&v| BasicMetadataValueEnum::from(v))
             .collect();
-        self.tied_f32_asm(&text, &constraints.join(","), &params, &args, regs)
+        self.tied_asm(
+            &text,
+            &constraints.join(","),
+            &params,
+            &args,
+            regs,
+            self.context.f32_type().into(),
+        )
     }
 
     /// The words, passed through one empty inline assembly with side effects (each output tied
@@ -498,21 +512,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// Inline PTX `text` with effects (so that neither LLVM nor the demand-order sink moves it),
-    /// returning `regs` `f32` values (a struct of them, or one): the tensor-core instructions,
-    /// whose accumulators are tied to their results.
-    pub(super) fn tied_f32_asm(
-        &self,
-        text: &str,
-        constraints: &str,
-        params: &[BasicMetadataTypeEnum<'ctx>],
-        args: &[BasicMetadataValueEnum<'ctx>],
-        regs: usize,
-    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let f32_ty = self.context.f32_type().into();
-        self.tied_asm(text, constraints, params, args, regs, f32_ty)
-    }
-
-    /// [`Self::tied_f32_asm`] with results of type `f32_ty` (an `i32` for integer products).
+    /// returning `regs` values of type `f32_ty` (`f32`, or `i32` for integer products; a struct
+    /// of them, or one): the tensor-core instructions, whose accumulators are tied to their
+    /// results.
     pub(super) fn tied_asm(
         &self,
         text: &str,

@@ -437,10 +437,10 @@ impl<'a> Gen<'a> {
                 }
             }
             9 => {
-                // Only exact values: rounding to 8 or 11 bits turns a last-bit difference into
-                // one of a half's whole ulp, beyond an f32 tolerance.
+                // Only exact values: rounding to 2 to 11 bits turns a last-bit difference into
+                // one of a whole ulp of the narrow type, beyond an f32 tolerance.
                 let x = self.exact_fexpr(b);
-                let t = pick(self.r, &["f16", "bf16"]);
+                let t = pick(self.r, &["f16", "bf16", "f8e4m3", "f8e5m2", "f64"]);
                 E::new(format!("(({}) as {t} as f32)", x.s), true).scalar(x.scalar)
             }
             10 => {
