@@ -717,7 +717,7 @@ fn tensor_core_layouts() {
     );
     rejects(
         &format!("  %0 = constant 0.0 : f16\n  %1 = splat %0 : tensor<64x64xf16, #dot_op<idx = 2, parent = {mma}, k_width = 2>>\n  return"),
-        "an operand layout has index 0 or 1 and k_width 1 or 2",
+        "an operand layout has index 0 or 1 and k_width 1, 2 or 4",
     );
     // A tensor-core dot's operands must be in the operand layouts of its result's mma layout.
     rejects(
@@ -753,7 +753,7 @@ fn tf32_dot() {
     // Without tf32, f32 operands have no tensor-core form.
     rejects(
         &ok.replace("dot {precision = tf32}", "dot"),
-        "a tensor-core `dot` takes f16, bf16, or f32 with `precision = tf32`",
+        "a tensor-core `dot` takes f16, bf16, i8, or f32 with `precision = tf32`",
     );
     // tf32 operands hold one K element per register.
     rejects(
@@ -1623,5 +1623,60 @@ fn integer_types_shifts_and_bitcasts() {
     rejects(
         "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = bitcast %0 : tensor<2xi32>\n  return",
         "`bitcast` keeps the shape",
+    );
+}
+
+#[test]
+fn i8_dot() {
+    let mma = "#mma<version = 2, wpc = [2, 2]>";
+    let op = |i: u32, kw: u32| format!("#dot_op<idx = {i}, parent = {mma}, k_width = {kw}>");
+    // i8 operands in k_width-4 operand layouts, an i32 accumulator; round trips.
+    let ok = format!(
+        "  %0 = constant 0 : i8
+  %1 = splat %0 : tensor<64x32xi8, {}>
+  %2 = splat %0 : tensor<32x64xi8, {}>
+  %3 = constant 0 : i32
+  %4 = splat %3 : tensor<64x64xi32, {mma}>
+  %5 = dot %1, %2, %4 : tensor<64x64xi32, {mma}>
+  return",
+        op(0, 4),
+        op(1, 4)
+    );
+    accepts(&ok);
+    // Four K elements per register.
+    rejects(
+        &ok.replace(&op(0, 4), &op(0, 2)),
+        "operand 0 of a tensor-core `dot` must be in the layout",
+    );
+    // The accumulator is i32.
+    let f32_acc = ok
+        .replace("%3 = constant 0 : i32", "%3 = constant 0.0 : f32")
+        .replace("tensor<64x64xi32", "tensor<64x64xf32");
+    rejects(&f32_acc, "the accumulator and the result must be");
+}
+
+#[test]
+fn storage_floats_and_f64() {
+    // 8-bit floats neither negate nor compare; f64 takes sqrt but not exp.
+    let neg = "  %0 = constant 1.0 : f8e4m3
+  %1 = neg %0 : f8e4m3
+  return";
+    rejects(neg, "`neg` does not take `f8e4m3`; cast it to `f32` first");
+    let cmp = "  %0 = constant 1.0 : f8e5m2
+  %1 = cmp lt %0, %0 : i1
+  return";
+    rejects(cmp, "`cmp` does not take `f8e5m2`; cast it to `f32` first");
+    accepts(
+        "  %0 = constant 2.0 : f64
+  %1 = sqrt %0 : f64
+  %2 = cast %1 : f8e4m3
+  %3 = cast %2 : f64
+  return",
+    );
+    rejects(
+        "  %0 = constant 2.0 : f64
+  %1 = exp %0 : f64
+  return",
+        "`exp` does not take `f64`",
     );
 }

@@ -19,7 +19,7 @@
 //!    threads per warp in all, nonzero `spt` and an `order` that is a permutation; a slice
 //!    layout's parent is a layout of rank one more, and its `dim` is below that rank; an mma
 //!    layout is version 2 over 2-D tensors; an operand layout's parent is an mma layout, its index
-//!    0 or 1, its `k_width` 1 or 2; a linear layout has the tensor's rank and extents at least
+//!    0 or 1, its `k_width` 1, 2 or 4; a linear layout has the tensor's rank and extents at least
 //!    the tensor's, powers of two. The layout's linear map ([`super::LinearLayout::check`])
 //!    reaches every element, never holds one element twice in one thread pattern, and gives every
 //!    register its own element.
@@ -28,9 +28,11 @@
 //! 5. **elementwise** — `binary`, `unary`, `select` and `cmp` operands have one type (shape,
 //!    element, layout) and so does the result (`i1` for `cmp`, the mask of `select` is `i1` of the
 //!    same shape); bitwise ops take integers or booleans, shifts 32- and 64-bit integers,
-//!    arithmetic only 32- and 64-bit integers and f32.
+//!    arithmetic only 32- and 64-bit integers, f32 and f64; `neg` and `cmp` do not take the 8-bit
+//!    floats.
 //!    → `elementwise.rs`: `binary`, `unary`, `cmp`, `select`.
-//! 6. **constant** — a scalar number whose value suits its type (integers for integer types, 0 or 1
+//! 6. **constant** — a scalar number whose value suits its type (integers for integer types, floats
+//!    for the float types, the 8-bit ones included; 0 or 1
 //!    for `i1`, within the type's range for the narrower integers; a `u64` may be given by its
 //!    two's-complement `i64` bits).
 //!    → `elementwise.rs`: `constant`.
@@ -56,7 +58,8 @@
 //!     needs no rule: its type, [`crate::Target`], holds only the targets tile builds.
 //!     → `mod.rs`: `kernel`.
 //! 14. **math** — a float math function takes its arity's operands of one `f32` type (also
-//!     integers for `abs`), and the result has that type.
+//!     integers for `abs`, and `f64` for `sqrt`, `abs`, `floor`, `ceil` and `fma`), and the
+//!     result has that type.
 //!     → `elementwise.rs`: `math`.
 //! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
 //!     type. **bitcast** — the same, between non-boolean numbers of one width.
@@ -82,11 +85,12 @@
 //!     → `control.rs`: `for_loop`; `mod.rs`: `check_block` (regions).
 //! 21. **yield** — only as the last op of a loop body, a branch of an `if` or a combiner.
 //!     → `mod.rs`: `check_block`.
-//! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16` or
-//!     `bf16`); `acc` and the result are `M × N` `f32` of one layout; `precision = tf32` only
-//!     with `f32` operands. At the GPU level, when that layout is mma (tensor cores), the operands
-//!     are `f16` or `bf16` (`k_width` 2), or `f32` with `precision = tf32` (`k_width` 1), in the
-//!     operand layouts of that parent (index 0 for `a`, 1 for `b`).
+//! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16`,
+//!     `bf16` or `i8`); `acc` and the result are `M × N` `f32` (`i32` for `i8`) of one layout;
+//!     `precision = tf32` only with `f32` operands. At the GPU level, when that layout is mma
+//!     (tensor cores), the operands are `f16` or `bf16` (`k_width` 2), `i8` (`k_width` 4), or
+//!     `f32` with `precision = tf32` (`k_width` 1), in the operand layouts of that parent (index
+//!     0 for `a`, 1 for `b`).
 //!     → `dot.rs`: `dot`.
 //! 23. **if** — one `i1` scalar operand; two regions (then, else) of one block without
 //!     arguments, each ending with `yield` of one value per result, of its type.
@@ -102,7 +106,8 @@
 //!     `R × C` pointer tensor to `T` (the buffer's tile) and an `i1` mask of its shape; `vec` is a
 //!     power of two dividing the pointer's contiguous run with `vec · size(T)` of 4, 8 or 16 bytes
 //!     (or `vec` = 1). `local_load %buf, %stage` yields an `R × C` tensor of `T` in an mma operand
-//!     layout: `T` f16 or bf16 with `k_width` 2, or f32 (tf32) with `k_width` 1. `async_commit`,
+//!     layout: `T` f16 or bf16 with `k_width` 2, i8 with `k_width` 4 (`A` as stored, `B` only
+//!     `{trans = true}`), or f32 (tf32) with `k_width` 1. `async_commit`,
 //!     `async_wait`, `barrier` and `fence_async_shared` take no operands.
 //!     → `types.rs`: `check_shared_type`; `shared.rs`.
 //! 26. **atomics** — `atomic_rmw %ptr, %value[, %mask]` and `atomic_cas %ptr, %cmp, %value[,
