@@ -345,15 +345,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         )
     }
 
-    /// Two 16-bit floats as one 32-bit word, `lo` in the low half (the order `mma` reads them).
-    pub(super) fn pack_pair(
-        &self,
-        lo: BasicValueEnum<'ctx>,
-        hi: BasicValueEnum<'ctx>,
-    ) -> Result<BasicValueEnum<'ctx>> {
-        self.pack_word(&[lo, hi])
-    }
-
     /// Elements (two 16-bit or four 8-bit ones) as one 32-bit word, the first in the low bits.
     pub(super) fn pack_word(&self, elems: &[BasicValueEnum<'ctx>]) -> Result<BasicValueEnum<'ctx>> {
         let b = &self.builder;

@@ -15,9 +15,7 @@
 //!   units of the smallest subnormal; above it by rounding `f32`'s bits to nearest even at the
 //!   format's mantissa width and re-biasing the exponent. A NaN input gives `0x7f`.
 
-use inkwell::types::BasicType;
-use inkwell::types::BasicTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue, ValueKind};
+use inkwell::values::{FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_core::ir::DType;
 use tile_core::Target;
@@ -37,36 +35,6 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// Whether this kernel's target converts 8-bit floats in hardware.
     fn f8_hardware(&self) -> bool {
         self.f.target.is_some_and(Target::has_f8_convert)
-    }
-
-    /// Inline PTX `text` without side effects: result `$0` of type `ret`, then `args`.
-    pub(super) fn pure_asm(
-        &self,
-        text: &str,
-        constraints: &str,
-        ret: BasicTypeEnum<'ctx>,
-        args: &[BasicValueEnum<'ctx>],
-    ) -> Result<BasicValueEnum<'ctx>> {
-        let arg_types: Vec<_> = args.iter().map(|a| a.get_type().into()).collect();
-        let fn_ty = ret.fn_type(&arg_types, false);
-        let asm = self.context.create_inline_asm(
-            fn_ty,
-            text.into(),
-            constraints.into(),
-            false,
-            false,
-            None,
-            false,
-        );
-        let operands: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
-        let call = self
-            .builder
-            .build_indirect_call(fn_ty, asm, &operands, "")
-            .llvm()?;
-        match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(v),
-            ValueKind::Instruction(_) => bug(format_args!("a value from `{text}`")),
-        }
     }
 
     /// The exact `f32` value of the 8-bit float `v` (an `i8`) of type `d`.

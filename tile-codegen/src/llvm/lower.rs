@@ -1526,23 +1526,36 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         a: FloatValue<'ctx>,
         b: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>> {
-        let f32_ty = self.context.f32_type();
-        let fn_ty = f32_ty.fn_type(&[f32_ty.into(), f32_ty.into()], false);
+        let f32_ty = self.context.f32_type().into();
+        Ok(float(self.pure_asm(text, "=f,f,f", f32_ty, &[a.into(), b.into()])?))
+    }
+
+    /// Inline PTX `text` without side effects: result `$0` of type `ret`, then `args`.
+    pub(super) fn pure_asm(
+        &self,
+        text: &str,
+        constraints: &str,
+        ret: BasicTypeEnum<'ctx>,
+        args: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let arg_types: Vec<_> = args.iter().map(|a| a.get_type().into()).collect();
+        let fn_ty = ret.fn_type(&arg_types, false);
         let asm = self.context.create_inline_asm(
             fn_ty,
             text.into(),
-            "=f,f,f".into(),
+            constraints.into(),
             false,
             false,
             None,
             false,
         );
+        let operands: Vec<BasicMetadataValueEnum> = args.iter().map(|&a| a.into()).collect();
         let call = self
             .builder
-            .build_indirect_call(fn_ty, asm, &[a.into(), b.into()], "")
+            .build_indirect_call(fn_ty, asm, &operands, "")
             .llvm()?;
         match call.try_as_basic_value() {
-            ValueKind::Basic(v) => Ok(float(v)),
+            ValueKind::Basic(v) => Ok(v),
             ValueKind::Instruction(_) => bug(format_args!("a value from `{text}`")),
         }
     }

@@ -122,7 +122,7 @@
 //! with tanh (52% → 77%); in f32 from 90–93% to 95–96%.
 
 use inkwell::types::BasicType;
-use inkwell::values::{BasicValueEnum, FloatValue, ValueKind};
+use inkwell::values::{BasicValueEnum, FloatValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use tile_core::ir::{DType, Elem, MathFn, OpData};
 
@@ -594,19 +594,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             } else {
                 (self.context.f16_type(), "cvt.rn.f16x2.f32 $0, $1, $2;")
             };
-            let f32_ty = self.context.f32_type();
             let i32_ty = self.context.i32_type();
-            let fn_ty = i32_ty.fn_type(&[f32_ty.into(), f32_ty.into()], false);
-            let asm = self.context.create_inline_asm(
-                fn_ty,
-                cvt.into(),
-                "=r,f,f".into(),
-                false,
-                false,
-                None,
-                false,
-            );
-            let b = &self.builder;
             let mut out = Vec::with_capacity(vals.len());
             for pair in vals.chunks(2) {
                 let [lo, hi] = pair else {
@@ -614,13 +602,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     continue;
                 };
                 // The first source operand goes to the upper half, the element at lane 1.
-                let call = b
-                    .build_indirect_call(fn_ty, asm, &[float(*hi).into(), float(*lo).into()], "")
-                    .llvm()?;
-                let word = match call.try_as_basic_value() {
-                    ValueKind::Basic(v) => v,
-                    ValueKind::Instruction(_) => bug("a value from cvt's inline asm"),
-                };
+                let word = self.pure_asm(cvt, "=r,f,f", i32_ty.into(), &[*hi, *lo])?;
+                let b = &self.builder;
                 let v = b.build_bit_cast(word, half.vec_type(2), "").llvm()?;
                 let v = v.into_vector_value();
                 for i in 0..2 {

@@ -381,7 +381,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let value: BasicValueEnum<'ctx> = match vals {
             [v] => *v,
             _ => {
-                let vty = vector_of(elem_ty, vals.len() as u32);
+                let vty = super::memory::vector_of(elem_ty, vals.len());
                 let mut v = vty.get_poison();
                 for (i, &x) in vals.iter().enumerate() {
                     let idx = self.context.i32_type().const_int(i as u64, false);
@@ -417,7 +417,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             return Ok(vec![v]);
         }
-        let vty = vector_of(elem_ty, count as u32);
+        let vty = super::memory::vector_of(elem_ty, count as usize);
         let v = b.build_load(vty, p, "").llvm()?;
         if let Some(i) = v.as_instruction_value() {
             i.set_alignment(align).llvm()?;
@@ -556,16 +556,6 @@ pub(super) fn memory_bytes(elem: Elem) -> u64 {
     match elem {
         Elem::Ptr(_) => 8,
         Elem::Scalar(d) => u64::from(d.size_bytes()),
-    }
-}
-
-/// A vector of `n` elements of the scalar type `t` (the registers of numbers).
-#[track_caller]
-fn vector_of(t: BasicTypeEnum<'_>, n: u32) -> inkwell::types::VectorType<'_> {
-    match t {
-        BasicTypeEnum::FloatType(f) => f.vec_type(n),
-        BasicTypeEnum::IntType(i) => i.vec_type(n),
-        other => bug(format_args!("an integer or float type, found `{other}`")),
     }
 }
 

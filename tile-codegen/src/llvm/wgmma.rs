@@ -272,7 +272,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                                 bug(format_args!("an `A` register at {:?}", at(e)))
                             })
                         };
-                        four.push(self.pack_pair(va[reg(e)], va[reg(e + 1)])?);
+                        four.push(self.pack_word(&[va[reg(e)], va[reg(e + 1)]])?);
                     }
                     words.push(four);
                 }
