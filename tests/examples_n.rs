@@ -27,32 +27,7 @@ fn check<T: Half>(s: Shape) {
 
 #[test]
 fn single_and_multi_head() {
-    for s in [
-        Shape {
-            b: 1,
-            d: 8,
-            c: 10,
-            h: 1,
-        },
-        Shape {
-            b: 17,
-            d: 40,
-            c: 75,
-            h: 1,
-        },
-        Shape {
-            b: 70,
-            d: 96,
-            c: 33,
-            h: 3,
-        },
-        Shape {
-            b: 33,
-            d: 130,
-            c: 1100,
-            h: 2,
-        },
-    ] {
+    for s in backward::CHECK_SHAPES {
         check::<f16>(s);
         check::<bf16>(s);
     }

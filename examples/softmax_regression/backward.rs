@@ -83,6 +83,35 @@ pub struct Shape {
     pub h: usize,
 }
 
+/// The awkward shapes the example and its interpreter test check: one row, sizes not a multiple
+/// of any block, several heads, more classes than one tile holds.
+pub const CHECK_SHAPES: [Shape; 4] = [
+    Shape {
+        b: 1,
+        d: 8,
+        c: 10,
+        h: 1,
+    },
+    Shape {
+        b: 17,
+        d: 40,
+        c: 75,
+        h: 1,
+    },
+    Shape {
+        b: 70,
+        d: 96,
+        c: 33,
+        h: 3,
+    },
+    Shape {
+        b: 33,
+        d: 130,
+        c: 1100,
+        h: 2,
+    },
+];
+
 impl Shape {
     /// Columns of `W` and of the logits: `h · c`.
     pub fn hc(self) -> usize {

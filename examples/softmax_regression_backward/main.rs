@@ -68,33 +68,7 @@ fn run() -> Res<bool> {
     let on_gpu = dev.is_cuda();
     let quick = std::env::args().any(|a| a == "--quick");
     let mut ok = true;
-    let small = [
-        Shape {
-            b: 1,
-            d: 8,
-            c: 10,
-            h: 1,
-        },
-        Shape {
-            b: 17,
-            d: 40,
-            c: 75,
-            h: 1,
-        },
-        Shape {
-            b: 70,
-            d: 96,
-            c: 33,
-            h: 3,
-        },
-        Shape {
-            b: 33,
-            d: 130,
-            c: 1100,
-            h: 2,
-        },
-    ];
-    for s in small {
+    for s in backward::CHECK_SHAPES {
         ok &= check::<f16>(&dev, s)?;
         ok &= check::<bf16>(&dev, s)?;
     }

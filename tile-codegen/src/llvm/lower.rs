@@ -1527,7 +1527,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         b: FloatValue<'ctx>,
     ) -> Result<FloatValue<'ctx>> {
         let f32_ty = self.context.f32_type().into();
-        Ok(float(self.pure_asm(text, "=f,f,f", f32_ty, &[a.into(), b.into()])?))
+        Ok(float(self.pure_asm(
+            text,
+            "=f,f,f",
+            f32_ty,
+            &[a.into(), b.into()],
+        )?))
     }
 
     /// Inline PTX `text` without side effects: result `$0` of type `ret`, then `args`.

@@ -417,7 +417,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             }
             return Ok(vec![v]);
         }
-        let vty = super::memory::vector_of(elem_ty, count as usize);
+        let vty = super::memory::vector_of(elem_ty, count);
         let v = b.build_load(vty, p, "").llvm()?;
         if let Some(i) = v.as_instruction_value() {
             i.set_alignment(align).llvm()?;
