@@ -174,20 +174,35 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             u64::from(bty.shape[1]),
         );
         let (wm, wn) = (u64::from(warps.0), u64::from(warps.1));
-        let (va, vb) = (
-            self.operand(data, 0).to_vec(),
-            self.operand(data, 1).to_vec(),
-        );
+        // Each operand's registers, or the read that gives them one K step at a time (see
+        // `Lowerer::plan_sliced_reads`).
+        let slices = [self.sliced_operand(data, 0), self.sliced_operand(data, 1)];
+        let mut held: [Vec<Option<BasicValueEnum<'ctx>>>; 2] = [0, 1].map(|i| match &slices[i] {
+            Some(_) => Vec::new(),
+            None => self.operand(data, i).iter().map(|&v| Some(v)).collect(),
+        });
         let mut acc = self.operand(data, 2).to_vec();
         let reg = |d: &Distribution, at: [u64; 2], what: &str| -> usize {
             d.reg_at(&at)
                 .unwrap_or_else(|| bug(format_args!("a {what} register at {at:?}")))
+        };
+        let value = |held: &[Option<BasicValueEnum<'ctx>>], r: usize, what: &str| {
+            held.get(r)
+                .copied()
+                .flatten()
+                .unwrap_or_else(|| bug(format_args!("{what} register {r} read")))
         };
         // Instruction tiles of one warp: M and N repetitions (at least one: a smaller tile is
         // held by several warps as copies).
         let reps_m = (m / (16 * wm)).max(1);
         let reps_n = (n / (8 * wn)).max(1);
         for k0 in (0..k).step_by(k_step as usize) {
+            for (h, read) in held.iter_mut().zip(&slices) {
+                if let Some(r) = read {
+                    *h = self.read_operand(r, k0..k0 + k_step)?;
+                }
+            }
+            let (va, vb) = (&held[0], &held[1]);
             // This K step's A fragments per M repetition and B fragments per N repetition, as
             // 32-bit words of `kw` consecutive K elements: A's word `w` at row `8·(w % 2)`,
             // K `4·kw·(w / 2)`; B's word `w` at K `4·kw·w`.
@@ -199,7 +214,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     let elems = (0..kw)
                         .map(|e| {
                             let at = [m0 + 8 * (w % 2), k0 + e + 4 * kw * (w / 2)];
-                            va[reg(&da, at, "A")]
+                            value(va, reg(&da, at, "A"), "A")
                         })
                         .collect::<Vec<_>>();
                     words.push(self.pack_word(&elems)?);
@@ -212,7 +227,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let mut words = Vec::with_capacity(2);
                 for w in 0..2 {
                     let elems = (0..kw)
-                        .map(|e| vb[reg(&db, [k0 + e + 4 * kw * w, n0], "B")])
+                        .map(|e| value(vb, reg(&db, [k0 + e + 4 * kw * w, n0], "B"), "B"))
                         .collect::<Vec<_>>();
                     words.push(self.pack_word(&elems)?);
                 }

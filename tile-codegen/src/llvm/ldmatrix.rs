@@ -24,7 +24,10 @@
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
-use tile_core::ir::{Elem, InDim, Layout, OpData};
+use std::collections::HashSet;
+use std::ops::Range;
+
+use tile_core::ir::{Elem, InDim, Layout, OpData, OpId, OpKind};
 
 use super::layout::Distribution;
 use super::lower::{bug, int, register_type, Lowerer, OrBug, OrLlvm, Result};
@@ -150,7 +153,103 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         };
         self.write_swizzled_runs(smem, sw, &src, &vals, step, elem_ty)?;
         let base = self.shared_address(smem)?;
-        self.ldmatrix_operand(base, sw, [0, 0], to, from.elem)
+        self.read_or_slice(OperandRead {
+            base,
+            sw,
+            form: ReadForm::Rows { offset: [0, 0] },
+            to: to.clone(),
+            elem: from.elem,
+        })
+    }
+
+    /// The registers of operand read `r` for its `K` steps in `ks`; the others `None`.
+    pub(super) fn read_operand(
+        &mut self,
+        r: &OperandRead<'ctx>,
+        ks: Range<u64>,
+    ) -> Result<Vec<Option<BasicValueEnum<'ctx>>>> {
+        match r.form {
+            ReadForm::Rows { offset } => {
+                self.ldmatrix_operand(r.base, r.sw, offset, &r.to, r.elem, ks)
+            }
+            ReadForm::TransposedA => self.ldmatrix_a_transposed(r.base, r.sw, &r.to, ks),
+            ReadForm::TransposedB => self.ldmatrix_b_transposed(r.base, r.sw, &r.to, ks),
+        }
+    }
+
+    /// The op being lowered reads an mma operand with `r`: all of it now, or, where
+    /// [`Lowerer::plan_sliced_reads`] chose the op, nothing yet. Its `dot` then reads it one `K`
+    /// step at a time ([`Lowerer::sliced_operand`]), and the op's value holds no registers.
+    pub(super) fn read_or_slice(
+        &mut self,
+        r: OperandRead<'ctx>,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let op = self.current_op.or_bug("an op being lowered");
+        if self.sliced_ops.contains(&op) {
+            self.sliced.insert(self.f.op(op).results[0], r);
+            return Ok(Vec::new());
+        }
+        let k = k_extent(&r.to);
+        Ok(loaded(self.read_operand(&r, 0..k)?))
+    }
+
+    /// The read of `dot` operand `i` (0: `A`, 1: `B`) when it waits for the `dot`.
+    pub(super) fn sliced_operand(&mut self, data: &OpData, i: usize) -> Option<OperandRead<'ctx>> {
+        self.sliced.remove(&data.operands[i])
+    }
+
+    /// The ops whose mma operand reads wait for their `dot`, read one `K` step (16 elements of
+    /// 16 bits) before the instructions that use it instead of all before the first: an operand
+    /// that holds more than [`SLICED_WORDS`] registers per thread, read by `local_load` or
+    /// `convert_layout` (through shared memory), used only by an `mma.sync` `dot` in the same
+    /// block with nothing but other `local_load`s between them (reads of buffers that no op
+    /// between writes). A warp that multiplies by a whole `K` block of keys in attention (`Q Kᵀ`
+    /// at head dimension 128: 128 × 64 `B` elements, 128 registers of each thread) then holds one
+    /// step of it at a time, as Triton's lowering does, where the whole read spilled.
+    pub(super) fn plan_sliced_reads(&self) -> HashSet<OpId> {
+        let f = self.f;
+        let uses = crate::passes::edit::use_counts(f);
+        let mut out = HashSet::new();
+        for id in f.walk() {
+            let dot = f.op(id);
+            if !matches!(dot.kind, OpKind::Dot { .. }) {
+                continue;
+            }
+            let mma_sync = matches!(
+                &f.ty(dot.results[0]).layout,
+                Some(Layout::Mma(m)) if m.version == 2
+            );
+            if !mma_sync {
+                continue;
+            }
+            let order = &f.blocks[dot.block.index()].ops;
+            let Some(at) = order.iter().position(|&o| o == id) else {
+                continue;
+            };
+            for &v in &dot.operands[..2] {
+                let Some(x) = f.def_op(v) else { continue };
+                let xd = f.op(x);
+                let reads = matches!(xd.kind, OpKind::LocalLoad { .. } | OpKind::ConvertLayout);
+                if !reads || xd.block != dot.block || uses.get(&v) != Some(&1) {
+                    continue;
+                }
+                let ty = f.ty(v);
+                let Some(bytes) = ty.dtype().map(|d| u64::from(d.size_bytes())) else {
+                    continue;
+                };
+                let words = self.tensor_distribution(ty).elems_per_thread() as u64 * bytes / 4;
+                let Some(from) = order.iter().position(|&o| o == x) else {
+                    continue;
+                };
+                let between_read_only = order[from + 1..at]
+                    .iter()
+                    .all(|&o| matches!(f.op(o).kind, OpKind::LocalLoad { .. }));
+                if words > SLICED_WORDS && from < at && between_read_only {
+                    out.insert(x);
+                }
+            }
+        }
+        out
     }
 
     /// The 32-bit shared-window address of a shared array (what `ldmatrix` and `cp.async` take).
@@ -175,7 +274,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         offset: [u64; 2],
         to: &tile_core::ir::Type,
         elem: Elem,
-    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        ks: Range<u64>,
+    ) -> Result<Vec<Option<BasicValueEnum<'ctx>>>> {
         let Some(Layout::DotOperand(op)) = &to.layout else {
             bug("an operand layout");
         };
@@ -189,7 +289,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let (ce, kw) = (sw.chunk_elems(), 4 / sw.elem_bytes);
             let warp_m = self.thread_part(&dst, 0, &[InDim::Warp])?;
             for i in 0..(m / (16 * wm)).max(1) {
-                for k0 in (0..k).step_by(2 * ce as usize) {
+                for k0 in (0..k).step_by(2 * ce as usize).filter(|k0| ks.contains(k0)) {
                     // Lane l: row (l / 8 % 2) · 8 + l % 8 of the tile, chunk k0 / ce + l / 16.
                     let row = self.lane_row(lane, warp_m, offset[0] + i * 16 * wm)?;
                     let chunk = self.lane_chunk(lane, (offset[1] + k0) / ce, 16)?;
@@ -207,7 +307,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let (k, n) = (r, c);
             let warp_n = self.thread_part(&dst, 1, &[InDim::Warp])?;
             let reps_n = (n / (8 * wn)).max(1);
-            for k0 in (0..k).step_by(16) {
+            for k0 in (0..k).step_by(16).filter(|k0| ks.contains(k0)) {
                 for j in (0..reps_n).step_by(2) {
                     let pair = j + 1 < reps_n;
                     let row =
@@ -258,7 +358,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(loaded(out))
+        Ok(out)
     }
 
     /// What every `ldmatrix` read of an operand in `to`'s layout starts from: the layout's
@@ -298,7 +398,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         base: IntValue<'ctx>,
         sw: Swizzle,
         to: &tile_core::ir::Type,
-    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        ks: Range<u64>,
+    ) -> Result<Vec<Option<BasicValueEnum<'ctx>>>> {
         let (dst, warps, lane) = self.operand_read(to)?;
         let (m, k) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let wm = warps[0];
@@ -316,7 +417,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let l_m = b.build_int_nuw_add(l_m, warp_m, "").llvm()?;
         let mut out: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; dst.elems_per_thread()];
         for i in 0..(m / (16 * wm)).max(1) {
-            for k0 in (0..k).step_by(16) {
+            for k0 in (0..k).step_by(16).filter(|k0| ks.contains(k0)) {
                 let b = &self.builder;
                 let row = b.build_int_nuw_add(l_k, c32(k0), "").llvm()?;
                 let col = b.build_int_nuw_add(l_m, c32(i * 16 * wm), "").llvm()?;
@@ -331,7 +432,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(loaded(out))
+        Ok(out)
     }
 
     /// Reads a 16-bit `B` operand (`K × N`, the layout of `to`) from the swizzled stage at shared
@@ -348,7 +449,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         base: IntValue<'ctx>,
         sw: Swizzle,
         to: &tile_core::ir::Type,
-    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        ks: Range<u64>,
+    ) -> Result<Vec<Option<BasicValueEnum<'ctx>>>> {
         let (dst, warps, lane) = self.operand_read(to)?;
         let (k, n) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let wn = warps[1];
@@ -366,7 +468,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let l_m = b.build_right_shift(lane, c32(3), false, "").llvm()?;
         let l_odd = b.build_and(l_m, c32(1), "").llvm()?;
         let l_hi = b.build_right_shift(lane, c32(4), false, "").llvm()?;
-        for k0 in (0..k).step_by(2 * ce as usize) {
+        for k0 in (0..k).step_by(2 * ce as usize).filter(|k0| ks.contains(k0)) {
             for j in (0..reps_n).step_by(2) {
                 let pair = j + 1 < reps_n;
                 let b = &self.builder;
@@ -388,7 +490,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
         }
-        Ok(loaded(out))
+        Ok(out)
     }
 
     /// Reads operand `A` of a tf32 `dot` (`M × K` f32, 16-byte swizzle) from the window at
@@ -624,6 +726,42 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .llvm()?;
         out[reg] = Some(x);
         Ok(())
+    }
+}
+
+/// Above this many 32-bit registers per thread, an `mma.sync` operand read from shared memory
+/// is read one `K` step at a time by its `dot` (see [`Lowerer::plan_sliced_reads`]).
+pub(super) const SLICED_WORDS: u64 = 64;
+
+/// Which reader takes an operand from its swizzled shared tile.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ReadForm {
+    /// The tile as the operand wants it (`A` `M × K`, `B` `K × N`), from the window at `offset`
+    /// ([`Lowerer::ldmatrix_operand`]).
+    Rows { offset: [u64; 2] },
+    /// `A` from a tile stored `K × M` ([`Lowerer::ldmatrix_a_transposed`]).
+    TransposedA,
+    /// `B` from a tile stored `N × K` ([`Lowerer::ldmatrix_b_transposed`]).
+    TransposedB,
+}
+
+/// An mma operand's read from shared memory: where, how, and into which layout.
+pub(super) struct OperandRead<'ctx> {
+    /// The tile's 32-bit shared address.
+    pub(super) base: IntValue<'ctx>,
+    pub(super) sw: Swizzle,
+    pub(super) form: ReadForm,
+    /// The operand's type (an mma operand layout).
+    pub(super) to: tile_core::ir::Type,
+    /// Its element type in registers.
+    pub(super) elem: Elem,
+}
+
+/// The `K` extent of an operand type: `A`'s columns, `B`'s rows.
+pub(super) fn k_extent(to: &tile_core::ir::Type) -> u64 {
+    match &to.layout {
+        Some(Layout::DotOperand(op)) if op.op_idx == 0 => u64::from(to.shape[1]),
+        _ => u64::from(to.shape[0]),
     }
 }
 

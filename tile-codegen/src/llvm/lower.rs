@@ -15,7 +15,7 @@
 //! type (layout included); layouts change only through `convert_layout`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 
 use inkwell::attributes::{Attribute, AttributeLoc};
@@ -38,6 +38,7 @@ use tile_core::ir::{
 
 use super::atomic::Atomic;
 use super::layout::Distribution;
+use super::ldmatrix::OperandRead;
 use crate::analysis::axis_info::AxisInfo;
 use crate::analysis::shared_alloc::Allocation;
 use crate::analysis::Analyses;
@@ -167,7 +168,10 @@ pub(super) fn lower_kernel<'a, 'ctx>(
         axis: &analyses.axis,
         wide_products: RefCell::default(),
         thresholds: RefCell::default(),
+        sliced_ops: HashSet::new(),
+        sliced: HashMap::new(),
     };
+    l.sliced_ops = l.plan_sliced_reads();
     let dyn_shared = l.create_shared()?;
     for (i, &p) in f.params().iter().enumerate() {
         let v = function
@@ -483,6 +487,10 @@ pub(super) struct Lowerer<'a, 'ctx> {
     wide_products: RefCell<HashMap<WideKey<'ctx>, IntValue<'ctx>>>,
     /// The integer thresholds of `rand > p` per (block, `p`) (see `threshold`).
     pub(super) thresholds: RefCell<HashMap<ThresholdKey<'ctx>, ThresholdValues<'ctx>>>,
+    /// The ops whose mma operand reads wait for their `dot` ([`Lowerer::plan_sliced_reads`]).
+    pub(super) sliced_ops: HashSet<OpId>,
+    /// Those reads, by the value they define, until their `dot` takes them.
+    pub(super) sliced: HashMap<ValueId, OperandRead<'ctx>>,
 }
 
 /// The key of a remembered double-width product: the block it is in and its two operands.
@@ -982,7 +990,12 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         };
         match (result, data.results.first()) {
             (Some(vals), Some(&r)) => {
-                let want = self.count(f.ty(r));
+                // A read left to its `dot` holds no registers yet (`read_or_slice`).
+                let want = if self.sliced.contains_key(&r) {
+                    0
+                } else {
+                    self.count(f.ty(r))
+                };
                 if vals.len() != want {
                     bug(format_args!(
                         "{want} registers per thread for the result, not {}",

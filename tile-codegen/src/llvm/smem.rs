@@ -22,7 +22,7 @@ use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{BasicMetadataValueEnum, BasicValue, BasicValueEnum, IntValue};
 use tile_core::ir::{Layout, OpData, SharedLayout, Type};
 
-use super::ldmatrix::Swizzle;
+use super::ldmatrix::{OperandRead, ReadForm, Swizzle};
 use super::lower::{bug, dtype, int, pointer, Lowerer, OrBug, OrLlvm, Result};
 
 /// The buffer type of operand 0 and its shared layout (the verifier's rule 25).
@@ -342,17 +342,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             d.size_bytes(),
         );
         let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
-        if trans {
-            let base = self.stage_base(data, ty)?;
-            if operand_a {
-                self.ldmatrix_a_transposed(base, sw, to)
-            } else {
-                self.ldmatrix_b_transposed(base, sw, to)
-            }
-        } else if d.size_bytes() <= 2 {
+        if trans || d.size_bytes() <= 2 {
             // 16-bit operands, and `i8`'s `A` (the verifier's rule 25).
+            let form = match (trans, operand_a) {
+                (false, _) => ReadForm::Rows { offset },
+                (true, true) => ReadForm::TransposedA,
+                (true, false) => ReadForm::TransposedB,
+            };
             let base = self.stage_base(data, ty)?;
-            self.ldmatrix_operand(base, sw, offset, to, to.elem)
+            self.read_or_slice(OperandRead {
+                base,
+                sw,
+                form,
+                to: to.clone(),
+                elem: to.elem,
+            })
         } else if operand_a && sw.chunk_bytes == 16 && to.shape[0] >= 16 && to.shape[1] >= 8 {
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_tf32_a(base, sw, offset, to)

@@ -27,7 +27,7 @@ pub mod assign_layouts;
 pub mod canonicalize;
 pub mod cse;
 pub mod dce;
-mod edit;
+pub(crate) mod edit;
 pub mod hoist_invariant;
 pub mod hoist_loads;
 pub mod induction;
