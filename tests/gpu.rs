@@ -281,6 +281,7 @@ fn gpu_interleave_join_and_split_match_their_definitions() {
 fn gpu_transposed_operands_in_loops_match_float64() {
     let Some(gpu) = cuda() else { return };
     common::check_dot_trans(&gpu);
+    common::check_chained_products(&gpu, &[(130, 70), (1, 5), (300, 1000), (256, 4097)]);
 }
 
 #[test]

@@ -427,6 +427,11 @@ fn products_with_a_transposed_operand_in_a_loop() {
 }
 
 #[test]
+fn chained_products_at_head_dimension_128() {
+    common::check_chained_products(&Device::interpreter(), &[(130, 70), (1, 5)]);
+}
+
+#[test]
 fn gather_matches_its_definition() {
     let dev = Device::interpreter();
     let (x, h, idx) = gather_inputs(29);

@@ -265,8 +265,7 @@ pub fn attn_fwd(
 }
 
 #[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
-/// [`attn_fwd`] for `head_dim = 128`, with key blocks of 32: on sm_80 every warp holds a whole
-/// `K`/`V` block as `mma.sync` operands, and 64 keys of 128 components do not fit its registers.
+/// [`attn_fwd`] for `head_dim = 128` (the same 128 × 64 blocks).
 #[allow(clippy::too_many_arguments)]
 pub fn attn_fwd_d128(
     q: Ptr<T>,
@@ -307,7 +306,7 @@ pub fn attn_fwd_d128(
         128,
         CAUSAL,
         128,
-        32,
+        64,
     );
 }
 

@@ -2703,6 +2703,98 @@ pub fn dot_trans_b(
     );
 }
 
+#[tile_kernel(num_warps = 8, num_stages = 3)]
+/// Attention's two products without its softmax: `out = Σⱼ ((q Kⱼᵀ) · 1/16 as T) Vⱼ` over key
+/// blocks `Kⱼ`, `Vⱼ` of 64 rows, at head dimension 128, one block of 128 query rows per
+/// program (`q` is `m × 128`, `k` and `v` are `n × 128`, row-major). On sm_80 each warp
+/// multiplies by a whole `128 × 64` `Kⱼᵀ` and `64 × 128` `Vⱼ` (128 registers of every thread
+/// each): their `ldmatrix` reads go one `K` step at a time, beside the `mma`s that use them, and
+/// `Kⱼ` comes transposed from its ring.
+pub fn chained_products(
+    q: Ptr<T, { m * 128 }>,
+    k: Ptr<T, { n * 128 }>,
+    v: Ptr<T, { n * 128 }>,
+    out: Ptr<f32, { m * 128 }>,
+    m: i32,
+    n: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const<128>,
+    BN: Const<64>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let d = arange(0, 128);
+    let qt = load(
+        q + rows.expand_dims(1) * 128 + d.expand_dims(0),
+        (rows < m).expand_dims(1),
+        0.0,
+    );
+    let mut acc = zeros([BM, 128]);
+    for start in (0..n).step_by(BN) {
+        let keys = start + arange(0, BN);
+        let at = keys.expand_dims(1) * 128 + d.expand_dims(0);
+        let ok = (keys < n).expand_dims(1);
+        let s = dot(qt, load(k + at, ok, 0.0).trans());
+        acc = dot((s * 0.0625) as T, load(v + at, ok, 0.0), acc);
+    }
+    store(
+        out + rows.expand_dims(1) * 128 + d.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1),
+    );
+}
+
+/// [`chained_products`] against float64 (the scaled scores rounded to the input type as the
+/// kernel rounds them), f16 and bf16, on query and key counts with ragged last blocks.
+pub fn check_chained_products(dev: &Device, shapes: &[(usize, usize)]) {
+    fn run<T: tile::Element>(
+        dev: &Device,
+        (m, n): (usize, usize),
+        conv: fn(f32) -> T,
+        back: fn(T) -> f32,
+        tol: f64,
+    ) {
+        let mut g = Rng((m * 31 + n) as u64);
+        let mut data = |len: usize| -> Vec<T> { (0..len).map(|_| conv(g.f32())).collect() };
+        let (q, k, v) = (data(m * 128), data(n * 128), data(n * 128));
+        let mut out = dev.upload(&vec![f32::NAN; m * 128]).unwrap();
+        let (dq, dk, dv) = (
+            dev.upload(&q).unwrap(),
+            dev.upload(&k).unwrap(),
+            dev.upload(&v).unwrap(),
+        );
+        let grid = Grid::x(m.div_ceil(128) as u32);
+        chained_products::launch(dev, grid, &dq, &dk, &dv, &mut out, m as i32, n as i32).unwrap();
+        let got = dev.download(&out).unwrap();
+        let f = |t: T| f64::from(back(t));
+        let (mut err, mut norm) = (0.0f64, 0.0f64);
+        for i in 0..m {
+            let mut want = [0.0f64; 128];
+            for j in 0..n {
+                let s: f64 = (0..128)
+                    .map(|c| f(q[i * 128 + c]) * f(k[j * 128 + c]))
+                    .sum();
+                let p = f(conv((s * 0.0625) as f32));
+                for (c, w) in want.iter_mut().enumerate() {
+                    *w += p * f(v[j * 128 + c]);
+                }
+            }
+            for (c, w) in want.iter().enumerate() {
+                err += (f64::from(got[i * 128 + c]) - w).powi(2);
+                norm += w * w;
+            }
+        }
+        let rel = (err / norm.max(1e-30)).sqrt();
+        assert!(
+            rel <= tol,
+            "{m} × {n}: relative L2 error {rel:.2e} over {tol:.0e}"
+        );
+    }
+    for &shape in shapes {
+        run::<f16>(dev, shape, f16::from_f32, f16::to_f32, 2e-3);
+        run::<bf16>(dev, shape, bf16::from_f32, bf16::to_f32, 1e-2);
+    }
+}
+
 /// [`dot_trans_a`] and [`dot_trans_b`] against float64 on shapes with ragged edges along every
 /// axis, f16 and bf16.
 pub fn check_dot_trans(dev: &Device) {

@@ -221,8 +221,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             };
             // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
             // transposed (`B` K-major, `A` M-major), or `mma.sync`'s `ldmatrix` reads a 16-bit
-            // one (`local_load {trans}`, in a loop with one `dot`: `B` without `.trans`, `A`
-            // with it). A transposed `A` comes from a pointer load (`tma_loads` leaves it to
+            // one (`local_load {trans}`, in a loop with one or two `dot`s: `B` without
+            // `.trans`, `A` with it). A transposed `A` comes from a pointer load (`tma_loads` leaves it to
             // `cp.async`).
             let mut trans = None;
             if matches!(f.op(load).kind, OpKind::Trans) {
@@ -886,15 +886,17 @@ fn holds(f: &Function, op: OpId, inner: OpId) -> bool {
 /// Rewrites the loop `l` (see the module documentation).
 fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let mut wgmma = wgmma_dots(f, body, operands);
-    // Without `wgmma`, a transposed operand of a loop with several `dot`s is left to its
+    // Without `wgmma`, a transposed operand of a loop with more than two `dot`s is left to its
     // conversion: attention's backward loop (four products) spilled on sm_80 with the extra
-    // rings.
+    // rings. Its forward (two) takes them: with the operands read a `K` step at a time (the
+    // lowering's `plan_sliced_reads`), 128 × 64 blocks at head dimension 128 fit in 252
+    // registers where the conversion's 32 scalar stores and their addresses spilled.
     let dots = f.blocks[body.index()]
         .ops
         .iter()
         .filter(|&&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
         .count();
-    let left = |o: &Operand| o.trans.is_some() && dots > 1;
+    let left = |o: &Operand| o.trans.is_some() && dots > 2;
     let kept: Vec<Operand>;
     let operands = if wgmma.is_none() && operands.iter().any(left) {
         kept = operands.iter().filter(|o| !left(o)).cloned().collect();
