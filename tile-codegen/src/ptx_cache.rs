@@ -23,7 +23,7 @@ use crate::llvm::{Artifacts, Options};
 const FINGERPRINT: &str = env!("TILE_CODEGEN_FINGERPRINT");
 
 /// The first line of an entry; a later format changes it.
-const MAGIC: &str = "tile-ptx 1";
+const MAGIC: &str = "tile-ptx 2";
 
 /// Where entries go, unless the cache is off.
 fn dir() -> Option<PathBuf> {
@@ -35,17 +35,17 @@ fn dir() -> Option<PathBuf> {
 
 /// The entry's file name: a 128-bit hash of the key.
 fn file_name(target: Target, options: Options, gpu_ir: &str) -> String {
-    let key = key_hex(&(FINGERPRINT, target, options.one_program_per_sm, gpu_ir));
+    let key = key_hex(&(FINGERPRINT, target, options.programs_per_sm, gpu_ir));
     format!("{key}-{}.ptx", target.arch())
 }
 
-/// An entry's bytes: the magic line, a line of `dyn_shared_bytes one_program_per_sm
-/// ptx_length`, the PTX, then the LLVM IR.
+/// An entry's bytes: the magic line, a line of `dyn_shared_bytes programs_per_sm ptx_length`,
+/// the PTX, then the LLVM IR.
 fn encode(a: &Artifacts) -> Vec<u8> {
     let mut out = format!(
         "{MAGIC}\n{} {} {}\n",
         a.dyn_shared_bytes,
-        u8::from(a.one_program_per_sm),
+        a.programs_per_sm,
         a.ptx.len()
     )
     .into_bytes();
@@ -61,11 +61,7 @@ fn decode(bytes: &[u8]) -> Option<Artifacts> {
     let (line, body) = rest.split_once('\n')?;
     let mut fields = line.split(' ');
     let dyn_shared_bytes = fields.next()?.parse().ok()?;
-    let one_program_per_sm = match fields.next()? {
-        "0" => false,
-        "1" => true,
-        _ => return None,
-    };
+    let programs_per_sm = fields.next()?.parse().ok()?;
     let ptx_len: usize = fields.next()?.parse().ok()?;
     if fields.next().is_some() || !body.is_char_boundary(ptx_len.min(body.len())) {
         return None;
@@ -75,7 +71,7 @@ fn decode(bytes: &[u8]) -> Option<Artifacts> {
         llvm_ir: llvm_ir.to_string(),
         ptx: ptx.to_string(),
         dyn_shared_bytes,
-        one_program_per_sm,
+        programs_per_sm,
     })
 }
 
@@ -108,7 +104,7 @@ mod tests {
             llvm_ir: "define void @k() { ret void }\n".into(),
             ptx: ".version 8.0\n.target sm_90a\n// é\n".into(),
             dyn_shared_bytes: 65536,
-            one_program_per_sm: true,
+            programs_per_sm: 2,
         }
     }
 
@@ -117,22 +113,22 @@ mod tests {
         let a = artifacts();
         let b = decode(&encode(&a)).expect("decodes");
         assert_eq!(
-            (b.llvm_ir, b.ptx, b.dyn_shared_bytes, b.one_program_per_sm),
-            (a.llvm_ir, a.ptx, a.dyn_shared_bytes, a.one_program_per_sm)
+            (b.llvm_ir, b.ptx, b.dyn_shared_bytes, b.programs_per_sm),
+            (a.llvm_ir, a.ptx, a.dyn_shared_bytes, a.programs_per_sm)
         );
         let mut cut = encode(&artifacts());
         cut.truncate(20);
         assert!(decode(&cut).is_none());
-        assert!(decode(b"tile-ptx 0\n0 0 0\n").is_none());
-        assert!(decode(b"tile-ptx 1\n0 2 0\n").is_none());
-        assert!(decode(b"tile-ptx 1\n0 0 99\nshort").is_none());
+        assert!(decode(b"tile-ptx 1\n0 0 0\n").is_none());
+        assert!(decode(b"tile-ptx 2\n0 x 0\n").is_none());
+        assert!(decode(b"tile-ptx 2\n0 0 99\nshort").is_none());
     }
 
     #[test]
     fn the_key_covers_target_options_and_ir() {
         let o = Options::default();
         let one = Options {
-            one_program_per_sm: true,
+            programs_per_sm: Some(1),
         };
         let base = file_name(Target::Sm80, o, "kernel @k");
         assert_eq!(base, file_name(Target::Sm80, o, "kernel @k"));

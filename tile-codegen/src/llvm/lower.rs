@@ -111,15 +111,15 @@ impl<T, E: std::fmt::Debug> OrBug<T> for std::result::Result<T, E> {
 }
 
 /// Builds the kernel `f` into `module`, reading the `analyses` computed on it: its dynamic shared
-/// memory, and whether it asks ptxas for one program per SM (always when `one_program_per_sm`;
-/// see [`declare_kernel`]).
+/// memory, and the programs per SM it asks ptxas to fit (`programs_per_sm` where given, else
+/// the back end's choice; see [`declare_kernel`]).
 pub(super) fn lower_kernel<'a, 'ctx>(
     context: &'ctx Context,
     module: &'a Module<'ctx>,
     f: &'a Function,
     analyses: &'a Analyses,
-    one_program_per_sm: bool,
-) -> std::result::Result<(DynSharedBytes, bool), LowerError> {
+    programs_per_sm: Option<u32>,
+) -> std::result::Result<(DynSharedBytes, u32), LowerError> {
     let at_op = |op: OpId, msg: String| LowerError {
         op: Some(op),
         msg: format!("{op} `{}`: {msg}", f.op(op).kind.name()),
@@ -148,7 +148,7 @@ pub(super) fn lower_kernel<'a, 'ctx>(
             "its shared-memory accesses may race an earlier op's with no barrier between (the `insert-barriers` pass places them)".into(),
         ));
     }
-    let (function, one_program_per_sm) = declare_kernel(context, module, f, one_program_per_sm)?;
+    let (function, programs_per_sm) = declare_kernel(context, module, f, programs_per_sm)?;
     let builder = context.create_builder();
     let entry = context.append_basic_block(function, "entry");
     builder.position_at_end(entry);
@@ -195,7 +195,7 @@ pub(super) fn lower_kernel<'a, 'ctx>(
             }
         }
     }
-    Ok((dyn_shared, one_program_per_sm))
+    Ok((dyn_shared, programs_per_sm))
 }
 
 /// The message of a panic's payload (`panic!` with a message gives a `String` or a `&str`).
@@ -258,15 +258,15 @@ pub(super) type DynSharedBytes = u64;
 
 /// Declares the kernel: one LLVM parameter per kernel parameter, the PTX kernel calling convention,
 /// alignment facts on pointers, and `nvvm.annotations` (`kernel`, `maxntidx` = threads per program
-/// so that ptxas knows the block size, `minctasm` = 1 for kernels with a `dot`, a 16-bit float
-/// atomic, or 1024 threads, and for any kernel when `one_program_per_sm`; the flag returned says
-/// whether it was set).
+/// so that ptxas knows the block size, `minctasm` = `programs_per_sm` where given, else 1 for
+/// kernels with a `dot`, a 16-bit float atomic, or 1024 threads; the count returned is the one
+/// set, 0 for none).
 fn declare_kernel<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     f: &Function,
-    one_program_per_sm: bool,
-) -> Result<(FunctionValue<'ctx>, bool)> {
+    programs_per_sm: Option<u32>,
+) -> Result<(FunctionValue<'ctx>, u32)> {
     let mut params: Vec<BasicMetadataTypeEnum> = Vec::with_capacity(f.params().len());
     for (i, &p) in f.params().iter().enumerate() {
         let elem = f.ty(p).elem;
@@ -374,12 +374,13 @@ fn declare_kernel<'ctx>(
             _ => false,
         }
     });
-    // The pipeline asks for it too when ptxas spilled without it (`pipeline::spill`).
-    let one = one_program_per_sm || needs_registers || f.num_warps >= 32;
-    if one {
-        annotate("minctasm", 1)?;
+    // The pipeline asks for one too when ptxas spilled without it, and for two where they fit
+    // (`pipeline::spill`).
+    let n = programs_per_sm.unwrap_or(u32::from(needs_registers || f.num_warps >= 32));
+    if n > 0 {
+        annotate("minctasm", u64::from(n))?;
     }
-    Ok((function, one))
+    Ok((function, n))
 }
 
 /// The LLVM type of one element held in a register.
@@ -1817,7 +1818,7 @@ mod tests {
         let context = Context::create();
         let module = context.create_module("k");
         let analyses = Analyses::of(&f, super::super::scratch_bytes);
-        let e = lower_kernel(&context, &module, &f, &analyses, false).unwrap_err();
+        let e = lower_kernel(&context, &module, &f, &analyses, None).unwrap_err();
         assert!(e.internal, "{e:?}");
         assert_eq!(e.op, Some(store));
         assert_eq!(
@@ -1841,7 +1842,7 @@ mod tests {
         let context = Context::create();
         let module = context.create_module("k");
         let analyses = Analyses::of(&f, super::super::scratch_bytes);
-        let e = lower_kernel(&context, &module, &f, &analyses, false).unwrap_err();
+        let e = lower_kernel(&context, &module, &f, &analyses, None).unwrap_err();
         assert!(!e.internal, "{e:?}");
         assert!(
             e.msg

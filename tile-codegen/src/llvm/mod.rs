@@ -89,17 +89,19 @@ pub struct Artifacts {
     /// Dynamic shared memory the kernel needs per program, in bytes (0: its shared memory, if
     /// any, is static). The launch passes it; above 48 KiB the module load opts the function in.
     pub dyn_shared_bytes: u32,
-    /// True when the PTX tells ptxas that one program per SM is enough (`.minnctapersm 1`), so
-    /// that it may use every register a thread can have instead of trading them for occupancy.
-    pub one_program_per_sm: bool,
+    /// The programs per SM the PTX asks ptxas to fit (`.minnctapersm n`; 0: no such line). 1
+    /// lets ptxas use every register a thread can have instead of trading them for occupancy;
+    /// 2 caps them so that two programs fit.
+    pub programs_per_sm: u32,
 }
 
 /// Choices the caller makes for [`compile_with`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Ask for one program per SM (`.minnctapersm 1`) whatever the kernel holds; without it,
-    /// only kernels that the back end knows to need registers do (see [`Artifacts`]).
-    pub one_program_per_sm: bool,
+    /// Ask ptxas to fit this many programs per SM (`.minnctapersm n`) whatever the kernel
+    /// holds; `None`: the back end's choice, one program for kernels it knows to need
+    /// registers and none asked otherwise (see [`Artifacts`]).
+    pub programs_per_sm: Option<u32>,
 }
 
 /// Why a kernel could not be compiled: a message that names the kernel, the op to blame (by
@@ -194,8 +196,8 @@ fn emit(
             &computed
         }
     };
-    let (dyn_shared, one_program_per_sm) =
-        lower::lower_kernel(&context, &module, f, analyses, options.one_program_per_sm).map_err(
+    let (dyn_shared, programs_per_sm) =
+        lower::lower_kernel(&context, &module, f, analyses, options.programs_per_sm).map_err(
             |e| CodegenError {
                 op: e.op,
                 internal: e.internal,
@@ -241,7 +243,7 @@ fn emit(
         llvm_ir,
         ptx,
         dyn_shared_bytes,
-        one_program_per_sm,
+        programs_per_sm,
     })
 }
 

@@ -2,7 +2,8 @@
 //! beyond what a thread has ([`hopeless`]), and, where a build has a ptxas, the spill policy
 //! ([`spills`]): ptxas once per distinct module, a second lowering asking for one program per SM
 //! where ptxas spilled below the limit, and a refusal located at the op of peak pressure where it
-//! spills even so.
+//! spills even so; and the occupancy policy ([`two_would_fit`]): a second lowering asking for two
+//! programs per SM where registers alone, and not by much, keep the second one off.
 
 use tile_core::ir::Function;
 use tile_core::Target;
@@ -85,6 +86,31 @@ fn peak_loc(g: &Function, p: &crate::registers::Pressure) -> Option<u32> {
     })
 }
 
+/// Whether a module that ptxas assembled without spills for one program per SM should be
+/// assembled again asking for two (`.minnctapersm 2`), kept if that does not spill: its
+/// registers alone keep a second program off the SM (more than `65536 / (2 · threads)`, so
+/// with 8 warps more than 128), by at most a quarter (beyond that ptxas would spill or
+/// recompute too much to fit), while its shared memory and threads would let two run. A
+/// loop whose latency one program's warps do not hide, as attention's between its two
+/// products, then has a second program's to overlap it: the causal flash-attention forward
+/// at head dimension 64 fits in 128 registers where ptxas, left free, took 154.
+fn two_would_fit(t: Target, num_warps: u32, a: &Artifacts, r: &crate::ptxas::Report) -> bool {
+    const SM_REGISTERS: u64 = 65536;
+    const SM_THREADS: u64 = 2048;
+    let threads = u64::from(num_warps) * 32;
+    // Registers are given to warps in units of 8 per thread.
+    let two = (SM_REGISTERS / (2 * threads)) / 8 * 8;
+    let regs = u64::from(r.registers);
+    // The driver keeps 1 KiB of an SM's shared memory per program.
+    let shared = r.shared_bytes + u64::from(a.dyn_shared_bytes) + 1024;
+    a.programs_per_sm <= 1
+        && two < 255
+        && regs > two
+        && regs * 4 <= two * 5
+        && 2 * shared <= t.shared_bytes_per_sm()
+        && 2 * threads <= SM_THREADS
+}
+
 /// What ptxas made of one distinct module.
 pub(super) struct Assembled {
     /// The artifacts of a second lowering, where the spill policy asked for one.
@@ -119,18 +145,32 @@ pub(super) fn assemble_module(
     // One program per SM only lifts ptxas's own cap: a module that spilled with every register
     // its warps allow would spill again, so it is not lowered twice.
     let at_limit = u64::from(report.registers) >= crate::registers::limit(p.ir.num_warps);
-    let (relowered, report, cubin) = if report.spills() && !a.one_program_per_sm && !at_limit {
+    let (relowered, report, cubin) = if report.spills() && a.programs_per_sm != 1 && !at_limit {
         if stop() {
             return Err(InstanceError::Moot);
         }
         let b = lower_with(
             p,
             llvm::Options {
-                one_program_per_sm: true,
+                programs_per_sm: Some(1),
             },
         )?;
         let (report, cubin) = assemble(&b)?;
         (Some(b), report, cubin)
+    } else if !report.spills() && two_would_fit(p.target, p.ir.num_warps, a, &report) {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
+        let b = lower_with(
+            p,
+            llvm::Options {
+                programs_per_sm: Some(2),
+            },
+        )?;
+        match assemble(&b)? {
+            (r, c) if !r.spills() => (Some(b), r, c),
+            _ => (None, report, cubin),
+        }
     } else {
         (None, report, cubin)
     };
