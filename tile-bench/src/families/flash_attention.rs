@@ -428,13 +428,13 @@ impl<T: Half> Case for AttnCase<'_, T> {
     fn ops(&self, form: Form) -> String {
         match form {
             Form::Fused => {
-                let (kernel, bn) = if self.s.d == 64 {
-                    ("attn_fwd", 64)
+                let kernel = if self.s.d == 64 {
+                    "attn_fwd"
                 } else {
-                    ("attn_fwd_d128", 32)
+                    "attn_fwd_d128"
                 };
                 format!(
-                    "1 kernel: {kernel}, 128 query rows x {bn}-key blocks, 8 warps, 3 stages, \
+                    "1 kernel: {kernel}, 128 query rows x 64-key blocks, 8 warps, 3 stages, \
                      online softmax{}; writes O and the log-sum-exp",
                     if self.s.causal {
                         ", key blocks up to the diagonal"
