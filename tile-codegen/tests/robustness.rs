@@ -296,7 +296,7 @@ fn two_programs_per_sm_where_registers_alone_keep_the_second_off() {
         ..DumpConfig::default()
     };
     for (warps, want_two) in [(8, true), (4, false)] {
-        let item: syn::ItemFn = syn::parse_str(&text).unwrap();
+        let item: syn::ItemFn = syn::parse_str(text).unwrap();
         let options = KernelOptions {
             num_warps: Some(warps),
             aligned_only: true,

@@ -27,7 +27,7 @@ use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructVa
 use std::collections::HashSet;
 use std::ops::Range;
 
-use tile_core::ir::{Elem, InDim, Layout, OpData, OpId, OpKind};
+use tile_core::ir::{Elem, InDim, Layout, OpData, OpId, OpKind, Precision};
 
 use super::layout::Distribution;
 use super::lower::{bug, int, register_type, Lowerer, OrBug, OrLlvm, Result};
@@ -212,7 +212,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let mut out = HashSet::new();
         for id in f.walk() {
             let dot = f.op(id);
-            if !matches!(dot.kind, OpKind::Dot { .. }) {
+            // tf32 operands are 32-bit and read otherwise (`mma_dot_tf32` takes them whole).
+            if !matches!(dot.kind, OpKind::Dot { precision } if precision != Precision::Tf32) {
                 continue;
             }
             let mma_sync = matches!(
