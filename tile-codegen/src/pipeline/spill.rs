@@ -141,34 +141,30 @@ pub(super) fn assemble_module(
             }
         }
     };
+    // The module lowered again asking ptxas for `n` programs per SM, and what ptxas made of it.
+    let again = |n: u32| {
+        if stop() {
+            return Err(InstanceError::Moot);
+        }
+        let b = lower_with(
+            p,
+            llvm::Options {
+                programs_per_sm: Some(n),
+            },
+        )?;
+        let (report, cubin) = assemble(&b)?;
+        Ok((b, report, cubin))
+    };
     let (report, cubin) = assemble(a)?;
     // One program per SM only lifts ptxas's own cap: a module that spilled with every register
     // its warps allow would spill again, so it is not lowered twice.
     let at_limit = u64::from(report.registers) >= crate::registers::limit(p.ir.num_warps);
     let (relowered, report, cubin) = if report.spills() && a.programs_per_sm != 1 && !at_limit {
-        if stop() {
-            return Err(InstanceError::Moot);
-        }
-        let b = lower_with(
-            p,
-            llvm::Options {
-                programs_per_sm: Some(1),
-            },
-        )?;
-        let (report, cubin) = assemble(&b)?;
+        let (b, report, cubin) = again(1)?;
         (Some(b), report, cubin)
     } else if !report.spills() && two_would_fit(p.target, p.ir.num_warps, a, &report) {
-        if stop() {
-            return Err(InstanceError::Moot);
-        }
-        let b = lower_with(
-            p,
-            llvm::Options {
-                programs_per_sm: Some(2),
-            },
-        )?;
-        match assemble(&b)? {
-            (r, c) if !r.spills() => (Some(b), r, c),
+        match again(2)? {
+            (b, r, c) if !r.spills() => (Some(b), r, c),
             _ => (None, report, cubin),
         }
     } else {
