@@ -21,6 +21,11 @@
 //! matrices `(k0, n_j)`, `(k0 + 8, n_j)`, `(k0, n_{j+1})`, `(k0 + 8, n_{j+1})` are `b0, b1` of tile
 //! `j` and of tile `j + 1` (`.x2` when the warp has one tile). Each word is split back into the
 //! operand layout's registers, found by their offsets, so `dot` reads them as any operand.
+//!
+//! **Reads a `K` step at a time.** Every reader takes a window of `K` steps. An operand of more
+//! than [`SLICED_WORDS`] registers a thread that only the `mma.sync` `dot` right after it uses
+//! is read by that `dot`, each step's matrices just before the step's instructions
+//! ([`Lowerer::plan_sliced_reads`]), so a warp never holds the whole operand.
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, IntValue, StructValue, ValueKind};
