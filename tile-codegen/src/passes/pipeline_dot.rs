@@ -222,8 +222,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
             // transposed (`B` K-major, `A` M-major), or `mma.sync`'s `ldmatrix` reads a 16-bit
             // one (`local_load {trans}`, in a loop with one or two `dot`s: `B` without
-            // `.trans`, `A` with it). A transposed `A` comes from a pointer load (`tma_loads` leaves it to
-            // `cp.async`).
+            // `.trans`, `A` with it). A transposed `A` comes from a pointer load (`tma_loads`
+            // leaves it to `cp.async`).
             let mut trans = None;
             if matches!(f.op(load).kind, OpKind::Trans) {
                 let wgmma =

@@ -95,16 +95,15 @@ fn peak_loc(g: &Function, p: &crate::registers::Pressure) -> Option<u32> {
 /// products, then has a second program's to overlap it: the causal flash-attention forward
 /// at head dimension 64 fits in 128 registers where ptxas, left free, took 154.
 fn two_would_fit(t: Target, num_warps: u32, a: &Artifacts, r: &crate::ptxas::Report) -> bool {
-    const SM_REGISTERS: u64 = 65536;
     const SM_THREADS: u64 = 2048;
     let threads = u64::from(num_warps) * 32;
-    // Registers are given to warps in units of 8 per thread.
-    let two = (SM_REGISTERS / (2 * threads)) / 8 * 8;
+    // A thread's registers when two programs' warps share the register file.
+    let two = crate::registers::limit(2 * num_warps);
     let regs = u64::from(r.registers);
     // The driver keeps 1 KiB of an SM's shared memory per program.
     let shared = r.shared_bytes + u64::from(a.dyn_shared_bytes) + 1024;
     a.programs_per_sm <= 1
-        && two < 255
+        && two < Target::MAX_REGISTERS_PER_THREAD
         && regs > two
         && regs * 4 <= two * 5
         && 2 * shared <= t.shared_bytes_per_sm()
