@@ -161,7 +161,9 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 | OpKind::Constant(_)
                 | OpKind::LocalAlloc
                 | OpKind::For
+                | OpKind::While
                 | OpKind::If
+                | OpKind::DebugBarrier
                 | OpKind::Yield
                 | OpKind::Return
                 | OpKind::WarpGroupWait { .. } => (1, 1),

@@ -51,7 +51,7 @@ struct Order {
     pos: Vec<usize>,
     /// The position of the last op nested in each op (its own position when it has none).
     end: Vec<usize>,
-    /// The innermost `for` around each op, by op index.
+    /// The innermost loop (`for` or `while`) around each op, by op index.
     loop_of: Vec<Option<OpId>>,
     /// The op whose region holds each block, by block index (`None`: the body's).
     owner: Vec<Option<OpId>>,
@@ -92,7 +92,7 @@ fn order(f: &Function) -> Order {
     }
     for &op in &ops {
         loop_of[op.index()] = parents[op.index()].and_then(|p| {
-            if matches!(f.op(p).kind, OpKind::For) {
+            if f.op(p).kind.is_loop() {
                 Some(p)
             } else {
                 loop_of[p.index()]
@@ -192,7 +192,7 @@ pub fn pressure(f: &Function) -> Pressure {
                 // A loop's results appear when it ends.
                 if matches!(
                     d.kind,
-                    OpKind::For | OpKind::If | OpKind::AssociativeScan { .. }
+                    OpKind::For | OpKind::While | OpKind::If | OpKind::AssociativeScan { .. }
                 ) {
                     o.end[op.index()]
                 } else {
@@ -211,7 +211,7 @@ pub fn pressure(f: &Function) -> Pressure {
     }
     // Carried loop values live through the whole loop.
     for &op in &o.ops {
-        if matches!(f.op(op).kind, OpKind::For) {
+        if f.op(op).kind.is_loop() {
             for &r in &f.op(op).regions {
                 for &b in &f.regions[r.index()].blocks {
                     for &a in &f.blocks[b.index()].args {

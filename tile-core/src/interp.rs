@@ -514,6 +514,48 @@ impl<'a> Program<'_, 'a, '_> {
         Ok(())
     }
 
+    /// `while`: the condition region on the carried values, then while it yields true the body
+    /// and the condition again. Each op of either costs steps, so a loop that never ends (a
+    /// lock no program will release: programs run one after another here) stops at the budget.
+    fn run_while(&mut self, op: crate::ir::OpId) -> Result<(), InterpError> {
+        let f = self.f;
+        let data = f.op(op);
+        let mut carried: Vec<Val> = data
+            .operands
+            .iter()
+            .map(|&o| self.get(o).cloned())
+            .collect::<Result<_, _>>()?;
+        let (Some(&cond), Some(&body)) = (data.regions.first(), data.regions.get(1)) else {
+            return Err(InterpError::Unsupported(
+                "a `while` without a condition and a body".into(),
+            ));
+        };
+        let (cond, body) = (
+            f.regions[cond.index()].blocks[0],
+            f.regions[body.index()].blocks[0],
+        );
+        loop {
+            for (a, v) in f.blocks[cond.index()].args.iter().zip(carried.iter()) {
+                self.env[a.index()] = Some(v.clone());
+            }
+            let decided = self.run_block(cond)?;
+            if !matches!(
+                decided.first().and_then(|v| v.first()),
+                Some(Scalar::I1(true))
+            ) {
+                break;
+            }
+            for (a, v) in f.blocks[body.index()].args.iter().zip(carried.drain(..)) {
+                self.env[a.index()] = Some(v);
+            }
+            carried = self.run_block(body)?;
+        }
+        for (&r, v) in data.results.iter().zip(carried) {
+            self.env[r.index()] = Some(v);
+        }
+        Ok(())
+    }
+
     /// `associative_scan`: along each line of the axis, in scan order, the running tuple is
     /// combined with the next element's tuple by running the region on scalars (sequentially,
     /// the order the GPU's combination tree reassociates).
@@ -869,6 +911,12 @@ impl<'a> Program<'_, 'a, '_> {
                 self.run_loop(op)?;
                 None
             }
+            OpKind::While => {
+                self.run_while(op)?;
+                None
+            }
+            // One program is one thread here: nothing to wait for.
+            OpKind::DebugBarrier => None,
             OpKind::If => {
                 let taken = match self.get(data.operands[0])?.first() {
                     Some(Scalar::I1(true)) => 0,

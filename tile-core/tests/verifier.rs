@@ -578,6 +578,64 @@ fn if_round_trips_and_checks_its_branches() {
     );
 }
 
+/// A `while` whose condition takes a lock with an `atomic_cas` (an effect of its own) and whose
+/// body carries a scalar, then a `debug_barrier`: prints and parses back.
+const WHILE_OK: &str = "  %0 = constant 0 : i32
+  %1 = constant 1 : i32
+  %2 = constant 0.0 : f32
+  %3, %4 = while %0, %2 : i32, f32 {
+  ^bb0(%5: i32, %6: f32):
+    %7 = atomic_cas %q, %0, %1 : i32
+    %8 = cmp eq %7, %1 : i1
+    %9 = cmp lt %5, %n : i1
+    %10 = and %8, %9 : i1
+    yield %10
+  ^bb0(%11: i32, %12: f32):
+    %13 = add %11, %1 : i32
+    %14 = add %12, %12 : f32
+    yield %13, %14
+  }
+  debug_barrier
+  store %p, %4
+  return";
+
+#[test]
+fn while_round_trips_and_checks_its_regions() {
+    accepts(WHILE_OK);
+    rejects(
+        &WHILE_OK.replace(
+            "%3, %4 = while %0, %2 : i32, f32",
+            "%3, %4 = while %0, %2 : i32, i32",
+        ),
+        "the results of `while` must have the types of its carried values",
+    );
+    rejects(
+        &WHILE_OK.replace("^bb0(%5: i32, %6: f32)", "^bb0(%5: i32, %6: i32)"),
+        "the arguments of the condition of `while` must be the carried values",
+    );
+    rejects(
+        &WHILE_OK.replace("    yield %10\n", "    yield %5\n"),
+        "the condition of `while` must yield one `i1` scalar",
+    );
+    rejects(
+        &WHILE_OK.replace("    yield %13, %14\n", "    yield %14, %13\n"),
+        "the body of `while` must yield one value of each carried value's type",
+    );
+    rejects(
+        &WHILE_OK.replace("    yield %13, %14\n", ""),
+        "the body of `while` must end with `yield`",
+    );
+    // A value of the condition is not visible in the body.
+    rejects(
+        &WHILE_OK.replace("%14 = add %12, %12", "%14 = add %6, %12"),
+        "used before it is defined",
+    );
+    rejects(
+        &WHILE_OK.replace("  debug_barrier\n", "  debug_barrier %0\n"),
+        "takes 0 operand",
+    );
+}
+
 #[test]
 fn roll_axis_shift_and_type() {
     rejects(

@@ -78,6 +78,23 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             }
             continue;
         }
+        if matches!(d.kind, OpKind::While) {
+            // Carried values may be anything, in both regions and after the loop.
+            let args = d.regions.iter().flat_map(|&region| {
+                f.regions[region.index()]
+                    .blocks
+                    .iter()
+                    .flat_map(|&b| f.blocks[b.index()].args.iter().copied())
+            });
+            for v in args.chain(d.results.iter().copied()).collect::<Vec<_>>() {
+                info[v.index()] = if f.ty(v).is_tensor() {
+                    AxisInfo::UNKNOWN
+                } else {
+                    AxisInfo::scalar(1)
+                };
+            }
+            continue;
+        }
         if matches!(d.kind, OpKind::For) {
             // The induction variable `lb + k · step` is a multiple of what divides both; carried
             // values may be anything.
@@ -359,16 +376,20 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             | OpKind::AsyncCopy { .. }
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
-            | OpKind::Barrier => {
+            | OpKind::Barrier
+            | OpKind::DebugBarrier => {
                 if ty.is_tensor() {
                     AxisInfo::UNKNOWN
                 } else {
                     AxisInfo::scalar(1)
                 }
             }
-            OpKind::Store { .. } | OpKind::For | OpKind::If | OpKind::Yield | OpKind::Return => {
-                continue
-            }
+            OpKind::Store { .. }
+            | OpKind::For
+            | OpKind::While
+            | OpKind::If
+            | OpKind::Yield
+            | OpKind::Return => continue,
         };
         if let Some(&n) = ty.shape.last() {
             out.contiguity = out.contiguity.min(n as u64);

@@ -11,14 +11,16 @@
 //! - `async_copy` writes its buffer, asynchronously: the write may land at any time up to the
 //!   thread's `async_wait {pending = 0}`;
 //! - `local_load` reads its buffer, `warp_group_dot` its two stages;
-//! - `barrier` orders everything before it against everything after it.
+//! - `barrier` (and a kernel's `debug_barrier`) orders everything before it against everything
+//!   after it.
 //!
 //! Walking the kernel in order, the analysis keeps the byte ranges read and written since the
 //! last barrier, and the copies not yet waited for. An op that writes bytes read or written since
 //! the last barrier, or reads bytes written since then, needs a barrier before it. Loops iterate
-//! to a fixed point (what the end of the body leaves reaches the next iteration's start), and an
-//! `if` joins its two branches; barriers inside them are safe because conditions and trip counts
-//! are uniform across the program.
+//! to a fixed point (what the end of the body leaves reaches the next iteration's start; a
+//! `while` iterates its condition and body, and is left after its condition), and an `if` joins
+//! its two branches; barriers inside them are safe because conditions and trip counts are
+//! uniform across the program.
 //!
 //! **Rings.** The accesses of one `local_alloc` buffer by `async_copy` and `local_load` are not
 //! checked against each other: the pass that builds a ring (`pipeline-dot`) orders its stages
@@ -150,7 +152,14 @@ fn block(
         match &d.kind {
             OpKind::For => {
                 let body = f.regions[d.regions[0].index()].blocks[0];
-                for_loop(f, alloc, body, s, need)?;
+                for_loop(f, alloc, &[body], s, need)?;
+            }
+            // The condition, then (body, condition) any number of times: a loop over both
+            // regions, and what leaves it has run the condition once more.
+            OpKind::While => {
+                let [cond, body] = [0, 1].map(|i| f.regions[d.regions[i].index()].blocks[0]);
+                for_loop(f, alloc, &[cond, body], s, need)?;
+                block(f, alloc, cond, s, need)?;
             }
             OpKind::If => {
                 let mut out = State::default();
@@ -208,13 +217,13 @@ fn block(
     Ok(())
 }
 
-/// A loop whose body is `body`, entered in state `s`: the body iterated to a fixed point (what
-/// the end of an iteration leaves reaches the next one's start); `s` becomes what leaves the
-/// loop after no iteration or any number of them.
+/// A loop whose body is the blocks `body` run in order, entered in state `s`: the body iterated
+/// to a fixed point (what the end of an iteration leaves reaches the next one's start); `s`
+/// becomes what leaves the loop after no iteration or any number of them.
 fn for_loop(
     f: &Function,
     alloc: &Allocation,
-    body: BlockId,
+    body: &[BlockId],
     s: &mut State,
     need: &mut BTreeSet<OpId>,
 ) -> Result<(), (OpId, String)> {
@@ -225,7 +234,9 @@ fn for_loop(
         start.join(&end);
         let mut next = start;
         let known = need.len();
-        block(f, alloc, body, &mut next, need)?;
+        for &b in body {
+            block(f, alloc, b, &mut next, need)?;
+        }
         if next == end && need.len() == known {
             break;
         }

@@ -211,7 +211,7 @@ fn buffer_end(
             if holds_alloc(up) {
                 break;
             }
-            if matches!(f.op(up).kind, OpKind::For) {
+            if f.op(up).kind.is_loop() {
                 e = e.max(end[&up]);
             }
             block = f.op(up).block;

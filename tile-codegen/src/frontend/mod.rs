@@ -474,17 +474,27 @@ fn pointer_params(f: &Function, roots: impl Iterator<Item = ValueId>) -> Vec<boo
                 }
                 match f.values[v.index()].def {
                     ValueDef::BlockArg(b, i) if b == f.entry() => found[i as usize] = true,
-                    // A carried value of a loop: its initial and its yielded value.
-                    ValueDef::BlockArg(b, i) => {
-                        if let (Some(op), Some(c)) = (loop_of(f, b), (i as usize).checked_sub(1)) {
-                            stack.extend(carried_sources(f, op, c));
+                    // A carried value of a loop: its initial and its yielded value (and the
+                    // other values that stand for it).
+                    ValueDef::BlockArg(b, _) => {
+                        if let Some(op) = loop_of(f, b) {
+                            for vs in f.loop_carried(op) {
+                                if vs.contains(&v) {
+                                    stack.extend(vs);
+                                }
+                            }
                         }
                     }
-                    ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::If) => {
-                        stack.extend(carried_sources(f, def, r as usize));
+                    ValueDef::OpResult(def, r) if f.op(def).kind.is_loop() => {
+                        stack.extend(
+                            f.loop_carried(def)
+                                .into_iter()
+                                .nth(r as usize)
+                                .unwrap_or_default(),
+                        );
                     }
-                    ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::For) => {
-                        stack.extend(carried_sources(f, def, r as usize));
+                    ValueDef::OpResult(def, r) if matches!(f.op(def).kind, OpKind::If) => {
+                        stack.extend(branch_sources(f, def, r as usize));
                     }
                     ValueDef::OpResult(def, _) => {
                         // Follow only pointer-typed operands: offsets and masks do not carry addresses.
@@ -501,7 +511,7 @@ fn pointer_params(f: &Function, roots: impl Iterator<Item = ValueId>) -> Vec<boo
     found
 }
 
-/// The `for` op whose body is block `b`.
+/// The op (a loop) whose region holds block `b`.
 fn loop_of(f: &Function, b: BlockId) -> Option<OpId> {
     f.walk().into_iter().find(|&op| {
         f.op(op)
@@ -511,15 +521,10 @@ fn loop_of(f: &Function, b: BlockId) -> Option<OpId> {
     })
 }
 
-/// The values result `c` of a `for` or `if` comes from: the loop's initial value, and what its
-/// regions yield.
-fn carried_sources(f: &Function, op: OpId, c: usize) -> Vec<ValueId> {
-    let d = f.op(op);
+/// The values result `c` of an `if` comes from: what its branches yield.
+fn branch_sources(f: &Function, op: OpId, c: usize) -> Vec<ValueId> {
     let mut out: Vec<ValueId> = Vec::new();
-    if matches!(d.kind, OpKind::For) {
-        out.extend(d.operands.get(3 + c).copied());
-    }
-    for r in &d.regions {
+    for r in &f.op(op).regions {
         for b in &f.regions[r.index()].blocks {
             if let Some(&y) = f.blocks[b.index()].ops.last() {
                 out.extend(f.op(y).operands.get(c).copied());

@@ -174,6 +174,9 @@ impl Lowering {
             SynBin::Mul(_) => a.checked_mul(b)?,
             SynBin::Div(_) => a.checked_div(b)?,
             SynBin::Rem(_) => a.checked_rem(b)?,
+            SynBin::BitAnd(_) => a & b,
+            SynBin::BitOr(_) => a | b,
+            SynBin::BitXor(_) => a ^ b,
             // A shift of constants keeps every bit, or it is an error.
             SynBin::Shl(_) if (0..63).contains(&b) && (a << b) >> b == a => a << b,
             SynBin::Shr(_) if (0..64).contains(&b) => a >> b,

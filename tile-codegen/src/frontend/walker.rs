@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use quote::ToTokens;
 use syn::{BinOp as SynBin, Expr, Lit, Stmt};
-use tile_core::ir::{ConstValue, DType, Function, OpKind, Type, ValueId};
+use tile_core::ir::{BlockId, ConstValue, DType, Function, OpId, OpKind, Type, ValueId};
 
 use super::functions::FnTable;
 use super::signature::{Param, ParamDecl};
@@ -208,6 +208,34 @@ impl Lowering {
 
     pub(super) fn expr_stmt(&mut self, e: &Expr) -> syn::Result<()> {
         match e {
+            // `(a, b, _) = f(…)`: the values of a tile function with several results (Rust's
+            // destructuring assignment), each name keeping its type.
+            Expr::Assign(a) if matches!(strip_parens(&a.left), Expr::Tuple(_)) => {
+                let Expr::Tuple(t) = strip_parens(&a.left) else {
+                    return Err(err(&a.left, "expected a tuple of names"));
+                };
+                let mut names = Vec::with_capacity(t.elems.len());
+                for x in &t.elems {
+                    names.push(match x {
+                        Expr::Infer(_) => None,
+                        other => Some(self.assign_target(other)?),
+                    });
+                }
+                let vals = self.expr_multi(&a.right)?;
+                if vals.len() != names.len() {
+                    return Err(err(
+                        &a.left,
+                        format!("{} name(s) assigned {} value(s)", names.len(), vals.len()),
+                    ));
+                }
+                for ((n, v), x) in names.into_iter().zip(vals).zip(&t.elems) {
+                    if let Some(n) = n {
+                        self.check_same_kind(self.scope[&n], v, x)?;
+                        self.scope.insert(n, v);
+                    }
+                }
+                Ok(())
+            }
             Expr::Assign(a) => {
                 let name = self.assign_target(&a.left)?;
                 let old = self.scope[&name];
@@ -231,6 +259,7 @@ impl Lowering {
                 Ok(())
             }
             Expr::ForLoop(fl) => self.for_loop(fl),
+            Expr::While(w) => self.while_loop(w),
             Expr::If(ei) => self.if_stmt(ei),
             _ => {
                 self.expr(e)?;
@@ -311,23 +340,7 @@ impl Lowering {
             bounds.push(self.materialize(v, DType::I32, &[], e)?);
         }
 
-        // The carried names, in a fixed order, and their values before the loop.
-        let mut carried: Vec<String> = Vec::new();
-        assigned_names(&fl.body.stmts, &mut Vec::new(), &mut carried);
-        carried.retain(|n| self.scope.contains_key(n));
-        let mut inits = Vec::with_capacity(carried.len());
-        for n in &carried {
-            let v = match self.scope[n] {
-                Val::V(id) => id,
-                lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], fl)?,
-                lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], fl)?,
-                Val::Desc(_) => {
-                    let at = assignment_of(&fl.body.stmts, n).map_or(fl as &dyn ToTokens, |s| s);
-                    return Err(reassigned_desc(n, at, "loop"));
-                }
-            };
-            inits.push(v);
-        }
+        let (carried, inits) = self.carried(&fl.body.stmts, fl)?;
         let types: Vec<Type> = inits.iter().map(|&v| self.f.ty(v).clone()).collect();
         let mut operands = bounds;
         operands.extend(&inits);
@@ -350,8 +363,68 @@ impl Lowering {
         for stmt in &fl.body.stmts {
             self.stmt(stmt)?;
         }
+        self.close_loop(op, body, &carried, &types, fl, (outer_block, outer_scope))
+    }
+
+    /// Ends a loop's body `body` with the `yield` of its carried names' values, returns to the
+    /// block and scope outside the loop (`outer`), and binds the names to the loop `op`'s
+    /// results there.
+    fn close_loop(
+        &mut self,
+        op: OpId,
+        body: BlockId,
+        carried: &[String],
+        types: &[Type],
+        at: &dyn ToTokens,
+        outer: (BlockId, HashMap<String, Val>),
+    ) -> syn::Result<()> {
+        let yielded = self.carried_now(carried, types, at)?;
+        self.f.push_op(body, OpKind::Yield, yielded, vec![]);
+        (self.block, self.scope) = outer;
+        let results = self.f.op(op).results.clone();
+        for (n, r) in carried.iter().zip(results) {
+            self.scope.insert(n.clone(), Val::V(r));
+        }
+        Ok(())
+    }
+
+    /// The names a loop body `stmts` assigns that are bound before the loop (its carried values,
+    /// in a fixed order), and their values before it (literals made values; a tensor descriptor
+    /// is an error at its assignment, or at `at`).
+    fn carried(
+        &mut self,
+        stmts: &[Stmt],
+        at: &dyn ToTokens,
+    ) -> syn::Result<(Vec<String>, Vec<ValueId>)> {
+        let mut carried: Vec<String> = Vec::new();
+        assigned_names(stmts, &mut Vec::new(), &mut carried);
+        carried.retain(|n| self.scope.contains_key(n));
+        let mut inits = Vec::with_capacity(carried.len());
+        for n in &carried {
+            let v = match self.scope[n] {
+                Val::V(id) => id,
+                lit @ Val::Int(_) => self.materialize(lit, DType::I32, &[], at)?,
+                lit @ Val::Float(_) => self.materialize(lit, DType::F32, &[], at)?,
+                Val::Desc(_) => {
+                    let at = assignment_of(stmts, n).map_or(at, |s| s);
+                    return Err(reassigned_desc(n, at, "loop"));
+                }
+            };
+            inits.push(v);
+        }
+        Ok((carried, inits))
+    }
+
+    /// The values the carried names hold at the end of a loop body (what it yields), each of
+    /// the type it had before the loop (else an error at `at`).
+    fn carried_now(
+        &mut self,
+        carried: &[String],
+        types: &[Type],
+        at: &dyn ToTokens,
+    ) -> syn::Result<Vec<ValueId>> {
         let mut yielded = Vec::with_capacity(carried.len());
-        for (n, t) in carried.iter().zip(&types) {
+        for (n, t) in carried.iter().zip(types) {
             let v = self.scope[n];
             let d = t.dtype().unwrap_or(DType::I32);
             let changed = match self.ty(v) {
@@ -363,22 +436,99 @@ impl Lowering {
                     .ty(v)
                     .map_or("a literal".to_string(), |vt| format!("`{vt}`"));
                 return Err(err(
-                    fl,
+                    at,
                     format!(
                         "`{n}` is `{t}` before this loop and {now} at the end of its body; a carried value keeps its type (start a tile with `zeros([..])` or `full([..], v)`)"
                     ),
                 ));
             }
-            yielded.push(self.materialize(v, d, &t.shape, fl)?);
+            yielded.push(self.materialize(v, d, &t.shape, at)?);
         }
-        self.f.push_op(body, OpKind::Yield, yielded, vec![]);
-        self.block = outer_block;
-        self.scope = outer_scope;
-        let results = self.f.op(op).results.clone();
-        for (n, r) in carried.iter().zip(results) {
-            self.scope.insert(n.clone(), Val::V(r));
+        Ok(yielded)
+    }
+
+    /// `while cond { … }`: a `while` op. Names the body assigns that were bound before the loop
+    /// are carried, as in a `for` loop; the condition, a scalar `bool` evaluated before each
+    /// iteration on the carried values, may call builtins with effects (`atomic_cas` for a spin
+    /// lock). It must be the same for every thread of the program, as a scalar of arguments,
+    /// carried scalars and scalar atomics is: threads that disagreed would part at the
+    /// barriers a body may hold.
+    pub(super) fn while_loop(&mut self, w: &syn::ExprWhile) -> syn::Result<()> {
+        if let Some(label) = &w.label {
+            return Err(err(label, "loop labels are not supported in kernels"));
         }
-        Ok(())
+        if let Expr::Let(l) = strip_parens(&w.cond) {
+            return Err(err(
+                l,
+                "`while let` is not supported in kernels: the condition of a `while` is a scalar \
+                 `bool`",
+            ));
+        }
+        let (carried, inits) = self.carried(&w.body.stmts, w)?;
+        let types: Vec<Type> = inits.iter().map(|&v| self.f.ty(v).clone()).collect();
+        let op = self
+            .f
+            .push_op(self.block, OpKind::While, inits, types.clone());
+        let outer_scope = self.scope.clone();
+        let outer_block = self.block;
+        let mut blocks = Vec::with_capacity(2);
+        for _ in 0..2 {
+            let region = self.f.new_region();
+            let block = self.f.new_block(region);
+            self.f.ops[op.index()].regions.push(region);
+            blocks.push(block);
+        }
+        let enter = |me: &mut Self, block| {
+            me.scope = outer_scope.clone();
+            me.block = block;
+            for (n, t) in carried.iter().zip(&types) {
+                let a = me.f.add_block_arg(block, t.clone());
+                me.scope.insert(n.clone(), Val::V(a));
+            }
+        };
+        enter(self, blocks[0]);
+        let cv =
+            match self.static_cond(&w.cond)? {
+                Some(true) => return Err(err(
+                    &w.cond,
+                    "this `while` never ends: its condition is always true, and kernels have no \
+                     `break`; make the condition depend on what the body computes",
+                )),
+                // Decided: the loop runs no iteration.
+                Some(false) => Val::V(self.push(
+                    OpKind::Constant(ConstValue::Int(0)),
+                    vec![],
+                    Type::scalar(DType::I1),
+                )),
+                None => self.expr(&w.cond)?,
+            };
+        let cond = match (cv, self.ty(cv)) {
+            (Val::V(id), Some(t)) if t == Type::scalar(DType::I1) => id,
+            (_, t) => {
+                let found = t.map_or("a literal".to_string(), |t| format!("`{t}`"));
+                return Err(err(
+                    &w.cond,
+                    format!(
+                        "the condition of `while` is a scalar bool, found {found}; reduce a \
+                         tile of bools to one first: `select(m, 1, 0).max() == 1` (any), \
+                         `select(m, 1, 0).min() == 1` (all)"
+                    ),
+                ));
+            }
+        };
+        self.f.push_op(blocks[0], OpKind::Yield, vec![cond], vec![]);
+        enter(self, blocks[1]);
+        for stmt in &w.body.stmts {
+            self.stmt(stmt)?;
+        }
+        self.close_loop(
+            op,
+            blocks[1],
+            &carried,
+            &types,
+            w,
+            (outer_block, outer_scope),
+        )
     }
 
     /// `for k in static_range(a, b[, step])`, Triton's `tl.static_range`: the body lowered once
@@ -778,9 +928,10 @@ impl Lowering {
             )),
             Expr::Break(_) => Err(err(
                 e,
-                "`break` is not supported in kernels: a loop runs the trip count its range gives \
-                 when it starts; bound the range instead (`for k in 0..cdiv(n, BLOCK)`), or mask \
-                 the loads and stores of the iterations to skip",
+                "`break` is not supported in kernels: a `for` loop runs the trip count its range \
+                 gives when it starts; bound the range instead (`for k in 0..cdiv(n, BLOCK)`), \
+                 mask the loads and stores of the iterations to skip, or loop with \
+                 `while cond { … }`, the condition a scalar `bool` that the body updates",
             )),
             Expr::Continue(_) => Err(err(
                 e,
@@ -789,17 +940,13 @@ impl Lowering {
             )),
             Expr::Closure(_) => Err(err(e, "closures are not supported in kernels")),
             Expr::ForLoop(_) => Err(err(e, "a `for` loop is a statement, not a value")),
-            Expr::While(_) => Err(err(
-                e,
-                "`while` loops are not supported in kernels: a loop runs a trip count fixed when \
-                 it starts; compute the count and write `for i in 0..count` (such as \
-                 `0..cdiv(n, BLOCK)`), masking what the last iteration must not touch",
-            )),
+            Expr::While(_) => Err(err(e, "a `while` loop is a statement, not a value")),
             Expr::Loop(_) => Err(err(
                 e,
-                "`loop` is not supported in kernels: a loop runs a trip count fixed when it \
-                 starts; write `for i in a..b { … }` (or `(a..b).step_by(S)`) with the count \
-                 computed before it, such as `0..cdiv(n, BLOCK)`",
+                "`loop` is not supported in kernels (it ends only by `break`): write \
+                 `while cond { … }` with a scalar `bool` condition, or `for i in a..b { … }` \
+                 (or `(a..b).step_by(S)`) with the count computed before it, such as \
+                 `0..cdiv(n, BLOCK)`",
             )),
             Expr::If(_) => Err(err(
                 e,
@@ -829,6 +976,7 @@ fn assignment_of<'a>(stmts: &'a [Stmt], name: &str) -> Option<&'a Stmt> {
             Expr::Assign(a) if is_name(&a.left, name) => Some(s),
             Expr::Binary(b) if compound(&b.op).is_some() && is_name(&b.left, name) => Some(s),
             Expr::ForLoop(fl) => assignment_of(&fl.body.stmts, name),
+            Expr::While(w) => assignment_of(&w.body.stmts, name),
             Expr::If(ei) => assignment_in_if(ei, name),
             _ => None,
         }
@@ -888,28 +1036,38 @@ fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>
                 _ => {}
             },
             Stmt::Expr(e, _) => {
-                let target = match e {
-                    Expr::Assign(a) => Some(&*a.left),
-                    Expr::Binary(b) if compound(&b.op).is_some() => Some(&*b.left),
+                // The assigned expressions: one name, or a tuple's (`(a, b) = f(…)`).
+                let targets: Vec<&Expr> = match e {
+                    Expr::Assign(a) => match strip_parens(&a.left) {
+                        Expr::Tuple(t) => t.elems.iter().collect(),
+                        _ => vec![&*a.left],
+                    },
+                    Expr::Binary(b) if compound(&b.op).is_some() => vec![&*b.left],
                     Expr::ForLoop(fl) => {
                         let mut inner = bound.clone();
                         if let syn::Pat::Ident(pi) = &*fl.pat {
                             inner.push(pi.ident.to_string());
                         }
                         assigned_names(&fl.body.stmts, &mut inner, out);
-                        None
+                        vec![]
+                    }
+                    Expr::While(w) => {
+                        assigned_names(&w.body.stmts, &mut bound.clone(), out);
+                        vec![]
                     }
                     Expr::If(ei) => {
                         assigned_in_if(ei, bound, out);
-                        None
+                        vec![]
                     }
-                    _ => None,
+                    _ => vec![],
                 };
-                if let Some(Expr::Path(p)) = target {
-                    if let Some(id) = p.path.get_ident() {
-                        let n = id.to_string();
-                        if !bound.contains(&n) && !out.contains(&n) {
-                            out.push(n);
+                for target in targets {
+                    if let Expr::Path(p) = target {
+                        if let Some(id) = p.path.get_ident() {
+                            let n = id.to_string();
+                            if !bound.contains(&n) && !out.contains(&n) {
+                                out.push(n);
+                            }
                         }
                     }
                 }
@@ -919,7 +1077,6 @@ fn assigned_names(stmts: &[Stmt], bound: &mut Vec<String>, out: &mut Vec<String>
     }
 }
 
-/// [`assigned_names`] of both branches of an `if` (and of `else if` chains).
 /// Whether `e` can only be a compile-time integer: literals, paths (a `Const` parameter, or else
 /// a run-time name the caller then sees is not an integer constant) and arithmetic of them, with
 /// no call or load that building it would emit.
@@ -933,7 +1090,16 @@ fn is_static_int(e: &Expr) -> bool {
         Expr::Binary(b) => {
             matches!(
                 b.op,
-                SynBin::Add(_) | SynBin::Sub(_) | SynBin::Mul(_) | SynBin::Div(_) | SynBin::Rem(_)
+                SynBin::Add(_)
+                    | SynBin::Sub(_)
+                    | SynBin::Mul(_)
+                    | SynBin::Div(_)
+                    | SynBin::Rem(_)
+                    | SynBin::BitAnd(_)
+                    | SynBin::BitOr(_)
+                    | SynBin::BitXor(_)
+                    | SynBin::Shl(_)
+                    | SynBin::Shr(_)
             ) && is_static_int(&b.left)
                 && is_static_int(&b.right)
         }
@@ -941,6 +1107,7 @@ fn is_static_int(e: &Expr) -> bool {
     }
 }
 
+/// [`assigned_names`] of both branches of an `if` (and of `else if` chains).
 fn assigned_in_if(ei: &syn::ExprIf, bound: &[String], out: &mut Vec<String>) {
     assigned_names(&ei.then_branch.stmts, &mut bound.to_vec(), out);
     if let Some((_, e)) = &ei.else_branch {

@@ -27,13 +27,13 @@ use inkwell::module::Module;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FastMathFlags, FloatValue, FunctionValue, IntValue,
-    PointerValue, ValueKind,
+    PhiValue, PointerValue, ValueKind,
 };
 use inkwell::{AddressSpace, FloatPredicate, IntPredicate};
 use tile_core::float8::{f8e4m3, f8e5m2};
 use tile_core::ir::{
-    BinOp, CmpPred, ConstValue, DType, Elem, Function, InDim, OpData, OpId, OpKind, Type, UnOp,
-    ValueId,
+    BinOp, BlockId, CmpPred, ConstValue, DType, Elem, Function, InDim, OpData, OpId, OpKind, Type,
+    UnOp, ValueId,
 };
 
 use super::atomic::Atomic;
@@ -741,6 +741,9 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         if matches!(data.kind, OpKind::For) {
             return self.for_loop(data);
         }
+        if matches!(data.kind, OpKind::While) {
+            return self.while_loop(data);
+        }
         if matches!(data.kind, OpKind::If) {
             return self.if_op(data);
         }
@@ -950,7 +953,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.async_wait(*pending)?;
                 None
             }
-            OpKind::Barrier => {
+            OpKind::Barrier | OpKind::DebugBarrier => {
                 self.barrier()?;
                 None
             }
@@ -986,8 +989,8 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 self.mbarrier_inval(data)?;
                 None
             }
-            // `for_loop` and `if_op` read the yielded values; they never get here.
-            OpKind::Yield | OpKind::For | OpKind::If => None,
+            // `for_loop`, `while_loop` and `if_op` read the yielded values; they never get here.
+            OpKind::Yield | OpKind::For | OpKind::While | OpKind::If => None,
         };
         match (result, data.results.first()) {
             (Some(vals), Some(&r)) => {
@@ -1023,13 +1026,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             me.builder.build_int_s_extend(v, i64_ty, "").llvm()
         };
         let (lb, ub, step) = (bound(self, 0)?, bound(self, 1)?, bound(self, 2)?);
-        let mut init = Vec::new();
-        let mut counts = Vec::new();
-        for i in 3..data.operands.len() {
-            let v = self.operand(data, i);
-            counts.push(v.len());
-            init.extend_from_slice(v);
-        }
+        let (init, counts) = self.carried_registers(data, 3);
         let region = *data.regions.first().or_bug("a loop body");
         let body = *f.regions[region.index()]
             .blocks
@@ -1061,18 +1058,6 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         let lb = b.build_int_truncate(lb, i32_ty, "").llvm()?;
         let divisor = b.build_int_truncate(divisor, i32_ty, "").llvm()?;
 
-        // Splits a flat list of scalars into the carried values' lists.
-        let split = |flat: &[BasicValueEnum<'ctx>]| -> Vec<Vec<BasicValueEnum<'ctx>>> {
-            let mut rest = flat;
-            counts
-                .iter()
-                .map(|&n| {
-                    let (head, tail) = rest.split_at(n.min(rest.len()));
-                    rest = tail;
-                    head.to_vec()
-                })
-                .collect()
-        };
         let last = self.counted_loop(trips, init, |me, k, current| {
             let b = &me.builder;
             let scaled = b.build_int_mul(k, divisor, "").llvm()?;
@@ -1080,28 +1065,103 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             let args = &f.blocks[body.index()].args;
             me.values[args.first().or_bug("the induction variable").index()] =
                 Some(vec![iv.into()]);
-            for (a, vals) in args[1..].iter().zip(split(&current)) {
-                me.values[a.index()] = Some(vals);
-            }
-            let mut yielded = Vec::new();
-            for &op in &f.blocks[body.index()].ops {
-                let d = f.op(op);
-                if matches!(d.kind, OpKind::Yield) {
-                    for i in 0..d.operands.len() {
-                        yielded.extend_from_slice(me.operand(d, i));
-                    }
-                } else {
-                    me.op(op)?;
-                }
-            }
+            me.bind_split(&args[1..], &counts, &current);
+            let yielded = me.region_block(body)?;
             if yielded.len() != current.len() {
                 bug("the loop body to yield as many registers as it carries");
             }
             Ok(yielded)
         })?;
-        for (r, vals) in data.results.iter().zip(split(&last)) {
-            self.values[r.index()] = Some(vals);
+        self.bind_split(&data.results, &counts, &last);
+        Ok(())
+    }
+
+    /// The registers of operands `from..` of `data` (a loop's initial carried values), in one
+    /// flat list, and how many each operand holds.
+    fn carried_registers(
+        &self,
+        data: &OpData,
+        from: usize,
+    ) -> (Vec<BasicValueEnum<'ctx>>, Vec<usize>) {
+        let mut flat = Vec::new();
+        let mut counts = Vec::new();
+        for i in from..data.operands.len() {
+            let v = self.operand(data, i);
+            counts.push(v.len());
+            flat.extend_from_slice(v);
         }
+        (flat, counts)
+    }
+
+    /// Gives each of `values` its registers: the next `counts[i]` of the flat list `flat`.
+    fn bind_split(&mut self, values: &[ValueId], counts: &[usize], flat: &[BasicValueEnum<'ctx>]) {
+        let mut rest = flat;
+        for (&v, &n) in values.iter().zip(counts) {
+            let (head, tail) = rest.split_at(n.min(rest.len()));
+            self.values[v.index()] = Some(head.to_vec());
+            rest = tail;
+        }
+    }
+
+    /// Lowers the ops of `block` (a loop body, a `while`'s condition or a branch) up to its
+    /// `yield`, and returns the registers it yields, its operands' in order.
+    fn region_block(&mut self, block: BlockId) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let f = self.f;
+        let mut yielded = Vec::new();
+        for &op in &f.blocks[block.index()].ops {
+            let d = f.op(op);
+            if matches!(d.kind, OpKind::Yield) {
+                for i in 0..d.operands.len() {
+                    yielded.extend_from_slice(self.operand(d, i));
+                }
+            } else {
+                self.op(op)?;
+            }
+        }
+        Ok(yielded)
+    }
+
+    /// `while`: a header block with one phi per scalar a thread holds of a carried value, fed
+    /// by the initial values and by the body's; the condition region runs in the header and
+    /// branches to the body or out. The results are the header's phis, the values the
+    /// condition last saw. Every thread decides alike where the condition's value is the same
+    /// for the whole program, as a scalar computed from arguments, carried scalars and scalar
+    /// atomics (whose old value thread 0 hands to all) is.
+    fn while_loop(&mut self, data: &OpData) -> Result<()> {
+        let f = self.f;
+        let (init, counts) = self.carried_registers(data, 0);
+        let block_of = |i: usize| -> BlockId {
+            let region = *data.regions.get(i).or_bug("a condition and a body");
+            *f.regions[region.index()]
+                .blocks
+                .first()
+                .or_bug("a block in each region of `while`")
+        };
+        let (cond, body) = (block_of(0), block_of(1));
+        let [pre, header, body_bb, exit] = self.open_loop("while")?;
+        let phis = self.carried_phis(&init, pre)?;
+        let current: Vec<BasicValueEnum<'ctx>> = phis.iter().map(|p| p.as_basic_value()).collect();
+        self.bind_split(&f.blocks[cond.index()].args, &counts, &current);
+        let decided = self.region_block(cond)?;
+        let &[go] = decided.as_slice() else {
+            bug("the condition of `while` to yield one register");
+        };
+        self.builder
+            .build_conditional_branch(int(go), body_bb, exit)
+            .llvm()?;
+        self.builder.position_at_end(body_bb);
+        self.bind_split(&f.blocks[body.index()].args, &counts, &current);
+        let next = self.region_block(body)?;
+        if next.len() != phis.len() {
+            bug("the body of `while` to yield as many registers as it carries");
+        }
+        let latch = self.builder.get_insert_block().or_bug("an insertion block");
+        for (phi, v) in phis.iter().zip(&next) {
+            phi.add_incoming(&[(v, latch)]);
+        }
+        self.builder.build_unconditional_branch(header).llvm()?;
+        self.builder.position_at_end(exit);
+        self.bind_split(&data.results, &counts, &current);
         Ok(())
     }
 
@@ -1129,17 +1189,7 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                 .blocks
                 .first()
                 .or_bug("a block in each branch");
-            let mut yielded: Vec<BasicValueEnum<'ctx>> = Vec::new();
-            for &op in &f.blocks[block.index()].ops {
-                let d = f.op(op);
-                if matches!(d.kind, OpKind::Yield) {
-                    for i in 0..d.operands.len() {
-                        yielded.extend_from_slice(self.operand(d, i));
-                    }
-                } else {
-                    self.op(op)?;
-                }
-            }
+            let yielded = self.region_block(block)?;
             let end = self.builder.get_insert_block().or_bug("an insertion block");
             self.builder.build_unconditional_branch(merge).llvm()?;
             incoming.push((yielded, end));
@@ -1184,28 +1234,14 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             Vec<BasicValueEnum<'ctx>>,
         ) -> Result<Vec<BasicValueEnum<'ctx>>>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let ctx = self.context;
         let count_ty = trips.get_type();
+        let [pre, header, body_bb, exit] = self.open_loop("loop")?;
         let b = &self.builder;
-        let function = b
-            .get_insert_block()
-            .and_then(|bb| bb.get_parent())
-            .or_bug("the builder inside the kernel");
-        let pre = b.get_insert_block().or_bug("an insertion block");
-        let header = ctx.append_basic_block(function, "loop.header");
-        let body_bb = ctx.append_basic_block(function, "loop.body");
-        let exit = ctx.append_basic_block(function, "loop.exit");
-        b.build_unconditional_branch(header).llvm()?;
-        b.position_at_end(header);
         let k = b.build_phi(count_ty, "k").llvm()?;
         let zero = count_ty.const_zero();
         k.add_incoming(&[(&zero, pre)]);
-        let mut phis = Vec::with_capacity(init.len());
-        for v in &init {
-            let phi = b.build_phi(v.get_type(), "carried").llvm()?;
-            phi.add_incoming(&[(v, pre)]);
-            phis.push(phi);
-        }
+        let phis = self.carried_phis(&init, pre)?;
+        let b = &self.builder;
         let kv = k.as_basic_value().into_int_value();
         let more = b
             .build_int_compare(IntPredicate::ULT, kv, trips, "")
@@ -1229,6 +1265,40 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
         b.build_unconditional_branch(header).llvm()?;
         b.position_at_end(exit);
         Ok(current)
+    }
+
+    /// Starts a loop after the current block: its header, body and exit blocks (`{name}.header`,
+    /// …), a branch into the header, and the builder there. Returns the block before the loop,
+    /// the header, the body and the exit.
+    fn open_loop(&mut self, name: &str) -> Result<[BasicBlock<'ctx>; 4]> {
+        let ctx = self.context;
+        let b = &self.builder;
+        let function = b
+            .get_insert_block()
+            .and_then(|bb| bb.get_parent())
+            .or_bug("the builder inside the kernel");
+        let pre = b.get_insert_block().or_bug("an insertion block");
+        let header = ctx.append_basic_block(function, &format!("{name}.header"));
+        let body = ctx.append_basic_block(function, &format!("{name}.body"));
+        let exit = ctx.append_basic_block(function, &format!("{name}.exit"));
+        b.build_unconditional_branch(header).llvm()?;
+        b.position_at_end(header);
+        Ok([pre, header, body, exit])
+    }
+
+    /// One phi per value of `init` at the builder (a loop's header), fed by `init` from `pre`.
+    fn carried_phis(
+        &self,
+        init: &[BasicValueEnum<'ctx>],
+        pre: BasicBlock<'ctx>,
+    ) -> Result<Vec<PhiValue<'ctx>>> {
+        let mut phis = Vec::with_capacity(init.len());
+        for v in init {
+            let phi = self.builder.build_phi(v.get_type(), "carried").llvm()?;
+            phi.add_incoming(&[(v, pre)]);
+            phis.push(phi);
+        }
+        Ok(phis)
     }
 
     /// Checks that the op's tensor operands and results share one layout, as the verifier's

@@ -98,26 +98,13 @@ fn join_classes(f: &Function) -> (Classes, Vec<OpId>) {
                 classes.join(d.results[0], d.results[1]);
                 false
             }
-            OpKind::For => {
-                // Each carried value: its initial value, the body's argument, the yielded value
-                // and the result share a layout.
-                let body = d.regions.first().map(|&r| f.regions[r.index()].blocks[0]);
-                if let Some(body) = body {
-                    let args = &f.blocks[body.index()].args;
-                    let yielded = f.blocks[body.index()]
-                        .ops
-                        .last()
-                        .map(|&y| f.op(y).operands.clone())
-                        .unwrap_or_default();
-                    for (i, &init) in d.operands[3..].iter().enumerate() {
-                        if !f.ty(init).is_tensor() {
-                            continue;
-                        }
-                        for other in [args.get(i + 1), yielded.get(i), d.results.get(i)]
-                            .into_iter()
-                            .flatten()
-                        {
-                            classes.join(init, *other);
+            OpKind::For | OpKind::While => {
+                // Each carried value: its initial value, the regions' arguments, the yielded
+                // value and the result share a layout.
+                for vs in f.loop_carried(op) {
+                    if f.ty(vs[0]).is_tensor() {
+                        for &other in &vs[1..] {
+                            classes.join(vs[0], other);
                         }
                     }
                 }
@@ -810,6 +797,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::AsyncCommit
         | OpKind::AsyncWait { .. }
         | OpKind::Barrier
+        | OpKind::DebugBarrier
         | OpKind::LocalLoad { .. }
         | OpKind::WarpGroupDot { .. }
         | OpKind::WarpGroupWait { .. }
@@ -822,6 +810,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::MbarrierWait
         | OpKind::MbarrierInval
         | OpKind::For
+        | OpKind::While
         | OpKind::If
         | OpKind::Yield
         | OpKind::Return => false,

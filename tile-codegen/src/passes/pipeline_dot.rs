@@ -176,7 +176,7 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
         }
         if let Some(w) = writer {
             let what = match f.op(w).kind {
-                OpKind::For => "a nested loop",
+                OpKind::For | OpKind::While => "a nested loop",
                 OpKind::If => "an `if`",
                 OpKind::Store { .. } => "a store",
                 OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => "an atomic",
@@ -492,6 +492,34 @@ pub fn explain(f: &Function) -> Vec<(OpId, Vec<String>)> {
                 match out.iter_mut().find(|(d, _)| *d == dot) {
                     Some((_, v)) => v.push(why),
                     None => out.push((dot, vec![why])),
+                }
+            }
+        }
+    }
+    // A `while` loop's tensor-core `dot`s, which no ring is built for.
+    for l in f.walk() {
+        let d = f.op(l);
+        if !matches!(d.kind, OpKind::While) {
+            continue;
+        }
+        let Some(&region) = d.regions.get(1) else {
+            continue;
+        };
+        for &block in &f.regions[region.index()].blocks {
+            for &op in &f.blocks[block.index()].ops {
+                let dot = f.op(op);
+                let tensor_cores = matches!(dot.kind, OpKind::Dot { .. })
+                    && matches!(f.ty(dot.results[0]).layout, Some(Layout::Mma(_)));
+                if tensor_cores {
+                    out.push((
+                        op,
+                        vec![
+                            "it is in a `while` loop, and only `for` loops read a `dot`'s \
+                             operands through a ring of shared buffers; compute the trip count \
+                             and write `for k in 0..count`"
+                                .to_string(),
+                        ],
+                    ));
                 }
             }
         }

@@ -105,7 +105,7 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
     }
     if ops
         .iter()
-        .any(|&o| matches!(f.op(o).kind, OpKind::For | OpKind::If))
+        .any(|&o| matches!(f.op(o).kind, OpKind::For | OpKind::While | OpKind::If))
     {
         return None;
     }

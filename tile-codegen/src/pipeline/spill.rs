@@ -86,6 +86,10 @@ fn peak_loc(g: &Function, p: &crate::registers::Pressure) -> Option<u32> {
     })
 }
 
+/// How far over two programs' registers (as a fraction) a module may be for [`two_would_fit`]
+/// to ask ptxas for two programs per SM.
+const TWO_PROGRAMS_SLACK: (u64, u64) = (5, 4);
+
 /// Whether a module that ptxas assembled without spills for one program per SM should be
 /// assembled again asking for two (`.minnctapersm 2`), kept if that does not spill: its
 /// registers alone keep a second program off the SM (more than `65536 / (2 · threads)`, so
@@ -105,7 +109,7 @@ fn two_would_fit(t: Target, num_warps: u32, a: &Artifacts, r: &crate::ptxas::Rep
     a.programs_per_sm <= 1
         && two < Target::MAX_REGISTERS_PER_THREAD
         && regs > two
-        && regs * 4 <= two * 5
+        && regs * TWO_PROGRAMS_SLACK.1 <= two * TWO_PROGRAMS_SLACK.0
         && 2 * shared <= t.shared_bytes_per_sm()
         && 2 * threads <= SM_THREADS
 }

@@ -341,6 +341,43 @@ impl Function {
         }
     }
 
+    /// For a loop (`for`, `while`), per carried value the values that stand for it: its initial
+    /// value (operand), the argument of each region (after a `for`'s induction variable), the
+    /// body's yielded value and the loop's result, in that order (what a well-formed loop has;
+    /// missing pieces are left out). Empty for other ops.
+    pub fn loop_carried(&self, op: OpId) -> Vec<Vec<ValueId>> {
+        let d = self.op(op);
+        let (first_init, first_arg) = match d.kind {
+            OpKind::For => (3, 1),
+            OpKind::While => (0, 0),
+            _ => return Vec::new(),
+        };
+        let blocks: Vec<BlockId> = d
+            .regions
+            .iter()
+            .filter_map(|&r| self.regions[r.index()].blocks.first().copied())
+            .collect();
+        let yielded = blocks
+            .last()
+            .and_then(|b| self.blocks[b.index()].ops.last())
+            .map(|&y| self.op(y).operands.clone())
+            .unwrap_or_default();
+        d.operands
+            .iter()
+            .skip(first_init)
+            .enumerate()
+            .map(|(i, &init)| {
+                let mut vs = vec![init];
+                for &b in &blocks {
+                    vs.extend(self.blocks[b.index()].args.get(first_arg + i).copied());
+                }
+                vs.extend(yielded.get(i).copied());
+                vs.extend(d.results.get(i).copied());
+                vs
+            })
+            .collect()
+    }
+
     /// The op that defines `v`, if `v` is an op result.
     pub fn def_op(&self, v: ValueId) -> Option<OpId> {
         match self.values[v.index()].def {

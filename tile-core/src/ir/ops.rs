@@ -421,7 +421,7 @@ pub enum Effect {
     /// Reads global memory (`load`): ordered after writes, free among other reads.
     Read,
     /// Writes global memory through its first operand (`store`), or holds ops that may (`for`,
-    /// `if`).
+    /// `while`, `if`).
     Write,
     /// Reads and writes global memory through its first operand as one indivisible step per
     /// element (`atomic_rmw`, `atomic_cas`): ordered with every op that touches memory, never
@@ -438,7 +438,7 @@ pub enum Effect {
 /// statement of it that the shared-memory allocation and the barrier placement ask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SharedMemoryUse {
-    /// Nothing. Control flow (`for`, `if`) says nothing for the ops it holds, which say it
+    /// Nothing. Control flow (`for`, `while`, `if`) says nothing for the ops it holds, which say it
     /// themselves.
     None,
     /// Its lowering may borrow scratch bytes for the length of the op (how many, possibly none,
@@ -458,7 +458,7 @@ pub enum SharedMemoryUse {
     /// are then complete in this thread.
     CompletesCopies,
     /// Orders every access before it against every access after it, across the program
-    /// (`barrier`).
+    /// (`barrier`, `debug_barrier`).
     Barrier,
 }
 
@@ -669,7 +669,7 @@ macro_rules! declare_ops {
                 }
             }
 
-            /// How many results the op has, when its kind fixes it: `None` for `for` and `if`,
+            /// How many results the op has, when its kind fixes it: `None` for `for`, `while` and `if`,
             /// which have one per carried or yielded value.
             pub fn num_results(&self) -> Option<usize> {
                 match self {
@@ -677,7 +677,7 @@ macro_rules! declare_ops {
                 }
             }
 
-            /// How many regions the op owns (`for` one, `if` two).
+            /// How many regions the op owns (`for` one, `while` and `if` two).
             pub fn num_regions(&self) -> usize {
                 match self {
                     $( OpKind::$V { .. } => op_regions!($results $(($nr))?), )*
@@ -944,13 +944,27 @@ declare_ops! {
     /// iteration (the `init` values when there was none). Its effect is its body's, at most a
     /// write.
     For "for" => regions(1), Write, Tile;
+    /// `while %init…`: runs its first region (the condition) on the carried values, which start
+    /// as the `init` operands; while the `i1` scalar it yields is true, runs its second region
+    /// (the body) on them, whose `yield` gives their next values, and the condition again. Both
+    /// regions are one block whose arguments are the carried values; the op's results are the
+    /// carried values when the condition was false (the `init` values when it was false at
+    /// once). The condition may have effects of its own (an `atomic_cas` that takes a lock); it
+    /// runs once more than the body. Its effect is its regions', at most a write.
+    While "while" => regions(2), Write, Tile;
     /// `if %cond`: runs its first region when the `i1` scalar `cond` is true, else its second;
     /// each region is one block without arguments ending with `yield` of one value per result of
     /// the op, which takes the yielded values of the region that ran.
     If "if" => regions(2), Write, Tile;
-    /// Ends a loop body (the carried values of the next iteration) or a branch of an `if` (the
-    /// `if`'s results).
+    /// Ends a loop body (the carried values of the next iteration), a `while`'s condition (the
+    /// `i1` scalar it decides), or a branch of an `if` (the `if`'s results).
     Yield "yield" => 0, Terminator, Tile;
+    /// Every thread of the program waits here until all have arrived; what each wrote to
+    /// memory before it is visible to the program's threads after it (Triton's
+    /// `tl.debug_barrier`, CUDA's `__syncthreads`). A program is one thread on the interpreter,
+    /// where it does nothing. A spin lock needs it: the program's stores are done before its
+    /// release (an `atomic_xchg` applied by one thread).
+    DebugBarrier "debug_barrier" => 0, Sync, Tile;
     /// Ends the kernel.
     Return "return" => 0, Terminator, Tile;
     /// GPU level: a shared-memory buffer, the result's `smem<S x R x C x T, #shared…>` type (`S`
@@ -1057,6 +1071,13 @@ impl OpKind {
         self.effect() == Effect::Pure
     }
 
+    /// True for the loops, `for` and `while`: ops whose regions may run many times, so that a
+    /// value from before them is live through all of them and what one iteration leaves meets
+    /// the next.
+    pub fn is_loop(&self) -> bool {
+        matches!(self, OpKind::For | OpKind::While)
+    }
+
     /// True for the ops that exist only at the GPU level (layouts and shared memory).
     pub fn is_gpu_only(&self) -> bool {
         self.level() == Level::Gpu
@@ -1108,7 +1129,7 @@ impl OpKind {
             OpKind::WarpGroupDot { .. } => SharedMemoryUse::ReadsBuffers,
             OpKind::AsyncCopy { .. } => SharedMemoryUse::WritesAsync(0),
             OpKind::AsyncWait { pending: 0 } => SharedMemoryUse::CompletesCopies,
-            OpKind::Barrier => SharedMemoryUse::Barrier,
+            OpKind::Barrier | OpKind::DebugBarrier => SharedMemoryUse::Barrier,
             OpKind::AsyncWait { .. }
             | OpKind::AsyncCommit
             | OpKind::WarpGroupWait { .. }
@@ -1143,6 +1164,7 @@ impl OpKind {
             | OpKind::Load { .. }
             | OpKind::Store { .. }
             | OpKind::For
+            | OpKind::While
             | OpKind::If
             | OpKind::Yield
             | OpKind::Return => SharedMemoryUse::None,
@@ -1188,6 +1210,7 @@ impl OpKind {
             | OpKind::Dot { .. }
             | OpKind::Gather { .. }
             | OpKind::For
+            | OpKind::While
             | OpKind::If
             | OpKind::Yield
             | OpKind::Return
@@ -1196,6 +1219,7 @@ impl OpKind {
             | OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
+            | OpKind::DebugBarrier
             | OpKind::LocalLoad { .. }
             | OpKind::WarpGroupDot { .. }
             | OpKind::WarpGroupWait { .. }
@@ -1338,7 +1362,10 @@ mod tests {
     fn shared_memory_uses() {
         for p in OpKind::prototypes() {
             let u = p.shared_memory_use();
-            if !matches!(u, SharedMemoryUse::None | SharedMemoryUse::Scratch) {
+            // `debug_barrier`, the one tile-level barrier, which the interpreter needs nothing for.
+            if !matches!(u, SharedMemoryUse::None | SharedMemoryUse::Scratch)
+                && !matches!(p, OpKind::DebugBarrier)
+            {
                 assert_eq!(
                     (p.level(), p.effect()),
                     (Level::Gpu, Effect::Sync),

@@ -267,6 +267,11 @@ builtins! {
     /// Atomic compare-and-swap: writes `values` where the element equals `cmp` (bitwise);
     /// returns the values found.
     AtomicCas "atomic_cas" Function "atomic_cas(ptrs, cmp, values[, mask][, sem = …][, scope = …])";
+    /// Every thread of the program waits until all arrive; what the program wrote before it is
+    /// visible to its threads after it (Triton's `tl.debug_barrier`). Before releasing a lock
+    /// with a scalar `atomic_xchg` (applied by one thread), so that the program's stores are done.
+    DebugBarrier "debug_barrier" Function "debug_barrier()"
+        takes 0..=0 "no arguments";
     /// Running sum along `axis` (a 1-D tile may leave it out); `reverse = true` sums from the
     /// end. Bools count as `i32` 0 and 1.
     Cumsum "cumsum" Both "t.cumsum(axis[, reverse = true])";
@@ -435,6 +440,15 @@ impl Lowering {
             | Builtin::AtomicXor
             | Builtin::AtomicXchg
             | Builtin::AtomicCas => self.atomic(b, &args, c),
+            Builtin::DebugBarrier => {
+                self.f.push_op(
+                    self.block,
+                    tile_core::ir::OpKind::DebugBarrier,
+                    vec![],
+                    vec![],
+                );
+                Ok(Val::Int(0))
+            }
             Builtin::Cumsum | Builtin::Cumprod | Builtin::Cummax | Builtin::Cummin => {
                 self.scan_call(b, &args, c)
             }
@@ -532,6 +546,7 @@ impl Lowering {
             | Builtin::AtomicXor
             | Builtin::AtomicXchg
             | Builtin::AtomicCas
+            | Builtin::DebugBarrier
             | Builtin::AssociativeScan
             | Builtin::Interleave
             | Builtin::Join

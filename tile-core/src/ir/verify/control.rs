@@ -1,4 +1,5 @@
-//! Rules of control flow: `for` (rule 20), `if` (rule 23) and `return` (rule 12). Where `yield`
+//! Rules of control flow: `for` (rule 20), `while` (rule 38), `if` (rule 23) and `return`
+//! (rule 12). Where `yield`
 //! and `return` sit, and the regions an op owns, are checked with the block
 //! (`Verifier::check_block`).
 
@@ -63,6 +64,59 @@ impl Verifier<'_> {
                 }
             }
             _ => self.err(o.id, "the body of `for` must end with `yield`".into()),
+        }
+    }
+
+    /// Rule 38: `while`.
+    pub(super) fn while_loop(&mut self, o: &Op<'_>) {
+        let f = self.f;
+        let data = o.data;
+        let carried: Vec<Type> = o.ops.iter().map(|&v| self.ty(v).clone()).collect();
+        let results: Vec<Type> = data.results.iter().map(|&r| f.ty(r).clone()).collect();
+        if results != carried {
+            self.err(
+                o.id,
+                "the results of `while` must have the types of its carried values".into(),
+            );
+        }
+        for (i, &region) in data.regions.iter().enumerate() {
+            let Some(&block) = f.regions[region.index()].blocks.first() else {
+                continue;
+            };
+            let what = if i == 0 { "condition" } else { "body" };
+            let args: Vec<Type> = f.blocks[block.index()]
+                .args
+                .iter()
+                .map(|&a| f.ty(a).clone())
+                .collect();
+            if args != carried {
+                self.err(
+                    o.id,
+                    format!("the arguments of the {what} of `while` must be the carried values"),
+                );
+            }
+            let want = if i == 0 {
+                vec![Type::scalar(DType::I1)]
+            } else {
+                carried.clone()
+            };
+            match f.blocks[block.index()].ops.last().map(|&x| f.op(x)) {
+                Some(y) if matches!(y.kind, OpKind::Yield) => {
+                    let yielded: Vec<Type> = y.operands.iter().map(|&v| f.ty(v).clone()).collect();
+                    if yielded != want {
+                        self.err(
+                            o.id,
+                            if i == 0 {
+                                "the condition of `while` must yield one `i1` scalar".into()
+                            } else {
+                                "the body of `while` must yield one value of each carried value's type"
+                                    .into()
+                            },
+                        );
+                    }
+                }
+                _ => self.err(o.id, format!("the {what} of `while` must end with `yield`")),
+            }
         }
     }
 

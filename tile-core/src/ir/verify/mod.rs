@@ -83,7 +83,8 @@
 //!     one value per carried value, of its type. Values defined in the body are not used after
 //!     the loop (dominance, rule 1); `for` owns one region, `if` two, other ops none.
 //!     → `control.rs`: `for_loop`; `mod.rs`: `check_block` (regions).
-//! 21. **yield** — only as the last op of a loop body, a branch of an `if` or a combiner.
+//! 21. **yield** — only as the last op of a loop body, a `while`'s condition, a branch of an
+//!     `if` or a combiner.
 //!     → `mod.rs`: `check_block`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16`,
 //!     `bf16` or `i8`); `acc` and the result are `M × N` `f32` (`i32` for `i8`) of one layout;
@@ -170,6 +171,12 @@
 //!     basis in registers ([`super::Layout::interleaved`]), a thread's registers at most
 //!     renumbered: no data moves.
 //!     → `shape.rs`: `interleave`, `deinterleave`.
+//! 38. **while** — operands: the carried values' initial values; one result per carried value,
+//!     of its type; two regions (condition, body) of one block each, whose arguments are the
+//!     carried values; the condition ends with `yield` of one `i1` scalar, the body with `yield`
+//!     of one value per carried value, of its type. Values of one region are not used in the
+//!     other or after the loop (dominance, rule 1). `debug_barrier` takes no operands.
+//!     → `control.rs`: `while_loop`.
 //!
 //! Each family of ops has its rule functions in one file of this folder (methods of one
 //! `Verifier`), which `check_op` dispatches to by an exhaustive match on [`OpKind`]. An error
@@ -417,7 +424,7 @@ impl Verifier<'_> {
                 self.err(
                     op,
                     format!(
-                        "`{}` owns {} region(s), not {regions} (`for` and `associative_scan` own one, `if` two, others none)",
+                        "`{}` owns {} region(s), not {regions} (`for` and `associative_scan` own one, `while` and `if` two, others none)",
                         data.kind.name(),
                         data.regions.len()
                     ),
@@ -504,6 +511,7 @@ impl Verifier<'_> {
             OpKind::WarpGroupDot { trans_a, trans_b } => self.warp_group_dot(o, *trans_a, *trans_b),
             OpKind::WarpGroupWait { .. } => self.warp_group_wait(o),
             OpKind::For => self.for_loop(o),
+            OpKind::While => self.while_loop(o),
             OpKind::If => self.if_else(o),
             // Where it sits, and what it yields, are checked with the block and the loop or
             // branch that it ends.
@@ -515,6 +523,7 @@ impl Verifier<'_> {
             OpKind::AsyncCommit
             | OpKind::AsyncWait { .. }
             | OpKind::Barrier
+            | OpKind::DebugBarrier
             | OpKind::FenceAsyncShared => self.no_operands(o),
             OpKind::DescLoad { slot } => self.desc_access(o, *slot, false),
             OpKind::DescStore { slot } => self.desc_access(o, *slot, true),
