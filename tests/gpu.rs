@@ -284,6 +284,14 @@ fn gpu_transposed_operands_in_loops_match_float64() {
     common::check_chained_products(&gpu, &[(130, 70), (1, 5), (300, 1000), (256, 4097)]);
 }
 
+/// `while` loops on the GPU: a carried offset, a reduction for condition inside a `for`, and a
+/// spin lock that up to 3,907 programs contend for (`tests/common/while_loops.rs`).
+#[test]
+fn gpu_while_loops_and_a_spin_lock_match_their_references() {
+    let Some(gpu) = cuda() else { return };
+    common::while_loops::check_while_loops(&gpu, &[0, 1, 129, 3000, 1_000_003]);
+}
+
 #[test]
 fn gpu_scans_match_the_references() {
     let Some(gpu) = cuda() else { return };

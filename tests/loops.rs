@@ -1,6 +1,6 @@
-//! `for` loops on the interpreter: rows longer than one tile (carried tiles and scalars),
-//! nested loops, 2-D carried tiles, loops unrolled at build time (`static_range`), against Rust
-//! references on awkward sizes.
+//! `for` and `while` loops on the interpreter: rows longer than one tile (carried tiles and
+//! scalars), nested loops, 2-D carried tiles, loops unrolled at build time (`static_range`),
+//! `while` loops (a spin lock among them), against Rust references on awkward sizes.
 
 use tile_tests as common;
 
@@ -76,6 +76,13 @@ fn nested_loops_and_carried_2d_tiles() {
             assert_eq!(iout[i], steps, "{rows}x{cols} row {i}");
         }
     }
+}
+
+/// `while` loops: over a carried offset, with a reduction for condition inside a `for`, and a
+/// spin lock taken in the condition (`tests/common/while_loops.rs`).
+#[test]
+fn while_loops_match_their_references() {
+    common::while_loops::check_while_loops(&Device::interpreter(), &[0, 1, 127, 128, 129, 3000]);
 }
 
 #[test]

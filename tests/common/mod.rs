@@ -15,6 +15,7 @@ use tile::prelude::*;
 use tile::stdlib::flip;
 pub mod floats;
 pub mod int_dot;
+pub mod while_loops;
 
 #[tile_kernel]
 /// Integer arithmetic: div/rem (with zero divisors), min/max, select, bitwise ops, negation.
@@ -1203,6 +1204,11 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &int_dot::dot_i8_nt::KERNEL,
     ]);
     v.extend(int_dot::dot_i8_nn::KERNELS);
+    v.extend([
+        &while_loops::while_fill::KERNEL,
+        &while_loops::collatz::KERNEL,
+        &while_loops::locked_sum::KERNEL,
+    ]);
     v
 }
 

@@ -566,7 +566,12 @@ impl Gen<'_> {
                     self.pick(&["1", "16", "64"])
                 };
                 let ub = self.pick(&["n", "m", "4"]);
-                if self.r.below(3) == 0 {
+                // A `while` over a counter carried beside the value: the counter is the body's
+                // `i`, its step a positive one always (a step of 0 would not end, on the GPU
+                // either).
+                let counter = format!("{v}_i");
+                let form = self.r.below(4);
+                if form == 0 {
                     // Unrolled at build time: compile-time bounds (sometimes a run-time one, a
                     // bad step or too many copies, which must be located errors).
                     let range = if self.wild(3) {
@@ -576,6 +581,12 @@ impl Gen<'_> {
                         self.pick(&["0, 4", "1, 8, 3", "0, 2"]).to_string()
                     };
                     self.line(&format!("for i in static_range({range}) {{"));
+                } else if form == 1 {
+                    let step = self.pick(&["1", "3", "64"]);
+                    self.line(&format!("let mut {counter} = 0;"));
+                    self.line(&format!("while {counter} < {ub} {{"));
+                    self.line(&format!("    let i = {counter};"));
+                    self.line(&format!("    {counter} += {step};"));
                 } else {
                     self.line(&format!("for i in (0..{ub}).step_by({step}) {{"));
                 }

@@ -2,6 +2,8 @@
 //! with the launch that exercises it (buffers, scalars, grid) and, per output, how exactly the
 //! GPU must agree with the interpreter.
 //!
+//! Loops that carry a tile are `for` loops or `while` loops over a counter.
+//!
 //! Three shapes of kernel, weighted toward the layout-heavy ones:
 //! - **1-D**: a `[B]` tile per program over `n` ragged elements (`B` from 1 to 4096);
 //! - **2-D**: a `[BM, BN]` tile (1 to 128 a side, up to 8192 elements) of an `m × n` row-major matrix (inputs read row-major or
@@ -872,7 +874,9 @@ impl<'a> Gen<'a> {
         self.bind(Ty::F, e);
     }
 
-    /// A `for` loop that carries a float tile.
+    /// A loop that carries a float tile: a `for`, or a `while` over a counter carried beside
+    /// it (whose condition sometimes adds a reduction of zeros, so that the condition region
+    /// holds a reduction across the program).
     fn carried_loop(&mut self) {
         let v = self.fresh();
         let init = self.fexpr(1);
@@ -880,7 +884,15 @@ impl<'a> Gen<'a> {
         self.line(&format!("let mut {v} = {init};"));
         let trips = pick(self.r, &["3", "n % 4", "1", "0"]);
         let i = self.fresh();
-        self.line(&format!("for {i} in 0..{trips} {{"));
+        if self.r.below(3) == 0 {
+            let zero = pick(self.r, &["", " + (arange(0, 64) * 0).max()"]);
+            self.line(&format!("let mut {i}_w = 0;"));
+            self.line(&format!("while {i}_w{zero} < {trips} {{"));
+            self.line(&format!("    let {i} = {i}_w;"));
+            self.line(&format!("    {i}_w += 1;"));
+        } else {
+            self.line(&format!("for {i} in 0..{trips} {{"));
+        }
         self.depth += 1;
         let before = self.vars.len();
         self.vars.push(Var {
