@@ -106,3 +106,39 @@ fn persistent_matmul_matches_reference() {
         .expect_err("the aligned kernel took k = 65");
     assert!(e.contains("`K` = 65 is not a multiple of 8"), "{e}");
 }
+
+#[test]
+fn fused_attention_matches_reference() {
+    use tile::{bf16, f16};
+    let dev = Device::interpreter();
+    // (Z, H, N_CTX, HEAD_DIM), causal: whole 128-row blocks, as the tutorial takes them.
+    let cases = [
+        ((1, 2, 128, 64), false),
+        ((1, 1, 256, 64), true),
+        ((2, 1, 128, 128), true),
+    ];
+    for (i, (shape, causal)) in cases.into_iter().enumerate() {
+        t::fused_attention::run_check(
+            &dev,
+            shape,
+            causal,
+            800 + i as u64,
+            f16::from_f32,
+            2f64.powi(-11),
+        )
+        .unwrap();
+    }
+    t::fused_attention::run_check(
+        &dev,
+        (1, 2, 256, 64),
+        true,
+        810,
+        bf16::from_f32,
+        2f64.powi(-8),
+    )
+    .unwrap();
+    // The tutorial's whole blocks: 200 rows are refused, not read past.
+    let e = t::fused_attention::run_check(&dev, (1, 1, 200, 64), false, 9, f16::from_f32, 1e-3)
+        .expect_err("took N_CTX = 200");
+    assert!(e.contains("whole blocks"), "{e}");
+}

@@ -31,6 +31,10 @@ pub mod low_memory_dropout;
 #[path = "05_layer_norm/mod.rs"]
 pub mod layer_norm;
 
+/// Tutorial 06: fused attention, the forward pass.
+#[path = "06_fused_attention/mod.rs"]
+pub mod fused_attention;
+
 /// Tutorial 09: persistent matmul.
 #[path = "09_persistent_matmul/mod.rs"]
 pub mod persistent_matmul;
@@ -42,6 +46,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(matrix_multiplication::all());
     v.extend(low_memory_dropout::all());
     v.extend(layer_norm::all());
+    v.extend(fused_attention::all());
     v.extend(persistent_matmul::all());
     v
 }

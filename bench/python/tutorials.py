@@ -13,6 +13,7 @@ tutorials` runs it with baseline.py's timing, L2 flush, checks, CLI and JSON) an
 | `04_dropout`, `04_seeded_dropout` | 04-low-memory-dropout | `_dropout` (int32 keep mask), `_seeded_dropout` (`tl.rand`), BLOCK_SIZE 1024, p = 0.5, seed 123 |
 | `05_layer_norm_fwd_fused` | 05-layer-norm | baseline.py's `k_layer_norm_fwd_tutorial` with the tutorial's BLOCK_SIZE and num_warps |
 | `05_layer_norm_bwd` | 05-layer-norm | `LayerNorm.backward`: locks and partial sums zeroed, `_layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `_layer_norm_bwd_dwdb` |
+| `06_attn_fwd`, `06_attn_fwd_causal` | 06-fused-attention | attention.py's `tut_attn_fwd` (`_attention.forward` on Hopper: host descriptors, autotuned over the tutorial's configs); key [Z, H, N_CTX, HEAD_DIM], sm_scale 0.5 |
 | `09_matmul_kernel_persistent` | 09-persistent-matmul | `matmul_kernel_persistent`, autotuned over the tutorial's `matmul_get_configs()` (16 configs, key M, N, K), NUM_SMS = the SM count |
 
 Each host function takes its outputs (poisoned with NaN before each check) instead of allocating
@@ -344,7 +345,8 @@ def bench(B):
     tutorial whose set-up raises is reported as a failure and the others still run."""
     for name, fn in (("01", bench_vector_add), ("02", bench_softmax),
                      ("03", lambda B: bench_matmul(B, persistent=False)), ("04", bench_dropout),
-                     ("05", bench_layer_norm), ("09", lambda B: bench_matmul(B, persistent=True))):
+                     ("05", bench_layer_norm), ("06", bench_attention),
+                     ("09", lambda B: bench_matmul(B, persistent=True))):
         try:
             fn(B)
         except Exception as e:
@@ -352,6 +354,45 @@ def bench(B):
             B.FAILURES.append(f"{NAME} {name}: {type(e).__name__}: {e}")
         if ON_GPU:
             torch.cuda.empty_cache()
+
+
+# (Z, H, N_CTX, HEAD_DIM), causal: as tile-bench's list.
+ATTENTION = ([((1, 2, 256, 64), True), ((1, 1, 128, 128), False)],
+             [((4, 32, 4096, 64), False), ((4, 32, 4096, 64), True),
+              ((4, 32, 4096, 128), False), ((4, 32, 4096, 128), True)])
+
+
+def bench_attention(B):
+    """Tutorial 06's forward (attention.py's copy of the Hopper path), on Hopper only (host
+    tensor descriptors); the reference is attention.py's float64 `ref_head` on every head."""
+    import attention
+    attention._B = B
+    if not ON_GPU or not attention._on_hopper():
+        print("tutorials 06: skipped (the tutorial's forward needs Hopper's tensor descriptors)")
+        return
+    small, big = ATTENTION
+    for (shape, causal), timed in B.plan(small, big):
+        z, h, n, d = shape
+        g = _seeded(B, z * 1000003 + h * 1009 + n * 17 + d + int(causal))
+        q, k, v = (torch.empty(shape, device=B.DEV, dtype=torch.float16).normal_(
+            0.0, 0.5, generator=g) for _ in range(3))
+        ref_o = torch.stack([torch.stack([attention.ref_head(q[i, j], k[i, j], v[i, j], 0.5, causal)
+                                          for j in range(h)]) for i in range(z)])
+        attention.precompile_tutorial_fwd(q, k, v, causal, 0.5)
+
+        def triton_fn():
+            o, _m = attention.tutorial_forward(q, k, v, causal, 0.5)
+            return (o,)
+
+        variant = "06_attn_fwd_causal" if causal else "06_attn_fwd"
+        impls = [("triton", f"tutorial _attn_fwd (Hopper, host descriptors), autotuned, "
+                  f"STAGE {3 if causal else 1}", triton_fn,
+                  dict(B.TUTORIAL, config=B.best_config(attention.tut_attn_fwd)))]
+        flops = 4.0 * z * h * n * n * d * (0.5 if causal else 1.0)
+        B.run_case(NAME, variant, [z, h, n, d], "f16", 8.0 * q.numel() + 4.0 * z * h * n,
+                   impls, lambda: None, (ref_o,), (4e-3,), ("o",), timed, flops=flops)
+        del q, k, v, ref_o
+        torch.cuda.empty_cache()
 
 
 def _seeded(B, seed):

@@ -2,10 +2,10 @@
 //! `program_id, program_id + num_programs, …` of a row-major matrix (rows `input_row_stride`
 //! apart), one row per iteration held whole in one block of `BLOCK_SIZE` columns.
 //!
-//! One construct changed: the tutorial's loop `tl.range(row_start, n_rows, row_step)` steps by
-//! `row_step = tl.num_programs(0)`, a run-time value, and a tile loop's step is a compile-time
-//! constant. The port counts iterations instead (`cdiv(n_rows - row_start, row_step)` of them)
-//! and computes `row_idx` from the count: the same rows in the same order.
+//! One construct changed: the tutorial's loop `for row_idx in tl.range(row_start, n_rows,
+//! row_step)` steps by `row_step = tl.num_programs(0)`, a run-time value, and a `for` loop's
+//! step is a compile-time constant. The port walks the same rows in the same order with a
+//! `while` over `row_idx`, advanced by `row_step` at the end of the body.
 
 use tile::prelude::*;
 
@@ -29,8 +29,8 @@ pub fn softmax_kernel(
     let row_start = program_id(0);
     let row_step = num_programs(0);
     // triton: for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-    for i in 0..(n_rows - row_start + row_step - 1) / row_step {
-        let row_idx = row_start + i * row_step;
+    let mut row_idx = row_start;
+    while row_idx < n_rows {
         // The stride represents how much we need to increase the pointer to advance 1 row
         let row_start_ptr = input_ptr + row_idx * input_row_stride;
         // The block size is the next power of two greater than n_cols, so we can fit each
@@ -49,6 +49,7 @@ pub fn softmax_kernel(
         let output_row_start_ptr = output_ptr + row_idx * output_row_stride;
         let output_ptrs = output_row_start_ptr + col_offsets;
         store(output_ptrs, softmax_output, mask = mask);
+        row_idx += row_step;
     }
 }
 

@@ -5,13 +5,11 @@
 //! `layer_norm_bwd_dwdb` sums those rows.
 //!
 //! Changed constructs (README.md has the table):
-//! - The tutorial guards each partial-sum row with a spin lock: `while tl.atomic_cas(Lock, 0, 1)
-//!   == 1: pass`, then a plain load-add-store (the first writer, told by a counter beside the
-//!   lock, stores without loading), `tl.debug_barrier()`, and `tl.atomic_xchg(Lock, 0)`. Tile has
-//!   no `while` loop (a `for` over a range is the only loop; it has no `break`), so the lock
-//!   cannot be acquired, and no `debug_barrier`. The port adds the partial sums with
-//!   `atomic_add` instead (the buffers start at zero, as the tutorial's do): the same sums, in
-//!   an order the hardware picks, with no lock or counter (the `Lock` parameter is gone).
+//! - The spin lock that guards each partial-sum row is the tutorial's, line for line: `while
+//!   atomic_cas(Lock, 0, 1) == 1 {}` takes it, a counter beside the locks tells the first writer
+//!   (which stores without loading), and `debug_barrier()` then `atomic_xchg(Lock, 0)` release
+//!   it. The partial-sum row is zeroed before (as the tutorial's `torch.zeros` does, for the
+//!   locks and counters too), though the first writer does not read it.
 //! - `Y += row * stride` (a pointer parameter advanced) is kept; `DW = DW + lock_id * N + cols`
 //!   turns a pointer into a tile of pointers, which tile spells as a new binding
 //!   (`let DW = …`): a carried name keeps its type.
@@ -87,7 +85,8 @@ pub fn layer_norm_fwd_fused(
 
 #[tile_kernel(num_warps = 8)]
 /// Layer norm backward, stage 1: `DX` of one row, and the row's `dy · x̂` and `dy` added into
-/// partial-sum row `row % GROUP_SIZE_M` of `DW` and `DB` (`GROUP_SIZE_M × N`, zeroed before).
+/// partial-sum row `row % GROUP_SIZE_M` of `DW` and `DB` (`GROUP_SIZE_M × N`) under that row's
+/// spin lock (`Lock`: `GROUP_SIZE_M` locks, then as many counters, zeroed before).
 #[allow(clippy::too_many_arguments)]
 pub fn layer_norm_bwd_dx_fused(
     DX: Ptr<f16>,   // pointer to the input gradient
@@ -98,9 +97,9 @@ pub fn layer_norm_bwd_dx_fused(
     W: Ptr<f16>,    // pointer to the weights
     Mean: Ptr<f32>, // pointer to the mean
     Rstd: Ptr<f32>, // pointer to the 1/std
-    // triton: Lock, pointer to the lock (see the module documentation)
-    stride: i32, // how much to increase the pointer when moving by 1 row
-    N: i32,      // number of columns in X
+    Lock: Ptr<i32>, // pointer to the lock
+    stride: i32,    // how much to increase the pointer when moving by 1 row
+    N: i32,         // number of columns in X
     GROUP_SIZE_M: Const<{ [64, 96, 128, 256] }>,
     BLOCK_SIZE_N: Const<{ [128, 256, 512, 1024, 2048, 4096] }>,
 ) {
@@ -113,8 +112,8 @@ pub fn layer_norm_bwd_dx_fused(
     DX += row * stride;
     // Offset weights/biases gradient pointer for parallel reduction
     let lock_id = row % GROUP_SIZE_M;
-    // triton: Lock += lock_id
-    // triton: Count = Lock + GROUP_SIZE_M
+    Lock += lock_id;
+    let Count = Lock + GROUP_SIZE_M;
     let DW = DW + lock_id * N + cols; // triton: DW = DW + lock_id * N + cols
     let DB = DB + lock_id * N + cols;
     // Load data to SRAM
@@ -134,23 +133,25 @@ pub fn layer_norm_bwd_dx_fused(
     // Write dx
     store(DX + cols, dx as f16, mask = mask);
     // Accumulate partial sums for dw/db
-    let partial_dw = (dy * xhat) as f16; // triton: (dy * xhat).to(w.dtype)
-    let partial_db = dy as f16;
-    // triton: while tl.atomic_cas(Lock, 0, 1) == 1:
-    // triton:     pass
-    // triton: count = tl.load(Count)
-    // triton: # First store doesn't accumulate
-    // triton: if count == 0:
-    // triton:     tl.atomic_xchg(Count, 1)
-    // triton: else:
-    // triton:     partial_dw += tl.load(DW, mask=mask)
-    // triton:     partial_db += tl.load(DB, mask=mask)
-    // triton: tl.store(DW, partial_dw, mask=mask)
-    // triton: tl.store(DB, partial_db, mask=mask)
-    // triton: tl.debug_barrier()
-    // triton: tl.atomic_xchg(Lock, 0)
-    atomic_add(DW, partial_dw, mask);
-    atomic_add(DB, partial_db, mask);
+    // triton: (dy * xhat).to(w.dtype), with `w` converted to f32 above: f32 partial sums
+    let mut partial_dw = dy * xhat;
+    let mut partial_db = dy;
+    while atomic_cas(Lock, 0, 1) == 1 {}
+    let count = load(Count);
+    // First store doesn't accumulate
+    if count == 0 {
+        atomic_xchg(Count, 1);
+    } else {
+        partial_dw += load(DW, mask = mask) as f32;
+        partial_db += load(DB, mask = mask) as f32;
+    }
+    store(DW, partial_dw as f16, mask = mask);
+    store(DB, partial_db as f16, mask = mask);
+    // need a barrier to ensure all threads finished before
+    // releasing the lock
+    debug_barrier();
+    // Release the lock
+    atomic_xchg(Lock, 0);
 }
 
 #[tile_kernel]
@@ -286,19 +287,21 @@ pub fn backward(
     let group = group_size_m(n);
     let mut partial_dw = dev.zeros::<f16>(group * n)?;
     let mut partial_db = dev.zeros::<f16>(group * n)?;
+    let mut locks = dev.zeros::<i32>(2 * group)?;
     let mut out = Backward {
         dx: dev.zeros::<f16>(m * n)?,
         dw: dev.zeros::<f16>(n)?,
         db: dev.zeros::<f16>(n)?,
     };
-    let partial = (&mut partial_dw, &mut partial_db);
+    let partial = (&mut partial_dw, &mut partial_db, &mut locks);
     backward_into(dev, dy, x, w, mean, rstd, (m, n), partial, &mut out)?;
     Ok(out)
 }
 
 /// [`backward`] into given outputs (`dx` of `m × n`, `dw` and `db` of `n`) with given
-/// partial-sum buffers of [`group_size_m`]`(n) × n` elements each, which must hold zeros (the
-/// tutorial allocates them with `torch.zeros`): the two launches alone, for timing.
+/// partial-sum buffers of [`group_size_m`]`(n) × n` elements each and the locks and counters
+/// (`2 ·` [`group_size_m`]`(n)` `i32`s), which must hold zeros (the tutorial allocates them with
+/// `torch.zeros`): the two launches alone, for timing.
 #[allow(clippy::too_many_arguments)]
 pub fn backward_into(
     dev: &Device,
@@ -308,7 +311,7 @@ pub fn backward_into(
     mean: &Buffer<f32>,
     rstd: &Buffer<f32>,
     (m, n): (usize, usize),
-    (partial_dw, partial_db): (&mut Buffer<f16>, &mut Buffer<f16>),
+    (partial_dw, partial_db, locks): (&mut Buffer<f16>, &mut Buffer<f16>, &mut Buffer<i32>),
     out: &mut Backward,
 ) -> Result<(), Error> {
     let group = group_size_m(n);
@@ -323,6 +326,7 @@ pub fn backward_into(
         w,
         mean,
         rstd,
+        locks,
         n as i32,
         n as i32,
         group as i32,
@@ -386,8 +390,8 @@ pub fn reference(
 /// error enters `x̂` multiplied by `|mean| · rstd`; so `mean`, `rstd` and `x̂` are within
 /// `e = 8 · (N + 8) · 2⁻²⁴ · (1 + |mean| · rstd)` relative (8 covers the variance's
 /// and the square root's share). `y`, `dx`: `e` times the magnitude of their terms, plus the
-/// rounding to f16 (`2⁻¹¹` relative). `dw`, `db`: each row's term is rounded to f16, and each
-/// `atomic_add` into an f16 partial sum rounds again (`2⁻¹¹` relative to the running sum,
+/// rounding to f16 (`2⁻¹¹` relative). `dw`, `db`: each row's f32 term is added to its f16
+/// partial sum under the lock and the sum rounded to f16 (`2⁻¹¹` relative to the running sum,
 /// bounded by `Σ |terms|`, once per row of the group), then the f32 sum of the partial rows and
 /// a final rounding to f16.
 pub fn run_check(dev: &Device, (m, n): (usize, usize), seed: u64) -> Result<(), String> {

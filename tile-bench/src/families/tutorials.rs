@@ -13,7 +13,8 @@
 //! | `03_matmul_kernel` | `[M, N, K]` f16 | `matmul` (whatever configuration it picks), no activation; `tile_tuned`: `matmul_autotuned_into` (the tutorial's `@triton.autotune` over its eight configurations) |
 //! | `04_dropout`, `04_seeded_dropout` | `[n]` f32 | `dropout` (keep mask in memory), `seeded_dropout` (p = 0.5) |
 //! | `05_layer_norm_fwd_fused` | `[rows, cols]` f16 | `LayerNorm.forward` |
-//! | `05_layer_norm_bwd` | `[rows, cols]` f16 | `LayerNorm.backward`: the partial sums zeroed (the tutorial's `torch.zeros`), `layer_norm_bwd_dx_fused`, `layer_norm_bwd_dwdb` |
+//! | `05_layer_norm_bwd` | `[rows, cols]` f16 | `LayerNorm.backward`: the locks and partial sums zeroed (the tutorial's `torch.zeros`), `layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `layer_norm_bwd_dwdb` |
+//! | `06_attn_fwd`, `06_attn_fwd_causal` | `[Z, H, N_CTX, HEAD_DIM]` f16 | `_attention.forward`: `_attn_fwd` (128 × 64 blocks, 8 warps), `o` and `M` |
 //! | `09_matmul_kernel_persistent` | `[M, N, K]` f16 | `matmul_persistent` on 132 programs (`NUM_SMS` is compiled for 132 and 4) |
 //!
 //! Inputs as the tutorials draw them (`torch.rand`, `torch.randn`, layer norm's
@@ -37,6 +38,8 @@ type Len = usize;
 type Rc = (usize, usize);
 /// Rows are `[M, N, K]`.
 type Mnk = (usize, usize, usize);
+/// Rows are `[Z, H, N_CTX, HEAD_DIM]`, and causal or not.
+type Attn = ((usize, usize, usize, usize), bool);
 
 /// The jobs of this family: every tutorial kernel at its shapes.
 pub fn jobs(plan: &Plan) -> Vec<Job> {
@@ -84,6 +87,22 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             format!("05 layer norm {}x{}", s.0, s.1),
             timed,
             move |ctx| layer_norm(ctx, s, timed),
+        ));
+    }
+    // (Z, H, N_CTX, HEAD_DIM), causal: the tutorial's batch and heads, whole 128-row blocks.
+    let small: [Attn; 2] = [((1, 2, 256, 64), true), ((1, 1, 128, 128), false)];
+    let big: [Attn; 4] = [
+        ((4, 32, 4096, 64), false),
+        ((4, 32, 4096, 64), true),
+        ((4, 32, 4096, 128), false),
+        ((4, 32, 4096, 128), true),
+    ];
+    for (s, timed) in plan.shapes(&small, &small, &big) {
+        jobs.push(Job::new(
+            NAME,
+            format!("06 fused attention {:?}", s),
+            timed,
+            move |ctx| attention(ctx, s, timed),
         ));
     }
     // The port takes rows of 16 bytes only (`specialize = unit`).
@@ -538,6 +557,13 @@ fn zero_f16(p: Ptr<f16, n>, n: i32, BLOCK: Const<1024>) {
     store(p + i, z as f16, i < n);
 }
 
+#[tile_kernel]
+/// Zeroes `n` i32 values: the tutorial's `torch.zeros` of the locks and counters.
+fn zero_i32(p: Ptr<i32, n>, n: i32, BLOCK: Const<1024>) {
+    let i = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(p + i, full([BLOCK], 0), i < n);
+}
+
 /// The tutorial's epsilon.
 const LN_EPS: f32 = 1e-5;
 
@@ -614,6 +640,8 @@ struct LnState {
     fwd: t::layer_norm::Forward,
     partial_dw: Buffer<f16>,
     partial_db: Buffer<f16>,
+    /// The backward's locks and counters.
+    locks: Buffer<i32>,
     bwd: t::layer_norm::Backward,
 }
 
@@ -643,6 +671,7 @@ impl Case for LayerNorm {
             fwd,
             partial_dw: nan16(dev, group * cols)?,
             partial_db: nan16(dev, group * cols)?,
+            locks: dev.upload(&vec![-1i32; 2 * group])?,
             bwd: t::layer_norm::Backward {
                 dx: nan16(dev, rows * cols)?,
                 dw: nan16(dev, cols)?,
@@ -661,7 +690,9 @@ impl Case for LayerNorm {
             let n = p.len();
             zero_f16::launch(dev, Grid::x(cdiv(n, 1024)), p, n as i32)?;
         }
-        let partial = (&mut s.partial_dw, &mut s.partial_db);
+        let n = s.locks.len();
+        zero_i32::launch(dev, Grid::x(cdiv(n, 1024)), &mut s.locks, n as i32)?;
+        let partial = (&mut s.partial_dw, &mut s.partial_db, &mut s.locks);
         let (mean, rstd) = (&s.fwd.mean, &s.fwd.rstd);
         t::layer_norm::backward_into(
             dev, &s.dy, &s.x, &s.w, mean, rstd, shape, partial, &mut s.bwd,
@@ -692,14 +723,137 @@ impl Case for LayerNorm {
         let block = t::layer_norm::block_size(cols);
         if self.backward {
             format!(
-                "4 kernels: the two partial-sum buffers zeroed (the tutorial's torch.zeros), \
-                 layer_norm_bwd_dx_fused (1 program per row, BLOCK_SIZE_N {block}, \
-                 GROUP_SIZE_M {}, atomic_add in place of the lock), layer_norm_bwd_dwdb",
+                "5 kernels: the locks and the two partial-sum buffers zeroed (the tutorial's \
+                 torch.zeros), layer_norm_bwd_dx_fused (1 program per row, BLOCK_SIZE_N \
+                 {block}, GROUP_SIZE_M {}, spin lock), layer_norm_bwd_dwdb",
                 t::layer_norm::group_size_m(cols)
             )
         } else {
             format!("layer_norm_fwd_fused: 1 program per row, BLOCK_SIZE {block}, 8 warps")
         }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 06 fused attention (forward)
+// ---------------------------------------------------------------------------------------------
+
+/// Query rows checked per case: the float64 reference of a whole large case would take minutes.
+const ATTN_ROWS: usize = 48;
+
+fn attention(ctx: &mut Ctx, (shape, causal): Attn, timed: bool) -> Res<()> {
+    let (z, h, n, d) = shape;
+    let len = z * h * n * d;
+    i32_of(len)?;
+    let mut r = Rng::new((z * h * n * d) as u64 + u64::from(causal));
+    // The tutorial's `torch.empty(…).normal_(mean=0.0, std=0.5)`.
+    let gen = |r: &mut Rng| r.vec(len, |r| f16::from_f32(0.5 * r.normal()));
+    let (q, k, v) = (gen(&mut r), gen(&mut r), gen(&mut r));
+    let wide = |x: &[f16]| -> Vec<f64> { x.iter().map(|&e| f64::from(e)).collect() };
+    let (fq, fk, fv) = (wide(&q), wide(&k), wide(&v));
+    let rows: Vec<(usize, usize)> = (0..ATTN_ROWS.min(z * h * n))
+        .map(|_| {
+            let bh = (r.next_u64() % (z * h) as u64) as usize;
+            (bh, (r.next_u64() % n as u64) as usize)
+        })
+        .collect();
+    let mut want_o = Vec::new();
+    let mut want_m = Vec::new();
+    for &(bh, i) in &rows {
+        let (o, m) = t::fused_attention::reference_row(&fq, &fk, &fv, (n, d), causal, 0.5, bh, i);
+        want_o.extend(o);
+        want_m.push(m);
+    }
+    let flops = 4.0 * (z * h) as f64 * (n * n * d) as f64 * if causal { 0.5 } else { 1.0 };
+    let variant = if causal {
+        "06_attn_fwd_causal"
+    } else {
+        "06_attn_fwd"
+    };
+    let m = Meta {
+        bytes: 8.0 * len as f64 + 4.0 * (z * h * n) as f64,
+        flops: Some(flops),
+        ..meta(variant, &[z, h, n, d], "f16", timed)
+    };
+    let case = Attention {
+        q,
+        k,
+        v,
+        shape,
+        causal,
+        rows,
+        want_o,
+        want_m,
+    };
+    ctx.bench(&m, &case);
+    Ok(())
+}
+
+struct Attention {
+    q: Vec<f16>,
+    k: Vec<f16>,
+    v: Vec<f16>,
+    shape: (usize, usize, usize, usize),
+    causal: bool,
+    /// The checked query rows `(head, row)`, and their reference outputs and `M` values.
+    rows: Vec<(usize, usize)>,
+    want_o: Vec<f64>,
+    want_m: Vec<f64>,
+}
+
+/// Inputs `q`, `k`, `v`, and outputs `o`, `M`.
+type AttnState = ([Buffer<f16>; 4], Buffer<f32>);
+
+impl Case for Attention {
+    type State = AttnState;
+
+    fn setup(&self, dev: &Device) -> Res<AttnState> {
+        let (z, h, n, _) = self.shape;
+        Ok((
+            [
+                dev.upload(&self.q)?,
+                dev.upload(&self.k)?,
+                dev.upload(&self.v)?,
+                nan16(dev, self.q.len())?,
+            ],
+            nan32(dev, z * h * n)?,
+        ))
+    }
+
+    fn run(&self, dev: &Device, s: &mut AttnState, form: Form) -> Result<(), tile::Error> {
+        fused_only(form)?;
+        let ([q, k, v, o], m) = s;
+        t::fused_attention::forward_into(dev, q, k, v, self.shape, self.causal, 0.5, o, m)
+    }
+
+    fn verify(&self, dev: &Device, s: &AttnState, _: Form) -> Res<Vec<OutErr>> {
+        let (_, _, n, d) = self.shape;
+        let o = fetch(dev, &s.0[3])?;
+        let m = fetch(dev, &s.1)?;
+        let got_o: Vec<f32> = self
+            .rows
+            .iter()
+            .flat_map(|&(bh, i)| o[(bh * n + i) * d..(bh * n + i + 1) * d].to_vec())
+            .collect();
+        let got_m: Vec<f32> = self.rows.iter().map(|&(bh, i)| m[bh * n + i]).collect();
+        // P rounded to f16 before the second product, the output once more: 2⁻¹¹ each.
+        Ok(vec![
+            compare("o", &got_o, &self.want_o, 4e-3),
+            compare("M", &got_m, &self.want_m, 1e-5),
+        ])
+    }
+
+    fn ops(&self, _: Form) -> String {
+        let d = self.shape.3;
+        format!(
+            "_attn_fwd: BLOCK_M 128, BLOCK_N 64, HEAD_DIM {d}, 8 warps, 3 stages, STAGE {}, \
+             tensor descriptors made in the kernel",
+            if self.causal { 3 } else { 1 }
+        )
     }
 
     fn forms(&self) -> Vec<Form> {
