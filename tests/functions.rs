@@ -647,6 +647,49 @@ fn autotune_heuristic_and_prune_decide_on_the_interpreter() {
     assert_eq!(pruned::TUNER.decisions()[0].config, 1);
 }
 
+/// Autotuned with a constant and an element type chosen at launch: each variant is its own
+/// decision.
+#[tile_kernel(autotune(configs = [{ BLOCK = 64 }, { BLOCK = 128 }], key = [n]))]
+fn tuned_variants(
+    x: Ptr<T, n>,
+    n: i32,
+    SCALE: Const<{ [2, 3] }>,
+    BLOCK: Const,
+    T: Type<{ [i32, i64] }>,
+) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    store(x + offs, load(x + offs, offs < n) * SCALE, offs < n);
+}
+
+#[test]
+fn autotune_keys_hold_the_variant_chosen_at_launch() {
+    let dev = Device::interpreter();
+    let n = 300;
+    let grid = |c: &tuned_variants::Config| Grid::x(cdiv(n, c.BLOCK));
+    let mut a = dev.upload(&vec![1i32; n]).unwrap();
+    let mut b = dev.upload(&vec![1i64; n]).unwrap();
+    tuned_variants::launch(&dev, grid, &mut a, n as i32, 2).unwrap();
+    tuned_variants::launch(&dev, grid, &mut a, n as i32, 3).unwrap();
+    tuned_variants::launch(&dev, grid, &mut b, n as i32, 2).unwrap();
+    tuned_variants::launch(&dev, grid, &mut a, n as i32, 2).unwrap();
+    assert!(dev.download(&a).unwrap().iter().all(|&v| v == 12));
+    assert!(dev.download(&b).unwrap().iter().all(|&v| v == 2));
+    let keys: Vec<Vec<i64>> = tuned_variants::TUNER
+        .decisions()
+        .into_iter()
+        .map(|d| d.key)
+        .collect();
+    assert_eq!(keys.len(), 3, "three variants, three decisions: {keys:?}");
+    assert!(
+        keys.iter().all(|k| k.len() == 3 && k[0] == n as i64),
+        "{keys:?}"
+    );
+    assert_eq!(keys[0][..2], [n as i64, 2]);
+    assert_eq!(keys[1][..2], [n as i64, 3]);
+    assert_eq!(keys[2][..2], [n as i64, 2]);
+    assert_ne!(keys[0][2], keys[2][2], "i32 and i64 are told apart");
+}
+
 /// `x` (row-major `rows × cols`) reversed along `axis`.
 fn flip_ref(x: &[f32], rows: usize, cols: usize, axis: usize) -> Vec<f32> {
     (0..rows * cols)

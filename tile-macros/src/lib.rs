@@ -658,6 +658,9 @@ fn tuned_module(p: TunedParts) -> Tokens {
         let path = outer(path);
         tuner = quote!(#tuner.with_heuristic(#path));
     }
+    // The key's named values, then what picks the instance within a config (the constants
+    // chosen at launch, the element types): variants never share a decision, as Triton's key
+    // holds its arguments' dtypes.
     let key: Vec<Tokens> = tune
         .key
         .iter()
@@ -665,6 +668,7 @@ fn tuned_module(p: TunedParts) -> Tokens {
             let id = format_ident!("{}", k);
             quote!(#id as i64)
         })
+        .chain(scrutinee.iter().skip(1).map(|s| quote!(#s as i64)))
         .collect();
     let n_key = key.len();
     let call_args: Vec<Tokens> = passed.iter().map(|(id, _)| quote!(#id)).collect();
