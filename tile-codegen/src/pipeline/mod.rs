@@ -151,8 +151,11 @@ pub fn compile_with(
         c.saturating_add(t.cost.saturating_mul(targets))
     });
     let m = tile.len() as u64 * targets;
-    if least > budget::MAX_COMPILE_COST.saturating_mul(2) {
-        return Err(over_budget(item, &tile, least, m));
+    // An autotuned kernel is several kernels the user asked for: each config gets the budget.
+    let configs = opts.autotune.as_ref().map_or(1, |t| t.configs.len().max(1)) as u64;
+    let max = budget::MAX_COMPILE_COST.saturating_mul(configs);
+    if least > max.saturating_mul(2) {
+        return Err(over_budget(item, &tile, least, m, configs));
     }
     // Phase 1, per specialization: which variants, and their GPU-level IR per target (our own
     // passes). Phase 2, per variant and target: LLVM, the bulk of the time. Phase 3, with a
@@ -160,8 +163,8 @@ pub fn compile_with(
     // kernel of one specialization builds its six LLVM modules in parallel.
     let planned = plan_all(&tile, dump, opts);
     let (cost, m) = planned_cost(&planned);
-    if cost > budget::MAX_COMPILE_COST {
-        return Err(over_budget(item, &tile, cost, m));
+    if cost > max {
+        return Err(over_budget(item, &tile, cost, m, configs));
     }
     // The modules in the order their errors are reported: the first failure in this order is
     // the kernel's error, so a module after a failure is not built (or its ptxas is stopped).
@@ -292,13 +295,31 @@ pub fn compile_cost(
     Ok(planned_cost(&plan_all(&tile, dump, opts)))
 }
 
-/// The error for a kernel whose `modules` LLVM modules cost `cost` in all, over the budget: at
-/// the parameters when they declare several specializations, else at the kernel's name; a
-/// second error points at the op that costs the most.
-fn over_budget(item: &syn::ItemFn, tile: &[TileLevel], cost: u64, modules: u64) -> syn::Error {
+/// The error for a kernel whose `modules` LLVM modules cost `cost` in all, over the budget of
+/// its `configs` autotuning configs (1 when it is not autotuned): at the parameters when they
+/// declare several specializations, else at the kernel's name; a second error points at the op
+/// that costs the most.
+fn over_budget(
+    item: &syn::ItemFn,
+    tile: &[TileLevel],
+    cost: u64,
+    modules: u64,
+    configs: u64,
+) -> syn::Error {
     let max = budget::MAX_COMPILE_COST;
     let n = tile.len();
-    let mut e = if n > 1 {
+    let mut e = if configs > 1 {
+        syn::Error::new_spanned(
+            &item.sig.inputs,
+            format!(
+                "with its {configs} autotuning configs, these parameters declare {n} \
+                 specializations; with their variants and targets that is {modules} LLVM \
+                 modules, whose code adds up to a compile cost of {cost}, and a kernel may cost \
+                 at most {max} a config (about two seconds of compilation each): declare fewer \
+                 `Const`/`Type` values, or use smaller tiles"
+            ),
+        )
+    } else if n > 1 {
         syn::Error::new_spanned(
             &item.sig.inputs,
             format!(
