@@ -247,6 +247,17 @@ fn descriptor_tokens(ir: &tile_core::ir::Function) -> Vec<Tokens> {
     let scalar = |s: &tile_core::runtime::DescScalar| match *s {
         tile_core::runtime::DescScalar::Param(i) => quote!(::tile::DescScalar::Param(#i)),
         tile_core::runtime::DescScalar::Const(c) => quote!(::tile::DescScalar::Const(#c)),
+        tile_core::runtime::DescScalar::Product {
+            params,
+            count,
+            factor,
+            bits,
+        } => quote!(::tile::DescScalar::Product {
+            params: [#(#params),*],
+            count: #count,
+            factor: #factor,
+            bits: #bits,
+        }),
     };
     tile_codegen::analysis::descriptors::host_descriptors(ir)
         .iter()

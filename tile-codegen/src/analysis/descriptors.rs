@@ -4,7 +4,7 @@
 //! ([`tma_copies`], on GPU-level IR). The macro writes both into the kernel's static metadata
 //! (`DescSpec`, `TmaSpec`), from which the launch encodes the tensor maps.
 
-use tile_core::ir::{ConstValue, DType, Function, OpKind, ValueDef, ValueId};
+use tile_core::ir::{BinOp, ConstValue, DType, Function, OpKind, ValueDef, ValueId};
 use tile_core::runtime::DescScalar;
 
 /// A descriptor whose array the launch can describe: pointer, extents and strides are kernel
@@ -46,6 +46,17 @@ pub fn scalar_source(f: &Function, v: ValueId) -> Option<DescScalar> {
                 OpKind::Constant(ConstValue::Int(c)) => Some(DescScalar::Const(*c)),
                 OpKind::Cast if f.ty(d.operands[0]).dtype().is_some_and(DType::is_int) => {
                     scalar_source(f, d.operands[0])
+                }
+                // `Z * H * N_CTX`: a product the launch computes from the arguments.
+                OpKind::Binary(BinOp::Mul) => {
+                    let bits = match f.ty(d.results[0]).dtype() {
+                        Some(DType::I32) => 32,
+                        Some(DType::I64) => 64,
+                        _ => return None,
+                    };
+                    let a = scalar_source(f, d.operands[0])?;
+                    let b = scalar_source(f, d.operands[1])?;
+                    a.times(b, bits)
                 }
                 _ => None,
             }

@@ -468,6 +468,19 @@ pub fn tma_copyable(
     let aligned = h.strides[..h.strides.len() - 1].iter().all(|s| match *s {
         DescScalar::Const(c) => c > 0 && (c * i64::from(bytes)) % 16 == 0,
         DescScalar::Param(i) => (divisibility(i) * bytes) % 16 == 0,
+        DescScalar::Product {
+            params,
+            count,
+            factor,
+            ..
+        } => {
+            let d = params[..usize::from(count)]
+                .iter()
+                .fold(factor.unsigned_abs(), |d, &i| {
+                    d.saturating_mul(u64::from(divisibility(i)))
+                });
+            factor > 0 && d.saturating_mul(u64::from(bytes)) % 16 == 0
+        }
     });
     if !aligned {
         return Err("a row stride not known to be a multiple of 16 bytes");

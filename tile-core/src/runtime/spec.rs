@@ -93,6 +93,58 @@ pub enum DescScalar {
     Param(u32),
     /// A value fixed at compile time.
     Const(i64),
+    /// The product of the integer arguments at the first `count` indices of `params` and of
+    /// `factor`, wrapped to `bits` (32 or 64) as the kernel computes it: Triton's tutorials
+    /// describe `[Z * H * N_CTX, HEAD_DIM]` arrays.
+    Product {
+        /// Parameter indices (the first `count` are used).
+        params: [u32; 4],
+        /// How many of `params` are factors.
+        count: u8,
+        /// A constant factor.
+        factor: i64,
+        /// The width the kernel computes the product in.
+        bits: u8,
+    },
+}
+
+impl DescScalar {
+    /// The product of `self` and `other` as the kernel computes it in `bits`, where it is a
+    /// product of at most four arguments and a constant.
+    pub fn times(self, other: DescScalar, bits: u8) -> Option<DescScalar> {
+        let parts = |s: DescScalar| -> ([u32; 4], u8, i64) {
+            match s {
+                DescScalar::Param(i) => ([i, 0, 0, 0], 1, 1),
+                DescScalar::Const(c) => ([0; 4], 0, c),
+                DescScalar::Product {
+                    params,
+                    count,
+                    factor,
+                    ..
+                } => (params, count, factor),
+            }
+        };
+        let (mut params, n, a) = parts(self);
+        let (q, m, b) = parts(other);
+        if n + m > 4 {
+            return None;
+        }
+        params[n as usize..(n + m) as usize].copy_from_slice(&q[..m as usize]);
+        let factor = match bits {
+            32 => i64::from((a as i32).wrapping_mul(b as i32)),
+            _ => a.wrapping_mul(b),
+        };
+        Some(if n + m == 0 {
+            DescScalar::Const(factor)
+        } else {
+            DescScalar::Product {
+                params,
+                count: n + m,
+                factor,
+                bits,
+            }
+        })
+    }
 }
 
 /// A tensor descriptor whose array is known from the launch's arguments: the buffer at

@@ -170,9 +170,8 @@ fn scalar(
     values: &(impl LaunchValues + ?Sized),
     s: DescScalar,
 ) -> Result<i64, Error> {
-    match s {
-        DescScalar::Const(v) => Ok(v),
-        DescScalar::Param(i) => values.int(i).ok_or_else(|| {
+    let int = |i: u32| {
+        values.int(i).ok_or_else(|| {
             inconsistent(
                 spec,
                 format_args!(
@@ -180,7 +179,26 @@ fn scalar(
                     param_name(spec, i)
                 ),
             )
-        }),
+        })
+    };
+    match s {
+        DescScalar::Const(v) => Ok(v),
+        DescScalar::Param(i) => int(i),
+        DescScalar::Product {
+            params,
+            count,
+            factor,
+            bits,
+        } => params[..usize::from(count)]
+            .iter()
+            .try_fold(factor, |acc, &i| {
+                let v = int(i)?;
+                Ok(if bits == 32 {
+                    i64::from((acc as i32).wrapping_mul(v as i32))
+                } else {
+                    acc.wrapping_mul(v)
+                })
+            }),
     }
 }
 
@@ -190,6 +208,21 @@ fn show(spec: &KernelSpec, s: DescScalar, v: i64) -> String {
     match s {
         DescScalar::Param(i) => format!("`{}` = {v}", param_name(spec, i)),
         DescScalar::Const(_) => v.to_string(),
+        DescScalar::Product {
+            params,
+            count,
+            factor,
+            ..
+        } => {
+            let mut names: Vec<String> = params[..usize::from(count)]
+                .iter()
+                .map(|&i| format!("`{}`", param_name(spec, i)))
+                .collect();
+            if factor != 1 {
+                names.push(factor.to_string());
+            }
+            format!("{} = {v}", names.join(" · "))
+        }
     }
 }
 
@@ -766,6 +799,56 @@ mod tests {
                 oob_fill: CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             }
         );
+    }
+
+    #[test]
+    fn an_extent_that_is_a_product_of_arguments() {
+        const fn product(params: [u32; 4], count: u8, factor: i64, bits: u8) -> DescScalar {
+            DescScalar::Product {
+                params,
+                count,
+                factor,
+                bits,
+            }
+        }
+        // `a`'s rows as `M · 1`: the same tensor map as `M`.
+        let rows = DescScalar::Param(4).times(DescScalar::Const(1), 32);
+        assert_eq!(rows, Some(product([4, 0, 0, 0], 1, 1, 32)));
+        const ROWS: DescSpec = DescSpec {
+            dims: &[product([4, 0, 0, 0], 1, 1, 32), Param(6)],
+            ..A
+        };
+        let t = tma(0, &[128, 64], 128);
+        assert_eq!(encoded(&ROWS, &t), encoded(&A, &t));
+        // `2 · M` rows of `K` reach past `a`'s `M · K` elements: the launch refuses them.
+        const TWICE: DescSpec = DescSpec {
+            dims: &[product([4, 0, 0, 0], 1, 2, 32), Param(6)],
+            ..A
+        };
+        assert!(encoding(&GEMM, &TWICE, &t, &values()).is_err());
+        // A product the kernel computes in 32 bits wraps as the kernel's does.
+        let narrow = DescScalar::Param(4)
+            .times(DescScalar::Param(6), 32)
+            .and_then(|p| p.times(DescScalar::Param(5), 32))
+            .unwrap();
+        assert_eq!(
+            scalar(&GEMM, &values(), narrow).unwrap(),
+            0,
+            "2^35 wraps to 0"
+        );
+        let wide = DescScalar::Param(4)
+            .times(DescScalar::Param(6), 64)
+            .unwrap();
+        assert_eq!(scalar(&GEMM, &values(), wide).unwrap(), M * K);
+        assert_eq!(show(&GEMM, wide, M * K), format!("`M` · `K` = {}", M * K));
+        // A product holds four arguments at most.
+        let four = wide
+            .times(DescScalar::Param(5), 64)
+            .and_then(|p| p.times(DescScalar::Param(5), 64))
+            .unwrap();
+        assert!(four.times(DescScalar::Param(5), 64).is_none());
+        let five = four.times(DescScalar::Const(3), 64).unwrap();
+        assert_eq!(scalar(&GEMM, &values(), five).unwrap(), 3 * M * K * N * N);
     }
 
     #[test]
