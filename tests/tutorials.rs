@@ -117,19 +117,25 @@ fn fused_attention_matches_reference() {
         ((1, 1, 256, 64), true),
         ((2, 1, 128, 128), true),
     ];
+    // Every case on every configuration (the interpreter's tuner would run the first only).
+    let configs = t::fused_attention::_attn_fwd::CONFIGS.len();
     for (i, (shape, causal)) in cases.into_iter().enumerate() {
-        t::fused_attention::run_check(
-            &dev,
-            shape,
-            causal,
-            800 + i as u64,
-            f16::from_f32,
-            2f64.powi(-11),
-        )
-        .unwrap();
+        for c in 0..configs {
+            t::fused_attention::run_check(
+                &dev,
+                Some(c),
+                shape,
+                causal,
+                800 + i as u64,
+                f16::from_f32,
+                2f64.powi(-11),
+            )
+            .unwrap();
+        }
     }
     t::fused_attention::run_check(
         &dev,
+        Some(1),
         (1, 2, 256, 64),
         true,
         810,
@@ -138,7 +144,8 @@ fn fused_attention_matches_reference() {
     )
     .unwrap();
     // The tutorial's whole blocks: 200 rows are refused, not read past.
-    let e = t::fused_attention::run_check(&dev, (1, 1, 200, 64), false, 9, f16::from_f32, 1e-3)
-        .expect_err("took N_CTX = 200");
+    let e =
+        t::fused_attention::run_check(&dev, None, (1, 1, 200, 64), false, 9, f16::from_f32, 1e-3)
+            .expect_err("took N_CTX = 200");
     assert!(e.contains("whole blocks"), "{e}");
 }

@@ -293,6 +293,7 @@ fn print_tuning() {
         &softmax_regression::TUNER,
         &ce::TUNER,
         &tile_tutorials::matrix_multiplication::matmul_kernel_autotuned::TUNER,
+        &tile_tutorials::fused_attention::_attn_fwd::TUNER,
     ];
     for t in tuners {
         for d in t.decisions() {

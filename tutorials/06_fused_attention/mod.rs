@@ -12,8 +12,9 @@
 //! - `_attn_fwd_inner` (a `@triton.jit` helper returning `acc, l_i, m_i`) is a tile function
 //!   (`#[tile_fn]`) returning the tuple. `tl.multiple_of(start_n, BLOCK_N)` is left out: the
 //!   loop's start and step already tell the compiler.
-//! - One configuration instead of the autotuner's list: `BLOCK_M = 128`, `BLOCK_N = 64`, 8 warps,
-//!   3 stages; `HEAD_DIM` 64 or 128; f16 and bf16 (the tutorial casts `P` and the output to
+//! - The autotuner's list cut to two of its configurations: `BLOCK_M = 128`, `BLOCK_N = 64`, 8
+//!   warps, 3 stages, and `64 × 64` on 4 warps with 2 stages (Triton's usual pick on Hopper);
+//!   `HEAD_DIM` 64 or 128; f16 and bf16 (the tutorial casts `P` and the output to
 //!   float16; here to the input type, as the benchmark's Triton baseline does); no FP8 and no
 //!   warp specialization. Like the tutorial, the kernel takes whole blocks only: `N_CTX` a
 //!   multiple of 128 (the host function returns an `Err` otherwise).
@@ -98,7 +99,16 @@ fn _attn_fwd_inner(
     (acc, l_i, m_i)
 }
 
-#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BLOCK_M = 128, BLOCK_N = 64, num_stages = 3, num_warps = 8 },
+            { BLOCK_M = 64, BLOCK_N = 64, num_stages = 2, num_warps = 4 },
+        ],
+        key = [N_CTX],
+    )
+)]
 /// The attention forward of query block `program_id(0)` of head `program_id(1)` (`Z · H`
 /// programs along axis 1): `Out = softmax(Q Kᵀ · sm_scale) V` over the keys (`STAGE = 3`:
 /// causal, a query sees the keys up to its own; 1: all), and `M` the base-2 log-sum-exp of each
@@ -115,8 +125,8 @@ pub fn _attn_fwd(
     Out: Ptr<T>, // triton: desc_o
     N_CTX: i32,
     HEAD_DIM: Const<{ [64, 128] }>,
-    BLOCK_M: Const<128>,
-    BLOCK_N: Const<64>,
+    BLOCK_M: Const,
+    BLOCK_N: Const,
     STAGE: Const<{ [1, 3] }>,
     T: Type<{ [f16, bf16] }>, // triton: dtype, from FP8_OUTPUT (f16 here, or bf16)
 ) {
@@ -186,11 +196,30 @@ pub fn _attn_fwd(
 }
 
 /// The tutorial's `_attention.forward` for `[z, h, n_ctx, head_dim]` contiguous `q`, `k`, `v`
-/// into `o` (same shape) and `m` (`z · h · n_ctx` base-2 log-sum-exps): an `Err` unless
-/// `head_dim` is 64 or 128 and `n_ctx` a multiple of [`BLOCK_M`] (the tutorial's whole blocks).
+/// into `o` (same shape) and `m` (`z · h · n_ctx` base-2 log-sum-exps), on the configuration
+/// the tuner picks: an `Err` unless `head_dim` is 64 or 128 and `n_ctx` a multiple of
+/// [`BLOCK_M`] (the tutorial's whole blocks).
 #[allow(clippy::too_many_arguments)]
 pub fn forward_into<T: tile::Element>(
     dev: &Device,
+    q: &Buffer<T>,
+    k: &Buffer<T>,
+    v: &Buffer<T>,
+    shape: (usize, usize, usize, usize),
+    causal: bool,
+    sm_scale: f32,
+    o: &mut Buffer<T>,
+    m: &mut Buffer<f32>,
+) -> Result<(), Error> {
+    forward_config_into(dev, None, q, k, v, shape, causal, sm_scale, o, m)
+}
+
+/// [`forward_into`] on configuration `config` of [`_attn_fwd::CONFIGS`] (`None`: the tuner's
+/// pick).
+#[allow(clippy::too_many_arguments)]
+pub fn forward_config_into<T: tile::Element>(
+    dev: &Device,
+    config: Option<usize>,
     q: &Buffer<T>,
     k: &Buffer<T>,
     v: &Buffer<T>,
@@ -210,21 +239,22 @@ pub fn forward_into<T: tile::Element>(
         });
     }
     let stage = if causal { 3 } else { 1 };
-    _attn_fwd::launch(
-        dev,
-        Grid::xy((n_ctx / BLOCK_M) as u32, (z * h) as u32),
-        sm_scale,
-        m,
-        z as i32,
-        h as i32,
-        q,
-        k,
-        v,
-        o,
-        n_ctx as i32,
-        head_dim as i32,
-        stage,
-    )
+    let grid =
+        |c: &_attn_fwd::Config| Grid::xy((n_ctx / c.BLOCK_M as usize) as u32, (z * h) as u32);
+    let (zi, hi, ni, di) = (z as i32, h as i32, n_ctx as i32, head_dim as i32);
+    match config {
+        None => _attn_fwd::launch(dev, grid, sm_scale, m, zi, hi, q, k, v, o, ni, di, stage),
+        Some(i) => {
+            let Some(c) = _attn_fwd::CONFIGS.get(i) else {
+                return Err(Error::NoVariant {
+                    kernel: "_attn_fwd",
+                    msg: format!("no configuration {i}"),
+                });
+            };
+            let g = grid(c);
+            _attn_fwd::launch_config(dev, i, g, sm_scale, m, zi, hi, q, k, v, o, ni, di, stage)
+        }
+    }
 }
 
 /// Query row `i` of head `bh` (of `z · h`) of attention in f64: the output row and the base-2
@@ -261,7 +291,7 @@ pub fn reference_row(
     (o, (mx + sum.ln()) / std::f64::consts::LN_2)
 }
 
-/// Runs [`_attn_fwd`] on standard normal `q`, `k`, `v` (the tutorial's `torch.randn`, scaled by
+/// Runs [`_attn_fwd`] (configuration `config`, or the tuner's pick) on standard normal `q`, `k`, `v` (the tutorial's `torch.randn`, scaled by
 /// 0.5) of `T`, `sm_scale = 0.5` as in the tutorial's test, against [`reference_row`] on the
 /// same rounded inputs. Tolerance: `P` is rounded to the input type before the second product
 /// (2⁻¹¹ relative for f16, 2⁻⁸ for bf16 on each probability), the output once more; the scores
@@ -270,6 +300,7 @@ pub fn reference_row(
 /// `log2`).
 pub fn run_check<T: tile::Element + Copy + Into<f64>>(
     dev: &Device,
+    config: Option<usize>,
     shape: (usize, usize, usize, usize),
     causal: bool,
     seed: u64,
@@ -286,7 +317,10 @@ pub fn run_check<T: tile::Element + Copy + Into<f64>>(
     let (dq, dk, dv) = (up(&q)?, up(&k)?, up(&v)?);
     let mut o = dev.zeros::<T>(len).map_err(err)?;
     let mut m = dev.zeros::<f32>(z * h * n).map_err(err)?;
-    forward_into(dev, &dq, &dk, &dv, shape, causal, 0.5, &mut o, &mut m).map_err(err)?;
+    forward_config_into(
+        dev, config, &dq, &dk, &dv, shape, causal, 0.5, &mut o, &mut m,
+    )
+    .map_err(err)?;
     let f = |x: &[T]| -> Vec<f64> { x.iter().map(|&e| e.into()).collect() };
     let (fq, fk, fv) = (f(&q), f(&k), f(&v));
     let (mut want_o, mut want_m) = (Vec::with_capacity(len), Vec::with_capacity(z * h * n));

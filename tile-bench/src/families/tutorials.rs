@@ -14,7 +14,7 @@
 //! | `04_dropout`, `04_seeded_dropout` | `[n]` f32 | `dropout` (keep mask in memory), `seeded_dropout` (p = 0.5) |
 //! | `05_layer_norm_fwd_fused` | `[rows, cols]` f16 | `LayerNorm.forward` |
 //! | `05_layer_norm_bwd` | `[rows, cols]` f16 | `LayerNorm.backward`: the locks and partial sums zeroed (the tutorial's `torch.zeros`), `layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `layer_norm_bwd_dwdb` |
-//! | `06_attn_fwd`, `06_attn_fwd_causal` | `[Z, H, N_CTX, HEAD_DIM]` f16 | `_attention.forward`: `_attn_fwd` (128 × 64 blocks, 8 warps), `o` and `M` |
+//! | `06_attn_fwd`, `06_attn_fwd_causal` | `[Z, H, N_CTX, HEAD_DIM]` f16 | `_attention.forward`: `_attn_fwd` (autotuned), `o` and `M` |
 //! | `09_matmul_kernel_persistent` | `[M, N, K]` f16 | `matmul_persistent` on 132 programs (`NUM_SMS` is compiled for 132 and 4) |
 //!
 //! Inputs as the tutorials draw them (`torch.rand`, `torch.randn`, layer norm's
@@ -850,8 +850,8 @@ impl Case for Attention {
     fn ops(&self, _: Form) -> String {
         let d = self.shape.3;
         format!(
-            "_attn_fwd: BLOCK_M 128, BLOCK_N 64, HEAD_DIM {d}, 8 warps, 3 stages, STAGE {}, \
-             tensor descriptors made in the kernel",
+            "_attn_fwd, autotuned over the tutorial's configurations (`tuned` lines give the \
+             pick): HEAD_DIM {d}, STAGE {}, tensor descriptors made in the kernel",
             if self.causal { 3 } else { 1 }
         )
     }
