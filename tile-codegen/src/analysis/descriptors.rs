@@ -8,7 +8,7 @@ use tile_core::ir::{BinOp, ConstValue, DType, Function, OpKind, ValueDef, ValueI
 use tile_core::runtime::DescScalar;
 
 /// A descriptor whose array the launch can describe: pointer, extents and strides are kernel
-/// parameters or constants.
+/// parameters, constants, or products of them ([`DescScalar::Product`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostDesc {
     /// The `make_tensor_descriptor` slot.
@@ -34,8 +34,8 @@ pub struct TmaCopy {
     pub swizzle: u32,
 }
 
-/// The parameter or constant `v` is, looking through integer casts (a widened `i32` argument
-/// keeps its value).
+/// The parameter, constant or product of them `v` is, looking through integer casts (a widened
+/// `i32` argument keeps its value).
 pub fn scalar_source(f: &Function, v: ValueId) -> Option<DescScalar> {
     match f.values[v.index()].def {
         ValueDef::BlockArg(b, i) if b == f.entry() => Some(DescScalar::Param(i)),

@@ -37,9 +37,9 @@ pub struct KernelSpec {
     /// with zeros elsewhere.
     pub desc_slots: u32,
     /// The slots whose array the launch can describe from the arguments alone (pointer,
-    /// extents and strides all parameters or constants): the launch checks that each such
-    /// array lies inside its buffer, and only these can be copied by the tensor memory
-    /// accelerator.
+    /// extents and strides all parameters, constants or products of them): the launch checks
+    /// that each such array lies inside its buffer, and only these can be copied by the tensor
+    /// memory accelerator.
     pub descriptors: &'static [DescSpec],
     /// Specializations, most specialized first; the last one assumes nothing, unless the kernel
     /// was compiled with `specialize = aligned` (then there is one, and a launch it does not
