@@ -52,8 +52,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         } else {
             self.context.f32_type().into()
         };
-        let sa = self.shared_array(f32_ty, m * k)?;
-        let sb = self.shared_array(f32_ty, k * n)?;
+        let sa = self.shared_array_up_to_target(f32_ty, m * k)?;
+        let sb = self.shared_array_up_to_target(f32_ty, k * n)?;
         let (da, db) = (self.tensor_distribution(aty), self.tensor_distribution(bty));
         let (mut va, mut vb) = (
             self.operand(data, 0).to_vec(),

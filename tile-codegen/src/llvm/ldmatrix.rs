@@ -146,7 +146,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let elem_bytes = u64::from(to.dtype().map_or(2, |d| d.size_bytes()));
         let sw = Swizzle::of_bytes(c, elem_bytes);
         let elem_ty = register_type(self.context, from.elem);
-        let smem = self.shared_array(elem_ty, r * c)?;
+        let smem = self.shared_array_up_to_target(elem_ty, r * c)?;
 
         // Writes, each element once (16-byte runs where a thread holds them), then a barrier.
         let (run_dim, run) = src.contiguous_run();

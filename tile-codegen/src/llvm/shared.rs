@@ -97,6 +97,21 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         self.shared_array_within(elem, n, Target::STATIC_SHARED_BYTES)
     }
 
+    /// [`Lowerer::shared_array`] up to the target's maximum: a `dot`'s staged operands, which
+    /// may pass the static limit (the kernel then gets its shared memory dynamically, and
+    /// `lower_module` checks the whole allocation against the target).
+    pub(super) fn shared_array_up_to_target(
+        &mut self,
+        elem: BasicTypeEnum<'ctx>,
+        n: u64,
+    ) -> Result<PointerValue<'ctx>> {
+        let limit = self
+            .f
+            .target
+            .map_or(Target::STATIC_SHARED_BYTES, Target::max_shared_bytes);
+        self.shared_array_within(elem, n, limit)
+    }
+
     /// [`Lowerer::shared_array`] with another limit for the op's arrays (a kernel whose shared
     /// memory exceeds [`Target::STATIC_SHARED_BYTES`] is given it dynamically, up to the target's
     /// maximum, which `lower_module` checks for the whole allocation).

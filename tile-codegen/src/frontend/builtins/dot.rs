@@ -79,12 +79,18 @@ impl Lowering {
             Some(Precision::Tf32) if at.dtype() == Some(DType::F32) => Precision::Tf32,
             _ => Precision::Ieee,
         };
-        // Both operands pass through shared memory: as f32 for the FMA chain (see
-        // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`; a pipelined loop's ring
-        // is dynamic shared memory, checked per target).
+        // Both operands may pass through shared memory: as f32 for the FMA chain (see
+        // `llvm::dot`), as themselves on tensor cores (`llvm::ldmatrix`), in dynamic shared
+        // memory past the static 48 KiB. Refused here: more than any target holds. Each
+        // target's module checks its whole allocation (a pipelined `dot` reads its ring and
+        // stages nothing; an autotuning config that does not fit one target is left out there).
         let tensor_cores = staging::on_tensor_cores(&at, &bt, precision);
         let staged = staging::dot_bytes(&at, &bt, tensor_cores);
-        let limit = tile_core::Target::STATIC_SHARED_BYTES;
+        let limit = tile_core::Target::ALL
+            .iter()
+            .map(|t| t.max_shared_bytes())
+            .max()
+            .unwrap_or(tile_core::Target::STATIC_SHARED_BYTES);
         if staged > limit {
             return Err(err(
                 c,
