@@ -690,6 +690,83 @@ fn autotune_keys_hold_the_variant_chosen_at_launch() {
     assert_ne!(keys[0][2], keys[2][2], "i32 and i64 are told apart");
 }
 
+/// Config 1's ring is deep: with `num_stages = 6`, seven 32 KiB stages (a `128 × 64` and a
+/// `64 × 128` f16 tile each) on sm_90a, 224 KiB of its 227, and six on sm_80, 192 KiB of its 163.
+/// It is left out on sm_80 (a build warning says so: hence the `allow`) and kept on sm_90a;
+/// config 0 builds everywhere.
+#[allow(deprecated)]
+mod left_out {
+    use tile::prelude::*;
+
+    #[tile_kernel(
+        num_warps = 8,
+        autotune(
+            configs = [{ BK = 32, num_stages = 2 }, { BK = 64, num_stages = 6 }],
+            key = [k],
+        )
+    )]
+    pub fn deep_ring(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, k: i32, BK: Const) {
+        let rm = arange(0, 128);
+        let rn = arange(0, 128);
+        let mut acc = zeros([128, 128]);
+        for k0 in (0..k).step_by(BK) {
+            let rk = k0 + arange(0, BK);
+            let x = load(
+                a + rm.expand_dims(1) * k + rk.expand_dims(0),
+                rk.expand_dims(0) < k,
+                0.0,
+            );
+            let y = load(
+                b + rk.expand_dims(1) * 128 + rn.expand_dims(0),
+                rk.expand_dims(1) < k,
+                0.0,
+            );
+            acc = dot(x, y, acc);
+        }
+        store(c + rm.expand_dims(1) * 128 + rn.expand_dims(0), acc);
+    }
+}
+
+#[test]
+fn an_autotuning_config_that_does_not_fit_a_target_is_left_out_there() {
+    use tile::Target;
+    let k = &left_out::deep_ring::KERNELS;
+    let targets = |i: usize| -> Vec<Vec<Target>> {
+        k[i].variants
+            .iter()
+            .map(|v| v.targets.iter().map(|t| t.target).collect())
+            .collect()
+    };
+    for v in targets(0) {
+        assert_eq!(v, Target::ALL, "config 0 builds on every target");
+    }
+    for v in targets(1) {
+        assert_eq!(v, [Target::Sm90a], "config 1 only where its ring fits");
+    }
+    // The interpreter runs either config (it has no targets), and both compute the same.
+    let dev = Device::interpreter();
+    let (m, kk) = (128usize, 96usize);
+    let a: Vec<f16> = (0..m * kk)
+        .map(|i| f16::from_f32((i % 7) as f32 - 3.0))
+        .collect();
+    let b: Vec<f16> = (0..kk * 128)
+        .map(|i| f16::from_f32((i % 5) as f32 - 2.0))
+        .collect();
+    let (ab, bb) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+    let mut outs = Vec::new();
+    for config in 0..2 {
+        let mut cb = dev.zeros::<f32>(m * 128).unwrap();
+        left_out::deep_ring::launch_config(&dev, config, Grid::x(1), &ab, &bb, &mut cb, kk as i32)
+            .unwrap();
+        outs.push(dev.download(&cb).unwrap());
+    }
+    assert_eq!(outs[0], outs[1]);
+    let want: f32 = (0..kk)
+        .map(|j| f32::from(a[5 * kk + j]) * f32::from(b[j * 128 + 9]))
+        .sum();
+    assert_eq!(outs[0][5 * 128 + 9], want);
+}
+
 /// `x` (row-major `rows × cols`) reversed along `axis`.
 fn flip_ref(x: &[f32], rows: usize, cols: usize, axis: usize) -> Vec<f32> {
     (0..rows * cols)

@@ -54,16 +54,23 @@ impl FirstFailure {
 /// after a failure are dumped depends on timing.)
 pub(super) fn build_modules(
     jobs: &[&PlannedTarget],
+    spare: &[bool],
     dump: &DumpConfig,
     first: &FirstFailure,
 ) -> Vec<Result<TargetBuild, InstanceError>> {
+    // A spare job's failure (an autotuning config left out on its target) stops nothing.
+    let fails = |j: usize, e: &InstanceError| match e {
+        InstanceError::Moot => false,
+        InstanceError::Kernel(_) => !spare.get(j).copied().unwrap_or(false),
+        _ => true,
+    };
     let indexed: Vec<(usize, &PlannedTarget)> = jobs.iter().copied().enumerate().collect();
     let lowered = parallel_map(&indexed, |&(j, p)| {
         if first.moot(FirstFailure::module(j)) {
             return Err(InstanceError::Moot);
         }
         let r = lower_llvm(p);
-        if r.is_err() {
+        if r.as_ref().err().is_some_and(|e| fails(j, e)) {
             first.record(FirstFailure::module(j));
         }
         r
@@ -96,8 +103,9 @@ pub(super) fn build_modules(
         let place = FirstFailure::module(j);
         let r = assemble_module(p, a, ptxas, &|| first.moot(place));
         let failed = match &r {
-            Ok(m) => m.cubin.is_err(),
-            Err(e) => !matches!(e, InstanceError::Moot),
+            // A spill is the kernel's demand, as `InstanceError::Kernel` is.
+            Ok(m) => m.cubin.is_err() && !spare.get(j).copied().unwrap_or(false),
+            Err(e) => fails(j, e),
         };
         if failed {
             first.record(place);

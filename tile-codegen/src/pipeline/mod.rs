@@ -169,36 +169,62 @@ pub fn compile_with(
     // The modules in the order their errors are reported: the first failure in this order is
     // the kernel's error, so a module after a failure is not built (or its ptxas is stopped).
     // A specialization that failed in phase 1 fails before every module of the later ones.
+    //
+    // An autotuned kernel's configs after the first are spare: a module of theirs that the
+    // kernel's own demands keep from building (registers, shared memory) leaves that config
+    // out on that target, as Triton's autotuner skips a config that runs out of resources. The
+    // first config must build everywhere: it is what deterministic mode and the interpreter run.
+    let per_config = (tile.len() / configs as usize).max(1);
+    let spare_instance = |i: usize| opts.autotune.is_some() && i / per_config > 0;
     let first = FirstFailure::new();
     let mut jobs: Vec<&PlannedTarget> = Vec::new();
-    for p in &planned {
+    let mut spare: Vec<bool> = Vec::new();
+    for (i, p) in planned.iter().enumerate() {
         match p {
-            Ok(vs) => jobs.extend(vs.iter().flat_map(|v| v.targets.iter())),
+            Ok(vs) => {
+                for t in vs.iter().flat_map(|v| v.targets.iter()) {
+                    jobs.push(t);
+                    spare.push(spare_instance(i));
+                }
+            }
             Err(_) => first.record(FirstFailure::before(jobs.len())),
         }
     }
-    let mut lowered = build_modules(&jobs, dump, &first).into_iter();
-    // Per instance: its unpipelined `dot`s (for warnings), and its variants or why it failed.
-    type Built = (Vec<Failure>, Result<Vec<CompiledVariant>, InstanceError>);
+    let mut lowered = build_modules(&jobs, &spare, dump, &first).into_iter();
+    // Per instance: its unpipelined `dot`s (for warnings), the targets a spare config was left
+    // out on and why, and its variants or why it failed.
+    type Built = (
+        Vec<Failure>,
+        Vec<(Target, Failure)>,
+        Result<Vec<CompiledVariant>, InstanceError>,
+    );
     let built: Vec<Built> = planned
         .into_iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let mut unpipelined = Vec::new();
+            let mut left_out = Vec::new();
             let r = p.and_then(|variants| {
                 variants
                     .into_iter()
                     .map(|v| {
-                        let targets = v
-                            .targets
-                            .iter()
-                            .map(|_| {
-                                lowered.next().unwrap_or_else(|| {
-                                    Err(InstanceError::Internal(
-                                        "a build thread failed".to_string().into(),
-                                    ))
-                                })
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
+                        let mut targets = Vec::new();
+                        for t in &v.targets {
+                            let built = lowered.next().unwrap_or_else(|| {
+                                Err(InstanceError::Internal(
+                                    "a build thread failed".to_string().into(),
+                                ))
+                            });
+                            match built {
+                                Ok(b) => targets.push(b),
+                                Err(InstanceError::Kernel(f)) if spare_instance(i) => {
+                                    if !left_out.iter().any(|(at, _)| *at == t.target) {
+                                        left_out.push((t.target, f));
+                                    }
+                                }
+                                Err(e) => return Err(e),
+                            }
+                        }
                         unpipelined.extend(v.unpipelined);
                         Ok(CompiledVariant {
                             divisibility: v.divisibility,
@@ -208,12 +234,12 @@ pub fn compile_with(
                     })
                     .collect()
             });
-            (unpipelined, r)
+            (unpipelined, left_out, r)
         })
         .collect();
     tile.into_iter()
         .zip(built)
-        .map(|(t, (unpipelined, b))| {
+        .map(|(t, (unpipelined, left_out, b))| {
             let kernel = t.kernel;
             let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
                 Some(r) => r.error(msg),
@@ -221,6 +247,18 @@ pub fn compile_with(
             };
             match b {
                 Ok(variants) => {
+                    let left_out = left_out.into_iter().map(|(target, f)| {
+                        let span = kernel
+                            .range_of(f.loc)
+                            .map_or(item.sig.ident.span(), |r| r.start);
+                        let msg = format!(
+                            "left out of the autotuning on {}: {}; the tuner times the other \
+                             configs there",
+                            target.arch(),
+                            user_named(&kernel, &f.msg)
+                        );
+                        (span, msg)
+                    });
                     let warnings = unpipelined
                         .into_iter()
                         .map(|w| {
@@ -239,6 +277,7 @@ pub fn compile_with(
                             );
                             (span, msg)
                         })
+                        .chain(left_out)
                         .collect();
                     Ok(CompiledKernel {
                         kernel,

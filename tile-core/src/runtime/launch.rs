@@ -10,7 +10,7 @@ use super::buffer::{BufArg, Memory};
 use super::device::{CudaDevice, Device};
 use super::error::{driver, Error};
 use super::recording::{Node, Recording, SharedRecording};
-use super::spec::{cubins_off, KernelSpec, ParamKind, EQUALS_ONE};
+use super::spec::{cubins_off, KernelSpec, ParamKind, Variant, EQUALS_ONE};
 use super::tma::{self, LaunchValues, MapCache, TensorMap};
 use crate::interp::{self, InterpArg};
 use crate::ir::{self, DType, Function};
@@ -338,9 +338,16 @@ fn pick_target(spec: &KernelSpec, dev: &CudaDevice, variant: usize) -> Result<us
             Some(chosen) => format!("target {chosen} (chosen for the device)"),
             None => format!("compute capability {major}.{minor}"),
         };
+        let compiled = if have.is_empty() {
+            "this instance was left out on every target when it was built (the build's \
+             warnings say why)"
+                .to_string()
+        } else {
+            format!("compiled for {}", have.join(", "))
+        };
         Error::NoVariant {
             kernel: spec.rust_name,
-            msg: format!("no PTX for {wanted}; compiled for {}", have.join(", ")),
+            msg: format!("no PTX for {wanted}; {compiled}"),
         }
     })
 }
@@ -610,22 +617,37 @@ fn run_cuda(
     args: &[Arg<'_>],
 ) -> Result<(), Error> {
     let kernel = spec.rust_name;
+    let accepts = |v: &Variant| {
+        v.divisibility
+            .iter()
+            .zip(args)
+            .all(|(&d, a)| meets_divisibility(a, d))
+            // An empty array has no tensor map: a variant that would copy it with the
+            // tensor memory accelerator gives way to one that reads it with loads.
+            && !v.targets.iter().any(|t| tma::copies_empty(spec, t.tma, args))
+    };
+    // The first that accepts the arguments and has PTX for the device (an autotuning config
+    // left out on a target has none there).
     let variant = spec
         .variants
         .iter()
-        .position(|v| {
-            v.divisibility
-                .iter()
-                .zip(args)
-                .all(|(&d, a)| meets_divisibility(a, d))
-                // An empty array has no tensor map: a variant that would copy it with the
-                // tensor memory accelerator gives way to one that reads it with loads.
-                && !v.targets.iter().any(|t| tma::copies_empty(spec, t.tma, args))
-        })
-        .ok_or_else(|| Error::NoVariant {
-            kernel,
-            msg: "no specialization accepts these arguments".into(),
-        })?;
+        .enumerate()
+        .position(|(i, v)| accepts(v) && pick_target(spec, dev, i).is_ok());
+    let variant = match variant {
+        Some(i) => i,
+        None => {
+            return Err(match spec.variants.iter().position(accepts) {
+                Some(i) => pick_target(spec, dev, i).err().unwrap_or(Error::NoVariant {
+                    kernel,
+                    msg: "no specialization has PTX for this device".into(),
+                }),
+                None => Error::NoVariant {
+                    kernel,
+                    msg: "no specialization accepts these arguments".into(),
+                },
+            })
+        }
+    };
     let v = &spec.variants[variant];
     let target = pick_target(spec, dev, variant)?;
     if variant > 0 {
