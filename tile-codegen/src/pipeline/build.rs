@@ -59,9 +59,10 @@ pub(super) fn build_modules(
     first: &FirstFailure,
 ) -> Vec<Result<TargetBuild, InstanceError>> {
     // A spare job's failure (an autotuning config left out on its target) stops nothing.
+    let is_spare = |j: usize| spare.get(j).copied().unwrap_or(false);
     let fails = |j: usize, e: &InstanceError| match e {
         InstanceError::Moot => false,
-        InstanceError::Kernel(_) => !spare.get(j).copied().unwrap_or(false),
+        InstanceError::Kernel(_) => !is_spare(j),
         _ => true,
     };
     let indexed: Vec<(usize, &PlannedTarget)> = jobs.iter().copied().enumerate().collect();
@@ -104,7 +105,7 @@ pub(super) fn build_modules(
         let r = assemble_module(p, a, ptxas, &|| first.moot(place));
         let failed = match &r {
             // A spill is the kernel's demand, as `InstanceError::Kernel` is.
-            Ok(m) => m.cubin.is_err() && !spare.get(j).copied().unwrap_or(false),
+            Ok(m) => m.cubin.is_err() && !is_spare(j),
             Err(e) => fails(j, e),
         };
         if failed {

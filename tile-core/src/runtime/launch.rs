@@ -628,28 +628,26 @@ fn run_cuda(
     };
     // The first that accepts the arguments and has PTX for the device (an autotuning config
     // left out on a target has none there).
-    let variant = spec
+    let chosen = spec
         .variants
         .iter()
         .enumerate()
-        .position(|(i, v)| accepts(v) && pick_target(spec, dev, i).is_ok());
-    let variant = match variant {
-        Some(i) => i,
-        None => {
-            return Err(match spec.variants.iter().position(accepts) {
-                Some(i) => pick_target(spec, dev, i).err().unwrap_or(Error::NoVariant {
-                    kernel,
-                    msg: "no specialization has PTX for this device".into(),
-                }),
-                None => Error::NoVariant {
-                    kernel,
-                    msg: "no specialization accepts these arguments".into(),
-                },
-            })
-        }
+        .filter(|(_, v)| accepts(v))
+        .find_map(|(i, _)| pick_target(spec, dev, i).ok().map(|t| (i, t)));
+    let Some((variant, target)) = chosen else {
+        // Why not: the first accepting variant's missing PTX, or no variant accepts.
+        return Err(match spec.variants.iter().position(accepts) {
+            Some(i) => pick_target(spec, dev, i).err().unwrap_or(Error::NoVariant {
+                kernel,
+                msg: "no specialization has PTX for this device".into(),
+            }),
+            None => Error::NoVariant {
+                kernel,
+                msg: "no specialization accepts these arguments".into(),
+            },
+        });
     };
     let v = &spec.variants[variant];
-    let target = pick_target(spec, dev, variant)?;
     if variant > 0 {
         trace_event!(
             debug,

@@ -109,6 +109,15 @@ pub enum DescScalar {
 }
 
 impl DescScalar {
+    /// `a · b` as the kernel multiplies in `bits` (32: wrapped to `i32`; else 64).
+    pub fn wrapping_mul(a: i64, b: i64, bits: u8) -> i64 {
+        if bits == 32 {
+            i64::from((a as i32).wrapping_mul(b as i32))
+        } else {
+            a.wrapping_mul(b)
+        }
+    }
+
     /// The product of `self` and `other` as the kernel computes it in `bits`, where it is a
     /// product of at most four arguments and a constant.
     pub fn times(self, other: DescScalar, bits: u8) -> Option<DescScalar> {
@@ -130,10 +139,7 @@ impl DescScalar {
             return None;
         }
         params[n as usize..(n + m) as usize].copy_from_slice(&q[..m as usize]);
-        let factor = match bits {
-            32 => i64::from((a as i32).wrapping_mul(b as i32)),
-            _ => a.wrapping_mul(b),
-        };
+        let factor = DescScalar::wrapping_mul(a, b, bits);
         Some(if n + m == 0 {
             DescScalar::Const(factor)
         } else {

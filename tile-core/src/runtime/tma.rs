@@ -192,12 +192,7 @@ fn scalar(
         } => params[..usize::from(count)]
             .iter()
             .try_fold(factor, |acc, &i| {
-                let v = int(i)?;
-                Ok(if bits == 32 {
-                    i64::from((acc as i32).wrapping_mul(v as i32))
-                } else {
-                    acc.wrapping_mul(v)
-                })
+                Ok(DescScalar::wrapping_mul(acc, int(i)?, bits))
             }),
     }
 }
