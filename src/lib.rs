@@ -32,7 +32,8 @@
 //! f16]}>` declares a type parameter that `Ptr<T>` and `x as T` use; each declared type is
 //! compiled, `launch` becomes generic over `T` and runs the instance of its buffers' type (an
 //! undeclared type is an `Err` naming the declared ones). Options: `#[tile_kernel(num_warps = 8)]`, or
-//! `num_warps = auto` (4, 8 or 16 warps by the largest tile); `num_stages = S` (1 to 8; 1 for no
+//! `num_warps = auto` (4, 8 or 16 warps by the largest tile), `auto(E)` / `auto(E, max = W)` (each
+//! thread `E` elements of the largest tile, at most `W` warps, per instance); `num_stages = S` (1 to 8; 1 for no
 //! software pipelining, as in Triton) for a pipelined `dot` loop. Each instance is compiled in specializations, chosen at launch from the
 //! arguments: every pointer 16-byte aligned and the integers that matter multiples of what keeps
 //! that code (8 for the row length of an f16 matrix, say), then less, then nothing assumed.

@@ -102,6 +102,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
     let opts = KernelOptions {
         num_warps: None,
         elems_per_thread: None,
+        max_auto_warps: 16,
         num_stages: None,
         aligned_only: false,
         unit_only: false,

@@ -25,9 +25,9 @@ use tile::prelude::*;
 
 use crate::check::{compare, err, Rng};
 
-// The tutorial's heuristic is `num_warps = min(max(BLOCK_SIZE // 256, 1), 8)`: 8 from
-// `BLOCK_SIZE = 2048` up, the sizes its benchmark runs; tile fixes the warps per kernel.
-#[tile_kernel(num_warps = 8)]
+// The tutorial's heuristic, `num_warps = min(max(BLOCK_SIZE // 256, 1), 8)`, is
+// `auto(8, max = 8)`: 8 elements of the block per thread, at most 8 warps, per `BLOCK_SIZE`.
+#[tile_kernel(num_warps = auto(8, max = 8))]
 /// Fused layer norm forward of one row: `Y = (X − mean) · rstd · W + B`; writes the row's
 /// `mean` and `rstd`.
 #[allow(clippy::too_many_arguments)]
@@ -83,7 +83,8 @@ pub fn layer_norm_fwd_fused(
     }
 }
 
-#[tile_kernel(num_warps = 8)]
+// The tutorial's backward takes the forward's warps (`ctx.num_warps`): the same heuristic.
+#[tile_kernel(num_warps = auto(8, max = 8))]
 /// Layer norm backward, stage 1: `DX` of one row, and the row's `dy · x̂` and `dy` added into
 /// partial-sum row `row % GROUP_SIZE_M` of `DW` and `DB` (`GROUP_SIZE_M × N`) under that row's
 /// spin lock (`Lock`: `GROUP_SIZE_M` locks, then as many counters, zeroed before).

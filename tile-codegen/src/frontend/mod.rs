@@ -287,6 +287,7 @@ fn lower_instance(
         } else {
             opts.elems_per_thread
         },
+        max_auto_warps: opts.max_auto_warps,
         aligned_only: opts.aligned_only,
         unit_only: opts.unit_only,
         autotune: None,
@@ -360,11 +361,12 @@ fn lower_instance(
     if opts.num_warps.is_none() {
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
         ir.num_warps = match opts.elems_per_thread {
-            // `auto(E)`: `E` elements of the largest tile per thread, 1 to 16 warps.
+            // `auto(E, max = W)`: `E` elements of the largest tile per thread, 1 to `W` warps
+            // (16 without `max`).
             Some(e) => (largest / (32 * u64::from(e)))
                 .clamp(1, 16)
                 .next_power_of_two()
-                .min(16) as u32,
+                .min(u64::from(opts.max_auto_warps)) as u32,
             // `auto`: 4 warps up to 1024 elements per tile, 8 up to 4096, 16 beyond.
             None => match largest {
                 0..=1024 => 4,

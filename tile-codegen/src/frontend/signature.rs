@@ -58,6 +58,9 @@ pub struct KernelOptions {
     /// With `num_warps = auto(E)`: per instance, as many warps (1 to 16) as give each thread `E`
     /// elements of the instance's largest tile.
     pub elems_per_thread: Option<u32>,
+    /// With `num_warps = auto(E, max = W)`: at most `W` warps (a power of two up to 16; 16 when
+    /// not given). `auto(8, max = 8)` is Triton's `min(max(BLOCK // 256, 1), 8)`.
+    pub max_auto_warps: u32,
     /// Shared-memory stages of a pipelined `dot` loop (`num_stages = S`, 1 to 8; 1, as in
     /// Triton, asks for no software pipelining); `None` lets the compiler choose.
     pub num_stages: Option<u32>,
@@ -249,6 +252,7 @@ impl Default for KernelOptions {
         KernelOptions {
             num_warps: Some(4),
             elems_per_thread: None,
+            max_auto_warps: 16,
             num_stages: None,
             aligned_only: false,
             unit_only: false,
@@ -460,22 +464,47 @@ fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
         }
         if let Expr::Call(c) = &value {
             let is_auto = matches!(&*c.func, Expr::Path(p) if p.path.is_ident("auto"));
-            let per = match c.args.first() {
-                Some(Expr::Lit(syn::ExprLit {
+            let lit = |e: &Expr| match e {
+                Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Int(i),
                     ..
-                })) if c.args.len() == 1 => i.base10_parse::<u32>().ok(),
+                }) => i.base10_parse::<u32>().ok(),
                 _ => None,
+            };
+            let per = match c.args.first() {
+                Some(e) if (1..=2).contains(&c.args.len()) => lit(e),
+                _ => None,
+            };
+            // The optional second argument, `max = W`.
+            let max = match c.args.iter().nth(1) {
+                None => Ok(16),
+                Some(Expr::Assign(a))
+                    if matches!(&*a.left, Expr::Path(p) if p.path.is_ident("max")) =>
+                {
+                    match lit(&a.right) {
+                        Some(w) if w.is_power_of_two() && w <= 16 => Ok(w),
+                        _ => Err(syn::Error::new_spanned(
+                            &a.right,
+                            "`max` takes the most warps `auto` may pick: 1, 2, 4, 8 or 16",
+                        )),
+                    }
+                }
+                Some(other) => Err(syn::Error::new_spanned(
+                    other,
+                    "the second argument of `auto(E, max = W)` is `max = W`, the most warps",
+                )),
             };
             return match (is_auto, per) {
                 (true, Some(e)) if e.is_power_of_two() => {
                     opts.num_warps = None;
                     opts.elems_per_thread = Some(e);
+                    opts.max_auto_warps = max?;
                     Ok(())
                 }
                 _ => Err(syn::Error::new_spanned(
                     &value,
-                    "write `num_warps = auto(E)` with E, the elements per thread, a power of two",
+                    "write `num_warps = auto(E)` with E, the elements per thread, a power of two \
+                     (and `auto(E, max = W)` for at most W warps)",
                 )),
             };
         }
