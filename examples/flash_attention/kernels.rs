@@ -692,7 +692,7 @@ pub fn attn_bwd_dkdv(
     );
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+#[tile_kernel(num_warps = 4, num_stages = 2, specialize = aligned)]
 /// [`attn_bwd_dkdv`] for `head_dim = 128`, split in two programs along the head dimension of
 /// the results: program `(j, b·hkv + h, c)` accumulates the columns `c·64 .. (c+1)·64` of `dK`
 /// and `dV` (launch `(cdiv(n_ctx, 64), batch · hkv, 2)`). Each half recomputes `Sᵀ` and `dPᵀ`

@@ -517,8 +517,8 @@ fn f16_load_math_store_vec8() {
             "#4 cvt.rn.f16x2.f32",
             "!cvt.rn.f16.f32",
             "#16 cvt.f32.f16",
-            "#8 ex2.approx.f32",
-            "!ex2.approx.ftz",
+            // `exp` flushes its subnormal results (which f16 cannot hold anyway).
+            "#8 ex2.approx.ftz.f32",
             "!ld.global.b16",
             "!st.global.b16",
         ],
@@ -645,12 +645,12 @@ fn math_exp_log_pow() {
         ),
         &[
             // exp, exp2 and pow: one ex2 each per element (4 per thread); log, log2 and pow: lg2.
-            // log's series near 1 takes one reciprocal of x + 1 (in [1.7, 2.3]: flushing
-            // subnormals cannot matter there); nothing else flushes.
-            "#12 ex2.approx.f32",
+            // exp and exp2 flush subnormal results, pow does not; log's series near 1 takes one
+            // reciprocal of x + 1 (in [1.7, 2.3]: flushing subnormals cannot matter there).
+            "#8 ex2.approx.ftz.f32",
+            "#4 ex2.approx.f32",
             "#12 lg2.approx.f32",
             "#4 rcp.approx.ftz.f32",
-            "!ex2.approx.ftz",
             "!lg2.approx.ftz",
             "!ex2.approx.f32.f32",
         ],

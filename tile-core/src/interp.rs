@@ -1651,8 +1651,9 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
     }
     let x = f(Some(a));
     Scalar::F32(match m {
-        MathFn::Exp => x.exp(),
-        MathFn::Exp2 => x.exp2(),
+        // Subnormal results are 0, as on the GPU (`ex2.approx.ftz`).
+        MathFn::Exp => flush_subnormal(x.exp()),
+        MathFn::Exp2 => flush_subnormal(x.exp2()),
         MathFn::Log => x.ln(),
         MathFn::Log2 => x.log2(),
         MathFn::Sqrt => x.sqrt(),
@@ -1669,6 +1670,15 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
         MathFn::Pow => (f(b) * x.log2()).exp2(),
         MathFn::Fma => x.mul_add(f(b), f(c)),
     })
+}
+
+/// `y`, or 0 where `y` is subnormal (`exp` and `exp2` flush those on the GPU).
+fn flush_subnormal(y: f32) -> f32 {
+    if y.is_subnormal() {
+        0.0
+    } else {
+        y
+    }
 }
 
 /// The exact GELU `x · Φ(x)`, as `0.5 · x · erfc(−x / √2)` in `f64` (no cancellation where

@@ -14,8 +14,9 @@
 //!
 //! | function | lowering |
 //! |---|---|
-//! | `exp2`, `log2` | `ex2.approx.f32`, `lg2.approx.f32` (not `ftz`) |
-//! | `exp` | `ex2.approx.f32(x · log2 e)` with the rounding error of the product fed back (below) |
+//! | `exp2` | `ex2.approx.ftz.f32`: results below 2⁻¹²⁶ (subnormal) are 0 |
+//! | `log2` | `lg2.approx.f32` (not `ftz`) |
+//! | `exp` | `ex2.approx.ftz.f32(x · log2 e)` with the rounding error of the product fed back (below); subnormal results may be 0 |
 //! | `log` | `lg2.approx.f32(x) · ln 2`; for `|x − 1| < 0.3` the series of `2 atanh((x−1)/(x+1))` (below) |
 //! | `sqrt` | `sqrt.rn.f32` (IEEE) |
 //! | `rsqrt` | `rsqrt.approx.f32` |
@@ -37,7 +38,13 @@
 //! Inside `tanh`, `erf` and `sigmoid` there is no IEEE division (`div.rn.f32`/`rcp.rn.f32`, a
 //! long instruction sequence with a slow path) and the exponential's argument is bounded or its
 //! subnormal results do not matter, so they use `ex2.approx.ftz.f32` and `rcp.approx.ftz.f32`,
-//! one MUFU instruction each (the non-`ftz` forms scale around it: 3 more instructions). Flushing
+//! one MUFU instruction each (the non-`ftz` forms scale around it: 3 more instructions). `exp` and
+//! `exp2` flush too: their subnormal results (`e^x` for `x < −87.3`, `2^x` for `x < −126`) are 0
+//! (`exp` may keep a result just below 2⁻¹²⁶, where its last multiply rounds there),
+//! as with Triton's `tl.exp`/`tl.exp2` and CUDA's `exp2f` under `-ftz`. Those 3 instructions were
+//! a third of the floating-point work of an attention loop's online softmax, and a value below
+//! 1.2e-38 changes no sum, product or conversion to a 16-bit type that a kernel does with them.
+//! Flushing
 //! changes no result: `2^p` is subnormal only where the function is already 0, ±1 or 1 to `f32`
 //! precision, except that `sigmoid` is 0 instead of a subnormal below about −87.3. The sign of
 //! `tanh` and `erf` is applied with PTX's `copysign.f32` (inline asm: LLVM 19 expands
@@ -267,7 +274,9 @@ pub(super) fn exp<O: FloatOps>(o: &O, x: O::V) -> Result<O::V> {
     let p = o.mul(x, l1)?;
     let r = o.fma(x, l1, o.neg(p)?)?;
     let r = o.fma(x, o.constant(LOG2E_LO)?, r)?;
-    o.mul(o.ex2(p)?, exp_correction(o, r, LN2)?)
+    // `c` is within 2⁻¹⁴ of 1 wherever `2^p` is finite and nonzero, so flushing `2^p` (below
+    // 2⁻¹²⁶) flushes the subnormal results; the multiply may still round one just below 2⁻¹²⁶.
+    o.mul(o.ex2_ftz(p)?, exp_correction(o, r, LN2)?)
 }
 
 /// `1 / (1 + e^−x)` (see the module documentation).
@@ -516,7 +525,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 let o = Emit(self);
                 let v = match m {
                     MathFn::Exp => exp(&o, x)?,
-                    MathFn::Exp2 => o.ex2(x)?,
+                    MathFn::Exp2 => o.ex2_ftz(x)?,
                     MathFn::Log => log(&o, x)?,
                     MathFn::Log2 => o.call("llvm.nvvm.lg2.approx.f", &[x])?,
                     MathFn::Sqrt => o.call("llvm.sqrt", &[x])?,
@@ -1141,8 +1150,9 @@ mod tests {
                 let y = run(exp, x);
                 assert!(y == want && y.is_sign_positive(), "exp({x}) = {y}");
             }
-            // Subnormal results of `exp` are kept (the non-flushing `ex2`).
-            assert!(run(exp, -100.0) > 0.0);
+            // Subnormal results of `exp` are 0 (the flushing `ex2`), normal ones are kept.
+            assert_eq!(run(exp, -100.0), 0.0);
+            assert!(run(exp, -87.0) >= f32::MIN_POSITIVE);
             for g in [tanh, erf, exp, sigmoid] {
                 assert!(run(g, f32::NAN).is_nan());
             }
