@@ -164,8 +164,8 @@ fn plan_instance(
 }
 
 /// What the first specialization assumes of each parameter: every pointer (`candidates[i]` of 16)
-/// 16-byte aligned, and each integer the smallest power of two (16 at most) that leaves the
-/// GPU-level IR as it is with all of them at 16. An integer used only in comparisons or as a loop
+/// 16-byte aligned, and each integer the smallest power of two (16 at most) that leaves every
+/// target's GPU-level IR as it is with all of them at 16. An integer used only in comparisons or as a loop
 /// bound (`qk_heads = 40`) then assumes nothing, and one whose multiples only need to keep f16
 /// rows 16-byte aligned (a GEMM's `k = 1000`) assumes 8, so neither pushes a launch onto the
 /// unspecialized variant.
@@ -176,12 +176,20 @@ fn needed_divisibility(
 ) -> Result<Vec<u32>, Failure> {
     let body = |div: &[u32]| -> Result<String, Failure> {
         // The signature line spells the assumptions out; the layout aliases above it and the body
-        // below it are what the assumptions change.
-        Ok(print(&gpu_level(tile, div, skip, REFERENCE_TARGET)?)
-            .lines()
-            .filter(|l| !l.starts_with("kernel @"))
-            .collect::<Vec<_>>()
-            .join("\n"))
+        // below it are what the assumptions change. Every target's: a `wgmma` epilogue stores
+        // 16 bytes a thread from a blocked tile where sm_80's stores pairs straight from the
+        // `mma` layout, so only sm_90a's IR shows that the row stride's 8 matters.
+        let mut text = Vec::new();
+        for t in Target::ALL {
+            let printed = print(&gpu_level(tile, div, skip, t)?);
+            text.extend(
+                printed
+                    .lines()
+                    .filter(|l| !l.starts_with("kernel @"))
+                    .map(str::to_owned),
+            );
+        }
+        Ok(text.join("\n"))
     };
     let full = body(candidates)?;
     let mut needed = candidates.to_vec();
