@@ -478,9 +478,7 @@ fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
             // The optional second argument, `max = W`.
             let max = match c.args.iter().nth(1) {
                 None => Ok(16),
-                Some(Expr::Assign(a))
-                    if matches!(&*a.left, Expr::Path(p) if p.path.is_ident("max")) =>
-                {
+                Some(Expr::Assign(a)) if matches!(&*a.left, Expr::Path(p) if p.path.is_ident("max")) => {
                     match lit(&a.right) {
                         Some(w) if w.is_power_of_two() && w <= 16 => Ok(w),
                         _ => Err(syn::Error::new_spanned(
