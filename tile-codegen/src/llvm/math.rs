@@ -43,9 +43,9 @@
 //! (`exp` may keep a result just below 2⁻¹²⁶, where its last multiply rounds there),
 //! as with Triton's `tl.exp`/`tl.exp2` and CUDA's `exp2f` under `-ftz`. Those 3 instructions were
 //! a third of the floating-point work of an attention loop's online softmax, and a value below
-//! 1.2e-38 changes no sum, product or conversion to a 16-bit type that a kernel does with them.
-//! Flushing
-//! changes no result: `2^p` is subnormal only where the function is already 0, ±1 or 1 to `f32`
+//! 1.2e-38 is lost in any sum with a normal value (a softmax's) and in any conversion to f16.
+//! Inside `tanh`, `erf` and `sigmoid` flushing changes no result: `2^p` is subnormal only where
+//! the function is already 0, ±1 or 1 to `f32`
 //! precision, except that `sigmoid` is 0 instead of a subnormal below about −87.3. The sign of
 //! `tanh` and `erf` is applied with PTX's `copysign.f32` (inline asm: LLVM 19 expands
 //! `llvm.copysign` into six instructions, ptxas makes one `LOP3` of this).

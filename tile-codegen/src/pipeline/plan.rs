@@ -165,10 +165,10 @@ fn plan_instance(
 
 /// What the first specialization assumes of each parameter: every pointer (`candidates[i]` of 16)
 /// 16-byte aligned, and each integer the smallest power of two (16 at most) that leaves every
-/// target's GPU-level IR as it is with all of them at 16. An integer used only in comparisons or as a loop
-/// bound (`qk_heads = 40`) then assumes nothing, and one whose multiples only need to keep f16
-/// rows 16-byte aligned (a GEMM's `k = 1000`) assumes 8, so neither pushes a launch onto the
-/// unspecialized variant.
+/// target's GPU-level IR as it is with all of them at 16. An integer used only in comparisons or
+/// as a loop bound (`qk_heads = 40`) then assumes nothing, and one whose multiples only need to
+/// keep f16 rows 16-byte aligned (a GEMM's `k = 1000`) assumes 8, so neither pushes a launch onto
+/// the unspecialized variant.
 fn needed_divisibility(
     tile: &Function,
     candidates: &[u32],
