@@ -34,7 +34,11 @@
 //! undeclared type is an `Err` naming the declared ones). Options: `#[tile_kernel(num_warps = 8)]`, or
 //! `num_warps = auto` (4, 8 or 16 warps by the largest tile), `auto(E)` / `auto(E, max = W)` (each
 //! thread `E` elements of the largest tile, at most `W` warps, per instance); `num_stages = S` (1 to 8; 1 for no
-//! software pipelining, as in Triton) for a pipelined `dot` loop. Each instance is compiled in specializations, chosen at launch from the
+//! software pipelining, as in Triton) for a pipelined `dot` loop; `math = fast` for Triton's
+//! (and CUDA's `--use_fast_math`) floating point: `f32` `/` within 2 ulp (`div.full.f32`),
+//! `exp` without the compensation of `x · log₂e`'s rounding, `sqrt` approximate
+//! (`sqrt.approx.ftz`) — a softmax's division by its row sum becomes one multiply per element.
+//! Each instance is compiled in specializations, chosen at launch from the
 //! arguments: every pointer 16-byte aligned and the integers that matter multiples of what keeps
 //! that code (8 for the row length of an f16 matrix, say), then less, then nothing assumed.
 //! `specialize = aligned` compiles the first only: a launch whose arguments break it is an `Err`

@@ -23,6 +23,26 @@ fn softmax_row(
     store(out + row * n + cols, e / e.sum(), mask);
 }
 
+/// [`softmax_row`] with Triton's floating point: `/`, `exp` and `sqrt` approximate.
+#[tile_kernel(math = fast)]
+fn fast_softmax_row(
+    x: Ptr<f32, { rows * n }>,
+    out: Ptr<f32, { rows * n }>,
+    roots: Ptr<f32, { rows * n }>,
+    rows: i32,
+    n: i32,
+    BLOCK: Const<256>,
+) {
+    let row = program_id(0);
+    let cols = arange(0, BLOCK);
+    let mask = cols < n;
+    let v = load(x + row * n + cols, mask, -1.0e30);
+    let e = (v - v.max()).exp();
+    let e = select(mask, e, 0.0);
+    store(out + row * n + cols, e / e.sum(), mask);
+    store(roots + row * n + cols, v.abs().sqrt(), mask);
+}
+
 #[tile_kernel]
 fn half_math(
     x: Ptr<f16, n>,
@@ -96,6 +116,53 @@ fn softmax_rows() {
                     (got - want).abs() <= 1e-6 * want.max(1e-3),
                     "n = {n}, row {row}, col {i}: {got} vs {want}"
                 );
+            }
+        }
+    }
+}
+
+/// `math = fast` reaches the kernel's IR, and its results stay within the approximations'
+/// bounds: `exp`'s argument rounding (`|x| · 2⁻²⁴` relative), `/` 2 ulp, `sqrt` 2⁻²³.
+#[test]
+fn fast_math_softmax_rows() {
+    for spec in fast_softmax_row::KERNELS {
+        assert!(spec.ir.contains("math = fast"), "{}", spec.ir);
+    }
+    for spec in softmax_row::KERNELS {
+        assert!(!spec.ir.contains("math = fast"), "{}", spec.ir);
+    }
+    for n in [1i32, 17, 200, 256] {
+        let rows = 5;
+        let mut r = Rng(n as u64 + 100);
+        let x: Vec<f32> = (0..rows * n).map(|_| 4.0 * r.f32()).collect();
+        let mut out = vec![f32::NAN; (rows * n) as usize];
+        let mut roots = vec![f32::NAN; (rows * n) as usize];
+        fast_softmax_row::launch(
+            &Device::interpreter(),
+            Grid::x(rows as u32),
+            &x,
+            &mut out,
+            &mut roots,
+            rows,
+            n,
+        )
+        .unwrap();
+        for row in 0..rows as usize {
+            let xs = &x[row * n as usize..(row + 1) * n as usize];
+            let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
+            let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
+            for (i, &v) in xs.iter().enumerate() {
+                let want = (v as f64 - m).exp() / s;
+                let got = out[row * n as usize + i] as f64;
+                let arg = (v as f64 - m).abs();
+                let tol = (1e-6 + arg * 6e-8) * want.max(1e-3);
+                assert!(
+                    (got - want).abs() <= tol,
+                    "n = {n}, row {row}, col {i}: {got} vs {want}"
+                );
+                let root = roots[row * n as usize + i] as f64;
+                let want = (v as f64).abs().sqrt();
+                assert!((root - want).abs() <= 2.5e-7 * want, "{root} vs {want}");
             }
         }
     }

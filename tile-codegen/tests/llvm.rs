@@ -658,6 +658,36 @@ fn math_exp_log_pow() {
 }
 
 #[test]
+fn math_fast_is_tritons() {
+    // `math = fast`: `/` is `div.full.f32`, `exp` one multiply and `ex2.approx.ftz`, `sqrt`
+    // `sqrt.approx.ftz`, as Triton emits them; the other functions keep their forms.
+    let ir = math_kernel(
+        "math_fast",
+        &[("exp", 1), ("sqrt", 1), ("div", 2), ("log2", 1)],
+    )
+    .replace("{num_warps = 4}", "{num_warps = 4, math = fast}");
+    check(
+        &ir,
+        &[
+            "#4 ex2.approx.ftz.f32",
+            "#4 sqrt.approx.ftz.f32",
+            "#4 div.full.f32",
+            "#4 lg2.approx.f32",
+            "!div.rn",
+            "!sqrt.rn",
+            "!rcp",
+            // The uncompensated exponential: no residual, no correction.
+            "!fma.rn",
+            "!min.f32",
+        ],
+    );
+    // Printed and parsed back.
+    let f = tile_core::ir::parse(&ir).unwrap();
+    assert!(f.fast_math);
+    assert!(tile_core::ir::print(&f).contains("math = fast"));
+}
+
+#[test]
 fn math_roots_rounding_fma() {
     check(
         &math_kernel(

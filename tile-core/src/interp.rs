@@ -841,6 +841,7 @@ impl<'a> Program<'_, 'a, '_> {
                         .map(|i| {
                             math(
                                 *m,
+                                self.f.fast_math,
                                 args[0][i],
                                 args.get(1).map(|a| a[i]),
                                 args.get(2).map(|a| a[i]),
@@ -1623,8 +1624,10 @@ fn f8_scalar(d: DType, v: f32) -> Scalar {
     Scalar::F8(d, bits)
 }
 
-/// The float math functions, computed in f32 with the definitions `MathFn` documents.
-fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
+/// The float math functions, computed in f32 with the definitions `MathFn` documents (`fast`:
+/// those of a `math = fast` kernel, with the GPU's argument rounding and flushing; the
+/// hardware's approximations themselves are modelled by the exact results).
+fn math(m: MathFn, fast: bool, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
     let f = |s: Option<Scalar>| match s {
         Some(Scalar::F32(v)) => v,
         _ => f32::NAN,
@@ -1652,10 +1655,13 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
     let x = f(Some(a));
     Scalar::F32(match m {
         // Subnormal results are 0, as on the GPU (`ex2.approx.ftz`).
+        MathFn::Exp if fast => flush_subnormal((x * std::f32::consts::LOG2_E).exp2()),
         MathFn::Exp => flush_subnormal(x.exp()),
         MathFn::Exp2 => flush_subnormal(x.exp2()),
         MathFn::Log => x.ln(),
         MathFn::Log2 => x.log2(),
+        // `sqrt.approx.ftz` flushes a subnormal argument (and no result is subnormal).
+        MathFn::Sqrt if fast => flush_subnormal(x).sqrt(),
         MathFn::Sqrt => x.sqrt(),
         MathFn::Rsqrt => 1.0 / x.sqrt(),
         MathFn::Erf => libm::erff(x),
@@ -1672,7 +1678,8 @@ fn math(m: MathFn, a: Scalar, b: Option<Scalar>, c: Option<Scalar>) -> Scalar {
     })
 }
 
-/// `y`, or 0 where `y` is subnormal (`exp` and `exp2` flush those on the GPU).
+/// `y`, or 0 where `y` is subnormal (`exp` and `exp2` flush those on the GPU, and a fast `sqrt`
+/// its argument).
 fn flush_subnormal(y: f32) -> f32 {
     if y.is_subnormal() {
         0.0

@@ -290,6 +290,7 @@ fn lower_instance(
         max_auto_warps: opts.max_auto_warps,
         aligned_only: opts.aligned_only,
         unit_only: opts.unit_only,
+        fast_math: opts.fast_math,
         autotune: None,
     };
     // The instance's element types in the buffers written `Ptr<T>`.
@@ -358,6 +359,7 @@ fn lower_instance(
         fns,
     )?;
     ir.num_stages = opts.num_stages.unwrap_or(0);
+    ir.fast_math = opts.fast_math;
     if opts.num_warps.is_none() {
         let largest = ir.values.iter().map(|v| v.ty.numel()).max().unwrap_or(1);
         ir.num_warps = match opts.elems_per_thread {

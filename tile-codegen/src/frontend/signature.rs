@@ -77,6 +77,10 @@ pub struct KernelOptions {
     /// tiles fit the registers only when their copies are vectors (Triton's tutorial matmul at
     /// `128 × 256 × 64`, every stride an argument).
     pub unit_only: bool,
+    /// `math = fast`: `f32` division, `exp` and `sqrt` in their approximate forms, as Triton's
+    /// `/`, `tl.exp` and `tl.sqrt` are (`math = precise`, the default, keeps them exact or
+    /// within the IR's documented bounds).
+    pub fast_math: bool,
     /// `autotune(configs = [...], key = [...])`: the configurations to compile and choose among
     /// at launch.
     pub autotune: Option<Autotune>,
@@ -256,6 +260,7 @@ impl Default for KernelOptions {
             num_stages: None,
             aligned_only: false,
             unit_only: false,
+            fast_math: false,
             autotune: None,
         }
     }
@@ -279,13 +284,14 @@ fn option_help(key: &str) -> &'static str {
             "`num_warps` takes an integer literal (1, 2, 4, 8, 16 or 32), `auto` or `auto(E)`"
         }
         "num_stages" => "`num_stages` takes an integer literal, 1 to 8 (1: no software pipelining)",
+        "math" => "`math` takes `fast` (Triton's approximate `/`, `exp` and `sqrt` for `f32`) or `precise` (the default)",
         _ => "`specialize` takes `aligned` (only the aligned specialization), `unit` (only the aligned one with unit strides) or `all`",
     }
 }
 
 /// The options the attribute accepts, for the message about an unknown one.
 const OPTIONS_HELP: &str =
-    "the accepted options are `num_warps = N`, `num_stages = S`, `specialize = aligned` and `autotune(configs = [..], key = [..])`";
+    "the accepted options are `num_warps = N`, `num_stages = S`, `specialize = aligned`, `math = fast` and `autotune(configs = [..], key = [..])`";
 
 /// One `name = value` of the attribute, its value parsed.
 enum OptionItem {
@@ -358,7 +364,10 @@ fn option_items(args: proc_macro2::TokenStream) -> Vec<syn::Result<OptionItem>> 
             });
             continue;
         }
-        if !matches!(name.as_str(), "num_warps" | "num_stages" | "specialize") {
+        if !matches!(
+            name.as_str(),
+            "num_warps" | "num_stages" | "specialize" | "math"
+        ) {
             out.push(Err(syn::Error::new(
                 key.span(),
                 format!("unknown option; {OPTIONS_HELP}"),
@@ -445,6 +454,12 @@ fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
                 opts.unit_only = false;
             }
             other => return Err(syn::Error::new_spanned(other, option_help("specialize"))),
+        }
+    } else if key == "math" {
+        match &value {
+            Expr::Path(p) if p.path.is_ident("fast") => opts.fast_math = true,
+            Expr::Path(p) if p.path.is_ident("precise") => opts.fast_math = false,
+            other => return Err(syn::Error::new_spanned(other, option_help("math"))),
         }
     } else if key == "num_stages" {
         let n = int_literal(&value, "`num_stages` takes an integer literal")?;

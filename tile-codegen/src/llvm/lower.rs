@@ -1571,6 +1571,11 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
             BinOp::Add => contract(b.build_float_add(x, y, "").llvm()?),
             BinOp::Sub => contract(b.build_float_sub(x, y, "").llvm()?),
             BinOp::Mul => contract(b.build_float_mul(x, y, "").llvm()?),
+            // Triton's `/`: one reciprocal per divisor (ptxas shares it) and a multiply, scaled
+            // where the divisor is huge; within 2 ulp.
+            BinOp::Div if self.f.fast_math && x.get_type() == self.context.f32_type() => {
+                Ok(self.f32_asm2("div.full.f32 $0, $1, $2;", x, y)?.into())
+            }
             BinOp::Div => Ok(b.build_float_div(x, y, "").llvm()?.into()),
             BinOp::Rem => Ok(b.build_float_rem(x, y, "").llvm()?.into()),
             BinOp::Min | BinOp::Max => self.float_min_max(op == BinOp::Max, x, y),

@@ -523,11 +523,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             DType::F32 => {
                 let x = float(arg(0));
                 let o = Emit(self);
+                let fast = self.f.fast_math;
                 let v = match m {
+                    // `math = fast`: Triton's `tl.exp`, the product's rounding not fed back.
+                    MathFn::Exp if fast => o.ex2_ftz(o.mul(x, o.constant(LOG2E_HI)?)?)?,
                     MathFn::Exp => exp(&o, x)?,
                     MathFn::Exp2 => o.ex2_ftz(x)?,
                     MathFn::Log => log(&o, x)?,
                     MathFn::Log2 => o.call("llvm.nvvm.lg2.approx.f", &[x])?,
+                    MathFn::Sqrt if fast => o.call("llvm.nvvm.sqrt.approx.ftz.f", &[x])?,
                     MathFn::Sqrt => o.call("llvm.sqrt", &[x])?,
                     MathFn::Rsqrt => o.call("llvm.nvvm.rsqrt.approx.f", &[x])?,
                     MathFn::Erf => erf(&o, x)?,

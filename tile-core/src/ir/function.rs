@@ -147,6 +147,11 @@ pub struct Function {
     /// Shared-memory stages of a pipelined `dot` loop (`cp.async` ring buffers); 0 lets the
     /// compiler choose.
     pub num_stages: u32,
+    /// `math = fast`: `f32` division, `exp` and `sqrt` take the hardware's approximate forms, as
+    /// Triton's `/`, `tl.exp` and `tl.sqrt` and CUDA's `--use_fast_math` do (see
+    /// [`MathFn`](crate::ir::MathFn) and the `div` op for the bounds); `false` keeps them exact or
+    /// within the bounds the IR promises.
+    pub fast_math: bool,
     /// The GPU architecture this GPU-level IR is for: the GPU-level passes run once per target
     /// and may choose differently for each. `None` at the tile level.
     pub target: Option<Target>,
@@ -175,6 +180,7 @@ impl Function {
             param_attrs: Vec::new(),
             num_warps,
             num_stages: 0,
+            fast_math: false,
             target: None,
             desc_slots: 0,
             values: Vec::new(),

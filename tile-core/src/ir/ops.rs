@@ -62,6 +62,8 @@ named_enum! {
         /// `a * b` (wrapping for integers).
         Mul = "mul",
         /// `a / b`; integers truncate toward zero (unsigned ones divide the unsigned values).
+        /// Floats are divided as IEEE 754 rounds, except `f32` in a `math = fast` kernel:
+        /// within 2 ulp over the whole range (PTX's `div.full.f32`, Triton's `/`).
         Div = "div",
         /// Remainder with the sign of `a`.
         Rem = "rem",
@@ -133,7 +135,8 @@ named_enum! {
     /// Float math functions (`f32`). Results are within a few ulp of the exact value on both back
     /// ends, not bit-identical: the GPU uses the hardware's approximate `ex2`/`lg2`/`rsqrt`.
     pub enum MathFn {
-        /// `e^x`
+        /// `e^x` (in a `math = fast` kernel `2^(x · log₂e)` with the product rounded, as Triton's
+        /// `tl.exp`: a further relative error of up to `|x| · 2⁻²⁴`)
         Exp = "exp",
         /// `2^x`
         Exp2 = "exp2",
@@ -141,7 +144,8 @@ named_enum! {
         Log = "log",
         /// base-2 logarithm
         Log2 = "log2",
-        /// square root (IEEE, correctly rounded)
+        /// square root (IEEE, correctly rounded; in a `math = fast` kernel the hardware's
+        /// approximation for `f32`, about 2⁻²³ relative, subnormals flushed, as Triton's `tl.sqrt`)
         Sqrt = "sqrt",
         /// `1 / sqrt(x)`
         Rsqrt = "rsqrt",

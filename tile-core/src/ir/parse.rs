@@ -136,6 +136,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         c.expect("=")?;
         let num_warps = c.uint()? as u32;
         let mut num_stages = 0;
+        let mut fast_math = false;
         let mut target = None;
         let mut desc_slots = 0;
         while c.eat(",") {
@@ -144,6 +145,20 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
                 "num_stages" => {
                     c.expect("=")?;
                     num_stages = c.uint()? as u32;
+                }
+                "math" => {
+                    c.expect("=")?;
+                    let col = c.col();
+                    fast_math = match c.ident()?.as_str() {
+                        "fast" => true,
+                        "precise" => false,
+                        other => {
+                            return Err(c.err_at(
+                                col,
+                                format!("`math` is `fast` or `precise`, not `{other}`"),
+                            ))
+                        }
+                    };
                 }
                 "descriptors" => {
                     c.expect("=")?;
@@ -171,6 +186,7 @@ pub fn parse(text: &str) -> Result<Function, ParseError> {
         }
         f = Function::new(name, params, num_warps);
         f.num_stages = num_stages;
+        f.fast_math = fast_math;
         f.target = target;
         f.desc_slots = desc_slots;
         f.param_attrs = attrs;

@@ -192,6 +192,9 @@ impl<'a> Printer<'a> {
         } else {
             String::new()
         };
+        if f.fast_math {
+            stages.push_str(", math = fast");
+        }
         if let Some(t) = &f.target {
             let _ = write!(stages, ", target = {t}");
         }
