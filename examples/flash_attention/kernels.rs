@@ -214,7 +214,9 @@ fn attn_forward(
     );
 }
 
-#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
+// `math = fast`: the epilogue divides by the row sums as Triton and FlashAttention do (one
+// reciprocal per row and a multiply per element, within 2 ulp), not by IEEE division.
+#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned, math = fast)]
 /// The forward pass for `head_dim = 64`: program `(i, bh)` computes query rows
 /// `i·BM .. (i+1)·BM` of batch `bh / hq`, head `bh % hq`. Launch `(cdiv(n_ctx, BM), batch · hq)`
 /// programs ([`grid`]). `q`/`o` strides: `stride_b`, `stride_h`, `stride_s`; `k`/`v`:
@@ -264,7 +266,7 @@ pub fn attn_fwd(
     );
 }
 
-#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned)]
+#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned, math = fast)]
 /// [`attn_fwd`] for `head_dim = 128` (the same 128 × 64 blocks).
 #[allow(clippy::too_many_arguments)]
 pub fn attn_fwd_d128(

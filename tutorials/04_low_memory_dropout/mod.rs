@@ -9,7 +9,8 @@ use tile::prelude::*;
 
 use crate::check::{compare, err, Rng};
 
-#[tile_kernel]
+// `math = fast`: Triton's `/` (here and in `seeded_dropout`).
+#[tile_kernel(math = fast)]
 /// Dropout with a given mask: `output = x_keep ? x / (1 − p) : 0`.
 pub fn dropout(
     x_ptr: Ptr<f32, n_elements>,      // pointer to the input
@@ -33,7 +34,7 @@ pub fn dropout(
     store(output_ptr + offsets, output, mask = mask);
 }
 
-#[tile_kernel]
+#[tile_kernel(math = fast)]
 /// Seeded dropout: element `i` is kept where `rand(seed, i) > p`.
 pub fn seeded_dropout(
     x_ptr: Ptr<f32, n_elements>,

@@ -27,7 +27,8 @@ use crate::check::{compare, err, Rng};
 
 // The tutorial's heuristic, `num_warps = min(max(BLOCK_SIZE // 256, 1), 8)`, is
 // `auto(8, max = 8)`: 8 elements of the block per thread, at most 8 warps, per `BLOCK_SIZE`.
-#[tile_kernel(num_warps = auto(8, max = 8))]
+// `math = fast`: Triton's `/` and `tl.sqrt` (here and in the backward).
+#[tile_kernel(num_warps = auto(8, max = 8), math = fast)]
 /// Fused layer norm forward of one row: `Y = (X − mean) · rstd · W + B`; writes the row's
 /// `mean` and `rstd`.
 #[allow(clippy::too_many_arguments)]
@@ -84,7 +85,7 @@ pub fn layer_norm_fwd_fused(
 }
 
 // The tutorial's backward takes the forward's warps (`ctx.num_warps`): the same heuristic.
-#[tile_kernel(num_warps = auto(8, max = 8))]
+#[tile_kernel(num_warps = auto(8, max = 8), math = fast)]
 /// Layer norm backward, stage 1: `DX` of one row, and the row's `dy · x̂` and `dy` added into
 /// partial-sum row `row % GROUP_SIZE_M` of `DW` and `DB` (`GROUP_SIZE_M × N`) under that row's
 /// spin lock (`Lock`: `GROUP_SIZE_M` locks, then as many counters, zeroed before).

@@ -101,6 +101,7 @@ fn _attn_fwd_inner(
 
 #[tile_kernel(
     specialize = aligned,
+    math = fast,
     autotune(
         configs = [
             { BLOCK_M = 128, BLOCK_N = 64, num_stages = 3, num_warps = 8 },
