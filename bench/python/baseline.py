@@ -136,6 +136,8 @@ def parse_args(argv=None):
     p.add_argument("--graph-all", action="store_true", help="CUDA-graph timings for every case")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs before timing")
     p.add_argument("--reps", type=int, default=None, help="timing samples (median taken)")
+    p.add_argument("--impls", default="", help="comma-separated implementations to run in the "
+                   "families other than flash_attention (e.g. cublas; default all)")
     p.add_argument("--attn-parts", default="", help="flash_attention family: comma-separated "
                    "parts to run (fwd,bwd,gqa,varlen,mods,decode; default all)")
     p.add_argument("--attn-impls", default="", help="flash_attention family: comma-separated "
@@ -406,6 +408,12 @@ def shape_str(shape):
     return "x".join(str(s) for s in shape)
 
 
+def impl_wanted(impl):
+    """Whether `--impls` (empty: all) lets implementation `impl` run."""
+    only = [x for x in ARGS.impls.split(",") if x]
+    return not only or impl in only
+
+
 def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, names, timed,
              flops=None, gemm_key=None, gate_impl="triton"):
     """Checks every impl against `refs` (after `reset()`), then times it if `timed`.
@@ -420,6 +428,7 @@ def run_case(kernel, variant, shape, dtype, nbytes, impls, reset, refs, tols, na
     (set by this case's `cublas` impl, or looked up from the gemm family's rows of this run).
     """
     label = f"{kernel}{'/' + variant if variant else ''} {shape_str(shape)} {dtype}"
+    impls = [spec for spec in impls if impl_wanted(spec[0])]
     plain = {}
     case_rows = []
     for spec in impls:
@@ -1998,7 +2007,8 @@ def bench_gemm():
             variants = [(None, dt)] + ([("out_f32", F32)] if (m, n, k) in GEMM_OUT_F32 else [])
             for variant, out_dt in variants:
                 c = torch.empty((m, n), device=DEV, dtype=out_dt)
-                precompile_matmul(a, b, c)
+                if impl_wanted("triton"):
+                    precompile_matmul(a, b, c)
 
                 def reset(c=c):
                     c.fill_(NAN)
