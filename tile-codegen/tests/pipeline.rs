@@ -106,6 +106,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         num_stages: None,
         aligned_only: false,
         unit_only: false,
+        fast_math: false,
         autotune: None,
     };
     let dump = DumpConfig {

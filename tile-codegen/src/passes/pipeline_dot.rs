@@ -773,6 +773,50 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
     (!out.is_empty() && used == operands.len()).then_some(out)
 }
 
+/// Where a `wgmma` `dot`'s `A` is a tile loaded before the loop (flash attention's `Q`):
+/// the load, when its tile can be copied into shared memory once (`cp.async`, masked elements
+/// 0) and read from there by every iteration's `wgmma` instead of being held in registers
+/// (about 32 registers a thread for a `64 × 128` f16 tile a warpgroup). The conversion into the
+/// operand layout must feed only `dot`s of this loop.
+fn staged_a(f: &Function, body: BlockId, dot: OpId) -> Option<OpId> {
+    let a = f.op(dot).operands[0];
+    if computed_in_loop(f, body, a) {
+        return None;
+    }
+    let conv = f.def_op(a)?;
+    if !matches!(f.op(conv).kind, OpKind::ConvertLayout) {
+        return None;
+    }
+    let load = f.def_op(f.op(conv).operands[0])?;
+    let ld = f.op(load);
+    if !matches!(ld.kind, OpKind::Load { .. }) {
+        return None;
+    }
+    let zero_other =
+        ld.operands.len() != 3 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero());
+    let ty = f.ty(ld.results[0]);
+    if !zero_other || ty.shape.len() != 2 || ty.shape[1] < 8 {
+        return None;
+    }
+    let uses = use_counts(f);
+    if uses.get(&ld.results[0]).copied() != Some(1) {
+        return None;
+    }
+    // Every use of the converted tile is a `dot` of this body taking it as `A`.
+    let users: Vec<OpId> = f
+        .walk()
+        .into_iter()
+        .filter(|&o| f.op(o).operands.contains(&a))
+        .collect();
+    let only_dots = users.iter().all(|&o| {
+        matches!(f.op(o).kind, OpKind::Dot { .. })
+            && f.op(o).block == body
+            && f.op(o).operands[0] == a
+            && f.op(o).operands[1] != a
+    });
+    only_dots.then_some(load)
+}
+
 /// Where the result of `dot` (in `body`) is used only by the `yield`, once, and the loop
 /// argument it becomes is used in the body: the index of that carried value (its position among
 /// the `yield`'s operands). Such a result may stay in flight into the next iteration.
@@ -1056,6 +1100,43 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         pre.op(f, OpKind::Barrier, vec![], vec![]);
         bars
     });
+    // `A` tiles from before the loop that `wgmma` reads from shared memory: one stage each,
+    // copied before the ring's prologue (the oldest group, so the loop's first wait completes
+    // it; with the copy engine, waited for after the prologue).
+    let mut a_bufs: HashMap<OpId, ValueId> = HashMap::new();
+    let mut staged_loads: HashMap<OpId, ValueId> = HashMap::new();
+    for &(dot, a, _) in wgmma.iter().flatten() {
+        if a.is_some() {
+            continue;
+        }
+        let Some(load) = staged_a(f, body, dot) else {
+            continue;
+        };
+        if let Some(&buf) = staged_loads.get(&load) {
+            a_bufs.insert(dot, buf);
+            continue;
+        }
+        let t = f.ty(f.op(load).results[0]).clone();
+        let bytes = t.dtype().map_or(2, |d| d.size_bytes());
+        let ty = Type {
+            elem: t.elem.clone(),
+            shape: vec![1, t.shape[0], t.shape[1]],
+            layout: Some(Layout::Shared(SharedLayout::wgmma(t.shape[1], bytes))),
+        };
+        let buf = pre.val(f, OpKind::LocalAlloc, vec![], ty);
+        let ld = f.op(load).clone();
+        let OpKind::Load { vec, .. } = ld.kind else {
+            continue;
+        };
+        let stage = pre.int(f, 0, DType::I32);
+        let mut args = vec![buf, stage, ld.operands[0]];
+        args.extend(ld.operands.get(1).copied());
+        let vec = if vec * bytes < 4 { 1 } else { vec };
+        pre.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
+        pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
+        staged_loads.insert(load, buf);
+        a_bufs.insert(dot, buf);
+    }
     for k in 0..ahead_by {
         let stage = pre.int(f, i64::from(k), DType::I32);
         let k_steps = pre.i32_op(f, BinOp::Mul, stage, step);
@@ -1076,6 +1157,11 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             pre.copy(f, o, iv, iv_k, Some(inside), buf, stage);
         }
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
+    }
+    if tma && !a_bufs.is_empty() {
+        pre.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
+        pre.op(f, OpKind::FenceAsyncShared, vec![], vec![]);
+        pre.op(f, OpKind::Barrier, vec![], vec![]);
     }
     let ahead_stages = pre.int(f, i64::from(ahead_by), DType::I32);
     let ahead = pre.i32_op(f, BinOp::Mul, ahead_stages, step);
@@ -1164,9 +1250,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             block: body,
             at: pos,
         };
-        let mut args = match a {
-            Some(a) => vec![bufs[a], read],
-            None => vec![d.operands[0]],
+        let mut args = match (a, a_bufs.get(&dot)) {
+            (Some(a), _) => vec![bufs[a], read],
+            (None, Some(&buf)) => vec![buf, at.int(f, 0, DType::I32)],
+            (None, None) => vec![d.operands[0]],
         };
         args.extend([bufs[b], read, d.operands[2]]);
         let trans_a = a.is_some_and(|a| operands[a].trans.is_some());
@@ -1195,6 +1282,28 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     let deferred = place_waits(f, body, &issued, in_flight > 0);
     for (r, a) in fresh {
         retire_fresh_a(f, body, r, a);
+    }
+    // The staged `A` tiles' loads and conversions have no use left.
+    for &load in staged_loads.keys() {
+        let uses = use_counts(f);
+        let conv_users: Vec<OpId> = f
+            .walk()
+            .into_iter()
+            .filter(|&o| f.op(o).operands.contains(&f.op(load).results[0]))
+            .collect();
+        for c in conv_users {
+            if uses.get(&f.op(c).results[0]).copied().unwrap_or(0) == 0 {
+                f.detach(c);
+            }
+        }
+        if use_counts(f)
+            .get(&f.op(load).results[0])
+            .copied()
+            .unwrap_or(0)
+            == 0
+        {
+            f.detach(load);
+        }
     }
     if wgmma.is_some() {
         for o in operands {
