@@ -1121,7 +1121,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         let t = f.ty(f.op(load).results[0]).clone();
         let bytes = t.dtype().map_or(2, |d| d.size_bytes());
         let ty = Type {
-            elem: t.elem.clone(),
+            elem: t.elem,
             shape: vec![1, t.shape[0], t.shape[1]],
             layout: Some(Layout::Shared(SharedLayout::wgmma(t.shape[1], bytes))),
         };
