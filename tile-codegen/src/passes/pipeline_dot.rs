@@ -46,7 +46,7 @@
 //! the rings take the [`SharedLayout::wgmma`] layout and each `dot` becomes `warp_group_dot` on
 //! the current stages (with `A` from registers where it has no ring, or, where it is a tile loaded
 //! before the loop such as attention's `Q`, from a one-stage buffer that a `cp.async` fills
-//! once before the prologue: [`staged_a`]; an operand that is a
+//! once before the prologue: `staged_a`; an operand that is a
 //! loaded tile transposed, `dot(a.trans(), b)` or `dot(a, b.trans())`, keeps the tile as loaded
 //! in its ring and is read M-major or K-major: `trans_a`, `trans_b`), followed by
 //! `warp_group_wait`: with several `dot`s, where each result is first used (`place_waits`: a
