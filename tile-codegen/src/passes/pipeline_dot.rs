@@ -192,16 +192,6 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             ));
             continue;
         }
-        // 16-bit operands, `i8` ones, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma
-        // result).
-        let tensor_elem = |t: &Type| {
-            matches!(t.dtype(), Some(DType::F16 | DType::BF16 | DType::I8))
-                || (t.dtype() == Some(DType::F32)
-                    && d.kind
-                        == OpKind::Dot {
-                            precision: Precision::Tf32,
-                        })
-        };
         for (i, &v) in d.operands[..2].iter().enumerate() {
             let side = ["A", "B"][i];
             let why = |r: &str| Err(format!("operand {side} {r}"));
@@ -282,37 +272,9 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 ));
                 continue;
             }
-            let OpKind::Load { vec, .. } = ld.kind else {
-                out.push((
-                    dot,
-                    why("is computed from its load, not the loaded tile itself"),
-                ));
-                continue;
-            };
-            let ty = f.ty(x);
-            let reason = if !tensor_elem(ty) {
-                Some("has elements the tensor cores do not read from shared memory")
-            } else if !(ld.operands.len() != 3
-                || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
-            {
-                Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
-            } else if ty.dtype() == Some(DType::I8) && i == 1 && trans.is_none() {
-                Some("is an `i8` tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
-            } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
-                Some("has fewer than 8 columns")
-            } else if !(vec == 1
-                || f.ty(ld.operands[0])
-                    .layout
-                    .as_ref()
-                    .and_then(|l| l.linear(&ty.shape).ok())
-                    .is_some_and(|ll| ll.contiguous_run().0 == 1))
-            {
-                Some("is contiguous along its rows, not its columns")
-            } else if uses.get(&x).copied() != Some(1) {
-                Some("is loaded once and used twice")
-            } else {
-                None
-            };
+            let reason = copy_refusal(f, dot, load, i == 1 && trans.is_none()).or_else(|| {
+                (uses.get(&x).copied() != Some(1)).then_some("is loaded once and used twice")
+            });
             if let Some(r) = reason {
                 out.push((dot, why(r)));
                 continue;
@@ -667,6 +629,20 @@ impl Builder {
             (Some(&m), None) => Some(m),
             (None, c) => c,
         };
+        self.async_copy(f, vec, ptr, mask, buf, stage);
+    }
+
+    /// `async_copy` of the tile `ptr` points to (where `mask` holds) into stage `stage` of
+    /// `buf`, `vec` elements per instruction as the load had them.
+    fn async_copy(
+        &mut self,
+        f: &mut Function,
+        vec: u32,
+        ptr: ValueId,
+        mask: Option<ValueId>,
+        buf: ValueId,
+        stage: ValueId,
+    ) {
         let mut args = vec![buf, stage, ptr];
         args.extend(mask);
         // `cp.async` moves 4, 8 or 16 bytes: narrower runs (two `i8`) are copied one element at
@@ -775,12 +751,53 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
     (!out.is_empty() && used == operands.len()).then_some(out)
 }
 
+/// Why the tile of `load` (a `Load`) cannot be copied by `cp.async` into a shared-memory stage
+/// that the tensor cores read for `dot`, or `None` when it can. `kn_b`: the tile is a `B` stored
+/// `K × N` (not transposed), which 8-bit elements cannot be.
+fn copy_refusal(f: &Function, dot: OpId, load: OpId, kn_b: bool) -> Option<&'static str> {
+    let ld = f.op(load);
+    let OpKind::Load { vec, .. } = ld.kind else {
+        return Some("is computed from its load, not the loaded tile itself");
+    };
+    let ty = f.ty(ld.results[0]);
+    // 16-bit operands, `i8` ones, or f32 ones of a tf32 `dot` (the only f32 `dot` with an mma
+    // result).
+    let tf32 = f.op(dot).kind
+        == OpKind::Dot {
+            precision: Precision::Tf32,
+        };
+    let tensor_elem = matches!(ty.dtype(), Some(DType::F16 | DType::BF16 | DType::I8))
+        || (ty.dtype() == Some(DType::F32) && tf32);
+    if !tensor_elem {
+        Some("has elements the tensor cores do not read from shared memory")
+    } else if !(ld.operands.len() != 3
+        || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
+    {
+        Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
+    } else if ty.dtype() == Some(DType::I8) && kn_b {
+        Some("is an `i8` tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
+    } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
+        Some("has fewer than 8 columns")
+    } else if !(vec == 1
+        || f.ty(ld.operands[0])
+            .layout
+            .as_ref()
+            .and_then(|l| l.linear(&ty.shape).ok())
+            .is_some_and(|ll| ll.contiguous_run().0 == 1))
+    {
+        Some("is contiguous along its rows, not its columns")
+    } else {
+        None
+    }
+}
+
 /// Where a `wgmma` `dot`'s `A` is a tile loaded before the loop (flash attention's `Q`):
 /// the load, when its tile can be copied into shared memory once (`cp.async`, masked elements
 /// 0) and read from there by every iteration's `wgmma` instead of being held in registers
-/// (about 32 registers a thread for a `64 × 128` f16 tile a warpgroup). The conversion into the
-/// operand layout must feed only `dot`s of this loop.
-fn staged_a(f: &Function, body: BlockId, dot: OpId) -> Option<OpId> {
+/// (about 32 registers a thread for a `64 × 128` f16 tile a warpgroup), with its conversion into
+/// the operand layout, which must feed only `dot`s of this loop (all of which the pass rewrites,
+/// so both are left without a use).
+fn staged_a(f: &Function, body: BlockId, dot: OpId) -> Option<(OpId, OpId)> {
     let a = f.op(dot).operands[0];
     if computed_in_loop(f, body, a) {
         return None;
@@ -790,18 +807,11 @@ fn staged_a(f: &Function, body: BlockId, dot: OpId) -> Option<OpId> {
         return None;
     }
     let load = f.def_op(f.op(conv).operands[0])?;
-    let ld = f.op(load);
-    if !matches!(ld.kind, OpKind::Load { .. }) {
-        return None;
-    }
-    let zero_other =
-        ld.operands.len() != 3 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero());
-    let ty = f.ty(ld.results[0]);
-    if !zero_other || ty.shape.len() != 2 || ty.shape[1] < 8 {
+    if copy_refusal(f, dot, load, false).is_some() {
         return None;
     }
     let uses = use_counts(f);
-    if uses.get(&ld.results[0]).copied() != Some(1) {
+    if uses.get(&f.op(load).results[0]).copied() != Some(1) {
         return None;
     }
     // Every use of the converted tile is a `dot` of this body taking it as `A`.
@@ -816,7 +826,7 @@ fn staged_a(f: &Function, body: BlockId, dot: OpId) -> Option<OpId> {
             && f.op(o).operands[0] == a
             && f.op(o).operands[1] != a
     });
-    only_dots.then_some(load)
+    only_dots.then_some((load, conv))
 }
 
 /// Where the result of `dot` (in `body`) is used only by the `yield`, once, and the loop
@@ -1106,15 +1116,15 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     // copied before the ring's prologue (the oldest group, so the loop's first wait completes
     // it; with the copy engine, waited for after the prologue).
     let mut a_bufs: HashMap<OpId, ValueId> = HashMap::new();
-    let mut staged_loads: HashMap<OpId, ValueId> = HashMap::new();
+    let mut staged_loads: HashMap<OpId, (ValueId, OpId)> = HashMap::new();
     for &(dot, a, _) in wgmma.iter().flatten() {
         if a.is_some() {
             continue;
         }
-        let Some(load) = staged_a(f, body, dot) else {
+        let Some((load, conv)) = staged_a(f, body, dot) else {
             continue;
         };
-        if let Some(&buf) = staged_loads.get(&load) {
+        if let Some(&(buf, _)) = staged_loads.get(&load) {
             a_bufs.insert(dot, buf);
             continue;
         }
@@ -1131,12 +1141,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             continue;
         };
         let stage = pre.int(f, 0, DType::I32);
-        let mut args = vec![buf, stage, ld.operands[0]];
-        args.extend(ld.operands.get(1).copied());
-        let vec = if vec * bytes < 4 { 1 } else { vec };
-        pre.op(f, OpKind::AsyncCopy { vec }, args, vec![]);
+        let mask = ld.operands.get(1).copied();
+        pre.async_copy(f, vec, ld.operands[0], mask, buf, stage);
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
-        staged_loads.insert(load, buf);
+        staged_loads.insert(load, (buf, conv));
         a_bufs.insert(dot, buf);
     }
     for k in 0..ahead_by {
@@ -1286,26 +1294,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         retire_fresh_a(f, body, r, a);
     }
     // The staged `A` tiles' loads and conversions have no use left.
-    for &load in staged_loads.keys() {
-        let uses = use_counts(f);
-        let conv_users: Vec<OpId> = f
-            .walk()
-            .into_iter()
-            .filter(|&o| f.op(o).operands.contains(&f.op(load).results[0]))
-            .collect();
-        for c in conv_users {
-            if uses.get(&f.op(c).results[0]).copied().unwrap_or(0) == 0 {
-                f.detach(c);
-            }
-        }
-        if use_counts(f)
-            .get(&f.op(load).results[0])
-            .copied()
-            .unwrap_or(0)
-            == 0
-        {
-            f.detach(load);
-        }
+    for (&load, &(_, conv)) in &staged_loads {
+        f.detach(conv);
+        f.detach(load);
     }
     if wgmma.is_some() {
         for o in operands {
