@@ -317,7 +317,7 @@ pub fn grid(batch: usize, hq: usize, n_ctx: usize) -> Grid {
     Grid::xy(cdiv(n_ctx, 128), (batch * hq) as u32)
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 3)]
+#[tile_kernel(num_warps = 4)]
 /// Unfused step 1: `s = Q Kᵀ · scale` in f32, one `64 × 64` block of one head's `n_ctx × n_ctx`
 /// scores per program (grid: query blocks, key blocks, `batch · hq`; BHSD inputs, `hkv` key/value
 /// heads as in [`attn_fwd`]). With `causal = 1` the scores of keys after the query are `-∞`.

@@ -104,6 +104,7 @@ fn specializations_are_separate_instances_with_their_own_dumps() {
         elems_per_thread: None,
         max_auto_warps: 16,
         num_stages: None,
+        stages_span: None,
         aligned_only: false,
         unit_only: false,
         fast_math: false,

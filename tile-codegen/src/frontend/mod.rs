@@ -282,6 +282,7 @@ fn lower_instance(
     let opts = &KernelOptions {
         num_warps: config_warps.or(opts.num_warps),
         num_stages: config_stages.or(opts.num_stages),
+        stages_span: opts.stages_span,
         elems_per_thread: if config_warps.is_some() {
             None
         } else {

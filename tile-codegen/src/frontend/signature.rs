@@ -64,6 +64,9 @@ pub struct KernelOptions {
     /// Shared-memory stages of a pipelined `dot` loop (`num_stages = S`, 1 to 8; 1, as in
     /// Triton, asks for no software pipelining); `None` lets the compiler choose.
     pub num_stages: Option<u32>,
+    /// Where `num_stages` is given (its value's tokens), for the warning when it pipelines
+    /// nothing.
+    pub stages_span: Option<Span>,
     /// `specialize = aligned`: only the first specialization is compiled (every pointer 16-byte
     /// aligned, the integers that matter multiples of what keeps its code), and a launch whose
     /// arguments break it is an `Err` naming them, as a CUTLASS kernel refuses a problem its
@@ -258,6 +261,7 @@ impl Default for KernelOptions {
             elems_per_thread: None,
             max_auto_warps: 16,
             num_stages: None,
+            stages_span: None,
             aligned_only: false,
             unit_only: false,
             fast_math: false,
@@ -470,6 +474,7 @@ fn apply_option(opts: &mut KernelOptions, item: OptionItem) -> syn::Result<()> {
             ));
         }
         opts.num_stages = Some(n);
+        opts.stages_span = Some(syn::spanned::Spanned::span(&value));
     } else {
         if let Expr::Path(p) = &value {
             if p.path.is_ident("auto") {

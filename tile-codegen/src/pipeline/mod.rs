@@ -195,6 +195,7 @@ pub fn compile_with(
     // out on and why, and its variants or why it failed.
     type Built = (
         Vec<Failure>,
+        bool,
         Vec<(Target, Failure)>,
         Result<Vec<CompiledVariant>, InstanceError>,
     );
@@ -203,6 +204,7 @@ pub fn compile_with(
         .enumerate()
         .map(|(i, p)| {
             let mut unpipelined = Vec::new();
+            let rings = p.as_ref().ok().and_then(|v| v.first()).is_some_and(|v| v.rings);
             let mut left_out = Vec::new();
             let r = p.and_then(|variants| {
                 variants
@@ -234,12 +236,12 @@ pub fn compile_with(
                     })
                     .collect()
             });
-            (unpipelined, left_out, r)
+            (unpipelined, rings, left_out, r)
         })
         .collect();
     tile.into_iter()
         .zip(built)
-        .map(|(t, (unpipelined, left_out, b))| {
+        .map(|(t, (unpipelined, rings, left_out, b))| {
             let kernel = t.kernel;
             let at = |loc: Option<u32>, msg: String| match kernel.range_of(loc) {
                 Some(r) => r.error(msg),
@@ -259,6 +261,7 @@ pub fn compile_with(
                         );
                         (span, msg)
                     });
+                    let explained = !unpipelined.is_empty();
                     let warnings = unpipelined
                         .into_iter()
                         .map(|w| {
@@ -278,6 +281,7 @@ pub fn compile_with(
                             (span, msg)
                         })
                         .chain(left_out)
+                        .chain(stages_unused(&t.ir, rings || explained, opts, item))
                         .collect();
                     Ok(CompiledKernel {
                         kernel,
@@ -338,6 +342,35 @@ pub fn compile_cost(
 /// its `configs` autotuning configs (1 when it is not autotuned): at the parameters when they
 /// declare several specializations, else at the kernel's name; a second error points at the op
 /// that costs the most.
+/// The warning for a `num_stages` (the kernel's or an autotune config's) that sizes nothing: the
+/// instance `tile` (tile-level IR) was given two or more stages, and its first variant has no
+/// ring of shared buffers (`rings`) for them to size. Silent where `pipeline-dot` already
+/// explained why a `dot` has none.
+fn stages_unused(
+    tile: &tile_core::ir::Function,
+    rings: bool,
+    opts: &KernelOptions,
+    item: &syn::ItemFn,
+) -> Option<(proc_macro2::Span, String)> {
+    if tile.num_stages < 2 || rings {
+        return None;
+    }
+    let span = opts
+        .stages_span
+        .or(opts.autotune.as_ref().map(|t| t.span))
+        .unwrap_or(item.sig.ident.span());
+    Some((
+        span,
+        format!(
+            "`num_stages = {}` pipelines nothing in this kernel: tile's stages are a ring of \
+             shared buffers that a `for` loop's tensor-core `dot` operands are copied through \
+             ahead of use, and no loop here has one (Triton's pipeliner also prefetches a loop's \
+             other loads; tile does not); leave `num_stages` out",
+            tile.num_stages
+        ),
+    ))
+}
+
 fn over_budget(
     item: &syn::ItemFn,
     tile: &[TileLevel],

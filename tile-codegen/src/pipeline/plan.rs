@@ -133,12 +133,14 @@ fn plan_instance(
         }
         let mut targets = Vec::new();
         let mut unpipelined = Vec::new();
+        let mut rings = false;
         for t in Target::ALL {
             let g = gpu_level(&base, &divisibility, &dump.skip_passes, t).map_err(internal)?;
             // What the first variant on the newest target leaves unpipelined, the user hears.
             if vi == 0 && t == Target::ALL[0] {
                 unpipelined = stages::unpipelined(&base, &divisibility, &dump.skip_passes, t, &g)
                     .map_err(internal)?;
+                rings = stages::has_rings(&g);
             }
             let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(internal)?;
             let stem = format!("{}.v{vi}.{}", name, t.arch());
@@ -155,6 +157,7 @@ fn plan_instance(
         }
         variants.push(PlannedVariant {
             unpipelined,
+            rings,
             divisibility,
             num_warps: base.num_warps,
             targets,
@@ -316,6 +319,9 @@ pub(super) struct PlannedVariant {
     /// The tensor-core `dot`s in loops that read their operands without a pipelined ring, and
     /// why (on the newest target; gathered for the first variant only).
     pub(super) unpipelined: Vec<Failure>,
+    /// Whether some loop reads its operands from a ring of shared buffers (`cp.async` or TMA
+    /// copies: what `num_stages` sizes), on the newest target; for the first variant only.
+    pub(super) rings: bool,
     /// Per IR parameter, what the variant assumes it is a multiple of.
     pub(super) divisibility: Vec<u32>,
     /// Warps per program.

@@ -256,6 +256,17 @@ fn gpu_level_with(
     Ok(g)
 }
 
+/// Whether `built` (GPU-level IR) copies some loop's operands into a ring of shared buffers
+/// ahead of their use (`cp.async` or TMA): the only thing `num_stages` sizes.
+pub(super) fn has_rings(built: &Function) -> bool {
+    built.walk().into_iter().any(|op| {
+        matches!(
+            built.op(op).kind,
+            OpKind::AsyncCopy { .. } | OpKind::TmaLoad { .. }
+        )
+    })
+}
+
 /// Why the tensor-core `dot`s of [`gpu_level`]'s result that read their operands without a
 /// pipelined ring were not given one (`pipeline-dot`'s [`explain`](crate::passes::pipeline_dot::explain)
 /// on the IR it received), each with the `dot`'s source location; empty when there is none
