@@ -81,6 +81,7 @@
 //! | `expand_dims(t, axis)`, `t.expand_dims(axis)` | insert an extent-1 dimension at `axis` (Triton's `t[:, None]` is `t.expand_dims(1)`) |
 //! | `trans(t)`, `t.trans()` | the transpose of a 2-D tile: `[i][j]` of the result is `t[j][i]` (Triton's `tl.trans`); no data moves on the GPU |
 //! | `bitcast(t, T)`, `t.bitcast(T)` | the bits of each element read as the element type `T` of the same width (Triton's `x.to(T, bitcast=True)`; `f32` ↔ `u32`/`i32`, `f16`/`bf16` ↔ `i16`, …); not booleans |
+//! | `t as Ptr<T>` | `i64` or `u64` addresses (a table of buffer addresses loaded from memory: a grouped GEMM's matrices) as pointers to `T`, Triton's `x.to(tl.pointer_type(T))`. Only in an `unsafe fn` kernel, whose launch is `unsafe`: pass the addresses in a [`PointerTable`], which keeps their buffers borrowed; the interpreter reports an address in none of the launch's buffers |
 //! | `reshape(t, shape)`, `t.reshape(shape)` | the elements in row-major order in `shape` (`N` or `[M, N]`, compile-time, the same element count; Triton's `tl.reshape`); no data moves on the GPU |
 //! | `interleave(a, b)` | two tiles of one shape and element type merged along their last dimension: `a`'s elements at the even positions, `b`'s at the odd ones, the last extent doubled (Triton's `tl.interleave`; unpacking two 4-bit values per byte is `interleave(x & 15, x >> 4)`); no data moves on the GPU |
 //! | `join(a, b)` | two 1-D tiles of one shape and element type stacked along a new last dimension of extent 2: `[i][0]` is `a[i]`, `[i][1]` is `b[i]` (Triton's `tl.join`); no data moves on the GPU |
@@ -146,7 +147,7 @@ pub use tile_core::random;
 pub use tile_core::runtime::autotune;
 pub use tile_core::runtime::{
     cdiv, launch, preload, Arg, BufArg, Buffer, DescScalar, DescSpec, Device, Element, Error,
-    Event, Graph, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec, TargetPtx, TensorMut,
+    Event, Graph, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec, PointerTable, TargetPtx, TensorMut,
     TensorRef, Timer, TmaSpec, Variant, TARGET_ENV,
 };
 pub use tile_core::{Target, UnknownTarget};
@@ -178,7 +179,7 @@ pub mod lang {
 pub mod prelude {
     pub use crate::{
         bf16, cdiv, f16, f8e4m3, f8e5m2, tile_fn, tile_kernel, Buffer, Device, Error, Grid,
-        TensorMut, TensorRef,
+        PointerTable, TensorMut, TensorRef,
     };
 }
 

@@ -5,6 +5,7 @@
 use tile_examples::fused_add_mul::kernels;
 
 use kernels::add_mul;
+use tile_tests::gather_rows;
 use tile::prelude::*;
 
 #[tile_kernel]
@@ -168,4 +169,53 @@ fn cdiv_saturates_and_clamps() {
     assert_eq!(cdiv(-5, 1024), 0);
     assert_eq!(cdiv(i64::MAX, 1), u32::MAX);
     assert_eq!(cdiv(1usize << 27, 1024usize), 131072);
+}
+
+#[test]
+fn pointer_tables_reach_their_buffers() {
+    let dev = dev();
+    let rows: Vec<Vec<f32>> = (0..3).map(|r| (0..50).map(|i| (r * 100 + i) as f32).collect()).collect();
+    let src: Vec<Buffer<f32>> = rows.iter().map(|r| dev.upload(r).unwrap()).collect();
+    let mut dst: Vec<Buffer<f32>> = (0..3).map(|_| dev.zeros::<f32>(50).unwrap()).collect();
+    {
+        let from = PointerTable::new(&dev, &src.iter().collect::<Vec<_>>()).unwrap();
+        let to = PointerTable::new_mut(&dev, dst.iter_mut().collect()).unwrap();
+        assert_eq!((from.len(), to.len()), (3, 3));
+        // SAFETY: both tables hold addresses of live f32 buffers of 50 elements.
+        unsafe { gather_rows::launch(&dev, Grid::x(3), &from, &to, 50).unwrap() };
+        // The written table lends its buffers to one argument at a time.
+        // SAFETY: as above (the launch is refused before it runs).
+        let e = unsafe { gather_rows::launch(&dev, Grid::x(3), &to, &to, 50) }.unwrap_err();
+        assert!(e.to_string().contains("one launch argument at a time"), "{e}");
+    }
+    for (r, d) in rows.iter().zip(&dst) {
+        let want: Vec<f32> = r.iter().map(|v| v * 3.0).collect();
+        assert_eq!(dev.download(d).unwrap(), want);
+    }
+}
+
+#[test]
+fn addresses_outside_the_launch_are_errors_on_the_interpreter() {
+    let dev = dev();
+    let a = dev.upload(&[1.0f32; 50]).unwrap();
+    let mut out = dev.zeros::<f32>(50).unwrap();
+    let halves = dev.upload(&[half::f16::ONE; 50]).unwrap();
+    let (from, wrong_type) = (
+        PointerTable::new(&dev, &[&a]).unwrap(),
+        PointerTable::new(&dev, &[&halves]).unwrap(),
+    );
+    let to = PointerTable::new_mut(&dev, vec![&mut out]).unwrap();
+    // A made-up address, and an address read as a pointer to another element type.
+    let bogus = dev.upload(&[0x1234_5678i64]).unwrap();
+    // SAFETY: the interpreter resolves every address against the launch's buffers; none of these
+    // launches touches memory outside them.
+    let e = unsafe { gather_rows::launch(&dev, Grid::x(1), &bogus, &to, 50) }.unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("0x12345678") && msg.contains("is in no buffer of this launch"), "{msg}");
+    assert!(msg.contains("`gather_rows`"), "{msg}");
+    // SAFETY: as above.
+    let e = unsafe { gather_rows::launch(&dev, Grid::x(1), &wrong_type, &to, 50) }.unwrap_err();
+    assert!(e.to_string().contains("is in a buffer of `f16` and is read as a pointer to `f32`"), "{e}");
+    // SAFETY: as above (a correct launch).
+    unsafe { gather_rows::launch(&dev, Grid::x(1), &from, &to, 50).unwrap() };
 }

@@ -1129,6 +1129,18 @@ pub fn check_unsigned_scalars(dev: &Device) {
     }
 }
 
+#[tile_kernel]
+/// Program `g` copies the first `n` elements of the buffer at address `src[g]` to the buffer at
+/// address `dst[g]`, tripled: the tables of a grouped kernel (`x as Ptr<T>`).
+pub unsafe fn gather_rows(src: Ptr<i64>, dst: Ptr<i64>, n: i32, BLOCK: Const<64>) {
+    let g = program_id(0);
+    let from = load(src + g) as Ptr<f32>;
+    let to = load(dst + g) as Ptr<f32>;
+    let offs = arange(0, BLOCK);
+    let v = load(from + offs, mask = offs < n, other = 0.0);
+    store(to + offs, v * 3.0, mask = offs < n);
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -1153,6 +1165,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(dot_trans_b::KERNELS);
     v.extend([
         &int_ops::KERNEL,
+        &gather_rows::KERNEL,
         &i64_axpy::KERNEL,
         &clamp::KERNEL,
         &accumulate_in_place::KERNEL,

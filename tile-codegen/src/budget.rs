@@ -117,7 +117,7 @@ pub fn op_costs(f: &Function) -> Vec<u64> {
                 OpKind::AtomicRmw { .. } | OpKind::AtomicCas { .. } => (out, 6),
                 OpKind::Cast => (out, 3),
                 // No instruction, or one move between register kinds.
-                OpKind::Bitcast => (out, 1),
+                OpKind::Bitcast | OpKind::IntToPtr => (out, 1),
                 OpKind::Reduce { axis, .. } => {
                     (reduce_cost(f, d.operands[0], *axis, first_in()), 1)
                 }

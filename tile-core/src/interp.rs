@@ -124,6 +124,26 @@ impl InterpArg<'_> {
 }
 
 impl HostRef<'_> {
+    /// The host address of the first element: what `int_to_ptr` resolves addresses against.
+    pub fn address(&self) -> u64 {
+        match self {
+            HostRef::F32(s) => s.as_ptr() as u64,
+            HostRef::I32(s) => s.as_ptr() as u64,
+            HostRef::I64(s) => s.as_ptr() as u64,
+            HostRef::F16(s) => s.as_ptr() as u64,
+            HostRef::BF16(s) => s.as_ptr() as u64,
+            HostRef::Bool(s) => s.as_ptr() as u64,
+            HostRef::I8(s) => s.as_ptr() as u64,
+            HostRef::I16(s) => s.as_ptr() as u64,
+            HostRef::U8(s) => s.as_ptr() as u64,
+            HostRef::U32(s) => s.as_ptr() as u64,
+            HostRef::U64(s) => s.as_ptr() as u64,
+            HostRef::F64(s) => s.as_ptr() as u64,
+            HostRef::F8E4M3(s) => s.as_ptr() as u64,
+            HostRef::F8E5M2(s) => s.as_ptr() as u64,
+        }
+    }
+
     fn dtype(&self) -> DType {
         match self {
             HostRef::F32(_) => DType::F32,
@@ -187,6 +207,26 @@ impl HostRef<'_> {
 }
 
 impl HostMut<'_> {
+    /// The host address of the first element: what `int_to_ptr` resolves addresses against.
+    pub fn address(&self) -> u64 {
+        match self {
+            HostMut::F32(s) => s.as_ptr() as u64,
+            HostMut::I32(s) => s.as_ptr() as u64,
+            HostMut::I64(s) => s.as_ptr() as u64,
+            HostMut::F16(s) => s.as_ptr() as u64,
+            HostMut::BF16(s) => s.as_ptr() as u64,
+            HostMut::Bool(s) => s.as_ptr() as u64,
+            HostMut::I8(s) => s.as_ptr() as u64,
+            HostMut::I16(s) => s.as_ptr() as u64,
+            HostMut::U8(s) => s.as_ptr() as u64,
+            HostMut::U32(s) => s.as_ptr() as u64,
+            HostMut::U64(s) => s.as_ptr() as u64,
+            HostMut::F64(s) => s.as_ptr() as u64,
+            HostMut::F8E4M3(s) => s.as_ptr() as u64,
+            HostMut::F8E5M2(s) => s.as_ptr() as u64,
+        }
+    }
+
     fn dtype(&self) -> DType {
         match self {
             HostMut::F32(_) => DType::F32,
@@ -292,6 +332,18 @@ pub enum InterpError {
         /// Parameter name.
         param: String,
     },
+    /// An address converted to a pointer (`int_to_ptr`) that is in no buffer of the launch, or
+    /// in one of another element type, or between two elements.
+    BadAddress {
+        /// Kernel name.
+        kernel: String,
+        /// The address.
+        address: u64,
+        /// What is wrong with it.
+        why: String,
+        /// The program that converted it.
+        program: [u32; 3],
+    },
     /// The kernel is not tile-level IR this interpreter can run.
     Unsupported(String),
     /// The launch did more element operations than the step budget allows (a loop of 2^31
@@ -315,6 +367,10 @@ impl fmt::Display for InterpError {
                 "kernel `{kernel}`, program {program:?}: unmasked access to `{param}`[{index}] outside its {len} elements"
             ),
             InterpError::ReadOnly { param } => write!(f, "store through read-only buffer `{param}`"),
+            InterpError::BadAddress { kernel, address, why, program } => write!(
+                f,
+                "kernel `{kernel}`, program {program:?}: the address {address:#x} converted to a pointer {why}"
+            ),
             InterpError::Unsupported(m) => write!(f, "cannot interpret: {m}"),
             InterpError::StepBudget { kernel, budget, program } => write!(
                 f,
@@ -380,7 +436,11 @@ pub fn run_with_budget(
     budget: u64,
 ) -> Result<(), InterpError> {
     let params = f.params();
-    if args.len() != params.len() {
+    // Past the parameters: buffers the kernel reaches only through addresses (`int_to_ptr`).
+    let reachable = args
+        .get(params.len()..)
+        .is_some_and(|rest| rest.iter().all(|a| matches!(a, InterpArg::Ref(_) | InterpArg::Mut(_))));
+    if !reachable {
         return Err(InterpError::BadArgs(format!(
             "kernel `{}` takes {} arguments, got {}",
             f.name,
@@ -852,6 +912,17 @@ impl<'a> Program<'_, 'a, '_> {
             }
             // A promise for the GPU's compiler; the values are the operand's.
             OpKind::Hint { .. } => Some(self.get(data.operands[0])?.clone()),
+            OpKind::IntToPtr => {
+                let elem = result_ty
+                    .and_then(|t| t.elem.pointee())
+                    .ok_or_else(|| InterpError::Unsupported("`int_to_ptr` to a non-pointer".into()))?;
+                Some(
+                    self.get(data.operands[0])?
+                        .iter()
+                        .map(|&x| self.pointer_at(x, elem))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
             OpKind::Cast | OpKind::Bitcast => {
                 let d = result_ty.and_then(Type::dtype).unwrap_or(DType::F32);
                 let convert = if matches!(data.kind, OpKind::Cast) {
@@ -942,10 +1013,77 @@ impl<'a> Program<'_, 'a, '_> {
         Ok(())
     }
 
+    /// How messages name argument `buf`: its parameter, or for a buffer past the parameters
+    /// (reached through an address) its address.
+    fn buffer_name(&self, buf: u32) -> String {
+        match self.f.param_names.get(buf as usize) {
+            Some(name) => name.clone(),
+            None => match &self.args[buf as usize] {
+                InterpArg::Ref(r) => format!("the buffer at {:#x}", r.address()),
+                InterpArg::Mut(m) => format!("the buffer at {:#x}", m.address()),
+                _ => format!("argument {buf}"),
+            },
+        }
+    }
+
+    /// The pointer to `elem`s that address `x` (an `i64` or `u64`, a byte address) is: an
+    /// element of some buffer of the launch (a parameter's, or one past them), whose element
+    /// type must be `elem`. The end of a buffer is taken too (a pointer one past its last
+    /// element), where no buffer begins there.
+    fn pointer_at(&self, x: Scalar, elem: DType) -> Result<Scalar, InterpError> {
+        let address = match x {
+            Scalar::I64(a) => a as u64,
+            Scalar::Int(DType::U64, a) => a,
+            _ => return Err(InterpError::Unsupported("`int_to_ptr` of a non-address".into())),
+        };
+        let bad = |why: String| InterpError::BadAddress {
+            kernel: self.f.name.clone(),
+            address,
+            why,
+            program: self.pid,
+        };
+        let spans = self.args.iter().enumerate().filter_map(|(i, a)| match a {
+            InterpArg::Ref(r) => Some((i, r.address(), r.len(), r.dtype())),
+            InterpArg::Mut(m) => Some((i, m.address(), m.len(), m.dtype())),
+            _ => None,
+        });
+        let mut end_of = None;
+        for (i, base, len, dtype) in spans {
+            let size = dtype.size_bytes() as u64;
+            let bytes = (len as u64).saturating_mul(size);
+            let Some(at) = address.checked_sub(base) else {
+                continue;
+            };
+            if at < bytes {
+                if dtype != elem {
+                    return Err(bad(format!(
+                        "is in a buffer of `{dtype}` and is read as a pointer to `{elem}`"
+                    )));
+                }
+                if at % size != 0 {
+                    return Err(bad(format!("is not at an element of its `{dtype}` buffer")));
+                }
+                return Ok(Scalar::Ptr {
+                    buf: i as u32,
+                    off: (at / size) as i64,
+                });
+            }
+            if at == bytes && dtype == elem {
+                end_of = Some(Scalar::Ptr {
+                    buf: i as u32,
+                    off: len as i64,
+                });
+            }
+        }
+        end_of.ok_or_else(|| {
+            bad("is in no buffer of this launch (a buffer reached through an address is passed in a `PointerTable`)".into())
+        })
+    }
+
     fn oob(&self, buf: u32, index: i64, len: usize) -> InterpError {
         InterpError::OutOfBounds {
             kernel: self.f.name.clone(),
-            param: self.f.param_names[buf as usize].clone(),
+            param: self.buffer_name(buf),
             index,
             len,
             program: self.pid,
@@ -1129,7 +1267,7 @@ impl<'a> Program<'_, 'a, '_> {
             return Err(InterpError::Unsupported(format!("{what} to a non-pointer")));
         };
         let err = self.oob(buf, off, 0);
-        let param = self.f.param_names[buf as usize].clone();
+        let param = self.buffer_name(buf);
         match &mut self.args[buf as usize] {
             InterpArg::Mut(m) => {
                 let len = m.len();

@@ -148,6 +148,23 @@ fn warnings(compiled: &[CompiledKernel]) -> Tokens {
     out
 }
 
+/// The `# Safety` section of an `unsafe` kernel's launch (nothing for a checked one).
+fn safety_doc(item: &ItemFn) -> Tokens {
+    if item.sig.unsafety.is_none() {
+        return Tokens::new();
+    }
+    quote! {
+        ///
+        /// # Safety
+        ///
+        /// The kernel converts integers to pointers (`x as Ptr<T>`), which the launch cannot
+        /// check: every address it converts must lie in a live buffer of that element type on
+        /// `dev`, that no other work reads or writes while the kernel writes it. A
+        /// `tile::PointerTable` passed for the addresses keeps its buffers borrowed (and, on the
+        /// interpreter, is how the kernel reaches them).
+    }
+}
+
 fn dtype_tokens(d: DType) -> Tokens {
     match d {
         DType::I1 => quote!(bool),
@@ -407,6 +424,8 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
         })
         .collect();
 
+    let unsafety = &item.sig.unsafety;
+    let safety_doc = safety_doc(item);
     let common = quote! {
         // Read so that changing the dump settings recompiles the kernels (rustc tracks them).
         const _: ::core::option::Option<&str> = ::core::option_env!("TILE_DUMP");
@@ -423,6 +442,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
         /// Launches the kernel on `dev` over `grid` programs. Checks the arguments' devices,
         /// their lengths against the declared extents and the grid before launching; on a
         /// CUDA device the launch is asynchronous, on the interpreter it has finished on return.
+        #safety_doc
     };
 
     if let Some(tune) = tune {
@@ -461,7 +481,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
                 }
 
                 #launch_doc
-                pub fn launch(
+                pub #unsafety fn launch(
                     dev: &::tile::Device,
                     grid: impl ::core::convert::Into<::tile::Grid>,
                     #(#wrapper_params),*
@@ -546,7 +566,7 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
             /// The specialized constants are arguments, and element-type parameters follow the
             /// buffers' types: a combination that was not declared is an `Err` naming the
             /// declared values.
-            pub fn launch<#(#generics),*>(
+            pub #unsafety fn launch<#(#generics),*>(
                 dev: &::tile::Device,
                 grid: impl ::core::convert::Into<::tile::Grid>,
                 #(#wrapper_params),*
@@ -605,6 +625,8 @@ fn tuned_module(p: TunedParts) -> Tokens {
     } = p;
     let vis = &item.vis;
     let mod_name = &item.sig.ident;
+    let unsafety = &item.sig.unsafety;
+    let safety_doc = safety_doc(item);
     let base = mod_name.to_string();
     let n_ir = extents.len();
     let n = instances.len();
@@ -758,7 +780,8 @@ fn tuned_module(p: TunedParts) -> Tokens {
 
             /// Launches the kernel with config `config` (an index into [`CONFIGS`]) over
             /// `grid`, without tuning.
-            pub fn launch_config<#(#generics),*>(
+            #safety_doc
+            pub #unsafety fn launch_config<#(#generics),*>(
                 dev: &::tile::Device,
                 config: usize,
                 grid: impl ::core::convert::Into<::tile::Grid>,
@@ -779,19 +802,24 @@ fn tuned_module(p: TunedParts) -> Tokens {
             }
 
             #[doc = #key_doc]
-            pub fn launch<#(#generics),*>(
+            #safety_doc
+            pub #unsafety fn launch<#(#generics),*>(
                 dev: &::tile::Device,
                 grid: impl ::core::ops::Fn(&Config) -> ::tile::Grid,
                 #(#wrapper_params),*
             ) -> ::core::result::Result<(), ::tile::Error> {
-                let key: [i64; #n_key] = [#(#key),*];
-                let config = TUNER.choose(dev, &key, |i| {
-                    #(#scratch)*
-                    ::tile::autotune::time_ms(dev, || {
-                        launch_config(dev, i, grid(&CONFIGS[i]), #(#bench_args),*)
-                    })
-                })?;
-                launch_config(dev, config, grid(&CONFIGS[config]), #(#call_args),*)
+                // An `unsafe` kernel's `launch_config` is `unsafe`, under this launch's promise.
+                #[allow(unused_unsafe)]
+                unsafe {
+                    let key: [i64; #n_key] = [#(#key),*];
+                    let config = TUNER.choose(dev, &key, |i| {
+                        #(#scratch)*
+                        ::tile::autotune::time_ms(dev, || {
+                            launch_config(dev, i, grid(&CONFIGS[i]), #(#bench_args),*)
+                        })
+                    })?;
+                    launch_config(dev, config, grid(&CONFIGS[config]), #(#call_args),*)
+                }
             }
         }
     }

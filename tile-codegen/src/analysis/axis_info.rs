@@ -336,6 +336,17 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
             {
                 a(0)
             }
+            // An address's divisibility is the pointer's alignment in bytes; its runs of +1 are
+            // runs of one byte, contiguous elements only for 1-byte ones.
+            OpKind::IntToPtr => {
+                let x = a(0);
+                let one_byte = matches!(ty.elem, Elem::Ptr(dt) if dt.size_bytes() == 1);
+                AxisInfo {
+                    contiguity: if one_byte { x.contiguity } else { 1 },
+                    divisibility: x.divisibility,
+                    constancy: x.constancy,
+                }
+            }
             // Math and other casts keep runs of equal values equal, nothing more.
             OpKind::Math(_) | OpKind::Cast | OpKind::Bitcast => AxisInfo {
                 contiguity: 1,

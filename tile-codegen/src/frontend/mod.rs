@@ -193,6 +193,35 @@ fn tuned_instances(params: &[Param], tune: &signature::Autotune) -> syn::Result<
 /// At most this many specializations per kernel.
 pub const MAX_INSTANCES: usize = 64;
 
+/// An `unsafe fn` kernel is one that converts integers to pointers (`x as Ptr<T>`), and such a
+/// kernel must be one: its launch cannot check what the addresses reach, so the launch is
+/// `unsafe`, the caller promising what [`tile_core::runtime::PointerTable`] ensures.
+fn check_unsafety(item: &syn::ItemFn, kernels: &[Kernel]) -> syn::Result<()> {
+    let converts = kernels.iter().find_map(|k| {
+        k.ir.walk()
+            .into_iter()
+            .find(|&op| matches!(k.ir.op(op).kind, OpKind::IntToPtr))
+            .map(|op| (k, op))
+    });
+    match (converts, &item.sig.unsafety) {
+        (Some((k, op)), None) => {
+            let msg = "converting an integer to a pointer lets the kernel reach memory its \
+                       launch cannot check: declare the kernel `unsafe fn` (its launch becomes \
+                       `unsafe`; a `PointerTable` makes addresses the launch keeps alive)";
+            Err(match k.range_of(k.ir.op(op).loc) {
+                Some(r) => r.error(msg),
+                None => syn::Error::new_spanned(&item.sig.ident, msg),
+            })
+        }
+        (None, Some(u)) => Err(syn::Error::new_spanned(
+            u,
+            "a kernel is `unsafe` only when it converts integers to pointers (`x as Ptr<T>`); \
+             this one does not, and its launch is checked",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Runs the front end on a kernel function, once per combination of its constants; `fns` holds
 /// the tile functions its body calls (empty for a kernel that calls none).
 pub fn lower_kernel(
@@ -242,7 +271,9 @@ pub fn lower_kernel(
         .map(|inst| lower_instance(item, opts, fns, &params, inst, multi))
         .collect();
     let Some(failed) = lowered.iter().position(|k| k.is_err()) else {
-        return lowered.into_iter().collect();
+        let kernels: Vec<Kernel> = lowered.into_iter().collect::<syn::Result<_>>()?;
+        check_unsafety(item, &kernels)?;
+        return Ok(kernels);
     };
     let builds = lowered.iter().any(|k| k.is_ok());
     let mut e = lowered

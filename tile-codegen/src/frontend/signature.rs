@@ -573,12 +573,6 @@ pub fn parse_signature(sig: &syn::Signature) -> syn::Result<Vec<Param>> {
             syn::Error::new_spanned(a, "a kernel cannot be `async`"),
         );
     }
-    if let Some(u) = &sig.unsafety {
-        add(
-            &mut errors,
-            syn::Error::new_spanned(u, "a kernel is not `unsafe`; its launch is checked"),
-        );
-    }
     if !sig.generics.params.is_empty() {
         add(&mut errors, syn::Error::new_spanned(
             &sig.generics,

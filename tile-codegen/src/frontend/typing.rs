@@ -494,8 +494,35 @@ impl Lowering {
         )))
     }
 
-    /// `x as T`: element-wise conversion to any element type (see `OpKind::Cast`).
+    /// `x as T`: element-wise conversion to any element type (see `OpKind::Cast`); `x as
+    /// Ptr<T>` converts `i64` or `u64` addresses into pointers (`OpKind::IntToPtr`).
     pub(super) fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Val> {
+        if let Some(pointee) = pointer_type(&c.ty) {
+            let d = self.element_type(pointee)?;
+            let v = self.expr(&c.expr)?;
+            let id = match v {
+                Val::V(id) => id,
+                _ => {
+                    return Err(err(
+                        &c.expr,
+                        "only an `i64` or `u64` value computed by the kernel (an address loaded \
+                         from memory) converts to a pointer",
+                    ))
+                }
+            };
+            let t = self.f.ty(id).clone();
+            if !matches!(t.elem, Elem::Scalar(DType::I64 | DType::U64)) {
+                return Err(err(
+                    &c.expr,
+                    format!("an address is `i64` or `u64`, not `{}`", t.elem),
+                ));
+            }
+            return Ok(Val::V(self.push(
+                OpKind::IntToPtr,
+                vec![id],
+                t.with_elem(Elem::Ptr(d)),
+            )));
+        }
         let d = self.element_type(&c.ty)?;
         let v = self.expr(&c.expr)?;
         match v {
@@ -570,4 +597,20 @@ pub(super) fn joint_shape(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
             _ => None,
         })
         .collect()
+}
+
+/// `T` where `ty` is `Ptr<T>` (the type of `x as Ptr<T>`).
+fn pointer_type(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Ptr" || p.qself.is_some() {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first() {
+        Some(syn::GenericArgument::Type(t)) if args.args.len() == 1 => Some(t),
+        _ => None,
+    }
 }

@@ -911,6 +911,21 @@ impl<'a, 'ctx> Lowerer<'a, 'ctx> {
                         .collect::<Result<_>>()?,
                 )
             }
+            OpKind::IntToPtr => {
+                let to = self.context.ptr_type(AddressSpace::from(GLOBAL));
+                let vals = self.operand(data, 0).to_vec();
+                Some(
+                    vals.into_iter()
+                        .map(|v| {
+                            Ok(self
+                                .builder
+                                .build_int_to_ptr(v.into_int_value(), to, "")
+                                .llvm()?
+                                .into())
+                        })
+                        .collect::<Result<_>>()?,
+                )
+            }
             OpKind::Reduce { kind, axis } => Some(self.reduce_op(*kind, *axis, data)?),
             OpKind::Dot { .. } => Some(self.dot(data)?),
             OpKind::Load { vec, evict } => Some(self.load(data, *vec, *evict)?),

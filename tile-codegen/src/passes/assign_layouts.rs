@@ -783,6 +783,7 @@ fn cheap(f: &Function, kind: &OpKind, r: ValueId) -> bool {
         | OpKind::Math(_)
         | OpKind::Cast
         | OpKind::Bitcast
+        | OpKind::IntToPtr
         | OpKind::Load { .. }
         | OpKind::Store { .. }
         | OpKind::AtomicRmw { .. }

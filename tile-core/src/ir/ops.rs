@@ -829,6 +829,10 @@ declare_ops! {
     /// Element-wise reinterpretation of the bits as the result's element type, of the same
     /// width (Triton's `x.to(dtype, bitcast=True)`); neither booleans nor pointers.
     Bitcast "bitcast" => 1, Pure, Tile;
+    /// Element-wise conversion of `i64` or `u64` byte addresses into pointers of the result's
+    /// element type (Triton's `x.to(tl.pointer_type(T))`): what an address loaded from memory (a
+    /// table of buffers, as a grouped GEMM takes) becomes. Only an `unsafe` kernel holds it.
+    IntToPtr "int_to_ptr" => 1, Pure, Tile;
     /// Combines the elements along `axis`; the result drops that dimension (a rank-1 tensor
     /// reduces to a scalar).
     Reduce {
@@ -1165,6 +1169,7 @@ impl OpKind {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Bitcast
+            | OpKind::IntToPtr
             | OpKind::Load { .. }
             | OpKind::Store { .. }
             | OpKind::For
@@ -1194,6 +1199,7 @@ impl OpKind {
             | OpKind::Math(_)
             | OpKind::Cast
             | OpKind::Bitcast
+            | OpKind::IntToPtr
             | OpKind::Scan { .. }
             | OpKind::AssociativeScan { .. }
             | OpKind::Load { .. }

@@ -196,7 +196,30 @@ impl Device {
 /// [`TensorRef::tile_arg`] and [`TensorMut::tile_arg_mut`] give the generated wrapper to pass on
 /// to the launch. Opaque: only the launch looks inside.
 #[derive(Debug)]
-pub struct BufArg<'a>(pub(crate) Memory<'a>);
+pub struct BufArg<'a>(pub(crate) Memory<'a>, pub(crate) Reach<'a>);
+
+/// The buffers a launch argument's addresses reach (a [`PointerTable`]'s), which the interpreter
+/// must be given too, and the table's lending flag while they are lent.
+///
+/// [`PointerTable`]: super::PointerTable
+#[derive(Debug, Default)]
+pub(crate) struct Reach<'a> {
+    /// The buffers, in the table's order.
+    pub(crate) buffers: Vec<Memory<'a>>,
+    /// Cleared when the argument is dropped.
+    pub(crate) lent: Option<Lent<'a>>,
+}
+
+/// A pointer table's written buffers lent to one launch argument: clears the table's flag when
+/// the argument is dropped.
+#[derive(Debug)]
+pub(crate) struct Lent<'a>(pub(crate) &'a std::cell::Cell<bool>);
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
 
 /// Where a buffer argument's elements are.
 #[derive(Debug)]
@@ -261,11 +284,14 @@ fn device_arg<'a, T, S: DevicePtr<T>>(s: &'a S, dev: &'a Device) -> Result<BufAr
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr(&c.stream);
-    Ok(BufArg(Memory::Device {
-        ptr,
-        len,
-        _sync: sync,
-    }))
+    Ok(BufArg(
+        Memory::Device {
+            ptr,
+            len,
+            _sync: sync,
+        },
+        Reach::default(),
+    ))
 }
 
 fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(
@@ -284,16 +310,19 @@ fn device_arg_mut<'a, T, S: DevicePtrMut<T>>(
     }
     let len = s.len();
     let (ptr, sync) = s.device_ptr_mut(&c.stream);
-    Ok(BufArg(Memory::Device {
-        ptr,
-        len,
-        _sync: sync,
-    }))
+    Ok(BufArg(
+        Memory::Device {
+            ptr,
+            len,
+            _sync: sync,
+        },
+        Reach::default(),
+    ))
 }
 
 fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
-        Device::Interpreter => Ok(BufArg(Memory::HostRef(T::host_ref(s)))),
+        Device::Interpreter => Ok(BufArg(Memory::HostRef(T::host_ref(s)), Reach::default())),
         Device::Cuda(_) => Err(wrong(
             "host memory was passed to a launch on a CUDA device; upload it first",
         )),
@@ -302,7 +331,7 @@ fn host_arg<'a, T: Element>(s: &'a [T], dev: &Device) -> Result<BufArg<'a>, Erro
 
 fn host_arg_mut<'a, T: Element>(s: &'a mut [T], dev: &Device) -> Result<BufArg<'a>, Error> {
     match dev {
-        Device::Interpreter => Ok(BufArg(Memory::HostMut(T::host_mut(s)))),
+        Device::Interpreter => Ok(BufArg(Memory::HostMut(T::host_mut(s)), Reach::default())),
         Device::Cuda(_) => Err(wrong(
             "host memory was passed to a launch on a CUDA device; upload it first",
         )),

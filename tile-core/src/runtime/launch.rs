@@ -94,7 +94,7 @@ impl LaunchValues for [Arg<'_>] {
 
     fn buffer(&self, param: u32) -> Option<(u64, usize)> {
         match self.get(param as usize)? {
-            Arg::Buf(BufArg(Memory::Device { ptr, len, .. })) => Some((*ptr, *len)),
+            Arg::Buf(BufArg(Memory::Device { ptr, len, .. }, _)) => Some((*ptr, *len)),
             _ => None,
         }
     }
@@ -238,7 +238,7 @@ fn broken_assumptions(
             Arg::I64(v) if d == EQUALS_ONE => format!("`{}` = {v} is not 1", p.name),
             Arg::I32(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
             Arg::I64(v) => format!("`{}` = {v} is not a multiple of {d}", p.name),
-            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => {
+            Arg::Buf(BufArg(Memory::Device { ptr, .. }, _)) => {
                 format!("buffer `{}` at {ptr:#x} is not {d}-byte aligned", p.name)
             }
             _ => format!("buffer `{}` is not {d}-byte aligned", p.name),
@@ -251,7 +251,7 @@ fn broken_assumptions(
 fn param_words(args: &[Arg<'_>]) -> Result<Vec<u64>, Error> {
     args.iter()
         .map(|a| match a {
-            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => Ok(*ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. }, _)) => Ok(*ptr),
             Arg::I32(v) => Ok(u64::from(*v as u32)),
             Arg::I64(v) => Ok(*v as u64),
             Arg::F32(v) => Ok(u64::from(v.to_bits())),
@@ -434,10 +434,10 @@ fn check_args(
             (p.kind, a),
             (
                 ParamKind::Ptr { written: false, .. },
-                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostRef(_)))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostRef(_), _))
             ) | (
                 ParamKind::Ptr { written: true, .. },
-                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostMut(_)))
+                Arg::Buf(BufArg(Memory::Device { .. } | Memory::HostMut(_), _))
             ) | (ParamKind::Scalar(DType::I32), Arg::I32(_))
                 | (ParamKind::Scalar(DType::I64), Arg::I64(_))
                 | (ParamKind::Scalar(DType::F32), Arg::F32(_))
@@ -516,12 +516,25 @@ fn run_interpreted<'a>(
 ) -> Result<(), Error> {
     let f = cache.ir(spec)?;
     let mut iargs = Vec::new();
+    // The buffers the arguments' addresses reach (pointer tables'), after the parameters; the
+    // tables stay lent until the launch returns.
+    let mut reached = Vec::new();
+    let mut lent = Vec::new();
+    let host = |m: Memory<'a>| match m {
+        Memory::HostRef(r) => Ok(InterpArg::Ref(r)),
+        Memory::HostMut(m) => Ok(InterpArg::Mut(m)),
+        Memory::Device { .. } => Err(Error::Args(
+            "device memory reached the interpreter".into(),
+        )),
+    };
     for a in args {
         iargs.push(match a {
-            Arg::Buf(BufArg(Memory::HostRef(r))) => InterpArg::Ref(r),
-            Arg::Buf(BufArg(Memory::HostMut(m))) => InterpArg::Mut(m),
-            Arg::Buf(BufArg(Memory::Device { .. })) => {
-                return Err(Error::Args("device memory reached the interpreter".into()));
+            Arg::Buf(BufArg(m, reach)) => {
+                for r in reach.buffers {
+                    reached.push(host(r)?);
+                }
+                lent.extend(reach.lent);
+                host(m)?
             }
             Arg::I32(v) => InterpArg::I32(v),
             Arg::I64(v) => InterpArg::I64(v),
@@ -531,8 +544,12 @@ fn run_interpreted<'a>(
             Arg::F64(v) => InterpArg::F64(v),
         });
     }
+    iargs.extend(reached);
     // The IR names the instance by its symbol; the error names the kernel as the user wrote it.
-    interp::run(f, grid, &mut iargs).map_err(|e| match e {
+    let ran = interp::run(f, grid, &mut iargs);
+    drop(iargs);
+    drop(lent);
+    ran.map_err(|e| match e {
         interp::InterpError::OutOfBounds {
             param,
             index,
@@ -551,6 +568,17 @@ fn run_interpreted<'a>(
         } => interp::InterpError::StepBudget {
             kernel: spec.rust_name.to_string(),
             budget,
+            program,
+        },
+        interp::InterpError::BadAddress {
+            address,
+            why,
+            program,
+            ..
+        } => interp::InterpError::BadAddress {
+            kernel: spec.rust_name.to_string(),
+            address,
+            why,
             program,
         },
         other => other,
@@ -601,7 +629,7 @@ fn meets_divisibility(a: &Arg<'_>, d: u32) -> bool {
     }
     let d = u64::from(d);
     match a {
-        Arg::Buf(BufArg(Memory::Device { ptr, .. })) => ptr % d == 0,
+        Arg::Buf(BufArg(Memory::Device { ptr, .. }, _)) => ptr % d == 0,
         Arg::I32(v) => i64::from(*v).rem_euclid(d as i64) == 0,
         Arg::I64(v) => i128::from(*v).rem_euclid(i128::from(d)) == 0,
         // Unsigned integers are not specialized on.
@@ -672,7 +700,7 @@ fn run_cuda(
     );
     if args
         .iter()
-        .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_)))))
+        .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_), _))))
     {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
@@ -704,7 +732,7 @@ fn run_cuda(
     let mut builder = dev.stream.launch_builder(&func);
     for a in args {
         match a {
-            Arg::Buf(BufArg(Memory::Device { ptr, .. })) => builder.arg(ptr),
+            Arg::Buf(BufArg(Memory::Device { ptr, .. }, _)) => builder.arg(ptr),
             Arg::I32(v) => builder.arg(v),
             Arg::I64(v) => builder.arg(v),
             Arg::F32(v) => builder.arg(v),
@@ -712,7 +740,7 @@ fn run_cuda(
             Arg::U64(v) => builder.arg(v),
             Arg::F64(v) => builder.arg(v),
             // Rejected just above.
-            Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_))) => &mut builder,
+            Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_), _)) => &mut builder,
         };
     }
     for m in &maps {
@@ -751,7 +779,7 @@ mod tests {
             ptr,
             len,
             _sync: SyncOnDrop::Sync(None),
-        }))
+        }, crate::runtime::buffer::Reach::default()))
     }
 
     /// `copy(x, y, n)` through three descriptor slots: `x` as an `n`-row view (slot 0), `y`

@@ -16,6 +16,7 @@
 //!               deterministic_tuning
 //! launch.rs     the checked launch, preload, ModuleCache     uses buffer, device, recording, spec,
 //!                                                            tma, error
+//! table.rs      PointerTable                                 uses buffer, device, error
 //! buffer.rs     Buffer, Element, TensorRef/TensorMut,        uses device, error
 //!               BufArg; Device::upload/zeros/download
 //! event.rs      Event, Timer; Device::record_event,          uses device, error
@@ -51,6 +52,7 @@ mod graph;
 mod launch;
 mod recording;
 mod spec;
+mod table;
 mod tma;
 
 pub use buffer::{BufArg, Buffer, Element, TensorMut, TensorRef};
@@ -59,6 +61,7 @@ pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{cdiv, launch, launch_args, preload, Arg, Grid, ModuleCache};
+pub use table::PointerTable;
 pub use spec::{
     cubins_off, DescScalar, DescSpec, KernelSpec, ParamKind, ParamSpec, TargetPtx, TmaSpec,
     Variant, CUBIN_ENV, EQUALS_ONE,

@@ -1,6 +1,6 @@
 //! Rules of the ops that make scalars and compute element by element: `constant`, `program_id`,
 //! `num_programs`, `arange`, `splat`, the binary and unary ops, `cmp`, `select`, `addptr`, the
-//! math functions and `cast` (rules 5 to 10, 14 and 15 of the module documentation).
+//! math functions, `cast`, `bitcast` and `int_to_ptr` (rules 5 to 10, 14 and 15 of the module documentation).
 
 use super::{Op, Verifier};
 use crate::ir::ops::{BinOp, ConstValue, MathFn, UnOp};
@@ -288,6 +288,27 @@ impl Verifier<'_> {
         }
         if a.shape != ty.shape || a.layout != ty.layout {
             self.err(o.id, format!("`bitcast` keeps the shape: `{a}` to `{ty}`"));
+        }
+    }
+
+    /// Rule 15: `int_to_ptr` takes `i64` or `u64` addresses and keeps the shape, giving pointers.
+    pub(super) fn int_to_ptr(&mut self, o: &Op<'_>) {
+        if !self.takes(o, &[1]) {
+            return;
+        }
+        let Some(ty) = o.res.clone() else { return };
+        let a = self.ty(o.ops[0]).clone();
+        if !matches!(a.elem, Elem::Scalar(DType::I64 | DType::U64)) {
+            self.err(
+                o.id,
+                format!("`int_to_ptr` takes `i64` or `u64` addresses, not `{}`", a.elem),
+            );
+        }
+        if ty.elem.pointee().is_none() {
+            self.err(o.id, format!("`int_to_ptr` gives pointers, not `{}`", ty.elem));
+        }
+        if a.shape != ty.shape || a.layout != ty.layout {
+            self.err(o.id, format!("`int_to_ptr` keeps the shape: `{a}` to `{ty}`"));
         }
     }
 

@@ -62,8 +62,9 @@
 //!     result has that type.
 //!     → `elementwise.rs`: `math`.
 //! 15. **cast** — one numeric operand; the result has its shape and layout and a numeric element
-//!     type. **bitcast** — the same, between non-boolean numbers of one width.
-//!     → `elementwise.rs`: `cast`, `bitcast`.
+//!     type. **bitcast** — the same, between non-boolean numbers of one width. **int_to_ptr** —
+//!     an `i64` or `u64` operand; the result is pointers of its shape and layout.
+//!     → `elementwise.rs`: `cast`, `bitcast`, `int_to_ptr`.
 //! 16. **reduce** — a tensor of a 32- or 64-bit integer type or `f32`, `axis` below its rank; the result is the
 //!     operand without that dimension (a scalar for rank 1); at the GPU level a tensor result's
 //!     layout is the operand's layout sliced at `axis`.
@@ -491,6 +492,7 @@ impl Verifier<'_> {
             OpKind::Math(m) => self.math(o, m),
             OpKind::Cast => self.cast(o),
             OpKind::Bitcast => self.bitcast(o),
+            OpKind::IntToPtr => self.int_to_ptr(o),
             OpKind::Load { vec, .. } => self.load(o, vec),
             OpKind::Store { vec, .. } => self.store(o, vec),
             OpKind::AtomicRmw { op: a, .. } => self.atomic_rmw(o, a),
