@@ -1093,3 +1093,37 @@ fn autotuning_times_on_copies_and_caches_on_disk() {
     assert!((0..n).all(|i| y[i] == 1.0 + 2.0 * x[i]));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gpu_pointer_tables_reach_their_buffers() {
+    let Some(gpu) = cuda() else { return };
+    let cpu = Device::interpreter();
+    let rows: Vec<Vec<f32>> = (0..5).map(|r| data(50, r)).collect();
+    let mut outs = Vec::new();
+    for dev in [&gpu, &cpu] {
+        let src: Vec<Buffer<f32>> = rows.iter().map(|r| dev.upload(r).unwrap()).collect();
+        let mut dst: Vec<Buffer<f32>> = (0..5).map(|_| dev.zeros::<f32>(50).unwrap()).collect();
+        let from = PointerTable::new(dev, &src.iter().collect::<Vec<_>>()).unwrap();
+        let mut to = PointerTable::new_mut(dev, dst.iter_mut().collect()).unwrap();
+        // SAFETY: both tables hold addresses of live f32 buffers of 50 elements on `dev`.
+        unsafe { common::gather_rows::launch(dev, Grid::x(5), &from, &to, 50).unwrap() };
+        let got: Vec<Vec<f32>> = (0..5)
+            .map(|g| dev.download(to.buffer(g).unwrap()).unwrap())
+            .collect();
+        outs.push(got);
+    }
+    assert_eq!(outs[0], outs[1]);
+    // A table made for the interpreter is refused by a CUDA launch (its addresses are host ones).
+    let host = cpu.upload(&rows[0]).unwrap();
+    let e = PointerTable::new(&gpu, &[&host]).unwrap_err();
+    assert!(e.to_string().contains("upload it first"), "{e}");
+}
+
+#[test]
+fn gpu_grouped_gemm_tutorial_matches_reference() {
+    let Some(gpu) = cuda() else { return };
+    // Problems of different sizes, more tiles than any configuration's programs, so that
+    // programs cross from one problem to the next; the tuner times the four configurations.
+    let shapes = [(1024, 512, 256), (128, 2048, 64), (640, 384, 1024), (256, 256, 32)];
+    tile_tutorials::grouped_gemm::run_check(&gpu, &shapes, 7).unwrap();
+}

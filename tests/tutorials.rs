@@ -149,3 +149,23 @@ fn fused_attention_matches_reference() {
             .expect_err("took N_CTX = 200");
     assert!(e.contains("whole blocks"), "{e}");
 }
+
+#[test]
+fn grouped_gemm_matches_reference() {
+    let dev = Device::interpreter();
+    // Groups of different sizes (whole 128 × 128 × 32 tiles, as the tutorial's kernel assumes),
+    // more tiles than the first configuration's 84 programs in all, so that programs take
+    // several tiles and cross from one problem to the next.
+    let groups: [&[(usize, usize, usize)]; 3] = [
+        &[(128, 128, 32)],
+        &[(256, 128, 64), (128, 384, 32), (128, 128, 96)],
+        &[(1152, 128, 32), (128, 256, 32)],
+    ];
+    for (i, shapes) in groups.into_iter().enumerate() {
+        t::grouped_gemm::run_check(&dev, shapes, 500 + i as u64).unwrap();
+    }
+    // Partial tiles are refused, as the tutorial's kernel does not mask them.
+    let e = t::grouped_gemm::run_check(&dev, &[(128, 128, 32), (100, 128, 32)], 9)
+        .expect_err("a partial tile was accepted");
+    assert!(e.contains("problem 1: 100 × 128 × 32 is not made of whole"), "{e}");
+}

@@ -35,6 +35,10 @@ pub mod layer_norm;
 #[path = "06_fused_attention/mod.rs"]
 pub mod fused_attention;
 
+/// Tutorial 08: grouped GEMM, the matrices reached through tables of their addresses.
+#[path = "08_grouped_gemm/mod.rs"]
+pub mod grouped_gemm;
+
 /// Tutorial 09: persistent matmul.
 #[path = "09_persistent_matmul/mod.rs"]
 pub mod persistent_matmul;
@@ -47,6 +51,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(low_memory_dropout::all());
     v.extend(layer_norm::all());
     v.extend(fused_attention::all());
+    v.extend(grouped_gemm::all());
     v.extend(persistent_matmul::all());
     v
 }

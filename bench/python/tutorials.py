@@ -14,6 +14,7 @@ tutorials` runs it with baseline.py's timing, L2 flush, checks, CLI and JSON) an
 | `05_layer_norm_fwd_fused` | 05-layer-norm | baseline.py's `k_layer_norm_fwd_tutorial` with the tutorial's BLOCK_SIZE and num_warps |
 | `05_layer_norm_bwd` | 05-layer-norm | `LayerNorm.backward`: locks and partial sums zeroed, `_layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `_layer_norm_bwd_dwdb` |
 | `06_attn_fwd`, `06_attn_fwd_causal` | 06-fused-attention | attention.py's `tut_attn_fwd` (`_attention.forward` on Hopper: host descriptors, autotuned over the tutorial's configs); key [Z, H, N_CTX, HEAD_DIM], sm_scale 0.5 |
+| `08_grouped_matmul_kernel` | 08-grouped-gemm | `grouped_matmul_kernel`, autotuned over the tutorial's 4 configs (key group_size), on tables of the matrices' addresses built outside the timed call (as the tutorial's benchmark does); shape `[group_size, N]`: that many N x N x N products |
 | `09_matmul_kernel_persistent` | 09-persistent-matmul | `matmul_kernel_persistent`, autotuned over the tutorial's `matmul_get_configs()` (16 configs, key M, N, K), NUM_SMS = the SM count |
 
 Each host function takes its outputs (poisoned with NaN before each check) instead of allocating
@@ -44,6 +45,9 @@ MATMUL = ([(64, 64, 64), (130, 70, 33)], [(4096, 4096, 4096), (8192, 8192, 8192)
 DROPOUT = ([1000, 4099], [1 << 24, 1 << 26])
 LAYER_NORM = ([(40, 128), (151, 300)], [(4096, 1024), (4096, 2048), (4096, 4096), (4096, 8192)])
 LAYER_NORM_BWD_MAX_N = 4096  # the tile port's backward is compiled for rows up to this
+# (group_size, N): group_size products of N x N x N, the tutorial's benchmark sizes and one far
+# above L2.
+GROUPED = ([(2, 128)], [(4, 128), (4, 256), (4, 512), (4, 1024), (4, 4096)])
 PERSISTENT = ([(200, 152, 72), (300, 264, 64)],  # the tile port takes 16-byte rows only
               [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024)])
 
@@ -224,6 +228,110 @@ def layer_norm_backward(dy, x, w, mean, rstd, dx, dw, db, block, warps):
 
 
 # ----------------------------------------------------------------------------------------------
+# 08 grouped GEMM
+# ----------------------------------------------------------------------------------------------
+
+
+def _grouped_configs():
+    """The tutorial's four configs (Triton's default 4 warps, 3 stages); on the CPU the first."""
+    cfgs = [triton.Config({"BLOCK_SIZE_M": bm, "BLOCK_SIZE_N": bm, "BLOCK_SIZE_K": 32,
+                           "NUM_SM": sm}) for bm in (128, 64) for sm in (84, 128)]
+    return cfgs if ON_GPU else cfgs[:1]
+
+
+@triton.autotune(configs=_grouped_configs(), key=["group_size"],
+                 **({} if ON_GPU else {"do_bench": _interpreter_bench}))
+@triton.jit
+def grouped_matmul_kernel(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_sizes, g_lds,
+                          group_size, NUM_SM: tl.constexpr, BLOCK_SIZE_M: tl.constexpr,
+                          BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+    # NUM_SM programs walk the tiles of every problem in turn; each problem's matrices are
+    # reached through the address tables, whole tiles only.
+    tile_idx = tl.program_id(0)
+    last_problem_end = 0
+    for g in range(group_size):
+        gm = tl.load(group_gemm_sizes + g * 3)
+        gn = tl.load(group_gemm_sizes + g * 3 + 1)
+        gk = tl.load(group_gemm_sizes + g * 3 + 2)
+        num_m_tiles = tl.cdiv(gm, BLOCK_SIZE_M)
+        num_n_tiles = tl.cdiv(gn, BLOCK_SIZE_N)
+        num_tiles = num_m_tiles * num_n_tiles
+        while (tile_idx >= last_problem_end and tile_idx < last_problem_end + num_tiles):
+            k = gk
+            lda = tl.load(g_lds + g * 3)
+            ldb = tl.load(g_lds + g * 3 + 1)
+            ldc = tl.load(g_lds + g * 3 + 2)
+            a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+            b_ptr = tl.load(group_b_ptrs + g).to(tl.pointer_type(tl.float16))
+            c_ptr = tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))
+            tile_idx_in_gemm = tile_idx - last_problem_end
+            tile_m_idx = tile_idx_in_gemm // num_n_tiles
+            tile_n_idx = tile_idx_in_gemm % num_n_tiles
+            offs_am = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+            offs_bn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+            offs_k = tl.arange(0, BLOCK_SIZE_K)
+            a_ptrs = a_ptr + offs_am[:, None] * lda + offs_k[None, :]
+            b_ptrs = b_ptr + offs_k[:, None] * ldb + offs_bn[None, :]
+            accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+            for kk in range(0, tl.cdiv(k, BLOCK_SIZE_K)):
+                tl.multiple_of(a_ptrs, [16, 16])
+                tl.multiple_of(b_ptrs, [16, 16])
+                a = tl.load(a_ptrs)
+                b = tl.load(b_ptrs)
+                accumulator += tl.dot(a, b)
+                a_ptrs += BLOCK_SIZE_K
+                b_ptrs += BLOCK_SIZE_K * ldb
+            c = accumulator.to(tl.float16)
+            offs_cm = tile_m_idx * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+            offs_cn = tile_n_idx * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+            c_ptrs = c_ptr + ldc * offs_cm[:, None] + offs_cn[None, :]
+            tl.store(c_ptrs, c)
+            tile_idx += NUM_SM
+        last_problem_end = last_problem_end + num_tiles
+
+
+def bench_grouped(B):
+    small, big = GROUPED
+    for (groups, n), timed in B.plan(small, big):
+        g = _seeded(B, groups * 7919 + n)
+        As = [torch.rand((n, n), device=B.DEV, dtype=torch.float16, generator=g)
+              for _ in range(groups)]
+        Bs = [torch.rand((n, n), device=B.DEV, dtype=torch.float16, generator=g)
+              for _ in range(groups)]
+        Cs = [torch.empty((n, n), device=B.DEV, dtype=torch.float16) for _ in range(groups)]
+        tables = [torch.tensor([t.data_ptr() for t in ts], device=B.DEV)
+                  for ts in (As, Bs, Cs)]
+        sizes = torch.tensor([n, n, n] * groups, dtype=torch.int32, device=B.DEV)
+        lds = torch.tensor([n, n, n] * groups, dtype=torch.int32, device=B.DEV)
+        refs = tuple(a.double() @ b.double() for a, b in zip(As, Bs))
+
+        def triton_fn():
+            grid = lambda META: (META["NUM_SM"], )  # noqa: E731
+            grouped_matmul_kernel[grid](*tables, sizes, lds, groups)
+            return tuple(Cs)
+
+        def reset():
+            for c in Cs:
+                c.fill_(B.NAN)
+
+        def cublas():
+            for a, b, c in zip(As, Bs, Cs):
+                torch.matmul(a, b, out=c)
+            return tuple(Cs)
+
+        impls = [("cublas", "torch.matmul per problem (the tutorial's cuBLAS line)", cublas),
+                 ("triton", "tutorial grouped_matmul_kernel, autotuned over its 4 configs",
+                  triton_fn, dict(B.TUTORIAL, config=B.best_config(grouped_matmul_kernel)))]
+        nbytes = 2.0 * 3 * n * n * groups
+        B.run_case(NAME, "08_grouped_matmul_kernel", [groups, n], "f16", nbytes, impls, reset,
+                   refs, (4e-3,) * groups, tuple(f"c{i}" for i in range(groups)), timed,
+                   flops=2.0 * n * n * n * groups)
+        del As, Bs, Cs, tables, refs
+        if ON_GPU:
+            torch.cuda.empty_cache()
+
+
+# ----------------------------------------------------------------------------------------------
 # 09 persistent matmul
 # ----------------------------------------------------------------------------------------------
 
@@ -345,7 +453,7 @@ def bench(B):
     tutorial whose set-up raises is reported as a failure and the others still run."""
     for name, fn in (("01", bench_vector_add), ("02", bench_softmax),
                      ("03", lambda B: bench_matmul(B, persistent=False)), ("04", bench_dropout),
-                     ("05", bench_layer_norm), ("06", bench_attention),
+                     ("05", bench_layer_norm), ("06", bench_attention), ("08", bench_grouped),
                      ("09", lambda B: bench_matmul(B, persistent=True))):
         try:
             fn(B)

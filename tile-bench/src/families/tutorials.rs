@@ -15,6 +15,7 @@
 //! | `05_layer_norm_fwd_fused` | `[rows, cols]` f16 | `LayerNorm.forward` |
 //! | `05_layer_norm_bwd` | `[rows, cols]` f16 | `LayerNorm.backward`: the locks and partial sums zeroed (the tutorial's `torch.zeros`), `layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `layer_norm_bwd_dwdb` |
 //! | `06_attn_fwd`, `06_attn_fwd_causal` | `[Z, H, N_CTX, HEAD_DIM]` f16 | `_attention.forward`: `_attn_fwd` (autotuned), `o` and `M` |
+//! | `08_grouped_matmul_kernel` | `[group_size, N]` f16 | `GroupLaunch::run`: that many `N × N × N` products in one launch, the tutorial's autotuned configs, tables made once |
 //! | `09_matmul_kernel_persistent` | `[M, N, K]` f16 | `matmul_persistent` on 132 programs (`NUM_SMS` is compiled for 132 and 4) |
 //!
 //! Inputs as the tutorials draw them (`torch.rand`, `torch.randn`, layer norm's
@@ -103,6 +104,17 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             format!("06 fused attention {:?}", s),
             timed,
             move |ctx| attention(ctx, s, timed),
+        ));
+    }
+    // (group_size, N): that many N x N x N products (whole tiles, as the kernel assumes).
+    let small: [(usize, usize); 1] = [(2, 128)];
+    let big: [(usize, usize); 5] = [(4, 128), (4, 256), (4, 512), (4, 1024), (4, 4096)];
+    for (s, timed) in plan.shapes(&small, &small, &big) {
+        jobs.push(Job::new(
+            NAME,
+            format!("08 grouped matmul {}x{}", s.0, s.1),
+            timed,
+            move |ctx| grouped(ctx, s, timed),
         ));
     }
     // The port takes rows of 16 bytes only (`specialize = unit`).
@@ -445,6 +457,103 @@ impl Case for Matmul {
             Some(_) => vec![Form::Fused],
             None => vec![Form::Fused, Form::Tuned],
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 08 grouped GEMM
+// ---------------------------------------------------------------------------------------------
+
+fn grouped(ctx: &mut Ctx, (groups, n): (usize, usize), timed: bool) -> Res<()> {
+    i32_of(n * n)?;
+    let mut r = Rng::new((groups * 7919 + n) as u64);
+    // The tutorial's `torch.rand` inputs.
+    let mats: Vec<(Vec<f16>, Vec<f16>)> = (0..groups)
+        .map(|_| {
+            let a = r.vec(n * n, |r| f16::from_f32(r.uniform()));
+            let b = r.vec(n * n, |r| f16::from_f32(r.uniform()));
+            (a, b)
+        })
+        .collect();
+    let at = sampled_elements(n, n, 7);
+    let want = mats
+        .iter()
+        .map(|(a, b)| {
+            at.iter()
+                .map(|&ij| t::matrix_multiplication::product(a, b, (n, (n, 1)), ij).0)
+                .collect()
+        })
+        .collect();
+    let m = Meta {
+        bytes: 2.0 * 3.0 * (n * n * groups) as f64,
+        flops: Some(2.0 * (n * n) as f64 * n as f64 * groups as f64),
+        ..meta("08_grouped_matmul_kernel", &[groups, n], "f16", timed)
+    };
+    ctx.bench(&m, &Grouped { n, mats, at, want });
+    Ok(())
+}
+
+struct Grouped {
+    n: usize,
+    mats: Vec<(Vec<f16>, Vec<f16>)>,
+    at: Vec<(usize, usize)>,
+    /// Per problem, the checked elements' f64 values.
+    want: Vec<Vec<f64>>,
+}
+
+impl Case for Grouped {
+    /// The launch's tables, made once outside the timed calls (as the tutorial's benchmark
+    /// makes its address tensors). They borrow the matrices for `'static`: the buffers of a
+    /// case are leaked (a few per bench run; the process ends with the run).
+    type State = std::cell::RefCell<t::grouped_gemm::GroupLaunch<'static>>;
+
+    fn setup(&self, dev: &Device) -> Res<Self::State> {
+        let n = self.n;
+        let mut ab = Vec::new();
+        for (a, b) in &self.mats {
+            ab.push((dev.upload(a)?, dev.upload(b)?));
+        }
+        let ab: &'static [(Buffer<f16>, Buffer<f16>)] = Box::leak(ab.into_boxed_slice());
+        let mut c = Vec::new();
+        for _ in &self.mats {
+            c.push(nan16(dev, n * n)?);
+        }
+        let c: &'static mut [Buffer<f16>] = Box::leak(c.into_boxed_slice());
+        let problems: Vec<t::grouped_gemm::Problem<'static>> = ab
+            .iter()
+            .map(|(a, b)| t::grouped_gemm::Problem { a, b, shape: (n, n, n) })
+            .collect();
+        let launch = t::grouped_gemm::GroupLaunch::new(dev, &problems, c.iter_mut().collect())?;
+        Ok(std::cell::RefCell::new(launch))
+    }
+
+    fn run(&self, dev: &Device, s: &mut Self::State, form: Form) -> Result<(), tile::Error> {
+        fused_only(form)?;
+        s.get_mut().run(dev)
+    }
+
+    fn verify(&self, dev: &Device, s: &Self::State, _: Form) -> Res<Vec<OutErr>> {
+        let n = self.n;
+        let mut launch = s.borrow_mut();
+        let mut out = Vec::new();
+        for (g, want) in self.want.iter().enumerate() {
+            let c = fetch(dev, launch.output(g).ok_or("no output")?)?;
+            let got: Vec<f32> = self.at.iter().map(|&(i, j)| c[i * n + j]).collect();
+            // f32 accumulation of exact products, one rounding to f16.
+            out.push(compare("c", &got, want, 4e-3));
+        }
+        Ok(out)
+    }
+
+    fn ops(&self, _: Form) -> String {
+        "grouped_matmul_kernel, the tutorial's @triton.autotune (128x128x32 or 64x64x32 tiles \
+         on 84 or 128 programs, 4 warps, 3 stages; key group_size), on tables of the matrices' \
+         addresses made outside the timed call"
+            .into()
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
     }
 }
 
