@@ -101,6 +101,11 @@ fn lower_descriptors() {
     check("lower-descriptors");
 }
 
+#[test]
+fn version_alignment() {
+    check("version-alignment");
+}
+
 /// Every pass has its golden file, and its name leads back to it.
 #[test]
 fn every_pass_has_a_golden_file() {

@@ -8,8 +8,9 @@
 //! | `dce`            | tile and GPU | removes pure ops whose results are unused                  |
 //! | `induction`      | tile         | a value a loop carries and advances by a loop-invariant step (`a_ptrs += BK * stride`) becomes a function of the induction variable, so its loads can be pipelined |
 //! | `hoist-loads`    | tile and GPU | moves loads (and their address math) as early as memory order and a register budget allow, so they overlap; again after `assign-layouts` added `convert_layout`s |
-//! | `lower-descriptors` | tile (first in the GPU pipeline) | expands tensor-descriptor accesses (`desc_load`, `desc_store`) that the Hopper copy path does not keep into masked `load`s and `store`s of 64-bit offsets |
-//! | `pipeline-loads` | tile (second in the GPU pipeline) | issues a `dot` or scan loop's tile loads one iteration ahead, carrying the loaded tiles |
+//! | `version-alignment` | tile (first in the GPU pipeline) | a `dot` loop whose operand addresses use loaded addresses or strides runs under `if` (those values 16-byte aligned) { a copy whose copies are vectors, through `hint`s } else { the loop } |
+//! | `lower-descriptors` | tile (second in the GPU pipeline) | expands tensor-descriptor accesses (`desc_load`, `desc_store`) that the Hopper copy path does not keep into masked `load`s and `store`s of 64-bit offsets |
+//! | `pipeline-loads` | tile (third in the GPU pipeline) | issues a `dot` or scan loop's tile loads one iteration ahead, carrying the loaded tiles |
 //! | `assign-layouts` | tile → GPU   | gives every tensor a layout: blocked, sized for 16-byte coalesced accesses, a slice of a 2-D one, or mma for a tensor-core `dot`'s result (with `accelerate_dot`); inserts `convert_layout` where needed |
 //! | `vectorize`      | GPU          | sets each load/store's `vec` from axis analysis             |
 //! | `hoist-invariant` | GPU         | moves a loop's `convert_layout` of a value from outside the loop to before the loop (LLVM never moves a conversion through shared memory) |
@@ -37,6 +38,7 @@ pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod prefetch_dot;
 pub mod vectorize;
+pub mod version_alignment;
 
 use tile_core::ir::Function;
 
@@ -73,16 +75,19 @@ pub enum Pass {
     PrefetchDot,
     /// `insert-barriers`.
     InsertBarriers,
+    /// `version-alignment`.
+    VersionAlignment,
 }
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 13] = [
+    pub const ALL: [Pass; 14] = [
         Pass::Canonicalize,
         Pass::Induction,
         Pass::Cse,
         Pass::Dce,
         Pass::HoistLoads,
+        Pass::VersionAlignment,
         Pass::LowerDescriptors,
         Pass::PipelineLoads,
         Pass::AssignLayouts,
@@ -104,6 +109,7 @@ impl Pass {
             Pass::Induction => "induction",
             Pass::LowerDescriptors => "lower-descriptors",
             Pass::PipelineLoads => "pipeline-loads",
+            Pass::VersionAlignment => "version-alignment",
             Pass::AssignLayouts => "assign-layouts",
             Pass::Vectorize => "vectorize",
             Pass::PipelineDot => "pipeline-dot",
@@ -124,6 +130,7 @@ impl Pass {
             Pass::Induction => induction::run(f),
             Pass::LowerDescriptors => lower_descriptors::run(f),
             Pass::PipelineLoads => pipeline_loads::run(f),
+            Pass::VersionAlignment => version_alignment::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),
             Pass::PipelineDot => pipeline_dot::run(f),

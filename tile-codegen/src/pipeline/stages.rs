@@ -26,6 +26,7 @@ pub const TILE_PASSES: &[Pass] = &[
 
 /// Passes from the tile level to the GPU level, in order.
 pub const GPU_PASSES: &[Pass] = &[
+    Pass::VersionAlignment,
     Pass::LowerDescriptors,
     Pass::PipelineLoads,
     Pass::AssignLayouts,

@@ -809,7 +809,7 @@ declare_ops! {
     Select "select" => 1, Pure, Tile;
     /// `addptr %ptr, %offset`: the pointer advanced by `offset` elements.
     AddPtr "addptr" => 1, Pure, Tile;
-    /// `hint {multiple_of = d, contiguous = c} %x`: `x` itself (an integer tensor), with a promise
+    /// `hint {multiple_of = d, contiguous = c} %x`: `x` itself (an integer tensor or scalar), with a promise
     /// the compiler takes on trust, as Triton's `tl.multiple_of` and `tl.max_contiguous`: along
     /// the last dimension the values run in steps of one for `contiguous` elements from every
     /// multiple of `contiguous`, and the first value of each run is a multiple of `multiple_of`

@@ -319,8 +319,8 @@ impl Verifier<'_> {
         }
         let Some(ty) = o.res.clone() else { return };
         let a = self.ty(o.ops[0]).clone();
-        if !a.is_tensor() || !a.dtype().is_some_and(|d| d.is_int() && d != DType::I1) {
-            self.err(o.id, format!("`hint` takes an integer tensor, found `{a}`"));
+        if !a.dtype().is_some_and(|d| d.is_int() && d != DType::I1) {
+            self.err(o.id, format!("`hint` takes integers, found `{a}`"));
         }
         if ty != a {
             self.err(o.id, format!("the result must be `{a}`"));

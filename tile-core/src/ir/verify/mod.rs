@@ -127,7 +127,7 @@
 //!     `wgmma` layouts, an `M × N` f32 accumulator in an mma layout of version 3, and a result of
 //!     the accumulator's type; `warp_group_wait` takes such an accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.
-//! 29. **hint** — one integer tensor operand; the result has its type; `multiple_of` and
+//! 29. **hint** — one integer operand (a tensor, or a scalar); the result has its type; `multiple_of` and
 //!     `contiguous` are powers of two.
 //!     → `elementwise.rs`: `hint`.
 //! 30. **trans** — one 2-D tensor operand `M × N`; the result is `N × M` of its element type. At

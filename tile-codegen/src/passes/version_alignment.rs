@@ -1,0 +1,313 @@
+//! `version-alignment`: a `dot` loop whose operand addresses depend on values loaded from
+//! memory (a grouped GEMM's matrix addresses and leading dimensions, read from tables) runs in
+//! two versions, chosen by a run-time test of those values' alignment.
+//!
+//! Nothing is known of a loaded value's alignment, so without this pass the operand tiles of such
+//! a loop are copied two bytes at a time. The pass finds the loop's *leaves*: scalar integers
+//! loaded in the loop's block before it that its operand addresses use either as an address
+//! (through `int_to_ptr`) or as a factor of a product (a stride). It then puts the loop under an
+//! `if` on "every address leaf is a multiple of 16 and every stride leaf a multiple of 16 bytes
+//! in elements": the `then` branch recomputes what the loop needs from the leaves through
+//! `hint`s that promise exactly that (so the loop's copies are 16-byte vectors, `cp.async` ones
+//! in the ring), the `else` branch is the loop as it was. One test per entry into the loop;
+//! the results are the same either way.
+//!
+//! Only ops of the loop's own block are recomputed, and only pure ones: a loop whose leaves feed
+//! a load, store or nested op before it is left alone, and so is a leaf defined in an outer
+//! block.
+
+use std::collections::{HashMap, HashSet};
+
+use tile_core::ir::{
+    BinOp, BlockId, CmpPred, DType, Effect, Function, OpId, OpKind, Type, ValueDef, ValueId,
+};
+
+use super::edit::Builder;
+
+/// Runs the pass on every `for` loop holding a `dot` in its body.
+pub fn run(f: &mut Function) {
+    let loops: Vec<OpId> = f
+        .walk()
+        .into_iter()
+        .filter(|&op| matches!(f.op(op).kind, OpKind::For) && holds_dot(f, op))
+        .collect();
+    for l in loops {
+        if let Some(plan) = plan(f, l) {
+            version(f, l, &plan);
+        }
+    }
+}
+
+/// Whether `l`'s body (not nested loops') holds a `dot`.
+fn holds_dot(f: &Function, l: OpId) -> bool {
+    f.op(l).regions.iter().any(|&r| {
+        f.regions[r.index()]
+            .blocks
+            .iter()
+            .any(|&b| f.blocks[b.index()].ops.iter().any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. })))
+    })
+}
+
+/// What to version a loop on: each leaf with the power of two it must be a multiple of, and
+/// the ops of the loop's block (before it) to recompute from the hinted leaves, in order.
+struct Plan {
+    leaves: Vec<(ValueId, u32)>,
+    recompute: Vec<OpId>,
+}
+
+fn plan(f: &Function, l: OpId) -> Option<Plan> {
+    let block = f.op(l).block;
+    let order = &f.blocks[block.index()].ops;
+    let at = order.iter().position(|&o| o == l)?;
+    let before: HashSet<OpId> = order[..at].iter().copied().collect();
+    // The loads of the loop's `dot` operands, and the smallest element they read.
+    let mut loads = Vec::new();
+    for o in body_ops(f, l) {
+        let d = f.op(o);
+        if !matches!(d.kind, OpKind::Dot { .. }) {
+            continue;
+        }
+        for &v in &d.operands[..2] {
+            if let Some(ld) = f.def_op(v).filter(|&x| matches!(f.op(x).kind, OpKind::Load { .. })) {
+                loads.push(ld);
+            }
+        }
+    }
+    let elem = loads
+        .iter()
+        .filter_map(|&ld| f.ty(f.op(ld).results[0]).dtype())
+        .map(|d| d.size_bytes() as u32)
+        .min()?;
+    let stride_multiple = (16 / elem.max(1)).max(1);
+    // Walk each load's address back: through the loop body, from a carried value to its initial
+    // value, through the ops of the loop's block before it.
+    let mut seen: HashSet<ValueId> = HashSet::new();
+    let mut stack: Vec<ValueId> = loads.iter().map(|&ld| f.op(ld).operands[0]).collect();
+    let mut leaves: HashMap<ValueId, u32> = HashMap::new();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        match f.values[v.index()].def {
+            ValueDef::BlockArg(b, i) => {
+                // A carried value of this loop: its initial value (operand 3 + i - 1: the first
+                // block argument is the induction variable).
+                if f.op(l).regions.first().is_some_and(|&r| f.regions[r.index()].blocks.first() == Some(&b)) && i > 0 {
+                    if let Some(&init) = f.op(l).operands.get(3 + i as usize - 1) {
+                        stack.push(init);
+                    }
+                }
+            }
+            ValueDef::OpResult(o, _) => {
+                let d = f.op(o);
+                let in_body = in_loop(f, l, o);
+                if !in_body && !before.contains(&o) {
+                    continue;
+                }
+                if !in_body && matches!(d.kind, OpKind::Load { .. }) {
+                    // A loaded scalar integer of the block: a leaf if it is an address or a
+                    // factor, found below from its users.
+                    if f.ty(v).shape.is_empty() && f.ty(v).dtype().is_some_and(|t| t.is_int() && t != DType::I1) {
+                        if let Some(m) = leaf_multiple(f, v, stride_multiple) {
+                            leaves.insert(v, m);
+                        }
+                    }
+                    continue;
+                }
+                stack.extend(d.operands.iter().copied());
+            }
+        }
+    }
+    if leaves.is_empty() {
+        return None;
+    }
+    // The ops before the loop that depend on a leaf, in order: all pure and region-free.
+    let mut tainted: HashSet<ValueId> = leaves.keys().copied().collect();
+    let mut recompute = Vec::new();
+    for &o in &order[..at] {
+        let d = f.op(o);
+        if d.operands.iter().any(|v| tainted.contains(v)) {
+            if d.kind.effect() != Effect::Pure || !d.regions.is_empty() {
+                return None;
+            }
+            tainted.extend(d.results.iter().copied());
+            recompute.push(o);
+        }
+    }
+    let mut leaves: Vec<(ValueId, u32)> = leaves.into_iter().collect();
+    leaves.sort_by_key(|&(v, _)| v.index());
+    Some(Plan { leaves, recompute })
+}
+
+/// What loaded integer `v` must be a multiple of for the loop's copies to be 16-byte vectors:
+/// 16 where it becomes an address (`int_to_ptr`), `stride` (elements in 16 bytes) where it is a
+/// factor of a product (after widening or splatting); `None` for other uses (a count, an
+/// offset), which the versions leave alone.
+fn leaf_multiple(f: &Function, v: ValueId, stride: u32) -> Option<u32> {
+    let mut frontier = vec![v];
+    let mut seen = HashSet::new();
+    let mut need = None;
+    while let Some(x) = frontier.pop() {
+        if !seen.insert(x) {
+            continue;
+        }
+        for o in users(f, x) {
+            match f.op(o).kind {
+                OpKind::IntToPtr => need = need.max(Some(16)),
+                OpKind::Binary(BinOp::Mul) => need = need.max(Some(stride)),
+                OpKind::Cast | OpKind::Splat | OpKind::Broadcast => {
+                    frontier.extend(f.op(o).results.iter().copied())
+                }
+                _ => {}
+            }
+        }
+    }
+    need
+}
+
+fn users(f: &Function, v: ValueId) -> Vec<OpId> {
+    f.walk()
+        .into_iter()
+        .filter(|&o| f.op(o).operands.contains(&v))
+        .collect()
+}
+
+/// The ops of `l`'s body, nested ones included.
+fn body_ops(f: &Function, l: OpId) -> Vec<OpId> {
+    let mut out = Vec::new();
+    let mut blocks: Vec<BlockId> = f
+        .op(l)
+        .regions
+        .iter()
+        .flat_map(|&r| f.regions[r.index()].blocks.clone())
+        .collect();
+    while let Some(b) = blocks.pop() {
+        for &o in &f.blocks[b.index()].ops {
+            out.push(o);
+            for &r in &f.op(o).regions {
+                blocks.extend(f.regions[r.index()].blocks.iter().copied());
+            }
+        }
+    }
+    out
+}
+
+/// Whether op `o` sits (at any depth) in `l`'s body.
+fn in_loop(f: &Function, l: OpId, o: OpId) -> bool {
+    let mut b = f.op(o).block;
+    loop {
+        let Some(owner) = owner_of(f, b) else {
+            return false;
+        };
+        if owner == l {
+            return true;
+        }
+        b = f.op(owner).block;
+    }
+}
+
+/// The op whose region holds block `b` (`None` for the kernel's entry).
+fn owner_of(f: &Function, b: BlockId) -> Option<OpId> {
+    f.walk().into_iter().find(|&o| {
+        f.op(o)
+            .regions
+            .iter()
+            .any(|&r| f.regions[r.index()].blocks.contains(&b))
+    })
+}
+
+/// Puts `l` under `if aligned { hinted copy } else { l }`.
+fn version(f: &mut Function, l: OpId, plan: &Plan) {
+    let block = f.op(l).block;
+    let loc = f.op(l).loc;
+    let at = f.blocks[block.index()]
+        .ops
+        .iter()
+        .position(|&o| o == l)
+        .unwrap_or(0);
+    // The test: every leaf's low bits zero.
+    let mut b = Builder { block, at };
+    let mut cond: Option<ValueId> = None;
+    for &(v, m) in &plan.leaves {
+        let d = f.ty(v).dtype().unwrap_or(DType::I32);
+        let mask = b.int(f, i64::from(m) - 1, d);
+        let low = b.val(f, OpKind::Binary(BinOp::And), vec![v, mask], Type::scalar(d));
+        let zero = b.int(f, 0, d);
+        let ok = b.val(f, OpKind::Cmp(CmpPred::Eq), vec![low, zero], Type::scalar(DType::I1));
+        cond = Some(match cond {
+            None => ok,
+            Some(c) => b.val(f, OpKind::Binary(BinOp::And), vec![c, ok], Type::scalar(DType::I1)),
+        });
+    }
+    let Some(cond) = cond else { return };
+    let result_types: Vec<Type> = f.op(l).results.iter().map(|&r| f.ty(r).clone()).collect();
+    let branch = b.op(f, OpKind::If, vec![cond], result_types);
+    let (then_r, else_r) = (f.new_region(), f.new_region());
+    let (then_b, else_b) = (f.new_block(then_r), f.new_block(else_r));
+    f.ops[branch.index()].regions = vec![then_r, else_r];
+    // Then: the hinted leaves, the recomputed ops, a copy of the loop.
+    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+    for &(v, m) in &plan.leaves {
+        let ty = f.ty(v).clone();
+        let h = f.push_op(
+            then_b,
+            OpKind::Hint {
+                multiple_of: m,
+                contiguous: 1,
+            },
+            vec![v],
+            vec![ty],
+        );
+        f.ops[h.index()].loc = loc;
+        map.insert(v, f.op(h).results[0]);
+    }
+    for &o in &plan.recompute {
+        clone_op(f, o, then_b, &mut map);
+    }
+    let copy = clone_op(f, l, then_b, &mut map);
+    let yielded = f.op(copy).results.clone();
+    let y = f.push_op(then_b, OpKind::Yield, yielded, vec![]);
+    f.ops[y.index()].loc = loc;
+    // Else: the loop itself, its results now the branch's.
+    let results = f.op(l).results.clone();
+    let outer = f.op(branch).results.clone();
+    for (&r, &o) in results.iter().zip(&outer) {
+        f.replace_all_uses(r, o);
+    }
+    f.detach(l);
+    f.blocks[else_b.index()].ops.push(l);
+    f.ops[l.index()].block = else_b;
+    let y = f.push_op(else_b, OpKind::Yield, results, vec![]);
+    f.ops[y.index()].loc = loc;
+}
+
+/// Appends a copy of `o` (with its regions, at any depth) to `block`, its operands renamed by
+/// `map`, which gains its results and block arguments.
+fn clone_op(f: &mut Function, o: OpId, block: BlockId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
+    let d = f.op(o).clone();
+    let operands = d.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let tys = d.results.iter().map(|&r| f.ty(r).clone()).collect();
+    let c = f.push_op(block, d.kind.clone(), operands, tys);
+    f.ops[c.index()].loc = d.loc;
+    for (&r, &n) in d.results.iter().zip(&f.op(c).results.clone()) {
+        map.insert(r, n);
+    }
+    let mut regions = Vec::new();
+    for &r in &d.regions {
+        let nr = f.new_region();
+        for &b in &f.regions[r.index()].blocks.clone() {
+            let nb = f.new_block(nr);
+            for &a in &f.blocks[b.index()].args.clone() {
+                let ty = f.ty(a).clone();
+                let na = f.add_block_arg(nb, ty);
+                map.insert(a, na);
+            }
+            for &inner in &f.blocks[b.index()].ops.clone() {
+                clone_op(f, inner, nb, map);
+            }
+        }
+        regions.push(nr);
+    }
+    f.ops[c.index()].regions = regions;
+    c
+}
