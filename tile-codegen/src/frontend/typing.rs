@@ -500,16 +500,15 @@ impl Lowering {
         if let Some(pointee) = pointer_type(&c.ty) {
             let d = self.element_type(pointee)?;
             let v = self.expr(&c.expr)?;
-            let id = match v {
-                Val::V(id) => id,
-                _ => {
-                    return Err(err(
+            let id =
+                match v {
+                    Val::V(id) => id,
+                    _ => return Err(err(
                         &c.expr,
                         "only an `i64` or `u64` value computed by the kernel (an address loaded \
                          from memory) converts to a pointer",
-                    ))
-                }
-            };
+                    )),
+                };
             let t = self.f.ty(id).clone();
             if !matches!(t.elem, Elem::Scalar(DType::I64 | DType::U64)) {
                 return Err(err(

@@ -41,10 +41,12 @@ pub fn run(f: &mut Function) {
 /// Whether `l`'s body (not nested loops') holds a `dot`.
 fn holds_dot(f: &Function, l: OpId) -> bool {
     f.op(l).regions.iter().any(|&r| {
-        f.regions[r.index()]
-            .blocks
-            .iter()
-            .any(|&b| f.blocks[b.index()].ops.iter().any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. })))
+        f.regions[r.index()].blocks.iter().any(|&b| {
+            f.blocks[b.index()]
+                .ops
+                .iter()
+                .any(|&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
+        })
     })
 }
 
@@ -68,7 +70,10 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
             continue;
         }
         for &v in &d.operands[..2] {
-            if let Some(ld) = f.def_op(v).filter(|&x| matches!(f.op(x).kind, OpKind::Load { .. })) {
+            if let Some(ld) = f
+                .def_op(v)
+                .filter(|&x| matches!(f.op(x).kind, OpKind::Load { .. }))
+            {
                 loads.push(ld);
             }
         }
@@ -92,7 +97,12 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
             ValueDef::BlockArg(b, i) => {
                 // A carried value of this loop: its initial value (operand 3 + i - 1: the first
                 // block argument is the induction variable).
-                if f.op(l).regions.first().is_some_and(|&r| f.regions[r.index()].blocks.first() == Some(&b)) && i > 0 {
+                if f.op(l)
+                    .regions
+                    .first()
+                    .is_some_and(|&r| f.regions[r.index()].blocks.first() == Some(&b))
+                    && i > 0
+                {
                     if let Some(&init) = f.op(l).operands.get(3 + i as usize - 1) {
                         stack.push(init);
                     }
@@ -107,7 +117,11 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
                 if !in_body && matches!(d.kind, OpKind::Load { .. }) {
                     // A loaded scalar integer of the block: a leaf if it is an address or a
                     // factor, found below from its users.
-                    if f.ty(v).shape.is_empty() && f.ty(v).dtype().is_some_and(|t| t.is_int() && t != DType::I1) {
+                    if f.ty(v).shape.is_empty()
+                        && f.ty(v)
+                            .dtype()
+                            .is_some_and(|t| t.is_int() && t != DType::I1)
+                    {
                         if let Some(m) = leaf_multiple(f, v, stride_multiple) {
                             leaves.insert(v, m);
                         }
@@ -231,12 +245,27 @@ fn version(f: &mut Function, l: OpId, plan: &Plan) {
     for &(v, m) in &plan.leaves {
         let d = f.ty(v).dtype().unwrap_or(DType::I32);
         let mask = b.int(f, i64::from(m) - 1, d);
-        let low = b.val(f, OpKind::Binary(BinOp::And), vec![v, mask], Type::scalar(d));
+        let low = b.val(
+            f,
+            OpKind::Binary(BinOp::And),
+            vec![v, mask],
+            Type::scalar(d),
+        );
         let zero = b.int(f, 0, d);
-        let ok = b.val(f, OpKind::Cmp(CmpPred::Eq), vec![low, zero], Type::scalar(DType::I1));
+        let ok = b.val(
+            f,
+            OpKind::Cmp(CmpPred::Eq),
+            vec![low, zero],
+            Type::scalar(DType::I1),
+        );
         cond = Some(match cond {
             None => ok,
-            Some(c) => b.val(f, OpKind::Binary(BinOp::And), vec![c, ok], Type::scalar(DType::I1)),
+            Some(c) => b.val(
+                f,
+                OpKind::Binary(BinOp::And),
+                vec![c, ok],
+                Type::scalar(DType::I1),
+            ),
         });
     }
     let Some(cond) = cond else { return };
@@ -283,9 +312,18 @@ fn version(f: &mut Function, l: OpId, plan: &Plan) {
 
 /// Appends a copy of `o` (with its regions, at any depth) to `block`, its operands renamed by
 /// `map`, which gains its results and block arguments.
-fn clone_op(f: &mut Function, o: OpId, block: BlockId, map: &mut HashMap<ValueId, ValueId>) -> OpId {
+fn clone_op(
+    f: &mut Function,
+    o: OpId,
+    block: BlockId,
+    map: &mut HashMap<ValueId, ValueId>,
+) -> OpId {
     let d = f.op(o).clone();
-    let operands = d.operands.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
+    let operands = d
+        .operands
+        .iter()
+        .map(|v| *map.get(v).unwrap_or(v))
+        .collect();
     let tys = d.results.iter().map(|&r| f.ty(r).clone()).collect();
     let c = f.push_op(block, d.kind.clone(), operands, tys);
     f.ops[c.index()].loc = d.loc;
@@ -310,4 +348,43 @@ fn clone_op(f: &mut Function, o: OpId, block: BlockId, map: &mut HashMap<ValueId
     }
     f.ops[c.index()].regions = regions;
     c
+}
+
+/// The blocks (at any depth) of the fallback branches this pass made: the `else` of each `if`
+/// whose `then` branch opens with scalar `hint`s. Their element-wise copies run only when the
+/// test fails, so the choice of warps (made for the common, aligned case) leaves them out.
+pub fn fallback_blocks(f: &Function) -> HashSet<BlockId> {
+    let mut out = HashSet::new();
+    for o in f.walk() {
+        let d = f.op(o);
+        if !matches!(d.kind, OpKind::If) || d.regions.len() != 2 {
+            continue;
+        }
+        let then_first = f.regions[d.regions[0].index()]
+            .blocks
+            .first()
+            .and_then(|&b| f.blocks[b.index()].ops.first().copied());
+        let versioned = then_first.is_some_and(|h| {
+            matches!(f.op(h).kind, OpKind::Hint { .. })
+                && f.op(h)
+                    .results
+                    .first()
+                    .is_some_and(|&r| f.ty(r).shape.is_empty())
+        });
+        if !versioned {
+            continue;
+        }
+        let mut blocks: Vec<BlockId> = f.regions[d.regions[1].index()].blocks.clone();
+        while let Some(b) = blocks.pop() {
+            if !out.insert(b) {
+                continue;
+            }
+            for &inner in &f.blocks[b.index()].ops {
+                for &r in &f.op(inner).regions {
+                    blocks.extend(f.regions[r.index()].blocks.iter().copied());
+                }
+            }
+        }
+    }
+    out
 }

@@ -204,7 +204,11 @@ pub fn compile_with(
         .enumerate()
         .map(|(i, p)| {
             let mut unpipelined = Vec::new();
-            let rings = p.as_ref().ok().and_then(|v| v.first()).is_some_and(|v| v.rings);
+            let rings = p
+                .as_ref()
+                .ok()
+                .and_then(|v| v.first())
+                .is_some_and(|v| v.rings);
             let mut left_out = Vec::new();
             let r = p.and_then(|variants| {
                 variants

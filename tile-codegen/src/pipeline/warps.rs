@@ -13,7 +13,8 @@ pub(super) const ELEMENTWISE_COPY_WARPS: u32 = 8;
 /// 128 × 128 tile on 4 warps: a GELU epilogue then spilled on 4-byte copies).
 pub(super) fn wants_more_warps(g: &Function) -> bool {
     copies_elementwise(g)
-        || (narrowest_copy(g).is_some_and(|bytes| bytes < 16) && accumulator_per_thread(g) >= 128)
+        || (narrowest_copy(g, false).is_some_and(|bytes| bytes < 16)
+            && accumulator_per_thread(g) >= 128)
 }
 
 /// True when `g` fills a shared buffer with copies under 4 bytes: unaligned 16-bit operands,
@@ -22,16 +23,35 @@ pub(super) fn wants_more_warps(g: &Function) -> bool {
 /// [`ELEMENTWISE_COPY_WARPS`] warps (each thread holding half as much of every tile as with 4):
 /// a 128 × 128 GEMM tile on 4 warps spilled otherwise. The aligned variants keep the kernel's
 /// warps; the launch reads each variant's own.
+///
+/// The fallback loops of `version-alignment` (run only when loaded addresses are unaligned)
+/// count where each thread holds 64 or more accumulator elements (their copies' registers would
+/// spill beside it: a 128 × 128 tile on 4 warps), and not below, so that a small tile keeps its
+/// warps (and, on Hopper, `wgmma`) for the aligned loop that runs in the common case.
 pub(super) fn copies_elementwise(g: &Function) -> bool {
-    narrowest_copy(g).is_some_and(|bytes| bytes < 4)
+    let counted = if accumulator_per_thread(g) >= 64 {
+        narrowest_copy(g, false)
+    } else {
+        narrowest_copy(g, true)
+    };
+    counted.is_some_and(|bytes| bytes < 4)
 }
 
-/// The fewest bytes one `async_copy` instruction of `g` moves, if it has any.
-fn narrowest_copy(g: &Function) -> Option<u32> {
+/// The fewest bytes one `async_copy` instruction of `g` moves, if it has any (leaving out
+/// `version-alignment`'s fallback loops with `skip_fallback`).
+fn narrowest_copy(g: &Function, skip_fallback: bool) -> Option<u32> {
+    let fallback = if skip_fallback {
+        crate::passes::version_alignment::fallback_blocks(g)
+    } else {
+        Default::default()
+    };
     g.walk()
         .into_iter()
         .filter_map(|op| {
             let d = g.op(op);
+            if fallback.contains(&d.block) {
+                return None;
+            }
             let OpKind::AsyncCopy { vec } = d.kind else {
                 return None;
             };
