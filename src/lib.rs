@@ -147,8 +147,8 @@ pub use tile_core::random;
 pub use tile_core::runtime::autotune;
 pub use tile_core::runtime::{
     cdiv, launch, preload, Arg, BufArg, Buffer, DescScalar, DescSpec, Device, Element, Error,
-    Event, Graph, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec, PointerTable, TargetPtx, TensorMut,
-    TensorRef, Timer, TmaSpec, Variant, TARGET_ENV,
+    Event, Graph, Grid, KernelSpec, ModuleCache, ParamKind, ParamSpec, PointerTable, TargetPtx,
+    TensorMut, TensorRef, Timer, TmaSpec, Variant, TARGET_ENV,
 };
 pub use tile_core::{Target, UnknownTarget};
 #[doc(hidden)]

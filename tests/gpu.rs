@@ -1124,6 +1124,11 @@ fn gpu_grouped_gemm_tutorial_matches_reference() {
     let Some(gpu) = cuda() else { return };
     // Problems of different sizes, more tiles than any configuration's programs, so that
     // programs cross from one problem to the next; the tuner times the four configurations.
-    let shapes = [(1024, 512, 256), (128, 2048, 64), (640, 384, 1024), (256, 256, 32)];
+    let shapes = [
+        (1024, 512, 256),
+        (128, 2048, 64),
+        (640, 384, 1024),
+        (256, 256, 32),
+    ];
     tile_tutorials::grouped_gemm::run_check(&gpu, &shapes, 7).unwrap();
 }

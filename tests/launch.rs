@@ -5,8 +5,8 @@
 use tile_examples::fused_add_mul::kernels;
 
 use kernels::add_mul;
-use tile_tests::gather_rows;
 use tile::prelude::*;
+use tile_tests::gather_rows;
 
 #[tile_kernel]
 fn unmasked_copy(src: Ptr<f32>, dst: Ptr<f32>, BLOCK: Const<256>) {
@@ -174,7 +174,9 @@ fn cdiv_saturates_and_clamps() {
 #[test]
 fn pointer_tables_reach_their_buffers() {
     let dev = dev();
-    let rows: Vec<Vec<f32>> = (0..3).map(|r| (0..50).map(|i| (r * 100 + i) as f32).collect()).collect();
+    let rows: Vec<Vec<f32>> = (0..3)
+        .map(|r| (0..50).map(|i| (r * 100 + i) as f32).collect())
+        .collect();
     let src: Vec<Buffer<f32>> = rows.iter().map(|r| dev.upload(r).unwrap()).collect();
     let mut dst: Vec<Buffer<f32>> = (0..3).map(|_| dev.zeros::<f32>(50).unwrap()).collect();
     {
@@ -186,7 +188,10 @@ fn pointer_tables_reach_their_buffers() {
         // The written table lends its buffers to one argument at a time.
         // SAFETY: as above (the launch is refused before it runs).
         let e = unsafe { gather_rows::launch(&dev, Grid::x(3), &to, &to, 50) }.unwrap_err();
-        assert!(e.to_string().contains("one launch argument at a time"), "{e}");
+        assert!(
+            e.to_string().contains("one launch argument at a time"),
+            "{e}"
+        );
     }
     for (r, d) in rows.iter().zip(&dst) {
         let want: Vec<f32> = r.iter().map(|v| v * 3.0).collect();
@@ -211,11 +216,18 @@ fn addresses_outside_the_launch_are_errors_on_the_interpreter() {
     // launches touches memory outside them.
     let e = unsafe { gather_rows::launch(&dev, Grid::x(1), &bogus, &to, 50) }.unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("0x12345678") && msg.contains("is in no buffer of this launch"), "{msg}");
+    assert!(
+        msg.contains("0x12345678") && msg.contains("is in no buffer of this launch"),
+        "{msg}"
+    );
     assert!(msg.contains("`gather_rows`"), "{msg}");
     // SAFETY: as above.
     let e = unsafe { gather_rows::launch(&dev, Grid::x(1), &wrong_type, &to, 50) }.unwrap_err();
-    assert!(e.to_string().contains("is in a buffer of `f16` and is read as a pointer to `f32`"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("is in a buffer of `f16` and is read as a pointer to `f32`"),
+        "{e}"
+    );
     // SAFETY: as above (a correct launch).
     unsafe { gather_rows::launch(&dev, Grid::x(1), &from, &to, 50).unwrap() };
 }

@@ -167,5 +167,8 @@ fn grouped_gemm_matches_reference() {
     // Partial tiles are refused, as the tutorial's kernel does not mask them.
     let e = t::grouped_gemm::run_check(&dev, &[(128, 128, 32), (100, 128, 32)], 9)
         .expect_err("a partial tile was accepted");
-    assert!(e.contains("problem 1: 100 × 128 × 32 is not made of whole"), "{e}");
+    assert!(
+        e.contains("problem 1: 100 × 128 × 32 is not made of whole"),
+        "{e}"
+    );
 }

@@ -437,9 +437,10 @@ pub fn run_with_budget(
 ) -> Result<(), InterpError> {
     let params = f.params();
     // Past the parameters: buffers the kernel reaches only through addresses (`int_to_ptr`).
-    let reachable = args
-        .get(params.len()..)
-        .is_some_and(|rest| rest.iter().all(|a| matches!(a, InterpArg::Ref(_) | InterpArg::Mut(_))));
+    let reachable = args.get(params.len()..).is_some_and(|rest| {
+        rest.iter()
+            .all(|a| matches!(a, InterpArg::Ref(_) | InterpArg::Mut(_)))
+    });
     if !reachable {
         return Err(InterpError::BadArgs(format!(
             "kernel `{}` takes {} arguments, got {}",
@@ -913,9 +914,9 @@ impl<'a> Program<'_, 'a, '_> {
             // A promise for the GPU's compiler; the values are the operand's.
             OpKind::Hint { .. } => Some(self.get(data.operands[0])?.clone()),
             OpKind::IntToPtr => {
-                let elem = result_ty
-                    .and_then(|t| t.elem.pointee())
-                    .ok_or_else(|| InterpError::Unsupported("`int_to_ptr` to a non-pointer".into()))?;
+                let elem = result_ty.and_then(|t| t.elem.pointee()).ok_or_else(|| {
+                    InterpError::Unsupported("`int_to_ptr` to a non-pointer".into())
+                })?;
                 Some(
                     self.get(data.operands[0])?
                         .iter()
@@ -1034,7 +1035,11 @@ impl<'a> Program<'_, 'a, '_> {
         let address = match x {
             Scalar::I64(a) => a as u64,
             Scalar::Int(DType::U64, a) => a,
-            _ => return Err(InterpError::Unsupported("`int_to_ptr` of a non-address".into())),
+            _ => {
+                return Err(InterpError::Unsupported(
+                    "`int_to_ptr` of a non-address".into(),
+                ))
+            }
         };
         let bad = |why: String| InterpError::BadAddress {
             kernel: self.f.name.clone(),

@@ -262,7 +262,10 @@ pub fn run_check(dev: &Device, shapes: &[(usize, usize, usize)], seed: u64) -> R
             }
         }
         let got: Vec<f64> = c.iter().map(|&v| f64::from(v)).collect();
-        let what = format!("grouped matmul, problem {g} of {}: {m} x {n} x {k}", shapes.len());
+        let what = format!(
+            "grouped matmul, problem {g} of {}: {m} x {n} x {k}",
+            shapes.len()
+        );
         crate::check::compare(&what, &got, &want, |i| tol[i])?;
     }
     Ok(())

@@ -521,7 +521,11 @@ impl Case for Grouped {
         let c: &'static mut [Buffer<f16>] = Box::leak(c.into_boxed_slice());
         let problems: Vec<t::grouped_gemm::Problem<'static>> = ab
             .iter()
-            .map(|(a, b)| t::grouped_gemm::Problem { a, b, shape: (n, n, n) })
+            .map(|(a, b)| t::grouped_gemm::Problem {
+                a,
+                b,
+                shape: (n, n, n),
+            })
             .collect();
         let launch = t::grouped_gemm::GroupLaunch::new(dev, &problems, c.iter_mut().collect())?;
         Ok(std::cell::RefCell::new(launch))

@@ -523,9 +523,7 @@ fn run_interpreted<'a>(
     let host = |m: Memory<'a>| match m {
         Memory::HostRef(r) => Ok(InterpArg::Ref(r)),
         Memory::HostMut(m) => Ok(InterpArg::Mut(m)),
-        Memory::Device { .. } => Err(Error::Args(
-            "device memory reached the interpreter".into(),
-        )),
+        Memory::Device { .. } => Err(Error::Args("device memory reached the interpreter".into())),
     };
     for a in args {
         iargs.push(match a {
@@ -698,10 +696,12 @@ fn run_cuda(
         recording = dev.recording.is_some(),
         "tile: launch"
     );
-    if args
-        .iter()
-        .any(|a| matches!(a, Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_), _))))
-    {
+    if args.iter().any(|a| {
+        matches!(
+            a,
+            Arg::Buf(BufArg(Memory::HostRef(_) | Memory::HostMut(_), _))
+        )
+    }) {
         return Err(Error::Args("host memory reached a CUDA launch".into()));
     }
     tma::check_bounds(spec, args)?;
@@ -775,11 +775,14 @@ mod tests {
 
     /// A device buffer argument at `ptr` with `len` elements (no stream to order it on).
     fn device_buf(ptr: u64, len: usize) -> Arg<'static> {
-        Arg::Buf(BufArg(Memory::Device {
-            ptr,
-            len,
-            _sync: SyncOnDrop::Sync(None),
-        }, crate::runtime::buffer::Reach::default()))
+        Arg::Buf(BufArg(
+            Memory::Device {
+                ptr,
+                len,
+                _sync: SyncOnDrop::Sync(None),
+            },
+            crate::runtime::buffer::Reach::default(),
+        ))
     }
 
     /// `copy(x, y, n)` through three descriptor slots: `x` as an `n`-row view (slot 0), `y`

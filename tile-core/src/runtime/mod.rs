@@ -61,8 +61,8 @@ pub use error::Error;
 pub use event::{Event, Timer};
 pub use graph::Graph;
 pub use launch::{cdiv, launch, launch_args, preload, Arg, Grid, ModuleCache};
-pub use table::PointerTable;
 pub use spec::{
     cubins_off, DescScalar, DescSpec, KernelSpec, ParamKind, ParamSpec, TargetPtx, TmaSpec,
     Variant, CUBIN_ENV, EQUALS_ONE,
 };
+pub use table::PointerTable;

@@ -301,14 +301,23 @@ impl Verifier<'_> {
         if !matches!(a.elem, Elem::Scalar(DType::I64 | DType::U64)) {
             self.err(
                 o.id,
-                format!("`int_to_ptr` takes `i64` or `u64` addresses, not `{}`", a.elem),
+                format!(
+                    "`int_to_ptr` takes `i64` or `u64` addresses, not `{}`",
+                    a.elem
+                ),
             );
         }
         if ty.elem.pointee().is_none() {
-            self.err(o.id, format!("`int_to_ptr` gives pointers, not `{}`", ty.elem));
+            self.err(
+                o.id,
+                format!("`int_to_ptr` gives pointers, not `{}`", ty.elem),
+            );
         }
         if a.shape != ty.shape || a.layout != ty.layout {
-            self.err(o.id, format!("`int_to_ptr` keeps the shape: `{a}` to `{ty}`"));
+            self.err(
+                o.id,
+                format!("`int_to_ptr` keeps the shape: `{a}` to `{ty}`"),
+            );
         }
     }
 
