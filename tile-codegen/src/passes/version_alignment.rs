@@ -81,7 +81,7 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
     let elem = loads
         .iter()
         .filter_map(|&ld| f.ty(f.op(ld).results[0]).dtype())
-        .map(|d| d.size_bytes() as u32)
+        .map(|d| d.size_bytes())
         .min()?;
     let stride_multiple = (16 / elem.max(1)).max(1);
     // Walk each load's address back: through the loop body, from a carried value to its initial
