@@ -5,7 +5,7 @@
 //! into pointers, as the tutorial does (`tl.load(group_a_ptrs + g).to(tl.pointer_type(...))`).
 //!
 //! Changed constructs: the kernel is an `unsafe fn` (it converts loaded integers to pointers,
-//! which its launch cannot check; its host function passes [`PointerTable`]s, which keep the
+//! which its launch cannot check; its host function passes [`PointerTable`](tile::PointerTable)s, which keep the
 //! matrices borrowed for the launch); `x.to(tl.pointer_type(tl.float16))` is `x as Ptr<f16>`.
 //! `tl.multiple_of(a_ptrs, [16, 16])`, a statement whose result the tutorial discards (a no-op in
 //! Triton), is left out. The tutorial's `@triton.autotune` over four configurations (`128 × 128
