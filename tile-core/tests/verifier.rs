@@ -1275,11 +1275,13 @@ fn set_locs_needs_the_same_ops() {
 }
 
 #[test]
-fn hint_takes_an_integer_tensor_and_powers_of_two() {
+fn hint_takes_integers_and_powers_of_two() {
     rejects(
         "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = cast %0 : tensor<4xf32>\n  %2 = hint {multiple_of = 4} %1 : tensor<4xf32>\n  return",
-        "`hint` takes an integer tensor",
+        "`hint` takes integers, found `tensor<4xf32>`",
     );
+    // A scalar (what `version-alignment` hints: a loaded address or stride).
+    accepts("  %0 = constant 64 : i64\n  %1 = hint {multiple_of = 16} %0 : i64\n  return");
     rejects(
         "  %0 = arange {start = 0, end = 4} : tensor<4xi32>\n  %1 = hint {contiguous = 3} %0 : tensor<4xi32>\n  return",
         "are powers of two",
