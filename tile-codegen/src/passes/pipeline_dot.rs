@@ -965,7 +965,7 @@ fn computed_in_loop(f: &Function, body: BlockId, v: ValueId) -> bool {
 }
 
 /// Whether `op` is `inner` or holds it in one of its regions, at any depth.
-fn holds(f: &Function, op: OpId, inner: OpId) -> bool {
+pub(crate) fn holds(f: &Function, op: OpId, inner: OpId) -> bool {
     let mut stack = vec![op];
     while let Some(x) = stack.pop() {
         if x == inner {

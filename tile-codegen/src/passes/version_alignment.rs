@@ -23,15 +23,13 @@ use tile_core::ir::{
 };
 
 use super::edit::Builder;
+use super::pipeline_dot::holds;
+use super::pipeline_loads::for_loops;
 
 /// Runs the pass on every `for` loop holding a `dot` in its body.
 pub fn run(f: &mut Function) {
-    let loops: Vec<OpId> = f
-        .walk()
-        .into_iter()
-        .filter(|&op| matches!(f.op(op).kind, OpKind::For) && holds_dot(f, op))
-        .collect();
-    for l in loops {
+    let loops = for_loops(f).into_iter().filter(|&l| holds_dot(f, l));
+    for l in loops.collect::<Vec<_>>() {
         if let Some(plan) = plan(f, l) {
             version(f, l, &plan);
         }
@@ -110,7 +108,7 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
             }
             ValueDef::OpResult(o, _) => {
                 let d = f.op(o);
-                let in_body = in_loop(f, l, o);
+                let in_body = o != l && holds(f, l, o);
                 if !in_body && !before.contains(&o) {
                     continue;
                 }
@@ -204,30 +202,6 @@ fn body_ops(f: &Function, l: OpId) -> Vec<OpId> {
         }
     }
     out
-}
-
-/// Whether op `o` sits (at any depth) in `l`'s body.
-fn in_loop(f: &Function, l: OpId, o: OpId) -> bool {
-    let mut b = f.op(o).block;
-    loop {
-        let Some(owner) = owner_of(f, b) else {
-            return false;
-        };
-        if owner == l {
-            return true;
-        }
-        b = f.op(owner).block;
-    }
-}
-
-/// The op whose region holds block `b` (`None` for the kernel's entry).
-fn owner_of(f: &Function, b: BlockId) -> Option<OpId> {
-    f.walk().into_iter().find(|&o| {
-        f.op(o)
-            .regions
-            .iter()
-            .any(|&r| f.regions[r.index()].blocks.contains(&b))
-    })
 }
 
 /// Puts `l` under `if aligned { hinted copy } else { l }`.
