@@ -12,6 +12,12 @@
 //! in the ring), the `else` branch is the loop as it was. One test per entry into the loop;
 //! the results are the same either way.
 //!
+//! The ops after the loop in its block go into both versions too, up to the last that loads or
+//! stores through a loaded value (a grouped GEMM's epilogue, storing through `c`'s loaded
+//! address and leading dimension): their leaves join the test, and their stores are 16-byte
+//! vectors in the aligned version. What those ops define and the block uses later becomes the
+//! `if`'s results.
+//!
 //! Only ops of the loop's own block are recomputed, and only pure ones: a loop whose leaves feed
 //! a load, store or nested op before it is left alone, and so is a leaf defined in an outer
 //! block.
@@ -48,19 +54,34 @@ fn holds_dot(f: &Function, l: OpId) -> bool {
     })
 }
 
-/// What to version a loop on: each leaf with the power of two it must be a multiple of, and
-/// the ops of the loop's block (before it) to recompute from the hinted leaves, in order.
+/// What to version a loop on: each leaf with the power of two it must be a multiple of, the
+/// ops of the loop's block (before it) to recompute from the hinted leaves, in order, and the
+/// ops that run in two versions: the loop, then the ops after it up to the last that reaches
+/// memory through a leaf (an epilogue's stores through a loaded address), so that they too copy
+/// 16 bytes at a time.
 struct Plan {
     leaves: Vec<(ValueId, u32)>,
     recompute: Vec<OpId>,
+    span: Vec<OpId>,
 }
 
 fn plan(f: &Function, l: OpId) -> Option<Plan> {
+    plan_with(f, l, true).or_else(|| plan_with(f, l, false))
+}
+
+/// The plan for `l`, the ops after it included when `epilogue` is set.
+fn plan_with(f: &Function, l: OpId, epilogue: bool) -> Option<Plan> {
     let block = f.op(l).block;
     let order = &f.blocks[block.index()].ops;
     let at = order.iter().position(|&o| o == l)?;
     let before: HashSet<OpId> = order[..at].iter().copied().collect();
-    // The loads of the loop's `dot` operands, and the smallest element they read.
+    let after: Vec<OpId> = order[at + 1..]
+        .iter()
+        .copied()
+        .filter(|&o| f.op(o).kind.effect() != Effect::Terminator)
+        .collect();
+    let after_all: HashSet<OpId> = within(f, &after).into_iter().collect();
+    // The loads of the loop's `dot` operands.
     let mut loads = Vec::new();
     for o in body_ops(f, l) {
         let d = f.op(o);
@@ -76,61 +97,54 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
             }
         }
     }
-    let elem = loads
+    // The loaded scalar integers each access reaches, walking its address back.
+    let ctx = Walk {
+        l,
+        before: &before,
+        after: &after_all,
+    };
+    let mut accesses: Vec<(OpId, Vec<ValueId>)> = loads
         .iter()
-        .filter_map(|&ld| f.ty(f.op(ld).results[0]).dtype())
-        .map(|d| d.size_bytes())
-        .min()?;
-    let stride_multiple = (16 / elem.max(1)).max(1);
-    // Walk each load's address back: through the loop body, from a carried value to its initial
-    // value, through the ops of the loop's block before it.
-    let mut seen: HashSet<ValueId> = HashSet::new();
-    let mut stack: Vec<ValueId> = loads.iter().map(|&ld| f.op(ld).operands[0]).collect();
-    let mut leaves: HashMap<ValueId, u32> = HashMap::new();
-    while let Some(v) = stack.pop() {
-        if !seen.insert(v) {
-            continue;
-        }
-        match f.values[v.index()].def {
-            ValueDef::BlockArg(b, i) => {
-                // A carried value of this loop: its initial value (operand 3 + i - 1: the first
-                // block argument is the induction variable).
-                if f.op(l)
-                    .regions
-                    .first()
-                    .is_some_and(|&r| f.regions[r.index()].blocks.first() == Some(&b))
-                    && i > 0
-                {
-                    if let Some(&init) = f.op(l).operands.get(3 + i as usize - 1) {
-                        stack.push(init);
-                    }
-                }
-            }
-            ValueDef::OpResult(o, _) => {
-                let d = f.op(o);
-                let in_body = o != l && holds(f, l, o);
-                if !in_body && !before.contains(&o) {
-                    continue;
-                }
-                if !in_body && matches!(d.kind, OpKind::Load { .. }) {
-                    // A loaded scalar integer of the block: a leaf if it is an address or a
-                    // factor, found below from its users.
-                    if f.ty(v).shape.is_empty()
-                        && f.ty(v)
-                            .dtype()
-                            .is_some_and(|t| t.is_int() && t != DType::I1)
-                    {
-                        if let Some(m) = leaf_multiple(f, v, stride_multiple) {
-                            leaves.insert(v, m);
-                        }
-                    }
-                    continue;
-                }
-                stack.extend(d.operands.iter().copied());
+        .map(|&ld| (ld, ctx.candidates(f, f.op(ld).operands[0])))
+        .collect();
+    if epilogue {
+        for &o in &after_all {
+            if matches!(f.op(o).kind, OpKind::Load { .. } | OpKind::Store { .. }) {
+                accesses.push((o, ctx.candidates(f, f.op(o).operands[0])));
             }
         }
     }
-    if leaves.is_empty() {
+    // The smallest element read or written, which sets the multiple a stride needs.
+    let elem = accesses
+        .iter()
+        .filter(|(_, c)| !c.is_empty())
+        .filter_map(|&(o, _)| access_type(f, o).dtype())
+        .map(|d| d.size_bytes())
+        .min()?;
+    let stride_multiple = (16 / elem.max(1)).max(1);
+    let users = user_map(f);
+    let mut leaves: HashMap<ValueId, u32> = HashMap::new();
+    let mut last = at;
+    let mut dot_served = false;
+    for (o, cands) in &accesses {
+        let mut served = false;
+        for &v in cands {
+            if let Some(m) = leaf_multiple(&users, f, v, stride_multiple) {
+                leaves.insert(v, m);
+                served = true;
+            }
+        }
+        dot_served |= served && !after_all.contains(o);
+        if served && after_all.contains(o) {
+            // The op after the loop that holds this access ends the versioned span.
+            let top = order
+                .iter()
+                .position(|&x| x != l && holds(f, x, *o))
+                .unwrap_or(at);
+            last = last.max(top);
+        }
+    }
+    if !dot_served {
         return None;
     }
     // The ops before the loop that depend on a leaf, in order: all pure and region-free.
@@ -148,14 +162,96 @@ fn plan(f: &Function, l: OpId) -> Option<Plan> {
     }
     let mut leaves: Vec<(ValueId, u32)> = leaves.into_iter().collect();
     leaves.sort_by_key(|&(v, _)| v.index());
-    Some(Plan { leaves, recompute })
+    Some(Plan {
+        leaves,
+        recompute,
+        span: order[at..=last].to_vec(),
+    })
+}
+
+/// The type an access reads or writes: a load's result, a store's value.
+fn access_type(f: &Function, o: OpId) -> &Type {
+    let d = f.op(o);
+    match d.kind {
+        OpKind::Store { .. } => f.ty(d.operands[1]),
+        _ => f.ty(d.results[0]),
+    }
+}
+
+/// Where an address may come from, for [`Walk::candidates`].
+struct Walk<'a> {
+    /// The loop.
+    l: OpId,
+    /// The ops of the loop's block before it.
+    before: &'a HashSet<OpId>,
+    /// The ops after it, nested ones included.
+    after: &'a HashSet<OpId>,
+}
+
+impl Walk<'_> {
+    /// The scalar integers loaded in the loop's block before it that address `v` is computed
+    /// from: through the loop body, from a carried value to its initial value, through the ops
+    /// of the block before and after the loop.
+    fn candidates(&self, f: &Function, v: ValueId) -> Vec<ValueId> {
+        let l = self.l;
+        let mut seen: HashSet<ValueId> = HashSet::new();
+        let mut stack = vec![v];
+        let mut out = Vec::new();
+        while let Some(v) = stack.pop() {
+            if !seen.insert(v) {
+                continue;
+            }
+            match f.values[v.index()].def {
+                ValueDef::BlockArg(b, i) => {
+                    // A carried value of this loop: its initial value (operand 3 + i - 1: the
+                    // first block argument is the induction variable).
+                    if f.op(l)
+                        .regions
+                        .first()
+                        .is_some_and(|&r| f.regions[r.index()].blocks.first() == Some(&b))
+                        && i > 0
+                    {
+                        if let Some(&init) = f.op(l).operands.get(3 + i as usize - 1) {
+                            stack.push(init);
+                        }
+                    }
+                }
+                ValueDef::OpResult(o, _) => {
+                    let d = f.op(o);
+                    let in_body = o != l && holds(f, l, o);
+                    let before = self.before.contains(&o);
+                    if !in_body && !before && !self.after.contains(&o) {
+                        continue;
+                    }
+                    if before && matches!(d.kind, OpKind::Load { .. }) {
+                        if f.ty(v).shape.is_empty()
+                            && f.ty(v)
+                                .dtype()
+                                .is_some_and(|t| t.is_int() && t != DType::I1)
+                        {
+                            out.push(v);
+                        }
+                        continue;
+                    }
+                    stack.extend(d.operands.iter().copied());
+                }
+            }
+        }
+        out.sort_by_key(|v| v.index());
+        out
+    }
 }
 
 /// What loaded integer `v` must be a multiple of for the loop's copies to be 16-byte vectors:
 /// 16 where it becomes an address (`int_to_ptr`), `stride` (elements in 16 bytes) where it is a
 /// factor of a product (after widening or splatting); `None` for other uses (a count, an
 /// offset), which the versions leave alone.
-fn leaf_multiple(f: &Function, v: ValueId, stride: u32) -> Option<u32> {
+fn leaf_multiple(
+    users: &HashMap<ValueId, Vec<OpId>>,
+    f: &Function,
+    v: ValueId,
+    stride: u32,
+) -> Option<u32> {
     let mut frontier = vec![v];
     let mut seen = HashSet::new();
     let mut need = None;
@@ -163,7 +259,7 @@ fn leaf_multiple(f: &Function, v: ValueId, stride: u32) -> Option<u32> {
         if !seen.insert(x) {
             continue;
         }
-        for o in users(f, x) {
+        for &o in users.get(&x).map_or(&[][..], Vec::as_slice) {
             match f.op(o).kind {
                 OpKind::IntToPtr => need = need.max(Some(16)),
                 OpKind::Binary(BinOp::Mul) => need = need.max(Some(stride)),
@@ -177,20 +273,30 @@ fn leaf_multiple(f: &Function, v: ValueId, stride: u32) -> Option<u32> {
     need
 }
 
-fn users(f: &Function, v: ValueId) -> Vec<OpId> {
-    f.walk()
-        .into_iter()
-        .filter(|&o| f.op(o).operands.contains(&v))
-        .collect()
+/// The ops (reachable from the body) using each value.
+fn user_map(f: &Function) -> HashMap<ValueId, Vec<OpId>> {
+    let mut out: HashMap<ValueId, Vec<OpId>> = HashMap::new();
+    for o in f.walk() {
+        for &v in &f.op(o).operands {
+            out.entry(v).or_default().push(o);
+        }
+    }
+    out
 }
 
 /// The ops of `l`'s body, nested ones included.
 fn body_ops(f: &Function, l: OpId) -> Vec<OpId> {
-    let mut out = Vec::new();
-    let mut blocks: Vec<BlockId> = f
-        .op(l)
-        .regions
+    let mut out = within(f, &[l]);
+    out.retain(|&o| o != l);
+    out
+}
+
+/// `ops` and the ops nested in them, at any depth.
+fn within(f: &Function, ops: &[OpId]) -> Vec<OpId> {
+    let mut out = ops.to_vec();
+    let mut blocks: Vec<BlockId> = ops
         .iter()
+        .flat_map(|&o| f.op(o).regions.iter())
         .flat_map(|&r| f.regions[r.index()].blocks.clone())
         .collect();
     while let Some(b) = blocks.pop() {
@@ -204,7 +310,8 @@ fn body_ops(f: &Function, l: OpId) -> Vec<OpId> {
     out
 }
 
-/// Puts `l` under `if aligned { hinted copy } else { l }`.
+/// Puts the plan's span (`l` and the ops after it that it names) under
+/// `if aligned { hinted copy } else { span }`.
 fn version(f: &mut Function, l: OpId, plan: &Plan) {
     let block = f.op(l).block;
     let loc = f.op(l).loc;
@@ -213,6 +320,24 @@ fn version(f: &mut Function, l: OpId, plan: &Plan) {
         .iter()
         .position(|&o| o == l)
         .unwrap_or(0);
+    // The span's values used after it: the `if`'s results.
+    let order = f.blocks[block.index()].ops.clone();
+    let last = plan.span.last().copied().unwrap_or(l);
+    let rest = order
+        .iter()
+        .position(|&o| o == last)
+        .map_or(&[][..], |i| &order[i + 1..]);
+    let later = within(f, rest);
+    let used_later: HashSet<ValueId> = later
+        .iter()
+        .flat_map(|&o| f.op(o).operands.iter().copied())
+        .collect();
+    let escaping: Vec<ValueId> = plan
+        .span
+        .iter()
+        .flat_map(|&o| f.op(o).results.iter().copied())
+        .filter(|v| used_later.contains(v))
+        .collect();
     // The test: every leaf's low bits zero.
     let mut b = Builder { block, at };
     let mut cond: Option<ValueId> = None;
@@ -243,12 +368,12 @@ fn version(f: &mut Function, l: OpId, plan: &Plan) {
         });
     }
     let Some(cond) = cond else { return };
-    let result_types: Vec<Type> = f.op(l).results.iter().map(|&r| f.ty(r).clone()).collect();
+    let result_types: Vec<Type> = escaping.iter().map(|&r| f.ty(r).clone()).collect();
     let branch = b.op(f, OpKind::If, vec![cond], result_types);
     let (then_r, else_r) = (f.new_region(), f.new_region());
     let (then_b, else_b) = (f.new_block(then_r), f.new_block(else_r));
     f.ops[branch.index()].regions = vec![then_r, else_r];
-    // Then: the hinted leaves, the recomputed ops, a copy of the loop.
+    // Then: the hinted leaves, the recomputed ops, a copy of the span.
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     for &(v, m) in &plan.leaves {
         let ty = f.ty(v).clone();
@@ -267,20 +392,27 @@ fn version(f: &mut Function, l: OpId, plan: &Plan) {
     for &o in &plan.recompute {
         clone_op(f, o, then_b, &mut map);
     }
-    let copy = clone_op(f, l, then_b, &mut map);
-    let yielded = f.op(copy).results.clone();
+    for &o in &plan.span {
+        clone_op(f, o, then_b, &mut map);
+    }
+    let yielded = escaping.iter().map(|v| *map.get(v).unwrap_or(v)).collect();
     let y = f.push_op(then_b, OpKind::Yield, yielded, vec![]);
     f.ops[y.index()].loc = loc;
-    // Else: the loop itself, its results now the branch's.
-    let results = f.op(l).results.clone();
+    // Else: the span itself; what it defines is the branch's after it.
     let outer = f.op(branch).results.clone();
-    for (&r, &o) in results.iter().zip(&outer) {
-        f.replace_all_uses(r, o);
+    for &o in &later {
+        for x in &mut f.ops[o.index()].operands {
+            if let Some(i) = escaping.iter().position(|e| e == x) {
+                *x = outer[i];
+            }
+        }
     }
-    f.detach(l);
-    f.blocks[else_b.index()].ops.push(l);
-    f.ops[l.index()].block = else_b;
-    let y = f.push_op(else_b, OpKind::Yield, results, vec![]);
+    for &o in &plan.span {
+        f.detach(o);
+        f.blocks[else_b.index()].ops.push(o);
+        f.ops[o.index()].block = else_b;
+    }
+    let y = f.push_op(else_b, OpKind::Yield, escaping, vec![]);
     f.ops[y.index()].loc = loc;
 }
 
