@@ -5,14 +5,17 @@ use std::path::PathBuf;
 
 /// What `--help` prints.
 pub const USAGE: &str = "\
-usage: tile-bench [--filter SUBSTR] [--quick] [--out DIR] [--graph-all] [--warmup N] [--reps N]
-                  [--interpreter] [--no-plots] [--attn-parts A,B] [--attn-dtypes A,B]
+usage: tile-bench [--filter SUBSTR] [--case SUBSTR] [--quick] [--out DIR] [--graph-all]
+                  [--warmup N] [--reps N] [--interpreter] [--no-plots] [--attn-parts A,B]
+                  [--attn-dtypes A,B]
 
 Benchmarks every kernel family of tile's examples, fused and unfused, against a float64 reference
 (checked before timing) and the device-to-device copy bandwidth; writes DIR/tile.json, DIR/tile.md
 and DIR/plots/*.png|svg.
 
   --filter SUBSTR  only the kernel families whose name contains SUBSTR
+  --case SUBSTR    only the steps whose label (as the progress bar shows it, e.g. `08 grouped
+                   matmul 4x512`) contains SUBSTR: one shape, to profile it
   --quick          the small shapes of bench/python/baseline.py --quick, few repetitions
   --out DIR        output folder (default bench-out)
   --graph-all      CUDA-graph timings for every size, not only launch-bound ones (< 75 us)
@@ -37,6 +40,8 @@ Without a GPU the interpreter runs tiny sizes: a smoke test whose timings are me
 pub struct Opts {
     /// Only families whose name contains this (empty: all).
     pub filter: String,
+    /// Only steps whose label contains this (empty: all).
+    pub case: String,
     /// Small shapes, few repetitions.
     pub quick: bool,
     /// Output folder.
@@ -104,6 +109,7 @@ pub enum Parsed {
 pub fn parse(args: &[String]) -> Result<Parsed, String> {
     let mut o = Opts {
         filter: String::new(),
+        case: String::new(),
         quick: false,
         out: PathBuf::from("bench-out"),
         graph_all: false,
@@ -136,6 +142,7 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
         };
         match name {
             "--filter" => o.filter = value("a substring")?,
+            "--case" => o.case = value("a substring")?,
             "--quick" => o.quick = true,
             "--out" => {
                 let v = value("a folder")?;
@@ -182,13 +189,20 @@ mod tests {
 
     #[test]
     fn parses_options_and_rejects_bad_input() {
-        let Ok(Parsed::Run(o)) = p(&["--filter", "soft", "--quick", "--out=x", "--reps", "3"])
-        else {
+        let Ok(Parsed::Run(o)) = p(&[
+            "--filter", "soft", "--quick", "--out=x", "--reps", "3", "--case", "4096x",
+        ]) else {
             panic!("should parse");
         };
         assert_eq!(
-            (o.filter.as_str(), o.quick, o.out.clone(), o.reps),
-            ("soft", true, PathBuf::from("x"), Some(3))
+            (
+                o.filter.as_str(),
+                o.case.as_str(),
+                o.quick,
+                o.out.clone(),
+                o.reps
+            ),
+            ("soft", "4096x", true, PathBuf::from("x"), Some(3))
         );
         assert_eq!(o.warmup_reps(true), (2, 3));
         assert!(matches!(p(&["--help"]), Ok(Parsed::Help)));
@@ -201,6 +215,7 @@ mod tests {
         );
         for bad in [
             &["--filter"][..],
+            &["--case"],
             &["--reps", "0"],
             &["--reps", "-1"],
             &["--warmup", "x"],

@@ -149,7 +149,16 @@ fn run(opts: Opts) -> Res<bool> {
     let jobs: Vec<families::Job> = families::jobs(&plan)
         .into_iter()
         .filter(|j| j.family.contains(opts.filter.as_str()))
+        .filter(|j| j.label.contains(opts.case.as_str()))
         .collect();
+    if jobs.is_empty() && !opts.case.is_empty() {
+        return Err(format!(
+            "nothing to run: no step of the families matching --filter {:?} has a label \
+             containing --case {:?}",
+            opts.filter, opts.case
+        )
+        .into());
+    }
     if jobs.is_empty() {
         if families::FAMILIES
             .iter()
