@@ -1132,3 +1132,24 @@ fn gpu_grouped_gemm_tutorial_matches_reference() {
     ];
     tile_tutorials::grouped_gemm::run_check(&gpu, &shapes, 7).unwrap();
 }
+
+/// The softmax tutorial's row loop on the GPU, where `num_stages = 4` has the compiler load
+/// each program's next row ahead (`prefetch-rows`): rows not a multiple of the programs (the
+/// last prefetch of a program masked off), padded rows, and widths that take and that skip
+/// the prefetch (up to 8192 columns it applies, at 16384 a thread would hold too many values).
+#[test]
+fn gpu_fused_softmax_tutorial_matches_reference() {
+    let Some(gpu) = cuda() else { return };
+    let cases = [
+        ((7, 100), 3, 3),
+        ((1000, 4096), 0, 132),
+        ((37, 4096), 5, 5),
+        ((19, 8192), 0, 4),
+        ((5, 12288), 0, 2),
+        ((3, 2049), 0, 2),
+    ];
+    for (k, (shape, pad, programs)) in cases.into_iter().enumerate() {
+        tile_tutorials::fused_softmax::run_check(&gpu, shape, pad, programs, 200 + k as u64)
+            .unwrap();
+    }
+}

@@ -102,6 +102,11 @@ fn lower_descriptors() {
 }
 
 #[test]
+fn prefetch_rows() {
+    check("prefetch-rows");
+}
+
+#[test]
 fn version_alignment() {
     check("version-alignment");
 }

@@ -128,7 +128,13 @@ fn expand(attr: Tokens, item: &ItemFn, fns: &FnTable) -> syn::Result<Tokens> {
 fn warnings(compiled: &[CompiledKernel]) -> Tokens {
     let mut seen: Vec<String> = Vec::new();
     let mut out = Tokens::new();
-    for (span, msg) in compiled.iter().flat_map(|c| &c.warnings) {
+    // `num_stages` unused: only where no instance uses it.
+    let unused = compiled
+        .iter()
+        .map(|c| c.stages_unused.as_ref())
+        .collect::<Option<Vec<_>>>()
+        .and_then(|u| u.first().copied());
+    for (span, msg) in compiled.iter().flat_map(|c| &c.warnings).chain(unused) {
         let key = format!("{span:?}{msg}");
         if seen.contains(&key) {
             continue;

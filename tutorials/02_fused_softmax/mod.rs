@@ -12,10 +12,11 @@ use tile::prelude::*;
 use crate::check::{compare, err, Rng};
 
 // The tutorial picks `num_warps = 8`, and `num_stages = 4` for its row loop where a program may
-// use more than 200 KB of shared memory (sm_80, sm_90): left out, since tile's stages size the
-// ring of a `dot` loop only and the compiler warns where they would size nothing.
-// `math = fast`: Triton's `/` and `tl.exp`.
-#[tile_kernel(num_warps = 8, math = fast)]
+// use more than 200 KB of shared memory (sm_80, sm_90): a kernel option here, which has the
+// compiler load the next row at the top of the loop body, ahead of this row's reductions and
+// store (`prefetch-rows`, in registers, while a thread holds at most 32 prefetched values:
+// `BLOCK_SIZE` up to 8192). `math = fast`: Triton's `/` and `tl.exp`.
+#[tile_kernel(num_warps = 8, num_stages = 4, math = fast)]
 /// Row softmax of `n_rows × n_cols` (`n_cols ≤ BLOCK_SIZE`), rows strided by the program count.
 #[allow(clippy::too_many_arguments)]
 pub fn softmax_kernel(

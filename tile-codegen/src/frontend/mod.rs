@@ -498,7 +498,7 @@ pub fn narrow_offsets(f: &Function) -> Vec<bool> {
 
 /// The parameters the pointers `roots` derive from, by the pointer-typed operands of the ops that
 /// define them (through loop-carried values and branch results too).
-fn pointer_params(f: &Function, roots: impl Iterator<Item = ValueId>) -> Vec<bool> {
+pub(crate) fn pointer_params(f: &Function, roots: impl Iterator<Item = ValueId>) -> Vec<bool> {
     let mut found = vec![false; f.params().len()];
     for root in roots {
         {

@@ -37,6 +37,7 @@ pub mod lower_descriptors;
 pub mod pipeline_dot;
 pub mod pipeline_loads;
 pub mod prefetch_dot;
+pub mod prefetch_rows;
 pub mod vectorize;
 pub mod version_alignment;
 
@@ -65,6 +66,8 @@ pub enum Pass {
     LowerDescriptors,
     /// `pipeline-loads`.
     PipelineLoads,
+    /// `prefetch-rows`.
+    PrefetchRows,
     /// `assign-layouts`.
     AssignLayouts,
     /// `vectorize`.
@@ -81,7 +84,7 @@ pub enum Pass {
 
 impl Pass {
     /// Every pass.
-    pub const ALL: [Pass; 14] = [
+    pub const ALL: [Pass; 15] = [
         Pass::Canonicalize,
         Pass::Induction,
         Pass::Cse,
@@ -90,6 +93,7 @@ impl Pass {
         Pass::VersionAlignment,
         Pass::LowerDescriptors,
         Pass::PipelineLoads,
+        Pass::PrefetchRows,
         Pass::AssignLayouts,
         Pass::Vectorize,
         Pass::HoistInvariant,
@@ -109,6 +113,7 @@ impl Pass {
             Pass::Induction => "induction",
             Pass::LowerDescriptors => "lower-descriptors",
             Pass::PipelineLoads => "pipeline-loads",
+            Pass::PrefetchRows => "prefetch-rows",
             Pass::VersionAlignment => "version-alignment",
             Pass::AssignLayouts => "assign-layouts",
             Pass::Vectorize => "vectorize",
@@ -130,6 +135,7 @@ impl Pass {
             Pass::Induction => induction::run(f),
             Pass::LowerDescriptors => lower_descriptors::run(f),
             Pass::PipelineLoads => pipeline_loads::run(f),
+            Pass::PrefetchRows => prefetch_rows::run(f),
             Pass::VersionAlignment => version_alignment::run(f),
             Pass::AssignLayouts => assign_layouts::run(f),
             Pass::Vectorize => vectorize::run(f),

@@ -86,6 +86,10 @@ pub struct CompiledKernel {
     /// What the user should hear although the kernel builds: each a place in the kernel's
     /// source and a message (a tensor-core `dot` loop left unpipelined, and why).
     pub warnings: Vec<(proc_macro2::Span, String)>,
+    /// An explicit `num_stages` that pipelines nothing in this instance (no ring, no prefetched
+    /// loop): the place and the message. The user hears it when every instance of the kernel
+    /// has it, since one instance that uses the stages makes the option meaningful.
+    pub stages_unused: Option<(proc_macro2::Span, String)>,
 }
 
 /// A failure inside the pipeline: what went wrong, and the source location (an index into the
@@ -285,13 +289,13 @@ pub fn compile_with(
                             (span, msg)
                         })
                         .chain(left_out)
-                        .chain(stages_unused(&t.ir, rings || explained, opts, item))
                         .collect();
                     Ok(CompiledKernel {
                         kernel,
                         tile_ir: t.text,
                         variants,
                         warnings,
+                        stages_unused: stages_unused(&t.ir, rings || explained, opts, item),
                     })
                 }
                 Err(InstanceError::Internal(e)) => Err(at(
@@ -368,8 +372,9 @@ fn stages_unused(
         format!(
             "`num_stages = {}` pipelines nothing in this kernel: tile's stages are a ring of \
              shared buffers that a `for` loop's tensor-core `dot` operands are copied through \
-             ahead of use, and no loop here has one (Triton's pipeliner also prefetches a loop's \
-             other loads; tile does not); leave `num_stages` out",
+             ahead of use, or a `while` loop's loads of buffers the kernel only reads, issued an \
+             iteration ahead (at most 32 values a thread), and no loop here has either; leave \
+             `num_stages` out",
             tile.num_stages
         ),
     ))

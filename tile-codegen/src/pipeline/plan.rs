@@ -140,7 +140,7 @@ fn plan_instance(
             if vi == 0 && t == Target::ALL[0] {
                 unpipelined = stages::unpipelined(&base, &divisibility, &dump.skip_passes, t, &g)
                     .map_err(internal)?;
-                rings = stages::has_rings(&g);
+                rings = stages::has_rings(&g) || crate::passes::prefetch_rows::applies(&base);
             }
             let (gpu_ir, g) = reparse(&g, "GPU-level IR").map_err(internal)?;
             let stem = format!("{}.v{vi}.{}", name, t.arch());

@@ -29,6 +29,7 @@ pub const GPU_PASSES: &[Pass] = &[
     Pass::VersionAlignment,
     Pass::LowerDescriptors,
     Pass::PipelineLoads,
+    Pass::PrefetchRows,
     Pass::AssignLayouts,
     Pass::Vectorize,
     Pass::HoistInvariant,
