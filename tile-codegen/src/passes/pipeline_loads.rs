@@ -15,7 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tile_core::ir::{CmpPred, DType, Elem, Function, OpId, OpKind, Type, ValueDef, ValueId};
+use tile_core::ir::{CmpPred, DType, Function, OpId, OpKind, Type, ValueDef, ValueId};
+
+use super::edit::masked_load;
 
 /// Runs the pass; with `num_stages = 1` (no pipelining, as in Triton) it leaves the kernel alone.
 pub fn run(f: &mut Function) {
@@ -183,68 +185,17 @@ fn clone_masked_load(
 ) -> (ValueId, usize) {
     let mut map: HashMap<ValueId, ValueId> = HashMap::new();
     map.insert(iv, new_iv);
-    let emit =
-        |f: &mut Function, at: &mut usize, kind: OpKind, operands: Vec<ValueId>, ty: Type| {
-            let op = f.insert_op(block, *at, kind, operands, vec![ty]);
-            *at += 1;
-            f.op(op).results[0]
-        };
-    for &op in slice {
-        let d = f.op(op).clone();
-        let operands: Vec<ValueId> = d
-            .operands
-            .iter()
-            .map(|v| *map.get(v).unwrap_or(v))
-            .collect();
-        if op != load {
-            let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
-            let new = f.insert_op(block, at, d.kind.clone(), operands, tys);
-            at += 1;
-            for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
-                map.insert(r, n);
-            }
-            continue;
-        }
-        // The load, masked by new_iv < ub.
-        let ty = f.ty(d.results[0]).clone();
-        let mask_ty = ty.with_elem(Elem::Scalar(DType::I1));
-        let inside = emit(
-            f,
-            &mut at,
+    let inside = |f: &mut Function, at: &mut usize| {
+        let op = f.insert_op(
+            block,
+            *at,
             OpKind::Cmp(CmpPred::Lt),
             vec![new_iv, ub],
-            Type::scalar(DType::I1),
+            vec![Type::scalar(DType::I1)],
         );
-        let inside = emit(f, &mut at, OpKind::Splat, vec![inside], mask_ty.clone());
-        let (mask, other) = if operands.len() == 3 {
-            let m = emit(
-                f,
-                &mut at,
-                OpKind::Binary(tile_core::ir::BinOp::And),
-                vec![operands[1], inside],
-                mask_ty,
-            );
-            (m, operands[2])
-        } else {
-            let Some(dt) = ty.dtype() else {
-                return (operands[0], at);
-            };
-            let zero = match dt {
-                d if d.is_float() => tile_core::ir::ConstValue::Float(0.0),
-                _ => tile_core::ir::ConstValue::Int(0),
-            };
-            let z = emit(f, &mut at, OpKind::Constant(zero), vec![], Type::scalar(dt));
-            let z = emit(f, &mut at, OpKind::Splat, vec![z], ty.clone());
-            (inside, z)
-        };
-        let v = emit(
-            f,
-            &mut at,
-            d.kind.clone(),
-            vec![operands[0], mask, other],
-            ty,
-        );
-        return (v, at);
-    }
-    (new_iv, at)
+        *at += 1;
+        f.op(op).results[0]
+    };
+    let v = masked_load(f, slice, load, &mut map, inside, block, &mut at);
+    (v, at)
 }

@@ -22,11 +22,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tile_core::ir::{
-    BinOp, BlockId, ConstValue, DType, Effect, Elem, Function, OpId, OpKind, Type, ValueDef,
-    ValueId,
-};
+use tile_core::ir::{BlockId, Effect, Function, OpId, OpKind, ValueDef, ValueId};
 
+use super::edit::{clone_into, masked_load};
 use crate::frontend::{pointer_params, written_params};
 
 /// The most elements a thread holds in prefetched tiles of one loop.
@@ -245,7 +243,7 @@ fn prefetch(f: &mut Function, w: OpId, load: OpId) {
     for (&a, &v) in body_args.iter().zip(&inits) {
         map.insert(a, v);
     }
-    let first = masked_load(f, &slice, load, &mut map, first_ok, outer, &mut at0);
+    let first = masked_load(f, &slice, load, &mut map, |_, _| first_ok, outer, &mut at0);
 
     // The body: the next carried values, the next condition, the next tile, first thing.
     let mut at1 = 0;
@@ -265,7 +263,7 @@ fn prefetch(f: &mut Function, w: OpId, load: OpId) {
     for (&a, &v) in body_args.iter().zip(&next) {
         map.insert(a, v);
     }
-    let ahead = masked_load(f, &slice, load, &mut map, next_ok, body, &mut at1);
+    let ahead = masked_load(f, &slice, load, &mut map, |_, _| next_ok, body, &mut at1);
 
     // The loop carries the tile: a new operand, argument of both regions, result.
     let ty = f.ty(f.op(load).results[0]).clone();
@@ -283,80 +281,4 @@ fn prefetch(f: &mut Function, w: OpId, load: OpId) {
     }
     f.ops[body_yield.index()].operands.push(ahead);
     f.detach(load);
-}
-
-/// Inserts copies of `ops` into `block` at `*at` (advanced past them), operands renamed by
-/// `map`, which gains their results.
-fn clone_into(
-    f: &mut Function,
-    ops: &[OpId],
-    map: &mut HashMap<ValueId, ValueId>,
-    block: BlockId,
-    at: &mut usize,
-) {
-    for &op in ops {
-        let d = f.op(op).clone();
-        let operands: Vec<ValueId> = d
-            .operands
-            .iter()
-            .map(|v| *map.get(v).unwrap_or(v))
-            .collect();
-        let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
-        let new = f.insert_op(block, *at, d.kind.clone(), operands, tys);
-        f.ops[new.index()].loc = d.loc;
-        *at += 1;
-        for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
-            map.insert(r, n);
-        }
-    }
-}
-
-/// Inserts a copy of `slice` (ending with `load`) with `map`'s renaming, the load masked by the
-/// `i1` scalar `ok` as well (its `other`, or zeros, where it is false); returns the tile.
-fn masked_load(
-    f: &mut Function,
-    slice: &[OpId],
-    load: OpId,
-    map: &mut HashMap<ValueId, ValueId>,
-    ok: ValueId,
-    block: BlockId,
-    at: &mut usize,
-) -> ValueId {
-    let (before, _) = slice.split_at(slice.len().saturating_sub(1));
-    clone_into(f, before, map, block, at);
-    let d = f.op(load).clone();
-    let operands: Vec<ValueId> = d
-        .operands
-        .iter()
-        .map(|v| *map.get(v).unwrap_or(v))
-        .collect();
-    let ty = f.ty(d.results[0]).clone();
-    let mask_ty = ty.with_elem(Elem::Scalar(DType::I1));
-    let mut emit = |f: &mut Function, kind: OpKind, operands: Vec<ValueId>, ty: Type| {
-        let op = f.insert_op(block, *at, kind, operands, vec![ty]);
-        f.ops[op.index()].loc = d.loc;
-        *at += 1;
-        f.op(op).results[0]
-    };
-    let inside = emit(f, OpKind::Splat, vec![ok], mask_ty.clone());
-    let (mask, other) = if operands.len() == 3 {
-        let m = emit(
-            f,
-            OpKind::Binary(BinOp::And),
-            vec![operands[1], inside],
-            mask_ty,
-        );
-        (m, operands[2])
-    } else {
-        let dt = ty.dtype().unwrap_or(DType::F32);
-        let zero = if dt.is_float() {
-            ConstValue::Float(0.0)
-        } else {
-            ConstValue::Int(0)
-        };
-        let z = emit(f, OpKind::Constant(zero), vec![], Type::scalar(dt));
-        let z = emit(f, OpKind::Splat, vec![z], ty.clone());
-        (inside, z)
-    };
-    emit(f, d.kind.clone(), vec![operands[0], mask, other], ty)
 }
