@@ -76,7 +76,7 @@ fn plan(f: &Function) -> Vec<(OpId, Vec<OpId>)> {
             if !ty.is_tensor() {
                 continue;
             }
-            let per_thread = (ty.numel() as u64).div_ceil(threads);
+            let per_thread = ty.numel().div_ceil(threads);
             let params = pointer_params(f, std::iter::once(f.op(o).operands[0]));
             let read_only =
                 params.iter().any(|&p| p) && params.iter().zip(&written).all(|(&p, &w)| !(p && w));
