@@ -443,7 +443,14 @@ impl<'a> Gen<'a> {
                 // one of a whole ulp of the narrow type, beyond an f32 tolerance.
                 let x = self.exact_fexpr(b);
                 let t = pick(self.r, &["f16", "bf16", "f8e4m3", "f8e5m2", "f64"]);
-                E::new(format!("(({}) as {t} as f32)", x.s), true).scalar(x.scalar)
+                let e = E::new(format!("(({}) as {t} as f32)", x.s), true).scalar(x.scalar);
+                // Through `f64` and back is no rounding at all (LLVM drops the pair), so a
+                // product stays one that a later add may fuse into an FMA.
+                if t == "f64" {
+                    e.keeps_product(&x)
+                } else {
+                    e
+                }
             }
             10 => {
                 // Small integers only: a sum of converted extremes (±2^31) is exact in no order.
