@@ -70,7 +70,7 @@ use tile_core::ir::{
 };
 use tile_core::Target;
 
-use super::edit::{use_counts, Builder};
+use super::edit::{clone_into, use_counts, Builder};
 use super::pipeline_loads::{backward_slice, for_loops};
 
 /// Stages when the kernel does not say.
@@ -583,23 +583,16 @@ impl Builder {
     ) -> (OpKind, Vec<ValueId>) {
         let mut map: HashMap<ValueId, ValueId> = HashMap::new();
         map.insert(iv, new_iv);
-        for &op in &o.slice {
-            let d = f.op(op).clone();
-            let operands: Vec<ValueId> = d
-                .operands
-                .iter()
-                .map(|v| *map.get(v).unwrap_or(v))
-                .collect();
-            if op == o.load {
-                return (d.kind, operands);
-            }
-            let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
-            let new = self.op(f, d.kind.clone(), operands, tys);
-            for (&r, &n) in d.results.iter().zip(&f.op(new).results.clone()) {
-                map.insert(r, n);
-            }
-        }
-        unreachable!("an operand's slice ends with its load")
+        // The slice ends with the load.
+        let before = &o.slice[..o.slice.len().saturating_sub(1)];
+        clone_into(f, before, &mut map, self.block, &mut self.at);
+        let d = f.op(o.load);
+        let operands = d
+            .operands
+            .iter()
+            .map(|v| *map.get(v).unwrap_or(v))
+            .collect();
+        (d.kind.clone(), operands)
     }
 
     /// The slice of `o` cloned with `iv` replaced by `new_iv`, and an `async_copy` of its tile
