@@ -1,6 +1,7 @@
 //! What the rewriting passes share to edit a kernel: a cursor that inserts ops into a block at a
 //! position ([`Builder`]; each pass adds the constructions it needs in its own `impl`), the
-//! use count of every value, and copies of ops ([`clone_into`]) and of a load under one more
+//! use count of every value, and copies of ops ([`clone_into`], operands [`renamed`]) and of a
+//! load under one more
 //! mask ([`masked_load`]: a load issued ahead of its iteration).
 
 use std::collections::HashMap;
@@ -63,6 +64,11 @@ pub(crate) fn use_counts(f: &Function) -> HashMap<ValueId, usize> {
     n
 }
 
+/// `values` with each one `map` names replaced by its image.
+pub(crate) fn renamed(map: &HashMap<ValueId, ValueId>, values: &[ValueId]) -> Vec<ValueId> {
+    values.iter().map(|v| *map.get(v).unwrap_or(v)).collect()
+}
+
 /// Inserts copies of `ops` into `block` at `*at` (advanced past them), operands renamed by
 /// `map`, which gains their results.
 pub(crate) fn clone_into(
@@ -74,11 +80,7 @@ pub(crate) fn clone_into(
 ) {
     for &op in ops {
         let d = f.op(op).clone();
-        let operands: Vec<ValueId> = d
-            .operands
-            .iter()
-            .map(|v| *map.get(v).unwrap_or(v))
-            .collect();
+        let operands = renamed(map, &d.operands);
         let tys: Vec<Type> = d.results.iter().map(|&r| f.ty(r).clone()).collect();
         let new = f.insert_op(block, *at, d.kind.clone(), operands, tys);
         f.ops[new.index()].loc = d.loc;
@@ -105,11 +107,7 @@ pub(crate) fn masked_load(
     clone_into(f, before, map, block, at);
     let ok = ok(f, at);
     let d = f.op(load).clone();
-    let operands: Vec<ValueId> = d
-        .operands
-        .iter()
-        .map(|v| *map.get(v).unwrap_or(v))
-        .collect();
+    let operands = renamed(map, &d.operands);
     let ty = f.ty(d.results[0]).clone();
     let mask_ty = ty.with_elem(Elem::Scalar(DType::I1));
     let mut emit = |f: &mut Function, kind: OpKind, operands: Vec<ValueId>, ty: Type| {

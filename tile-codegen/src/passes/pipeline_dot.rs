@@ -70,7 +70,7 @@ use tile_core::ir::{
 };
 use tile_core::Target;
 
-use super::edit::{clone_into, use_counts, Builder};
+use super::edit::{clone_into, renamed, use_counts, Builder};
 use super::pipeline_loads::{backward_slice, for_loops};
 
 /// Stages when the kernel does not say.
@@ -587,12 +587,7 @@ impl Builder {
         let before = &o.slice[..o.slice.len().saturating_sub(1)];
         clone_into(f, before, &mut map, self.block, &mut self.at);
         let d = f.op(o.load);
-        let operands = d
-            .operands
-            .iter()
-            .map(|v| *map.get(v).unwrap_or(v))
-            .collect();
-        (d.kind.clone(), operands)
+        (d.kind.clone(), renamed(&map, &d.operands))
     }
 
     /// The slice of `o` cloned with `iv` replaced by `new_iv`, and an `async_copy` of its tile

@@ -112,14 +112,9 @@ fn pipeline(f: &mut Function, l: OpId) {
         );
         let next_iv = f.op(next_iv).results[0];
         let (next, _) = clone_masked_load(f, &slice, load, iv, next_iv, ub, body, 1);
-        // Uses of the old load (in the body) read the carried tile; the yield passes the next.
-        for &o in &f.blocks[body.index()].ops.clone() {
-            for operand in &mut f.ops[o.index()].operands {
-                if *operand == old {
-                    *operand = carried;
-                }
-            }
-        }
+        // Uses of the old load (all in the body) read the carried tile; the yield passes the
+        // next.
+        f.replace_all_uses(old, carried);
         if let Some(&y) = f.blocks[body.index()].ops.last() {
             if matches!(f.op(y).kind, OpKind::Yield) {
                 f.ops[y.index()].operands.push(next);

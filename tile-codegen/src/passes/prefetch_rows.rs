@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 
 use tile_core::ir::{BlockId, Effect, Function, OpId, OpKind, ValueDef, ValueId};
 
-use super::edit::{clone_into, masked_load};
+use super::edit::{clone_into, masked_load, renamed};
 use crate::frontend::{pointer_params, written_params};
 
 /// The most elements a thread holds in prefetched tiles of one loop.
@@ -233,36 +233,21 @@ fn prefetch(f: &mut Function, w: OpId, load: OpId) {
         .position(|&o| o == w)
         .unwrap_or(0);
     let mut at0 = at;
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-    for (&a, &v) in cond_args.iter().zip(&inits) {
-        map.insert(a, v);
-    }
+    let mut map = bind(&cond_args, &inits);
     clone_into(f, cond_pure, &mut map, outer, &mut at0);
     let first_ok = *map.get(&cond_value).unwrap_or(&cond_value);
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-    for (&a, &v) in body_args.iter().zip(&inits) {
-        map.insert(a, v);
-    }
+    let mut map = bind(&body_args, &inits);
     let first = masked_load(f, &slice, load, &mut map, |_, _| first_ok, outer, &mut at0);
 
     // The body: the next carried values, the next condition, the next tile, first thing.
     let mut at1 = 0;
     let mut next_map: HashMap<ValueId, ValueId> = HashMap::new();
     clone_into(f, &next_ops, &mut next_map, body, &mut at1);
-    let next: Vec<ValueId> = yielded
-        .iter()
-        .map(|v| *next_map.get(v).unwrap_or(v))
-        .collect();
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-    for (&a, &v) in cond_args.iter().zip(&next) {
-        map.insert(a, v);
-    }
+    let next = renamed(&next_map, &yielded);
+    let mut map = bind(&cond_args, &next);
     clone_into(f, cond_pure, &mut map, body, &mut at1);
     let next_ok = *map.get(&cond_value).unwrap_or(&cond_value);
-    let mut map: HashMap<ValueId, ValueId> = HashMap::new();
-    for (&a, &v) in body_args.iter().zip(&next) {
-        map.insert(a, v);
-    }
+    let mut map = bind(&body_args, &next);
     let ahead = masked_load(f, &slice, load, &mut map, |_, _| next_ok, body, &mut at1);
 
     // The loop carries the tile: a new operand, argument of both regions, result.
@@ -271,14 +256,13 @@ fn prefetch(f: &mut Function, w: OpId, load: OpId) {
     f.add_block_arg(shape.cond, ty.clone());
     let carried = f.add_block_arg(body, ty.clone());
     f.add_result(w, ty);
-    let old = f.op(load).results[0];
-    for &o in &f.blocks[body.index()].ops.clone() {
-        for operand in &mut f.ops[o.index()].operands {
-            if *operand == old {
-                *operand = carried;
-            }
-        }
-    }
+    // The load's uses are all in the body (nothing defined there is seen outside).
+    f.replace_all_uses(f.op(load).results[0], carried);
     f.ops[body_yield.index()].operands.push(ahead);
     f.detach(load);
+}
+
+/// The renaming of block arguments `args` to `values`, in order.
+fn bind(args: &[ValueId], values: &[ValueId]) -> HashMap<ValueId, ValueId> {
+    args.iter().copied().zip(values.iter().copied()).collect()
 }
