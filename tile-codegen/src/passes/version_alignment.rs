@@ -28,7 +28,7 @@ use tile_core::ir::{
     BinOp, BlockId, CmpPred, DType, Effect, Function, OpId, OpKind, Type, ValueDef, ValueId,
 };
 
-use super::edit::Builder;
+use super::edit::{renamed, Builder};
 use super::pipeline_dot::holds;
 use super::pipeline_loads::for_loops;
 
@@ -82,8 +82,9 @@ fn plan_with(f: &Function, l: OpId, epilogue: bool) -> Option<Plan> {
         .collect();
     let after_all: HashSet<OpId> = within(f, &after).into_iter().collect();
     // The loads of the loop's `dot` operands.
+    let body = body_ops(f, l);
     let mut loads = Vec::new();
-    for o in body_ops(f, l) {
+    for &o in &body {
         let d = f.op(o);
         if !matches!(d.kind, OpKind::Dot { .. }) {
             continue;
@@ -98,8 +99,10 @@ fn plan_with(f: &Function, l: OpId, epilogue: bool) -> Option<Plan> {
         }
     }
     // The loaded scalar integers each access reaches, walking its address back.
+    let body: HashSet<OpId> = body.into_iter().collect();
     let ctx = Walk {
         l,
+        body: &body,
         before: &before,
         after: &after_all,
     };
@@ -182,6 +185,8 @@ fn access_type(f: &Function, o: OpId) -> &Type {
 struct Walk<'a> {
     /// The loop.
     l: OpId,
+    /// The ops of its body, nested ones included.
+    body: &'a HashSet<OpId>,
     /// The ops of the loop's block before it.
     before: &'a HashSet<OpId>,
     /// The ops after it, nested ones included.
@@ -218,7 +223,7 @@ impl Walk<'_> {
                 }
                 ValueDef::OpResult(o, _) => {
                     let d = f.op(o);
-                    let in_body = o != l && holds(f, l, o);
+                    let in_body = self.body.contains(&o);
                     let before = self.before.contains(&o);
                     if !in_body && !before && !self.after.contains(&o) {
                         continue;
@@ -425,11 +430,7 @@ fn clone_op(
     map: &mut HashMap<ValueId, ValueId>,
 ) -> OpId {
     let d = f.op(o).clone();
-    let operands = d
-        .operands
-        .iter()
-        .map(|v| *map.get(v).unwrap_or(v))
-        .collect();
+    let operands = renamed(map, &d.operands);
     let tys = d.results.iter().map(|&r| f.ty(r).clone()).collect();
     let c = f.push_op(block, d.kind.clone(), operands, tys);
     f.ops[c.index()].loc = d.loc;
