@@ -10,7 +10,10 @@
 //!
 //! **Writes.** Each element once, by its owner (see `layout`): runs of 8 consecutive registers
 //! along the columns (a blocked layout with 8 or more elements per thread along the row) as one
-//! 16-byte `st.shared`, anything else element by element at its swizzled address.
+//! 16-byte `st.shared`, anything else element by element at its swizzled address. A 16-bit tile
+//! whose runs go down its columns (the `.trans()` of a tile loaded row by row) is stored
+//! transposed instead, its runs as 16-byte stores, and read with the transposed forms below
+//! (`A` by `ldmatrix.trans`, `B` by `ldmatrix`), as the pipeline reads a K-major ring.
 //!
 //! **Reads.** `ldmatrix.sync.aligned.m8n8.x4.shared.b16` (lane `l` gives the address of row
 //! `l % 8` of matrix `l / 8`; register `i` of every lane receives matrix `i`'s fragment: lane `l`
@@ -144,24 +147,42 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let vals = self.operand(data, 0).to_vec();
         let (r, c) = (u64::from(to.shape[0]), u64::from(to.shape[1]));
         let elem_bytes = u64::from(to.dtype().map_or(2, |d| d.size_bytes()));
-        let sw = Swizzle::of_bytes(c, elem_bytes);
         let elem_ty = register_type(self.context, from.elem);
         let smem = self.shared_array_up_to_target(elem_ty, r * c)?;
 
         // Writes, each element once (16-byte runs where a thread holds them), then a barrier.
+        // A 16-bit tile whose threads hold runs down its columns (the `.trans()` of a tile
+        // loaded row by row, as `K` in `dot(q, k.trans())`) is stored transposed, its runs as
+        // 16-byte stores, and read back with the transposed `ldmatrix` forms (as the pipeline
+        // reads a K-major ring), rather than stored element by element.
         let (run_dim, run) = src.contiguous_run();
-        let chunk = sw.chunk_elems();
-        let step = if run_dim == 1 && run >= chunk {
+        let chunk = Swizzle::of_bytes(c, elem_bytes).chunk_elems();
+        let transposed = run_dim == 0 && run >= chunk && elem_bytes == 2;
+        let (sw, dims, form) = if transposed {
+            let Some(Layout::DotOperand(d)) = &to.layout else {
+                bug("an operand layout");
+            };
+            let form = if d.op_idx == 0 {
+                ReadForm::TransposedA
+            } else {
+                ReadForm::TransposedB
+            };
+            (Swizzle::of_bytes(r, elem_bytes), [1, 0], form)
+        } else {
+            let form = ReadForm::Rows { offset: [0, 0] };
+            (Swizzle::of_bytes(c, elem_bytes), [0, 1], form)
+        };
+        let step = if run_dim == dims[1] && run >= chunk {
             chunk as usize
         } else {
             1
         };
-        self.write_swizzled_runs(smem, sw, &src, &vals, step, elem_ty)?;
+        self.write_swizzled_runs(smem, sw, &src, &vals, step, elem_ty, dims)?;
         let base = self.shared_address(smem)?;
         self.read_or_slice(OperandRead {
             base,
             sw,
-            form: ReadForm::Rows { offset: [0, 0] },
+            form,
             to: to.clone(),
             elem: from.elem,
         })

@@ -332,7 +332,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             _ => 1,
         };
 
-        self.write_swizzled_runs(smem, sw, &src, &vals, piece(&src), elem_ty)?;
+        self.write_swizzled_runs(smem, sw, &src, &vals, piece(&src), elem_ty, [0, 1])?;
 
         let td = self.thread_coords(&dst)?;
         let step = piece(&dst);
@@ -348,8 +348,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// Writes the tensor `vals` (this thread's registers under `src`, runs of `step` consecutive
-    /// columns) into the swizzled tile `smem`, each element once (by its owner), one store per
-    /// run, then a barrier.
+    /// elements along the stored tile's rows) into the swizzled tile `smem`, each element once
+    /// (by its owner), one store per run, then a barrier. The stored tile's rows run along the
+    /// tensor's dimension `dims[0]` and its columns along `dims[1]`: `[0, 1]` stores the tensor
+    /// as it is, `[1, 0]` transposed.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn write_swizzled_runs(
         &mut self,
         smem: PointerValue<'ctx>,
@@ -358,13 +361,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         vals: &[BasicValueEnum<'ctx>],
         step: usize,
         elem_ty: BasicTypeEnum<'ctx>,
+        dims: [usize; 2],
     ) -> Result<()> {
         let t = self.thread_coords(src)?;
         let owner = self.owner(src)?;
         let mut writes = Vec::new();
         for k in (0..vals.len()).step_by(step) {
-            let row = self.index_along(src, &t, 0, k)?;
-            let col = self.index_along(src, &t, 1, k)?;
+            let row = self.index_along(src, &t, dims[0], k)?;
+            let col = self.index_along(src, &t, dims[1], k)?;
             let at = self.swizzled_byte_offset(sw, row, col)?;
             writes.push((at, &vals[k..(k + step).min(vals.len())]));
         }
