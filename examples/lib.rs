@@ -27,6 +27,7 @@ pub mod elementwise_chains {
 /// FlashAttention forward (`softmax(Q Kᵀ · scale) V` with an online softmax) and backward.
 pub mod flash_attention {
     pub mod attn;
+    pub mod decode;
     pub mod kernels;
 }
 /// `(x + y) * z` fused, the quick start's kernel.

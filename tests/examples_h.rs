@@ -197,3 +197,63 @@ fn unfused_matches_float64() {
         assert!(e <= f16::TOL, "{} unfused: {e:e}", s.label());
     }
 }
+
+/// One decoding step on the interpreter: every query head of every sequence against float64.
+fn check_decode<T: Half>(s: &tile_examples::flash_attention::decode::DecodeShape) {
+    use tile_examples::flash_attention::decode::{
+        decode, decode_errors, DecodeBuffers, DecodeInputs,
+    };
+    let dev = Device::interpreter();
+    let x = DecodeInputs::<T>::new(s, 5);
+    let mut bufs = DecodeBuffers::new(&dev, s, &x).unwrap();
+    decode(&dev, s, &mut bufs).unwrap();
+    let seqs: Vec<usize> = (0..s.batch()).collect();
+    let (o, lse) = (
+        dev.download(&bufs.o).unwrap(),
+        dev.download(&bufs.lse).unwrap(),
+    );
+    let (e, el) = decode_errors(s, &x, &o, &lse, &seqs);
+    assert!(e <= T::TOL, "{s:?} {}: output error {e:e}", T::NAME);
+    assert!(el <= 1e-5, "{s:?} {}: lse error {el:e}", T::NAME);
+}
+
+#[test]
+fn paged_decode_matches_float64() {
+    use tile_examples::flash_attention::decode::DecodeShape;
+    let dec = |hq, hkv, d, lens: &[usize]| DecodeShape {
+        hq,
+        hkv,
+        d,
+        lens: lens.to_vec(),
+    };
+    // Sequences of one token, of a partial page and of two splits (the short ones' second
+    // split empty); 4:1, 32:1 (two blocks of 16 query rows) and 1:1 heads.
+    let shapes = [
+        dec(8, 2, 64, &[1, 17, 300]),
+        dec(32, 1, 128, &[40, 5]),
+        dec(4, 4, 128, &[130, 1, 64]),
+    ];
+    assert_eq!(shapes[0].splits(), (2, 256));
+    check_decode::<f16>(&shapes[0]);
+    check_decode::<bf16>(&shapes[0]);
+    check_decode::<bf16>(&shapes[1]);
+    check_decode::<f16>(&shapes[2]);
+}
+
+#[test]
+fn paged_decode_refuses_what_it_cannot_run() {
+    use tile_examples::flash_attention::decode::{
+        decode, DecodeBuffers, DecodeInputs, DecodeShape,
+    };
+    let dev = Device::interpreter();
+    for (hq, hkv, d, lens) in [
+        (8, 3, 64, vec![4]),
+        (8, 2, 96, vec![4]),
+        (8, 2, 64, vec![4, 0]),
+    ] {
+        let s = DecodeShape { hq, hkv, d, lens };
+        let x = DecodeInputs::<f16>::new(&s, 1);
+        let mut bufs = DecodeBuffers::new(&dev, &s, &x).unwrap();
+        assert!(decode(&dev, &s, &mut bufs).is_err(), "{s:?}");
+    }
+}

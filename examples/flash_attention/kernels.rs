@@ -412,6 +412,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(attn_bwd_dq_d128::KERNELS);
     v.extend(attn_scores::KERNELS);
     v.extend(attn_pv::KERNELS);
+    v.extend(super::decode::attn_decode_split::KERNELS);
+    v.extend(super::decode::attn_decode_combine::KERNELS);
     v
 }
 

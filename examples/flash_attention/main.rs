@@ -1,6 +1,6 @@
 //! FlashAttention forward and backward against float64.
 //!
-//! `cargo run --release --example flash_attention [--quick] [--f16]` — on a GPU: awkward shapes
+//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode]` — on a GPU: awkward shapes
 //! (sequence lengths 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1)
 //! checked on every or 64 sampled rows, forward and backward, then the shapes timed in
 //! bf16 (and f16 with `--f16`; median of CUDA events after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
@@ -11,6 +11,11 @@
 //! heads: the fused_softmax example's kernel takes 32-bit offsets) the unfused form (the scores
 //! and probabilities through memory: `Q Kᵀ`, that softmax, `P V`) is checked and timed beside the
 //! fused kernel.
+//!
+//! Decoding (`decode.rs`): one query token per sequence against a paged cache, checked on
+//! awkward lengths (1, 17, a partial page, 20000) and head groupings (4:1, 32:1, 1:1), then
+//! timed at batch 64, 32 query heads on 8 key/value heads, D 128, 1k–32k tokens, as a rate on
+//! the bytes it must read against the copy rate of the same run. `--decode`: only that part.
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
@@ -26,6 +31,9 @@ use tile_examples::common::{self, print_table, time_ms, Half};
 use tile_examples::flash_attention::attn::{
     backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, unfused_forward,
     unfused_scratch_len, Grads, Inputs, Shape,
+};
+use tile_examples::flash_attention::decode::{
+    decode, decode_errors, DecodeBuffers, DecodeInputs, DecodeShape,
 };
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -144,6 +152,67 @@ fn run_unfused<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64)
     Ok((ok, t))
 }
 
+/// Decoding against the paged cache: checks every query head of the first and the last sequence
+/// (and of every sequence of a small batch) and, when `reps > 0`, times the step: `(ok, ms)`.
+fn run_decode<T: Half>(dev: &Device, s: &DecodeShape, reps: usize) -> Res<(bool, f64)> {
+    let x = DecodeInputs::<T>::new(s, 3);
+    let mut bufs = DecodeBuffers::new(dev, s, &x)?;
+    decode(dev, s, &mut bufs)?;
+    let seqs: Vec<usize> = if s.batch() <= 8 {
+        (0..s.batch()).collect()
+    } else {
+        vec![0, s.batch() - 1]
+    };
+    let (e, el) = decode_errors(
+        s,
+        &x,
+        &dev.download(&bufs.o)?,
+        &dev.download(&bufs.lse)?,
+        &seqs,
+    );
+    let ok = e <= T::TOL && el <= LSE_TOL;
+    let (splits, split_len) = s.splits();
+    println!(
+        "check decode {} {}: {splits} splits of {split_len}: output rel. L2 {e:.2e}, lse {el:.2e} -> {}",
+        decode_label(s),
+        T::NAME,
+        if ok { "ok" } else { "FAILED" }
+    );
+    if reps == 0 {
+        return Ok((ok, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || decode(dev, s, &mut bufs))?;
+    Ok((ok, t))
+}
+
+/// `batch×hq/hkv×d ctx(longest)`, for tables.
+fn decode_label(s: &DecodeShape) -> String {
+    let longest = s.lens.iter().max().copied().unwrap_or(0);
+    format!("{}x{}/{}x{} ctx {longest}", s.batch(), s.hq, s.hkv, s.d)
+}
+
+/// Decoding steps with edges: one token, a partial page, sequences of different lengths, one
+/// key/value head for 32 query heads (two row blocks), as many key/value heads as query heads.
+fn awkward_decode(gpu: bool) -> Vec<DecodeShape> {
+    let dec = |hq, hkv, d, lens: &[usize]| DecodeShape {
+        hq,
+        hkv,
+        d,
+        lens: lens.to_vec(),
+    };
+    let mut v = vec![
+        dec(8, 2, 64, &[1, 17, 300]),
+        dec(32, 1, 128, &[40, 5]),
+        dec(4, 4, 128, &[130, 1, 64]),
+    ];
+    if gpu {
+        v.push(dec(32, 8, 128, &[1000, 4097, 1, 16, 17, 20000]));
+        v.push(dec(32, 8, 64, &[8191; 3]));
+    }
+    v
+}
+
 /// Shapes whose edges the kernels must mask: lengths that are not multiples of the blocks, one
 /// token, grouped-query heads.
 fn awkward(gpu: bool) -> Vec<Shape> {
@@ -185,12 +254,44 @@ fn run() -> Res<bool> {
         println!("No GPU ({why}). Running on the CPU interpreter instead (checks only).");
     }
     let gpu = no_gpu.is_none();
+    let decode_only = std::env::args().any(|a| a == "--decode");
     let mut ok = true;
-    for s in awkward(gpu) {
-        ok &= run_case::<f16>(&dev, &s, 0)?.0;
-        ok &= run_case::<bf16>(&dev, &s, 0)?.0;
+    if !decode_only {
+        for s in awkward(gpu) {
+            ok &= run_case::<f16>(&dev, &s, 0)?.0;
+            ok &= run_case::<bf16>(&dev, &s, 0)?.0;
+        }
+    }
+    for s in awkward_decode(gpu) {
+        ok &= run_decode::<f16>(&dev, &s, 0)?.0;
+        ok &= run_decode::<bf16>(&dev, &s, 0)?.0;
     }
     if !gpu || quick {
+        return Ok(ok);
+    }
+    // Decoding: batch 64, 32 query heads on 8 key/value heads, D 128, pages of 16, bf16; the
+    // rate on the bytes it must read against the device's copy rate in the same run.
+    let copy = common::copy_bandwidth(dev.stream().ok_or("no stream")?, 1 << 30)?;
+    let mut drows = Vec::new();
+    for ctx in [1024, 4096, 8192, 16384, 32768] {
+        let s = DecodeShape {
+            hq: 32,
+            hkv: 8,
+            d: 128,
+            lens: vec![ctx; 64],
+        };
+        let (good, ms) = run_decode::<bf16>(&dev, &s, 20)?;
+        ok &= good;
+        let gbs = s.bytes(2) / (ms * 1e-3) / 1e9;
+        drows.push(vec![
+            decode_label(&s),
+            format!("{ms:.4}"),
+            format!("{gbs:.0}"),
+            format!("{:.1}%", 100.0 * gbs / copy),
+        ]);
+    }
+    print_table(&["decode", "ms", "GB/s", "of copy"], &drows);
+    if decode_only {
         return Ok(ok);
     }
     let mut rows = Vec::new();

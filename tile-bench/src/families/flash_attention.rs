@@ -49,6 +49,9 @@ use crate::common::Half;
 use crate::flash_attention::attn::{
     backward, forward, grad_tol, reference_row, sampled_grads, sampled_rows, Grads, Inputs, Shape,
 };
+use crate::flash_attention::decode::{
+    decode, decode_reference, DecodeBuffers, DecodeInputs, DecodeShape, PAGE,
+};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "flash_attention";
@@ -283,7 +286,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         checks.extend(awkward_groups(true));
         plan.shapes(&checks, &small, &grid)
     };
-    groups
+    let mut jobs: Vec<Job> = groups
         .into_iter()
         .filter_map(|(g, timed)| {
             let fwd = wants(g.part());
@@ -296,7 +299,133 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
                 })
             })
         })
-        .collect()
+        .collect();
+    // Decoding (GPU only: the example checks it on the interpreter): attention.py's small
+    // batch, then its five context lengths.
+    if plan.gpu && wants("decode") {
+        let small = [(DECODE_SMALL_BATCH, 1024)];
+        let big: Vec<(usize, usize)> = DECODE_CTX.iter().map(|&c| (DECODE_BATCH, c)).collect();
+        for (batch, ctx, timed) in plan
+            .shapes(&[], &small, &big)
+            .into_iter()
+            .map(|((b, c), t)| (b, c, t))
+        {
+            let label = format!("{NAME} decode_paged{PAGE} {batch}x32x8x{ctx}x128 bf16");
+            jobs.push(Job::new(NAME, label, timed, move |ctx_| {
+                bench_decode(ctx_, batch, ctx, timed)
+            }));
+        }
+    }
+    jobs
+}
+
+/// attention.py's decoding batch (`DECODE_BATCH`) and context lengths (`DECODE_CTX`), and its
+/// small batch (`SMALL_DECODE`, at 1024 tokens); 32 query heads on 8 key/value heads of 128.
+const DECODE_BATCH: usize = 64;
+const DECODE_CTX: [usize; 5] = [1024, 4096, 8192, 16384, 32768];
+const DECODE_SMALL_BATCH: usize = 4;
+
+/// One decoding case, `[batch, 32, 8, ctx, 128]` bf16 in pages of 16: every sequence `ctx`
+/// tokens long, pages in a shuffled order.
+fn bench_decode(ctx: &mut Ctx, batch: usize, n_ctx: usize, timed: bool) -> Res<()> {
+    let s = DecodeShape {
+        hq: 32,
+        hkv: 8,
+        d: 128,
+        lens: vec![n_ctx; batch],
+    };
+    let x = DecodeInputs::<tile::bf16>::new(&s, 29 + n_ctx as u64);
+    // Every query head of the first and the last sequence, as attention.py checks.
+    let seqs = if batch > 1 {
+        vec![0, batch - 1]
+    } else {
+        vec![0]
+    };
+    let (mut want_o, mut want_lse) = (Vec::new(), Vec::new());
+    for &b in &seqs {
+        for h in 0..s.hq {
+            let (o, l) = decode_reference(&s, &x, b, h);
+            want_o.extend(o);
+            want_lse.push(l);
+        }
+    }
+    let meta = Meta {
+        kernel: NAME,
+        variant: Some("decode_paged16"),
+        shape: [batch, s.hq, s.hkv, n_ctx, s.d].map(|v| v as i64).to_vec(),
+        dtype: "bf16",
+        bytes: s.bytes(2),
+        flops: None,
+        timed,
+    };
+    let case = DecodeCase {
+        s,
+        x,
+        seqs,
+        want_o,
+        want_lse,
+    };
+    ctx.bench(&meta, &case);
+    Ok(())
+}
+
+/// One decoding case: the shape, the inputs and the float64 reference of the checked rows.
+struct DecodeCase {
+    s: DecodeShape,
+    x: DecodeInputs<tile::bf16>,
+    seqs: Vec<usize>,
+    want_o: Vec<f64>,
+    want_lse: Vec<f64>,
+}
+
+impl Case for DecodeCase {
+    type State = DecodeBuffers<tile::bf16>;
+
+    fn setup(&self, dev: &Device) -> Res<Self::State> {
+        Ok(DecodeBuffers::new(dev, &self.s, &self.x)?)
+    }
+
+    fn run(&self, dev: &Device, st: &mut Self::State, form: Form) -> Result<(), tile::Error> {
+        match form {
+            Form::Fused => decode(dev, &self.s, st),
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    fn verify(&self, dev: &Device, st: &Self::State, _: Form) -> Res<Vec<OutErr>> {
+        let s = &self.s;
+        let (o, lse) = (dev.download(&st.o)?, dev.download(&st.lse)?);
+        let (mut got_o, mut got_lse) = (Vec::new(), Vec::new());
+        for &b in &self.seqs {
+            for h in 0..s.hq {
+                let row = b * s.hq + h;
+                got_o.extend(o[row * s.d..(row + 1) * s.d].iter().map(|t| t.to_f32()));
+                got_lse.push(lse[row]);
+            }
+        }
+        Ok(vec![
+            compare("o", &got_o, &self.want_o, tile::bf16::TOL),
+            compare("lse", &got_lse, &self.want_lse, LSE_TOL),
+        ])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => {
+                let (splits, len) = self.s.splits();
+                format!(
+                    "2 kernels: attn_decode_split ({splits} splits of {len} tokens per sequence; \
+                     the 4 query heads of a key/value head as 16 rows against 64-key blocks \
+                     gathered through the block table, 4 warps), attn_decode_combine"
+                )
+            }
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
 }
 
 /// Which of a group's rows a job makes.
@@ -616,7 +745,13 @@ mod tests {
         let gqa = labels(true, false, &["gqa"], &["f16"]);
         assert!(gqa.iter().all(|l| l.contains("gqa_fwd")));
         assert_eq!(gqa.iter().filter(|l| !l.ends_with("(check)")).count(), 2);
-        assert!(labels(true, false, &["decode"], &[]).is_empty());
+        let decode = labels(true, false, &["decode"], &[]);
+        assert_eq!(decode.len(), 5);
+        assert!(decode.contains(&"flash_attention decode_paged16 64x32x8x32768x128 bf16".into()));
+        assert_eq!(
+            labels(true, true, &["decode"], &[]),
+            ["flash_attention decode_paged16 4x32x8x1024x128 bf16"]
+        );
 
         // The interpreter: the two 256-token small shapes and lengths 1 and 17.
         let interp = labels(false, false, &[], &[]);
