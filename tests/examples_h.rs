@@ -257,3 +257,60 @@ fn paged_decode_refuses_what_it_cannot_run() {
         assert!(decode(&dev, &s, &mut bufs).is_err(), "{s:?}");
     }
 }
+
+#[test]
+fn varlen_lengths_are_attention_py_s() {
+    use tile_examples::flash_attention::varlen::varlen_lengths;
+    // bench/python/attention.py's `varlen_lengths(64, 4096, 12345)` (its full run) and
+    // `varlen_lengths(8, 256, 12345)` (its small case), computed by that function.
+    let big = varlen_lengths(64, 4096, 12345);
+    assert_eq!(big[..4], [417, 2286, 542, 715]);
+    assert_eq!(big.iter().sum::<usize>(), 141_380);
+    assert_eq!(
+        varlen_lengths(8, 256, 12345),
+        [161, 238, 30, 203, 236, 47, 67, 29]
+    );
+}
+
+#[test]
+fn varlen_matches_float64() {
+    use tile_examples::flash_attention::varlen::{
+        varlen_errors, varlen_forward, VarlenInputs, VarlenShape,
+    };
+    let dev = Device::interpreter();
+    for (hq, hkv, d, lens, causal) in [
+        (4, 2, 64, vec![1, 17, 130, 5], false),
+        (4, 2, 64, vec![1, 17, 130, 5], true),
+        (2, 2, 128, vec![40, 1], true),
+    ] {
+        let s = VarlenShape {
+            hq,
+            hkv,
+            d,
+            lens,
+            causal,
+        };
+        let x = VarlenInputs::<bf16>::new(&s, 2);
+        let up = |v: &Vec<bf16>| dev.upload(v).unwrap();
+        let (q, k, v) = (up(&x.q), up(&x.k), up(&x.v));
+        let cu = dev.upload(&s.cu_seqlens()).unwrap();
+        let mut o = dev.upload(&vec![bf16::NAN; x.q.len()]).unwrap();
+        let mut lse = dev.upload(&vec![f32::NAN; s.hq * s.total()]).unwrap();
+        varlen_forward(&dev, &s, [&q, &k, &v], &cu, &mut o, &mut lse).unwrap();
+        let (e, el) = varlen_errors(
+            &s,
+            &x,
+            &dev.download(&o).unwrap(),
+            &dev.download(&lse).unwrap(),
+        );
+        assert!(e <= bf16::TOL && el <= 1e-5, "{s:?}: {e:e} {el:e}");
+    }
+    let s = VarlenShape {
+        hq: 2,
+        hkv: 2,
+        d: 64,
+        lens: vec![3, 0],
+        causal: false,
+    };
+    assert!(s.check().is_err());
+}

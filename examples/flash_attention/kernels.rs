@@ -86,7 +86,8 @@ fn attn_blocks(
 }
 
 #[tile_fn]
-/// The forward pass of one program (see [`attn_fwd`]).
+/// The forward pass of one program of the dense kernels (see [`attn_fwd`]): its batch and
+/// head from the program id, then [`attn_rows`].
 fn attn_forward(
     q: Tile,
     k: Tile,
@@ -109,17 +110,55 @@ fn attn_forward(
     BM: Const,
     BN: Const,
 ) {
-    let start_m = program_id(0);
     let bh = program_id(1);
     let (b, h) = (bh / hq, bh % hq);
     let h_kv = h / (hq / hkv);
     let q_off = b * stride_b + h * stride_h;
     let kv_off = b * kv_stride_b + h_kv * kv_stride_h;
+    attn_rows(
+        q + q_off,
+        k + kv_off,
+        v + kv_off,
+        o + q_off,
+        lse + bh * n_ctx,
+        sm_scale,
+        stride_s,
+        kv_stride_s,
+        n_ctx,
+        T,
+        HEAD_DIM,
+        CAUSAL,
+        BM,
+        BN,
+    );
+}
+
+#[tile_fn]
+/// Query rows `program_id(0)·BM ..` of one sequence and head: `q`, `o` at its row 0 (rows
+/// `stride_s` apart), `k`, `v` at its key/value head's row 0 (`kv_stride_s` apart), `lse` at
+/// its row 0 (rows contiguous); `n_ctx` queries and keys.
+fn attn_rows(
+    q: Tile,
+    k_base: Tile,
+    v_base: Tile,
+    o: Tile,
+    lse: Tile,
+    sm_scale: f32,
+    stride_s: i32,
+    kv_stride_s: i32,
+    n_ctx: i32,
+    T: Type,
+    HEAD_DIM: Const,
+    CAUSAL: Const,
+    BM: Const,
+    BN: Const,
+) {
+    let start_m = program_id(0);
     let offs_m = start_m * BM + arange(0, BM);
     let offs_d = arange(0, HEAD_DIM);
     let row_ok = offs_m.expand_dims(1) < n_ctx;
     let q_tile = load(
-        q + q_off + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0),
+        q + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0),
         row_ok,
         0.0,
     );
@@ -127,7 +166,6 @@ fn attn_forward(
     let mut acc = zeros([BM, HEAD_DIM]);
     let mut m_i = zeros([BM]) + f32::NEG_INFINITY;
     let mut l_i = zeros([BM]);
-    let (k_base, v_base) = (k + kv_off, v + kv_off);
     // The blocks of keys that every query of the program sees and that lie wholly in the
     // sequence run without a mask: without the causal mask, every whole block; with it, those
     // below the diagonal. Then, masked: the diagonal block(s), or the ragged last block.
@@ -203,12 +241,12 @@ fn attn_forward(
     let row = offs_m < n_ctx;
     // L = ln(Σ exp(s·scale)) = (m + log2(l)) · ln 2, in base-e units.
     store(
-        lse + bh * n_ctx + offs_m,
+        lse + offs_m,
         (m_i + l_i.log2()) * 0.6931471805599453, // ln(2)
         row,
     );
     store(
-        o + q_off + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0),
+        o + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0),
         (acc / l_i.expand_dims(1)) as T,
         row_ok,
     );
@@ -312,6 +350,60 @@ pub fn attn_fwd_d128(
     );
 }
 
+#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned, math = fast)]
+/// The forward over packed sequences of different lengths (`varlen`): sequence `i` is tokens
+/// `cu_seqlens[i] .. cu_seqlens[i + 1]` of `q`, `o` (`[total, hq, HEAD_DIM]`, token stride
+/// `stride_t`, head stride `stride_h`) and `k`, `v` (`[total, hkv, HEAD_DIM]`, `kv_stride_t`,
+/// `kv_stride_h`); `lse` is `[hq, total]`. Program `(i, seq · hq + h)` computes query rows
+/// `128·i ..` of that sequence and head, as [`attn_fwd`] does for one of the batch; the
+/// programs past a sequence's end return at once. Launch `(cdiv(longest, 128), n_seqs · hq)`.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fwd_varlen(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    o: Ptr<T>,
+    lse: Ptr<f32>,
+    cu_seqlens: Ptr<i32>,
+    sm_scale: f32,
+    stride_t: i32,
+    stride_h: i32,
+    kv_stride_t: i32,
+    kv_stride_h: i32,
+    hq: i32,
+    hkv: i32,
+    total: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+) {
+    let sh = program_id(1);
+    let (seq, h) = (sh / hq, sh % hq);
+    let start = load(cu_seqlens + seq);
+    let n_ctx = load(cu_seqlens + seq + 1) - start;
+    if program_id(0) * 128 < n_ctx {
+        let h_kv = h / (hq / hkv);
+        let q_off = start * stride_t + h * stride_h;
+        let kv_off = start * kv_stride_t + h_kv * kv_stride_h;
+        attn_rows(
+            q + q_off,
+            k + kv_off,
+            v + kv_off,
+            o + q_off,
+            lse + h * total + start,
+            sm_scale,
+            stride_t,
+            kv_stride_t,
+            n_ctx,
+            T,
+            HEAD_DIM,
+            CAUSAL,
+            128,
+            64,
+        );
+    }
+}
+
 /// The forward's grid: `cdiv(n_ctx, 128)` row blocks by `batch · hq`.
 pub fn grid(batch: usize, hq: usize, n_ctx: usize) -> Grid {
     Grid::xy(cdiv(n_ctx, 128), (batch * hq) as u32)
@@ -405,6 +497,7 @@ pub fn attn_pv(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = attn_fwd::KERNELS.to_vec();
     v.extend(attn_fwd_d128::KERNELS);
+    v.extend(attn_fwd_varlen::KERNELS);
     v.extend(attn_bwd_preprocess::KERNELS);
     v.extend(attn_bwd_dkdv::KERNELS);
     v.extend(attn_bwd_dkdv_d128::KERNELS);

@@ -1,6 +1,6 @@
 //! FlashAttention forward and backward against float64.
 //!
-//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode]` — on a GPU: awkward shapes
+//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode | --varlen]` — on a GPU: awkward shapes
 //! (sequence lengths 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1)
 //! checked on every or 64 sampled rows, forward and backward, then the shapes timed in
 //! bf16 (and f16 with `--f16`; median of CUDA events after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
@@ -15,7 +15,10 @@
 //! Decoding (`decode.rs`): one query token per sequence against a paged cache, checked on
 //! awkward lengths (1, 17, a partial page, 20000) and head groupings (4:1, 32:1, 1:1), then
 //! timed at batch 64, 32 query heads on 8 key/value heads, D 128, 1k–32k tokens, as a rate on
-//! the bytes it must read against the copy rate of the same run. `--decode`: only that part.
+//! the bytes it must read against the copy rate of the same run. Packed sequences of different
+//! lengths (`varlen.rs`, one launch over `cu_seqlens`): checked on awkward batches (a one-token
+//! sequence, grouped-query heads), then timed on `attention.py`'s 64 sequences of 1..4096
+//! tokens. `--decode`, `--varlen`: only that part.
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
@@ -34,6 +37,9 @@ use tile_examples::flash_attention::attn::{
 };
 use tile_examples::flash_attention::decode::{
     decode, decode_errors, DecodeBuffers, DecodeInputs, DecodeShape,
+};
+use tile_examples::flash_attention::varlen::{
+    varlen_errors, varlen_forward, varlen_lengths, VarlenInputs, VarlenShape,
 };
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -186,6 +192,80 @@ fn run_decode<T: Half>(dev: &Device, s: &DecodeShape, reps: usize) -> Res<(bool,
     Ok((ok, t))
 }
 
+/// The packed variable-length forward on `s`: checked on [`varlen_rows`]'s rows and, when
+/// `reps > 0`, timed: `(ok, ms)`.
+///
+/// [`varlen_rows`]: tile_examples::flash_attention::varlen::varlen_rows
+fn run_varlen<T: Half>(dev: &Device, s: &VarlenShape, reps: usize) -> Res<(bool, f64)> {
+    let x = VarlenInputs::<T>::new(s, 9);
+    let (q, k, v) = (dev.upload(&x.q)?, dev.upload(&x.k)?, dev.upload(&x.v)?);
+    let cu = dev.upload(&s.cu_seqlens())?;
+    let mut o = dev.upload(&vec![T::from_f32(f32::NAN); x.q.len()])?;
+    let mut lse = dev.upload(&vec![f32::NAN; s.hq * s.total()])?;
+    varlen_forward(dev, s, [&q, &k, &v], &cu, &mut o, &mut lse)?;
+    let (e, el) = varlen_errors(s, &x, &dev.download(&o)?, &dev.download(&lse)?);
+    let ok = e <= T::TOL && el <= LSE_TOL;
+    println!(
+        "check varlen {} {}: output rel. L2 {e:.2e}, lse {el:.2e} -> {}",
+        varlen_label(s),
+        T::NAME,
+        if ok { "ok" } else { "FAILED" }
+    );
+    if reps == 0 {
+        return Ok((ok, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || {
+        varlen_forward(dev, s, [&q, &k, &v], &cu, &mut o, &mut lse)
+    })?;
+    Ok((ok, t))
+}
+
+/// `n seqs ≤ longest, hq/hkv × d [causal]`, for tables.
+fn varlen_label(s: &VarlenShape) -> String {
+    format!(
+        "{} seqs <= {}, {}/{}x{}{}",
+        s.lens.len(),
+        s.lens.iter().max().copied().unwrap_or(0),
+        s.hq,
+        s.hkv,
+        s.d,
+        if s.causal { " causal" } else { "" }
+    )
+}
+
+/// Packed batches with edges: a one-token sequence, lengths that are not multiples of the
+/// blocks, grouped-query heads.
+fn awkward_varlen(gpu: bool) -> Vec<VarlenShape> {
+    let mut v = Vec::new();
+    for causal in [false, true] {
+        v.push(VarlenShape {
+            hq: 4,
+            hkv: 2,
+            d: 64,
+            lens: vec![1, 17, 130, 5],
+            causal,
+        });
+        v.push(VarlenShape {
+            hq: 2,
+            hkv: 2,
+            d: 128,
+            lens: vec![40, 1],
+            causal,
+        });
+        if gpu {
+            v.push(VarlenShape {
+                hq: 8,
+                hkv: 2,
+                d: 128,
+                lens: varlen_lengths(16, 1500, 7),
+                causal,
+            });
+        }
+    }
+    v
+}
+
 /// `batch×hq/hkv×d ctx(longest)`, for tables.
 fn decode_label(s: &DecodeShape) -> String {
     let longest = s.lens.iter().max().copied().unwrap_or(0);
@@ -254,17 +334,26 @@ fn run() -> Res<bool> {
         println!("No GPU ({why}). Running on the CPU interpreter instead (checks only).");
     }
     let gpu = no_gpu.is_none();
-    let decode_only = std::env::args().any(|a| a == "--decode");
+    // `--decode` / `--varlen`: only that part.
+    let only = |p: &str| std::env::args().any(|a| a == p);
+    let (decode_only, varlen_only) = (only("--decode"), only("--varlen"));
+    let (dense, decoding, varlen) = (!decode_only && !varlen_only, !varlen_only, !decode_only);
     let mut ok = true;
-    if !decode_only {
+    if dense {
         for s in awkward(gpu) {
             ok &= run_case::<f16>(&dev, &s, 0)?.0;
             ok &= run_case::<bf16>(&dev, &s, 0)?.0;
         }
     }
-    for s in awkward_decode(gpu) {
+    for s in awkward_decode(gpu).into_iter().filter(|_| decoding) {
         ok &= run_decode::<f16>(&dev, &s, 0)?.0;
         ok &= run_decode::<bf16>(&dev, &s, 0)?.0;
+    }
+    if varlen {
+        for s in awkward_varlen(gpu) {
+            ok &= run_varlen::<f16>(&dev, &s, 0)?.0;
+            ok &= run_varlen::<bf16>(&dev, &s, 0)?.0;
+        }
     }
     if !gpu || quick {
         return Ok(ok);
@@ -273,7 +362,10 @@ fn run() -> Res<bool> {
     // rate on the bytes it must read against the device's copy rate in the same run.
     let copy = common::copy_bandwidth(dev.stream().ok_or("no stream")?, 1 << 30)?;
     let mut drows = Vec::new();
-    for ctx in [1024, 4096, 8192, 16384, 32768] {
+    for ctx in [1024, 4096, 8192, 16384, 32768]
+        .into_iter()
+        .filter(|_| decoding)
+    {
         let s = DecodeShape {
             hq: 32,
             hkv: 8,
@@ -290,8 +382,33 @@ fn run() -> Res<bool> {
             format!("{:.1}%", 100.0 * gbs / copy),
         ]);
     }
-    print_table(&["decode", "ms", "GB/s", "of copy"], &drows);
-    if decode_only {
+    if decoding {
+        print_table(&["decode", "ms", "GB/s", "of copy"], &drows);
+    }
+    // Variable lengths: attention.py's batch (64 sequences of 1..4096 tokens, 32 heads, D 128),
+    // against the dense kernel per FLOP.
+    let mut vrows = Vec::new();
+    for causal in [false, true].into_iter().filter(|_| varlen) {
+        let s = VarlenShape {
+            hq: 32,
+            hkv: 32,
+            d: 128,
+            lens: varlen_lengths(64, 4096, 12345),
+            causal,
+        };
+        let (good, ms) = run_varlen::<bf16>(&dev, &s, 20)?;
+        ok &= good;
+        vrows.push(vec![
+            varlen_label(&s),
+            s.total().to_string(),
+            format!("{ms:.4}"),
+            format!("{:.1}", s.flops() / ms / 1e9),
+        ]);
+    }
+    if varlen {
+        print_table(&["varlen", "tokens", "ms", "TFLOP/s"], &vrows);
+    }
+    if !dense {
         return Ok(ok);
     }
     let mut rows = Vec::new();

@@ -166,7 +166,7 @@ fn run(opts: Opts) -> Res<bool> {
         {
             return Err(format!(
                 "nothing to run: the families matching --filter {:?} have no case in the \
-                 flash_attention parts {:?} (tile-bench has fwd, bwd, gqa and decode)",
+                 flash_attention parts {:?} (tile-bench has fwd, bwd, gqa, varlen and decode)",
                 opts.filter, opts.attn_parts
             )
             .into());

@@ -52,6 +52,9 @@ use crate::flash_attention::attn::{
 use crate::flash_attention::decode::{
     decode, decode_reference, DecodeBuffers, DecodeInputs, DecodeShape, PAGE,
 };
+use crate::flash_attention::varlen::{
+    varlen_forward, varlen_lengths, varlen_reference_row, varlen_rows, VarlenInputs, VarlenShape,
+};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
 
 const NAME: &str = "flash_attention";
@@ -310,13 +313,160 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             .into_iter()
             .map(|((b, c), t)| (b, c, t))
         {
-            let label = format!("{NAME} decode_paged{PAGE} {batch}x32x8x{ctx}x128 bf16");
+            let label = format!("decode_paged{PAGE} {batch}x32x8x{ctx}x128 bf16");
             jobs.push(Job::new(NAME, label, timed, move |ctx_| {
                 bench_decode(ctx_, batch, ctx, timed)
             }));
         }
     }
+    // Variable lengths (GPU only, as decoding): attention.py's small batch (8 sequences of
+    // 1..256, 4 heads), then its 64 sequences of 1..4096 with 32 heads; D 128, bf16, both masks.
+    if plan.gpu && wants("varlen") {
+        let small = [(8, 256, 4)];
+        let big = [(64, 4096, 32)];
+        for ((n, max_len, h), timed) in plan.shapes(&[], &small, &big) {
+            let total: usize = varlen_lengths(n, max_len, VARLEN_SEED).iter().sum();
+            let label = format!("varlen_fwd+varlen_fwd_causal {n}x{h}x{total}x128 bf16");
+            jobs.push(Job::new(NAME, label, timed, move |ctx| {
+                bench_varlen(ctx, n, max_len, h, timed)
+            }));
+        }
+    }
     jobs
+}
+
+/// attention.py's `VARLEN_SEED`: its lengths are `varlen_lengths(n, max_len, VARLEN_SEED)`.
+const VARLEN_SEED: u64 = 12345;
+
+/// The packed batch of `n` sequences of `1..=max_len` tokens, `h` heads of 128, bf16: the
+/// plain and the causal case on the same inputs, keyed `[n, h, total, 128]` as attention.py's.
+fn bench_varlen(ctx: &mut Ctx, n: usize, max_len: usize, h: usize, timed: bool) -> Res<()> {
+    let lens = varlen_lengths(n, max_len, VARLEN_SEED);
+    let s0 = VarlenShape {
+        hq: h,
+        hkv: h,
+        d: 128,
+        lens,
+        causal: false,
+    };
+    s0.check()?;
+    let x = VarlenInputs::<tile::bf16>::new(&s0, 41);
+    for causal in [false, true] {
+        let s = VarlenShape {
+            causal,
+            ..s0.clone()
+        };
+        let cu = s.cu_seqlens();
+        let rows = varlen_rows(&s);
+        let (mut want_o, mut want_lse) = (Vec::new(), Vec::new());
+        for &r in &rows {
+            let (o, l) = varlen_reference_row(&s, &x, &cu, r);
+            want_o.extend(o);
+            want_lse.push(l);
+        }
+        let meta = Meta {
+            kernel: NAME,
+            variant: Some(if causal {
+                "varlen_fwd_causal"
+            } else {
+                "varlen_fwd"
+            }),
+            shape: [n, h, s.total(), s.d].map(|v| v as i64).to_vec(),
+            dtype: "bf16",
+            bytes: 4.0 * (s.total() * h * s.d * 2) as f64,
+            flops: Some(s.flops()),
+            timed,
+        };
+        let case = VarlenCase {
+            s,
+            x: &x,
+            rows,
+            want_o,
+            want_lse,
+        };
+        ctx.bench(&meta, &case);
+    }
+    Ok(())
+}
+
+/// One packed case: the shape (with its mask), the inputs and the float64 reference of the
+/// checked rows.
+struct VarlenCase<'a> {
+    s: VarlenShape,
+    x: &'a VarlenInputs<tile::bf16>,
+    rows: Vec<(usize, usize, usize)>,
+    want_o: Vec<f64>,
+    want_lse: Vec<f64>,
+}
+
+/// A packed case's device buffers.
+struct VarlenState {
+    q: Buffer<tile::bf16>,
+    k: Buffer<tile::bf16>,
+    v: Buffer<tile::bf16>,
+    cu: Buffer<i32>,
+    o: Buffer<tile::bf16>,
+    lse: Buffer<f32>,
+}
+
+impl Case for VarlenCase<'_> {
+    type State = VarlenState;
+
+    fn setup(&self, dev: &Device) -> Res<VarlenState> {
+        Ok(VarlenState {
+            q: dev.upload(&self.x.q)?,
+            k: dev.upload(&self.x.k)?,
+            v: dev.upload(&self.x.v)?,
+            cu: dev.upload(&self.s.cu_seqlens())?,
+            o: dev.upload(&vec![tile::bf16::NAN; self.x.q.len()])?,
+            lse: dev.upload(&vec![f32::NAN; self.s.hq * self.s.total()])?,
+        })
+    }
+
+    fn run(&self, dev: &Device, st: &mut VarlenState, form: Form) -> Result<(), tile::Error> {
+        match form {
+            Form::Fused => {
+                let x = [&st.q, &st.k, &st.v];
+                varlen_forward(dev, &self.s, x, &st.cu, &mut st.o, &mut st.lse)
+            }
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    fn verify(&self, dev: &Device, st: &VarlenState, _: Form) -> Res<Vec<OutErr>> {
+        let s = &self.s;
+        let cu = s.cu_seqlens();
+        let (o, lse) = (dev.download(&st.o)?, dev.download(&st.lse)?);
+        let (mut got_o, mut got_lse) = (Vec::new(), Vec::new());
+        for &(i, h, r) in &self.rows {
+            let tok = cu[i] as usize + r;
+            got_o.extend(
+                o[(tok * s.hq + h) * s.d..][..s.d]
+                    .iter()
+                    .map(|t| t.to_f32()),
+            );
+            got_lse.push(lse[h * s.total() + tok]);
+        }
+        Ok(vec![
+            compare("o", &got_o, &self.want_o, tile::bf16::TOL),
+            compare("lse", &got_lse, &self.want_lse, LSE_TOL),
+        ])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => format!(
+                "1 kernel: attn_fwd_varlen, 128 query rows x 64-key blocks of one sequence per \
+                 program, 8 warps, 3 stages{}; programs past a sequence's end return",
+                if self.s.causal { ", causal" } else { "" }
+            ),
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
 }
 
 /// attention.py's decoding batch (`DECODE_BATCH`) and context lengths (`DECODE_CTX`), and its
@@ -703,8 +853,9 @@ mod tests {
     fn jobs_cover_attention_py_keys_and_select_parts_and_dtypes() {
         let full = labels(true, false, &[], &[]);
         let timed: Vec<&String> = full.iter().filter(|l| !l.ends_with("(check)")).collect();
-        // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes.
-        assert_eq!(timed.len(), 22);
+        // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes;
+        // one packed batch (both masks); five decoding lengths.
+        assert_eq!(timed.len(), 22 + 1 + 5);
         assert_eq!(full.len() - timed.len(), 4 + 20);
         assert!(full.contains(
             &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
@@ -722,6 +873,8 @@ mod tests {
                 "fwd_causal+bwd_causal 1x4x256x128 bf16",
                 "fwd_causal+bwd_causal 1x4x1000x128 bf16",
                 "gqa_fwd 1x32x8x256x128 bf16",
+                "decode_paged16 4x32x8x1024x128 bf16",
+                "varlen_fwd+varlen_fwd_causal 8x4x1011x128 bf16",
             ]
             .map(|l| format!("flash_attention {l}"))
         );
@@ -745,6 +898,14 @@ mod tests {
         let gqa = labels(true, false, &["gqa"], &["f16"]);
         assert!(gqa.iter().all(|l| l.contains("gqa_fwd")));
         assert_eq!(gqa.iter().filter(|l| !l.ends_with("(check)")).count(), 2);
+        assert_eq!(
+            labels(true, false, &["varlen"], &[]),
+            ["flash_attention varlen_fwd+varlen_fwd_causal 64x32x141380x128 bf16"]
+        );
+        assert_eq!(
+            labels(true, true, &["varlen"], &[]),
+            ["flash_attention varlen_fwd+varlen_fwd_causal 8x4x1011x128 bf16"]
+        );
         let decode = labels(true, false, &["decode"], &[]);
         assert_eq!(decode.len(), 5);
         assert!(decode.contains(&"flash_attention decode_paged16 64x32x8x32768x128 bf16".into()));
