@@ -8,7 +8,7 @@
 //! sequence's keys are cut into splits of `split_len` tokens and [`attn_decode_split`] runs one
 //! program per (split, sequence, key/value head): the query heads that share that key/value head
 //! (`hq / hkv` of them, padded to the 16 rows of a tensor-core product) against the split's keys,
-//! an online softmax over blocks of 64 tokens, each block's keys gathered page by page through
+//! an online softmax over blocks of 32 tokens, each block's keys gathered page by page through
 //! the block table. Each program writes its rows' normalized partial output and log-sum-exp;
 //! [`attn_decode_combine`] then merges the splits of each (sequence, query head) by their
 //! log-sum-exps. The key/value bytes are read once, whatever the number of query heads sharing
@@ -21,8 +21,8 @@ use tile::prelude::*;
 pub const PAGE: usize = 16;
 /// Query rows of one split program (the query heads of one key/value head, padded).
 const ROWS: usize = 16;
-/// Keys per block of the split loop.
-const BLOCK_N: usize = 64;
+/// Keys per block of the split loop (a multiple of it is a split's length).
+const BLOCK_N: usize = 32;
 /// The most splits one sequence is cut into ([`attn_decode_combine`]'s tile).
 pub const MAX_SPLITS: usize = 64;
 /// Programs the split kernel aims at (several per SM, so that loads of some overlap the
@@ -32,8 +32,9 @@ const TARGET_PROGRAMS: usize = 2048;
 const MIN_SPLIT: usize = 256;
 
 // `num_stages = 1`: the keys' addresses come from the block table loaded in the same iteration,
-// which the `cp.async` pipeline does not prefetch; two programs per SM overlap instead (a
-// prefetch of the next block into registers measured slower: DECISIONS, "Decoding").
+// which the `cp.async` pipeline does not prefetch; three programs per SM overlap instead (blocks
+// of 32 keys keep a thread under 170 registers; 64-key blocks and a prefetch of the next block
+// into registers measured slower: DECISIONS, "Decoding").
 #[tile_kernel(num_warps = 4, num_stages = 1, specialize = aligned)]
 /// One split of one sequence for the query heads of one key/value head. Program
 /// `(split, (b · hkv + kvh) · head_blocks + hb)`: query heads `kvh · group + hb · 16 + r`
@@ -84,8 +85,8 @@ pub fn attn_decode_split(
     let mut acc = zeros([16, HEAD_DIM]);
     let mut m_i = zeros([16]) + f32::NEG_INFINITY;
     let mut l_i = zeros([16]);
-    for start in (lo..hi).step_by(64) {
-        let cols = start + arange(0, 64);
+    for start in (lo..hi).step_by(32) {
+        let cols = start + arange(0, 32);
         let in_seq = cols < hi;
         // Each key's page through the block table, then its row in the pool (64-bit: a pool
         // may hold more than 2^31 elements). The keys and the values are both loaded before
@@ -204,9 +205,9 @@ impl DecodeShape {
         ((2 * tokens * self.hkv * self.d + 2 * self.q_len()) * elem) as f64
     }
 
-    /// `(n_splits, split_len)`: splits of a multiple of 64 tokens, at least [`MIN_SPLIT`] unless
-    /// one split holds the longest sequence, enough of them for about [`TARGET_PROGRAMS`]
-    /// programs, at most [`MAX_SPLITS`].
+    /// `(n_splits, split_len)`: splits of a multiple of [`BLOCK_N`] tokens, at least
+    /// [`MIN_SPLIT`], enough of them for about [`TARGET_PROGRAMS`] programs, at most
+    /// [`MAX_SPLITS`].
     pub fn splits(&self) -> (usize, usize) {
         let longest = self.lens.iter().copied().max().unwrap_or(1).max(1);
         let programs = self.batch() * self.hkv * (self.hq / self.hkv).div_ceil(ROWS);

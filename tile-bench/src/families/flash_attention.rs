@@ -565,7 +565,7 @@ impl Case for DecodeCase {
                 let (splits, len) = self.s.splits();
                 format!(
                     "2 kernels: attn_decode_split ({splits} splits of {len} tokens per sequence; \
-                     the 4 query heads of a key/value head as 16 rows against 64-key blocks \
+                     the 4 query heads of a key/value head as 16 rows against 32-key blocks \
                      gathered through the block table, 4 warps), attn_decode_combine"
                 )
             }
