@@ -206,29 +206,40 @@ pub fn reference_row<T: Half>(
     let hk = h / (s.hq / s.hkv);
     let qo = ((b * s.hq + h) * n + row) * d;
     let kvo = (b * s.hkv + hk) * n * d;
-    let f = |t: T| f64::from(t.to_f32());
     let keys = if s.causal { row + 1 } else { n };
-    let sc = f64::from(scale(s));
+    let q = &x.q[qo..][..d];
+    attend_row(q, &x.k, &x.v, keys, |j| kvo + j * d, f64::from(scale(s)))
+}
+
+/// Float64 attention of one query row `q` (`d` values) against `keys` keys: key `j`'s and
+/// value `j`'s `d` values start at `k[at(j)]` and `v[at(j)]`; the scores are scaled by `scale`.
+/// Returns the output row and the log-sum-exp (natural log) of the scaled scores.
+pub fn attend_row<T: Half>(
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    keys: usize,
+    at: impl Fn(usize) -> usize,
+    scale: f64,
+) -> (Vec<f64>, f64) {
+    let f = |t: T| f64::from(t.to_f32());
+    let d = q.len();
     let scores: Vec<f64> = (0..keys)
         .map(|j| {
-            (0..d)
-                .map(|c| f(x.q[qo + c]) * f(x.k[kvo + j * d + c]))
-                .sum::<f64>()
-                * sc
+            let kj = &k[at(j)..][..d];
+            q.iter().zip(kj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * scale
         })
         .collect();
     let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     let w: Vec<f64> = scores.iter().map(|&z| (z - m).exp()).collect();
     let sum: f64 = w.iter().sum();
-    let out = (0..d)
-        .map(|c| {
-            w.iter()
-                .enumerate()
-                .map(|(j, &p)| p * f(x.v[kvo + j * d + c]))
-                .sum::<f64>()
-                / sum
-        })
-        .collect();
+    let mut out = vec![0.0; d];
+    for (j, &p) in w.iter().enumerate() {
+        for (o, &vv) in out.iter_mut().zip(&v[at(j)..][..d]) {
+            *o += p * f(vv);
+        }
+    }
+    out.iter_mut().for_each(|o| *o /= sum);
     (out, m + sum.ln())
 }
 

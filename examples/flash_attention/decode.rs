@@ -17,6 +17,8 @@
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
+use super::attn::attend_row;
+
 /// Tokens per page of the cache.
 pub const PAGE: usize = 16;
 /// Query rows of one split program (the query heads of one key/value head, padded).
@@ -417,32 +419,12 @@ pub fn decode_reference<T: Half>(
     let d = s.d;
     let kvh = h / (s.hq / s.hkv);
     let mp = s.max_pages();
-    let scale = 1.0 / (d as f64).sqrt();
-    let f = |t: T| t.to_f32() as f64;
-    let qrow: Vec<f64> = x.q[(b * s.hq + h) * d..][..d]
-        .iter()
-        .map(|&t| f(t))
-        .collect();
     let at = |t: usize| {
         let page = x.table[b * mp + t / PAGE] as usize;
         ((page * PAGE + t % PAGE) * s.hkv + kvh) * d
     };
-    let scores: Vec<f64> = (0..s.lens[b])
-        .map(|t| {
-            let k = &x.k[at(t)..][..d];
-            qrow.iter().zip(k).map(|(a, &c)| a * f(c)).sum::<f64>() * scale
-        })
-        .collect();
-    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let w: Vec<f64> = scores.iter().map(|&sc| (sc - m).exp()).collect();
-    let total: f64 = w.iter().sum();
-    let mut o = vec![0.0; d];
-    for (t, &wt) in w.iter().enumerate() {
-        for (oi, &vv) in o.iter_mut().zip(&x.v[at(t)..][..d]) {
-            *oi += wt * f(vv) / total;
-        }
-    }
-    (o, m + total.ln())
+    let q = &x.q[(b * s.hq + h) * d..][..d];
+    attend_row(q, &x.k, &x.v, s.lens[b], at, 1.0 / (d as f64).sqrt())
 }
 
 /// Relative L2 errors `(o, lse)` of a decoding step's output against float64, over every

@@ -9,6 +9,7 @@
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
+use super::attn::attend_row;
 use super::kernels::attn_fwd_varlen;
 
 /// A batch of packed sequences.
@@ -193,27 +194,10 @@ pub fn varlen_reference_row<T: Half>(
     let d = s.d;
     let start = cu[i] as usize;
     let kvh = h / (s.hq / s.hkv);
-    let f = |t: T| t.to_f32() as f64;
-    let qrow = &x.q[((start + r) * s.hq + h) * d..][..d];
+    let q = &x.q[((start + r) * s.hq + h) * d..][..d];
     let seen = if s.causal { r + 1 } else { s.lens[i] };
     let at = |j: usize| ((start + j) * s.hkv + kvh) * d;
-    let scale = 1.0 / (d as f64).sqrt();
-    let scores: Vec<f64> = (0..seen)
-        .map(|j| {
-            let k = &x.k[at(j)..][..d];
-            qrow.iter().zip(k).map(|(&a, &b)| f(a) * f(b)).sum::<f64>() * scale
-        })
-        .collect();
-    let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let w: Vec<f64> = scores.iter().map(|&c| (c - m).exp()).collect();
-    let total: f64 = w.iter().sum();
-    let mut o = vec![0.0; d];
-    for (j, &wj) in w.iter().enumerate() {
-        for (oi, &vv) in o.iter_mut().zip(&x.v[at(j)..][..d]) {
-            *oi += wj * f(vv) / total;
-        }
-    }
-    (o, m + total.ln())
+    attend_row(q, &x.k, &x.v, seen, at, 1.0 / (d as f64).sqrt())
 }
 
 /// Relative L2 errors `(o, lse)` of the packed output on the rows of [`varlen_rows`].

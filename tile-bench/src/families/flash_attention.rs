@@ -41,6 +41,17 @@
 //! tolerances (`attn::grad_tol`: 4e-3 f16, 2e-2 bf16). FLOPs `2.5 ×` the forward's
 //! (`attn::Shape::bwd_flops`), bytes `8·B·H·S·D·size` (Q, K, V, O, dO read; dQ, dK, dV written),
 //! as `attention.py` counts its `bwd` rows.
+//!
+//! GPU only (the example checks both on the interpreter): `varlen_fwd` and `varlen_fwd_causal`,
+//! shape `[n, H, total, D]`: `attention.py`'s packed batch (`varlen_lengths`: 64 sequences of
+//! 1..4096 tokens, 32 heads, D 128; `--quick`: 8 of 1..256, 4 heads), the example's
+//! `varlen_forward`, checked on 4 rows of heads 0 and H−1 of every sequence (every row of
+//! every head of the small batch), FLOPs summed over the sequences. `decode_paged16`, shape
+//! `[B, Hq, Hkv, ctx, D]`: batch 64 (`--quick`: 4), 32 query heads on 8 key/value heads, D 128,
+//! ctx in {1024, 4096, 8192, 16384, 32768} (`--quick`: 1024), every sequence `ctx` tokens in
+//! pages of 16 in a shuffled order; the example's `decode` (split kernel and combine), checked
+//! on every query head of the first and last sequence; no FLOPs, bytes = K and V plus `q` and `o`
+//! (attention.py's count). Both bf16.
 
 use tile::{Buffer, Device};
 
