@@ -207,9 +207,8 @@ impl DecodeShape {
         ((2 * tokens * self.hkv * self.d + 2 * self.q_len()) * elem) as f64
     }
 
-    /// `(n_splits, split_len)`: splits of a multiple of [`BLOCK_N`] tokens, at least
-    /// [`MIN_SPLIT`], enough of them for about [`TARGET_PROGRAMS`] programs, at most
-    /// [`MAX_SPLITS`].
+    /// `(n_splits, split_len)`: splits of a multiple of the 32-key block, at least 256
+    /// tokens, enough of them for about 2,048 programs, at most [`MAX_SPLITS`].
     pub fn splits(&self) -> (usize, usize) {
         let longest = self.lens.iter().copied().max().unwrap_or(1).max(1);
         let programs = self.batch() * self.hkv * (self.hq / self.hkv).div_ceil(ROWS);

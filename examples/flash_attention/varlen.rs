@@ -2,7 +2,7 @@
 //! FlashAttention's varlen API takes them. `q` is `[total, hq, d]`, `k` and `v` `[total, hkv,
 //! d]`, `o` `[total, hq, d]`; sequence `i` is tokens `cu_seqlens[i] .. cu_seqlens[i + 1]`, and
 //! its queries see only its keys (causal within it, with the mask). One launch
-//! ([`attn_fwd_varlen`](super::kernels::attn_fwd_varlen)): program `(i, seq · hq + h)` takes
+//! ([`attn_fwd_varlen`]): program `(i, seq · hq + h)` takes
 //! query rows `128·i ..` of that sequence and head, and the programs past a sequence's end do
 //! nothing. The log-sum-exp is `[hq, total]`.
 
