@@ -60,12 +60,7 @@ impl Shape {
     /// `Ok` for the head dimensions the example has kernels for (64 and 128), else the error
     /// every host function here returns.
     pub fn check_head_dim(&self) -> Result<(), tile::Error> {
-        match self.d {
-            64 | 128 => Ok(()),
-            other => Err(tile::Error::Args(format!(
-                "head dimension {other}: the example has kernels for 64 and 128"
-            ))),
-        }
+        check_head_dim(self.d)
     }
 
     /// `batch×hq(/hkv)×n_ctx×d` and `causal`, for tables.
@@ -84,6 +79,27 @@ impl Shape {
             if self.causal { " causal" } else { "" }
         )
     }
+}
+
+/// `Ok` for the head dimensions the example has kernels for (64 and 128), else the error every
+/// host function of the example returns.
+pub fn check_head_dim(d: usize) -> Result<(), tile::Error> {
+    match d {
+        64 | 128 => Ok(()),
+        other => Err(tile::Error::Args(format!(
+            "head dimension {other}: the example has kernels for 64 and 128"
+        ))),
+    }
+}
+
+/// `Ok` where `hq` query heads share `hkv` key/value heads evenly, else the error.
+pub fn check_groups(hq: usize, hkv: usize) -> Result<(), tile::Error> {
+    if hkv == 0 || hq % hkv != 0 {
+        return Err(tile::Error::Args(format!(
+            "{hq} query heads do not share {hkv} key/value heads evenly"
+        )));
+    }
+    Ok(())
 }
 
 /// Random `q`, `k`, `v` and output gradient `d_o` in `T` (uniform in [-1, 1)); their values as

@@ -17,7 +17,7 @@
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
-use super::attn::attend_row;
+use super::attn::{attend_row, check_groups, check_head_dim};
 
 /// Tokens per page of the cache.
 pub const PAGE: usize = 16;
@@ -226,18 +226,8 @@ impl DecodeShape {
     /// `Ok` where the kernels take the shape, else why not.
     pub fn check(&self) -> Result<(), tile::Error> {
         let bad = |m: String| Err(tile::Error::Args(m));
-        if self.d != 64 && self.d != 128 {
-            return bad(format!(
-                "head dimension {}: decode has kernels for 64 and 128",
-                self.d
-            ));
-        }
-        if self.hkv == 0 || self.hq % self.hkv != 0 {
-            return bad(format!(
-                "{} query heads do not share {} key/value heads evenly",
-                self.hq, self.hkv
-            ));
-        }
+        check_head_dim(self.d)?;
+        check_groups(self.hq, self.hkv)?;
         if self.lens.contains(&0) {
             return bad("a sequence without cached tokens has no attention".into());
         }
@@ -300,20 +290,14 @@ fn uniform<T: Half>(n: usize, seed: u64) -> Vec<T> {
     const CHUNK: usize = 1 << 20;
     let mut out = vec![T::from_f32(0.0); n];
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    let chunks: Vec<(usize, &mut [T])> = out.chunks_mut(CHUNK).enumerate().collect();
-    let per = chunks.len().div_ceil(cores).max(1);
-    let mut groups: Vec<Vec<(usize, &mut [T])>> = Vec::new();
-    for c in chunks {
-        if groups.last().is_none_or(|g| g.len() == per) {
-            groups.push(Vec::new());
-        }
-        groups.last_mut().expect("pushed above").push(c);
-    }
+    // Each core fills a run of whole chunks; chunk `i` of the array is stream `i` either way.
+    let per = n.div_ceil(CHUNK).div_ceil(cores).max(1);
     std::thread::scope(|sc| {
-        for group in groups {
+        for (g, part) in out.chunks_mut(per * CHUNK).enumerate() {
             sc.spawn(move || {
-                for (i, chunk) in group {
-                    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(i as u64));
+                for (i, chunk) in part.chunks_mut(CHUNK).enumerate() {
+                    let stream = (g * per + i) as u64;
+                    let mut rng = Rng::new(seed.wrapping_mul(0x9E37_79B9).wrapping_add(stream));
                     for x in chunk.iter_mut() {
                         *x = T::from_f32(rng.uniform(-1.0, 1.0));
                     }

@@ -9,7 +9,7 @@
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
-use super::attn::attend_row;
+use super::attn::{attend_row, check_groups, check_head_dim};
 use super::kernels::attn_fwd_varlen;
 
 /// A batch of packed sequences.
@@ -76,18 +76,8 @@ impl VarlenShape {
     /// `Ok` where the kernel takes the shape, else why not.
     pub fn check(&self) -> Result<(), tile::Error> {
         let bad = |m: String| Err(tile::Error::Args(m));
-        if self.d != 64 && self.d != 128 {
-            return bad(format!(
-                "head dimension {}: varlen has kernels for 64 and 128",
-                self.d
-            ));
-        }
-        if self.hkv == 0 || self.hq % self.hkv != 0 {
-            return bad(format!(
-                "{} query heads do not share {} key/value heads evenly",
-                self.hq, self.hkv
-            ));
-        }
+        check_head_dim(self.d)?;
+        check_groups(self.hq, self.hkv)?;
         if self.lens.is_empty() || self.lens.contains(&0) {
             return bad("every sequence needs at least one token".into());
         }
