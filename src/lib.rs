@@ -173,6 +173,9 @@ pub mod lang {
     /// `i64`, `u8`, `u32`, `u64` or `bool`) or a `Type` parameter.
     #[derive(Debug)]
     pub struct Type;
+    /// A tile function passed by its path (a `#[tile_fn]`, or a `Fn` parameter passed on).
+    #[derive(Debug)]
+    pub struct Fn;
 }
 
 /// What a kernel file needs: the attribute, devices, buffers, grids.

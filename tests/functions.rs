@@ -2,7 +2,8 @@
 //! the standard library (`tile::stdlib`, a second crate's functions), functions of this crate in
 //! another module, tuples of results, `Const` and `Type` parameters, loops and stores inside a
 //! function, nested calls, one function instantiated at two ranks, and the standard library's
-//! `K` loop (`matmul_acc`) on ragged shapes; `flip` along either axis.
+//! `K` loop (`matmul_acc`) on ragged shapes; `flip` along either axis; functions passed as
+//! values to `Fn` parameters, across crates and passed on.
 
 use tile::prelude::*;
 use tile::stdlib::{
@@ -42,6 +43,12 @@ mod helpers {
             acc += p;
         }
         acc
+    }
+
+    /// `−x`.
+    #[tile_fn]
+    pub fn negate(x: Tile) -> Tile {
+        -x
     }
 
     /// Stores `v` converted to `T` where `mask` holds: a function with no result.
@@ -465,6 +472,60 @@ fn across_crates(x: Ptr<f32, n>, y: Ptr<f32, n>, n: i32, BLOCK: Const<128>) {
     let m = offs < n;
     let v = tile_fnlib::scale_shift(load(x + offs, m), 3.0, -1.0);
     store(y + offs, tile_fnlib::clamp_to(v, 4), m);
+}
+
+/// `x²`, passed by path to the library's functions that take functions.
+#[tile_fn]
+fn square(x: Tile) -> Tile {
+    x * x
+}
+
+/// `v` through `F` and through `square`, by a function of this crate that takes a function and
+/// passes it on to the library's.
+#[tile_fn]
+fn both(v: Tile, F: Fn) -> (Tile, Tile) {
+    (
+        tile_fnlib::apply_twice(v, F),
+        tile_fnlib::apply_twice(v, square),
+    )
+}
+
+/// Functions passed as values: this crate's `square` and `helpers::negate`, through the
+/// library's `apply_twice` (`F(F(x))`) and `twice_plus_one` (which passes `F` on, and passes a
+/// private helper of its own crate), directly and through this crate's `both`.
+#[tile_kernel]
+fn function_values(x: Ptr<f32, n>, y: Ptr<f32, { 4 * n }>, n: i32, BLOCK: Const<128>) {
+    let offs = program_id(0) * BLOCK + arange(0, BLOCK);
+    let m = offs < n;
+    let v = load(x + offs, m);
+    store(y + offs, tile_fnlib::apply_twice(v, square), m);
+    store(y + n + offs, tile_fnlib::twice_plus_one(v, square), m);
+    let (a, b) = both(v, helpers::negate);
+    store(y + 2 * n + offs, a, m);
+    store(y + 3 * n + offs, b, m);
+}
+
+#[test]
+fn functions_taken_as_values() {
+    let dev = Device::interpreter();
+    let n = 200;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 / 40.0 - 2.0).collect();
+    let xb = dev.upload(&x).unwrap();
+    let mut yb = dev.zeros::<f32>(4 * n).unwrap();
+    function_values::launch(&dev, Grid::x(cdiv(n, 128)), &xb, &mut yb, n as i32).unwrap();
+    let y = dev.download(&yb).unwrap();
+    for i in 0..n {
+        let v = x[i];
+        let sq2 = (v * v) * (v * v);
+        assert_eq!(y[i], sq2, "apply_twice(square) at {i}");
+        assert_eq!(y[n + i], sq2 + (v + 1.0) - v - 1.0, "twice_plus_one at {i}");
+        assert_eq!(y[2 * n + i], v, "apply_twice(negate) at {i}");
+        assert_eq!(
+            y[3 * n + i],
+            sq2,
+            "apply_twice(square) inside `both` at {i}"
+        );
+    }
 }
 
 #[test]

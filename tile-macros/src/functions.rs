@@ -20,8 +20,8 @@ use proc_macro2::{Delimiter, Group, Span, TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote, ToTokens};
 use syn::ItemFn;
 use tile_codegen::frontend::functions::{
-    callees, check_definition, closure_of, decode_closure, encode_closure, parse_fn_signature,
-    FnParamKind, RawEntry,
+    callees, check_definition, closure_of, decode_closure, encode_closure, function_arguments,
+    parse_fn_signature, FnParamKind, RawEntry,
 };
 use tile_core::ir::DType;
 use tile_core::runtime::autotune::Fnv;
@@ -90,6 +90,34 @@ impl Chain {
         })
     }
 
+    /// The call path of each callee asked for ([`path_key`]s), in order.
+    pub fn keys(&self) -> Vec<String> {
+        self.paths
+            .iter()
+            .map(|p| p.to_string().replace(' ', ""))
+            .collect()
+    }
+
+    /// Once every callee has answered: the request for the first of the tile functions that the
+    /// caller `item` passes by path to its callees' `Fn` parameters and has not asked for yet
+    /// (only the callees' signatures say which arguments are functions), or `None` when there
+    /// are none (or a callee failed, or `item` does not parse: the caller reports that).
+    pub fn function_request(&mut self, callback: Tokens) -> Option<Tokens> {
+        let item: ItemFn = syn::parse2(self.item.clone()).ok()?;
+        let closures = self.decoded().ok()??;
+        let keys = self.keys();
+        let known: Vec<(String, &ItemFn)> = keys
+            .into_iter()
+            .zip(closures.iter().map(|c| &c[0].item))
+            .collect();
+        let extra = function_arguments(&item, &known);
+        if extra.is_empty() {
+            return None;
+        }
+        self.paths.extend(extra.iter().map(|p| p.to_token_stream()));
+        self.next_request(callback)
+    }
+
     /// The delivered closures, decoded; `None` if some callee's definition failed.
     pub fn decoded(&self) -> syn::Result<Option<Vec<Vec<RawEntry>>>> {
         let mut out = Vec::new();
@@ -105,10 +133,7 @@ impl Chain {
 
 /// The first request of a caller whose body calls tile functions, or `None` when it calls none.
 pub fn start(attr: Tokens, item: Tokens, f: &ItemFn, callback: Tokens) -> Option<Tokens> {
-    let paths: Vec<Tokens> = callees(&f.block)
-        .iter()
-        .map(|p| p.to_token_stream())
-        .collect();
+    let paths: Vec<Tokens> = callees(f).iter().map(|p| p.to_token_stream()).collect();
     if paths.is_empty() {
         return None;
     }
@@ -136,17 +161,20 @@ pub fn tile_fn(attr: Tokens, item: Tokens) -> Tokens {
     }
     match start(Tokens::new(), item, &f, quote!(::tile::__tile_fn_resume)) {
         Some(request) => request,
-        None => define(&f, Some(closure_of(&f, &[])), None),
+        None => define(&f, Some(closure_of(&f, &[], &[])), None),
     }
 }
 
 /// The callback of a `#[tile_fn]` collecting its callees.
 pub fn fn_resume(input: Tokens) -> Tokens {
-    let chain = match Chain::parse(input) {
+    let mut chain = match Chain::parse(input) {
         Ok(c) => c,
         Err(e) => return e.to_compile_error(),
     };
     if let Some(request) = chain.next_request(quote!(::tile::__tile_fn_resume)) {
+        return request;
+    }
+    if let Some(request) = chain.function_request(quote!(::tile::__tile_fn_resume)) {
         return request;
     }
     let f: ItemFn = match syn::parse2(chain.item.clone()) {
@@ -154,7 +182,7 @@ pub fn fn_resume(input: Tokens) -> Tokens {
         Err(e) => return e.to_compile_error(),
     };
     match chain.decoded() {
-        Ok(Some(closures)) => define(&f, Some(closure_of(&f, &closures)), None),
+        Ok(Some(closures)) => define(&f, Some(closure_of(&f, &chain.keys(), &closures)), None),
         Ok(None) => define(&f, None, None),
         Err(e) => define(&f, None, Some(e)),
     }
@@ -262,6 +290,7 @@ fn stub(f: &ItemFn) -> Tokens {
         FnParamKind::Value => quote!(::tile::lang::Tile),
         FnParamKind::Const => quote!(::tile::lang::Const),
         FnParamKind::Type => quote!(::tile::lang::Type),
+        FnParamKind::Func => quote!(::tile::lang::Fn),
         FnParamKind::Scalar(DType::I1) => quote!(bool),
         FnParamKind::Scalar(DType::I64) => quote!(i64),
         FnParamKind::Scalar(DType::F32) => quote!(f32),

@@ -56,11 +56,14 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[doc(hidden)]
 #[proc_macro]
 pub fn __tile_kernel_resume(input: TokenStream) -> TokenStream {
-    let chain = match functions::Chain::parse(input.into()) {
+    let mut chain = match functions::Chain::parse(input.into()) {
         Ok(c) => c,
         Err(e) => return e.to_compile_error().into(),
     };
     if let Some(request) = chain.next_request(quote!(::tile::__tile_kernel_resume)) {
+        return request.into();
+    }
+    if let Some(request) = chain.function_request(quote!(::tile::__tile_kernel_resume)) {
         return request.into();
     }
     let item_fn: ItemFn = match syn::parse2(chain.item.clone()) {
@@ -69,7 +72,7 @@ pub fn __tile_kernel_resume(input: TokenStream) -> TokenStream {
     };
     let table = chain
         .decoded()
-        .and_then(|c| c.map(|c| FnTable::new(&item_fn.block, &c)).transpose());
+        .and_then(|c| c.map(|c| FnTable::new(&chain.keys(), &c)).transpose());
     match table {
         Ok(Some(table)) => finish(chain.attr, &item_fn, &table),
         // A callee's definition failed and said so: the kernel adds no error of its own.

@@ -23,6 +23,23 @@ pub fn normalize(x: Tile, AXIS: Const) -> Tile {
     x / (x * x).sum(AXIS).sqrt().expand_dims(AXIS)
 }
 
+/// `F(F(x))`: a function that takes a function (`F: Fn`), as FlexAttention's `score_mod`.
+#[tile_fn]
+pub fn apply_twice(x: Tile, F: Fn) -> Tile {
+    F(F(x))
+}
+
+/// `apply_twice(x, F) + offset_by_one(x)`: a `Fn` parameter passed on, and a private helper.
+#[tile_fn]
+pub fn twice_plus_one(x: Tile, F: Fn) -> Tile {
+    apply_twice(x, F) + apply_twice(x, offset_by_one) - x - 1.0
+}
+
+#[tile_fn]
+fn offset_by_one(x: Tile) -> Tile {
+    x + 0.5
+}
+
 /// Kernel 0 of ten: `y = scale_shift(clamp_to(f(x), 2), 2, 1)` with `f` from the functions
 /// above; each program handles `BLOCK` elements.
 #[tile_kernel]

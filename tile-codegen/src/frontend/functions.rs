@@ -58,6 +58,9 @@ pub enum FnParamKind {
     Const,
     /// `Type`: an element type.
     Type,
+    /// `Fn`: a tile function, passed by its path; the body calls the parameter's name as it
+    /// would call the function (FlexAttention's `score_mod`, Triton's `constexpr` functions).
+    Func,
 }
 
 /// One parameter of a tile function.
@@ -123,10 +126,34 @@ pub fn is_builtin(name: &str) -> bool {
     builtins::lookup(name, Form::Function).is_some() || name == "static_range"
 }
 
-/// The calls in `block` that name no builtin and no local name: each distinct path once, in
-/// order of appearance. These are the tile functions the caller's macro asks for. (A call of a
-/// local name, such as a closure bound by `let`, is left to the lowering, which refuses it.)
-pub fn callees(block: &syn::Block) -> Vec<syn::Path> {
+/// The calls in `item`'s body that name no builtin, no local name and no `Fn` parameter: each
+/// distinct path once, in order of appearance. These are the tile functions the caller's macro
+/// asks for first. (A call of a local name, such as a closure bound by `let`, is left to the
+/// lowering, which refuses it.)
+pub fn callees(item: &syn::ItemFn) -> Vec<syn::Path> {
+    calls_in(&item.block, &fn_params(item))
+}
+
+/// The names of `item`'s parameters declared `Fn` (read loosely: the signature is checked
+/// elsewhere).
+fn fn_params(item: &syn::ItemFn) -> Vec<String> {
+    item.sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(pt) => match (&*pt.pat, &*pt.ty) {
+                (Pat::Ident(pi), syn::Type::Path(t)) if t.path.is_ident("Fn") => {
+                    Some(syn::ext::IdentExt::unraw(&pi.ident).to_string())
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// The calls in `block` that name no builtin, no local name and none of `skip`.
+fn calls_in(block: &syn::Block, skip: &[String]) -> Vec<syn::Path> {
     #[derive(Default)]
     struct Finder {
         calls: Vec<syn::Path>,
@@ -161,10 +188,62 @@ pub fn callees(block: &syn::Block) -> Vec<syn::Path> {
     calls
         .into_iter()
         .filter(|p| {
-            !p.get_ident()
-                .is_some_and(|i| locals.contains(&i.to_string()))
+            !p.get_ident().is_some_and(|i| {
+                let i = i.to_string();
+                locals.contains(&i) || skip.contains(&i)
+            })
         })
         .collect()
+}
+
+/// The tile functions `item`'s body passes by path to the `Fn` parameters of its callees, that
+/// are not among `known` (call path → the callee's item, for the callees delivered so far):
+/// each distinct path once, in order of appearance. The caller's macro asks for these once its
+/// callees have answered, since only their signatures say which arguments are functions. An
+/// argument that names one of `item`'s own `Fn` parameters passes it on and is not asked for.
+pub fn function_arguments(item: &syn::ItemFn, known: &[(String, &syn::ItemFn)]) -> Vec<syn::Path> {
+    struct Finder<'k> {
+        known: &'k [(String, &'k syn::ItemFn)],
+        own: Vec<String>,
+        found: Vec<syn::Path>,
+    }
+    impl<'a> syn::visit::Visit<'a> for Finder<'_> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                let key = path_key(&p.path);
+                if let Some((_, callee)) = self.known.iter().find(|(k, _)| *k == key) {
+                    for (input, arg) in callee.sig.inputs.iter().zip(&c.args) {
+                        let FnArg::Typed(pt) = input else { continue };
+                        let is_fn = matches!(&*pt.ty, syn::Type::Path(t) if t.path.is_ident("Fn"));
+                        let Expr::Path(a) = arg else { continue };
+                        if !is_fn || a.qself.is_some() {
+                            continue;
+                        }
+                        let k = path_key(&a.path);
+                        let own = a
+                            .path
+                            .get_ident()
+                            .is_some_and(|i| self.own.contains(&i.to_string()));
+                        if !own
+                            && !self.known.iter().any(|(q, _)| *q == k)
+                            && !self.found.iter().any(|q| path_key(q) == k)
+                        {
+                            self.found.push(a.path.clone());
+                        }
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Finder {
+        known,
+        own: fn_params(item),
+        found: Vec::new(),
+    };
+    syn::visit::Visit::visit_block(&mut f, &item.block);
+    f.found
 }
 
 /// Checks a tile function's signature and returns its parameters and results. Every misuse is
@@ -265,7 +344,8 @@ pub fn parse_fn_signature(
 fn kind_of(ty: &syn::Type, param: bool) -> syn::Result<FnParamKind> {
     let help = if param {
         "a tile function's parameter is `Tile` (any value), `i32`, `i64`, `f32` or `bool` (a \
-         scalar), `Const` (a compile-time integer) or `Type` (an element type)"
+         scalar), `Const` (a compile-time integer), `Type` (an element type) or `Fn` (a tile \
+         function)"
     } else {
         "a tile function returns `Tile` (any value), `i32`, `i64`, `f32` or `bool` (a scalar), or \
          a tuple of these"
@@ -278,6 +358,7 @@ fn kind_of(ty: &syn::Type, param: bool) -> syn::Result<FnParamKind> {
         Some("Tile") => Ok(FnParamKind::Value),
         Some("Const") if param => Ok(FnParamKind::Const),
         Some("Type") if param => Ok(FnParamKind::Type),
+        Some("Fn") if param => Ok(FnParamKind::Func),
         Some(n @ ("i32" | "i64" | "f32" | "bool")) => {
             Ok(FnParamKind::Scalar(dtype_named(n).unwrap_or(DType::I32)))
         }
@@ -291,7 +372,7 @@ fn kind_of(ty: &syn::Type, param: bool) -> syn::Result<FnParamKind> {
 pub fn check_definition(item: &syn::ItemFn) -> syn::Result<()> {
     let (_, results, _) = parse_fn_signature(item)?;
     let name = syn::ext::IdentExt::unraw(&item.sig.ident).to_string();
-    for p in callees(&item.block) {
+    for p in callees(item) {
         if p.get_ident()
             .is_some_and(|i| syn::ext::IdentExt::unraw(i) == name)
         {
@@ -403,14 +484,15 @@ impl syn::parse::Parse for CallEntry {
     }
 }
 
-/// A closure for the function `item` whose callees, in the order of [`callees`], delivered
-/// `closures`: the function first, each callee's closure after it.
-pub fn closure_of(item: &syn::ItemFn, closures: &[Vec<RawEntry>]) -> Vec<RawEntry> {
-    let keys = callees(&item.block)
-        .iter()
-        .map(path_key)
-        .collect::<Vec<_>>();
-    closure_from(item, keys.into_iter().zip(closures.iter().cloned()))
+/// A closure for the function `item` whose callees, named by the call paths `keys` (those of
+/// [`callees`], then those of [`function_arguments`]; [`path_key`]s), delivered `closures`: the
+/// function first, each callee's closure after it.
+pub fn closure_of(
+    item: &syn::ItemFn,
+    keys: &[String],
+    closures: &[Vec<RawEntry>],
+) -> Vec<RawEntry> {
+    closure_from(item, keys.iter().cloned().zip(closures.iter().cloned()))
 }
 
 /// The closure of `item` given its callees' closures by call path: the function first, each
@@ -441,25 +523,56 @@ impl RawEntry {
     }
 }
 
-/// The closures of the callees of `block` found by name (their path's last segment) in
-/// `library`, by call path; a callee not found is left out (its calls stay unknown functions).
+/// The closures of the callees of `block` (a body whose `Fn` parameters are `skip`) found by
+/// name (their path's last segment) in `library`, by call path; a callee not found is left out
+/// (its calls stay unknown functions). Functions passed by path as arguments are found the same
+/// way.
 fn found_by_name(
     block: &syn::Block,
+    skip: &[String],
     library: &[syn::ItemFn],
     depth: usize,
 ) -> Vec<(String, Vec<RawEntry>)> {
     if depth >= MAX_CALL_DEPTH {
         return Vec::new();
     }
-    callees(block)
+    let mut paths = calls_in(block, skip);
+    for p in path_arguments(block) {
+        if !paths.iter().any(|q| path_key(q) == path_key(&p)) {
+            paths.push(p);
+        }
+    }
+    paths
         .iter()
         .filter_map(|path| {
             let last = path.segments.last()?;
             let f = library.iter().find(|f| f.sig.ident == last.ident)?;
-            let sub = found_by_name(&f.block, library, depth + 1);
+            let sub = found_by_name(&f.block, &fn_params(f), library, depth + 1);
             Some((path_key(path), closure_from(f, sub.into_iter())))
         })
         .collect()
+}
+
+/// Every argument of a call in `block` written as a plain path.
+fn path_arguments(block: &syn::Block) -> Vec<syn::Path> {
+    #[derive(Default)]
+    struct Finder(Vec<syn::Path>);
+    impl<'a> syn::visit::Visit<'a> for Finder {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            for a in &c.args {
+                if let Expr::Path(p) = a {
+                    if p.qself.is_none() {
+                        self.0.push(p.path.clone());
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Finder::default();
+    syn::visit::Visit::visit_block(&mut f, block);
+    f.0
 }
 
 impl FnTable {
@@ -467,14 +580,13 @@ impl FnTable {
     /// found by its name (the last segment of its path) among `library`, the tile functions the
     /// tool collected, instead of by Rust's name resolution. A callee not found stays unknown.
     pub fn by_name(kernel: &syn::Block, library: &[syn::ItemFn]) -> syn::Result<FnTable> {
-        FnTable::from_closures(found_by_name(kernel, library, 0))
+        FnTable::from_closures(found_by_name(kernel, &[], library, 0))
     }
 
-    /// The table for a kernel whose body's callees (in the order of [`callees`]) delivered
-    /// `closures`. Each function's signature is checked.
-    pub fn new(kernel: &syn::Block, closures: &[Vec<RawEntry>]) -> syn::Result<FnTable> {
-        let keys = callees(kernel).iter().map(path_key).collect::<Vec<_>>();
-        FnTable::from_closures(keys.into_iter().zip(closures.iter().cloned()))
+    /// The table for a kernel whose callees, named by the call paths `keys` (see
+    /// [`closure_of`]), delivered `closures`. Each function's signature is checked.
+    pub fn new(keys: &[String], closures: &[Vec<RawEntry>]) -> syn::Result<FnTable> {
+        FnTable::from_closures(keys.iter().cloned().zip(closures.iter().cloned()))
     }
 
     /// The table of the kernel's callees' closures, by call path.
@@ -537,8 +649,26 @@ impl Lowering {
         }
         let mut scope = HashMap::new();
         let mut types = HashMap::new();
+        let mut calls = f.calls.clone();
         for (p, a) in f.params.iter().zip(&c.args) {
             match &p.kind {
+                FnParamKind::Func => {
+                    let target = match a {
+                        Expr::Path(path) if path.qself.is_none() => self.tile_fn(&path.path),
+                        _ => None,
+                    };
+                    let target = target.ok_or_else(|| {
+                        err(
+                            a,
+                            format!(
+                                "`{}` is a `Fn` parameter of `{name}`: pass a tile function (a \
+                                 `#[tile_fn]`) by its path, or a `Fn` parameter",
+                                p.name
+                            ),
+                        )
+                    })?;
+                    calls.insert(p.name.clone(), target);
+                }
                 FnParamKind::Type => {
                     let d = self.type_arg(a).ok_or_else(|| {
                         err(
@@ -562,7 +692,7 @@ impl Lowering {
         }
         let outer_scope = std::mem::replace(&mut self.scope, scope);
         let outer_types = std::mem::replace(&mut self.types, types);
-        let outer_calls = std::mem::replace(&mut self.calls, f.calls.clone());
+        let outer_calls = std::mem::replace(&mut self.calls, calls);
         self.inlining.push(index);
         let body = self.fn_body(&f);
         self.inlining.pop();
@@ -706,7 +836,7 @@ impl Lowering {
             format!("`{what}` of `{func}`")
         };
         match kind {
-            FnParamKind::Value | FnParamKind::Type => Ok(v),
+            FnParamKind::Value | FnParamKind::Type | FnParamKind::Func => Ok(v),
             FnParamKind::Const => match v {
                 Val::Int(_) => Ok(v),
                 _ => Err(err(
@@ -738,22 +868,49 @@ mod tests {
     fn callees_skip_builtins_and_repeat_once() {
         let f =
             item("fn k(x: Tile) { let a = load(x); let b = mylib::f(a, g(a)); store(x, g(b)); }");
-        let keys: Vec<String> = callees(&f.block).iter().map(path_key).collect();
+        let keys: Vec<String> = callees(&f).iter().map(path_key).collect();
         assert_eq!(keys, ["mylib::f", "g"]);
+    }
+
+    #[test]
+    fn functions_passed_by_path_are_asked_for_after_their_callee() {
+        // `apply` calls its `Fn` parameter: that call is no request.
+        let apply = item("fn apply(x: Tile, F: Fn) -> Tile { F(x) + g(x) }");
+        let keys: Vec<String> = callees(&apply).iter().map(path_key).collect();
+        assert_eq!(keys, ["g"]);
+        // A caller passing `m::double` (and forwarding its own `G`) asks for `m::double` once
+        // `apply` has answered; `apply`'s plain arguments are not functions.
+        let k = item(
+            "fn k(x: Tile, G: Fn) { let y = apply(x, m::double); let z = apply(y, G); \
+             store(x, apply(z, m::double)); }",
+        );
+        assert_eq!(
+            callees(&k).iter().map(path_key).collect::<Vec<_>>(),
+            ["apply"]
+        );
+        let extra = function_arguments(&k, &[("apply".to_string(), &apply)]);
+        assert_eq!(
+            extra.iter().map(path_key).collect::<Vec<_>>(),
+            ["m::double"]
+        );
+        let known = [
+            ("apply".to_string(), &apply),
+            ("m::double".to_string(), &apply),
+        ];
+        assert!(function_arguments(&k, &known).is_empty());
     }
 
     #[test]
     fn closures_round_trip_and_nest() {
         let g = item("fn g(x: Tile) -> Tile { x * 2 }");
-        let g_closure = closure_of(&g, &[]);
+        let g_closure = closure_of(&g, &[], &[]);
         let f = item("fn f(x: Tile) -> (Tile, Tile) { (g(x), x) }");
-        let f_closure = closure_of(&f, &[g_closure]);
+        let f_closure = closure_of(&f, &["g".to_string()], &[g_closure]);
         let decoded = decode_closure(encode_closure(&f_closure)).unwrap();
         assert_eq!(decoded.len(), 2);
         assert_eq!(decoded[0].calls, [("g".to_string(), 1)]);
         assert_eq!(decoded[1].item.sig.ident, "g");
-        let k = item("fn k(x: Ptr<f32>) { let (a, b) = f(load(x)); }");
-        let table = FnTable::new(&k.block, &[decoded]).unwrap();
+        let table = FnTable::new(&["f".to_string()], &[decoded]).unwrap();
         assert_eq!(table.kernel_calls["f"], 0);
         assert_eq!(table.fns[0].calls["g"], 1);
         assert_eq!(table.fns[0].results, Some(vec![FnParamKind::Value; 2]));
@@ -771,6 +928,19 @@ mod tests {
         assert_eq!(table.kernel_calls["lib::f"], 0);
         assert_eq!(table.fns[0].calls["g"], 1);
         assert!(!table.fns[0].calls.contains_key("missing"));
+        // A function passed by path is found by name too.
+        let lib = [
+            item("fn sq(x: Tile) -> Tile { x * x }"),
+            item("fn apply(x: Tile, F: Fn) -> Tile { F(x) }"),
+        ];
+        let k = item("fn k(x: Ptr<f32>) { store(x, apply(load(x), sq)); }");
+        let table = FnTable::by_name(&k.block, &lib).unwrap();
+        assert_eq!(
+            table.fns[table.kernel_calls["apply"]].params[1].kind,
+            FnParamKind::Func
+        );
+        assert!(table.kernel_calls.contains_key("sq"));
+        assert!(table.fns[table.kernel_calls["apply"]].calls.is_empty());
     }
 
     #[test]
