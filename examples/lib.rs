@@ -29,6 +29,7 @@ pub mod flash_attention {
     pub mod attn;
     pub mod decode;
     pub mod kernels;
+    pub mod mods;
     pub mod varlen;
 }
 /// `(x + y) * z` fused, the quick start's kernel.

@@ -3,7 +3,8 @@
 //! and not, head dimensions 64 and 128, grouped-query heads 2:1 and 4:1, f16 and bf16. The
 //! forward: every output row and log-sum-exp compared; the backward: every element of `dQ`,
 //! `dK`, `dV` against the analytic float64 gradients, relative L2 within `grad_tol` (4e-3 for
-//! f16, 2e-2 for bf16, the forward's tolerances).
+//! f16, 2e-2 for bf16, the forward's tolerances). Paged decoding, packed variable lengths and
+//! the score modifiers (windows, ALiBi, softcap, bias) against float64, and what each refuses.
 
 use half::{bf16, f16};
 use tile::prelude::*;
@@ -313,4 +314,132 @@ fn varlen_matches_float64() {
         causal: false,
     };
     assert!(s.check().is_err());
+}
+
+/// One modified forward on the interpreter: every row against float64.
+fn check_mod<T: Half>(m: &tile_examples::flash_attention::mods::ModShape) {
+    use tile_examples::flash_attention::mods::{mod_errors, mod_forward, ModInputs};
+    let dev = Device::interpreter();
+    let x = ModInputs::<T>::new(m, 3);
+    let up = |v: &Vec<T>| dev.upload(v).unwrap();
+    let (q, k, v) = (up(&x.x.q), up(&x.x.k), up(&x.x.v));
+    let slopes = dev.upload(&x.slopes).unwrap();
+    let bias = up(if x.bias.is_empty() { &x.x.q } else { &x.bias });
+    let s = &m.shape;
+    let mut o = up(&vec![T::from_f32(f32::NAN); s.q_len()]);
+    let mut lse = dev
+        .upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])
+        .unwrap();
+    mod_forward(&dev, m, [&q, &k, &v], &slopes, &bias, &mut o, &mut lse).unwrap();
+    let (e, el) = mod_errors(
+        m,
+        &x,
+        &dev.download(&o).unwrap(),
+        &dev.download(&lse).unwrap(),
+    );
+    assert!(
+        e <= T::TOL,
+        "{} {s:?} {}: output error {e:e}",
+        m.variant(),
+        T::NAME
+    );
+    assert!(
+        el <= 1e-5,
+        "{} {s:?} {}: lse error {el:e}",
+        m.variant(),
+        T::NAME
+    );
+}
+
+#[test]
+fn score_modifiers_match_float64() {
+    use tile_examples::flash_attention::mods::{ModShape, Rule};
+    let sh = |hkv, n| Shape {
+        batch: 1,
+        hq: 4,
+        hkv,
+        n_ctx: n,
+        d: 128,
+        causal: false,
+    };
+    let m = |shape, window, rule| ModShape {
+        shape,
+        window,
+        rule,
+    };
+    // 130 tokens: two blocks of queries; the windows give masked blocks before the unmasked
+    // ones (a row that has seen no key after the first block), after them, or both; a window
+    // narrower than a block; causal as `(-1, 0)`.
+    for w in [Some((5, 0)), Some((-1, 0)), Some((0, -1)), Some((64, 7))] {
+        check_mod::<bf16>(&m(sh(4, 130), w, Rule::None));
+    }
+    check_mod::<bf16>(&m(sh(1, 130), None, Rule::Alibi));
+    check_mod::<f16>(&m(sh(4, 17), Some((3, 2)), Rule::Softcap(0.5)));
+    check_mod::<bf16>(&m(sh(4, 130), None, Rule::Softcap(20.0)));
+    check_mod::<bf16>(&m(sh(1, 130), Some((64, 7)), Rule::Bias));
+    check_mod::<f16>(&m(sh(4, 1), None, Rule::Bias));
+}
+
+#[test]
+fn score_modifiers_refuse_what_they_cannot_run() {
+    use tile_examples::flash_attention::mods::{mod_forward, ModInputs, ModShape, Rule};
+    let dev = Device::interpreter();
+    let base = Shape {
+        batch: 1,
+        hq: 2,
+        hkv: 2,
+        n_ctx: 8,
+        d: 128,
+        causal: false,
+    };
+    let cases = [
+        (Shape { d: 64, ..base }, Rule::None),
+        (
+            Shape {
+                causal: true,
+                ..base
+            },
+            Rule::None,
+        ),
+        (
+            Shape {
+                hkv: 3,
+                hq: 4,
+                ..base
+            },
+            Rule::Alibi,
+        ),
+        (base, Rule::Softcap(0.0)),
+        (base, Rule::Softcap(f32::NAN)),
+    ];
+    for (shape, rule) in cases {
+        let m = ModShape {
+            shape,
+            window: None,
+            rule,
+        };
+        let x = ModInputs::<bf16>::new(&m, 1);
+        let up = |v: &Vec<bf16>| dev.upload(v).unwrap();
+        let (q, k, v) = (up(&x.x.q), up(&x.x.k), up(&x.x.v));
+        let slopes = dev.upload(&x.slopes).unwrap();
+        let mut o = up(&x.x.q);
+        let mut lse = dev.zeros::<f32>(64).unwrap();
+        assert!(
+            mod_forward(&dev, &m, [&q, &k, &v], &slopes, &q, &mut o, &mut lse).is_err(),
+            "{m:?}"
+        );
+    }
+    // A bias of fewer than n_ctx² values.
+    let m = ModShape {
+        shape: base,
+        window: None,
+        rule: Rule::Bias,
+    };
+    let x = ModInputs::<bf16>::new(&m, 1);
+    let up = |v: &[bf16]| dev.upload(v).unwrap();
+    let (q, k, v) = (up(&x.x.q), up(&x.x.k), up(&x.x.v));
+    let slopes = dev.upload(&x.slopes).unwrap();
+    let (mut o, mut lse) = (up(&x.x.q), dev.zeros::<f32>(16).unwrap());
+    let short = up(&x.bias[..10]);
+    assert!(mod_forward(&dev, &m, [&q, &k, &v], &slopes, &short, &mut o, &mut lse).is_err());
 }

@@ -238,15 +238,35 @@ pub fn attend_row<T: Half>(
     at: impl Fn(usize) -> usize,
     scale: f64,
 ) -> (Vec<f64>, f64) {
+    attend_row_with(q, k, v, keys, at, scale, |_, z| z)
+}
+
+/// [`attend_row`] with each scaled score `z` of key `j` replaced by `modify(j, z)` (`−∞`: the
+/// key is masked; a row with every key masked gives zeros and a log-sum-exp of `−∞`).
+pub fn attend_row_with<T: Half>(
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    keys: usize,
+    at: impl Fn(usize) -> usize,
+    scale: f64,
+    modify: impl Fn(usize, f64) -> f64,
+) -> (Vec<f64>, f64) {
     let f = |t: T| f64::from(t.to_f32());
     let d = q.len();
     let scores: Vec<f64> = (0..keys)
         .map(|j| {
             let kj = &k[at(j)..][..d];
-            q.iter().zip(kj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * scale
+            modify(
+                j,
+                q.iter().zip(kj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * scale,
+            )
         })
         .collect();
     let m = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return (vec![0.0; d], m);
+    }
     let w: Vec<f64> = scores.iter().map(|&z| (z - m).exp()).collect();
     let sum: f64 = w.iter().sum();
     let mut out = vec![0.0; d];

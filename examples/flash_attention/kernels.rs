@@ -33,7 +33,10 @@ use tile::prelude::*;
 #[tile_fn]
 /// The key blocks `lo..hi` of one program: the online-softmax loop. `MASK = 0`: every key of
 /// every block is in the sequence and seen by every query (no mask, no compare); `1`: the causal
-/// mask (key ≤ query) and the sequence end; `2`: the sequence end only.
+/// mask (key ≤ query) and the sequence end; `2`: the sequence end only; `3`: the sliding window
+/// (query − `left` ≤ key ≤ query + `right`) and the sequence end. `MOD = 1`: the scaled scores
+/// go through `SCORE(s, b, h, q_idx, kv_idx, mod_ptr, mod_f, mod_i)` (FlexAttention's
+/// `score_mod`, with what the rule reads passed in) before the mask.
 fn attn_blocks(
     acc: Tile,
     m_i: Tile,
@@ -46,14 +49,24 @@ fn attn_blocks(
     lo: i32,
     hi: i32,
     n_ctx: i32,
-    qk_scale: f32,
+    sm_scale: f32,
+    b: i32,
+    h: i32,
+    left: i32,
+    right: i32,
+    mod_ptr: Tile,
+    mod_f: f32,
+    mod_i: i32,
     T: Type,
     HEAD_DIM: Const,
     BN: Const,
     MASK: Const,
+    SCORE: Fn,
+    MOD: Const,
 ) -> (Tile, Tile, Tile) {
     let offs_n = arange(0, BN);
     let offs_d = arange(0, HEAD_DIM);
+    let qk_scale = sm_scale * 1.4426950408889634; // log2(e)
     let mut acc = acc;
     let mut m_i = m_i;
     let mut l_i = l_i;
@@ -64,7 +77,21 @@ fn attn_blocks(
         // (K-major).
         let kv = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
         let in_seq = cols.expand_dims(1) < n_ctx;
+        // `s`: the scores in base-2 units once `scale` is applied below (`qk_scale` folds
+        // log2(e) into the scale) or the modified scores in base-2 units (`MOD = 1`).
         let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
+        if MOD == 1 {
+            s = SCORE(
+                s * sm_scale,
+                b,
+                h,
+                offs_m.expand_dims(1),
+                cols.expand_dims(0),
+                mod_ptr,
+                mod_f,
+                mod_i,
+            ) * 1.4426950408889634; // log2(e)
+        }
         if MASK == 1 {
             let seen =
                 (cols.expand_dims(0) < n_ctx) & (offs_m.expand_dims(1) >= cols.expand_dims(0));
@@ -73,10 +100,29 @@ fn attn_blocks(
         if MASK == 2 {
             s = select(cols.expand_dims(0) < n_ctx, s, f32::NEG_INFINITY);
         }
-        // exp(s·scale − m) in base 2: the scale folded into one multiply-add per score.
-        let m_new = max(m_i, s.max(1) * qk_scale);
-        let p = (s * qk_scale - m_new.expand_dims(1)).exp2();
-        let alpha = (m_i - m_new).exp2();
+        if MASK == 3 {
+            let rel = offs_m.expand_dims(1) - cols.expand_dims(0);
+            let seen = (cols.expand_dims(0) < n_ctx) & (rel <= left) & (0 - rel <= right);
+            s = select(seen, s, f32::NEG_INFINITY);
+        }
+        let mut m_new = m_i;
+        let mut p = s;
+        if MOD == 1 {
+            m_new = max(m_i, s.max(1));
+            p = s;
+        } else {
+            // exp(s·scale − m) in base 2: the scale folded into one multiply-add per score.
+            m_new = max(m_i, s.max(1) * qk_scale);
+            p = s * qk_scale;
+        }
+        // A row that has seen no key yet (a window that starts later, a rule that gave −∞)
+        // keeps `m = −∞`; it is offset by 0 so that its probabilities are 0, not NaN.
+        let mut m_off = m_new;
+        if MASK == 3 || MOD == 1 {
+            m_off = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
+        }
+        p = (p - m_off.expand_dims(1)).exp2();
+        let alpha = (m_i - m_off).exp2();
         l_i = l_i * alpha + p.sum(1);
         let vb = load(v_base + kv, in_seq, 0.0);
         acc = dot(p as T, vb, acc * alpha.expand_dims(1));
@@ -86,8 +132,24 @@ fn attn_blocks(
 }
 
 #[tile_fn]
+/// The score rule of the kernels without one (never called: they pass `MOD = 0`).
+fn unmodified(
+    s: Tile,
+    b: i32,
+    h: i32,
+    q_idx: Tile,
+    kv_idx: Tile,
+    mod_ptr: Tile,
+    mod_f: f32,
+    mod_i: i32,
+) -> Tile {
+    s
+}
+
+#[tile_fn]
 /// The forward pass of one program of the dense kernels (see [`attn_fwd`]): its batch and
-/// head from the program id, then [`attn_rows`].
+/// head from the program id, then [`attn_rows`] (with a score rule and a window for
+/// [`attn_fwd_mod`]).
 fn attn_forward(
     q: Tile,
     k: Tile,
@@ -104,9 +166,17 @@ fn attn_forward(
     hq: i32,
     hkv: i32,
     n_ctx: i32,
+    left: i32,
+    right: i32,
+    mod_ptr: Tile,
+    mod_f: f32,
+    mod_i: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
+    WINDOW: Const,
+    SCORE: Fn,
+    MOD: Const,
     BM: Const,
     BN: Const,
 ) {
@@ -125,9 +195,19 @@ fn attn_forward(
         stride_s,
         kv_stride_s,
         n_ctx,
+        b,
+        h,
+        left,
+        right,
+        mod_ptr,
+        mod_f,
+        mod_i,
         T,
         HEAD_DIM,
         CAUSAL,
+        WINDOW,
+        SCORE,
+        MOD,
         BM,
         BN,
     );
@@ -136,7 +216,10 @@ fn attn_forward(
 #[tile_fn]
 /// Query rows `program_id(0)·BM ..` of one sequence and head: `q`, `o` at its row 0 (rows
 /// `stride_s` apart), `k`, `v` at its key/value head's row 0 (`kv_stride_s` apart), `lse` at
-/// its row 0 (rows contiguous); `n_ctx` queries and keys.
+/// its row 0 (rows contiguous); `n_ctx` queries and keys; `b`, `h` its batch (or sequence) and
+/// head for the score rule. `WINDOW = 1`: query `i` sees keys `i − left ..= i + right` (a
+/// negative bound is no bound; `CAUSAL` is then ignored: it is `right = 0`). `MOD = 1`: the
+/// scores go through `SCORE` (see [`attn_blocks`]).
 fn attn_rows(
     q: Tile,
     k_base: Tile,
@@ -147,9 +230,19 @@ fn attn_rows(
     stride_s: i32,
     kv_stride_s: i32,
     n_ctx: i32,
+    b: i32,
+    h: i32,
+    left: i32,
+    right: i32,
+    mod_ptr: Tile,
+    mod_f: f32,
+    mod_i: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
+    WINDOW: Const,
+    SCORE: Fn,
+    MOD: Const,
     BM: Const,
     BN: Const,
 ) {
@@ -162,38 +255,28 @@ fn attn_rows(
         row_ok,
         0.0,
     );
-    let qk_scale = sm_scale * 1.4426950408889634; // log2(e)
     let mut acc = zeros([BM, HEAD_DIM]);
     let mut m_i = zeros([BM]) + f32::NEG_INFINITY;
     let mut l_i = zeros([BM]);
     // The blocks of keys that every query of the program sees and that lie wholly in the
     // sequence run without a mask: without the causal mask, every whole block; with it, those
-    // below the diagonal. Then, masked: the diagonal block(s), or the ragged last block.
+    // below the diagonal; with a window, those inside every row's window. Then, masked: the
+    // diagonal block(s), or the ragged last block, or the window's edges.
     let diag = start_m * BM;
     let whole = (n_ctx / BN) * BN;
-    let unmasked_end = select(CAUSAL == 1, min(diag, whole), whole);
-    let (a, m, l) = attn_blocks(
-        acc,
-        m_i,
-        l_i,
-        q_tile,
-        k_base,
-        v_base,
-        kv_stride_s,
-        offs_m,
-        0,
-        unmasked_end,
-        n_ctx,
-        qk_scale,
-        T,
-        HEAD_DIM,
-        BN,
-        0,
-    );
-    acc = a;
-    m_i = m;
-    l_i = l;
-    if CAUSAL == 1 {
+    let mut lo = 0;
+    let mut mid = 0;
+    let mut mid_end = select(CAUSAL == 1, min(diag, whole), whole);
+    let mut hi = select(CAUSAL == 1, min(diag + BM, n_ctx), n_ctx);
+    let wl = select(left < 0, n_ctx, left);
+    let wr = select(right < 0, n_ctx, right);
+    if WINDOW == 1 {
+        // Keys seen by some row: `diag − wl .. diag + BM + wr`; by every row: `diag + BM − 1 −
+        // wl ..= diag + wr`. Masked blocks before and after the unmasked ones.
+        lo = (max(diag - wl, 0) / BN) * BN;
+        hi = min(n_ctx, diag + BM + wr);
+        mid = min(max(lo, cdiv(max(diag + BM - 1 - wl, 0), BN) * BN), hi);
+        mid_end = max(mid, (min(diag + wr + 1, n_ctx) / BN) * BN);
         let (a, m, l) = attn_blocks(
             acc,
             m_i,
@@ -203,14 +286,116 @@ fn attn_rows(
             v_base,
             kv_stride_s,
             offs_m,
-            unmasked_end,
-            min(diag + BM, n_ctx),
+            lo,
+            mid,
             n_ctx,
-            qk_scale,
+            sm_scale,
+            b,
+            h,
+            wl,
+            wr,
+            mod_ptr,
+            mod_f,
+            mod_i,
+            T,
+            HEAD_DIM,
+            BN,
+            3,
+            SCORE,
+            MOD,
+        );
+        acc = a;
+        m_i = m;
+        l_i = l;
+    }
+    let (a, m, l) = attn_blocks(
+        acc,
+        m_i,
+        l_i,
+        q_tile,
+        k_base,
+        v_base,
+        kv_stride_s,
+        offs_m,
+        mid,
+        mid_end,
+        n_ctx,
+        sm_scale,
+        b,
+        h,
+        wl,
+        wr,
+        mod_ptr,
+        mod_f,
+        mod_i,
+        T,
+        HEAD_DIM,
+        BN,
+        0,
+        SCORE,
+        MOD,
+    );
+    acc = a;
+    m_i = m;
+    l_i = l;
+    if WINDOW == 1 {
+        let (a, m, l) = attn_blocks(
+            acc,
+            m_i,
+            l_i,
+            q_tile,
+            k_base,
+            v_base,
+            kv_stride_s,
+            offs_m,
+            mid_end,
+            hi,
+            n_ctx,
+            sm_scale,
+            b,
+            h,
+            wl,
+            wr,
+            mod_ptr,
+            mod_f,
+            mod_i,
+            T,
+            HEAD_DIM,
+            BN,
+            3,
+            SCORE,
+            MOD,
+        );
+        acc = a;
+        m_i = m;
+        l_i = l;
+    } else if CAUSAL == 1 {
+        let (a, m, l) = attn_blocks(
+            acc,
+            m_i,
+            l_i,
+            q_tile,
+            k_base,
+            v_base,
+            kv_stride_s,
+            offs_m,
+            mid_end,
+            hi,
+            n_ctx,
+            sm_scale,
+            b,
+            h,
+            wl,
+            wr,
+            mod_ptr,
+            mod_f,
+            mod_i,
             T,
             HEAD_DIM,
             BN,
             1,
+            SCORE,
+            MOD,
         );
         acc = a;
         m_i = m;
@@ -225,20 +410,34 @@ fn attn_rows(
             v_base,
             kv_stride_s,
             offs_m,
-            whole,
+            mid_end,
+            hi,
             n_ctx,
-            n_ctx,
-            qk_scale,
+            sm_scale,
+            b,
+            h,
+            wl,
+            wr,
+            mod_ptr,
+            mod_f,
+            mod_i,
             T,
             HEAD_DIM,
             BN,
             2,
+            SCORE,
+            MOD,
         );
         acc = a;
         m_i = m;
         l_i = l;
     }
     let row = offs_m < n_ctx;
+    let mut l_div = l_i;
+    if MOD == 1 {
+        // A row the rule masked entirely has `l = 0`: its output is 0 (FlexAttention's).
+        l_div = select(l_i == 0.0, 1.0, l_i);
+    }
     // L = ln(Σ exp(s·scale)) = (m + log2(l)) · ln 2, in base-e units.
     store(
         lse + offs_m,
@@ -247,7 +446,7 @@ fn attn_rows(
     );
     store(
         o + offs_m.expand_dims(1) * stride_s + offs_d.expand_dims(0),
-        (acc / l_i.expand_dims(1)) as T,
+        (acc / l_div.expand_dims(1)) as T,
         row_ok,
     );
 }
@@ -296,9 +495,17 @@ pub fn attn_fwd(
         hq,
         hkv,
         n_ctx,
+        -1,
+        -1,
+        lse,
+        0.0,
+        0,
         T,
         64,
         CAUSAL,
+        0,
+        unmodified,
+        0,
         128,
         64,
     );
@@ -342,9 +549,254 @@ pub fn attn_fwd_d128(
         hq,
         hkv,
         n_ctx,
+        -1,
+        -1,
+        lse,
+        0.0,
+        0,
         T,
         128,
         CAUSAL,
+        0,
+        unmodified,
+        0,
+        128,
+        64,
+    );
+}
+
+#[tile_fn]
+/// ALiBi: `s + slope[h] · (key − query)`, the slopes read from `slopes` (one per query head).
+pub fn alibi(
+    s: Tile,
+    b: i32,
+    h: i32,
+    q_idx: Tile,
+    kv_idx: Tile,
+    slopes: Tile,
+    mod_f: f32,
+    mod_i: i32,
+) -> Tile {
+    s + load(slopes + h) * (kv_idx - q_idx) as f32
+}
+
+#[tile_fn]
+/// The logit softcap of Gemma 2 and Grok: `cap · tanh(s / cap)`.
+pub fn softcap(
+    s: Tile,
+    b: i32,
+    h: i32,
+    q_idx: Tile,
+    kv_idx: Tile,
+    mod_ptr: Tile,
+    cap: f32,
+    mod_i: i32,
+) -> Tile {
+    (s * (1.0 / cap)).tanh() * cap
+}
+
+#[tile_fn]
+/// An additive bias read from memory: `s + bias[query, key]`, `bias` an `n × n` array (the same
+/// for every batch and head; rows `n` apart). For the attention loop only, which masks keys past
+/// `n` after the rule.
+pub fn additive_bias(
+    s: Tile,
+    b: i32,
+    h: i32,
+    q_idx: Tile,
+    kv_idx: Tile,
+    bias: Tile,
+    mod_f: f32,
+    n: i32,
+) -> Tile {
+    // Indices past the end read the last row or column instead of being masked: those rows
+    // are never stored and those columns are masked after the rule.
+    s + load(bias + min(q_idx, n - 1) * n + min(kv_idx, n - 1)) as f32
+}
+
+// The score modifiers of FlexAttention's examples, on the `head_dim = 128` forward; every one
+// with a sliding window (`left = right = -1`: none). Two kernels, since one with every rule and
+// both types would pass the compile-cost limit.
+#[tile_kernel(num_warps = 8, num_stages = 3, specialize = aligned, math = fast)]
+/// [`attn_fwd_d128`] with a sliding window and a score rule: query `i` sees keys
+/// `i − left ..= i + right` (a negative bound is no bound; blocks outside every row's window
+/// are skipped), and `MOD` picks the rule applied to the scaled score `s = q·k · sm_scale`:
+/// `0` none, `1` [`alibi`] (`slopes[h]`, f32 per query head), `2` [`softcap`] (`cap`).
+/// `slopes` may be any buffer when `MOD` is not 1.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fwd_mod(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    o: Ptr<T>,
+    lse: Ptr<f32>,
+    slopes: Ptr<f32>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    left: i32,
+    right: i32,
+    cap: f32,
+    T: Type<{ [f16, bf16] }>,
+    MOD: Const<{ [0, 1, 2] }>,
+) {
+    if MOD == 0 {
+        attn_forward(
+            q,
+            k,
+            v,
+            o,
+            lse,
+            sm_scale,
+            stride_b,
+            stride_h,
+            stride_s,
+            kv_stride_b,
+            kv_stride_h,
+            kv_stride_s,
+            hq,
+            hkv,
+            n_ctx,
+            left,
+            right,
+            lse,
+            0.0,
+            0,
+            T,
+            128,
+            0,
+            1,
+            unmodified,
+            0,
+            128,
+            64,
+        );
+    }
+    if MOD == 1 {
+        attn_forward(
+            q,
+            k,
+            v,
+            o,
+            lse,
+            sm_scale,
+            stride_b,
+            stride_h,
+            stride_s,
+            kv_stride_b,
+            kv_stride_h,
+            kv_stride_s,
+            hq,
+            hkv,
+            n_ctx,
+            left,
+            right,
+            slopes,
+            0.0,
+            0,
+            T,
+            128,
+            0,
+            1,
+            alibi,
+            1,
+            128,
+            64,
+        );
+    }
+    if MOD == 2 {
+        attn_forward(
+            q,
+            k,
+            v,
+            o,
+            lse,
+            sm_scale,
+            stride_b,
+            stride_h,
+            stride_s,
+            kv_stride_b,
+            kv_stride_h,
+            kv_stride_s,
+            hq,
+            hkv,
+            n_ctx,
+            left,
+            right,
+            lse,
+            cap,
+            0,
+            T,
+            128,
+            0,
+            1,
+            softcap,
+            1,
+            128,
+            64,
+        );
+    }
+}
+
+#[tile_kernel(num_warps = 8, num_stages = 2, specialize = aligned, math = fast)]
+/// [`attn_fwd_mod`] with the rule [`additive_bias`]: `s + bias[query, key]`, `bias` an
+/// `n_ctx × n_ctx` array of the input type shared by every batch and head.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fwd_bias(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    o: Ptr<T>,
+    lse: Ptr<f32>,
+    bias: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    left: i32,
+    right: i32,
+    T: Type<{ [f16, bf16] }>,
+) {
+    attn_forward(
+        q,
+        k,
+        v,
+        o,
+        lse,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        left,
+        right,
+        bias,
+        0.0,
+        n_ctx,
+        T,
+        128,
+        0,
+        1,
+        additive_bias,
+        1,
         128,
         64,
     );
@@ -395,9 +847,19 @@ pub fn attn_fwd_varlen(
             stride_t,
             kv_stride_t,
             n_ctx,
+            seq,
+            h,
+            -1,
+            -1,
+            lse,
+            0.0,
+            0,
             T,
             HEAD_DIM,
             CAUSAL,
+            0,
+            unmodified,
+            0,
             128,
             64,
         );
@@ -497,6 +959,8 @@ pub fn attn_pv(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = attn_fwd::KERNELS.to_vec();
     v.extend(attn_fwd_d128::KERNELS);
+    v.extend(attn_fwd_mod::KERNELS);
+    v.extend(attn_fwd_bias::KERNELS);
     v.extend(attn_fwd_varlen::KERNELS);
     v.extend(attn_bwd_preprocess::KERNELS);
     v.extend(attn_bwd_dkdv::KERNELS);

@@ -1,6 +1,6 @@
 //! FlashAttention forward and backward against float64.
 //!
-//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode | --varlen]` — on a GPU: awkward shapes
+//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode | --varlen | --mods]` — on a GPU: awkward shapes
 //! (sequence lengths 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1)
 //! checked on every or 64 sampled rows, forward and backward, then the shapes timed in
 //! bf16 (and f16 with `--f16`; median of CUDA events after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
@@ -18,7 +18,10 @@
 //! the bytes it must read against the copy rate of the same run. Packed sequences of different
 //! lengths (`varlen.rs`, one launch over `cu_seqlens`): checked on awkward batches (a one-token
 //! sequence, grouped-query heads), then timed on `attention.py`'s 64 sequences of 1..4096
-//! tokens. `--decode`, `--varlen`: only that part.
+//! tokens. Score modifiers (`mods.rs`: a sliding window, ALiBi, the logit softcap, an additive
+//! bias, each a tile function handed to the row loop): checked on awkward lengths and windows,
+//! then timed on `attention.py`'s `[4, 32, 4096, 128]` bf16 rows in TFLOP/s on the (query, key)
+//! pairs seen. `--decode`, `--varlen`, `--mods`: only that part.
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
@@ -38,6 +41,7 @@ use tile_examples::flash_attention::attn::{
 use tile_examples::flash_attention::decode::{
     decode, decode_errors, DecodeBuffers, DecodeInputs, DecodeShape,
 };
+use tile_examples::flash_attention::mods::{mod_errors, mod_forward, ModInputs, ModShape, Rule};
 use tile_examples::flash_attention::varlen::{
     varlen_errors, varlen_forward, varlen_lengths, VarlenInputs, VarlenShape,
 };
@@ -221,6 +225,106 @@ fn run_varlen<T: Half>(dev: &Device, s: &VarlenShape, reps: usize) -> Res<(bool,
     Ok((ok, t))
 }
 
+/// Runs the modified forward `m` once, checks it, and (when `reps > 0`) times it: `(ok, ms)`.
+fn run_mod<T: Half>(dev: &Device, m: &ModShape, reps: usize) -> Res<(bool, f64)> {
+    let x = ModInputs::<T>::new(m, 5);
+    let (q, k, v) = (
+        dev.upload(&x.x.q)?,
+        dev.upload(&x.x.k)?,
+        dev.upload(&x.x.v)?,
+    );
+    let slopes = dev.upload(&x.slopes)?;
+    // The bias buffer is read only by the bias rule; the others get a placeholder.
+    let bias = dev.upload(if x.bias.is_empty() {
+        &x.x.q[..1]
+    } else {
+        &x.bias
+    })?;
+    let s = &m.shape;
+    let mut o = dev.upload(&vec![T::from_f32(f32::NAN); s.q_len()])?;
+    let mut lse = dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?;
+    mod_forward(dev, m, [&q, &k, &v], &slopes, &bias, &mut o, &mut lse)?;
+    let (e, el) = mod_errors(m, &x, &dev.download(&o)?, &dev.download(&lse)?);
+    let ok = e <= T::TOL && el <= LSE_TOL;
+    println!(
+        "check {} {} {}: output rel. L2 {e:.2e}, lse {el:.2e} -> {}",
+        m.variant(),
+        s.label(),
+        T::NAME,
+        if ok { "ok" } else { "FAILED" }
+    );
+    if reps == 0 {
+        return Ok((ok, 0.0));
+    }
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    let t = time_ms(&stream, 5, reps, || {
+        mod_forward(dev, m, [&q, &k, &v], &slopes, &bias, &mut o, &mut lse)
+    })?;
+    Ok((ok, t))
+}
+
+/// Score modifiers on edges: windows narrower than a block, one-sided and open-ended, lengths
+/// that are not multiples of the blocks, grouped-query heads, and every rule.
+fn awkward_mods(gpu: bool) -> Vec<ModShape> {
+    let mut v = Vec::new();
+    let lens: &[usize] = if gpu {
+        &[1, 17, 130, 1000, 4097]
+    } else {
+        &[1, 17, 130]
+    };
+    for (i, &n) in lens.iter().enumerate() {
+        let sh = shape(1, 4, if i % 2 == 0 { 4 } else { 1 }, n, 128, false);
+        for window in [
+            None,
+            Some((5, 0)),
+            Some((100, 3)),
+            Some((-1, 0)),
+            Some((0, -1)),
+        ] {
+            v.push(ModShape {
+                shape: sh,
+                window,
+                rule: Rule::None,
+            });
+        }
+        for rule in [
+            Rule::Alibi,
+            Rule::Softcap(20.0),
+            Rule::Softcap(0.5),
+            Rule::Bias,
+        ] {
+            v.push(ModShape {
+                shape: sh,
+                window: None,
+                rule,
+            });
+            v.push(ModShape {
+                shape: sh,
+                window: Some((64, 7)),
+                rule,
+            });
+        }
+    }
+    v
+}
+
+/// The timed modifiers: `attention.py`'s `[4, 32, 4096, 128]` bf16 rows (window 1024 left, 0
+/// right; ALiBi; softcap 20; bias).
+fn timed_mods() -> Vec<ModShape> {
+    let sh = shape(4, 32, 32, 4096, 128, false);
+    let m = |window, rule| ModShape {
+        shape: sh,
+        window,
+        rule,
+    };
+    vec![
+        m(Some((1024, 0)), Rule::None),
+        m(None, Rule::Alibi),
+        m(None, Rule::Softcap(20.0)),
+        m(None, Rule::Bias),
+    ]
+}
+
 /// `n seqs ≤ longest, hq/hkv × d [causal]`, for tables.
 fn varlen_label(s: &VarlenShape) -> String {
     format!(
@@ -336,8 +440,15 @@ fn run() -> Res<bool> {
     let gpu = no_gpu.is_none();
     // `--decode` / `--varlen`: only that part.
     let only = |p: &str| std::env::args().any(|a| a == p);
-    let (decode_only, varlen_only) = (only("--decode"), only("--varlen"));
-    let (dense, decoding, varlen) = (!decode_only && !varlen_only, !varlen_only, !decode_only);
+    let (decode_only, varlen_only, mods_only) =
+        (only("--decode"), only("--varlen"), only("--mods"));
+    let one = decode_only || varlen_only || mods_only;
+    let (dense, decoding, varlen, mods) = (
+        !one,
+        !one || decode_only,
+        !one || varlen_only,
+        !one || mods_only,
+    );
     let mut ok = true;
     if dense {
         for s in awkward(gpu) {
@@ -355,8 +466,32 @@ fn run() -> Res<bool> {
             ok &= run_varlen::<bf16>(&dev, &s, 0)?.0;
         }
     }
+    for m in awkward_mods(gpu).into_iter().filter(|_| mods) {
+        ok &= run_mod::<bf16>(&dev, &m, 0)?.0;
+    }
+    if mods {
+        // f16 through the same kernels, once per rule.
+        for m in awkward_mods(gpu).into_iter().take(13) {
+            ok &= run_mod::<f16>(&dev, &m, 0)?.0;
+        }
+    }
     if !gpu || quick {
         return Ok(ok);
+    }
+    // Score modifiers: attention.py's rows, TFLOP/s on the (query, key) pairs seen.
+    let mut mrows = Vec::new();
+    for m in timed_mods().into_iter().filter(|_| mods) {
+        let (good, ms) = run_mod::<bf16>(&dev, &m, 20)?;
+        ok &= good;
+        mrows.push(vec![
+            m.variant(),
+            m.shape.label(),
+            format!("{ms:.4}"),
+            format!("{:.1}", m.flops() / ms / 1e9),
+        ]);
+    }
+    if mods {
+        print_table(&["modifier", "B x H x S x D", "ms", "TFLOP/s"], &mrows);
     }
     // Decoding: batch 64, 32 query heads on 8 key/value heads, D 128, pages of 16, bf16; the
     // rate on the bytes it must read against the device's copy rate in the same run.

@@ -26,8 +26,8 @@ and DIR/plots/*.png|svg.
   --interpreter    run on the CPU interpreter even if there is a GPU (smoke test, tiny sizes)
   --no-plots       skip the plots
   --attn-parts A,B flash_attention family: only these parts, named as bench/python/baseline.py
-                   names them (fwd, bwd, gqa, varlen, mods, decode; default all; tile-bench has
-                   rows for fwd, bwd, gqa, varlen and decode), so that a run in parts joins the baseline's parts
+                   names them (fwd, bwd, gqa, varlen, mods, decode; default all), so that a
+                   run in parts joins the baseline's parts
   --attn-dtypes A,B flash_attention family: only these dtypes (bf16, f16) of the fwd and bwd
                    grids, as baseline.py's --attn-dtypes (small and check-only shapes run in
                    every dtype)

@@ -51,7 +51,11 @@
 //! ctx in {1024, 4096, 8192, 16384, 32768} (`--quick`: 1024), every sequence `ctx` tokens in
 //! pages of 16 in a shuffled order; the example's `decode` (split kernel and combine), checked
 //! on every query head of the first and last sequence; no FLOPs, bytes = K and V plus `q` and `o`
-//! (attention.py's count). Both bf16.
+//! (attention.py's count). Both bf16. `mod_window_l1024_r0`, `mod_alibi`, `mod_softcap20`,
+//! `mod_bias`, shape `[B, H, S, D]`: attention.py's score modifiers at `[4, 32, 4096, 128]`
+//! (`--quick`: `[1, 4, 256, 128]`) bf16, the example's `mod_forward` (a tile function per rule
+//! handed to the row loop), checked on `attn::sampled_rows` against `mods::mod_reference_row`;
+//! FLOPs `4·D` per (query, key) pair seen, bytes Q, K, V, O (plus the bias), as attention.py.
 
 use tile::{Buffer, Device};
 
@@ -63,6 +67,7 @@ use crate::flash_attention::attn::{
 use crate::flash_attention::decode::{
     decode, decode_reference, DecodeBuffers, DecodeInputs, DecodeShape, PAGE,
 };
+use crate::flash_attention::mods::{mod_forward, mod_reference_row, ModInputs, ModShape, Rule};
 use crate::flash_attention::varlen::{
     varlen_forward, varlen_lengths, varlen_reference_row, varlen_rows, VarlenInputs, VarlenShape,
 };
@@ -343,7 +348,176 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
             }));
         }
     }
+    // Score modifiers (GPU only, as decoding): attention.py's small shape, then its timed one.
+    if plan.gpu && wants("mods") {
+        let small = [(1, 4, 256)];
+        let big = [(4, 32, 4096)];
+        for ((b, h, n), timed) in plan.shapes(&[], &small, &big) {
+            let label = format!(
+                "mod_window_l1024_r0+mod_alibi+mod_softcap20+mod_bias {b}x{h}x{n}x128 bf16"
+            );
+            jobs.push(Job::new(NAME, label, timed, move |ctx| {
+                bench_mods(ctx, b, h, n, timed)
+            }));
+        }
+    }
     jobs
+}
+
+/// attention.py's modifiers (`mods` part) on `[b, h, n, 128]` bf16: each rule a case with its
+/// own inputs (the bias drawn only for the bias rule).
+fn bench_mods(ctx: &mut Ctx, b: usize, h: usize, n: usize, timed: bool) -> Res<()> {
+    let shape = Shape {
+        batch: b,
+        hq: h,
+        hkv: h,
+        n_ctx: n,
+        d: 128,
+        causal: false,
+    };
+    for (window, rule) in [
+        (Some((1024, 0)), Rule::None),
+        (None, Rule::Alibi),
+        (None, Rule::Softcap(20.0)),
+        (None, Rule::Bias),
+    ] {
+        let m = ModShape {
+            shape,
+            window,
+            rule,
+        };
+        m.check()?;
+        let x = ModInputs::<tile::bf16>::new(&m, 43);
+        let rows = sampled_rows(&shape);
+        let (mut want_o, mut want_lse) = (Vec::new(), Vec::new());
+        for &(bb, hh, r) in &rows {
+            let (o, l) = mod_reference_row(&m, &x, bb, hh, r);
+            want_o.extend(o);
+            want_lse.push(l);
+        }
+        let variant: &'static str = match rule {
+            Rule::None => "mod_window_l1024_r0",
+            Rule::Alibi => "mod_alibi",
+            Rule::Softcap(_) => "mod_softcap20",
+            Rule::Bias => "mod_bias",
+        };
+        debug_assert_eq!(variant, m.variant());
+        let meta = Meta {
+            kernel: NAME,
+            variant: Some(variant),
+            shape: [b, h, n, 128].map(|v| v as i64).to_vec(),
+            dtype: "bf16",
+            bytes: 4.0 * (shape.q_len() * 2) as f64 + (x.bias.len() * 2) as f64,
+            flops: Some(m.flops()),
+            timed,
+        };
+        let case = ModCase {
+            m,
+            x: &x,
+            rows,
+            want_o,
+            want_lse,
+        };
+        ctx.bench(&meta, &case);
+    }
+    Ok(())
+}
+
+/// One modified case: the problem, its inputs and the float64 reference of the checked rows.
+struct ModCase<'a> {
+    m: ModShape,
+    x: &'a ModInputs<tile::bf16>,
+    rows: Vec<(usize, usize, usize)>,
+    want_o: Vec<f64>,
+    want_lse: Vec<f64>,
+}
+
+/// A modified case's device buffers (`bias` a one-element stand-in unless the rule reads it).
+struct ModState {
+    q: Buffer<tile::bf16>,
+    k: Buffer<tile::bf16>,
+    v: Buffer<tile::bf16>,
+    slopes: Buffer<f32>,
+    bias: Buffer<tile::bf16>,
+    o: Buffer<tile::bf16>,
+    lse: Buffer<f32>,
+}
+
+impl Case for ModCase<'_> {
+    type State = ModState;
+
+    fn setup(&self, dev: &Device) -> Res<ModState> {
+        let x = &self.x;
+        let bias = if x.bias.is_empty() {
+            &x.x.q[..1]
+        } else {
+            &x.bias[..]
+        };
+        let s = &self.m.shape;
+        Ok(ModState {
+            q: dev.upload(&x.x.q)?,
+            k: dev.upload(&x.x.k)?,
+            v: dev.upload(&x.x.v)?,
+            slopes: dev.upload(&x.slopes)?,
+            bias: dev.upload(bias)?,
+            o: dev.upload(&vec![tile::bf16::NAN; s.q_len()])?,
+            lse: dev.upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])?,
+        })
+    }
+
+    fn run(&self, dev: &Device, st: &mut ModState, form: Form) -> Result<(), tile::Error> {
+        match form {
+            Form::Fused => mod_forward(
+                dev,
+                &self.m,
+                [&st.q, &st.k, &st.v],
+                &st.slopes,
+                &st.bias,
+                &mut st.o,
+                &mut st.lse,
+            ),
+            other => Err(not_a_form(other)),
+        }
+    }
+
+    fn verify(&self, dev: &Device, st: &ModState, _: Form) -> Res<Vec<OutErr>> {
+        let s = &self.m.shape;
+        let (o, lse) = (dev.download(&st.o)?, dev.download(&st.lse)?);
+        let (mut got_o, mut got_lse) = (Vec::new(), Vec::new());
+        for &(b, h, r) in &self.rows {
+            let row = (b * s.hq + h) * s.n_ctx + r;
+            got_o.extend(o[row * s.d..][..s.d].iter().map(|t| t.to_f32()));
+            got_lse.push(lse[row]);
+        }
+        Ok(vec![
+            compare("o", &got_o, &self.want_o, tile::bf16::TOL),
+            compare("lse", &got_lse, &self.want_lse, LSE_TOL),
+        ])
+    }
+
+    fn ops(&self, form: Form) -> String {
+        match form {
+            Form::Fused => format!(
+                "1 kernel: {}, 128 query rows x 64-key blocks per program, 8 warps; the rule a \
+                 tile function handed to the row loop{}",
+                if self.m.rule == Rule::Bias {
+                    "attn_fwd_bias (2 stages)"
+                } else {
+                    "attn_fwd_mod (3 stages)"
+                },
+                if self.m.window.is_some() {
+                    "; key blocks outside every row's window skipped"
+                } else {
+                    ""
+                }
+            ),
+            other => not_a_form(other).to_string(),
+        }
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Fused]
+    }
 }
 
 /// attention.py's `VARLEN_SEED`: its lengths are `varlen_lengths(n, max_len, VARLEN_SEED)`.
@@ -865,8 +1039,8 @@ mod tests {
         let full = labels(true, false, &[], &[]);
         let timed: Vec<&String> = full.iter().filter(|l| !l.ends_with("(check)")).collect();
         // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes;
-        // one packed batch (both masks); five decoding lengths.
-        assert_eq!(timed.len(), 22 + 1 + 5);
+        // one packed batch (both masks); five decoding lengths; the modifiers.
+        assert_eq!(timed.len(), 22 + 1 + 5 + 1);
         assert_eq!(full.len() - timed.len(), 4 + 20);
         assert!(full.contains(
             &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
@@ -886,6 +1060,7 @@ mod tests {
                 "gqa_fwd 1x32x8x256x128 bf16",
                 "decode_paged16 4x32x8x1024x128 bf16",
                 "varlen_fwd+varlen_fwd_causal 8x4x1011x128 bf16",
+                "mod_window_l1024_r0+mod_alibi+mod_softcap20+mod_bias 1x4x256x128 bf16",
             ]
             .map(|l| format!("flash_attention {l}"))
         );
@@ -916,6 +1091,10 @@ mod tests {
         assert_eq!(
             labels(true, true, &["varlen"], &[]),
             ["flash_attention varlen_fwd+varlen_fwd_causal 8x4x1011x128 bf16"]
+        );
+        assert_eq!(
+            labels(true, false, &["mods"], &[]),
+            ["flash_attention mod_window_l1024_r0+mod_alibi+mod_softcap20+mod_bias 4x32x4096x128 bf16"]
         );
         let decode = labels(true, false, &["decode"], &[]);
         assert_eq!(decode.len(), 5);
