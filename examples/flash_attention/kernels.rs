@@ -77,9 +77,11 @@ fn attn_blocks(
         // (K-major).
         let kv = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
         let in_seq = cols.expand_dims(1) < n_ctx;
-        // `s`: the scores in base-2 units once `scale` is applied below (`qk_scale` folds
-        // log2(e) into the scale) or the modified scores in base-2 units (`MOD = 1`).
+        // `s` times `scale2` is the score in base-2 units: the raw product times `qk_scale`
+        // (log2(e) folded into the scale), or the rule's score (`MOD = 1`, natural units) times
+        // log2(e); either way one multiply-add per score below.
         let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
+        let mut scale2 = qk_scale;
         if MOD == 1 {
             s = SCORE(
                 s * sm_scale,
@@ -90,7 +92,8 @@ fn attn_blocks(
                 mod_ptr,
                 mod_f,
                 mod_i,
-            ) * 1.4426950408889634; // log2(e)
+            );
+            scale2 = 1.4426950408889634; // log2(e)
         }
         if MASK == 1 {
             let seen =
@@ -105,23 +108,14 @@ fn attn_blocks(
             let seen = (cols.expand_dims(0) < n_ctx) & (rel <= left) & (0 - rel <= right);
             s = select(seen, s, f32::NEG_INFINITY);
         }
-        let mut m_new = m_i;
-        let mut p = s;
-        if MOD == 1 {
-            m_new = max(m_i, s.max(1));
-            p = s;
-        } else {
-            // exp(s·scale − m) in base 2: the scale folded into one multiply-add per score.
-            m_new = max(m_i, s.max(1) * qk_scale);
-            p = s * qk_scale;
-        }
+        let m_new = max(m_i, s.max(1) * scale2);
         // A row that has seen no key yet (a window that starts later, a rule that gave −∞)
         // keeps `m = −∞`; it is offset by 0 so that its probabilities are 0, not NaN.
         let mut m_off = m_new;
         if MASK == 3 || MOD == 1 {
             m_off = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
         }
-        p = (p - m_off.expand_dims(1)).exp2();
+        let p = (s * scale2 - m_off.expand_dims(1)).exp2();
         let alpha = (m_i - m_off).exp2();
         l_i = l_i * alpha + p.sum(1);
         let vb = load(v_base + kv, in_seq, 0.0);
@@ -579,8 +573,9 @@ pub fn alibi(
 ) -> Tile {
     // The positions converted before they are broadcast (one conversion per row and per
     // column, not per score: integer-to-float conversions issue at an eighth of the FMA rate).
+    // `s + a − b` in that order: the scale's multiply and the first add fuse into one fma.
     let slope = load(slopes + h);
-    s + (kv_idx as f32 * slope - q_idx as f32 * slope)
+    s + kv_idx as f32 * slope - q_idx as f32 * slope
 }
 
 #[tile_fn]
