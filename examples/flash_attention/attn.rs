@@ -304,9 +304,20 @@ pub fn sampled_rows(s: &Shape) -> Vec<(usize, usize, usize)> {
 /// Compares `o` and `lse` with the float64 reference on [`sampled_rows`]: the relative L2
 /// errors of the outputs and of the log-sum-exps.
 pub fn errors<T: Half>(s: &Shape, x: &Inputs<T>, o: &[T], lse: &[f32]) -> (f64, f64) {
+    errors_against(s, o, lse, |b, h, r| reference_row(s, x, b, h, r))
+}
+
+/// [`errors`] against another reference: `reference(b, h, row)` gives the output row and the
+/// log-sum-exp of query row `row` of head `(b, h)`.
+pub fn errors_against<T: Half>(
+    s: &Shape,
+    o: &[T],
+    lse: &[f32],
+    reference: impl Fn(usize, usize, usize) -> (Vec<f64>, f64),
+) -> (f64, f64) {
     let (mut got, mut want, mut lg, mut lw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (b, h, r) in sampled_rows(s) {
-        let (out, l) = reference_row(s, x, b, h, r);
+        let (out, l) = reference(b, h, r);
         let at = ((b * s.hq + h) * s.n_ctx + r) * s.d;
         got.extend(o[at..at + s.d].iter().map(|t| t.to_f32()));
         want.extend(out);

@@ -271,7 +271,7 @@ fn attn_rows(
         hi = min(n_ctx, diag + BM + wr);
         mid = min(max(lo, cdiv(max(diag + BM - 1 - wl, 0), BN) * BN), hi);
         mid_end = max(mid, (min(diag + wr + 1, n_ctx) / BN) * BN);
-        let (a, m, l) = attn_blocks(
+        (acc, m_i, l_i) = attn_blocks(
             acc,
             m_i,
             l_i,
@@ -298,11 +298,8 @@ fn attn_rows(
             SCORE,
             MOD,
         );
-        acc = a;
-        m_i = m;
-        l_i = l;
     }
-    let (a, m, l) = attn_blocks(
+    (acc, m_i, l_i) = attn_blocks(
         acc,
         m_i,
         l_i,
@@ -329,103 +326,35 @@ fn attn_rows(
         SCORE,
         MOD,
     );
-    acc = a;
-    m_i = m;
-    l_i = l;
-    if WINDOW == 1 {
-        let (a, m, l) = attn_blocks(
-            acc,
-            m_i,
-            l_i,
-            q_tile,
-            k_base,
-            v_base,
-            kv_stride_s,
-            offs_m,
-            mid_end,
-            hi,
-            n_ctx,
-            sm_scale,
-            b,
-            h,
-            wl,
-            wr,
-            mod_ptr,
-            mod_f,
-            mod_i,
-            T,
-            HEAD_DIM,
-            BN,
-            3,
-            SCORE,
-            MOD,
-        );
-        acc = a;
-        m_i = m;
-        l_i = l;
-    } else if CAUSAL == 1 {
-        let (a, m, l) = attn_blocks(
-            acc,
-            m_i,
-            l_i,
-            q_tile,
-            k_base,
-            v_base,
-            kv_stride_s,
-            offs_m,
-            mid_end,
-            hi,
-            n_ctx,
-            sm_scale,
-            b,
-            h,
-            wl,
-            wr,
-            mod_ptr,
-            mod_f,
-            mod_i,
-            T,
-            HEAD_DIM,
-            BN,
-            1,
-            SCORE,
-            MOD,
-        );
-        acc = a;
-        m_i = m;
-        l_i = l;
-    } else {
-        let (a, m, l) = attn_blocks(
-            acc,
-            m_i,
-            l_i,
-            q_tile,
-            k_base,
-            v_base,
-            kv_stride_s,
-            offs_m,
-            mid_end,
-            hi,
-            n_ctx,
-            sm_scale,
-            b,
-            h,
-            wl,
-            wr,
-            mod_ptr,
-            mod_f,
-            mod_i,
-            T,
-            HEAD_DIM,
-            BN,
-            2,
-            SCORE,
-            MOD,
-        );
-        acc = a;
-        m_i = m;
-        l_i = l;
-    }
+    // The masked blocks after: the window's edge (`3`), the diagonal (`1`) or the ragged end
+    // (`2`).
+    (acc, m_i, l_i) = attn_blocks(
+        acc,
+        m_i,
+        l_i,
+        q_tile,
+        k_base,
+        v_base,
+        kv_stride_s,
+        offs_m,
+        mid_end,
+        hi,
+        n_ctx,
+        sm_scale,
+        b,
+        h,
+        wl,
+        wr,
+        mod_ptr,
+        mod_f,
+        mod_i,
+        T,
+        HEAD_DIM,
+        BN,
+        3 * WINDOW + (1 - WINDOW) * (2 - CAUSAL),
+        SCORE,
+        MOD,
+    );
     let row = offs_m < n_ctx;
     let mut l_div = l_i;
     if MOD == 1 {

@@ -6,7 +6,7 @@
 use crate::common::{Half, Rng};
 use tile::prelude::*;
 
-use super::attn::{attend_row_with, sampled_rows, scale, Inputs, Shape};
+use super::attn::{attend_row_with, errors_against, scale, Inputs, Shape};
 use super::kernels::{attn_fwd_bias, attn_fwd_mod, grid};
 
 /// The rule applied to each scaled score `s = q·k · scale` of query `i`, key `j`, head `h`.
@@ -253,18 +253,5 @@ pub fn mod_reference_row<T: Half>(
 /// Relative L2 errors of `o` and `lse` against the float64 reference on
 /// [`super::attn::sampled_rows`].
 pub fn mod_errors<T: Half>(m: &ModShape, x: &ModInputs<T>, o: &[T], lse: &[f32]) -> (f64, f64) {
-    let s = &m.shape;
-    let (mut got, mut want, mut lg, mut lw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (b, h, r) in sampled_rows(s) {
-        let (out, l) = mod_reference_row(m, x, b, h, r);
-        let at = ((b * s.hq + h) * s.n_ctx + r) * s.d;
-        got.extend(o[at..at + s.d].iter().map(|t| t.to_f32()));
-        want.extend(out);
-        lg.push(lse[(b * s.hq + h) * s.n_ctx + r]);
-        lw.push(l);
-    }
-    (
-        crate::common::rel_l2(&got, &want),
-        crate::common::rel_l2(&lg, &lw),
-    )
+    errors_against(&m.shape, o, lse, |b, h, r| mod_reference_row(m, x, b, h, r))
 }
