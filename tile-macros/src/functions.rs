@@ -10,9 +10,11 @@
 //!
 //! `f!` (the macro `#[tile_fn]` defined beside `f`) answers by calling the callback with its
 //! closure appended: `::tile::__tile_kernel_resume! { {attr} {item} [(f) (m::g)] {f's closure} }`.
-//! The callback asks `m::g!` the same way, and once every callee has answered, compiles the
-//! kernel. A `#[tile_fn]` collects its own callees' closures the same way (callback
-//! `__tile_fn_resume`) before it defines its macro. A callee whose definition failed answers
+//! The callback asks `m::g!` the same way. Once every callee has answered, the functions the
+//! caller passes by path to its callees' `Fn` parameters (which only the callees' signatures
+//! reveal) are asked for in turn, appended to the paths; then the kernel compiles. A
+//! `#[tile_fn]` collects its own callees' closures the same way (callback `__tile_fn_resume`)
+//! before it defines its macro. A callee whose definition failed answers
 //! `{!}`: the caller then stands in an empty item for itself, so the definition's error is the
 //! only one.
 
