@@ -2,10 +2,12 @@
 //! ring of `S` shared-memory stages filled by `cp.async`, `S − 1` iterations ahead of use.
 //!
 //! It runs on GPU-level IR after `vectorize`. A `dot` operand qualifies when it is
-//! `convert_layout(load(ptr, mask[, 0]))` in the loop body, the load's only use is that
-//! conversion, its elements are f16 or bf16 (or f32 for a tf32 `dot`), and its address and mask depend only on the
+//! `convert_layout(load(ptr, mask[, 0]))` in the loop body, every use of the load is such a
+//! conversion (directly or through a `trans`), its elements are f16 or bf16 (or f32 for a tf32 `dot`), and its address and mask depend only on the
 //! induction variable and on values from outside the loop (the body stores nothing and holds no
-//! nested loop or branch). For the qualifying operands (`R × C` each):
+//! nested loop or branch). One ring holds each loaded tile: a tile that feeds several `dot`s
+//! (attention's backward reads `Q` as `Qᵀ` in `K Qᵀ` and as loaded in `dSᵀ Q`) is copied once
+//! and each reads the same stage its own way. For the qualifying tiles (`R × C` each):
 //!
 //! ```text
 //! %buf = local_alloc : smem<S x R x C x T, #shared…>        before the loop, one per operand
@@ -140,17 +142,80 @@ fn first_writer(f: &Function, ops: &[OpId]) -> Option<OpId> {
     })
 }
 
+/// Whether every use of the loaded tile `x` (a result of the loop body `ops`) is a conversion
+/// into a `dot` operand layout, directly or through a `trans` used once: then one ring holds the
+/// tile for all of them, each reading it as it needs (attention's backward reads `Q` and `dO`
+/// both as loaded and transposed). Any other use (arithmetic, a `yield`) needs the tile in
+/// registers.
+fn feeds_only_operands(
+    f: &Function,
+    x: ValueId,
+    ops: &[OpId],
+    uses: &HashMap<ValueId, usize>,
+) -> bool {
+    let is_operand_conv = |o: OpId| {
+        matches!(f.op(o).kind, OpKind::ConvertLayout)
+            && matches!(f.ty(f.op(o).results[0]).layout, Some(Layout::DotOperand(_)))
+    };
+    let users: Vec<OpId> = ops
+        .iter()
+        .copied()
+        .filter(|&o| f.op(o).operands.contains(&x))
+        .collect();
+    let counted: usize = users
+        .iter()
+        .map(|&o| f.op(o).operands.iter().filter(|&&v| v == x).count())
+        .sum();
+    counted == uses.get(&x).copied().unwrap_or(0)
+        && users.iter().all(|&o| {
+            if is_operand_conv(o) {
+                return true;
+            }
+            if !matches!(f.op(o).kind, OpKind::Trans) {
+                return false;
+            }
+            let t = f.op(o).results[0];
+            uses.get(&t).copied() == Some(1)
+                && ops
+                    .iter()
+                    .any(|&c| f.op(c).operands.contains(&t) && is_operand_conv(c))
+        })
+}
+
+/// The operands of `found` whose load's every use is among them (by its conversion, or its
+/// `trans`): a tile shared by several `dot`s goes through a ring only if all of them read it
+/// there, since the pass removes the load.
+fn complete(f: &Function, ops: &[OpId], found: Vec<Operand>) -> Vec<Operand> {
+    let covered = |o: &Operand| {
+        let x = f.op(o.load).results[0];
+        ops.iter()
+            .filter(|&&u| f.op(u).operands.contains(&x))
+            .all(|&u| {
+                found
+                    .iter()
+                    .any(|p| p.load == o.load && (p.conv == u || p.trans == Some(u)))
+            })
+    };
+    let keep: Vec<bool> = found.iter().map(covered).collect();
+    found
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(o, k)| k.then_some(o))
+        .collect()
+}
+
 /// The body and the operands of `l` to pipeline, if there are any.
 fn candidates(f: &Function, l: OpId) -> Option<(BlockId, Vec<Operand>)> {
     let (body, found) = survey(f, l)?;
     let mut out: Vec<Operand> = Vec::new();
     for (_, o) in found {
         if let Ok(o) = o {
-            if !out.iter().any(|x| x.load == o.load) {
+            if !out.iter().any(|x| x.conv == o.conv) {
                 out.push(o);
             }
         }
     }
+    let out = complete(f, &f.blocks[body.index()].ops, out);
     (!out.is_empty()).then_some((body, out))
 }
 
@@ -273,7 +338,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 continue;
             }
             let reason = copy_refusal(f, dot, load, i == 1 && trans.is_none()).or_else(|| {
-                (uses.get(&x).copied() != Some(1)).then_some("is loaded once and used twice")
+                (!feeds_only_operands(f, x, ops, &uses))
+                    .then_some("is loaded once and used other than as `dot` operands")
             });
             if let Some(r) = reason {
                 out.push((dot, why(r)));
@@ -981,6 +1047,8 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         .iter()
         .filter(|&&o| matches!(f.op(o).kind, OpKind::Dot { .. }))
         .count();
+    // A tile that also feeds a transposed operand left out keeps its load for that one, and
+    // its ring for the others.
     let left = |o: &Operand| o.trans.is_some() && dots > 2;
     let kept: Vec<Operand>;
     let operands = if wgmma.is_none() && operands.iter().any(left) {
@@ -1013,7 +1081,24 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             .any(|&(dot, _, _)| carried_only(f, body, dot).is_some()),
         None => false,
     };
-    let s = stages(f, operands, wgmma.is_some(), keeps_group);
+    // One ring per loaded tile: `rings` holds the first operand of each, `ring_of` each
+    // operand's ring (several operands share one where a tile feeds several `dot`s).
+    let mut rings: Vec<usize> = Vec::new();
+    let ring_of: Vec<usize> = operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            rings
+                .iter()
+                .position(|&r| operands[r].load == o.load)
+                .unwrap_or_else(|| {
+                    rings.push(i);
+                    rings.len() - 1
+                })
+        })
+        .collect();
+    let ring_ops: Vec<Operand> = rings.iter().map(|&r| operands[r].clone()).collect();
+    let s = stages(f, &ring_ops, wgmma.is_some(), keeps_group);
     // Rings filled by the tensor memory accelerator (`tma_loads` chose every operand of the
     // loop, and the loop runs on `wgmma`, or none).
     let tma = operands.iter().any(|o| o.tma.is_some());
@@ -1045,8 +1130,8 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     };
     let mut pre = Builder { block: outer, at };
 
-    // Buffers, one per operand, and the prologue's S − 1 stages.
-    let bufs: Vec<ValueId> = operands
+    // Buffers, one per ring, and the prologue's S − 1 stages.
+    let bufs: Vec<ValueId> = ring_ops
         .iter()
         .map(|o| {
             let t = f.ty(f.op(o.load).results[0]).clone();
@@ -1076,7 +1161,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         .collect();
     let iv = f.blocks[body.index()].args[0];
     // With the copy engine: one barrier object per stage, which the stage's copies complete.
-    let stage_bytes: u64 = operands
+    let stage_bytes: u64 = ring_ops
         .iter()
         .map(|o| {
             let t = f.ty(f.op(o.load).results[0]);
@@ -1148,10 +1233,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
                 pred: inside,
                 bytes: stage_bytes as u32,
             };
-            pre.tma_fill(f, operands, &bufs, iv, iv_k, fill);
+            pre.tma_fill(f, &ring_ops, &bufs, iv, iv_k, fill);
             continue;
         }
-        for (o, &buf) in operands.iter().zip(&bufs) {
+        for (o, &buf) in ring_ops.iter().zip(&bufs) {
             pre.copy(f, o, iv, iv_k, Some(inside), buf, stage);
         }
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
@@ -1202,7 +1287,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             pred: inside,
             bytes: stage_bytes as u32,
         };
-        head.tma_fill(f, operands, &bufs, iv, ahead_iv, fill);
+        head.tma_fill(f, &ring_ops, &bufs, iv, ahead_iv, fill);
         head.op(f, OpKind::MbarrierWait, vec![bars, read, phase], vec![]);
     } else {
         head.op(
@@ -1225,7 +1310,7 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             vec![inside, ahead_iv, iv],
             Type::scalar(DType::I32),
         );
-        for (o, &buf) in operands.iter().zip(&bufs) {
+        for (o, &buf) in ring_ops.iter().zip(&bufs) {
             head.copy(f, o, iv, next_iv, None, buf, write);
         }
         head.op(f, OpKind::AsyncCommit, vec![], vec![]);
@@ -1249,11 +1334,11 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             at: pos,
         };
         let mut args = match (a, a_bufs.get(&dot)) {
-            (Some(a), _) => vec![bufs[a], read],
+            (Some(a), _) => vec![bufs[ring_of[a]], read],
             (None, Some(&buf)) => vec![buf, at.int(f, 0, DType::I32)],
             (None, None) => vec![d.operands[0]],
         };
-        args.extend([bufs[b], read, d.operands[2]]);
+        args.extend([bufs[ring_of[b]], read, d.operands[2]]);
         let trans_a = a.is_some_and(|a| operands[a].trans.is_some());
         let trans_b = operands[b].trans.is_some();
         let kind = OpKind::WarpGroupDot { trans_a, trans_b };
@@ -1297,10 +1382,11 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     }
 
     // Each conversion becomes a read of the current stage.
-    for (o, &buf) in operands.iter().zip(&bufs) {
+    for (i, o) in operands.iter().enumerate() {
         if wgmma.is_some() {
             break;
         }
+        let buf = bufs[ring_of[i]];
         let conv_ty = f.ty(f.op(o.conv).results[0]).clone();
         let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == o.conv) else {
             continue;
@@ -1324,7 +1410,19 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         if let Some(tr) = o.trans {
             f.detach(tr);
         }
-        f.detach(o.load);
+    }
+    // The loads read through rings, unless a conversion left out still reads the tile.
+    if wgmma.is_none() {
+        for o in &ring_ops {
+            let x = f.op(o.load).results[0];
+            let read = f.blocks[body.index()]
+                .ops
+                .iter()
+                .any(|&u| f.op(u).operands.contains(&x));
+            if !read {
+                f.detach(o.load);
+            }
+        }
     }
 
     // The next stages, yielded.
