@@ -586,6 +586,46 @@ fn static_if_keeps_only_the_taken_branch() {
 }
 
 #[tile_kernel]
+/// A branch decided at build time may give a name a value of another type (`ROUND = 1` rounds
+/// through f16), as a constexpr `if` may: it is the only code there is.
+fn static_retype(x: Ptr<f32, n>, out: Ptr<f32, n>, n: i32, ROUND: Const<{ [0, 1] }>) {
+    let offs = program_id(0) * 128 + arange(0, 128);
+    let m = offs < n;
+    let mut t = load(x + offs, m);
+    if ROUND == 1 {
+        t = t as f16;
+    }
+    store(out + offs, t as f32, m);
+}
+
+/// [`static_retype`]: each instance runs with its branch's type.
+#[test]
+fn static_branch_may_change_a_type() {
+    let n = 300;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.001 + 1.0 / 3.0).collect();
+    for round in 0..2 {
+        let mut out = vec![f32::NAN; n];
+        static_retype::launch(
+            &Device::interpreter(),
+            Grid::x(cdiv(n, 128)),
+            &x,
+            &mut out,
+            n as i32,
+            round,
+        )
+        .unwrap();
+        for (&o, &v) in out.iter().zip(&x) {
+            let want = if round == 1 {
+                f16::from_f32(v).to_f32()
+            } else {
+                v
+            };
+            assert_eq!(o, want);
+        }
+    }
+}
+
+#[tile_kernel]
 /// Scales by a compile-time sign: a negative value in a list of constants (its instance is
 /// named `S_m1`; found by tile-fuzz).
 fn scale_by_sign(x: Ptr<f32, 64>, S: Const<{ [1, -1, -3] }>) {

@@ -693,9 +693,12 @@ impl Lowering {
         let outer_scope = std::mem::replace(&mut self.scope, scope);
         let outer_types = std::mem::replace(&mut self.types, types);
         let outer_calls = std::mem::replace(&mut self.calls, calls);
+        // The callee's own statements are not in the caller's build-time branches.
+        let outer_static = std::mem::replace(&mut self.static_branches, 0);
         self.inlining.push(index);
         let body = self.fn_body(&f);
         self.inlining.pop();
+        self.static_branches = outer_static;
         self.scope = outer_scope;
         self.types = outer_types;
         self.calls = outer_calls;

@@ -81,6 +81,7 @@ pub fn lower_body(
         fns: std::rc::Rc::new(fns.clone()),
         inlining: Vec::new(),
         descs: Vec::new(),
+        static_branches: 0,
     };
     for stmt in &body.stmts {
         l.stmt(stmt)?;
@@ -110,6 +111,10 @@ pub(super) struct Lowering {
     pub(super) inlining: Vec<usize>,
     /// The tensor descriptors made so far, by slot.
     pub(super) descs: Vec<super::builtins::Descriptor>,
+    /// How many branches decided at build time enclose the statement being lowered: in one, a
+    /// name may be assigned a value of another type (the branch is the only code there is,
+    /// as in a constexpr `if`); a loop or runtime `if` around it still checks what it carries.
+    pub(super) static_branches: u32,
 }
 
 impl Lowering {
@@ -756,7 +761,8 @@ impl Lowering {
     pub(super) fn static_if(&mut self, ei: &syn::ExprIf, taken: bool) -> syn::Result<()> {
         let mut assigned = Vec::new();
         assigned_in_if(ei, &[], &mut assigned);
-        self.scoped(&assigned, |me| {
+        self.static_branches += 1;
+        let done = self.scoped(&assigned, |me| {
             if taken {
                 for stmt in &ei.then_branch.stmts {
                     me.stmt(stmt)?;
@@ -773,7 +779,9 @@ impl Lowering {
                 }
             }
             Ok(())
-        })
+        });
+        self.static_branches -= 1;
+        done
     }
 
     pub(super) fn assign_target(&self, left: &Expr) -> syn::Result<String> {
@@ -799,7 +807,7 @@ impl Lowering {
             ));
         }
         match (self.ty(old), self.ty(new)) {
-            (Some(a), Some(b)) if a != b => Err(err(
+            (Some(a), Some(b)) if a != b && self.static_branches == 0 => Err(err(
                 at,
                 format!("assignment changes the type from `{a}` to `{b}`"),
             )),
