@@ -10,7 +10,8 @@ use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::Half;
 use tile_examples::flash_attention::attn::{
-    backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, Grads, Inputs, Shape,
+    backward_config, backward_configs, errors, forward, grad_errors, grad_tol, sampled_grad_errors,
+    Grads, Inputs, Shape,
 };
 
 fn check<T: Half>(s: Shape) {
@@ -58,6 +59,12 @@ fn forward_matches_float64() {
 
 /// The forward, then the backward from its `o` and `lse`, against float64.
 fn check_backward<T: Half>(s: Shape) {
+    check_backward_config::<T>(s, None)
+}
+
+/// [`check_backward`] with configuration `config` of the backward's autotuned kernels
+/// (`None`: the interpreter's pick, configuration 0).
+fn check_backward_config<T: Half>(s: Shape, config: Option<usize>) {
     let dev = Device::interpreter();
     let x = Inputs::<T>::new(&s, 5);
     let up = |v: &[T]| dev.upload(v).unwrap();
@@ -82,7 +89,7 @@ fn check_backward<T: Half>(s: Shape) {
         dv: &mut dv,
         delta: &mut delta,
     };
-    backward(&dev, &s, &q, &k, &v, g).unwrap();
+    backward_config(&dev, &s, &q, &k, &v, g, config).unwrap();
     let (gq, gk, gv) = (
         dev.download(&dq).unwrap(),
         dev.download(&dk).unwrap(),
@@ -90,7 +97,7 @@ fn check_backward<T: Half>(s: Shape) {
     );
     let (eq, ek, ev) = grad_errors(&s, &x, &gq, &gk, &gv);
     println!(
-        "{} {}: dq {eq:.2e} dk {ek:.2e} dv {ev:.2e}",
+        "{} {} (config {config:?}): dq {eq:.2e} dk {ek:.2e} dv {ev:.2e}",
         s.label(),
         T::NAME
     );
@@ -134,6 +141,28 @@ fn backward_matches_float64() {
                 };
                 check_backward::<f16>(s);
                 check_backward::<bf16>(s);
+            }
+        }
+    }
+}
+
+/// Every configuration of the autotuned backward kernels (the GPU's tuner may pick any): block
+/// sizes, column slices and the causal diagonal in one loop or two, on a length that is not a
+/// multiple of any block and grouped heads.
+#[test]
+fn every_backward_configuration_matches_float64() {
+    for d in [64, 128] {
+        for causal in [false, true] {
+            for c in 0..backward_configs(d) {
+                let s = Shape {
+                    batch: 1,
+                    hq: 2,
+                    hkv: 1,
+                    n_ctx: 150,
+                    d,
+                    causal,
+                };
+                check_backward_config::<bf16>(s, Some(c));
             }
         }
     }

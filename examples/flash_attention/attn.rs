@@ -352,7 +352,9 @@ pub struct Grads<'a, T: Half> {
 
 /// The backward pass (FlashAttention-2's): `delta = rowsum(dO ∘ O)`, then `dK`, `dV` (one
 /// program per block of keys of a key/value head, summing its group's query heads), then `dQ`
-/// (one program per block of queries). `q`, `k`, `v` in BHSD layout as for [`forward`].
+/// (one program per block of queries). `q`, `k`, `v` in BHSD layout as for [`forward`]. The
+/// `dK`/`dV` and `dQ` kernels are autotuned (their block sizes, on the first launch of each
+/// shape).
 pub fn backward<T: Half>(
     dev: &Device,
     s: &Shape,
@@ -360,6 +362,33 @@ pub fn backward<T: Half>(
     k: &Buffer<T>,
     v: &Buffer<T>,
     g: Grads<'_, T>,
+) -> Result<(), tile::Error> {
+    backward_config(dev, s, q, k, v, g, None)
+}
+
+/// How many configurations [`backward_config`] can be asked for at head dimension `d`: the
+/// most of its two autotuned kernels.
+pub fn backward_configs(d: usize) -> usize {
+    if d == 64 {
+        attn_bwd_dkdv::CONFIGS.len().max(attn_bwd_dq::CONFIGS.len())
+    } else {
+        attn_bwd_dkdv_d128::CONFIGS
+            .len()
+            .max(attn_bwd_dq_d128::CONFIGS.len())
+    }
+}
+
+/// [`backward`], with configuration `c` of each of the two autotuned kernels (the last where
+/// one has fewer) instead of the tuner's pick when `config` is `Some(c)`: to check each one.
+/// A configuration left out on the device's target is an [`tile::Error::NoVariant`].
+pub fn backward_config<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    q: &Buffer<T>,
+    k: &Buffer<T>,
+    v: &Buffer<T>,
+    g: Grads<'_, T>,
+    config: Option<usize>,
 ) -> Result<(), tile::Error> {
     let (d, n) = (s.d as i32, s.n_ctx as i32);
     let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
@@ -381,26 +410,113 @@ pub fn backward<T: Half>(
         n,
         d,
     )?;
-    let gkv = grid_dkdv(s.batch, s.hkv, s.n_ctx, s.d);
-    let gq = grid_dq(s.batch, s.hq, s.n_ctx);
     let delta: &Buffer<f32> = g.delta;
+    let (b, nq, nkv, nc) = (s.batch, s.hq, s.hkv, s.n_ctx);
+    // Configuration `c` of a kernel with `len` of them.
+    let pick = |len: usize| config.map(|c| c.min(len - 1));
+    // Each kernel's launch, tuned or with the configuration asked for, from its grid function.
+    macro_rules! go {
+        ($kernel:ident, $grid:expr, $($arg:expr),*) => {{
+            let grid = $grid;
+            match pick($kernel::CONFIGS.len()) {
+                None => $kernel::launch(dev, grid, $($arg),*),
+                Some(c) => $kernel::launch_config(dev, c, grid(&$kernel::CONFIGS[c]), $($arg),*),
+            }
+        }};
+    }
     if s.d == 64 {
-        attn_bwd_dkdv::launch(
-            dev, gkv, q, k, v, g.d_o, g.lse, delta, g.dk, g.dv, sm, sb, sh, ss, kb, kh, ss, hq,
-            hkv, n, causal,
+        go!(
+            attn_bwd_dkdv,
+            |c: &attn_bwd_dkdv::Config| grid_dkdv(b, nkv, nc, c.BN as usize, 1),
+            q,
+            k,
+            v,
+            g.d_o,
+            g.lse,
+            delta,
+            g.dk,
+            g.dv,
+            sm,
+            sb,
+            sh,
+            ss,
+            kb,
+            kh,
+            ss,
+            hq,
+            hkv,
+            n,
+            causal
         )?;
-        attn_bwd_dq::launch(
-            dev, gq, q, k, v, g.d_o, g.lse, delta, g.dq, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n,
-            causal,
+        go!(
+            attn_bwd_dq,
+            |c: &attn_bwd_dq::Config| grid_dq(b, nq, nc, c.BM as usize),
+            q,
+            k,
+            v,
+            g.d_o,
+            g.lse,
+            delta,
+            g.dq,
+            sm,
+            sb,
+            sh,
+            ss,
+            kb,
+            kh,
+            ss,
+            hq,
+            hkv,
+            n,
+            causal
         )
     } else {
-        attn_bwd_dkdv_d128::launch(
-            dev, gkv, q, k, v, g.d_o, g.lse, delta, g.dk, g.dv, sm, sb, sh, ss, kb, kh, ss, hq,
-            hkv, n, causal,
+        go!(
+            attn_bwd_dkdv_d128,
+            |c: &attn_bwd_dkdv_d128::Config| {
+                grid_dkdv(b, nkv, nc, c.BN as usize, 128 / c.DV as usize)
+            },
+            q,
+            k,
+            v,
+            g.d_o,
+            g.lse,
+            delta,
+            g.dk,
+            g.dv,
+            sm,
+            sb,
+            sh,
+            ss,
+            kb,
+            kh,
+            ss,
+            hq,
+            hkv,
+            n,
+            causal
         )?;
-        attn_bwd_dq_d128::launch(
-            dev, gq, q, k, v, g.d_o, g.lse, delta, g.dq, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n,
-            causal,
+        go!(
+            attn_bwd_dq_d128,
+            |c: &attn_bwd_dq_d128::Config| grid_dq(b, nq, nc, c.BM as usize),
+            q,
+            k,
+            v,
+            g.d_o,
+            g.lse,
+            delta,
+            g.dq,
+            sm,
+            sb,
+            sh,
+            ss,
+            kb,
+            kh,
+            ss,
+            hq,
+            hkv,
+            n,
+            causal
         )
     }
 }
@@ -477,12 +593,22 @@ pub fn grad_errors<T: Half>(
     dk: &[T],
     dv: &[T],
 ) -> (f64, f64, f64) {
-    let (rq, rk, rv) = reference_grads(s, x);
+    grad_errors_against(&reference_grads(s, x), dq, dk, dv)
+}
+
+/// Relative L2 errors of `dq`, `dk`, `dv` against `want`, the float64 gradients of
+/// [`reference_grads`] (computed once for several results of the same inputs).
+pub fn grad_errors_against<T: Half>(
+    want: &(Vec<f64>, Vec<f64>, Vec<f64>),
+    dq: &[T],
+    dk: &[T],
+    dv: &[T],
+) -> (f64, f64, f64) {
     let e = |got: &[T], want: &[f64]| {
         let got: Vec<f32> = got.iter().map(|t| t.to_f32()).collect();
         crate::common::rel_l2(&got, want)
     };
-    (e(dq, &rq), e(dk, &rk), e(dv, &rv))
+    (e(dq, &want.0), e(dk, &want.1), e(dv, &want.2))
 }
 
 /// Relative L2 errors of `dq`, `dk`, `dv` on sampled rows, for shapes too large for

@@ -28,6 +28,11 @@
 //! operands the pipeline reads from its ring, and the computed `Pᵀ`, `dSᵀ` left-hand operands in
 //! registers.
 
+// The backward's autotuned kernels list configurations that only `wgmma` holds: the build
+// leaves them out on sm_80 (and a few that spill on sm_90a) and says so with a `deprecated`
+// warning per instance, which is expected here.
+#![allow(deprecated)]
+
 use tile::prelude::*;
 
 #[tile_fn]
@@ -937,8 +942,9 @@ pub fn attn_bwd_preprocess(
 /// `dSᵀ = Pᵀ ∘ (dPᵀ − Δ)`, `dK += dSᵀ Q`. So the tiles loaded in the loop (`Q`, `dO`) are the
 /// right-hand operands, read from the shared-memory ring as loaded (row by row) or transposed,
 /// and the computed `Pᵀ`, `dSᵀ` are left-hand operands in registers, as the first product left
-/// them. A tile used by two products is loaded twice (a ring feeds one `dot`). `MASK = 1` keeps
-/// key ≤ query. Query rows past `n_ctx` load as zeros (and `L`, `Δ` as
+/// them. Each of `Q` and `dO` is loaded once and read by two products from one ring, unless
+/// the program keeps only a slice of the columns (`DV < HEAD_DIM`): then the slice is loaded
+/// apart. `MASK = 1` keeps key ≤ query. Query rows past `n_ctx` load as zeros (and `L`, `Δ` as
 /// 0): their `dO` and `Q` rows are zero, so they add nothing.
 fn bwd_kv_blocks(
     dk: Tile,
@@ -982,15 +988,19 @@ fn bwd_kv_blocks(
         if MASK == 1 {
             pt = select(offs_n.expand_dims(1) <= rows.expand_dims(0), pt, 0.0);
         }
-        let at_dv = rows.expand_dims(1) * stride_s + offs_dv.expand_dims(0);
-        let dob = load(do_base + at_dv, row_ok.expand_dims(1), 0.0);
-        dv = dot(pt as T, dob, dv);
-        let dob_t = load(do_base + at, row_ok.expand_dims(1), 0.0).trans();
-        let dpt = dot(v_tile, dob_t);
+        let dob = load(do_base + at, row_ok.expand_dims(1), 0.0);
+        let mut dob_dv = dob;
+        let mut qb_dv = qb;
+        if DV != HEAD_DIM {
+            let at_dv = rows.expand_dims(1) * stride_s + offs_dv.expand_dims(0);
+            dob_dv = load(do_base + at_dv, row_ok.expand_dims(1), 0.0);
+            qb_dv = load(q_base + at_dv, row_ok.expand_dims(1), 0.0);
+        }
+        dv = dot(pt as T, dob_dv, dv);
+        let dpt = dot(v_tile, dob.trans());
         let di = load(delta_row + rows1, row_ok, 0.0);
         let dst = pt * (dpt - di.expand_dims(0));
-        let qb2 = load(q_base + at_dv, row_ok.expand_dims(1), 0.0);
-        dk = dot(dst as T, qb2, dk);
+        dk = dot(dst as T, qb_dv, dk);
     }
     (dk, dv)
 }
@@ -1023,6 +1033,7 @@ fn attn_backward_dkdv(
     DV: Const,
     BM: Const,
     BN: Const,
+    DIAG: Const,
 ) {
     let start_n = program_id(0) * BN;
     let d_lo = program_id(2) * DV;
@@ -1049,10 +1060,13 @@ fn attn_backward_dkdv(
         let q_off = b * stride_b + h * stride_h;
         let (q_base, do_base) = (q + q_off, d_o + q_off);
         let (lse_row, delta_row) = (lse + bh * n_ctx, delta + bh * n_ctx);
-        // Causal: the query block on the diagonal with the mask, then the blocks wholly below
-        // it without; queries above the diagonal see none of these keys.
-        let unmasked_lo = select(CAUSAL == 1, start_n + BN, 0);
-        if CAUSAL == 1 {
+        // Causal: queries above the diagonal see none of these keys. With `DIAG = 1` the query
+        // block on the diagonal runs with the mask and the blocks wholly below it without (two
+        // loops); with `DIAG = 0` one loop runs them all with the mask, which holds fewer
+        // values live across loops (the larger blocks fit the registers that way).
+        let lo = select(CAUSAL == 1, start_n, 0);
+        let unmasked_lo = select(CAUSAL == 1 && DIAG == 1, start_n + BN, lo);
+        if CAUSAL == 1 && DIAG == 1 {
             let (a, c) = bwd_kv_blocks(
                 dk_acc,
                 dv_acc,
@@ -1098,7 +1112,7 @@ fn attn_backward_dkdv(
             HEAD_DIM,
             DV,
             BM,
-            0,
+            CAUSAL * (1 - DIAG),
         );
         dk_acc = a;
         dv_acc = c;
@@ -1113,11 +1127,21 @@ fn attn_backward_dkdv(
     store(dv + out_at, dv_acc as T, out_ok);
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BN = 64, BM = 16, num_warps = 4, num_stages = 3 },
+            { BN = 64, BM = 64, num_warps = 4, num_stages = 3 },
+            { BN = 128, BM = 64, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
 /// `dK` and `dV` for `head_dim = 64`: program `(j, b·hkv + h, 0)` computes keys
-/// `j·64 .. (j+1)·64` of key/value head `h` of batch `b`, looping over the query heads of its
-/// group (`hq / hkv` of them) and, for each, over blocks of 16 queries (from the diagonal on
-/// with `CAUSAL = 1`). Launch `(cdiv(n_ctx, 64), batch · hkv, 1)` programs ([`grid_dkdv`]).
+/// `j·BN .. (j+1)·BN` of key/value head `h` of batch `b`, looping over the query heads of its
+/// group (`hq / hkv` of them) and, for each, over blocks of `BM` queries (from the diagonal on
+/// with `CAUSAL = 1`). Launch `(cdiv(n_ctx, BN), batch · hkv, 1)` programs ([`grid_dkdv`]).
 /// `d_o` has `q`'s strides, `dk` and `dv` those of `k`; `lse` (the forward's, natural log) and
 /// `delta` ([`attn_bwd_preprocess`]) are `[batch · hq, n_ctx]`.
 ///
@@ -1125,10 +1149,12 @@ fn attn_backward_dkdv(
 /// once, with no atomics and no buffer of per-head partial sums; the price is that a group's
 /// heads run one after the other in one program (fewer programs when `hkv` is small).
 ///
-/// Blocks: 64 keys on 4 warps (16 rows each, one warpgroup for `wgmma`), queries 16 at a time.
-/// On sm_80 the products with a transposed loaded tile (`K Qᵀ`, `V dOᵀ`) take their right-hand
-/// operand whole into registers, beside the two accumulators and the `K`, `V` tiles; 32
-/// queries spill there.
+/// Blocks (autotuned): configuration 0, 64 keys on 4 warps (16 rows each, one warpgroup for
+/// `wgmma`) and queries 16 at a time, is the one that fits sm_80, where the products with a
+/// transposed loaded tile (`K Qᵀ`, `V dOᵀ`) take their right-hand operand whole into registers
+/// beside the two accumulators and the `K`, `V` tiles (32 queries spill there); the larger
+/// blocks are for `wgmma`, which reads `K`, `V` and both operands of the ring from shared
+/// memory.
 #[allow(clippy::too_many_arguments)]
 pub fn attn_bwd_dkdv(
     q: Ptr<T>,
@@ -1151,6 +1177,8 @@ pub fn attn_bwd_dkdv(
     n_ctx: i32,
     T: Type<{ [f16, bf16] }>,
     CAUSAL: Const<{ [0, 1] }>,
+    BN: Const,
+    BM: Const,
 ) {
     attn_backward_dkdv(
         q,
@@ -1175,18 +1203,35 @@ pub fn attn_bwd_dkdv(
         64,
         CAUSAL,
         64,
-        16,
-        64,
+        BM,
+        BN,
+        1,
     );
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 2, specialize = aligned)]
-/// [`attn_bwd_dkdv`] for `head_dim = 128`, split in two programs along the head dimension of
-/// the results: program `(j, b·hkv + h, c)` accumulates the columns `c·64 .. (c+1)·64` of `dK`
-/// and `dV` (launch `(cdiv(n_ctx, 64), batch · hkv, 2)`). Each half recomputes `Sᵀ` and `dPᵀ`
-/// over all 128 components (the kernel does 1.5 times the products of an unsplit one), so a
-/// thread holds two `16 × 64` accumulator slices instead of two `16 × 128`: the whole
-/// `64 × 128` pair beside `K` and `V` does not fit 255 registers.
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BN = 64, BM = 16, DV = 64, DIAG = 1, num_warps = 4, num_stages = 2 },
+            { BN = 64, BM = 32, DV = 128, DIAG = 0, num_warps = 4, num_stages = 2 },
+            { BN = 128, BM = 32, DV = 128, DIAG = 0, num_warps = 8, num_stages = 2 },
+            { BN = 64, BM = 64, DV = 64, DIAG = 0, num_warps = 4, num_stages = 2 },
+            { BN = 128, BM = 64, DV = 64, DIAG = 0, num_warps = 8, num_stages = 2 },
+            { BN = 64, BM = 16, DV = 128, DIAG = 0, num_warps = 4, num_stages = 3 },
+            { BN = 128, BM = 16, DV = 128, DIAG = 0, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// [`attn_bwd_dkdv`] for `head_dim = 128`. Configuration 0 (the one sm_80 holds) splits the
+/// work in two programs along the head dimension of the results: program `(j, b·hkv + h, c)`
+/// accumulates the columns `c·64 .. (c+1)·64` of `dK` and `dV` (launch `(cdiv(n_ctx, 64),
+/// batch · hkv, 2)`). Each half recomputes `Sᵀ` and `dPᵀ` over all 128 components (1.5 times
+/// the products of an unsplit kernel), so a thread holds two `16 × 64` accumulator slices
+/// instead of two `16 × 128`: on sm_80 the whole `64 × 128` pair beside `K` and `V` does not fit
+/// 255 registers. The others (`DV = 128`) keep whole rows: on `wgmma`, `K` and `V` stay in
+/// shared memory.
 #[allow(clippy::too_many_arguments)]
 pub fn attn_bwd_dkdv_d128(
     q: Ptr<T>,
@@ -1209,6 +1254,10 @@ pub fn attn_bwd_dkdv_d128(
     n_ctx: i32,
     T: Type<{ [f16, bf16] }>,
     CAUSAL: Const<{ [0, 1] }>,
+    BN: Const,
+    BM: Const,
+    DV: Const,
+    DIAG: Const,
 ) {
     attn_backward_dkdv(
         q,
@@ -1232,17 +1281,18 @@ pub fn attn_bwd_dkdv_d128(
         T,
         128,
         CAUSAL,
-        64,
-        16,
-        64,
+        DV,
+        BM,
+        BN,
+        DIAG,
     );
 }
 
 #[tile_fn]
 /// The key blocks `lo..hi` of one block of queries: accumulates `dQ` (without its factor
 /// `scale`). `S = Q Kⱼᵀ`, `P = exp2(S·c − L·log2 e)`, `dP = dO Vⱼᵀ`, `dS = P ∘ (dP − Δ)`,
-/// `dQ += dS Kⱼ`: the key block is loaded row by row twice, once for each product (a ring
-/// feeds one `dot`), and read transposed for `S`, as loaded for `dQ`. Keys past `n_ctx` are masked out of `P`; `MASK = 1` also keeps key ≤ query.
+/// `dQ += dS Kⱼ`: the key block is loaded row by row once, and the two products read it from
+/// one ring, transposed for `S`, as loaded for `dQ`. Keys past `n_ctx` are masked out of `P`; `MASK = 1` also keeps key ≤ query.
 fn bwd_q_blocks(
     dq: Tile,
     q_tile: Tile,
@@ -1269,7 +1319,8 @@ fn bwd_q_blocks(
         let cols = start_n + offs_n;
         let at = cols.expand_dims(1) * kv_stride_s + offs_d.expand_dims(0);
         let key_ok = cols.expand_dims(1) < n_ctx;
-        let s = dot(q_tile, load(k_base + at, key_ok, 0.0).trans());
+        let kb = load(k_base + at, key_ok, 0.0);
+        let s = dot(q_tile, kb.trans());
         let p = (s * qk_scale - l2.expand_dims(1)).exp2();
         let mut p = select(cols.expand_dims(0) < n_ctx, p, 0.0);
         if MASK == 1 {
@@ -1277,7 +1328,7 @@ fn bwd_q_blocks(
         }
         let dp = dot(do_tile, load(v_base + at, key_ok, 0.0).trans());
         let ds = p * (dp - di.expand_dims(1));
-        dq = dot(ds as T, load(k_base + at, key_ok, 0.0), dq);
+        dq = dot(ds as T, kb, dq);
     }
     dq
 }
@@ -1377,10 +1428,19 @@ fn attn_backward_dq(
     );
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
-/// `dQ` for `head_dim = 64`: program `(i, bh)` computes query rows `i·64 .. (i+1)·64` of batch
-/// `bh / hq`, head `bh % hq`, looping over blocks of 64 keys of its key/value head (up to the
-/// diagonal with `CAUSAL = 1`). Launch `(cdiv(n_ctx, 64), batch · hq)` programs
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BM = 64, BN = 64, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 64, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// `dQ` for `head_dim = 64`: program `(i, bh)` computes query rows `i·BM .. (i+1)·BM` of batch
+/// `bh / hq`, head `bh % hq`, looping over blocks of `BN` keys of its key/value head (up to the
+/// diagonal with `CAUSAL = 1`). Launch `(cdiv(n_ctx, BM), batch · hq)` programs
 /// ([`grid_dq`]). `d_o` and `dq` have `q`'s strides.
 ///
 /// `dQ` has its own kernel, as in FlashAttention-2 and Triton's tutorial: it recomputes `P` and
@@ -1409,6 +1469,8 @@ pub fn attn_bwd_dq(
     n_ctx: i32,
     T: Type<{ [f16, bf16] }>,
     CAUSAL: Const<{ [0, 1] }>,
+    BM: Const,
+    BN: Const,
 ) {
     attn_backward_dq(
         q,
@@ -1431,14 +1493,24 @@ pub fn attn_bwd_dq(
         T,
         64,
         CAUSAL,
-        64,
-        64,
+        BM,
+        BN,
     );
 }
 
-#[tile_kernel(num_warps = 4, num_stages = 3, specialize = aligned)]
-/// [`attn_bwd_dq`] for `head_dim = 128`, with key blocks of 32, for the registers as in
-/// [`attn_fwd_d128`].
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BM = 64, BN = 16, num_warps = 4, num_stages = 3 },
+            { BM = 64, BN = 64, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 64, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// [`attn_bwd_dq`] for `head_dim = 128`. Configuration 0 (the one sm_80 holds) takes key
+/// blocks of 16; the others are for `wgmma`, which reads `Q` and `dO` from shared memory.
 #[allow(clippy::too_many_arguments)]
 pub fn attn_bwd_dq_d128(
     q: Ptr<T>,
@@ -1460,6 +1532,8 @@ pub fn attn_bwd_dq_d128(
     n_ctx: i32,
     T: Type<{ [f16, bf16] }>,
     CAUSAL: Const<{ [0, 1] }>,
+    BM: Const,
+    BN: Const,
 ) {
     attn_backward_dq(
         q,
@@ -1482,8 +1556,8 @@ pub fn attn_bwd_dq_d128(
         T,
         128,
         CAUSAL,
-        64,
-        16,
+        BM,
+        BN,
     );
 }
 
@@ -1492,13 +1566,13 @@ pub fn grid_preprocess(batch: usize, hq: usize, n_ctx: usize) -> Grid {
     Grid::xy(cdiv(n_ctx, 64), (batch * hq) as u32)
 }
 
-/// The `dK`/`dV` kernels' grid for head dimension `d`: `cdiv(n_ctx, 64)` key blocks by
-/// `batch · hkv` by the `d / 64` column slices of the results.
-pub fn grid_dkdv(batch: usize, hkv: usize, n_ctx: usize, d: usize) -> Grid {
-    Grid::xyz(cdiv(n_ctx, 64), (batch * hkv) as u32, (d / 64) as u32)
+/// The `dK`/`dV` kernels' grid for `bn`-key blocks: `cdiv(n_ctx, bn)` key blocks by
+/// `batch · hkv` by `slices`, the column slices of the results (`head_dim / DV`).
+pub fn grid_dkdv(batch: usize, hkv: usize, n_ctx: usize, bn: usize, slices: usize) -> Grid {
+    Grid::xyz(cdiv(n_ctx, bn), (batch * hkv) as u32, slices as u32)
 }
 
-/// The `dQ` kernels' grid: `cdiv(n_ctx, 64)` query blocks by `batch · hq`.
-pub fn grid_dq(batch: usize, hq: usize, n_ctx: usize) -> Grid {
-    Grid::xy(cdiv(n_ctx, 64), (batch * hq) as u32)
+/// The `dQ` kernels' grid for `bm`-row blocks: `cdiv(n_ctx, bm)` query blocks by `batch · hq`.
+pub fn grid_dq(batch: usize, hq: usize, n_ctx: usize, bm: usize) -> Grid {
+    Grid::xy(cdiv(n_ctx, bm), (batch * hq) as u32)
 }

@@ -1,6 +1,6 @@
 //! FlashAttention forward and backward against float64.
 //!
-//! `cargo run --release --example flash_attention [--quick] [--f16] [--decode | --varlen | --mods]` — on a GPU: awkward shapes
+//! `cargo run --release --example flash_attention [--quick] [--f16] [--dense | --decode | --varlen | --mods] [--every-config] [--small]` — on a GPU: awkward shapes
 //! (sequence lengths 1, 17, 1000, 4097; causal and not; grouped-query heads 4:1 and 32:1)
 //! checked on every or 64 sampled rows, forward and backward, then the shapes timed in
 //! bf16 (and f16 with `--f16`; median of CUDA events after warm-up) in TFLOP/s, the forward as Triton's tutorial counts it (`4·B·H·S²·D`, halved
@@ -21,7 +21,10 @@
 //! tokens. Score modifiers (`mods.rs`: a sliding window, ALiBi, the logit softcap, an additive
 //! bias, each a tile function handed to the row loop): checked on awkward lengths and windows,
 //! then timed on `attention.py`'s `[4, 32, 4096, 128]` bf16 rows in TFLOP/s on the (query, key)
-//! pairs seen. `--decode`, `--varlen`, `--mods`: only that part.
+//! pairs seen. `--dense`, `--decode`, `--varlen`, `--mods`: only that part
+//! (`--dense`: the dense forward and backward). `--every-config`: the awkward shapes' backward
+//! checked with each configuration of its autotuned kernels instead of the tuner's pick;
+//! `--small`: only the interpreter's small awkward shapes (for the sanitizers).
 //!
 //! Tolerance: relative L2 error of the output against float64 within 4e-3 (f16) / 2e-2 (bf16),
 //! one rounding of `P` to the input type and one of the output; the log-sum-exp within 1e-5.
@@ -35,8 +38,9 @@ use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::{self, print_table, time_ms, Half};
 use tile_examples::flash_attention::attn::{
-    backward, errors, forward, grad_errors, grad_tol, sampled_grad_errors, unfused_forward,
-    unfused_scratch_len, Grads, Inputs, Shape,
+    backward_config, backward_configs, errors, forward, grad_errors_against, grad_tol,
+    reference_grads, sampled_grad_errors, unfused_forward, unfused_scratch_len, Grads, Inputs,
+    Shape,
 };
 use tile_examples::flash_attention::decode::{
     decode, decode_errors, DecodeBuffers, DecodeInputs, DecodeShape,
@@ -63,8 +67,15 @@ fn shape(batch: usize, hq: usize, hkv: usize, n_ctx: usize, d: usize, causal: bo
 }
 
 /// Runs the forward and the backward of `s` once, checks them, and (when `reps > 0`) times
-/// them: `(ok, forward ms, backward ms)`.
-fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64, f64)> {
+/// them: `(ok, forward ms, backward ms)`. With `every_config`, the backward is checked
+/// with each configuration of its autotuned kernels instead of the tuner's pick (on a GPU the
+/// tuner may pick any).
+fn run_case<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    reps: usize,
+    every_config: bool,
+) -> Res<(bool, f64, f64)> {
     let x = Inputs::<T>::new(s, 1);
     let (q, k, v, d_o) = (
         dev.upload(&x.q)?,
@@ -93,7 +104,7 @@ fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64, f6
         dev.upload(&nan(s.kv_len()))?,
     );
     let mut delta = dev.upload(&vec![f32::NAN; rows])?;
-    let mut bwd = |dq: &mut Buffer<T>, dk: &mut Buffer<T>, dv: &mut Buffer<T>| {
+    let mut bwd = |dq: &mut Buffer<T>, dk: &mut Buffer<T>, dv: &mut Buffer<T>, c| {
         let g = Grads {
             o: &o,
             lse: &lse,
@@ -103,31 +114,51 @@ fn run_case<T: Half>(dev: &Device, s: &Shape, reps: usize) -> Res<(bool, f64, f6
             dv,
             delta: &mut delta,
         };
-        backward(dev, s, &q, &k, &v, g)
+        backward_config(dev, s, &q, &k, &v, g, c)
     };
-    bwd(&mut dq, &mut dk, &mut dv)?;
-    let (gq, gk, gv) = (dev.download(&dq)?, dev.download(&dk)?, dev.download(&dv)?);
     let whole = s.batch * s.hq * s.n_ctx * s.n_ctx * s.d <= 1 << 30;
-    let (eq, ek, ev) = if whole {
-        grad_errors(s, &x, &gq, &gk, &gv)
+    // Each configuration, or the tuner's pick (one of them).
+    let runs: Vec<Option<usize>> = if every_config {
+        (0..backward_configs(s.d)).map(Some).collect()
     } else {
-        sampled_grad_errors(s, &x, &got, &got_lse, &gq, &gk, &gv)
+        vec![None]
     };
-    let tol = grad_tol::<T>();
-    let good = eq <= tol && ek <= tol && ev <= tol;
-    ok &= good;
-    println!(
-        "check {} {} backward ({}): dq {eq:.2e}, dk {ek:.2e}, dv {ev:.2e} (tolerance {tol:.0e}) -> {}",
-        s.label(),
-        T::NAME,
-        if whole { "every element" } else { "sampled rows" },
-        if good { "ok" } else { "FAILED" }
-    );
+    let reference = whole.then(|| reference_grads(s, &x));
+    for c in runs {
+        let which = c.map_or("tuned".to_string(), |c| format!("config {c}"));
+        match bwd(&mut dq, &mut dk, &mut dv, c) {
+            Err(tile::Error::NoVariant { msg, .. }) if c.is_some() => {
+                println!(
+                    "check {} {} backward ({which}): not built for this target ({msg})",
+                    s.label(),
+                    T::NAME
+                );
+                continue;
+            }
+            r => r?,
+        }
+        let (gq, gk, gv) = (dev.download(&dq)?, dev.download(&dk)?, dev.download(&dv)?);
+        let (eq, ek, ev) = if let Some(want) = &reference {
+            grad_errors_against(want, &gq, &gk, &gv)
+        } else {
+            sampled_grad_errors(s, &x, &got, &got_lse, &gq, &gk, &gv)
+        };
+        let tol = grad_tol::<T>();
+        let good = eq <= tol && ek <= tol && ev <= tol;
+        ok &= good;
+        println!(
+            "check {} {} backward ({which}, {}): dq {eq:.2e}, dk {ek:.2e}, dv {ev:.2e} (tolerance {tol:.0e}) -> {}",
+            s.label(),
+            T::NAME,
+            if whole { "every element" } else { "sampled rows" },
+            if good { "ok" } else { "FAILED" }
+        );
+    }
     if reps == 0 {
         return Ok((ok, 0.0, 0.0));
     }
     let stream = dev.stream().ok_or("no stream")?.clone();
-    let tb = time_ms(&stream, 5, reps, || bwd(&mut dq, &mut dk, &mut dv))?;
+    let tb = time_ms(&stream, 5, reps, || bwd(&mut dq, &mut dk, &mut dv, None))?;
     let tf = time_ms(&stream, 5, reps, || {
         forward(dev, s, &q, &k, &v, &mut o, &mut lse)
     })?;
@@ -440,20 +471,25 @@ fn run() -> Res<bool> {
     let gpu = no_gpu.is_none();
     // `--decode` / `--varlen`: only that part.
     let only = |p: &str| std::env::args().any(|a| a == p);
-    let (decode_only, varlen_only, mods_only) =
-        (only("--decode"), only("--varlen"), only("--mods"));
-    let one = decode_only || varlen_only || mods_only;
+    let (dense_only, decode_only, varlen_only, mods_only) = (
+        only("--dense"),
+        only("--decode"),
+        only("--varlen"),
+        only("--mods"),
+    );
+    let one = dense_only || decode_only || varlen_only || mods_only;
+    let every_config = only("--every-config");
     let (dense, decoding, varlen, mods) = (
-        !one,
+        !one || dense_only,
         !one || decode_only,
         !one || varlen_only,
         !one || mods_only,
     );
     let mut ok = true;
     if dense {
-        for s in awkward(gpu) {
-            ok &= run_case::<f16>(&dev, &s, 0)?.0;
-            ok &= run_case::<bf16>(&dev, &s, 0)?.0;
+        for s in awkward(gpu && !only("--small")) {
+            ok &= run_case::<f16>(&dev, &s, 0, every_config)?.0;
+            ok &= run_case::<bf16>(&dev, &s, 0, every_config)?.0;
         }
     }
     for s in awkward_decode(gpu).into_iter().filter(|_| decoding) {
@@ -558,8 +594,8 @@ fn run() -> Res<bool> {
         for &dtype in dtypes {
             let reps = if s.n_ctx >= 16384 { 10 } else { 20 };
             let (good, ms, bwd_ms) = match dtype {
-                "f16" => run_case::<f16>(&dev, &s, reps)?,
-                _ => run_case::<bf16>(&dev, &s, reps)?,
+                "f16" => run_case::<f16>(&dev, &s, reps, false)?,
+                _ => run_case::<bf16>(&dev, &s, reps, false)?,
             };
             ok &= good;
             println!(
@@ -603,7 +639,38 @@ fn run() -> Res<bool> {
         ],
         &rows,
     );
+    print_tuning();
     Ok(ok)
+}
+
+/// What the backward's tuner chose for each shape it met, and each configuration's time.
+fn print_tuning() {
+    use tile_examples::flash_attention::kernels as k;
+    let tuners = [
+        &k::attn_bwd_dkdv::TUNER,
+        &k::attn_bwd_dq::TUNER,
+        &k::attn_bwd_dkdv_d128::TUNER,
+        &k::attn_bwd_dq_d128::TUNER,
+    ];
+    for d in tuners.iter().flat_map(|t| t.decisions()) {
+        let times: Vec<String> = d
+            .times
+            .iter()
+            .map(|t| match t {
+                tile::autotune::Timing::Ms(ms) => format!("{ms:.4}"),
+                tile::autotune::Timing::NotTimed => "-".to_string(),
+                tile::autotune::Timing::Failed(_) => "failed".to_string(),
+            })
+            .collect();
+        println!(
+            "tuned {} key {:?}: config {} ({}), ms by config [{}]",
+            d.kernel,
+            d.key,
+            d.config,
+            d.label,
+            times.join(", ")
+        );
+    }
 }
 
 fn main() -> ExitCode {

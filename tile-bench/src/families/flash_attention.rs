@@ -991,19 +991,15 @@ impl<T: Half> Case for BwdCase<'_, '_, T> {
     fn ops(&self, form: Form) -> String {
         match form {
             Form::Fused => {
-                let (dkdv, dq, bn) = if self.fwd.s.d == 64 {
-                    ("attn_bwd_dkdv", "attn_bwd_dq", 64)
+                let (dkdv, dq) = if self.fwd.s.d == 64 {
+                    ("attn_bwd_dkdv", "attn_bwd_dq")
                 } else {
-                    (
-                        "attn_bwd_dkdv_d128 (two 64-column halves)",
-                        "attn_bwd_dq_d128",
-                        16,
-                    )
+                    ("attn_bwd_dkdv_d128", "attn_bwd_dq_d128")
                 };
                 format!(
                     "3 kernels after one untimed forward: attn_bwd_preprocess (delta = \
-                     rowsum(dO*O)), {dkdv} (64-key blocks over 16-query blocks), {dq} (64 query \
-                     rows x {bn}-key blocks); 4 warps, 3 stages{}",
+                     rowsum(dO*O)), {dkdv} (key blocks over query blocks), {dq} (query rows \
+                     over key blocks); block sizes and warps autotuned per shape{}",
                     if self.fwd.s.causal {
                         ", blocks up to the diagonal"
                     } else {
