@@ -414,110 +414,35 @@ pub fn backward_config<T: Half>(
     let (b, nq, nkv, nc) = (s.batch, s.hq, s.hkv, s.n_ctx);
     // Configuration `c` of a kernel with `len` of them.
     let pick = |len: usize| config.map(|c| c.min(len - 1));
-    // Each kernel's launch, tuned or with the configuration asked for, from its grid function.
+    // Each kernel's launch, tuned or with the configuration asked for, from its grid function;
+    // the kernels differ in their outputs only.
     macro_rules! go {
-        ($kernel:ident, $grid:expr, $($arg:expr),*) => {{
+        ($kernel:ident, $grid:expr, $($out:expr),+) => {{
             let grid = $grid;
             match pick($kernel::CONFIGS.len()) {
-                None => $kernel::launch(dev, grid, $($arg),*),
-                Some(c) => $kernel::launch_config(dev, c, grid(&$kernel::CONFIGS[c]), $($arg),*),
+                None => $kernel::launch(
+                    dev, grid, q, k, v, g.d_o, g.lse, delta, $($out),+, sm, sb, sh, ss, kb, kh,
+                    ss, hq, hkv, n, causal,
+                ),
+                Some(c) => $kernel::launch_config(
+                    dev, c, grid(&$kernel::CONFIGS[c]), q, k, v, g.d_o, g.lse, delta,
+                    $($out),+, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
+                ),
             }
         }};
     }
     if s.d == 64 {
-        go!(
-            attn_bwd_dkdv,
-            |c: &attn_bwd_dkdv::Config| grid_dkdv(b, nkv, nc, c.BN as usize, 1),
-            q,
-            k,
-            v,
-            g.d_o,
-            g.lse,
-            delta,
-            g.dk,
-            g.dv,
-            sm,
-            sb,
-            sh,
-            ss,
-            kb,
-            kh,
-            ss,
-            hq,
-            hkv,
-            n,
-            causal
-        )?;
-        go!(
-            attn_bwd_dq,
-            |c: &attn_bwd_dq::Config| grid_dq(b, nq, nc, c.BM as usize),
-            q,
-            k,
-            v,
-            g.d_o,
-            g.lse,
-            delta,
-            g.dq,
-            sm,
-            sb,
-            sh,
-            ss,
-            kb,
-            kh,
-            ss,
-            hq,
-            hkv,
-            n,
-            causal
-        )
+        let gkv = |c: &attn_bwd_dkdv::Config| grid_dkdv(b, nkv, nc, c.BN as usize, 1);
+        go!(attn_bwd_dkdv, gkv, g.dk, g.dv)?;
+        let gq = |c: &attn_bwd_dq::Config| grid_dq(b, nq, nc, c.BM as usize);
+        go!(attn_bwd_dq, gq, g.dq)
     } else {
-        go!(
-            attn_bwd_dkdv_d128,
-            |c: &attn_bwd_dkdv_d128::Config| {
-                grid_dkdv(b, nkv, nc, c.BN as usize, 128 / c.DV as usize)
-            },
-            q,
-            k,
-            v,
-            g.d_o,
-            g.lse,
-            delta,
-            g.dk,
-            g.dv,
-            sm,
-            sb,
-            sh,
-            ss,
-            kb,
-            kh,
-            ss,
-            hq,
-            hkv,
-            n,
-            causal
-        )?;
-        go!(
-            attn_bwd_dq_d128,
-            |c: &attn_bwd_dq_d128::Config| grid_dq(b, nq, nc, c.BM as usize),
-            q,
-            k,
-            v,
-            g.d_o,
-            g.lse,
-            delta,
-            g.dq,
-            sm,
-            sb,
-            sh,
-            ss,
-            kb,
-            kh,
-            ss,
-            hq,
-            hkv,
-            n,
-            causal
-        )
+        let slices = |dv: i32| (s.d as i32 / dv) as usize;
+        let gkv =
+            |c: &attn_bwd_dkdv_d128::Config| grid_dkdv(b, nkv, nc, c.BN as usize, slices(c.DV));
+        go!(attn_bwd_dkdv_d128, gkv, g.dk, g.dv)?;
+        let gq = |c: &attn_bwd_dq_d128::Config| grid_dq(b, nq, nc, c.BM as usize);
+        go!(attn_bwd_dq_d128, gq, g.dq)
     }
 }
 
