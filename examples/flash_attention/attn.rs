@@ -57,6 +57,14 @@ impl Shape {
         2.5 * self.flops()
     }
 
+    /// The kernels' BHSD strides in elements, `(sb, sh, ss, kb, kh)`: `q`/`o` (and their
+    /// gradients) per batch, head and token, then `k`/`v` per batch and head (their token
+    /// stride is `ss` too).
+    pub fn strides(&self) -> (i32, i32, i32, i32, i32) {
+        let (d, n) = (self.d as i32, self.n_ctx as i32);
+        (self.hq as i32 * n * d, n * d, d, self.hkv as i32 * n * d, n * d)
+    }
+
     /// `Ok` for the head dimensions the example has kernels for (64 and 128), else the error
     /// every host function here returns.
     pub fn check_head_dim(&self) -> Result<(), tile::Error> {
@@ -145,9 +153,8 @@ pub fn forward<T: Half>(
     o: &mut Buffer<T>,
     lse: &mut Buffer<f32>,
 ) -> Result<(), tile::Error> {
-    let (d, n) = (s.d as i32, s.n_ctx as i32);
-    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
-    let (kb, kh) = (s.hkv as i32 * n * d, n * d);
+    let n = s.n_ctx as i32;
+    let (sb, sh, ss, kb, kh) = s.strides();
     let (hq, hkv) = (s.hq as i32, s.hkv as i32);
     let g = grid(s.batch, s.hq, s.n_ctx);
     let causal = i32::from(s.causal);
@@ -390,9 +397,8 @@ pub fn backward_config<T: Half>(
     g: Grads<'_, T>,
     config: Option<usize>,
 ) -> Result<(), tile::Error> {
-    let (d, n) = (s.d as i32, s.n_ctx as i32);
-    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
-    let (kb, kh) = (s.hkv as i32 * n * d, n * d);
+    let n = s.n_ctx as i32;
+    let (sb, sh, ss, kb, kh) = s.strides();
     let (hq, hkv) = (s.hq as i32, s.hkv as i32);
     let causal = i32::from(s.causal);
     let sm = scale(s);
@@ -408,7 +414,7 @@ pub fn backward_config<T: Half>(
         ss,
         hq,
         n,
-        d,
+        s.d as i32,
     )?;
     let delta: &Buffer<f32> = g.delta;
     let (b, nq, nkv, nc) = (s.batch, s.hq, s.hkv, s.n_ctx);

@@ -1215,9 +1215,7 @@ pub fn attn_bwd_dkdv(
         configs = [
             { BN = 64, BM = 16, DV = 64, DIAG = 1, num_warps = 4, num_stages = 2 },
             { BN = 64, BM = 32, DV = 128, DIAG = 0, num_warps = 4, num_stages = 2 },
-            { BN = 128, BM = 32, DV = 128, DIAG = 0, num_warps = 8, num_stages = 2 },
             { BN = 64, BM = 64, DV = 64, DIAG = 0, num_warps = 4, num_stages = 2 },
-            { BN = 128, BM = 64, DV = 64, DIAG = 0, num_warps = 8, num_stages = 2 },
             { BN = 64, BM = 16, DV = 128, DIAG = 0, num_warps = 4, num_stages = 3 },
             { BN = 128, BM = 16, DV = 128, DIAG = 0, num_warps = 8, num_stages = 3 },
         ],

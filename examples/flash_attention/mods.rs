@@ -171,9 +171,8 @@ pub fn mod_forward<T: Half>(
 ) -> Result<(), tile::Error> {
     m.check()?;
     let s = &m.shape;
-    let (d, n) = (s.d as i32, s.n_ctx as i32);
-    let (sb, sh, ss) = (s.hq as i32 * n * d, n * d, d);
-    let (kb, kh) = (s.hkv as i32 * n * d, n * d);
+    let n = s.n_ctx as i32;
+    let (sb, sh, ss, kb, kh) = s.strides();
     let (hq, hkv) = (s.hq as i32, s.hkv as i32);
     let (left, right) = m.window.unwrap_or((-1, -1));
     let g = grid(s.batch, s.hq, s.n_ctx);
