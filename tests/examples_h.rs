@@ -10,11 +10,16 @@ use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::Half;
 use tile_examples::flash_attention::attn::{
-    backward_config, backward_configs, errors, forward, grad_errors, grad_tol, sampled_grad_errors,
-    Grads, Inputs, Shape,
+    backward_config, backward_configs, errors, forward, forward_config, grad_errors, grad_tol,
+    sampled_grad_errors, Dropout, Grads, Inputs, Shape,
 };
 
 fn check<T: Half>(s: Shape) {
+    check_config::<T>(s, None)
+}
+
+/// [`check`] with configuration `config` of the autotuned forward (the dropout kernel's).
+fn check_config<T: Half>(s: Shape, config: Option<usize>) {
     let dev = Device::interpreter();
     let x = Inputs::<T>::new(&s, 3);
     let (q, k, v) = (
@@ -26,7 +31,7 @@ fn check<T: Half>(s: Shape) {
     let mut lse = dev
         .upload(&vec![f32::NAN; s.batch * s.hq * s.n_ctx])
         .unwrap();
-    forward(&dev, &s, &q, &k, &v, &mut o, &mut lse).unwrap();
+    forward_config(&dev, &s, [&q, &k, &v], &mut o, &mut lse, config).unwrap();
     let (e, el) = errors(
         &s,
         &x,
@@ -49,6 +54,7 @@ fn forward_matches_float64() {
                     n_ctx,
                     d,
                     causal,
+                    dropout: None,
                 };
                 check::<f16>(s);
                 check::<bf16>(s);
@@ -138,6 +144,7 @@ fn backward_matches_float64() {
                     n_ctx,
                     d,
                     causal,
+                    dropout: None,
                 };
                 check_backward::<f16>(s);
                 check_backward::<bf16>(s);
@@ -149,19 +156,73 @@ fn backward_matches_float64() {
 /// Every configuration of the autotuned backward kernels (the GPU's tuner may pick any): block
 /// sizes, column slices and the causal diagonal in one loop or two, on a length that is not a
 /// multiple of any block and grouped heads.
+/// Dropout on the probabilities: the forward and, with every configuration of the dropout
+/// backward's kernels, the gradients against float64 with the same mask (the host's
+/// `Dropout::keep`), so a kernel that dropped other values, or none, fails; 130 tokens (not a
+/// multiple of the blocks nor of the 8 keys of one Philox call), grouped heads, both head
+/// dimensions, causal and not, f16 at p = 0.5 on 17 tokens.
+#[test]
+fn dropout_matches_float64() {
+    let shape = |n_ctx, d, causal, p| Shape {
+        batch: 1,
+        hq: 2,
+        hkv: 1,
+        n_ctx,
+        d,
+        causal,
+        dropout: Some(Dropout::new(p, -3).unwrap()),
+    };
+    for d in [64, 128] {
+        for causal in [false, true] {
+            let s = shape(130, d, causal, 0.1);
+            for c in 0..2 {
+                check_config::<bf16>(s, Some(c));
+            }
+            for c in 0..backward_configs(&s) {
+                check_backward_config::<bf16>(s, Some(c));
+            }
+        }
+        let s = shape(17, d, true, 0.5);
+        check::<f16>(s);
+        check_backward::<f16>(s);
+    }
+}
+
+/// The mask drops a share `p` of the values, and `p` outside `[0, 1)` is an error.
+#[test]
+fn dropout_drops_its_share() {
+    let dr = Dropout::new(0.1, 42).unwrap();
+    let n = 1000;
+    let kept = (0..n * n)
+        .filter(|&i| dr.keep(i % 3, i / n, i % n, n))
+        .count();
+    let rate = kept as f64 / (n * n) as f64;
+    assert!((rate - 0.9).abs() < 0.002, "kept {rate}");
+    // Another seed or another head draws another mask.
+    let other = Dropout::new(0.1, 43).unwrap();
+    let differ = |f: &dyn Fn(usize) -> bool| (0..4096).filter(|&i| f(i)).count();
+    assert!(differ(&|i| dr.keep(0, 0, i, 4096) != other.keep(0, 0, i, 4096)) > 300);
+    assert!(differ(&|i| dr.keep(0, 0, i, 4096) != dr.keep(1, 0, i, 4096)) > 300);
+    for p in [1.0, -0.1, f64::NAN, 0.999995] {
+        assert!(Dropout::new(p, 0).is_err(), "p = {p}");
+    }
+    assert_eq!(Dropout::new(0.0, 0).unwrap().p(), 0.0);
+}
+
 #[test]
 fn every_backward_configuration_matches_float64() {
     for d in [64, 128] {
         for causal in [false, true] {
-            for c in 0..backward_configs(d) {
-                let s = Shape {
-                    batch: 1,
-                    hq: 2,
-                    hkv: 1,
-                    n_ctx: 150,
-                    d,
-                    causal,
-                };
+            let s = Shape {
+                batch: 1,
+                hq: 2,
+                hkv: 1,
+                n_ctx: 150,
+                d,
+                causal,
+                dropout: None,
+            };
+            for c in 0..backward_configs(&s) {
                 check_backward_config::<bf16>(s, Some(c));
             }
         }
@@ -178,6 +239,7 @@ fn an_unsupported_head_dimension_is_an_error() {
         n_ctx: 8,
         d: 32,
         causal: false,
+        dropout: None,
     };
     let x = Inputs::<f16>::new(&s, 1);
     let (q, k, v) = (
@@ -204,6 +266,7 @@ fn unfused_matches_float64() {
             n_ctx,
             d,
             causal,
+            dropout: None,
         };
         let x = Inputs::<f16>::new(&s, 5);
         let (q, k, v) = (
@@ -390,6 +453,7 @@ fn score_modifiers_match_float64() {
         n_ctx: n,
         d: 128,
         causal: false,
+        dropout: None,
     };
     let m = |shape, window, rule| ModShape {
         shape,
@@ -420,12 +484,14 @@ fn score_modifiers_refuse_what_they_cannot_run() {
         n_ctx: 8,
         d: 128,
         causal: false,
+        dropout: None,
     };
     let cases = [
         (Shape { d: 64, ..base }, Rule::None),
         (
             Shape {
                 causal: true,
+                dropout: None,
                 ..base
             },
             Rule::None,

@@ -6,8 +6,9 @@ use crate::common::{Half, Rng};
 use tile::prelude::*;
 
 use super::kernels::{
-    attn_bwd_dkdv, attn_bwd_dkdv_d128, attn_bwd_dq, attn_bwd_dq_d128, attn_bwd_preprocess,
-    attn_fwd, attn_fwd_d128, attn_pv, attn_scores, grid, grid_dkdv, grid_dq, grid_preprocess,
+    attn_bwd_dkdv, attn_bwd_dkdv_d128, attn_bwd_dkdv_dropout, attn_bwd_dq, attn_bwd_dq_d128,
+    attn_bwd_dq_dropout, attn_bwd_preprocess, attn_fwd, attn_fwd_d128, attn_fwd_dropout, attn_pv,
+    attn_scores, grid, grid_dkdv, grid_dq, grid_preprocess,
 };
 
 /// One attention problem: `batch × hq` query heads of `n_ctx` tokens sharing `hkv` key/value
@@ -26,6 +27,71 @@ pub struct Shape {
     pub d: usize,
     /// The causal mask.
     pub causal: bool,
+    /// Dropout on the probabilities, or none.
+    pub dropout: Option<Dropout>,
+}
+
+/// Dropout on the attention probabilities (FlashAttention's `dropout_p`): each probability is
+/// kept with probability `1 − p` and then scaled by `1 / (1 − p)`, the output
+/// `O = (P ∘ Z) V / (1 − p)`. The mask `Z` is drawn by Philox-4x32-10 from `seed`, each head
+/// its own stream ([`Dropout::keep`] says which; the kernels' `dropout_keep` draws the same),
+/// so the backward regenerates it instead of storing it. `p` is rounded to a multiple of
+/// `2⁻¹⁶` (each decision compares 16 random bits), and the scale is that of the rounded `p`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dropout {
+    /// `p · 2¹⁶`, rounded: a 16-bit half below it drops its probability.
+    pub thresh: i32,
+    /// The seed (the low word of each head's Philox key).
+    pub seed: i32,
+}
+
+impl Dropout {
+    /// Dropout with probability `p` (in `[0, 1)`, rounded to a multiple of `2⁻¹⁶` below 1) and
+    /// `seed`; an `Err` for any other `p`.
+    pub fn new(p: f64, seed: i32) -> Result<Dropout, tile::Error> {
+        let thresh = (p * 65536.0).round();
+        if !(0.0..65536.0).contains(&thresh) {
+            return Err(tile::Error::Args(format!(
+                "dropout probability {p}: it is at least 0 and below 1"
+            )));
+        }
+        Ok(Dropout {
+            thresh: thresh as i32,
+            seed,
+        })
+    }
+
+    /// The probability of dropping a value, as rounded.
+    pub fn p(&self) -> f64 {
+        f64::from(self.thresh) / 65536.0
+    }
+
+    /// Whether the probability of query `row` and key `col` of head `bh` (`batch · hq + head`)
+    /// in a sequence of `n_ctx` tokens is kept: key `(seed as i64 + (bh << 32)) as u64`,
+    /// counter `row · cdiv(n_ctx, 8) + col / 8` (32 bits), half `col % 2` (low first) of word
+    /// `col % 8 / 2` of Philox's four, kept where at least `thresh`.
+    pub fn keep(&self, bh: usize, row: usize, col: usize, n_ctx: usize) -> bool {
+        let key = i64::from(self.seed).wrapping_add((bh as i64) << 32) as u64;
+        let counter = (row as u32)
+            .wrapping_mul(n_ctx.div_ceil(8) as u32)
+            .wrapping_add((col / 8) as u32);
+        let word = tile::random::randint4x(key, u64::from(counter))[col % 8 / 2];
+        let half = if col % 2 == 0 {
+            word & 0xFFFF
+        } else {
+            word >> 16
+        };
+        half as i32 >= self.thresh
+    }
+
+    /// The factor dropout applies to that probability: `1 / (1 − p)` where it is kept, else 0.
+    pub fn factor(&self, bh: usize, row: usize, col: usize, n_ctx: usize) -> f64 {
+        if self.keep(bh, row, col, n_ctx) {
+            1.0 / (1.0 - self.p())
+        } else {
+            0.0
+        }
+    }
 }
 
 impl Shape {
@@ -62,7 +128,13 @@ impl Shape {
     /// stride is `ss` too).
     pub fn strides(&self) -> (i32, i32, i32, i32, i32) {
         let (d, n) = (self.d as i32, self.n_ctx as i32);
-        (self.hq as i32 * n * d, n * d, d, self.hkv as i32 * n * d, n * d)
+        (
+            self.hq as i32 * n * d,
+            n * d,
+            d,
+            self.hkv as i32 * n * d,
+            n * d,
+        )
     }
 
     /// `Ok` for the head dimensions the example has kernels for (64 and 128), else the error
@@ -85,7 +157,9 @@ impl Shape {
             self.n_ctx,
             self.d,
             if self.causal { " causal" } else { "" }
-        )
+        ) + &self.dropout.map_or(String::new(), |dr| {
+            format!(" dropout {}", (dr.p() * 1e4).round() / 1e4)
+        })
     }
 }
 
@@ -153,6 +227,21 @@ pub fn forward<T: Half>(
     o: &mut Buffer<T>,
     lse: &mut Buffer<f32>,
 ) -> Result<(), tile::Error> {
+    forward_config(dev, s, [q, k, v], o, lse, None)
+}
+
+/// [`forward`], with configuration `config` of the autotuned dropout kernel (the only
+/// forward with several; the last where `config` is past them) instead of the tuner's pick
+/// when `Some`. A configuration left out on the device's target is an
+/// [`tile::Error::NoVariant`].
+pub fn forward_config<T: Half>(
+    dev: &Device,
+    s: &Shape,
+    [q, k, v]: [&Buffer<T>; 3],
+    o: &mut Buffer<T>,
+    lse: &mut Buffer<f32>,
+    config: Option<usize>,
+) -> Result<(), tile::Error> {
     let n = s.n_ctx as i32;
     let (sb, sh, ss, kb, kh) = s.strides();
     let (hq, hkv) = (s.hq as i32, s.hkv as i32);
@@ -160,7 +249,39 @@ pub fn forward<T: Half>(
     let causal = i32::from(s.causal);
     let sm = scale(s);
     s.check_head_dim()?;
-    if s.d == 64 {
+    if let Some(dr) = s.dropout {
+        let d = s.d as i32;
+        let (seed, thresh) = (dr.seed, dr.thresh);
+        match config.map(|c| c.min(attn_fwd_dropout::CONFIGS.len() - 1)) {
+            None => attn_fwd_dropout::launch(
+                dev,
+                |_: &_| g,
+                q,
+                k,
+                v,
+                o,
+                lse,
+                sm,
+                sb,
+                sh,
+                ss,
+                kb,
+                kh,
+                ss,
+                hq,
+                hkv,
+                n,
+                seed,
+                thresh,
+                d,
+                causal,
+            ),
+            Some(c) => attn_fwd_dropout::launch_config(
+                dev, c, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, seed, thresh,
+                d, causal,
+            ),
+        }
+    } else if s.d == 64 {
         attn_fwd::launch(
             dev, g, q, k, v, o, lse, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
         )
@@ -231,7 +352,19 @@ pub fn reference_row<T: Half>(
     let kvo = (b * s.hkv + hk) * n * d;
     let keys = if s.causal { row + 1 } else { n };
     let q = &x.q[qo..][..d];
-    attend_row(q, &x.k, &x.v, keys, |j| kvo + j * d, f64::from(scale(s)))
+    let bh = b * s.hq + h;
+    let weight = |j| s.dropout.map_or(1.0, |dr| dr.factor(bh, row, j, n));
+    let at = |j| kvo + j * d;
+    attend_row_weighted(
+        q,
+        &x.k,
+        &x.v,
+        keys,
+        at,
+        f64::from(scale(s)),
+        |_, z| z,
+        weight,
+    )
 }
 
 /// Float64 attention of one query row `q` (`d` values) against `keys` keys: key `j`'s and
@@ -259,6 +392,22 @@ pub fn attend_row_with<T: Half>(
     scale: f64,
     modify: impl Fn(usize, f64) -> f64,
 ) -> (Vec<f64>, f64) {
+    attend_row_weighted(q, k, v, keys, at, scale, modify, |_| 1.0)
+}
+
+/// [`attend_row_with`] with key `j`'s probability multiplied by `weight(j)` in the output
+/// only (dropout's factor: the softmax and the log-sum-exp are those of the scores).
+#[allow(clippy::too_many_arguments)]
+pub fn attend_row_weighted<T: Half>(
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    keys: usize,
+    at: impl Fn(usize) -> usize,
+    scale: f64,
+    modify: impl Fn(usize, f64) -> f64,
+    weight: impl Fn(usize) -> f64,
+) -> (Vec<f64>, f64) {
     let f = |t: T| f64::from(t.to_f32());
     let d = q.len();
     let scores: Vec<f64> = (0..keys)
@@ -278,6 +427,7 @@ pub fn attend_row_with<T: Half>(
     let sum: f64 = w.iter().sum();
     let mut out = vec![0.0; d];
     for (j, &p) in w.iter().enumerate() {
+        let p = p * weight(j);
         for (o, &vv) in out.iter_mut().zip(&v[at(j)..][..d]) {
             *o += p * f(vv);
         }
@@ -375,8 +525,13 @@ pub fn backward<T: Half>(
 
 /// How many configurations [`backward_config`] can be asked for at head dimension `d`: the
 /// most of its two autotuned kernels.
-pub fn backward_configs(d: usize) -> usize {
-    if d == 64 {
+pub fn backward_configs(s: &Shape) -> usize {
+    let d = s.d;
+    if s.dropout.is_some() {
+        attn_bwd_dkdv_dropout::CONFIGS
+            .len()
+            .max(attn_bwd_dq_dropout::CONFIGS.len())
+    } else if d == 64 {
         attn_bwd_dkdv::CONFIGS.len().max(attn_bwd_dq::CONFIGS.len())
     } else {
         attn_bwd_dkdv_d128::CONFIGS
@@ -422,33 +577,50 @@ pub fn backward_config<T: Half>(
     let pick = |len: usize| config.map(|c| c.min(len - 1));
     // Each kernel's launch, tuned or with the configuration asked for, from its grid function;
     // the kernels differ in their outputs only.
+    // The dropout kernels take the seed, the threshold and the head dimension too.
     macro_rules! go {
-        ($kernel:ident, $grid:expr, $($out:expr),+) => {{
+        ($kernel:ident, $grid:expr, [$($out:expr),+] $(, $extra:expr)*) => {{
             let grid = $grid;
             match pick($kernel::CONFIGS.len()) {
                 None => $kernel::launch(
                     dev, grid, q, k, v, g.d_o, g.lse, delta, $($out),+, sm, sb, sh, ss, kb, kh,
-                    ss, hq, hkv, n, causal,
+                    ss, hq, hkv, n, $($extra,)* causal,
                 ),
                 Some(c) => $kernel::launch_config(
                     dev, c, grid(&$kernel::CONFIGS[c]), q, k, v, g.d_o, g.lse, delta,
-                    $($out),+, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, causal,
+                    $($out),+, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, $($extra,)* causal,
                 ),
             }
         }};
     }
-    if s.d == 64 {
+    if let Some(dr) = s.dropout {
+        let d = s.d as i32;
+        let gkv = |c: &attn_bwd_dkdv_dropout::Config| {
+            let slices = if c.WHOLE == 1 { 1 } else { s.d / 64 };
+            grid_dkdv(b, nkv, nc, c.BN as usize, slices)
+        };
+        go!(
+            attn_bwd_dkdv_dropout,
+            gkv,
+            [g.dk, g.dv],
+            dr.seed,
+            dr.thresh,
+            d
+        )?;
+        let gq = |c: &attn_bwd_dq_dropout::Config| grid_dq(b, nq, nc, c.BM as usize);
+        go!(attn_bwd_dq_dropout, gq, [g.dq], dr.seed, dr.thresh, d)
+    } else if s.d == 64 {
         let gkv = |c: &attn_bwd_dkdv::Config| grid_dkdv(b, nkv, nc, c.BN as usize, 1);
-        go!(attn_bwd_dkdv, gkv, g.dk, g.dv)?;
+        go!(attn_bwd_dkdv, gkv, [g.dk, g.dv])?;
         let gq = |c: &attn_bwd_dq::Config| grid_dq(b, nq, nc, c.BM as usize);
-        go!(attn_bwd_dq, gq, g.dq)
+        go!(attn_bwd_dq, gq, [g.dq])
     } else {
         let slices = |dv: i32| (s.d as i32 / dv) as usize;
         let gkv =
             |c: &attn_bwd_dkdv_d128::Config| grid_dkdv(b, nkv, nc, c.BN as usize, slices(c.DV));
-        go!(attn_bwd_dkdv_d128, gkv, g.dk, g.dv)?;
+        go!(attn_bwd_dkdv_d128, gkv, [g.dk, g.dv])?;
         let gq = |c: &attn_bwd_dq_d128::Config| grid_dq(b, nq, nc, c.BM as usize);
-        go!(attn_bwd_dq_d128, gq, g.dq)
+        go!(attn_bwd_dq_d128, gq, [g.dq])
     }
 }
 
@@ -487,17 +659,22 @@ pub fn reference_grads<T: Half>(s: &Shape, x: &Inputs<T>) -> (Vec<f64>, Vec<f64>
                     *pj = (*pj - m).exp();
                     sum += *pj;
                 }
+                // With dropout, `z` is the factor of key `j` (0 or `1 / (1 − p)`): the output
+                // and `dV` see `P ∘ z`, and `dP` is `z ∘ dO Vᵀ`.
+                let bh = b * s.hq + h;
+                let z = |j| s.dropout.map_or(1.0, |dr| dr.factor(bh, i, j, n));
                 let mut delta = 0.0;
                 for j in 0..keys {
                     p[j] /= sum;
                     let vj = &x.v[kvo + j * d..kvo + (j + 1) * d];
-                    dp[j] = doi.iter().zip(vj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>();
+                    dp[j] = doi.iter().zip(vj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * z(j);
                     delta += p[j] * dp[j];
                 }
                 for j in 0..keys {
                     let ds = p[j] * (dp[j] - delta);
+                    let pz = p[j] * z(j);
                     for c in 0..d {
-                        dv[kvo + j * d + c] += p[j] * f(doi[c]);
+                        dv[kvo + j * d + c] += pz * f(doi[c]);
                         dq[qo + i * d + c] += ds * f(x.k[kvo + j * d + c]) * sc;
                         dk[kvo + j * d + c] += ds * f(qi[c]) * sc;
                     }
@@ -581,20 +758,23 @@ pub fn sampled_grads<T: Half>(
     let dot = |a: &[T], b: &[T]| a.iter().zip(b).map(|(&u, &w)| f(u) * f(w)).sum::<f64>();
     let qrow = |b: usize, h: usize, i: usize| ((b * s.hq + h) * n + i) * d;
     let kvrow = |b: usize, hk: usize, j: usize| ((b * s.hkv + hk) * n + j) * d;
-    // `P_ij` and `dP_ij − Δ_i` of query row `i` of head `(b, h)` and key `j`.
+    // `P_ij`, `dP_ij − Δ_i` and dropout's factor `z_ij` (1 without) of query row `i` of head
+    // `(b, h)` and key `j`: `dP = z ∘ dO Vᵀ`, and `dV` takes `P ∘ z`.
     let terms = |b: usize, h: usize, i: usize, j: usize| {
         let (qi, ki) = (qrow(b, h, i), kvrow(b, h / group, j));
-        let l = f64::from(lse[(b * s.hq + h) * n + i]);
+        let bh = b * s.hq + h;
+        let z = s.dropout.map_or(1.0, |dr| dr.factor(bh, i, j, n));
+        let l = f64::from(lse[bh * n + i]);
         let p = (dot(&x.q[qi..qi + d], &x.k[ki..ki + d]) * sc - l).exp();
         let delta = dot(&x.d_o[qi..qi + d], &o[qi..qi + d]);
-        (p, dot(&x.d_o[qi..qi + d], &x.v[ki..ki + d]) - delta)
+        (p, z * dot(&x.d_o[qi..qi + d], &x.v[ki..ki + d]) - delta, z)
     };
     let (mut gq, mut wq) = (Vec::new(), Vec::new());
     for (b, h, i) in sampled_rows(s) {
         let keys = if s.causal { i + 1 } else { n };
         let mut acc = vec![0.0; d];
         for j in 0..keys {
-            let (p, g) = terms(b, h, i, j);
+            let (p, g, _) = terms(b, h, i, j);
             let kj = kvrow(b, h / group, j);
             for (c, a) in acc.iter_mut().enumerate() {
                 *a += p * g * f(x.k[kj + c]) * sc;
@@ -611,11 +791,11 @@ pub fn sampled_grads<T: Half>(
         for h in hk * group..(hk + 1) * group {
             let first = if s.causal { j } else { 0 };
             for i in first..n {
-                let (p, g) = terms(b, h, i, j);
+                let (p, g, z) = terms(b, h, i, j);
                 let qi = qrow(b, h, i);
                 for c in 0..d {
                     ak[c] += p * g * f(x.q[qi + c]) * sc;
-                    av[c] += p * f(x.d_o[qi + c]);
+                    av[c] += p * z * f(x.d_o[qi + c]);
                 }
             }
         }

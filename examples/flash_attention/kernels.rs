@@ -62,12 +62,15 @@ fn attn_blocks(
     mod_ptr: Tile,
     mod_f: f32,
     mod_i: i32,
+    drop_key: i64,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     BN: Const,
     MASK: Const,
     SCORE: Fn,
     MOD: Const,
+    DROP: Const,
 ) -> (Tile, Tile, Tile) {
     let offs_n = arange(0, BN);
     let offs_d = arange(0, HEAD_DIM);
@@ -124,10 +127,59 @@ fn attn_blocks(
         let alpha = (m_i - m_off).exp2();
         l_i = l_i * alpha + p.sum(1);
         let vb = load(v_base + kv, in_seq, 0.0);
-        acc = dot(p as T, vb, acc * alpha.expand_dims(1));
+        // Dropout: the row sums count every probability (the softmax is taken before the
+        // mask); only the product sees the dropped ones, and the epilogue scales by
+        // `1 / (1 − p)`.
+        let mut pv = p;
+        if DROP == 1 {
+            pv = select(
+                dropout_keep(drop_key, offs_m, start_n, n_ctx, drop_thresh, BN),
+                p,
+                0.0,
+            );
+        }
+        acc = dot(pv as T, vb, acc * alpha.expand_dims(1));
         m_i = m_new;
     }
     (acc, m_i, l_i)
+}
+
+#[tile_fn]
+/// The Philox key of the dropout mask of head `bh` (`batch · hq + head`): the seed in the low
+/// word, the head in the high one (`seed as i64 + (bh << 32)`), so that every (seed, head) pair
+/// draws its own stream.
+pub fn dropout_key(seed: i32, bh: i32) -> i64 {
+    seed as i64 + ((bh as i64) << 32)
+}
+
+#[tile_fn]
+/// The dropout mask of one block of scores of a head: `true` where the probability of query
+/// `rows[r]` and key `col0 + c` (`c < BC`) is kept. Each call of Philox-4x32-10 (`randint4x`,
+/// key [`dropout_key`], counter `row · cdiv(n_ctx, 8) + key / 8`) gives four 32-bit words, and
+/// each word two 16-bit halves, for eight consecutive keys: key `8i + t` reads half `t % 2`
+/// (low first) of word `t / 2`, and is kept where that half is at least `thresh` (`p · 2¹⁶`
+/// rounded: a probability `thresh / 2¹⁶` of being dropped). `col0` and `BC` are multiples of 8.
+pub fn dropout_keep(key: i64, rows: Tile, col0: i32, n_ctx: i32, thresh: i32, BC: Const) -> Tile {
+    let cnt = rows.expand_dims(1) * cdiv(n_ctx, 8) + (col0 / 8 + arange(0, BC / 8)).expand_dims(0);
+    let (w0, w1) = (randint4x(key, cnt, 0), randint4x(key, cnt, 1));
+    let (w2, w3) = (randint4x(key, cnt, 2), randint4x(key, cnt, 3));
+    // Three levels of `interleave` put half `h` of word `w` at key `8i + 2w + h`: the first
+    // pairs words `w` and `w + 2`, the second `w` and `w + 1`, the last the two halves.
+    let lo = interleave(
+        interleave(w0 & 65535, w2 & 65535),
+        interleave(w1 & 65535, w3 & 65535),
+    );
+    let hi = interleave(
+        interleave((w0 >> 16) & 65535, (w2 >> 16) & 65535),
+        interleave((w1 >> 16) & 65535, (w3 >> 16) & 65535),
+    );
+    interleave(lo, hi) >= thresh
+}
+
+#[tile_fn]
+/// The probability that [`dropout_keep`] keeps a value: `1 − thresh / 2¹⁶`.
+pub fn dropout_keep_rate(thresh: i32) -> f32 {
+    1.0 - thresh as f32 * (1.0 / 65536.0)
 }
 
 #[tile_fn]
@@ -170,12 +222,15 @@ fn attn_forward(
     mod_ptr: Tile,
     mod_f: f32,
     mod_i: i32,
+    drop_seed: i32,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
     WINDOW: Const,
     SCORE: Fn,
     MOD: Const,
+    DROP: Const,
     BM: Const,
     BN: Const,
 ) {
@@ -184,6 +239,7 @@ fn attn_forward(
     let h_kv = h / (hq / hkv);
     let q_off = b * stride_b + h * stride_h;
     let kv_off = b * kv_stride_b + h_kv * kv_stride_h;
+    let drop_key = dropout_key(drop_seed, bh);
     attn_rows(
         q + q_off,
         k + kv_off,
@@ -201,12 +257,15 @@ fn attn_forward(
         mod_ptr,
         mod_f,
         mod_i,
+        drop_key,
+        drop_thresh,
         T,
         HEAD_DIM,
         CAUSAL,
         WINDOW,
         SCORE,
         MOD,
+        DROP,
         BM,
         BN,
     );
@@ -236,12 +295,15 @@ fn attn_rows(
     mod_ptr: Tile,
     mod_f: f32,
     mod_i: i32,
+    drop_key: i64,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
     WINDOW: Const,
     SCORE: Fn,
     MOD: Const,
+    DROP: Const,
     BM: Const,
     BN: Const,
 ) {
@@ -296,12 +358,15 @@ fn attn_rows(
             mod_ptr,
             mod_f,
             mod_i,
+            drop_key,
+            drop_thresh,
             T,
             HEAD_DIM,
             BN,
             3,
             SCORE,
             MOD,
+            DROP,
         );
     }
     (acc, m_i, l_i) = attn_blocks(
@@ -324,12 +389,15 @@ fn attn_rows(
         mod_ptr,
         mod_f,
         mod_i,
+        drop_key,
+        drop_thresh,
         T,
         HEAD_DIM,
         BN,
         0,
         SCORE,
         MOD,
+        DROP,
     );
     // The masked blocks after: the window's edge (`3`), the diagonal (`1`) or the ragged end
     // (`2`).
@@ -353,18 +421,24 @@ fn attn_rows(
         mod_ptr,
         mod_f,
         mod_i,
+        drop_key,
+        drop_thresh,
         T,
         HEAD_DIM,
         BN,
         3 * WINDOW + (1 - WINDOW) * (2 - CAUSAL),
         SCORE,
         MOD,
+        DROP,
     );
     let row = offs_m < n_ctx;
     let mut l_div = l_i;
     if MOD == 1 {
         // A row the rule masked entirely has `l = 0`: its output is 0 (FlexAttention's).
         l_div = select(l_i == 0.0, 1.0, l_i);
+    }
+    if DROP == 1 {
+        l_div = l_div * dropout_keep_rate(drop_thresh);
     }
     // L = ln(Σ exp(s·scale)) = (m + log2(l)) · ln 2, in base-e units.
     store(
@@ -428,11 +502,14 @@ pub fn attn_fwd(
         lse,
         0.0,
         0,
+        0,
+        0,
         T,
         64,
         CAUSAL,
         0,
         unmodified,
+        0,
         0,
         128,
         64,
@@ -482,14 +559,93 @@ pub fn attn_fwd_d128(
         lse,
         0.0,
         0,
+        0,
+        0,
         T,
         128,
         CAUSAL,
         0,
         unmodified,
         0,
+        0,
         128,
         64,
+    );
+}
+
+#[tile_kernel(
+    specialize = aligned,
+    math = fast,
+    autotune(
+        configs = [
+            { BN = 32, num_warps = 8, num_stages = 3 },
+            { BN = 64, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// [`attn_fwd`] with dropout on the probabilities: `O = (P ∘ Z) V / (1 − p)`, where `Z` is
+/// [`dropout_keep`]'s mask for `seed` and `thresh` (`p · 2¹⁶` rounded), the stream of each head
+/// its own ([`dropout_key`]). `lse` is that of the scores, as without dropout: the backward
+/// recomputes `P` from it and regenerates `Z`. Either head dimension (64 or 128). Blocks of
+/// 128 queries; of 32 keys or 64 (autotuned; at `head_dim = 128` sm_80 holds only 32, the mask
+/// beside the forward's other tiles).
+#[allow(clippy::too_many_arguments)]
+pub fn attn_fwd_dropout(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    o: Ptr<T>,
+    lse: Ptr<f32>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    seed: i32,
+    thresh: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+    BN: Const,
+) {
+    attn_forward(
+        q,
+        k,
+        v,
+        o,
+        lse,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        -1,
+        -1,
+        lse,
+        0.0,
+        0,
+        seed,
+        thresh,
+        T,
+        HEAD_DIM,
+        CAUSAL,
+        0,
+        unmodified,
+        0,
+        1,
+        128,
+        BN,
     );
 }
 
@@ -601,11 +757,14 @@ pub fn attn_fwd_mod(
             lse,
             0.0,
             0,
+            0,
+            0,
             T,
             128,
             0,
             1,
             unmodified,
+            0,
             0,
             128,
             64,
@@ -633,12 +792,15 @@ pub fn attn_fwd_mod(
             slopes,
             0.0,
             0,
+            0,
+            0,
             T,
             128,
             0,
             1,
             alibi,
             1,
+            0,
             128,
             64,
         );
@@ -665,12 +827,15 @@ pub fn attn_fwd_mod(
             lse,
             cap,
             0,
+            0,
+            0,
             T,
             128,
             0,
             1,
             softcap,
             1,
+            0,
             128,
             64,
         );
@@ -723,12 +888,15 @@ pub fn attn_fwd_bias(
         bias,
         0.0,
         n_ctx,
+        0,
+        0,
         T,
         128,
         0,
         1,
         additive_bias,
         1,
+        0,
         128,
         64,
     );
@@ -786,11 +954,14 @@ pub fn attn_fwd_varlen(
             lse,
             0.0,
             0,
+            0,
+            0,
             T,
             HEAD_DIM,
             CAUSAL,
             0,
             unmodified,
+            0,
             0,
             128,
             64,
@@ -891,6 +1062,7 @@ pub fn attn_pv(
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = attn_fwd::KERNELS.to_vec();
     v.extend(attn_fwd_d128::KERNELS);
+    v.extend(attn_fwd_dropout::KERNELS);
     v.extend(attn_fwd_mod::KERNELS);
     v.extend(attn_fwd_bias::KERNELS);
     v.extend(attn_fwd_varlen::KERNELS);
@@ -899,6 +1071,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(attn_bwd_dkdv_d128::KERNELS);
     v.extend(attn_bwd_dq::KERNELS);
     v.extend(attn_bwd_dq_d128::KERNELS);
+    v.extend(attn_bwd_dkdv_dropout::KERNELS);
+    v.extend(attn_bwd_dq_dropout::KERNELS);
     v.extend(attn_scores::KERNELS);
     v.extend(attn_pv::KERNELS);
     v.extend(super::decode::attn_decode_split::KERNELS);
@@ -962,15 +1136,21 @@ fn bwd_kv_blocks(
     hi: i32,
     n_ctx: i32,
     qk_scale: f32,
+    drop_key: i64,
+    drop_thresh: i32,
+    key0: i32,
     T: Type,
     HEAD_DIM: Const,
     DV: Const,
     BM: Const,
     MASK: Const,
+    BN: Const,
+    DROP: Const,
 ) -> (Tile, Tile) {
     let offs_m = arange(0, BM);
     let offs_d = arange(0, HEAD_DIM);
     let offs_dv = d_lo + arange(0, DV);
+    let inv_keep = 1.0 / dropout_keep_rate(drop_thresh);
     let mut dk = dk;
     let mut dv = dv;
     for start_m in (lo..hi).step_by(BM) {
@@ -996,8 +1176,22 @@ fn bwd_kv_blocks(
             dob_dv = load(do_base + at_dv, row_ok.expand_dims(1), 0.0);
             qb_dv = load(q_base + at_dv, row_ok.expand_dims(1), 0.0);
         }
-        dv = dot(pt as T, dob_dv, dv);
-        let dpt = dot(v_tile, dob.trans());
+        // Dropout (`DROP = 1`): `dV` takes the dropped probabilities `Pᵀ ∘ Zᵀ / (1 − p)`, and
+        // `dPᵀ` (the gradient of those) goes back through the same mask and scale; `Δ`
+        // (`rowsum(dO ∘ O)` of the dropped output) is already the matching row term.
+        // Both products that need the mask come first, so that the mask is dead before `dV`'s
+        // (sm_80 holds 64 × 16 blocks at `head_dim = 128` that way).
+        let mut pt_v = pt;
+        let mut dpt = 0.0;
+        if DROP == 1 {
+            let keep = dropout_keep(drop_key, rows, key0, n_ctx, drop_thresh, BN).trans();
+            dpt = select(keep, dot(v_tile, dob.trans()) * inv_keep, 0.0);
+            pt_v = select(keep, pt * inv_keep, 0.0);
+        }
+        dv = dot(pt_v as T, dob_dv, dv);
+        if DROP == 0 {
+            dpt = dot(v_tile, dob.trans());
+        }
         let di = load(delta_row + rows1, row_ok, 0.0);
         let dst = pt * (dpt - di.expand_dims(0));
         dk = dot(dst as T, qb_dv, dk);
@@ -1027,6 +1221,8 @@ fn attn_backward_dkdv(
     hq: i32,
     hkv: i32,
     n_ctx: i32,
+    drop_seed: i32,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
@@ -1034,6 +1230,7 @@ fn attn_backward_dkdv(
     BM: Const,
     BN: Const,
     DIAG: Const,
+    DROP: Const,
 ) {
     let start_n = program_id(0) * BN;
     let d_lo = program_id(2) * DV;
@@ -1057,6 +1254,7 @@ fn attn_backward_dkdv(
     for g in 0..group {
         let h = h_kv * group + g;
         let bh = b * hq + h;
+        let drop_key = dropout_key(drop_seed, bh);
         let q_off = b * stride_b + h * stride_h;
         let (q_base, do_base) = (q + q_off, d_o + q_off);
         let (lse_row, delta_row) = (lse + bh * n_ctx, delta + bh * n_ctx);
@@ -1083,11 +1281,16 @@ fn attn_backward_dkdv(
                 min(start_n + BN, n_ctx),
                 n_ctx,
                 qk_scale,
+                drop_key,
+                drop_thresh,
+                start_n,
                 T,
                 HEAD_DIM,
                 DV,
                 BM,
                 1,
+                BN,
+                DROP,
             );
             dk_acc = a;
             dv_acc = c;
@@ -1108,11 +1311,16 @@ fn attn_backward_dkdv(
             n_ctx,
             n_ctx,
             qk_scale,
+            drop_key,
+            drop_thresh,
+            start_n,
             T,
             HEAD_DIM,
             DV,
             BM,
             CAUSAL * (1 - DIAG),
+            BN,
+            DROP,
         );
         dk_acc = a;
         dv_acc = c;
@@ -1199,6 +1407,8 @@ pub fn attn_bwd_dkdv(
         hq,
         hkv,
         n_ctx,
+        0,
+        0,
         T,
         64,
         CAUSAL,
@@ -1206,6 +1416,7 @@ pub fn attn_bwd_dkdv(
         BM,
         BN,
         1,
+        0,
     );
 }
 
@@ -1276,6 +1487,8 @@ pub fn attn_bwd_dkdv_d128(
         hq,
         hkv,
         n_ctx,
+        0,
+        0,
         T,
         128,
         CAUSAL,
@@ -1283,7 +1496,120 @@ pub fn attn_bwd_dkdv_d128(
         BM,
         BN,
         DIAG,
+        0,
     );
+}
+
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BN = 64, BM = 16, WHOLE = 0, DIAG = 1, num_warps = 4, num_stages = 2 },
+            { BN = 64, BM = 32, WHOLE = 1, DIAG = 0, num_warps = 4, num_stages = 2 },
+            { BN = 64, BM = 16, WHOLE = 1, DIAG = 0, num_warps = 4, num_stages = 3 },
+            { BN = 128, BM = 64, WHOLE = 1, DIAG = 0, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// [`attn_bwd_dkdv`] and [`attn_bwd_dkdv_d128`] for the forward with dropout
+/// ([`attn_fwd_dropout`], the same `seed` and `thresh`): the mask regenerated per block,
+/// transposed. `WHOLE = 0` keeps 64 columns of `dK`/`dV` per program (at `head_dim = 128`,
+/// launch `(cdiv(n_ctx, BN), batch · hkv, 2)`; configuration 0, the one sm_80 holds), `1` whole
+/// rows.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dkdv_dropout(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dk: Ptr<T>,
+    dv: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    seed: i32,
+    thresh: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+    BN: Const,
+    BM: Const,
+    WHOLE: Const,
+    DIAG: Const,
+) {
+    if WHOLE == 1 {
+        attn_backward_dkdv(
+            q,
+            k,
+            v,
+            d_o,
+            lse,
+            delta,
+            dk,
+            dv,
+            sm_scale,
+            stride_b,
+            stride_h,
+            stride_s,
+            kv_stride_b,
+            kv_stride_h,
+            kv_stride_s,
+            hq,
+            hkv,
+            n_ctx,
+            seed,
+            thresh,
+            T,
+            HEAD_DIM,
+            CAUSAL,
+            HEAD_DIM,
+            BM,
+            BN,
+            DIAG,
+            1,
+        );
+    } else {
+        attn_backward_dkdv(
+            q,
+            k,
+            v,
+            d_o,
+            lse,
+            delta,
+            dk,
+            dv,
+            sm_scale,
+            stride_b,
+            stride_h,
+            stride_s,
+            kv_stride_b,
+            kv_stride_h,
+            kv_stride_s,
+            hq,
+            hkv,
+            n_ctx,
+            seed,
+            thresh,
+            T,
+            HEAD_DIM,
+            CAUSAL,
+            64,
+            BM,
+            BN,
+            DIAG,
+            1,
+        );
+    }
 }
 
 #[tile_fn]
@@ -1305,13 +1631,17 @@ fn bwd_q_blocks(
     hi: i32,
     n_ctx: i32,
     qk_scale: f32,
+    drop_key: i64,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     BN: Const,
     MASK: Const,
+    DROP: Const,
 ) -> Tile {
     let offs_n = arange(0, BN);
     let offs_d = arange(0, HEAD_DIM);
+    let inv_keep = 1.0 / dropout_keep_rate(drop_thresh);
     let mut dq = dq;
     for start_n in (lo..hi).step_by(BN) {
         let cols = start_n + offs_n;
@@ -1324,7 +1654,11 @@ fn bwd_q_blocks(
         if MASK == 1 {
             p = select(offs_m.expand_dims(1) >= cols.expand_dims(0), p, 0.0);
         }
-        let dp = dot(do_tile, load(v_base + at, key_ok, 0.0).trans());
+        let mut dp = dot(do_tile, load(v_base + at, key_ok, 0.0).trans());
+        if DROP == 1 {
+            let keep = dropout_keep(drop_key, offs_m, start_n, n_ctx, drop_thresh, BN);
+            dp = select(keep, dp * inv_keep, 0.0);
+        }
         let ds = p * (dp - di.expand_dims(1));
         dq = dot(ds as T, kb, dq);
     }
@@ -1351,11 +1685,14 @@ fn attn_backward_dq(
     hq: i32,
     hkv: i32,
     n_ctx: i32,
+    drop_seed: i32,
+    drop_thresh: i32,
     T: Type,
     HEAD_DIM: Const,
     CAUSAL: Const,
     BM: Const,
     BN: Const,
+    DROP: Const,
 ) {
     let start_m = program_id(0) * BM;
     let bh = program_id(1);
@@ -1372,6 +1709,7 @@ fn attn_backward_dq(
     let l2 = load(lse + bh * n_ctx + offs_m, row_ok, 0.0) * 1.4426950408889634;
     let di = load(delta + bh * n_ctx + offs_m, row_ok, 0.0);
     let qk_scale = sm_scale * 1.4426950408889634;
+    let drop_key = dropout_key(drop_seed, bh);
     let (k_base, v_base) = (k + kv_off, v + kv_off);
     // Without the causal mask every key block; with it, the blocks wholly left of the
     // diagonal, then the diagonal block with the mask.
@@ -1390,10 +1728,13 @@ fn attn_backward_dq(
         unmasked_end,
         n_ctx,
         qk_scale,
+        drop_key,
+        drop_thresh,
         T,
         HEAD_DIM,
         BN,
         0,
+        DROP,
     );
     if CAUSAL == 1 {
         acc = bwd_q_blocks(
@@ -1410,10 +1751,13 @@ fn attn_backward_dq(
             min(start_m + BM, n_ctx),
             n_ctx,
             qk_scale,
+            drop_key,
+            drop_thresh,
             T,
             HEAD_DIM,
             BN,
             1,
+            DROP,
         );
     }
     // The stores' offsets and mask written anew, computed here rather than kept live through
@@ -1488,11 +1832,14 @@ pub fn attn_bwd_dq(
         hq,
         hkv,
         n_ctx,
+        0,
+        0,
         T,
         64,
         CAUSAL,
         BM,
         BN,
+        0,
     );
 }
 
@@ -1551,11 +1898,84 @@ pub fn attn_bwd_dq_d128(
         hq,
         hkv,
         n_ctx,
+        0,
+        0,
         T,
         128,
         CAUSAL,
         BM,
         BN,
+        0,
+    );
+}
+
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { BM = 64, BN = 16, num_warps = 4, num_stages = 3 },
+            { BM = 64, BN = 64, num_warps = 4, num_stages = 3 },
+            { BM = 128, BN = 64, num_warps = 8, num_stages = 3 },
+        ],
+        key = [n_ctx, hq, hkv],
+    )
+)]
+/// [`attn_bwd_dq`] and [`attn_bwd_dq_d128`] for the forward with dropout
+/// ([`attn_fwd_dropout`], the same `seed` and `thresh`): `dP` goes back through the mask and
+/// the scale `1 / (1 − p)` before `dS`.
+#[allow(clippy::too_many_arguments)]
+pub fn attn_bwd_dq_dropout(
+    q: Ptr<T>,
+    k: Ptr<T>,
+    v: Ptr<T>,
+    d_o: Ptr<T>,
+    lse: Ptr<f32>,
+    delta: Ptr<f32>,
+    dq: Ptr<T>,
+    sm_scale: f32,
+    stride_b: i32,
+    stride_h: i32,
+    stride_s: i32,
+    kv_stride_b: i32,
+    kv_stride_h: i32,
+    kv_stride_s: i32,
+    hq: i32,
+    hkv: i32,
+    n_ctx: i32,
+    seed: i32,
+    thresh: i32,
+    T: Type<{ [f16, bf16] }>,
+    HEAD_DIM: Const<{ [64, 128] }>,
+    CAUSAL: Const<{ [0, 1] }>,
+    BM: Const,
+    BN: Const,
+) {
+    attn_backward_dq(
+        q,
+        k,
+        v,
+        d_o,
+        lse,
+        delta,
+        dq,
+        sm_scale,
+        stride_b,
+        stride_h,
+        stride_s,
+        kv_stride_b,
+        kv_stride_h,
+        kv_stride_s,
+        hq,
+        hkv,
+        n_ctx,
+        seed,
+        thresh,
+        T,
+        HEAD_DIM,
+        CAUSAL,
+        BM,
+        BN,
+        1,
     );
 }
 

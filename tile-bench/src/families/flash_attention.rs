@@ -150,6 +150,7 @@ impl Group {
             n_ctx: self.n_ctx,
             d: self.d,
             causal,
+            dropout: None,
         }
     }
 
@@ -374,6 +375,7 @@ fn bench_mods(ctx: &mut Ctx, b: usize, h: usize, n: usize, timed: bool) -> Res<(
         n_ctx: n,
         d: 128,
         causal: false,
+        dropout: None,
     };
     for (window, rule) in [
         (Some((1024, 0)), Rule::None),
