@@ -256,6 +256,37 @@ fn choose_layouts(f: &mut Function, classes: &mut Classes, widest: u32, threads:
             wanted[root] = Some(Layout::Blocked(fit));
         }
     }
+    // A 2-D class computed from indices alone (`computed_only`: counters, random bits) whose
+    // values reach a class with a layout through `trans`, `reshape` or `interleave` takes the
+    // layout that makes those ops move nothing: the consumer's, derived backward (`underived`),
+    // last op first, so that a chain of them is derived from its end. (Attention's dropout
+    // places the words of each Philox call where an mma accumulator holds its scores.)
+    let computed = computed_only(f, classes);
+    for op in f.walk().into_iter().rev() {
+        let d = f.op(op);
+        if !matches!(d.kind, OpKind::Trans | OpKind::Reshape | OpKind::Interleave) {
+            continue;
+        }
+        let (v, r) = (d.operands[0], d.results[0]);
+        let (from, to) = (&f.ty(v).shape, &f.ty(r).shape);
+        if from.len() != 2 || to.len() != 2 {
+            continue;
+        }
+        let (root, operand_root) = (classes.root(r), classes.root(v));
+        if wanted[operand_root].is_some()
+            || !computed[operand_root]
+            || largest[operand_root].as_ref() != Some(from)
+        {
+            continue;
+        }
+        let Some(result) = wanted[root].clone() else {
+            continue;
+        };
+        if let Some(want) = underived(&d.kind, &result, from, to).filter(|w| w.linear(from).is_ok())
+        {
+            wanted[operand_root] = Some(want);
+        }
+    }
     let layout_2d = |classes: &mut Classes, wanted: &[Option<Layout>], v: ValueId| {
         let root = classes.root(v);
         wanted[root].clone().unwrap_or_else(|| {
@@ -578,6 +609,58 @@ fn derived(kind: &OpKind, layout: &Layout, from: &[u32], to: &[u32]) -> Option<L
         OpKind::Deinterleave => layout.deinterleaved(from).ok(),
         _ => None,
     }
+}
+
+/// The layout of the operand (of shape `from`) of `trans`, `reshape` or `interleave` (`kind`)
+/// whose result (of shape `to`) is in `layout`, such that [`derived`] gives `layout` back: the
+/// inverse transpose or relabeling, or the pair split off (`None` where the result does not hold
+/// each pair in one thread's registers).
+fn underived(kind: &OpKind, layout: &Layout, from: &[u32], to: &[u32]) -> Option<Layout> {
+    match kind {
+        OpKind::Trans | OpKind::Reshape => derived(kind, layout, to, from),
+        OpKind::Interleave => derived(&OpKind::Deinterleave, layout, to, from),
+        _ => None,
+    }
+}
+
+/// Per class root: whether every op that reads or writes a tensor of the class computes it from
+/// indices and constants element by element (or moves it without data movement: `trans`,
+/// `reshape`, `interleave`, `broadcast`, `expand_dims`): no memory access, reduction, scan,
+/// product, loop or branch, so that any layout serves it as well as another.
+fn computed_only(f: &Function, classes: &mut Classes) -> Vec<bool> {
+    let mut free = vec![true; f.values.len()];
+    for op in f.walk() {
+        let d = f.op(op);
+        let element_wise = matches!(
+            d.kind,
+            OpKind::Arange { .. }
+                | OpKind::Splat
+                | OpKind::Constant(_)
+                | OpKind::Binary(_)
+                | OpKind::Cmp(_)
+                | OpKind::Unary(_)
+                | OpKind::Select
+                | OpKind::Cast
+                | OpKind::Bitcast
+                | OpKind::Math(_)
+                | OpKind::Hint { .. }
+                | OpKind::Broadcast
+                | OpKind::ExpandDims { .. }
+                | OpKind::Trans
+                | OpKind::Reshape
+                | OpKind::Interleave
+        );
+        if element_wise {
+            continue;
+        }
+        for &v in d.operands.iter().chain(&d.results) {
+            if f.ty(v).is_tensor() {
+                let root = classes.root(v);
+                free[root] = false;
+            }
+        }
+    }
+    free
 }
 
 /// The layout for a tensor of `shape` (row-major order): `spt` consecutive elements along the last
