@@ -42,11 +42,24 @@ Rows (`--attn-parts`, default all of them; the full run's cases in the order the
 - mods: `[4, 32, 4096, 128]` bf16: window (L 1024, R 0), ALiBi, softcap 20, bias;
 - decode: batch 64, Hq 32, Hkv 8, D 128, ctx in {1024, 4096, 8192, 16384, 32768}, pages of 16,
   bf16.
+- dropout: `[4, 32, 4096, D]` bf16, D in {128, 64}, causal and not, dropout_p 0.1: forward
+  (`fwd_dropout`, `fwd_causal_dropout`) and forward + backward through autograd
+  (`bwd_dropout`, `bwd_causal_dropout`), SDPA's three backends (`dropout_p=0.1`). Checked without
+  the library's random mask (which no reference can draw): Q = K = 0, so that every probability of
+  row i is 1 / (keys it sees), and V the identity on the first D keys (zero after), so that
+  O[i, c] (1 - p) keys_i is 1 where key c was kept and 0 where it was dropped: it must be within
+  0.25 of an integer (the scale is 1 / (1 - p) and nothing else), and the kept share of those keys
+  over the case must be 1 - p within six standard deviations plus 1/256 (FlashAttention-2
+  compares 8-bit random numbers: it keeps 230/256, 0.17% fewer than 1 - p). The backward's dQ
+  and dK must be 0 (K = Q = 0; within 1e-6), and its dV of the first D keys must equal O^T dO
+  computed from the same call's O in float64 (relative L2 within the backward's tolerance): the
+  backward dropped what the forward dropped, with the same scale. Timed on those inputs (the
+  kernels' work does not depend on the values).
 
 Before any of them (and, with --quick, instead of them) small shapes are checked, so that every
 implementation is checked on a small shape before it is timed: fwd/bwd `[1, 4, 256, 64]` f16,
 `[1, 4, 256, 128]` bf16 causal and `[1, 4, 1000, 128]` bf16 causal; gqa `[1, 32, 8, 256, 128]`; varlen 8 sequences of 1..256, H 4;
-mods `[1, 4, 256, 128]`; decode batch 4, ctx 1024.
+mods `[1, 4, 256, 128]`; decode batch 4, ctx 1024; dropout `[1, 4, 256, 128]` bf16.
 
 Implementations (`impl`; every one is tried on every case; one that cannot run a case is reported
 in a row with `refused: true` and the reason in `error`, untimed, never silently left out):
@@ -161,7 +174,10 @@ SMALL_VARLEN = (8, 256, 4, 128)  # sequences, max length, heads, head_dim
 SMALL_MOD = (1, 4, 256, 128)
 SMALL_DECODE = (4, 1024)  # batch, ctx
 
-PARTS = ["fwd", "bwd", "gqa", "varlen", "mods", "decode"]
+PARTS = ["fwd", "bwd", "gqa", "varlen", "mods", "decode", "dropout"]
+DROP_P = 0.1
+DROP_SHAPE = (4, 32, 4096)  # batch, heads, length; head_dim in HEAD_DIMS
+SMALL_DROP = (1, 4, 256, 128)
 TOL_FWD = {"f16": 2e-3, "bf16": 1e-2}
 TOL_BWD = {"f16": 5e-3, "bf16": 2e-2}
 TORCH_DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16}
@@ -1063,6 +1079,94 @@ def case_dense(b, hq, hkv, s, d, dtype, causal, backward, timed):
     _free()
 
 
+def case_dropout(b, h, s, d, dtype, causal, backward, timed):
+    """The dropout part's cases (see the module's docstring): SDPA with dropout_p = DROP_P on
+    Q = K = 0 and V = the identity on the first D keys (zero after), checked through what those
+    inputs make of any mask."""
+    B = _B
+    dt = TORCH_DTYPES[dtype]
+    p = DROP_P
+    scale = 1.0 / math.sqrt(d)
+    q = torch.zeros((b, h, s, d), device=B.DEV, dtype=dt)
+    k = torch.zeros((b, h, s, d), device=B.DEV, dtype=dt)
+    v = torch.zeros((b, h, s, d), device=B.DEV, dtype=dt)
+    v[:, :, :d] = torch.eye(d, device=B.DEV, dtype=dt)
+    g = _rand(_case_seed(b, h, s, d, dtype == "bf16", causal, backward, 7))
+    do = _randn((b, h, s, d), dt, g) if backward else None
+    rows = torch.arange(s, device=B.DEV, dtype=torch.float64)
+    keys = rows + 1.0 if causal else torch.full_like(rows, float(s))  # keys row i sees
+    observed = torch.clamp(keys, max=float(d))  # of them, those with a one-hot value
+    total = float(observed.sum()) * b * h
+    # The kept share's tolerance: six standard deviations of a binomial share over the case,
+    # plus 1/256 (FlashAttention-2 compares 8-bit random numbers with p rounded to 1/256).
+    share_tol = (6.0 * math.sqrt(p * (1.0 - p) / total) + 1.0 / 256.0) / (1.0 - p)
+
+    def forward_checks(o):
+        # O[i, c] (1 - p) keys_i is 1 where key c < D was kept, 0 where it was dropped.
+        kept = o.double() * (keys * (1.0 - p)).view(1, 1, s, 1)
+        frac = (kept - kept.round()).abs().max()
+        share = kept.round().sum() / total
+        return frac.reshape(1), share.reshape(1)
+
+    variant = ("fwd_causal" if causal else "fwd") + "_dropout"
+    flops = _fwd_flops(b, h, s, d, causal)
+    nbytes = 4.0 * b * h * s * d * q.element_size()
+    names, tols = ("frac", "kept"), (0.25, share_tol)
+    refs = (torch.zeros(1, dtype=torch.float64, device=B.DEV),
+            torch.full((1,), 1.0 - p, dtype=torch.float64, device=B.DEV))
+    impls = []
+    what = f"dropout_p={p}"
+    call = lambda: F.scaled_dot_product_attention(q_in, k_in, v_in, dropout_p=p,  # noqa: E731
+                                                   is_causal=causal, scale=scale)
+    if backward:
+        variant = ("bwd_causal" if causal else "bwd") + "_dropout"
+        flops = 2.5 * flops
+        nbytes = 8.0 * b * h * s * d * q.element_size()
+        state = {}
+        q_in = q.detach().requires_grad_()
+        k_in = k.detach().requires_grad_()
+        v_in = v.detach().requires_grad_()
+
+        def bwd_view(name):
+            def view(outs):
+                dq, dk, dv = outs
+                o = state[name].detach().double()
+                frac, share = forward_checks(state[name].detach())
+                # dV of key c < D is sum_i P_ic z_ic dO_i / (1 - p) = sum_i O_ic dO_i.
+                want = torch.einsum("bhic,bhie->bhce", o, do.double())
+                got = dv[:, :, :d].double()
+                rel = torch.linalg.vector_norm(got - want) / torch.linalg.vector_norm(want)
+                return (frac, share, dq.double().abs().max().reshape(1),
+                        dk.double().abs().max().reshape(1), rel.reshape(1))
+            return view
+
+        names = names + ("dq", "dk", "dv")
+        tols = tols + (1e-6, 1e-6, TOL_BWD[dtype])
+        zero = torch.zeros(1, dtype=torch.float64, device=B.DEV)
+        refs = refs + (zero, zero, zero)
+        for name, ops, fn, refuse in sdpa_impls(call, f"{what}; backward: autograd.grad of one "
+                                                      "forward, retain_graph"):
+            def setup(fn=fn, name=name):
+                state[name] = fn()
+
+            def run(name=name):
+                return torch.autograd.grad(state[name], (q_in, k_in, v_in), do,
+                                           retain_graph=True)
+            impls.append(Impl(name, ops, run, bwd_view(name), setup=setup, refuse=refuse))
+    else:
+        q_in, k_in, v_in = q, k, v
+        for name, ops, fn, refuse in sdpa_impls(call, what):
+            impls.append(Impl(name, ops, lambda fn=fn: (fn(),), lambda outs: forward_checks(outs[0]),
+                              refuse=refuse))
+    out_bytes = [t.numel() * t.element_size() for t in ((q, k, v) if backward else (q,))]
+    run_case(variant, [b, h, s, d], dtype, nbytes, flops, impls, refs, tols, names, timed,
+             out_bytes)
+    if backward:
+        state.clear()
+    del q, k, v, do
+    _free()
+
+
 def _free():
     if ON_GPU:
         torch.cuda.synchronize()
@@ -1487,6 +1591,18 @@ def bench(B):
             if not quick:
                 for mod in ("window", "alibi", "softcap", "bias"):
                     _guarded_case(f"mod {mod}", case_mod, mod, *MOD_SHAPE, "bf16", True)
+        elif part == "dropout":
+            b, h, s, d = SMALL_DROP
+            for backward in (False, True):
+                for causal in (False, True):
+                    _guarded_case("dropout small", case_dropout, b, h, s, d, "bf16", causal,
+                                  backward, quick)
+            if not quick:
+                for d in HEAD_DIMS:
+                    for causal in (False, True):
+                        for backward in (False, True):
+                            _guarded_case(f"dropout {d} {causal} {backward}", case_dropout,
+                                          *DROP_SHAPE, d, "bf16", causal, backward, True)
         elif part == "decode":
             batch, ctx = SMALL_DECODE
             _guarded_case("decode small", case_decode, batch, DECODE_HQ, DECODE_HKV, ctx,

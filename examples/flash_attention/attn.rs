@@ -67,15 +67,22 @@ impl Dropout {
     }
 
     /// Whether the probability of query `row` and key `col` of head `bh` (`batch · hq + head`)
-    /// in a sequence of `n_ctx` tokens is kept: key `(seed as i64 + (bh << 32)) as u64`,
-    /// counter `row · cdiv(n_ctx, 8) + col / 8` (32 bits), half `col % 2` (low first) of word
-    /// `col % 8 / 2` of Philox's four, kept where at least `thresh`.
+    /// in a sequence of `n_ctx` tokens is kept: Philox-4x32-10 with key
+    /// `(seed as i64 + (bh << 32)) as u64` and the 32-bit counter `R' · 4 · cdiv(n_ctx, 16) + C'`,
+    /// where `R = row` with bit 3 clear, `C = col` with bits 0 and 3 clear, `R' = (R / 16) · 8 +
+    /// R % 8` and `C' = (C / 16) · 4 + (C / 2) % 4`; of its four words, word `col bit 3 + 2 ·
+    /// row bit 3`; of that word, the half `col bit 0` (low first); kept where the half is at least
+    /// `thresh`. (Eight decisions per call, laid out as a tensor-core accumulator holds them: the
+    /// kernels' `dropout_keep`.)
     pub fn keep(&self, bh: usize, row: usize, col: usize, n_ctx: usize) -> bool {
         let key = i64::from(self.seed).wrapping_add((bh as i64) << 32) as u64;
-        let counter = (row as u32)
-            .wrapping_mul(n_ctx.div_ceil(8) as u32)
-            .wrapping_add((col / 8) as u32);
-        let word = tile::random::randint4x(key, u64::from(counter))[col % 8 / 2];
+        let (r, c) = (row as u32 & !8, col as u32 & !9);
+        let (r2, c2) = ((r >> 4) * 8 + r % 8, (c >> 4) * 4 + (c >> 1) % 4);
+        let counter = r2
+            .wrapping_mul(n_ctx.div_ceil(16) as u32 * 4)
+            .wrapping_add(c2);
+        let word =
+            tile::random::randint4x(key, u64::from(counter))[(col >> 3) % 2 + 2 * ((row >> 3) % 2)];
         let half = if col % 2 == 0 {
             word & 0xFFFF
         } else {

@@ -51,6 +51,7 @@ fn attn_blocks(
     v_base: Tile,
     kv_stride_s: i32,
     offs_m: Tile,
+    row0: i32,
     lo: i32,
     hi: i32,
     n_ctx: i32,
@@ -67,6 +68,7 @@ fn attn_blocks(
     T: Type,
     HEAD_DIM: Const,
     BN: Const,
+    BM: Const,
     MASK: Const,
     SCORE: Fn,
     MOD: Const,
@@ -133,7 +135,7 @@ fn attn_blocks(
         let mut pv = p;
         if DROP == 1 {
             pv = select(
-                dropout_keep(drop_key, offs_m, start_n, n_ctx, drop_thresh, BN),
+                dropout_keep(drop_key, row0, start_n, n_ctx, drop_thresh, BM, BN),
                 p,
                 0.0,
             );
@@ -154,26 +156,61 @@ pub fn dropout_key(seed: i32, bh: i32) -> i64 {
 
 #[tile_fn]
 /// The dropout mask of one block of scores of a head: `true` where the probability of query
-/// `rows[r]` and key `col0 + c` (`c < BC`) is kept. Each call of Philox-4x32-10 (`randint4x`,
-/// key [`dropout_key`], counter `row · cdiv(n_ctx, 8) + key / 8`) gives four 32-bit words, and
-/// each word two 16-bit halves, for eight consecutive keys: key `8i + t` reads half `t % 2`
-/// (low first) of word `t / 2`, and is kept where that half is at least `thresh` (`p · 2¹⁶`
-/// rounded: a probability `thresh / 2¹⁶` of being dropped). `col0` and `BC` are multiples of 8.
-pub fn dropout_keep(key: i64, rows: Tile, col0: i32, n_ctx: i32, thresh: i32, BC: Const) -> Tile {
-    let cnt = rows.expand_dims(1) * cdiv(n_ctx, 8) + (col0 / 8 + arange(0, BC / 8)).expand_dims(0);
+/// `row0 + r` and key `col0 + c` (`r < BR`, `c < BC`) is kept. One call of Philox-4x32-10
+/// (`randint4x`, key [`dropout_key`]) gives four 32-bit words, each two 16-bit halves: eight
+/// decisions, for queries `{R, R + 8}` × keys `{C, C + 1, C + 8, C + 9}` (`R` with bit 3 clear,
+/// `C` with bits 0 and 3 clear): the key's bit 0 picks the half (low first), the key's bit 3
+/// and the query's bit 3 the word (`key bit 3 + 2 · query bit 3`); the counter is
+/// `R' · 4 · cdiv(n_ctx, 16) + C'` with `R' = (R / 16) · 8 + R % 8`, `C' = (C / 16) · 4 +
+/// (C / 2) % 4`. A value is kept where its half is at least `thresh` (`p · 2¹⁶` rounded: a
+/// probability `thresh / 2¹⁶` of being dropped). `row0`, `col0`, `BR` and `BC` are multiples of
+/// 16.
+///
+/// Why this order: the eight values of one call are the eight a thread holds of a tensor-core
+/// accumulator (a pair of keys, rows 8 apart, keys 8 apart), so the `interleave`s below (each
+/// between views rotated by `reshape` and `trans` so that the pair is adjacent) move no data,
+/// and each thread evaluates Philox once per eight of its values.
+pub fn dropout_keep(
+    key: i64,
+    row0: i32,
+    col0: i32,
+    n_ctx: i32,
+    thresh: i32,
+    BR: Const,
+    BC: Const,
+) -> Tile {
+    // The counters, one per (query pair, key quad): rows `i` hold the query block's bits 4..
+    // then the key's bits 1..2; columns `j` the key's bits 4.. then the query's bits 0..2.
+    let i = arange(0, BR / 4).expand_dims(1);
+    let j = arange(0, BC / 2).expand_dims(0);
+    let (r_hi, quad) = (i % (BR / 16), i / (BR / 16));
+    let (c_hi, r_lo) = (j % (BC / 16), j / (BC / 16));
+    let cnt =
+        ((row0 / 16 + r_hi) * 8 + r_lo) * (cdiv(n_ctx, 16) * 4) + (col0 / 16 + c_hi) * 4 + quad;
     let (w0, w1) = (randint4x(key, cnt, 0), randint4x(key, cnt, 1));
     let (w2, w3) = (randint4x(key, cnt, 2), randint4x(key, cnt, 3));
-    // Three levels of `interleave` put half `h` of word `w` at key `8i + 2w + h`: the first
-    // pairs words `w` and `w + 2`, the second `w` and `w + 1`, the last the two halves.
-    let lo = interleave(
-        interleave(w0 & 65535, w2 & 65535),
-        interleave(w1 & 65535, w3 & 65535),
+    let lo = dropout_place(w0 & 65535, w1 & 65535, w2 & 65535, w3 & 65535, BR, BC);
+    let hi = dropout_place(
+        (w0 >> 16) & 65535,
+        (w1 >> 16) & 65535,
+        (w2 >> 16) & 65535,
+        (w3 >> 16) & 65535,
+        BR,
+        BC,
     );
-    let hi = interleave(
-        interleave((w0 >> 16) & 65535, (w2 >> 16) & 65535),
-        interleave((w1 >> 16) & 65535, (w3 >> 16) & 65535),
-    );
-    interleave(lo, hi) >= thresh
+    interleave(lo >= thresh, hi >= thresh)
+}
+
+#[tile_fn]
+/// [`dropout_keep`]'s placement of one half of the four words (`[BR / 4, BC / 2]` tiles of the
+/// counters' layout) at the even (or odd) keys of the block: `[BR, BC / 2]`. Word `w` goes to
+/// key bit 3 `= w % 2` (the first `interleave`, adjacent in the rotated view `[BR / 4, BC]`)
+/// and query bit 3 `= w / 2` (the second, adjacent after `trans` and `reshape` rotate the
+/// query's bit 3 to the lowest place).
+fn dropout_place(w0: Tile, w1: Tile, w2: Tile, w3: Tile, BR: Const, BC: Const) -> Tile {
+    let upper = interleave(w0, w1).trans().reshape([4 * BC, BR / 16]);
+    let lower = interleave(w2, w3).trans().reshape([4 * BC, BR / 16]);
+    interleave(upper, lower).trans().reshape([BR, BC / 2])
 }
 
 #[tile_fn]
@@ -347,6 +384,7 @@ fn attn_rows(
             v_base,
             kv_stride_s,
             offs_m,
+            start_m * BM,
             lo,
             mid,
             n_ctx,
@@ -363,6 +401,7 @@ fn attn_rows(
             T,
             HEAD_DIM,
             BN,
+            BM,
             3,
             SCORE,
             MOD,
@@ -378,6 +417,7 @@ fn attn_rows(
         v_base,
         kv_stride_s,
         offs_m,
+        start_m * BM,
         mid,
         mid_end,
         n_ctx,
@@ -394,6 +434,7 @@ fn attn_rows(
         T,
         HEAD_DIM,
         BN,
+        BM,
         0,
         SCORE,
         MOD,
@@ -410,6 +451,7 @@ fn attn_rows(
         v_base,
         kv_stride_s,
         offs_m,
+        start_m * BM,
         mid_end,
         hi,
         n_ctx,
@@ -426,6 +468,7 @@ fn attn_rows(
         T,
         HEAD_DIM,
         BN,
+        BM,
         3 * WINDOW + (1 - WINDOW) * (2 - CAUSAL),
         SCORE,
         MOD,
@@ -1184,7 +1227,7 @@ fn bwd_kv_blocks(
         let mut pt_v = pt;
         let mut dpt = 0.0;
         if DROP == 1 {
-            let keep = dropout_keep(drop_key, rows, key0, n_ctx, drop_thresh, BN).trans();
+            let keep = dropout_keep(drop_key, start_m, key0, n_ctx, drop_thresh, BM, BN).trans();
             dpt = select(keep, dot(v_tile, dob.trans()) * inv_keep, 0.0);
             pt_v = select(keep, pt * inv_keep, 0.0);
         }
@@ -1506,8 +1549,8 @@ pub fn attn_bwd_dkdv_d128(
         configs = [
             { BN = 64, BM = 16, WHOLE = 0, DIAG = 1, num_warps = 4, num_stages = 2 },
             { BN = 64, BM = 32, WHOLE = 1, DIAG = 0, num_warps = 4, num_stages = 2 },
-            { BN = 64, BM = 16, WHOLE = 1, DIAG = 0, num_warps = 4, num_stages = 3 },
-            { BN = 128, BM = 64, WHOLE = 1, DIAG = 0, num_warps = 8, num_stages = 3 },
+            { BN = 64, BM = 32, WHOLE = 0, DIAG = 0, num_warps = 4, num_stages = 2 },
+            { BN = 64, BM = 64, WHOLE = 0, DIAG = 0, num_warps = 4, num_stages = 2 },
         ],
         key = [n_ctx, hq, hkv],
     )
@@ -1515,8 +1558,9 @@ pub fn attn_bwd_dkdv_d128(
 /// [`attn_bwd_dkdv`] and [`attn_bwd_dkdv_d128`] for the forward with dropout
 /// ([`attn_fwd_dropout`], the same `seed` and `thresh`): the mask regenerated per block,
 /// transposed. `WHOLE = 0` keeps 64 columns of `dK`/`dV` per program (at `head_dim = 128`,
-/// launch `(cdiv(n_ctx, BN), batch · hkv, 2)`; configuration 0, the one sm_80 holds), `1` whole
-/// rows.
+/// launch `(cdiv(n_ctx, BN), batch · hkv, 2)`; configuration 0 is the one sm_80 holds), `1` whole
+/// rows (at `head_dim = 128` `wgmma` holds them beside the mask only in the plain kernel's
+/// smallest blocks, which spill here: the split blocks are what runs).
 #[allow(clippy::too_many_arguments)]
 pub fn attn_bwd_dkdv_dropout(
     q: Ptr<T>,
@@ -1627,6 +1671,7 @@ fn bwd_q_blocks(
     v_base: Tile,
     kv_stride_s: i32,
     offs_m: Tile,
+    row0: i32,
     lo: i32,
     hi: i32,
     n_ctx: i32,
@@ -1636,6 +1681,7 @@ fn bwd_q_blocks(
     T: Type,
     HEAD_DIM: Const,
     BN: Const,
+    BM: Const,
     MASK: Const,
     DROP: Const,
 ) -> Tile {
@@ -1656,7 +1702,7 @@ fn bwd_q_blocks(
         }
         let mut dp = dot(do_tile, load(v_base + at, key_ok, 0.0).trans());
         if DROP == 1 {
-            let keep = dropout_keep(drop_key, offs_m, start_n, n_ctx, drop_thresh, BN);
+            let keep = dropout_keep(drop_key, row0, start_n, n_ctx, drop_thresh, BM, BN);
             dp = select(keep, dp * inv_keep, 0.0);
         }
         let ds = p * (dp - di.expand_dims(1));
@@ -1724,6 +1770,7 @@ fn attn_backward_dq(
         v_base,
         kv_stride_s,
         offs_m,
+        start_m,
         0,
         unmasked_end,
         n_ctx,
@@ -1733,6 +1780,7 @@ fn attn_backward_dq(
         T,
         HEAD_DIM,
         BN,
+        BM,
         0,
         DROP,
     );
@@ -1748,6 +1796,7 @@ fn attn_backward_dq(
             kv_stride_s,
             offs_m,
             start_m,
+            start_m,
             min(start_m + BM, n_ctx),
             n_ctx,
             qk_scale,
@@ -1756,6 +1805,7 @@ fn attn_backward_dq(
             T,
             HEAD_DIM,
             BN,
+            BM,
             1,
             DROP,
         );

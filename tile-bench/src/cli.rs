@@ -63,7 +63,7 @@ pub struct Opts {
 }
 
 /// The parts of the flash_attention family, as `bench/python/attention.py` names them.
-pub const ATTN_PARTS: [&str; 6] = ["fwd", "bwd", "gqa", "varlen", "mods", "decode"];
+pub const ATTN_PARTS: [&str; 7] = ["fwd", "bwd", "gqa", "varlen", "mods", "decode", "dropout"];
 
 /// The dtypes `--attn-dtypes` takes.
 pub const ATTN_DTYPES: [&str; 2] = ["bf16", "f16"];

@@ -56,13 +56,21 @@
 //! (`--quick`: `[1, 4, 256, 128]`) bf16, the example's `mod_forward` (a tile function per rule
 //! handed to the row loop), checked on `attn::sampled_rows` against `mods::mod_reference_row`;
 //! FLOPs `4·D` per (query, key) pair seen, bytes Q, K, V, O (plus the bias), as attention.py.
+//!
+//! Dropout (`--attn-parts dropout`): `fwd_dropout`, `fwd_causal_dropout`, `bwd_dropout` and
+//! `bwd_causal_dropout` at `[4, 32, 4096, D]`, D in {128, 64} (`--quick`: `[1, 4, 256, 128]`),
+//! bf16, `dropout_p` 0.1 (`attn::Dropout`, seeded from the shape): the same cases as above with
+//! the example's dropout kernels, checked the same way against float64 with the same mask
+//! (`attn::Dropout::keep` on the host). The baseline's rows check SDPA's dropout through what
+//! structured inputs make of any mask (its docstring), since no reference can draw its mask.
 
 use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::Half;
 use crate::flash_attention::attn::{
-    backward, forward, grad_tol, reference_row, sampled_grads, sampled_rows, Grads, Inputs, Shape,
+    backward, forward, grad_tol, reference_row, sampled_grads, sampled_rows, Dropout, Grads,
+    Inputs, Shape,
 };
 use crate::flash_attention::decode::{
     decode, decode_reference, DecodeBuffers, DecodeInputs, DecodeShape, PAGE,
@@ -105,7 +113,12 @@ struct Group {
     dtype: Dtype,
     /// The causal flags, each a case (and a row key) of its own.
     causal: &'static [bool],
+    /// Dropout on the probabilities ([`DROP_P`]; the `dropout` part's variants).
+    dropout: bool,
 }
+
+/// The dropout part's `dropout_p`, as `attention.py`'s `DROP_P`.
+const DROP_P: f64 = 0.1;
 
 /// Plain and causal.
 const BOTH: &[bool] = &[false, true];
@@ -137,6 +150,15 @@ fn gqa(
         d,
         dtype,
         causal,
+        dropout: false,
+    }
+}
+
+/// [`dense`] with dropout on the probabilities.
+fn with_dropout(b: usize, h: usize, s: usize, d: usize, causal: &'static [bool]) -> Group {
+    Group {
+        dropout: true,
+        ..dense(b, h, s, d, Dtype::Bf16, causal)
     }
 }
 
@@ -150,7 +172,10 @@ impl Group {
             n_ctx: self.n_ctx,
             d: self.d,
             causal,
-            dropout: None,
+            dropout: self
+                .dropout
+                .then(|| Dropout::new(DROP_P, self.seed() as i32).ok())
+                .flatten(),
         }
     }
 
@@ -171,29 +196,43 @@ impl Group {
 
     /// The part of `attention.py` (`--attn-parts`) the group's forward rows belong to.
     fn part(&self) -> &'static str {
-        if self.is_gqa() {
+        if self.dropout {
+            "dropout"
+        } else if self.is_gqa() {
             "gqa"
         } else {
             "fwd"
         }
     }
 
-    /// The backward's variant for one mask, as `attention.py` names it (dense heads only).
-    fn bwd_variant(causal: bool) -> &'static str {
-        if causal {
-            "bwd_causal"
+    /// The part of `attention.py` the group's backward rows belong to.
+    fn bwd_part(&self) -> &'static str {
+        if self.dropout {
+            "dropout"
         } else {
             "bwd"
         }
     }
 
+    /// The backward's variant for one mask, as `attention.py` names it (dense heads only).
+    fn bwd_variant(&self, causal: bool) -> &'static str {
+        match (self.dropout, causal) {
+            (false, false) => "bwd",
+            (false, true) => "bwd_causal",
+            (true, false) => "bwd_dropout",
+            (true, true) => "bwd_causal_dropout",
+        }
+    }
+
     /// The forward's variant for one mask, as `attention.py` names it.
     fn fwd_variant(&self, causal: bool) -> &'static str {
-        match (self.is_gqa(), causal) {
-            (false, false) => "fwd",
-            (false, true) => "fwd_causal",
-            (true, false) => "gqa_fwd",
-            (true, true) => "gqa_fwd_causal",
+        match (self.is_gqa(), causal, self.dropout) {
+            (false, false, false) => "fwd",
+            (false, true, false) => "fwd_causal",
+            (true, false, _) => "gqa_fwd",
+            (true, true, _) => "gqa_fwd_causal",
+            (false, false, true) => "fwd_dropout",
+            (false, true, true) => "fwd_causal_dropout",
         }
     }
 
@@ -204,7 +243,7 @@ impl Group {
             variants.extend(self.causal.iter().map(|&c| self.fwd_variant(c)));
         }
         if bwd {
-            variants.extend(self.causal.iter().map(|&c| Group::bwd_variant(c)));
+            variants.extend(self.causal.iter().map(|&c| self.bwd_variant(c)));
         }
         let shape: Vec<String> = self.key_shape().iter().map(|x| x.to_string()).collect();
         format!(
@@ -238,6 +277,9 @@ fn timed_groups() -> Vec<Group> {
     }
     v.push(gqa(4, 32, 8, 4096, 128, Dtype::Bf16, PLAIN));
     v.push(gqa(4, 32, 1, 4096, 128, Dtype::Bf16, PLAIN));
+    for d in [128, 64] {
+        v.push(with_dropout(4, 32, 4096, d, BOTH));
+    }
     v
 }
 
@@ -248,6 +290,7 @@ fn small_groups() -> Vec<Group> {
         dense(1, 4, 256, 128, Dtype::Bf16, CAUSAL),
         dense(1, 4, 1000, 128, Dtype::Bf16, CAUSAL),
         gqa(1, 32, 8, 256, 128, Dtype::Bf16, PLAIN),
+        with_dropout(1, 4, 256, 128, BOTH),
     ]
 }
 
@@ -310,7 +353,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         .into_iter()
         .filter_map(|(g, timed)| {
             let fwd = wants(g.part());
-            let bwd = !g.is_gqa() && wants("bwd");
+            let bwd = !g.is_gqa() && wants(g.bwd_part());
             let parts = Parts { fwd, bwd };
             (fwd || bwd).then(|| {
                 Job::new(NAME, g.label(fwd, bwd), timed, move |ctx| match g.dtype {
@@ -801,7 +844,7 @@ fn bench<T: Half>(ctx: &mut Ctx, g: Group, timed: bool, parts: Parts) -> Res<()>
         if parts.bwd {
             let meta = Meta {
                 kernel: NAME,
-                variant: Some(Group::bwd_variant(causal)),
+                variant: Some(g.bwd_variant(causal)),
                 shape: g.key_shape(),
                 dtype: T::NAME,
                 bytes: es * 8.0 * q_len,
@@ -894,13 +937,17 @@ impl<T: Half> Case for AttnCase<'_, T> {
     fn ops(&self, form: Form) -> String {
         match form {
             Form::Fused => {
-                let kernel = if self.s.d == 64 {
-                    "attn_fwd"
-                } else {
-                    "attn_fwd_d128"
+                let kernel = match (self.s.dropout, self.s.d) {
+                    (Some(_), _) => {
+                        "attn_fwd_dropout (dropout_p 0.1, its Philox mask drawn \
+                                     per block), 128 query rows x 32- or 64-key blocks \
+                                     (autotuned)"
+                    }
+                    (None, 64) => "attn_fwd, 128 query rows x 64-key blocks",
+                    (None, _) => "attn_fwd_d128, 128 query rows x 64-key blocks",
                 };
                 format!(
-                    "1 kernel: {kernel}, 128 query rows x 64-key blocks, 8 warps, 3 stages, \
+                    "1 kernel: {kernel}, 8 warps, 3 stages, \
                      online softmax{}; writes O and the log-sum-exp",
                     if self.s.causal {
                         ", key blocks up to the diagonal"
@@ -993,10 +1040,10 @@ impl<T: Half> Case for BwdCase<'_, '_, T> {
     fn ops(&self, form: Form) -> String {
         match form {
             Form::Fused => {
-                let (dkdv, dq) = if self.fwd.s.d == 64 {
-                    ("attn_bwd_dkdv", "attn_bwd_dq")
-                } else {
-                    ("attn_bwd_dkdv_d128", "attn_bwd_dq_d128")
+                let (dkdv, dq) = match (self.fwd.s.dropout, self.fwd.s.d) {
+                    (Some(_), _) => ("attn_bwd_dkdv_dropout", "attn_bwd_dq_dropout"),
+                    (None, 64) => ("attn_bwd_dkdv", "attn_bwd_dq"),
+                    (None, _) => ("attn_bwd_dkdv_d128", "attn_bwd_dq_d128"),
                 };
                 format!(
                     "3 kernels after one untimed forward: attn_bwd_preprocess (delta = \
@@ -1122,8 +1169,24 @@ mod tests {
         assert_eq!((q.fwd_variant(false), q.part()), ("gqa_fwd", "gqa"));
         assert_eq!(g.shape(true).bwd_flops(), 2.5 * g.shape(true).flops());
         assert_eq!(
-            (Group::bwd_variant(false), Group::bwd_variant(true)),
+            (q.bwd_variant(false), q.bwd_variant(true)),
             ("bwd", "bwd_causal")
         );
+        let p = with_dropout(4, 32, 4096, 64, BOTH);
+        assert_eq!(
+            (
+                p.fwd_variant(true),
+                p.bwd_variant(false),
+                p.part(),
+                p.bwd_part()
+            ),
+            ("fwd_causal_dropout", "bwd_dropout", "dropout", "dropout")
+        );
+        let dr = p
+            .shape(false)
+            .dropout
+            .expect("a dropout group's shape drops");
+        assert_eq!(dr.thresh, (DROP_P * 65536.0).round() as i32);
+        assert_eq!(g.shape(false).dropout, None);
     }
 }
