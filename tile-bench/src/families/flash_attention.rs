@@ -17,8 +17,9 @@
 //! those and the example's awkward shapes (lengths 1, 17, 130, 1000, 4097; grouped heads 2:1, 4:1,
 //! 4:1 and 32:1; causal and not; both dtypes) without timing them. The backward runs on the
 //! shapes with `Hq = Hkv` (attention.py has no grouped-query backward): the grid, the three
-//! small dense shapes and the awkward length 1. The interpreter's smoke test runs the two
-//! 256-token small shapes (keys a CPU baseline run has too) and the awkward lengths 1 and 17;
+//! small dense shapes and the awkward length 1. The interpreter's smoke test runs the
+//! 256-token small shapes (the two dense ones and dropout's; keys a CPU baseline run has too)
+//! and the awkward lengths 1 and 17;
 //! the other two small shapes are each about 16 times the work of a 256-token one.
 //!
 //! Inputs: `attn::Inputs` (uniform in [-1, 1), seeded from the shape), shared by the causal and
@@ -1084,9 +1085,10 @@ mod tests {
         let full = labels(true, false, &[], &[]);
         let timed: Vec<&String> = full.iter().filter(|l| !l.ends_with("(check)")).collect();
         // 5 lengths x 2 head dimensions x 2 dtypes, both masks each; two grouped-query shapes;
-        // one packed batch (both masks); five decoding lengths; the modifiers.
-        assert_eq!(timed.len(), 22 + 1 + 5 + 1);
-        assert_eq!(full.len() - timed.len(), 4 + 20);
+        // two dropout shapes; one packed batch (both masks); five decoding lengths; the
+        // modifiers.
+        assert_eq!(timed.len(), 22 + 2 + 1 + 5 + 1);
+        assert_eq!(full.len() - timed.len(), 5 + 20);
         assert!(full.contains(
             &"flash_attention gqa_fwd+gqa_fwd_causal 1x4x1x130x64 f16 (check)".to_string()
         ));
@@ -1103,6 +1105,7 @@ mod tests {
                 "fwd_causal+bwd_causal 1x4x256x128 bf16",
                 "fwd_causal+bwd_causal 1x4x1000x128 bf16",
                 "gqa_fwd 1x32x8x256x128 bf16",
+                "fwd_dropout+fwd_causal_dropout+bwd_dropout+bwd_causal_dropout 1x4x256x128 bf16",
                 "decode_paged16 4x32x8x1024x128 bf16",
                 "varlen_fwd+varlen_fwd_causal 8x4x1011x128 bf16",
                 "mod_window_l1024_r0+mod_alibi+mod_softcap20+mod_bias 1x4x256x128 bf16",
@@ -1141,6 +1144,21 @@ mod tests {
             labels(true, false, &["mods"], &[]),
             ["flash_attention mod_window_l1024_r0+mod_alibi+mod_softcap20+mod_bias 4x32x4096x128 bf16"]
         );
+        // The small shape checked, then the two timed ones.
+        assert_eq!(
+            labels(true, false, &["dropout"], &[]),
+            [
+                "1x4x256x128 bf16 (check)",
+                "4x32x4096x128 bf16",
+                "4x32x4096x64 bf16"
+            ]
+            .map(|l| {
+                format!(
+                    "flash_attention fwd_dropout+fwd_causal_dropout+bwd_dropout+\
+                     bwd_causal_dropout {l}"
+                )
+            })
+        );
         let decode = labels(true, false, &["decode"], &[]);
         assert_eq!(decode.len(), 5);
         assert!(decode.contains(&"flash_attention decode_paged16 64x32x8x32768x128 bf16".into()));
@@ -1149,9 +1167,10 @@ mod tests {
             ["flash_attention decode_paged16 4x32x8x1024x128 bf16"]
         );
 
-        // The interpreter: the two 256-token small shapes and lengths 1 and 17.
+        // The interpreter: the three 256-token small shapes (one with dropout) and lengths 1
+        // and 17.
         let interp = labels(false, false, &[], &[]);
-        assert_eq!(interp.len(), 2 + 8);
+        assert_eq!(interp.len(), 3 + 8);
         assert_eq!(labels(false, false, &["bwd"], &[]).len(), 2 + 4);
     }
 
