@@ -73,7 +73,8 @@ impl Dropout {
     /// R % 8` and `C' = (C / 16) · 4 + (C / 2) % 4`; of its four words, word `col bit 3 + 2 ·
     /// row bit 3`; of that word, the half `col bit 0` (low first); kept where the half is at least
     /// `thresh`. (Eight decisions per call, laid out as a tensor-core accumulator holds them: the
-    /// kernels' `dropout_keep`.)
+    /// kernels' `dropout_keep`.) The counters are distinct while `n_ctx² / 8 < 2³²` (up to
+    /// 185,363 tokens); past that the stream of a head repeats.
     pub fn keep(&self, bh: usize, row: usize, col: usize, n_ctx: usize) -> bool {
         let key = i64::from(self.seed).wrapping_add((bh as i64) << 32) as u64;
         let (r, c) = (row as u32 & !8, col as u32 & !9);
@@ -235,6 +236,15 @@ pub fn forward<T: Half>(
     lse: &mut Buffer<f32>,
 ) -> Result<(), tile::Error> {
     forward_config(dev, s, [q, k, v], o, lse, None)
+}
+
+/// How many configurations [`forward_config`] takes for `s`: those of the dropout kernel, or 1.
+pub fn forward_configs(s: &Shape) -> usize {
+    if s.dropout.is_some() {
+        attn_fwd_dropout::CONFIGS.len()
+    } else {
+        1
+    }
 }
 
 /// [`forward`], with configuration `config` of the autotuned dropout kernel (the only

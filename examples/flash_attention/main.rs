@@ -41,9 +41,9 @@ use half::{bf16, f16};
 use tile::prelude::*;
 use tile_examples::common::{self, print_table, time_ms, Half};
 use tile_examples::flash_attention::attn::{
-    backward_config, backward_configs, errors, forward, forward_config, grad_errors_against,
-    grad_tol, reference_grads, sampled_grad_errors, unfused_forward, unfused_scratch_len, Dropout,
-    Grads, Inputs, Shape,
+    backward_config, backward_configs, errors, forward, forward_config, forward_configs,
+    grad_errors_against, grad_tol, reference_grads, sampled_grad_errors, unfused_forward,
+    unfused_scratch_len, Dropout, Grads, Inputs, Shape,
 };
 use tile_examples::flash_attention::decode::{
     decode, decode_errors, DecodeBuffers, DecodeInputs, DecodeShape,
@@ -94,7 +94,7 @@ fn run_case<T: Half>(
     // The dropout forward is autotuned too: each configuration, or the tuner's pick. The last
     // one run leaves the `o` and `lse` the backward reads.
     let fwd_runs: Vec<Option<usize>> = if every_config && s.dropout.is_some() {
-        vec![Some(0), Some(1)]
+        (0..forward_configs(s)).map(Some).collect()
     } else {
         vec![None]
     };
