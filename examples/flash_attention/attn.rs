@@ -540,8 +540,8 @@ pub fn backward<T: Half>(
     backward_config(dev, s, q, k, v, g, None)
 }
 
-/// How many configurations [`backward_config`] can be asked for at head dimension `d`: the
-/// most of its two autotuned kernels.
+/// How many configurations [`backward_config`] can be asked for on `s` (its head dimension,
+/// and dropout or not): the most of its two autotuned kernels.
 pub fn backward_configs(s: &Shape) -> usize {
     let d = s.d;
     if s.dropout.is_some() {
@@ -657,6 +657,7 @@ pub fn reference_grads<T: Half>(s: &Shape, x: &Inputs<T>) -> (Vec<f64>, Vec<f64>
     );
     let mut p = vec![0.0f64; n];
     let mut dp = vec![0.0f64; n];
+    let mut z = vec![1.0f64; n];
     for b in 0..s.batch {
         for h in 0..s.hq {
             let hk = h / (s.hq / s.hkv);
@@ -679,17 +680,19 @@ pub fn reference_grads<T: Half>(s: &Shape, x: &Inputs<T>) -> (Vec<f64>, Vec<f64>
                 // With dropout, `z` is the factor of key `j` (0 or `1 / (1 − p)`): the output
                 // and `dV` see `P ∘ z`, and `dP` is `z ∘ dO Vᵀ`.
                 let bh = b * s.hq + h;
-                let z = |j| s.dropout.map_or(1.0, |dr| dr.factor(bh, i, j, n));
+                for (j, zj) in z.iter_mut().enumerate().take(keys) {
+                    *zj = s.dropout.map_or(1.0, |dr| dr.factor(bh, i, j, n));
+                }
                 let mut delta = 0.0;
                 for j in 0..keys {
                     p[j] /= sum;
                     let vj = &x.v[kvo + j * d..kvo + (j + 1) * d];
-                    dp[j] = doi.iter().zip(vj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * z(j);
+                    dp[j] = doi.iter().zip(vj).map(|(&a, &c)| f(a) * f(c)).sum::<f64>() * z[j];
                     delta += p[j] * dp[j];
                 }
                 for j in 0..keys {
                     let ds = p[j] * (dp[j] - delta);
-                    let pz = p[j] * z(j);
+                    let pz = p[j] * z[j];
                     for c in 0..d {
                         dv[kvo + j * d + c] += pz * f(doi[c]);
                         dq[qo + i * d + c] += ds * f(x.k[kvo + j * d + c]) * sc;
