@@ -26,3 +26,11 @@ fn i8_dot_is_exact_in_i32() {
         &[(64, 64, 64), (100, 72, 200), (1, 5, 7), (33, 130, 96)],
     );
 }
+
+#[test]
+fn f8_dot_matches_f64() {
+    common::f8_dot::check_dot_f8(
+        &Device::interpreter(),
+        &[(64, 64, 64), (100, 72, 200), (1, 5, 7), (33, 130, 96)],
+    );
+}

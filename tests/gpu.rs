@@ -270,6 +270,22 @@ fn gpu_i8_dot_is_exact_in_i32() {
     common::int_dot::check_dot_i8(&gpu, &shapes);
 }
 
+/// `dot` of 8-bit float tiles on the GPU (sm_90a: `wgmma`'s FP8 forms for K-major operands,
+/// `mma.sync`'s otherwise; sm_80: their `f16` values) against Rust in `f64` (the check the
+/// interpreter passes in `tests/float_types.rs`).
+#[test]
+fn gpu_f8_dot_matches_f64() {
+    let Some(gpu) = cuda() else { return };
+    let shapes = [
+        (64, 64, 64),
+        (100, 72, 200),
+        (1, 5, 7),
+        (33, 130, 96),
+        (256, 192, 1000),
+    ];
+    common::f8_dot::check_dot_f8(&gpu, &shapes);
+}
+
 #[test]
 fn gpu_interleave_join_and_split_match_their_definitions() {
     let Some(gpu) = cuda() else { return };

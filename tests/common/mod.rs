@@ -13,6 +13,7 @@ pub use tile_examples::softmax_regression::kernels as softmax_regression;
 
 use tile::prelude::*;
 use tile::stdlib::flip;
+pub mod f8_dot;
 pub mod floats;
 pub mod int_dot;
 pub mod while_loops;

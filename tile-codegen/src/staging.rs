@@ -6,7 +6,9 @@
 //! A `dot` runs on tensor cores (`mma.sync`, or `wgmma` on sm_90a, whose tiles are a subset) when
 //! both operands are f16 (or both bf16) and the tile is at least one `m16n8k16` instruction
 //! (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`), both are `i8` and the tile is at least one `m16n8k32.s8`
-//! (`K ≥ 32`; `mma.sync` on both targets), or both are f32 with `precision = tf32` and the tile
+//! (`K ≥ 32`; `mma.sync` on both targets), both are 8-bit floats (`f8e4m3`, `f8e5m2`, in any
+//! pairing) and `K ≥ 32` (`mma.sync`'s or `wgmma`'s FP8 forms on sm_90a; sm_80 has none and
+//! multiplies their exact f16 values), or both are f32 with `precision = tf32` and the tile
 //! is at least one `m16n8k8` (`K ≥ 8`); its operands then pass through shared memory as
 //! themselves. Every other `dot` is the exact FMA chain, whose operands pass through as f32 (as
 //! `i32` for `i8`).
@@ -20,8 +22,10 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
         return false;
     };
     let tensor = match d {
-        DType::F16 | DType::BF16 | DType::I8 => true,
-        DType::F32 => precision == Precision::Tf32,
+        DType::F16 | DType::BF16 | DType::I8 => b.dtype() == Some(d),
+        // Either 8-bit float by either.
+        DType::F8E4M3 | DType::F8E5M2 => b.dtype().is_some_and(DType::is_f8),
+        DType::F32 => precision == Precision::Tf32 && b.dtype() == Some(d),
         DType::I1
         | DType::I16
         | DType::I32
@@ -29,17 +33,15 @@ pub fn on_tensor_cores(a: &Type, b: &Type, precision: Precision) -> bool {
         | DType::U8
         | DType::U32
         | DType::U64
-        | DType::F64
-        | DType::F8E4M3
-        | DType::F8E5M2 => false,
+        | DType::F64 => false,
     };
-    if !tensor || b.dtype() != Some(d) {
+    if !tensor {
         return false;
     }
-    // One instruction's K: 32 bytes (16 for 16-bit operands, 32 for `i8`), 8 for tf32.
+    // One instruction's K: 32 bytes (16 for 16-bit operands, 32 for 8-bit ones), 8 for tf32.
     let min_k = match d {
         DType::F32 => 8,
-        DType::I8 => 32,
+        d if d.is_byte_operand() => 32,
         _ => 16,
     };
     match (a.shape.first(), a.shape.get(1), b.shape.get(1)) {
@@ -95,6 +97,11 @@ mod tests {
             ieee,
         );
         assert!(!mixed);
+        let f8 = |a, b, k| on_tensor_cores(&tile(a, [16, k]), &tile(b, [k, 8]), ieee);
+        assert!(f8(DType::F8E4M3, DType::F8E4M3, 32));
+        assert!(f8(DType::F8E4M3, DType::F8E5M2, 64));
+        assert!(!f8(DType::F8E5M2, DType::F8E5M2, 16));
+        assert!(!f8(DType::F8E4M3, DType::F16, 32));
     }
 
     /// Tensor-core operands stage as themselves, FMA operands as f32, `a`'s part 16-byte aligned.

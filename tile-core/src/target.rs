@@ -132,6 +132,16 @@ impl Target {
         }
     }
 
+    /// Whether the tensor cores multiply 8-bit floats (`mma.sync…m16n8k32…e4m3`/`e5m2`, sm_89
+    /// and later; `wgmma`'s FP8 forms on sm_90a); elsewhere their exact `f16` values are
+    /// multiplied.
+    pub const fn has_f8_mma(self) -> bool {
+        match self {
+            Target::Sm80 => false,
+            Target::Sm90a => true,
+        }
+    }
+
     /// Whether the target converts between `f32`/`f16` and the 8-bit floats in hardware
     /// (`cvt…e4m3x2`/`e5m2x2`, sm_89 and later); elsewhere integer arithmetic does it.
     pub const fn has_f8_convert(self) -> bool {
@@ -150,6 +160,11 @@ impl Target {
             Target::Sm90a => (8, 0),
         }
     }
+
+    /// The PTX ISA version of a module whose tensor cores multiply 8-bit floats
+    /// ([`Target::has_f8_mma`]): `mma.sync`'s FP8 forms need PTX 8.4 (CUDA 12.4 drivers and
+    /// later); other modules keep [`Target::ptx_isa`], so older drivers still load them.
+    pub const F8_MMA_PTX_ISA: (u32, u32) = (8, 4);
 
     /// Whether this target's PTX can be loaded on a device of compute capability `major.minor`:
     /// an `a` target's on exactly its own capability, others' on theirs and every later one.

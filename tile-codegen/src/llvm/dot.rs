@@ -64,6 +64,14 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 *v = self.round_tf32(*v)?;
             }
         }
+        // 8-bit floats (held as their bits) by their exact `f32` values.
+        for (vals, t) in [(&mut va, aty), (&mut vb, bty)] {
+            if let Some(d) = t.dtype().filter(|d| d.is_f8()) {
+                for v in vals.iter_mut() {
+                    *v = self.f8_to_f32(d, int(*v))?.into();
+                }
+            }
+        }
         self.store_tensor(sa, f32_ty, &da, &va, Self::widen)?;
         self.store_tensor(sb, f32_ty, &db, &vb, Self::widen)?;
         self.barrier()?;
@@ -151,18 +159,44 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let (aty, bty) = (self.operand_type(data, 0), self.operand_type(data, 1));
         let rty = self.result_type(data);
-        let ptx_ty = match aty.dtype() {
-            Some(DType::F16) => "f16",
-            Some(DType::BF16) => "bf16",
-            Some(DType::I8) => "s8",
-            Some(DType::F32) if tf32(data) => return self.mma_dot_tf32(data, warps),
+        let f8_name = |d: DType| if d == DType::F8E5M2 { "e5m2" } else { "e4m3" };
+        let (a_elem, b_elem) = (
+            aty.dtype().or_bug("an `A` element type"),
+            bty.dtype().or_bug("a `B` element type"),
+        );
+        // 8-bit floats where the tensor cores take them: `m16n8k32` on their bytes. Elsewhere
+        // (sm_80) each 32-wide `K` step is two `m16n8k16.f16` on their exact `f16` values, `K`
+        // renumbered within the step: the `f16` fragment's `K` index `2q + j + 8c` (lane `q` of
+        // its quad, word `c`) is the 8-bit fragment's `4q + 2c + j`, in both operands alike, so
+        // each product pairs the same elements and the sum is over the same 32.
+        let f8 = a_elem.is_f8();
+        let widen_f8 = f8 && !self.f.target.is_some_and(tile_core::Target::has_f8_mma);
+        let shape = match a_elem {
+            DType::F16 => "m16n8k16.row.col.f32.f16.f16.f32".to_string(),
+            DType::BF16 => "m16n8k16.row.col.f32.bf16.bf16.f32".to_string(),
+            DType::I8 => "m16n8k32.row.col.s32.s8.s8.s32".to_string(),
+            _ if widen_f8 => "m16n8k16.row.col.f32.f16.f16.f32".to_string(),
+            _ if f8 => format!(
+                "m16n8k32.row.col.f32.{}.{}.f32",
+                f8_name(a_elem),
+                f8_name(b_elem)
+            ),
+            DType::F32 if tf32(data) => return self.mma_dot_tf32(data, warps),
             other => bug(format_args!(
-                "f16, bf16, i8 or tf32 operands of a tensor-core `dot`, found {other:?}"
+                "f16, bf16, i8, 8-bit float or tf32 operands of a tensor-core `dot`, found {other:?}"
             )),
         };
         // Elements per 32-bit word, and the K of one instruction (32 bytes).
-        let kw = if ptx_ty == "s8" { 4 } else { 2 };
+        let kw: u64 = if a_elem.is_byte_operand() { 4 } else { 2 };
         let k_step = 8 * kw;
+        // The instructions of one K step: their offsets along `K` within it, and per word the
+        // `K` offset of its first element (`A`'s word `w` also `8·(w % 2)` rows down) and the
+        // elements per word.
+        let (subs, a_k, b_k, per_word): (Vec<u64>, [u64; 4], [u64; 2], u64) = if widen_f8 {
+            (vec![0, 16], [0, 0, 2, 2], [0, 2], 2)
+        } else {
+            (vec![0], [0, 0, 4 * kw, 4 * kw], [0, 4 * kw], kw)
+        };
         let (da, db, dc) = (
             self.tensor_distribution(aty),
             self.tensor_distribution(bty),
@@ -203,52 +237,71 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 }
             }
             let (va, vb) = (&held[0], &held[1]);
-            // This K step's A fragments per M repetition and B fragments per N repetition, as
-            // 32-bit words of `kw` consecutive K elements: A's word `w` at row `8·(w % 2)`,
-            // K `4·kw·(w / 2)`; B's word `w` at K `4·kw·w`.
-            let mut a_words = Vec::with_capacity(reps_m as usize);
-            for i in 0..reps_m {
-                let m0 = i * 16 * wm;
-                let mut words = Vec::with_capacity(4);
-                for w in 0..4 {
-                    let elems = (0..kw)
-                        .map(|e| {
-                            let at = [m0 + 8 * (w % 2), k0 + e + 4 * kw * (w / 2)];
-                            value(va, reg(&da, at, "A"), "A")
-                        })
-                        .collect::<Vec<_>>();
-                    words.push(self.pack_word(&elems)?);
+            for &sub in &subs {
+                let k1 = k0 + sub;
+                // This instruction's A fragments per M repetition and B fragments per N
+                // repetition, as 32-bit words of `per_word` consecutive K elements: A's word `w`
+                // at row `8·(w % 2)`, K `a_k[w]`; B's word `w` at K `b_k[w]`.
+                let mut a_words = Vec::with_capacity(reps_m as usize);
+                for i in 0..reps_m {
+                    let m0 = i * 16 * wm;
+                    let mut words = Vec::with_capacity(4);
+                    for w in 0..4 {
+                        let mut elems = Vec::with_capacity(per_word as usize);
+                        for e in 0..per_word {
+                            let at = [m0 + 8 * (w % 2), k1 + e + a_k[w as usize]];
+                            let v = value(va, reg(&da, at, "A"), "A");
+                            elems.push(self.f8_as_f16(widen_f8, a_elem, v)?);
+                        }
+                        words.push(self.pack_word(&elems)?);
+                    }
+                    a_words.push(words);
                 }
-                a_words.push(words);
-            }
-            let mut b_words = Vec::with_capacity(reps_n as usize);
-            for j in 0..reps_n {
-                let n0 = j * 8 * wn;
-                let mut words = Vec::with_capacity(2);
-                for w in 0..2 {
-                    let elems = (0..kw)
-                        .map(|e| value(vb, reg(&db, [k0 + e + 4 * kw * w, n0], "B"), "B"))
-                        .collect::<Vec<_>>();
-                    words.push(self.pack_word(&elems)?);
-                }
-                b_words.push(words);
-            }
-            for i in 0..reps_m {
+                let mut b_words = Vec::with_capacity(reps_n as usize);
                 for j in 0..reps_n {
-                    let (m0, n0) = (i * 16 * wm, j * 8 * wn);
-                    let c_regs = (0..4)
-                        .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
-                        .collect::<Vec<_>>();
-                    let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
-                    let d =
-                        self.mma_m16n8k16(ptx_ty, &a_words[i as usize], &b_words[j as usize], &c)?;
-                    for (&r, v) in c_regs.iter().zip(d) {
-                        acc[r] = v;
+                    let n0 = j * 8 * wn;
+                    let mut words = Vec::with_capacity(2);
+                    for w in 0..2 {
+                        let mut elems = Vec::with_capacity(per_word as usize);
+                        for e in 0..per_word {
+                            let v = value(vb, reg(&db, [k1 + e + b_k[w], n0], "B"), "B");
+                            elems.push(self.f8_as_f16(widen_f8, b_elem, v)?);
+                        }
+                        words.push(self.pack_word(&elems)?);
+                    }
+                    b_words.push(words);
+                }
+                for i in 0..reps_m {
+                    for j in 0..reps_n {
+                        let (m0, n0) = (i * 16 * wm, j * 8 * wn);
+                        let c_regs = (0..4)
+                            .map(|e| reg(&dc, [m0 + 8 * (e / 2), n0 + e % 2], "accumulator"))
+                            .collect::<Vec<_>>();
+                        let c: Vec<_> = c_regs.iter().map(|&r| acc[r]).collect();
+                        let d =
+                            self.mma_sync(&shape, &a_words[i as usize], &b_words[j as usize], &c)?;
+                        for (&r, v) in c_regs.iter().zip(d) {
+                            acc[r] = v;
+                        }
                     }
                 }
             }
         }
         Ok(acc)
+    }
+
+    /// `v` as it enters an `mma`: an 8-bit float (its bits) as its exact `f16` value where
+    /// `widen` (a target whose tensor cores do not take 8-bit floats), else itself.
+    fn f8_as_f16(
+        &self,
+        widen: bool,
+        d: DType,
+        v: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if !widen {
+            return Ok(v);
+        }
+        Ok(self.f8_to_f16(d, int(v))?.into())
     }
 
     /// `dot` of `f32` tiles with `precision = tf32` on tensor cores: one
@@ -374,23 +427,16 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         b.build_bit_cast(v, i32_ty, "").llvm()
     }
 
-    /// One `mma.sync.aligned.m16n8k16.row.col.f32.T.T.f32` (`m16n8k32…s32.s8.s8.s32` for `s8`;
-    /// inline PTX): `d = a · b + c` for one 16 × 8 tile, `a` four words, `b` two, `c` four `f32`
-    /// (`i32`).
-    fn mma_m16n8k16(
+    /// One `mma.sync.aligned.{shape}` (`m16n8k16.row.col.f32.f16.f16.f32`,
+    /// `m16n8k32.row.col.s32.s8.s8.s32`, …; inline PTX): `d = a · b + c` for one 16 × 8 tile, `a`
+    /// four words, `b` two, `c` four `f32` (`i32`).
+    fn mma_sync(
         &self,
-        ptx_ty: &str,
+        shape: &str,
         a: &[BasicValueEnum<'ctx>],
         b: &[BasicValueEnum<'ctx>],
         c: &[BasicValueEnum<'ctx>],
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let shape = if ptx_ty == "s8" {
-            "m16n8k32.row.col.s32.s8.s8.s32"
-        } else if ptx_ty == "f16" {
-            "m16n8k16.row.col.f32.f16.f16.f32"
-        } else {
-            "m16n8k16.row.col.f32.bf16.bf16.f32"
-        };
         let text = format!(
             "mma.sync.aligned.{shape} {{$0, $1, $2, $3}}, {{$4, $5, $6, $7}}, {{$8, $9}}, {{$10, $11, $12, $13}};"
         );

@@ -119,7 +119,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         );
         // An 8-bit `A` (`M × K`, K contiguous) reads without `.trans`; an 8-bit `B` stored
         // `K × N` would need its bytes transposed, which `ldmatrix` cannot do.
-        let byte_a = to.elem == Elem::Scalar(tile_core::ir::DType::I8) && d.op_idx == 0;
+        let byte_a = to
+            .dtype()
+            .is_some_and(tile_core::ir::DType::is_byte_operand)
+            && d.op_idx == 0;
         let parent_mma = matches!(*d.parent, Layout::Mma(_));
         // At least one instruction tile: A is M × K with M ≥ 16 and K of 32 bytes; B is K × N
         // with K ≥ 16, N ≥ 8 (rows of at least one 16-byte chunk either way).

@@ -71,7 +71,7 @@ use inkwell::targets::{
     TargetTriple,
 };
 use inkwell::OptimizationLevel;
-use tile_core::ir::{Function, OpId};
+use tile_core::ir::{DType, Function, OpId, OpKind};
 use tile_core::Target;
 
 use crate::analysis::Analyses;
@@ -182,7 +182,8 @@ fn emit(
         ));
     }
 
-    let machine = target_machine(target).map_err(|e| err("target machine", &e))?;
+    let machine =
+        target_machine(target, ptx_isa(f, target)).map_err(|e| err("target machine", &e))?;
     let context = Context::create();
     let module = context.create_module(&f.name);
     module.set_triple(&machine.get_triple());
@@ -262,12 +263,30 @@ fn init_nvptx() {
     INIT.call_once(|| LlvmTarget::initialize_nvptx(&InitializationConfig::default()));
 }
 
-/// An NVPTX target machine for `target` at `-O3`.
-fn target_machine(target: Target) -> Result<TargetMachine, String> {
+/// The PTX ISA version of `f`'s module for `target`: the target's, or
+/// [`Target::F8_MMA_PTX_ISA`] where its tensor cores multiply 8-bit floats.
+fn ptx_isa(f: &Function, target: Target) -> (u32, u32) {
+    let f8_mma = target.has_f8_mma()
+        && f.ops.iter().any(|d| {
+            matches!(d.kind, OpKind::Dot { .. } | OpKind::WarpGroupDot { .. })
+                && f.ty(d.operands[0]).dtype().is_some_and(DType::is_f8)
+                && f.ty(d.results[0])
+                    .layout
+                    .as_ref()
+                    .is_some_and(|l| matches!(l, tile_core::ir::Layout::Mma(_)))
+        });
+    if f8_mma {
+        target.ptx_isa().max(Target::F8_MMA_PTX_ISA)
+    } else {
+        target.ptx_isa()
+    }
+}
+
+/// An NVPTX target machine for `target` at `-O3`, emitting PTX ISA `(major, minor)`.
+fn target_machine(target: Target, (major, minor): (u32, u32)) -> Result<TargetMachine, String> {
     init_nvptx();
     let triple = TargetTriple::create(TRIPLE);
     let llvm_target = LlvmTarget::from_triple(&triple).map_err(|e| e.to_string())?;
-    let (major, minor) = target.ptx_isa();
     // The subtarget feature names the PTX ISA version to emit.
     let features = format!("+ptx{major}{minor}");
     llvm_target

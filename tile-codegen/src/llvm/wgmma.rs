@@ -64,12 +64,19 @@ struct Operand {
 }
 
 impl Operand {
-    /// The read of a `rows × cols` stage of 16-bit elements in `layout`, or why `wgmma` cannot.
-    fn of(layout: &SharedLayout, rows: u64, cols: u64) -> std::result::Result<Operand, String> {
+    /// The read of a `rows × cols` stage of `elem_bytes`-byte elements (2, or 1 for 8-bit
+    /// floats) in `layout`, or why `wgmma` cannot.
+    fn of(
+        layout: &SharedLayout,
+        rows: u64,
+        cols: u64,
+        elem_bytes: u64,
+    ) -> std::result::Result<Operand, String> {
         let width = layout.block_cols(cols);
-        let row_bytes = width * 2;
+        let row_bytes = width * elem_bytes;
         let cols_u32 = u32::try_from(cols).or_bug("a column count in `u32`");
-        if *layout != SharedLayout::wgmma(cols_u32, 2) {
+        let eb = u32::try_from(elem_bytes).or_bug("an element size in `u32`");
+        if *layout != SharedLayout::wgmma(cols_u32, eb) {
             bug(format_args!(
                 "the `wgmma` layout for {cols} columns (the verifier's rule 28), found {layout}"
             ));
@@ -179,11 +186,19 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let (Some(Layout::Shared(bl)), Some(Layout::Mma(mma))) = (&bty.layout, &cty.layout) else {
             bug("a shared `B` buffer and an mma accumulator");
         };
-        let ptx_ty = match aty.dtype() {
+        let name = |d: Option<DType>| match d {
             Some(DType::F16) => "f16",
             Some(DType::BF16) => "bf16",
-            other => bug(format_args!("f16 or bf16 operands, found {other:?}")),
+            Some(DType::F8E4M3) => "e4m3",
+            Some(DType::F8E5M2) => "e5m2",
+            other => bug(format_args!(
+                "f16, bf16 or 8-bit float operands, found {other:?}"
+            )),
         };
+        let types = (name(aty.dtype()), name(bty.dtype()));
+        // Bytes per element, and the K of one instruction (32 bytes: 16 elements, 32 of 8 bits).
+        let eb = u64::from(aty.dtype().map_or(2, DType::size_bytes));
+        let k_step = 32 / eb;
         // `A`'s stage is `M × K`, or `K × M` (M-major) with `trans_a`.
         let mk: Vec<u32> = match &aty.shape[usize::from(shared_a)..] {
             &[r, c] if trans_a => vec![c, r],
@@ -196,17 +211,17 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if mma.version != 3
             || !wm.is_multiple_of(4)
             || !m.is_multiple_of(16 * wm)
-            || !k.is_multiple_of(16)
+            || !k.is_multiple_of(k_step)
             || !n.is_multiple_of(8)
         {
             return Err(format!(
-                "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of 16: {m} × {k} × {n} on {mma}"
+                "`wgmma` needs whole 64-row warpgroup tiles and K a multiple of {k_step}: {m} × {k} × {n} on {mma}"
             ));
         }
         let b = if trans_b {
-            Operand::of(bl, n, k)?
+            Operand::of(bl, n, k, eb)?
         } else {
-            Operand::of(bl, k, n)?
+            Operand::of(bl, k, n, eb)?
         };
         let b_fixed = b.fixed_bits(trans_b);
         let dc = self.tensor_distribution(cty);
@@ -232,9 +247,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 bug("a shared `A` buffer");
             };
             let a = if trans_a {
-                Operand::of(al, k, m)?
+                Operand::of(al, k, m, eb)?
             } else {
-                Operand::of(al, m, k)?
+                Operand::of(al, m, k, eb)?
             };
             if trans_a && !a.width.is_multiple_of(64) && m > a.width {
                 return Err(format!(
@@ -260,19 +275,24 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         } else {
             let da = self.tensor_distribution(aty);
             let va = self.operand(data, 0).to_vec();
+            // Elements per word: 2, or 4 of 8 bits (the `mma.sync.m16n8k32` `A` fragment).
+            let kw = 4 / eb;
             let mut words = Vec::new();
-            for k0 in (0..k).step_by(16) {
+            for k0 in (0..k).step_by(k_step as usize) {
                 for r in 0..m / (16 * wm) {
                     let m0 = r * 16 * wm;
                     let mut four = Vec::with_capacity(4);
-                    for e in (0..8).step_by(2) {
-                        let at = |e: u64| [m0 + 8 * ((e / 2) % 2), k0 + e % 2 + 8 * (e / 4)];
-                        let reg = |e: u64| {
-                            da.reg_at(&at(e)).unwrap_or_else(|| {
-                                bug(format_args!("an `A` register at {:?}", at(e)))
+                    for w in 0..4 {
+                        let elems = (0..kw)
+                            .map(|j| {
+                                let at = [m0 + 8 * (w % 2), k0 + j + 4 * kw * (w / 2)];
+                                let reg = da.reg_at(&at).unwrap_or_else(|| {
+                                    bug(format_args!("an `A` register at {at:?}"))
+                                });
+                                va[reg]
                             })
-                        };
-                        four.push(self.pack_word(&[va[reg(e)], va[reg(e + 1)]])?);
+                            .collect::<Vec<_>>();
+                        four.push(self.pack_word(&elems)?);
                     }
                     words.push(four);
                 }
@@ -286,8 +306,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let reps_m = m / (16 * wm);
         let one = c32(1);
         self.memory_asm("wgmma.fence.sync.aligned;".into())?;
-        for ks in 0..k / 16 {
-            let k0 = 16 * ks;
+        for ks in 0..k / k_step {
+            let k0 = k_step * ks;
             for r in 0..reps_m {
                 // A: rows r · 16 · W_m further (a multiple of 64: whole swizzle atoms), the K step's
                 // block and its start inside the row; or this step's registers.
@@ -298,7 +318,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         let off = if trans_a {
                             (m0 / a.width) * a.block_bytes + k0 * a.row_bytes
                         } else {
-                            (k0 / a.width) * a.block_bytes + m0 * a.row_bytes + (k0 % a.width) * 2
+                            (k0 / a.width) * a.block_bytes + m0 * a.row_bytes + (k0 % a.width) * eb
                         };
                         AIn::Desc(self.desc_plus(*desc, off)?)
                     }
@@ -312,7 +332,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                     // `n0` further (whole 8-row swizzle atoms), the K step's block and its start
                     // inside the row, as for `A`.
                     let b_off = if trans_b {
-                        (k0 / b.width) * b.block_bytes + n0 * b.row_bytes + (k0 % b.width) * 2
+                        (k0 / b.width) * b.block_bytes + n0 * b.row_bytes + (k0 % b.width) * eb
                     } else {
                         (n0 / b.width) * b.block_bytes + k0 * b.row_bytes
                     };
@@ -328,8 +348,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                         .collect::<Vec<_>>();
                     let c: Vec<_> = regs.iter().map(|&i| acc[i]).collect();
                     let scale_d = if zero_acc && ks == 0 { c32(0) } else { one };
-                    let d =
-                        self.wgmma_asm(ptx_ty, n_instr, &a_in, trans_a, bd, trans_b, scale_d, &c)?;
+                    let d = self.wgmma_asm(
+                        types, k_step, n_instr, &a_in, trans_a, bd, trans_b, scale_d, &c,
+                    )?;
                     for (&i, v) in regs.iter().zip(d) {
                         acc[i] = v;
                     }
@@ -360,7 +381,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     #[allow(clippy::too_many_arguments)]
     fn wgmma_asm(
         &self,
-        ptx_ty: &str,
+        (ta_ty, tb_ty): (&str, &str),
+        k_step: u64,
         n: u64,
         a: &AIn<'ctx>,
         a_m_major: bool,
@@ -389,17 +411,24 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             scale_d.into(),
         ]);
         let (pb, ps) = (regs + a_len, regs + a_len + 2);
-        let tb = u32::from(!b_k_major);
-        let ta = u32::from(a_m_major);
+        // The 16-bit forms name both operands' majorness; the 8-bit forms have none (both
+        // K-major, the verifier's rule 28).
+        let sixteen = k_step == 16;
+        let (trans_ab, trans_b) = if sixteen {
+            let (ta, tb) = (u32::from(a_m_major), u32::from(!b_k_major));
+            (format!(", {ta}, {tb}"), format!(", {tb}"))
+        } else {
+            (String::new(), String::new())
+        };
         let text = match a {
             AIn::Desc(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, da, db, p, 1, 1, {ta}, {tb};\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.f32.{ta_ty}.{tb_ty} {{{list}}}, da, db, p, 1, 1{trans_ab};\n}}",
                 regs,
                 regs + 1,
                 pb + 1,
             ),
             AIn::Words(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_ty}.{ptx_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1, {tb};\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.f32.{ta_ty}.{tb_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1{trans_b};\n}}",
                 pb + 1,
                 regs,
                 regs + 1,

@@ -286,8 +286,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 let wgmma =
                     matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3);
                 let sixteen = f.ty(x).dtype().is_some_and(|t| t.size_bytes() == 2);
-                // An `i8` `B` loaded `N × K` is K-major as `mma.sync` reads it.
-                let byte_b = i == 1 && f.ty(x).dtype() == Some(DType::I8);
+                // An 8-bit `B` loaded `N × K` is K-major as `mma.sync` reads it.
+                let byte_b = i == 1 && f.ty(x).dtype().is_some_and(DType::is_byte_operand);
                 let inner = f.op(load).operands[0];
                 let loaded = f.def_op(inner).filter(|o| {
                     in_body.contains(o)
@@ -306,8 +306,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     Some(_) => {
                         let r = if uses.get(&x).copied() != Some(1) {
                             "is a transposed load used twice"
-                        } else if f.ty(x).dtype() == Some(DType::I8) {
-                            "is a transposed `i8` `A`: 8-bit operands reach the tensor cores K-major only (load `A` as `M × K`)"
+                        } else if f.ty(x).dtype().is_some_and(DType::is_byte_operand) {
+                            "is a transposed 8-bit `A`: 8-bit operands reach the tensor cores K-major only (load `A` as `M × K`)"
                         } else {
                             "is a transposed tf32 tile, which only `wgmma` reads from a ring"
                         };
@@ -776,7 +776,10 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
         if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3) {
             return None;
         }
-        if !matches!(f.ty(d.operands[0]).dtype(), Some(DType::F16 | DType::BF16)) {
+        // 16-bit operands, or 8-bit floats (which `accelerate_dot` gives a version-3 layout
+        // only when both are read K-major).
+        let a_elem = f.ty(d.operands[0]).dtype();
+        if !(matches!(a_elem, Some(DType::F16 | DType::BF16)) || a_elem.is_some_and(DType::is_f8)) {
             return None;
         }
         let find = |i: usize| {
@@ -820,7 +823,8 @@ fn copy_refusal(f: &Function, dot: OpId, load: OpId, kn_b: bool) -> Option<&'sta
         == OpKind::Dot {
             precision: Precision::Tf32,
         };
-    let tensor_elem = matches!(ty.dtype(), Some(DType::F16 | DType::BF16 | DType::I8))
+    let tensor_elem = matches!(ty.dtype(), Some(DType::F16 | DType::BF16))
+        || ty.dtype().is_some_and(DType::is_byte_operand)
         || (ty.dtype() == Some(DType::F32) && tf32);
     if !tensor_elem {
         Some("has elements the tensor cores do not read from shared memory")
@@ -828,8 +832,8 @@ fn copy_refusal(f: &Function, dot: OpId, load: OpId, kn_b: bool) -> Option<&'sta
         || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
     {
         Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
-    } else if ty.dtype() == Some(DType::I8) && kn_b {
-        Some("is an `i8` tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
+    } else if ty.dtype().is_some_and(DType::is_byte_operand) && kn_b {
+        Some("is an 8-bit tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
     } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
         Some("has fewer than 8 columns")
     } else if !(vec == 1

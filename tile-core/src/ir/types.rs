@@ -153,6 +153,12 @@ impl DType {
         matches!(self, DType::F8E4M3 | DType::F8E5M2)
     }
 
+    /// The 8-bit types the tensor cores multiply (`i8`, `f8e4m3`, `f8e5m2`): 32 of them per
+    /// instruction step of `K`, read K-major only (both operands with `K` contiguous).
+    pub fn is_byte_operand(self) -> bool {
+        matches!(self, DType::I8) || self.is_f8()
+    }
+
     /// Float types held for storage only (`f16`, `bf16`, the 8-bit floats): arithmetic casts
     /// them to `f32` first.
     pub fn is_storage_float(self) -> bool {

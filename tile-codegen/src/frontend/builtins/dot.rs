@@ -54,21 +54,30 @@ impl Lowering {
                 ),
             ));
         }
-        if at.elem != bt.elem
-            || !matches!(
-                at.dtype(),
-                Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
-            )
+        // 8-bit floats multiply in any pairing (`f8e4m3 × f8e5m2` is FP8 training's gradient
+        // product), as the tensor cores take them.
+        let f8 = at.dtype().is_some_and(DType::is_f8) && bt.dtype().is_some_and(DType::is_f8);
+        if !(f8
+            || at.elem == bt.elem
+                && matches!(
+                    at.dtype(),
+                    Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
+                ))
         {
             return Err(err(
                 c,
                 format!(
-                    "`dot` takes two tiles of one float type (f32, f16 or bf16) or two `i8` tiles, found `{}` and `{}`",
-                    at.elem, bt.elem
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16), two 8-bit float tiles (f8e4m3, f8e5m2) or two `i8` tiles, found `{}` and `{}`{}",
+                    at.elem,
+                    bt.elem,
+                    match [at.dtype(), bt.dtype()].into_iter().flatten().find(|d| d.is_f8()) {
+                        Some(d) if !f8 => format!(": cast the other operand (`as {d}`), or both to f16"),
+                        _ => String::new(),
+                    }
                 ),
             ));
         }
-        // `i8` products accumulate in `i32`; every float product in `f32`.
+        // `i8` products accumulate in `i32`; every float product (8-bit ones too) in `f32`.
         let acc_ty = if at.dtype() == Some(DType::I8) {
             DType::I32
         } else {

@@ -30,15 +30,17 @@ impl Verifier<'_> {
                 ),
             );
         }
-        if a.elem != b.elem
-            || !matches!(
-                a.dtype(),
-                Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
-            )
+        let f8 = a.dtype().is_some_and(DType::is_f8) && b.dtype().is_some_and(DType::is_f8);
+        if !(f8
+            || a.elem == b.elem
+                && matches!(
+                    a.dtype(),
+                    Some(DType::F32 | DType::F16 | DType::BF16 | DType::I8)
+                ))
         {
             self.err(o.id,
                 format!(
-                    "`dot` takes two tiles of one float type (f32, f16 or bf16) or two `i8` tiles, found `{}` and `{}`",
+                    "`dot` takes two tiles of one float type (f32, f16 or bf16), two 8-bit float tiles (f8e4m3, f8e5m2, mixed or not) or two `i8` tiles, found `{}` and `{}`",
                     a.elem, b.elem
                 ),
             );
@@ -73,11 +75,11 @@ impl Verifier<'_> {
             let k_width = match a.dtype() {
                 Some(DType::F16 | DType::BF16) => 2,
                 Some(DType::F32) if tf32 => 1,
-                Some(DType::I8) => 4,
+                Some(d) if d.is_byte_operand() => 4,
                 _ => {
                     return self.err(o.id,
                         format!(
-                            "a tensor-core `dot` takes f16, bf16, i8, or f32 with `precision = tf32`, found `{}`",
+                            "a tensor-core `dot` takes f16, bf16, i8, f8e4m3, f8e5m2, or f32 with `precision = tf32`, found `{}`",
                             a.elem
                         ),
                     );
@@ -127,7 +129,9 @@ impl Verifier<'_> {
             Some(rc) => rc.to_vec(),
             None => Vec::new(),
         };
-        let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16));
+        let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16)) && a.dtype() == b.dtype();
+        // 8-bit floats (either kind, mixed or not) are read K-major only.
+        let f8 = a.dtype().is_some_and(DType::is_f8) && b.dtype().is_some_and(DType::is_f8);
         let shapes = mk.len() == 2
             && kn.len() == 2
             && acc.shape.len() == 2
@@ -141,9 +145,16 @@ impl Verifier<'_> {
         };
         let acc_ok = acc.dtype() == Some(DType::F32)
             && matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3);
-        if !(sixteen && a.dtype() == b.dtype() && shapes) {
+        if !((sixteen || f8) && shapes) {
             return self.err(o.id,
-                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` operand by a `K × N` stage of the same type into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` operand by a `K × N` stage of the same type, or 8-bit float operands, into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+            );
+        }
+        if f8 && (trans_a || !trans_b) {
+            return self.err(
+                o.id,
+                "`warp_group_dot` reads 8-bit operands K-major only: `trans_b` and no `trans_a`"
+                    .into(),
             );
         }
         if !((!shared_a || wgmma_layout(a)) && wgmma_layout(b)) {
@@ -166,7 +177,7 @@ impl Verifier<'_> {
                 Layout::DotOperand(DotOperandLayout {
                     op_idx: 0,
                     parent: Box::new(parent),
-                    k_width: 2,
+                    k_width: if f8 { 4 } else { 2 },
                 })
             });
             if a.layout != want {

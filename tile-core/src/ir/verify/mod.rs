@@ -88,9 +88,10 @@
 //!     `if` or a combiner.
 //!     → `mod.rs`: `check_block`.
 //! 22. **dot** — `a` is `M × K` and `b` is `K × N`, both of one element type (`f32`, `f16`,
-//!     `bf16` or `i8`); `acc` and the result are `M × N` `f32` (`i32` for `i8`) of one layout;
-//!     `precision = tf32` only with `f32` operands. At the GPU level, when that layout is mma
-//!     (tensor cores), the operands are `f16` or `bf16` (`k_width` 2), `i8` (`k_width` 4), or
+//!     `bf16` or `i8`) or both 8-bit floats (`f8e4m3`, `f8e5m2`, the two may differ); `acc` and
+//!     the result are `M × N` `f32` (`i32` for `i8`) of one layout; `precision = tf32` only with
+//!     `f32` operands. At the GPU level, when that layout is mma (tensor cores), the operands are
+//!     `f16` or `bf16` (`k_width` 2), `i8` or 8-bit floats (`k_width` 4), or
 //!     `f32` with `precision = tf32` (`k_width` 1), in the operand layouts of that parent (index
 //!     0 for `a`, 1 for `b`).
 //!     → `dot.rs`: `dot`.
@@ -123,7 +124,8 @@
 //! 28. **warp_group_dot / warp_group_wait** — GPU level only. `warp_group_dot %a, %a_stage, %b,
 //!     %b_stage, %acc` (`A` in shared memory) or `warp_group_dot %a, %b, %b_stage, %acc` (`A` in
 //!     registers, in the `A` operand layout of the accumulator's mma layout): `smem` buffers with
-//!     `i32` stages, f16 or bf16 `M × K` (`K × M` with `trans_a`) and `K × N` (`N × K` with `trans_b`) operands of one type, stages in their
+//!     `i32` stages, f16 or bf16 `M × K` (`K × M` with `trans_a`) and `K × N` (`N × K` with `trans_b`) operands of one type, or 8-bit
+//!     float operands (either kind) read K-major only (`trans_b`, no `trans_a`), stages in their
 //!     `wgmma` layouts, an `M × N` f32 accumulator in an mma layout of version 3, and a result of
 //!     the accumulator's type; `warp_group_wait` takes such an accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.

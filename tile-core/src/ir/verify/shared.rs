@@ -74,12 +74,12 @@ impl Verifier<'_> {
             && match (&ty.layout, ty.dtype()) {
                 (Some(Layout::DotOperand(d)), Some(DType::F16 | DType::BF16)) => d.k_width == 2,
                 (Some(Layout::DotOperand(d)), Some(DType::F32)) => d.k_width == 1,
-                (Some(Layout::DotOperand(d)), Some(DType::I8)) => d.k_width == 4,
+                (Some(Layout::DotOperand(d)), Some(t)) if t.is_byte_operand() => d.k_width == 4,
                 _ => false,
             };
         if !ok {
             return self.err(o.id,
-                format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1, i8 with k_width 4), not `{ty}`"),
+                format!("`local_load` reads a window of one stage of `{buf}` into an operand layout (f16/bf16 with k_width 2, f32 with k_width 1, i8 and the 8-bit floats with k_width 4), not `{ty}`"),
             );
         }
         // `i8` reaches the tensor cores K-major only: `A` as stored, `B` transposed.
