@@ -1,9 +1,10 @@
 //! `y = x @ dequant(W)ᵀ` with 4-bit weights (group size 128, a scale and a zero point per
 //! group): the fused kernel (unpack, dequantize and multiply in one pass over the packed
 //! weights) against the unfused form (dequantize `W`, then a GEMM) and a float64 reference.
-//! And W8A8 (`w8a8`): activations quantized per token and weights per channel to `i8` (or to
-//! `f8e4m3`), the `i32` product with both scales in its epilogue against the unfused form
-//! (the `i32` product, then a scaling pass).
+//! And W8A8 (`w8a8`): activations quantized per token and weights per channel to `i8`, the
+//! `i32` product with both scales in its epilogue against the unfused form (the `i32` product,
+//! then a scaling pass); and FP8 W8A8, the same with `f8e4m3` operands on the tensor cores' FP8
+//! path (`torch._scaled_mm`'s operation), per-tensor or per-row scales.
 //!
 //! `cargo run --release --example dequant_matmul` — on a GPU: checks awkward shapes, then times
 //! both forms for 1 to 4096 tokens on three weight shapes, f16 and bf16 (W8A8: bf16), against
@@ -176,6 +177,115 @@ fn check_w8a8<T: Half>(dev: &Device, s: Shape) -> Res<bool> {
     Ok(ok)
 }
 
+/// FP8 W8A8 on `s`: `x` and `W` quantized per row to `f8e4m3` (`quantize_rows`), then
+/// `w8a8::fp8_fused` with per-row and per-tensor scales (the per-tensor scales: each vector's
+/// first value) and `w8a8::fp8_unfused`, against float64 from the quantized values.
+fn check_fp8<T: Half>(dev: &Device, s: Shape) -> Res<bool> {
+    let seed = (s.m * 3 + s.n * 37 + s.k) as u64;
+    let xh = activations::<T>(s, seed);
+    let wh = activations::<T>(Shape { m: s.n, ..s }, seed + 1);
+    let (x, w) = (dev.upload(&xh)?, dev.upload(&wh)?);
+    let (mut xq, mut sx) = (dev.zeros::<f8e4m3>(s.m * s.k)?, dev.zeros::<f32>(s.m)?);
+    let (mut wq, mut sw) = (dev.zeros::<f8e4m3>(s.n * s.k)?, dev.zeros::<f32>(s.n)?);
+    w8a8::quantize(dev, &x, &mut xq, &mut sx, s.m, s.k)?;
+    w8a8::quantize(dev, &w, &mut wq, &mut sw, s.n, s.k)?;
+    let (xqh, sxh) = (dev.download(&xq)?, dev.download(&sx)?);
+    let (wqh, swh) = (dev.download(&wq)?, dev.download(&sw)?);
+    let label = format!("fp8 {}×{}×{} {}", s.m, s.n, s.k, T::NAME);
+    let mut ok = check_rows(&format!("{label} W as f8e4m3"), &wh, &wqh, &swh, s.k);
+    let at = common::sampled_elements(s.m, s.n, seed + 2);
+    let dots: Vec<f64> = at
+        .iter()
+        .map(|&(i, j)| {
+            (0..s.k)
+                .map(|p| {
+                    f64::from(xqh[i * s.k + p].to_f32()) * f64::from(wqh[j * s.k + p].to_f32())
+                })
+                .sum()
+        })
+        .collect();
+    let nan = vec![T::from_f32(f32::NAN); s.m * s.n];
+    let pick = |v: &[T]| -> Vec<f32> { at.iter().map(|&(i, j)| v[i * s.n + j].to_f32()).collect() };
+    for scaling in w8a8::Scaling::ALL {
+        let want: Vec<f64> = at
+            .iter()
+            .zip(&dots)
+            .map(|(&(i, j), d)| match scaling {
+                w8a8::Scaling::Row => d * f64::from(sxh[i]) * f64::from(swh[j]),
+                w8a8::Scaling::Tensor => d * f64::from(sxh[0]) * f64::from(swh[0]),
+            })
+            .collect();
+        let mut y = dev.upload(&nan)?;
+        w8a8::fp8_fused(dev, &xq, &sx, &wq, &sw, &mut y, s, scaling)?;
+        let what = format!("{label} fused, per {} scales", scaling.name());
+        ok &= check_close(&what, &pick(&dev.download(&y)?), &want, T::TOL);
+        if scaling == w8a8::Scaling::Row {
+            let mut c = dev.zeros::<f32>(s.m * s.n)?;
+            let mut y = dev.upload(&nan)?;
+            w8a8::fp8_unfused(dev, &xq, &sx, &wq, &sw, &mut c, &mut y, s)?;
+            let what = format!("{label} unfused, per row scales");
+            ok &= check_close(&what, &pick(&dev.download(&y)?), &want, T::TOL);
+        }
+    }
+    Ok(ok)
+}
+
+/// FP8 W8A8 timings on square and Llama-style shapes: the fused product with per-tensor and
+/// per-row scales, and the unfused one (`f32` product, then the scaling pass), in TFLOP/s.
+fn bench_fp8<T: Half>(dev: &Device, rows: &mut Vec<Vec<String>>) -> Res<()> {
+    let stream = dev.stream().ok_or("no stream")?.clone();
+    for (m, n, k) in FP8_SHAPES {
+        let s = Shape { m, n, k };
+        let mut g = Rng::new(9);
+        let bytes = |g: &mut Rng, len: usize| -> Vec<f8e4m3> {
+            g.vec(len, -1.0, 1.0)
+                .into_iter()
+                .map(|v| f8e4m3::from_f32(v * 448.0))
+                .collect()
+        };
+        let xq = dev.upload(&bytes(&mut g, m * k))?;
+        let wq = dev.upload(&bytes(&mut g, n * k))?;
+        let sx = dev.upload(&g.vec(m, 1e-3, 2e-3))?;
+        let sw = dev.upload(&g.vec(n, 1e-3, 2e-3))?;
+        let mut y = dev.zeros::<T>(m * n)?;
+        let mut c = dev.zeros::<f32>(m * n)?;
+        let mut times = Vec::new();
+        for scaling in w8a8::Scaling::ALL {
+            times.push(time_ms(&stream, 3, 20, || {
+                w8a8::fp8_fused(dev, &xq, &sx, &wq, &sw, &mut y, s, scaling)
+            })?);
+        }
+        let unfused = time_ms(&stream, 3, 20, || {
+            w8a8::fp8_unfused(dev, &xq, &sx, &wq, &sw, &mut c, &mut y, s)
+        })?;
+        let tflops = |ms: f64| 2.0 * (m * n * k) as f64 / (ms * 1e-3) / 1e12;
+        rows.push(vec![
+            T::NAME.into(),
+            format!("{m}×{n}×{k}"),
+            format!("{:.4}", times[0]),
+            format!("{:.0}", tflops(times[0])),
+            format!("{:.4}", times[1]),
+            format!("{:.0}", tflops(times[1])),
+            format!("{unfused:.4}"),
+            format!("{:.2}x", unfused / times[1]),
+        ]);
+        println!(
+            "bench fp8 {}",
+            rows.last().map(|r| r.join(" | ")).unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// `(m, n, k)` the FP8 timings cover: square products and Llama-style projections at 4096
+/// tokens.
+const FP8_SHAPES: [(usize, usize, usize); 4] = [
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (4096, 14336, 4096),
+    (4096, 4096, 14336),
+];
+
 /// W8A8 timings: the per-token quantization of `x`, the fused product (scales in the
 /// epilogue) and the unfused one (`i32` product, then the scaling pass).
 fn bench_w8a8<T: Half>(dev: &Device, copy: f64, rows: &mut Vec<Vec<String>>) -> Res<()> {
@@ -301,8 +411,10 @@ fn run() -> Res<bool> {
         ok &= check::<f16>(&dev, s)?;
         ok &= check::<bf16>(&dev, s)?;
         ok &= check_w8a8::<f16>(&dev, s)?;
+        ok &= check_fp8::<bf16>(&dev, s)?;
     }
     ok &= check_w8a8::<bf16>(&dev, small[2])?;
+    ok &= check_fp8::<f16>(&dev, small[2])?;
     if on_gpu {
         for s in [
             Shape {
@@ -329,7 +441,16 @@ fn run() -> Res<bool> {
             ok &= check::<f16>(&dev, s)?;
             ok &= check::<bf16>(&dev, s)?;
             ok &= check_w8a8::<bf16>(&dev, s)?;
+            ok &= check_fp8::<bf16>(&dev, s)?;
         }
+        ok &= check_fp8::<bf16>(
+            &dev,
+            Shape {
+                m: 1000,
+                n: 2000,
+                k: 4096,
+            },
+        )?;
     }
     if !on_gpu || quick {
         return Ok(ok);
@@ -342,6 +463,8 @@ fn run() -> Res<bool> {
     bench::<bf16>(&dev, copy, &mut rows)?;
     let mut w8 = Vec::new();
     bench_w8a8::<bf16>(&dev, copy, &mut w8)?;
+    let mut f8 = Vec::new();
+    bench_fp8::<bf16>(&dev, &mut f8)?;
     print_table(
         &[
             "type",
@@ -371,6 +494,20 @@ fn run() -> Res<bool> {
             "speedup",
         ],
         &w8,
+    );
+    println!("FP8 W8A8 (f8e4m3 x and W, f32 accumulation, bf16 y; ms and TFLOP/s):");
+    print_table(
+        &[
+            "out",
+            "m×n×k",
+            "per tensor",
+            "TFLOP/s",
+            "per row",
+            "TFLOP/s",
+            "unfused",
+            "speedup",
+        ],
+        &f8,
     );
     Ok(ok)
 }

@@ -17,6 +17,8 @@
 
 use tile::prelude::*;
 
+use tile::stdlib::grouped_pid;
+
 use super::host::Shape;
 use crate::common::Half;
 
@@ -178,16 +180,17 @@ pub fn w8a8_splitk(
 
 #[tile_kernel(num_warps = 4)]
 /// The second pass: `y = c · sx[row] · sw[col]` over `BLOCK` elements of row `program_id(1)`
-/// per program; with `RESET = 1` it writes the zeros back that the next split product adds
-/// to.
+/// per program, `c` the `i32` product (W8A8) or the `f32` one (FP8); with `RESET = 1` it writes
+/// the zeros back that the next split product adds to.
 #[allow(clippy::too_many_arguments)]
 pub fn dequant_i32(
-    c: Ptr<i32, { m * n }>,
+    c: Ptr<C, { m * n }>,
     sx: Ptr<f32, m>,
     sw: Ptr<f32, n>,
     y: Ptr<T, { m * n }>,
     m: i32,
     n: i32,
+    C: Type<{ [i32, f32] }>,
     T: Type<{ [f16, bf16] }>,
     RESET: Const<{ [0, 1] }>,
     BLOCK: Const<1024>,
@@ -199,8 +202,112 @@ pub fn dequant_i32(
     let out = v * load(sx + row) * load(sw + cols, inside, 0.0);
     store(y + row * n + cols, out as T, inside);
     if RESET == 1 {
-        store(c + row * n + cols, full([BLOCK], 0), inside);
+        store(c + row * n + cols, full([BLOCK], 0) as C, inside);
     }
+}
+
+#[tile_fn]
+/// Block `(pm, pn)` (grouped order) of the `f32` product `xq · wqᵀ` of 8-bit float matrices
+/// (`xq` `m × k`, `wq` `n × k`: both K-major, as `wgmma` reads 8-bit operands), `k` in steps of
+/// `BK`, both through tensor descriptors (on sm_90a with aligned arguments the tensor memory
+/// accelerator fills the ring): the block and its rows and columns.
+fn fp8_product(
+    xq: Tile,
+    wq: Tile,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const,
+) -> (Tile, Tile, Tile) {
+    let (pm, pn) = grouped_pid(program_id(0), m, n, BM, BN, GM);
+    let x_desc = make_tensor_descriptor(xq, [m, k], [k, 1], [BM, BK]);
+    let w_desc = make_tensor_descriptor(wq, [n, k], [k, 1], [BN, BK]);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        acc = dot(
+            x_desc.load([pm * BM, k0]),
+            w_desc.load([pn * BN, k0]).trans(),
+            acc,
+        );
+    }
+    (acc, pm * BM + arange(0, BM), pn * BN + arange(0, BN))
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 128, BK = 128, num_warps = 8, num_stages = 4 },
+        { BM = 128, BN = 128, BK = 128, num_warps = 4, num_stages = 4 },
+    ],
+    key = [m, n, k],
+))]
+/// FP8 W8A8, `y = (xq · wqᵀ) · sx · sw` with `xq`, `wq` in `f8e4m3` (`torch._scaled_mm`'s
+/// operation): the product on the tensor cores' FP8 path in `f32` ([`fp8_product`]), both
+/// scales in the epilogue, `y` (`m × n`) in `T`. Row `i`'s scale is `sx[i · step]` and column
+/// `j`'s `sw[j · step]`: `step = 1` scales per row of `xq` (per token) and per row of `wq` (per
+/// output channel), `step = 0` per tensor (`sx[0]`, `sw[0]`). Autotuned among four tiles (the
+/// first the one sm_80, which multiplies the `f16` values, holds).
+#[allow(clippy::too_many_arguments)]
+pub fn fp8_scaled(
+    xq: Ptr<f8e4m3, { m * k }>,
+    wq: Ptr<f8e4m3, { n * k }>,
+    sx: Ptr<f32>,
+    sw: Ptr<f32>,
+    y: Ptr<T, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    step: i32,
+    T: Type<{ [f16, bf16] }>,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const<8>,
+) {
+    let (acc, rows, cols) = fp8_product(xq, wq, m, n, k, BM, BN, BK, GM);
+    let a = load(sx + rows * step, rows < m, 0.0);
+    let b = load(sw + cols * step, cols < n, 0.0);
+    store(
+        y + rows.expand_dims(1) * n + cols.expand_dims(0),
+        (acc * a.expand_dims(1) * b.expand_dims(0)) as T,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
+#[tile_kernel(autotune(
+    configs = [
+        { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 128, BK = 128, num_warps = 8, num_stages = 4 },
+        { BM = 128, BN = 128, BK = 128, num_warps = 4, num_stages = 4 },
+    ],
+    key = [m, n, k],
+))]
+/// The unfused form's product: block `(i, j)` of `c = xq · wqᵀ` in `f32` for `f8e4m3` matrices,
+/// tuned among [`fp8_scaled`]'s tiles, which [`dequant_i32`]'s `f32` instance then scales.
+#[allow(clippy::too_many_arguments)]
+pub fn fp8_f32(
+    xq: Ptr<f8e4m3, { m * k }>,
+    wq: Ptr<f8e4m3, { n * k }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const,
+    BN: Const,
+    BK: Const,
+    GM: Const<8>,
+) {
+    let (acc, rows, cols) = fp8_product(xq, wq, m, n, k, BM, BN, BK, GM);
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
 }
 
 /// Every kernel of this module, for the ptxas tests.
@@ -211,7 +318,96 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
     v.extend(w8a8_i32::KERNELS);
     v.extend(w8a8_splitk::KERNELS);
     v.extend(dequant_i32::KERNELS);
+    v.extend(fp8_scaled::KERNELS);
+    v.extend(fp8_f32::KERNELS);
     v
+}
+
+/// How `y = (xq · wqᵀ) · sx · sw` scales ([`fp8_scaled`]'s `step`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scaling {
+    /// One scale per tensor: `sx` and `sw` hold one value each.
+    Tensor,
+    /// `sx` per row of `xq` (per token), `sw` per row of `wq` (per output channel).
+    Row,
+}
+
+impl Scaling {
+    /// Both, tensor first.
+    pub const ALL: [Scaling; 2] = [Scaling::Tensor, Scaling::Row];
+
+    /// Values `sx` and `sw` hold for `m × n` outputs.
+    pub fn lens(self, m: usize, n: usize) -> (usize, usize) {
+        match self {
+            Scaling::Tensor => (1, 1),
+            Scaling::Row => (m, n),
+        }
+    }
+
+    /// Its name in tables: `tensor` or `row`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scaling::Tensor => "tensor",
+            Scaling::Row => "row",
+        }
+    }
+}
+
+/// The grid of a `bm × bn` tile of [`fp8_scaled`] or [`fp8_f32`] for `m × n` outputs: one
+/// program per block, on one axis (grouped order).
+fn fp8_grid(m: usize, n: usize, bm: i32, bn: i32) -> Grid {
+    Grid::x(cdiv(m, bm).saturating_mul(cdiv(n, bn)))
+}
+
+/// FP8 W8A8 `y = (xq · wqᵀ) · sx · sw` ([`fp8_scaled`], autotuned per shape): `xq` `m × k`, `wq`
+/// `n × k`, `y` `m × n`; `sx`, `sw` as `scaling` says ([`Scaling::lens`]).
+#[allow(clippy::too_many_arguments)]
+pub fn fp8_fused<T: Half>(
+    dev: &Device,
+    xq: &Buffer<f8e4m3>,
+    sx: &Buffer<f32>,
+    wq: &Buffer<f8e4m3>,
+    sw: &Buffer<f32>,
+    y: &mut Buffer<T>,
+    s: Shape,
+    scaling: Scaling,
+) -> Result<(), Error> {
+    let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
+    let (lx, lw) = scaling.lens(s.m, s.n);
+    if sx.len() < lx || sw.len() < lw {
+        return Err(Error::Args(format!(
+            "fp8_fused: {} scaling of {}×{} outputs takes {lx} and {lw} scales, found {} and {}",
+            scaling.name(),
+            s.m,
+            s.n,
+            sx.len(),
+            sw.len()
+        )));
+    }
+    let step = i32::from(scaling == Scaling::Row);
+    let grid = |cfg: &fp8_scaled::Config| fp8_grid(s.m, s.n, cfg.BM, cfg.BN);
+    fp8_scaled::launch(dev, grid, xq, wq, sx, sw, y, m, n, k, step)
+}
+
+/// The same as two passes: [`fp8_f32`] into `c` (`m × n`), then [`dequant_i32`]'s `f32`
+/// instance (per row and column; a per-tensor scale is passed as vectors of one value, which
+/// the caller fills: `sx`, `sw` must hold `m` and `n` values).
+#[allow(clippy::too_many_arguments)]
+pub fn fp8_unfused<T: Half>(
+    dev: &Device,
+    xq: &Buffer<f8e4m3>,
+    sx: &Buffer<f32>,
+    wq: &Buffer<f8e4m3>,
+    sw: &Buffer<f32>,
+    c: &mut Buffer<f32>,
+    y: &mut Buffer<T>,
+    s: Shape,
+) -> Result<(), Error> {
+    let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
+    let grid = |cfg: &fp8_f32::Config| fp8_grid(s.m, s.n, cfg.BM, cfg.BN);
+    fp8_f32::launch(dev, grid, xq, wq, c, m, n, k)?;
+    let grid = Grid::xy(s.n.div_ceil(1024) as u32, s.m as u32);
+    dequant_i32::launch(dev, grid, c, sx, sw, y, m, n, 0)
 }
 
 /// The 8-bit types [`quantize_rows`] makes: the largest value it uses and the rounding offset.

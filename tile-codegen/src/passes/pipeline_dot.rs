@@ -456,7 +456,7 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
 
 /// Whether the tensor memory accelerator can copy the tiles of `desc_load` `op` into a `wgmma`
 /// ring, on what this specialization assumes of the arguments: a 2-D tile of 16-bit elements
-/// with rows of at most 256, whose `wgmma` column blocks are 32, 64 or 128 bytes wide (one copy
+/// (or 8-bit floats) with rows of at most 256, whose `wgmma` column blocks are 32, 64 or 128 bytes wide (one copy
 /// each, in the swizzle of that width); the descriptor's array known from the arguments
 /// ([`host_descriptors`]), its base 16-byte aligned, its last stride 1 and its other stride a
 /// multiple of 16 bytes (as the tensor map requires).
@@ -476,8 +476,11 @@ pub fn tma_copyable(
     if ty.shape.len() != 2 {
         return Err("not a 2-D tile");
     }
-    let Some(elem @ (DType::F16 | DType::BF16)) = ty.dtype() else {
-        return Err("not 16-bit elements");
+    let Some(elem) = ty
+        .dtype()
+        .filter(|d| matches!(d, DType::F16 | DType::BF16) || d.is_f8())
+    else {
+        return Err("not 16-bit or 8-bit float elements");
     };
     let bytes = elem.size_bytes();
     let (rows, cols) = (ty.shape[0], ty.shape[1]);

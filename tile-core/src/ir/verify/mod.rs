@@ -155,7 +155,7 @@
 //!     (one 16-byte stage per barrier object). `mbarrier_init %bars` and `mbarrier_inval %bars`
 //!     take one; `mbarrier_expect {bytes} %bars, %stage, %pred` an `i32` stage, an `i1` scalar
 //!     and `bytes` > 0; `mbarrier_wait %bars, %stage, %phase` an `i32` stage and phase. `tma_load
-//!     {slot} %buf, %stage, %bars, %pred, %row, %col`: an `smem` buffer of f16 or bf16 whose
+//!     {slot} %buf, %stage, %bars, %pred, %row, %col`: an `smem` buffer of f16, bf16 or an 8-bit float whose
 //!     column blocks are 32, 64 or 128 bytes wide, an `i32` stage, a barrier buffer, an `i1`
 //!     scalar, `i32` coordinates, and `slot` below the kernel's descriptor slots.
 //!     → `tma.rs`.

@@ -68,14 +68,19 @@ impl Verifier<'_> {
             self.scalar_operand(o.id, t, DType::I32, "tma_load", "coordinate");
         }
         let buf = &tys[0];
-        let copyable = matches!(buf.dtype(), Some(DType::F16 | DType::BF16))
+        let bytes = match buf.dtype() {
+            Some(DType::F16 | DType::BF16) => 2,
+            Some(d) if d.is_f8() => 1,
+            _ => 0,
+        };
+        let copyable = bytes > 0
             && matches!(&buf.layout, Some(Layout::Shared(s))
-                if matches!(s.block_cols(u64::from(buf.shape.get(2).copied().unwrap_or(0))) * 2, 32 | 64 | 128));
+                if matches!(s.block_cols(u64::from(buf.shape.get(2).copied().unwrap_or(0))) * bytes, 32 | 64 | 128));
         if !copyable {
             self.err(
                 o.id,
                 format!(
-                    "`tma_load` copies 16-bit tiles into column blocks of 32, 64 or 128 bytes, not into `{buf}`"
+                    "`tma_load` copies 16-bit or 8-bit float tiles into column blocks of 32, 64 or 128 bytes, not into `{buf}`"
                 ),
             );
         }
