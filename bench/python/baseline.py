@@ -2534,6 +2534,39 @@ def bench_w8a8():
         del x, w, wq, xq
 
 
+def bench_fp8_gemm():
+    """FP8 GEMM with scales as tile-bench's fp8_gemm family defines it: `x` (`m x k`) and `W`
+    (`n x k`) in float8_e4m3fn, uniform in [-448, 448) rounded to the format, `y = (x @ W.T) *
+    sx * sw` in bf16; variant `tensor` (one scale each) or `row` (`sx` per row of x, `sw` per row
+    of W), scales uniform in [1e-3, 2e-3). The baseline is `torch._scaled_mm` (cuBLASLt's FP8
+    GEMM; W passed column-major as it requires). Checked against float64 of the same values."""
+    if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
+        print("fp8_gemm: this PyTorch has no float8_e4m3fn or _scaled_mm")
+        return
+    small = [(16, 32, 64), (64, 48, 128)]
+    big = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)]
+    for (m, n, k), timed in plan(small, big):
+        r = Rand(m * 7 + n * 131 + k)
+        x = (r.uniform((m, k), -448.0, 448.0)).to(torch.float8_e4m3fn)
+        w = (r.uniform((n, k), -448.0, 448.0)).to(torch.float8_e4m3fn)
+        prod = x.double() @ w.double().t()
+        for variant in ("tensor", "row"):
+            if variant == "tensor":
+                sx = r.uniform((), 1e-3, 2e-3)
+                sw = r.uniform((), 1e-3, 2e-3)
+            else:
+                sx = r.uniform((m, 1), 1e-3, 2e-3)
+                sw = r.uniform((1, n), 1e-3, 2e-3)
+            ref = (prod * sx.double() * sw.double(),)
+            impls = [("scaled_mm", f"torch._scaled_mm (cuBLASLt FP8), per-{variant} scales",
+                      lambda sx=sx, sw=sw: (torch._scaled_mm(x, w.t(), scale_a=sx, scale_b=sw,
+                                                             out_dtype=torch.bfloat16),))]
+            nbytes = m * k + n * k + 2 * m * n
+            run_case("fp8_gemm", variant, [m, n, k], "f8e4m3", float(nbytes), impls,
+                     lambda: None, ref, (1e-2,), ("y",), timed, flops=2.0 * m * n * k)
+        del x, w, prod
+
+
 def bench_conv_bn_relu():
     """Conv-BN-ReLU inference as examples/conv_bn_relu defines it: x NHWC (channels_last) in
     [-1, 1), filters uniform in +-1/sqrt(cin*f*f), conv bias +-0.1, BatchNorm gamma [0.5, 1.5),
@@ -2788,6 +2821,7 @@ FAMILIES = [
     ("qk_norm_rope", bench_qk_norm_rope),
     ("softmax_regression_simple", bench_softmax_regression_simple),
     ("gemm", bench_gemm),
+    ("fp8_gemm", bench_fp8_gemm),
     ("gemm_bias_act", bench_gemm_bias_act),
     ("softmax_regression", bench_softmax_regression),
     ("moe_align", bench_moe_align),

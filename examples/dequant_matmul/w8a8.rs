@@ -14,6 +14,19 @@
 //! so both go through the `cp.async` ring and `ldmatrix`. The unfused form ([`w8a8_i32`] then
 //! [`dequant_i32`]) writes the `i32` product and scales it in a second pass, as
 //! `torch._int_mm` followed by the scaling does.
+//!
+//! **FP8** ([`fp8_scaled`]): the same with `f8e4m3` operands (from [`quantize_rows`], or made
+//! elsewhere) multiplied on the tensor cores' FP8 path in `f32` (`wgmma`'s e4m3 form on sm_90a,
+//! fed through tensor descriptors by the tensor memory accelerator; their `f16` values on sm_80),
+//! with per-tensor or per-row scales in the epilogue ([`Scaling`]): `torch._scaled_mm`'s
+//! operation. The unfused form ([`fp8_f32`], then [`dequant_i32`]'s `f32` instance) writes the
+//! `f32` product first.
+
+// The FP8 product's autotuned kernels list tiles that only the FP8 tensor cores hold: the build
+// leaves them out on sm_80 (which multiplies the `f16` values, in more registers) and, on
+// sm_90a, leaves out their unaligned variants (whose operands pass through registers), saying
+// so with a `deprecated` warning per instance, which is expected here.
+#![allow(deprecated)]
 
 use tile::prelude::*;
 
@@ -240,8 +253,8 @@ fn fp8_product(
     configs = [
         { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 3 },
         { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 4 },
         { BM = 128, BN = 128, BK = 128, num_warps = 8, num_stages = 4 },
-        { BM = 128, BN = 128, BK = 128, num_warps = 4, num_stages = 4 },
     ],
     key = [m, n, k],
 ))]
@@ -282,8 +295,8 @@ pub fn fp8_scaled(
     configs = [
         { BM = 128, BN = 128, BK = 64, num_warps = 8, num_stages = 3 },
         { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 3 },
+        { BM = 128, BN = 256, BK = 128, num_warps = 8, num_stages = 4 },
         { BM = 128, BN = 128, BK = 128, num_warps = 8, num_stages = 4 },
-        { BM = 128, BN = 128, BK = 128, num_warps = 4, num_stages = 4 },
     ],
     key = [m, n, k],
 ))]
@@ -387,6 +400,17 @@ pub fn fp8_fused<T: Half>(
     let step = i32::from(scaling == Scaling::Row);
     let grid = |cfg: &fp8_scaled::Config| fp8_grid(s.m, s.n, cfg.BM, cfg.BN);
     fp8_scaled::launch(dev, grid, xq, wq, sx, sw, y, m, n, k, step)
+}
+
+/// The configuration [`fp8_scaled`] chose for `m × n × k` in this process (its label), if it has
+/// met the shape.
+pub fn fp8_choice(m: usize, n: usize, k: usize) -> Option<&'static str> {
+    let key = [m as i64, n as i64, k as i64];
+    fp8_scaled::TUNER
+        .decisions()
+        .into_iter()
+        .find(|d| d.key.starts_with(&key))
+        .map(|d| d.label)
 }
 
 /// The same as two passes: [`fp8_f32`] into `c` (`m × n`), then [`dequant_i32`]'s `f32`

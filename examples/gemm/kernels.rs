@@ -243,7 +243,7 @@ pub fn tuned_choice(m: usize, n: usize, k: usize) -> Option<&'static str> {
     gemm_tuned::TUNER
         .decisions()
         .into_iter()
-        .find(|d| d.key == key)
+        .find(|d| d.key.starts_with(&key))
         .map(|d| d.label)
 }
 

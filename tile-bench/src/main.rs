@@ -40,6 +40,8 @@
 use tile_examples::act_and_mul::kernels as act_and_mul;
 use tile_examples::common;
 use tile_examples::cross_entropy::ce;
+use tile_examples::dequant_matmul::host as dequant_host;
+use tile_examples::dequant_matmul::w8a8;
 use tile_examples::elementwise_chains::kernels as elementwise_chains;
 use tile_examples::flash_attention;
 use tile_examples::fused_add_mul::kernels as fused_add_mul;

@@ -10,6 +10,7 @@ mod act_and_mul;
 mod cross_entropy;
 mod dropout;
 mod elementwise_chains;
+mod fp8_gemm;
 mod flash_attention;
 mod fused_add_mul;
 mod fused_add_rmsnorm;
@@ -30,7 +31,7 @@ mod tutorials;
 use crate::measure::{Ctx, Res};
 
 /// Every family, in table order (the names `--filter` matches and the rows' `kernel`).
-pub const FAMILIES: [&str; 20] = [
+pub const FAMILIES: [&str; 21] = [
     "fused_add_mul",
     "elementwise_chains",
     "fused_bias_gelu",
@@ -42,6 +43,7 @@ pub const FAMILIES: [&str; 20] = [
     "qk_norm_rope",
     "softmax_regression_simple",
     "gemm",
+    "fp8_gemm",
     "gemm_bias_act",
     "softmax_regression",
     "cross_entropy",
@@ -122,6 +124,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
         qk_norm_rope::jobs(plan),
         softmax_regression_simple::jobs(plan),
         gemm::jobs(plan),
+        fp8_gemm::jobs(plan),
         gemm_bias_act::jobs(plan),
         softmax_regression::jobs(plan),
         cross_entropy::jobs(plan),
