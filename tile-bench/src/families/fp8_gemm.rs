@@ -25,11 +25,7 @@ pub fn jobs(plan: &Plan) -> Vec<Job> {
     // Awkward shapes are checked only; the baseline's `torch._scaled_mm` takes multiples of 16.
     let checks: [Shape; 2] = [(17, 33, 65), (130, 100, 300)];
     let small: [Shape; 2] = [(16, 32, 64), (64, 48, 128)];
-    let big: [Shape; 3] = [
-        (4096, 4096, 4096),
-        (8192, 8192, 8192),
-        (4096, 14336, 4096),
-    ];
+    let big: [Shape; 3] = [(4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096)];
     plan.shapes(&checks, &small, &big)
         .into_iter()
         .map(|(s, timed)| {
@@ -147,14 +143,7 @@ impl Case for Fp8Case {
                 self.scaling,
             ),
             Form::Unfused if self.scaling == Scaling::Row => w8a8::fp8_unfused(
-                dev,
-                &s.x,
-                &s.sx,
-                &s.w,
-                &s.sw,
-                &mut s.c,
-                &mut s.y,
-                self.shape,
+                dev, &s.x, &s.sx, &s.w, &s.sw, &mut s.c, &mut s.y, self.shape,
             ),
             other => Err(not_a_form(other)),
         }

@@ -191,8 +191,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             Some(DType::BF16) => "bf16",
             Some(DType::F8E4M3) => "e4m3",
             Some(DType::F8E5M2) => "e5m2",
+            Some(DType::I8) => "s8",
             other => bug(format_args!(
-                "f16, bf16 or 8-bit float operands, found {other:?}"
+                "f16, bf16, 8-bit float or i8 operands, found {other:?}"
             )),
         };
         let types = (name(aty.dtype()), name(bty.dtype()));
@@ -233,7 +234,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .is_some_and(|c| c.is_zero());
         let mut acc = self.operand(data, ci).to_vec();
         if zero_acc {
-            let poison = self.context.f32_type().get_poison().into();
+            let poison: BasicValueEnum = match self.acc_type(cty) {
+                BasicTypeEnum::IntType(t) => t.get_poison().into(),
+                t => t.into_float_type().get_poison().into(),
+            };
             acc.iter_mut().for_each(|v| *v = poison);
         }
 
@@ -412,23 +416,27 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         ]);
         let (pb, ps) = (regs + a_len, regs + a_len + 2);
         // The 16-bit forms name both operands' majorness; the 8-bit forms have none (both
-        // K-major, the verifier's rule 28).
+        // K-major, the verifier's rule 28), and the integer form no operand scales either.
         let sixteen = k_step == 16;
+        let int = ta_ty == "s8";
         let (trans_ab, trans_b) = if sixteen {
             let (ta, tb) = (u32::from(a_m_major), u32::from(!b_k_major));
-            (format!(", {ta}, {tb}"), format!(", {tb}"))
-        } else {
+            (format!(", 1, 1, {ta}, {tb}"), format!(", 1, 1, {tb}"))
+        } else if int {
             (String::new(), String::new())
+        } else {
+            (", 1, 1".to_string(), ", 1, 1".to_string())
         };
+        let dtype = if int { "s32" } else { "f32" };
         let text = match a {
             AIn::Desc(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.f32.{ta_ty}.{tb_ty} {{{list}}}, da, db, p, 1, 1{trans_ab};\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, da, db, p{trans_ab};\n}}",
                 regs,
                 regs + 1,
                 pb + 1,
             ),
             AIn::Words(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.f32.{ta_ty}.{tb_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p, 1, 1{trans_b};\n}}",
+                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p{trans_b};\n}}",
                 pb + 1,
                 regs,
                 regs + 1,
@@ -437,24 +445,28 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             ),
         };
         let inputs = args.len();
-        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
+        let acc_ty = c.first().or_bug("accumulators").get_type();
+        let out = if int { "=r" } else { "=f" };
+        let mut constraints: Vec<String> = (0..regs).map(|_| out.to_string()).collect();
         constraints.extend((0..inputs).map(|_| "r".to_string()));
         constraints.extend((0..regs).map(|i| i.to_string()));
-        let f32_ty = ctx.f32_type();
         let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); inputs];
         params.extend(std::iter::repeat_n(
-            BasicMetadataTypeEnum::from(f32_ty),
+            BasicMetadataTypeEnum::from(acc_ty),
             regs,
         ));
         args.extend(c.iter().map(|&v| BasicMetadataValueEnum::from(v)));
-        self.tied_asm(
-            &text,
-            &constraints.join(","),
-            &params,
-            &args,
-            regs,
-            self.context.f32_type().into(),
-        )
+        self.tied_asm(&text, &constraints.join(","), &params, &args, regs, acc_ty)
+    }
+
+    /// The register type of accumulator `t`'s elements: `i32` for an integer product, else
+    /// `f32`.
+    fn acc_type(&self, t: &Type) -> BasicTypeEnum<'ctx> {
+        if t.dtype() == Some(DType::I32) {
+            self.context.i32_type().into()
+        } else {
+            self.context.f32_type().into()
+        }
     }
 
     /// `warp_group_wait {pending} %acc`: `wgmma.wait_group` with every accumulator register tied.
@@ -466,24 +478,18 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let acc = self.operand(data, 0).to_vec();
         let regs = acc.len();
         let text = format!("wgmma.wait_group.sync.aligned {pending};");
-        let mut constraints: Vec<String> = (0..regs).map(|_| "=f".to_string()).collect();
+        let acc_ty = self.acc_type(self.operand_type(data, 0));
+        let out = if acc_ty.is_int_type() { "=r" } else { "=f" };
+        let mut constraints: Vec<String> = (0..regs).map(|_| out.to_string()).collect();
         constraints.extend((0..regs).map(|i| i.to_string()));
         constraints.push("~{memory}".to_string());
-        let f32_ty = self.context.f32_type();
         let params: Vec<BasicMetadataTypeEnum> =
-            std::iter::repeat_n(BasicMetadataTypeEnum::from(f32_ty), regs).collect();
+            std::iter::repeat_n(BasicMetadataTypeEnum::from(acc_ty), regs).collect();
         let args: Vec<BasicMetadataValueEnum> = acc
             .iter()
             .map(|&v| BasicMetadataValueEnum::from(v))
             .collect();
-        self.tied_asm(
-            &text,
-            &constraints.join(","),
-            &params,
-            &args,
-            regs,
-            self.context.f32_type().into(),
-        )
+        self.tied_asm(&text, &constraints.join(","), &params, &args, regs, acc_ty)
     }
 
     /// The words, passed through one empty inline assembly with side effects (each output tied

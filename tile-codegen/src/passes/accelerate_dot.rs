@@ -4,7 +4,7 @@
 //!
 //! A `dot` runs on tensor cores when both operands are `f16` (or both `bf16`) and the tile is at
 //! least one instruction (`M ≥ 16`, `N ≥ 8`, `K ≥ 16`: `m16n8k16`), both `i8` or both 8-bit
-//! floats with `K ≥ 32` (`m16n8k32`; on sm_90a 8-bit floats take `wgmma` only when read K-major),
+//! floats with `K ≥ 32` (`m16n8k32`; on sm_90a 8-bit operands take `wgmma` only when read K-major),
 //! or both are `f32` with
 //! `precision = tf32` and `M ≥ 16`, `N ≥ 8`, `K ≥ 8` (`m16n8k8.tf32`); other `f32` operands keep
 //! the exact FMA chain. `crate::staging::on_tensor_cores` decides it, for the front end too.
@@ -27,7 +27,7 @@ pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
         return None;
     };
     let (a, b) = (f.ty(*d.operands.first()?), f.ty(*d.operands.get(1)?));
-    if f.target.is_some_and(Target::has_wgmma) && (!is_f8(a) || k_major_f8(f, op)) {
+    if f.target.is_some_and(Target::has_wgmma) && (!is_byte(a) || k_major(f, op)) {
         if let Some(l) = wgmma_layout(a, b, f.num_warps) {
             return Some(l);
         }
@@ -43,16 +43,16 @@ pub fn mma_layout_of(f: &Function, op: OpId) -> Option<MmaLayout> {
     Some(l)
 }
 
-/// Whether `t` holds 8-bit floats.
-fn is_f8(t: &Type) -> bool {
-    t.dtype().is_some_and(DType::is_f8)
+/// Whether `t` holds 8-bit tensor-core operands (`i8`, the 8-bit floats).
+fn is_byte(t: &Type) -> bool {
+    t.dtype().is_some_and(DType::is_byte_operand)
 }
 
-/// For a `dot` of 8-bit floats, which `wgmma` reads K-major only: whether its `B` is the
+/// For a `dot` of 8-bit operands, which `wgmma` reads K-major only: whether its `B` is the
 /// transpose of an `N × K` tile (`dot(a, w.trans())`, the layout `torch._scaled_mm` asks of its
 /// second operand too) and its `A` is not a transpose. Any other such `dot` takes `mma.sync`'s
-/// FP8 form, whose operands pass through registers in any layout.
-fn k_major_f8(f: &Function, op: OpId) -> bool {
+/// 8-bit forms, whose operands pass through registers in any layout.
+fn k_major(f: &Function, op: OpId) -> bool {
     let d = f.op(op);
     // The defining op, through the conversions `assign-layouts` puts before operands (so the
     // answer is the same before and after them).
@@ -134,14 +134,14 @@ pub fn mma_layout(a: &Type, b: &Type, precision: Precision, num_warps: u32) -> O
 
 /// The version-3 (Hopper `wgmma`) mma layout for `dot(a, b, …)` with `num_warps` warps, or
 /// `None` when the `dot` does not fit it: f16 or bf16 operands (or 8-bit floats of either kind,
-/// which must also be read K-major: [`mma_layout_of`] asks), whole warpgroups (`num_warps` a
+/// or `i8`, which must also be read K-major: [`mma_layout_of`] asks), whole warpgroups (`num_warps` a
 /// multiple of 4) stacked along M with 16 rows per warp and repetition (`M` a multiple of `16 ·
 /// num_warps`), `K` of at least one instruction step (32 bytes: 16 elements, 32 of 8 bits) and
 /// `N` of at least 16. All warps go along M (`[num_warps, 1]`): each warpgroup's `wgmma` spans
 /// the whole `N` of the tile, up to 256 columns per instruction.
 pub fn wgmma_layout(a: &Type, b: &Type, num_warps: u32) -> Option<MmaLayout> {
     let d = a.dtype()?;
-    let min_k = if d.is_f8() && b.dtype()?.is_f8() {
+    let min_k = if (d.is_f8() && b.dtype()?.is_f8()) || (d == DType::I8 && b.dtype()? == d) {
         32
     } else if matches!(d, DType::F16 | DType::BF16) && b.dtype()? == d {
         16

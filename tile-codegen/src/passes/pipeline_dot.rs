@@ -779,10 +779,12 @@ fn wgmma_dots(f: &Function, body: BlockId, operands: &[Operand]) -> Option<Vec<W
         if !matches!(f.ty(d.results[0]).layout, Some(Layout::Mma(ref m)) if m.version == 3) {
             return None;
         }
-        // 16-bit operands, or 8-bit floats (which `accelerate_dot` gives a version-3 layout
-        // only when both are read K-major).
+        // 16-bit operands, or 8-bit ones (which `accelerate_dot` gives a version-3 layout only
+        // when both are read K-major).
         let a_elem = f.ty(d.operands[0]).dtype();
-        if !(matches!(a_elem, Some(DType::F16 | DType::BF16)) || a_elem.is_some_and(DType::is_f8)) {
+        if !(matches!(a_elem, Some(DType::F16 | DType::BF16))
+            || a_elem.is_some_and(DType::is_byte_operand))
+        {
             return None;
         }
         let find = |i: usize| {

@@ -130,8 +130,10 @@ impl Verifier<'_> {
             None => Vec::new(),
         };
         let sixteen = matches!(a.dtype(), Some(DType::F16 | DType::BF16)) && a.dtype() == b.dtype();
-        // 8-bit floats (either kind, mixed or not) are read K-major only.
+        // 8-bit floats (either kind, mixed or not) and `i8` are read K-major only.
         let f8 = a.dtype().is_some_and(DType::is_f8) && b.dtype().is_some_and(DType::is_f8);
+        let s8 = a.dtype() == Some(DType::I8) && b.dtype() == Some(DType::I8);
+        let byte = f8 || s8;
         let shapes = mk.len() == 2
             && kn.len() == 2
             && acc.shape.len() == 2
@@ -143,14 +145,15 @@ impl Verifier<'_> {
             }
             _ => false,
         };
-        let acc_ok = acc.dtype() == Some(DType::F32)
+        let acc_elem = if s8 { DType::I32 } else { DType::F32 };
+        let acc_ok = acc.dtype() == Some(acc_elem)
             && matches!(&acc.layout, Some(Layout::Mma(m)) if m.version == 3);
-        if !((sixteen || f8) && shapes) {
+        if !((sixteen || byte) && shapes) {
             return self.err(o.id,
-                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` operand by a `K × N` stage of the same type, or 8-bit float operands, into `M × N`, not `{a}` by `{b}` into `{acc}`"),
+                format!("`warp_group_dot` multiplies an f16 or bf16 `M × K` operand by a `K × N` stage of the same type, 8-bit float operands, or `i8` ones, into `M × N`, not `{a}` by `{b}` into `{acc}`"),
             );
         }
-        if f8 && (trans_a || !trans_b) {
+        if byte && (trans_a || !trans_b) {
             return self.err(
                 o.id,
                 "`warp_group_dot` reads 8-bit operands K-major only: `trans_b` and no `trans_a`"
@@ -177,7 +180,7 @@ impl Verifier<'_> {
                 Layout::DotOperand(DotOperandLayout {
                     op_idx: 0,
                     parent: Box::new(parent),
-                    k_width: if f8 { 4 } else { 2 },
+                    k_width: if byte { 4 } else { 2 },
                 })
             });
             if a.layout != want {
@@ -189,7 +192,7 @@ impl Verifier<'_> {
         }
         if !acc_ok {
             self.err(o.id,
-                format!("the accumulator of `warp_group_dot` is f32 in an mma layout of version 3, not `{acc}`"),
+                format!("the accumulator of `warp_group_dot` is {acc_elem} in an mma layout of version 3, not `{acc}`"),
             );
         }
         if res.is_some_and(|r| r != *acc) {

@@ -125,8 +125,9 @@
 //!     %b_stage, %acc` (`A` in shared memory) or `warp_group_dot %a, %b, %b_stage, %acc` (`A` in
 //!     registers, in the `A` operand layout of the accumulator's mma layout): `smem` buffers with
 //!     `i32` stages, f16 or bf16 `M × K` (`K × M` with `trans_a`) and `K × N` (`N × K` with `trans_b`) operands of one type, or 8-bit
-//!     float operands (either kind) read K-major only (`trans_b`, no `trans_a`), stages in their
-//!     `wgmma` layouts, an `M × N` f32 accumulator in an mma layout of version 3, and a result of
+//!     float operands (either kind) or `i8` ones read K-major only (`trans_b`, no `trans_a`),
+//!     stages in their `wgmma` layouts, an `M × N` f32 accumulator (`i32` for `i8`) in an mma
+//!     layout of version 3, and a result of
 //!     the accumulator's type; `warp_group_wait` takes such an accumulator and yields its type.
 //!     → `dot.rs`: `warp_group_dot`, `warp_group_wait`.
 //! 29. **hint** — one integer operand (a tensor, or a scalar); the result has its type; `multiple_of` and
