@@ -261,10 +261,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 for j in 0..reps_n {
                     let n0 = j * 8 * wn;
                     let mut words = Vec::with_capacity(2);
-                    for w in 0..2 {
+                    for bk in b_k {
                         let mut elems = Vec::with_capacity(per_word as usize);
                         for e in 0..per_word {
-                            let v = value(vb, reg(&db, [k1 + e + b_k[w], n0], "B"), "B");
+                            let v = value(vb, reg(&db, [k1 + e + bk, n0], "B"), "B");
                             elems.push(self.f8_as_f16(widen_f8, b_elem, v)?);
                         }
                         words.push(self.pack_word(&elems)?);

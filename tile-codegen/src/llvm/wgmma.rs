@@ -31,6 +31,12 @@
 //! in the order of `mma.sync.m16n8k16`'s `A` fragment, which `wgmma`'s register form shares for
 //! the 16 rows of each warp: rows `+0/+8`, columns `+0/+8`.
 //!
+//! **8-bit operands** (`f8e4m3`, `f8e5m2`, `i8`): the same with `W` columns of one byte (128
+//! per block at most), a `K` step of 32 elements (still 32 bytes), both operands K-major (the
+//! 8-bit forms have no transpose bits; the verifier's rule 28), `A` in registers four elements a
+//! word (the `m16n8k32` fragment); `i8` accumulates in `s32` registers (`=r`), and its form takes
+//! no operand scales.
+//!
 //! **Instructions.** Per warpgroup `g` (warps `4g … 4g + 3`, rows `64 g + 16 W_m r …` of
 //! repetition `r`, `W_m` the layout's warps along M), per 16-wide step of `K`, per repetition
 //! along M and per `n ≤ 256` columns: one `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T`,
@@ -599,21 +605,27 @@ mod tests {
     #[test]
     fn descriptor_fields() {
         // A 128 × 64 f16 `A` stage: 128-byte rows, one block; B 64 × 128: two 64-wide blocks.
-        let a = Operand::of(&SharedLayout::wgmma(64, 2), 128, 64).unwrap();
+        let a = Operand::of(&SharedLayout::wgmma(64, 2), 128, 64, 2).unwrap();
         assert_eq!((a.width, a.row_bytes, a.block_bytes), (64, 128, 16384));
         assert_eq!(a.fixed_bits(true), 1 << 16 | (1024 >> 4) << 32 | 1 << 62);
-        let b = Operand::of(&SharedLayout::wgmma(128, 2), 64, 128).unwrap();
+        let b = Operand::of(&SharedLayout::wgmma(128, 2), 64, 128, 2).unwrap();
         assert_eq!((b.width, b.block_bytes), (64, 8192));
         assert_eq!(
             b.fixed_bits(false),
             (8192 >> 4) << 16 | (1024 >> 4) << 32 | 1 << 62
         );
         // 32-wide K: 64-byte rows, the 64-byte swizzle.
-        let a32 = Operand::of(&SharedLayout::wgmma(32, 2), 128, 32).unwrap();
+        let a32 = Operand::of(&SharedLayout::wgmma(32, 2), 128, 32, 2).unwrap();
         assert_eq!(a32.swizzle_mode(), 2);
         assert_eq!(a32.fixed_bits(true) >> 32 & 0x3fff, 512 >> 4);
         // Rows of 16 bytes have no swizzle mode (another layout the verifier rules out).
-        assert!(Operand::of(&SharedLayout::wgmma(8, 2), 64, 8).is_err());
+        assert!(Operand::of(&SharedLayout::wgmma(8, 2), 64, 8, 2).is_err());
+        // 8-bit operands: 128 columns are one 128-byte block, K steps of 32 bytes.
+        let f8 = Operand::of(&SharedLayout::wgmma(128, 1), 256, 128, 1).unwrap();
+        assert_eq!((f8.width, f8.row_bytes, f8.block_bytes), (128, 128, 32768));
+        assert_eq!(f8.swizzle_mode(), 1);
+        let f8_64 = Operand::of(&SharedLayout::wgmma(64, 1), 128, 64, 1).unwrap();
+        assert_eq!((f8_64.row_bytes, f8_64.swizzle_mode()), (64, 2));
     }
 
     /// The layout places every block's 16-byte chunks as the hardware's swizzle modes read
