@@ -811,7 +811,7 @@ fn tf32_dot() {
     // Without tf32, f32 operands have no tensor-core form.
     rejects(
         &ok.replace("dot {precision = tf32}", "dot"),
-        "a tensor-core `dot` takes f16, bf16, i8, or f32 with `precision = tf32`",
+        "a tensor-core `dot` takes f16, bf16, i8, f8e4m3, f8e5m2, or f32 with `precision = tf32`",
     );
     // tf32 operands hold one K element per register.
     rejects(
@@ -992,6 +992,57 @@ fn shared_memory_ops() {
             .contains("`smem<…>` is the type with a `#shared` layout"),
         "{e}"
     );
+}
+
+/// `warp_group_dot` of 8-bit operands (8-bit floats in any pairing, or `i8` into `i32`): read
+/// K-major only (`trans_b`, no `trans_a`), in the 8-bit `wgmma` layout.
+#[test]
+fn warp_group_dot_of_8bit_operands() {
+    let mma = "#mma<version = 3, wpc = [4, 1]>";
+    let l = tile_core::ir::SharedLayout::wgmma(64, 1).to_string();
+    let header = "kernel @k(%n: i32) attributes {num_warps = 4, target = sm_90a} {";
+    let ok = format!(
+        "{header}
+  %0 = local_alloc : smem<3x64x64xf8e4m3, {l}>
+  %1 = local_alloc : smem<3x64x64xf8e5m2, {l}>
+  %2 = constant 1 : i32
+  %3 = constant 0.0 : f32
+  %4 = splat %3 : tensor<64x64xf32, {mma}>
+  %6 = warp_group_dot {{trans_b = true}} %0, %2, %1, %2, %4 : tensor<64x64xf32, {mma}>
+  %7 = warp_group_wait {{pending = 0}} %6 : tensor<64x64xf32, {mma}>
+  return
+}}
+"
+    );
+    let f = parse(&ok).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
+    let reject = |from: &str, to: &str, expected: &str| {
+        rejects_kernel(&ok.replace(from, to), expected);
+    };
+    // `B` read N-major, or `A` M-major: the 8-bit forms have no transpose.
+    reject("{trans_b = true}", "", "reads 8-bit operands K-major only");
+    reject(
+        "{trans_b = true}",
+        "{trans_a = true, trans_b = true}",
+        "reads 8-bit operands K-major only",
+    );
+    // An 8-bit float by an f16 stage.
+    reject(
+        "smem<3x64x64xf8e5m2",
+        "smem<3x64x64xf16",
+        "multiplies an f16 or bf16 `M × K` operand",
+    );
+    // `i8` by `i8` accumulates in `i32`, not `f32`.
+    let s8 = ok.replace("xf8e4m3,", "xi8,").replace("xf8e5m2,", "xi8,");
+    rejects_kernel(
+        &s8,
+        "the accumulator of `warp_group_dot` is i32 in an mma layout of version 3",
+    );
+    let s8_ok = s8
+        .replace("%3 = constant 0.0 : f32", "%3 = constant 0 : i32")
+        .replace("x64xf32,", "x64xi32,");
+    let f = parse(&s8_ok).unwrap_or_else(|e| panic!("{e}"));
+    verify(&f).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
