@@ -2,7 +2,7 @@
 """PyTorch eager, cuBLAS and Triton baselines for every kernel family of the `tile` examples.
 
 For each (kernel, shape, dtype) that the Rust examples in `examples/*/` time at GPU sizes, and for
-the GEMM families (gemm, gemm_bias_act, softmax_regression), this measures, where they exist:
+the GEMM families (gemm, fp8_gemm, gemm_bias_act, softmax_regression), this measures, where they exist:
 
 - `torch_unfused`: PyTorch eager written step by step after the example's unfused form (the same
   steps and intermediates; PyTorch may need a few extra small kernels for per-row scalars or for
