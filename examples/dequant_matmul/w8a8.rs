@@ -259,7 +259,7 @@ fn fp8_product(
     key = [m, n, k],
 ))]
 /// FP8 W8A8, `y = (xq · wqᵀ) · sx · sw` with `xq`, `wq` in `f8e4m3` (`torch._scaled_mm`'s
-/// operation): the product on the tensor cores' FP8 path in `f32` ([`fp8_product`]), both
+/// operation): the product on the tensor cores' FP8 path in `f32` (`fp8_product`), both
 /// scales in the epilogue, `y` (`m × n`) in `T`. Row `i`'s scale is `sx[i · step]` and column
 /// `j`'s `sw[j · step]`: `step = 1` scales per row of `xq` (per token) and per row of `wq` (per
 /// output channel), `step = 0` per tensor (`sx[0]`, `sw[0]`). Autotuned among four tiles (the
