@@ -3,7 +3,7 @@
 
 use tile::prelude::*;
 
-use super::kernels::{linear_few, linear_rstd, rms_rstd, rmsnorm, splitk_sum_rstd};
+use super::kernels::{linear_few, linear_rstd, rms_rstd, rmsnorm};
 use crate::common::{Half, Rng};
 use crate::gemm::kernels::{matmul, splitk_workspace};
 
@@ -119,8 +119,8 @@ pub fn upload<T: Half>(dev: &Device, w: &Weights<T>, s: Shape) -> Result<DeviceW
     })
 }
 
-/// Programs [`linear_few`] aims for: one per SM of an H100 (132).
-const PROGRAMS: usize = 132;
+/// Programs [`linear_few`] aims for at least: half the SMs of an H100 (132).
+const PROGRAMS: usize = 66;
 
 /// Scratch buffers of both forms for a shape.
 pub struct Scratch<T: tile::Element> {
@@ -128,6 +128,8 @@ pub struct Scratch<T: tile::Element> {
     pub rstd: Buffer<f32>,
     /// Split-K's partial products (few tokens).
     pub part: Buffer<f32>,
+    /// [`linear_few`]'s count of finished slices per column block: zero between launches.
+    pub count: Buffer<i32>,
     /// The unfused form's normalized `x`.
     pub xn: Buffer<T>,
 }
@@ -135,24 +137,28 @@ pub struct Scratch<T: tile::Element> {
 impl<T: Half> Scratch<T> {
     /// Buffers for `s`.
     pub fn new(dev: &Device, s: Shape) -> Result<Self, Error> {
+        let plans: Vec<_> = split_plans(s)
+            .into_iter()
+            .chain(few_tokens_plan(s))
+            .collect();
         Ok(Scratch {
             rstd: dev.zeros(s.m.max(1))?,
             // The unfused form's split-K, and every plan `fused_with` may be given.
             part: dev.zeros(
-                split_plans(s)
-                    .into_iter()
-                    .chain(few_tokens_plan(s))
-                    .map(|(_, split, _)| split * s.m * s.n)
+                plans
+                    .iter()
+                    .map(|&(split, _)| split * s.m * s.n)
                     .fold(splitk_workspace(s.m, s.n, s.k), usize::max)
                     .max(1),
             )?,
+            count: dev.zeros(s.n.div_ceil(FEW_BN))?,
             xn: dev.zeros((s.m * s.k).max(1))?,
         })
     }
 }
 
 /// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for at
-/// most [`FEW_TOKENS`] tokens [`linear_few`] ([`few_tokens_plan`]) and [`splitk_sum_rstd`].
+/// most [`FEW_TOKENS`] tokens [`linear_few`] ([`few_tokens_plan`]), which sums its split itself.
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -167,37 +173,41 @@ pub fn fused<T: Half>(
 /// Tokens up to which the fused form takes [`linear_few`] (its 64-row tile).
 pub const FEW_TOKENS: usize = 64;
 
-/// The fused form's plan `(bn, split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
-/// with 128 columns per program and `k` cut in `split` slices of `kslice` (a multiple of 64),
-/// as few as give about one program per SM of an H100 (132), each at least 256 long; `None`
-/// for more tokens.
-/// (At 16 × 14336 × 4096 on an H200: 128 columns in 2 slices 0.0447 ms, in 1, 4 or 8 slices
-/// 0.0457–0.0483; 64 columns 0.053–0.060.)
-pub fn few_tokens_plan(s: Shape) -> Option<(i32, usize, usize)> {
+/// Columns of `y` per [`linear_few`] program.
+const FEW_BN: usize = 128;
+
+/// The fused form's plan `(split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
+/// with `k` cut in `split` slices of `kslice` (a multiple of 128, the widest `k` step it is
+/// compiled for), as few as give at least [`PROGRAMS`] programs, each slice at least 256 long;
+/// `None` for more tokens. One program per column block runs with the deepest ring the tuner
+/// finds, where more programs share an SM's shared memory.
+/// (At 16 × 14336 × 4096 on an H200, `linear_few` alone in the tuner: 1 slice, 112 programs,
+/// 0.0371–0.0375 ms with an 8-stage `BK = 64` or 4-stage `BK = 128` ring; 2 slices 0.0400–0.0407
+/// with 4 stages, their best; 4 and 8 slices 0.045–0.055.)
+pub fn few_tokens_plan(s: Shape) -> Option<(usize, usize)> {
     if s.m > FEW_TOKENS {
         return None;
     }
-    let bn = 128;
-    let want = PROGRAMS.div_ceil(s.n.div_ceil(bn).max(1));
+    let want = PROGRAMS.div_ceil(s.n.div_ceil(FEW_BN).max(1));
     let most = s.k.div_ceil(256).max(1);
-    let kslice = s.k.div_ceil(want.min(most)).next_multiple_of(64).max(64);
-    Some((bn as i32, s.k.div_ceil(kslice).max(1), kslice))
+    let kslice = s.k.div_ceil(want.min(most)).next_multiple_of(128).max(128);
+    Some((s.k.div_ceil(kslice).max(1), kslice))
 }
 
-/// Plans `(bn, split, kslice)` for `s` that [`fused_with`] can run: [`linear_few`] with 64 or
-/// 128 columns per program and `k` cut in 1 to 8 slices (for `--sweep`).
-pub fn split_plans(s: Shape) -> Vec<(i32, usize, usize)> {
+/// Plans `(split, kslice)` for `s` that [`fused_with`] can run: [`linear_few`] with `k` cut in
+/// 1 to 8 slices (for `--sweep`; the configuration is the one the tuner chose for the shape
+/// first).
+pub fn split_plans(s: Shape) -> Vec<(usize, usize)> {
     if few_tokens_plan(s).is_none() {
         return Vec::new();
     }
-    let mut v = Vec::new();
-    for bn in [64, 128] {
-        for split in [1usize, 2, 4, 8] {
-            let kslice = s.k.div_ceil(split).next_multiple_of(64);
-            v.push((bn, s.k.div_ceil(kslice), kslice));
-        }
-    }
-    v
+    [1usize, 2, 4, 8]
+        .into_iter()
+        .map(|split| {
+            let kslice = s.k.div_ceil(split).next_multiple_of(128).max(128);
+            (s.k.div_ceil(kslice), kslice)
+        })
+        .collect()
 }
 
 /// [`fused`] with plan `plan` for [`linear_few`] (`None`: [`linear_rstd`]).
@@ -208,18 +218,20 @@ pub fn fused_with<T: Half>(
     sc: &mut Scratch<T>,
     y: &mut Buffer<T>,
     s: Shape,
-    plan: Option<(i32, usize, usize)>,
+    plan: Option<(usize, usize)>,
 ) -> Result<(), Error> {
     s.validate()?;
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
     rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
     match plan {
-        Some((bn, split, kslice)) => {
-            let g = Grid::xy(s.n.div_ceil(bn as usize) as u32, split as u32);
-            let (sp, ks) = (split as i32, kslice as i32);
-            linear_few::launch(dev, g, x, &w.folded, &mut sc.part, m, n, k, sp, ks, bn)?;
-            let g = Grid::x((s.m * s.n).div_ceil(1024) as u32);
-            splitk_sum_rstd::launch(dev, g, &sc.part, &sc.rstd, y, m, n, sp)
+        Some((split, kslice)) => {
+            let blocks = s.n.div_ceil(FEW_BN);
+            let g = |_: &linear_few::Config| Grid::xy(blocks as u32, split as u32);
+            let (b, sp, ks) = (blocks as i32, split as i32, kslice as i32);
+            let (rstd, part, count) = (&sc.rstd, &mut sc.part, &mut sc.count);
+            linear_few::launch(
+                dev, g, x, &w.folded, rstd, part, count, y, m, n, k, b, sp, ks,
+            )
         }
         None => {
             let grid = |c: &linear_rstd::Config| {

@@ -79,7 +79,7 @@ fn bench<T: Half>(dev: &Device, rows: &mut Vec<Vec<String>>) -> Res<()> {
                     host::fused_with(dev, &x, &w, &mut sc, &mut y, s, Some(plan))
                 })?;
                 println!(
-                    "sweep {} {m}×{n}×{k} (bn, split, kslice) {plan:?}: {t:.4} ms",
+                    "sweep {} {m}×{n}×{k} (split, kslice) {plan:?}: {t:.4} ms",
                     T::NAME
                 );
             }
