@@ -178,12 +178,12 @@ const FEW_BN: usize = 128;
 
 /// The fused form's plan `(split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
 /// with `k` cut in `split` slices of `kslice` (a multiple of 128, the widest `k` step it is
-/// compiled for), as few as give at least [`PROGRAMS`] programs, each slice at least 256 long;
-/// `None` for more tokens. One program per column block runs with the deepest ring the tuner
+/// compiled for), as few as give at least 66 programs (half an H100's SMs), each slice at
+/// least 256 long; `None` for more tokens. One program per column block runs with the deepest ring the tuner
 /// finds, where more programs share an SM's shared memory.
 /// (At 16 × 14336 × 4096 on an H200, `linear_few` alone in the tuner: 1 slice, 112 programs,
-/// 0.0371–0.0375 ms with an 8-stage `BK = 64` or 4-stage `BK = 128` ring; 2 slices 0.0400–0.0407
-/// with 4 stages, their best; 4 and 8 slices 0.045–0.055.)
+/// 0.0371–0.0380 ms with a ring of 8 `BK = 64` or 4 `BK = 128` buffers; 2 slices 0.0400–0.0407
+/// with 4 buffers, their best; 4 and 8 slices 0.045–0.055.)
 pub fn few_tokens_plan(s: Shape) -> Option<(usize, usize)> {
     if s.m > FEW_TOKENS {
         return None;
