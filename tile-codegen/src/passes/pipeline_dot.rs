@@ -293,18 +293,21 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                     in_body.contains(o)
                         && matches!(f.op(*o).kind, OpKind::Load { .. } | OpKind::DescLoad { .. })
                 });
+                // On `wgmma` a tile may also feed other operands: they share its ring.
+                let single = uses.get(&x).copied() == Some(1)
+                    || (wgmma && feeds_only_operands(f, x, ops, &uses));
                 match loaded {
                     Some(l)
                         if (wgmma || sixteen || byte_b)
                             && (i == 1 || matches!(f.op(l).kind, OpKind::Load { .. }))
-                            && uses.get(&x).copied() == Some(1) =>
+                            && single =>
                     {
                         trans = Some(load);
                         load = l;
                         x = inner;
                     }
                     Some(_) => {
-                        let r = if uses.get(&x).copied() != Some(1) {
+                        let r = if !single {
                             "is a transposed load used twice"
                         } else if f.ty(x).dtype().is_some_and(DType::is_byte_operand) {
                             "is a transposed 8-bit `A`: 8-bit operands reach the tensor cores K-major only (load `A` as `M × K`)"
@@ -401,8 +404,41 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
         if writes || dots.is_empty() {
             continue;
         }
+        // Whether every use of `x` is as a `dot` operand in the body, directly or (as `B`)
+        // through a `trans` used once: one ring then serves them all (a tile read as `A` and,
+        // transposed, as a K-major `B` has the same `wgmma` layout).
+        let dot_operands_only = |x: ValueId| {
+            let users: Vec<OpId> = ops
+                .iter()
+                .copied()
+                .filter(|&o| f.op(o).operands.contains(&x))
+                .collect();
+            let counted: usize = users
+                .iter()
+                .map(|&o| f.op(o).operands.iter().filter(|&&v| v == x).count())
+                .sum();
+            let as_operand = |o: OpId, v: ValueId, sides: usize| {
+                matches!(f.op(o).kind, OpKind::Dot { .. })
+                    && f.op(o).operands[..sides].contains(&v)
+                    && !f.op(o).operands[2..].contains(&v)
+            };
+            counted == uses.get(&x).copied().unwrap_or(0)
+                && users.iter().all(|&o| {
+                    if as_operand(o, x, 2) {
+                        return true;
+                    }
+                    let t = f.op(o).results.first().copied();
+                    matches!(f.op(o).kind, OpKind::Trans)
+                        && t.is_some_and(|t| {
+                            uses.get(&t).copied() == Some(1)
+                                && ops
+                                    .iter()
+                                    .any(|&d| as_operand(d, t, 2) && f.op(d).operands[1] == t)
+                        })
+                })
+        };
         // The `desc_load` behind `v` (through a `trans` where `trans_ok`), if `v` is one's
-        // result in the body, used once.
+        // result in the body, used only as `dot` operands.
         let source = |v: ValueId, trans_ok: bool| -> Option<OpId> {
             let mut op = f.def_op(v).filter(|o| in_body.contains(o))?;
             let mut x = v;
@@ -413,8 +449,7 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
                 x = f.op(op).operands[0];
                 op = f.def_op(x).filter(|o| in_body.contains(o))?;
             }
-            (matches!(f.op(op).kind, OpKind::DescLoad { .. }) && uses.get(&x).copied() == Some(1))
-                .then_some(op)
+            (matches!(f.op(op).kind, OpKind::DescLoad { .. }) && dot_operands_only(x)).then_some(op)
         };
         let loaded_here = |v: ValueId| {
             f.def_op(v).is_some_and(|o| {
