@@ -128,6 +128,8 @@ pub struct Scratch<T: tile::Element> {
     pub rstd: Buffer<f32>,
     /// Split-K's partial products (few tokens).
     pub part: Buffer<f32>,
+    /// [`linear_few`]'s partial sums of squares (64 per column block and slice).
+    pub sq: Buffer<f32>,
     /// [`linear_few`]'s count of finished slices per column block: zero between launches.
     pub count: Buffer<i32>,
     /// The unfused form's normalized `x`.
@@ -151,6 +153,12 @@ impl<T: Half> Scratch<T> {
                     .fold(splitk_workspace(s.m, s.n, s.k), usize::max)
                     .max(1),
             )?,
+            sq: dev.zeros(
+                plans
+                    .iter()
+                    .map(|&(split, _)| s.n.div_ceil(FEW_BN) * split * 64)
+                    .fold(1, usize::max),
+            )?,
             count: dev.zeros(s.n.div_ceil(FEW_BN))?,
             xn: dev.zeros((s.m * s.k).max(1))?,
         })
@@ -158,7 +166,7 @@ impl<T: Half> Scratch<T> {
 }
 
 /// The fused form: [`rms_rstd`], then [`linear_rstd`] (its tile timed per shape), or for at
-/// most [`FEW_TOKENS`] tokens [`linear_few`] ([`few_tokens_plan`]), which sums its split itself.
+/// most [`FEW_TOKENS`] tokens [`linear_few`] alone ([`few_tokens_plan`]), one launch.
 pub fn fused<T: Half>(
     dev: &Device,
     x: &Buffer<T>,
@@ -222,18 +230,18 @@ pub fn fused_with<T: Half>(
 ) -> Result<(), Error> {
     s.validate()?;
     let (m, n, k) = (s.m as i32, s.n as i32, s.k as i32);
-    rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
     match plan {
         Some((split, kslice)) => {
             let blocks = s.n.div_ceil(FEW_BN);
             let g = |_: &linear_few::Config| Grid::xy(blocks as u32, split as u32);
             let (b, sp, ks) = (blocks as i32, split as i32, kslice as i32);
-            let (rstd, part, count) = (&sc.rstd, &mut sc.part, &mut sc.count);
+            let (part, sq, count) = (&mut sc.part, &mut sc.sq, &mut sc.count);
             linear_few::launch(
-                dev, g, x, &w.folded, rstd, part, count, y, m, n, k, b, sp, ks,
+                dev, g, x, &w.folded, part, sq, count, y, m, n, k, b, sp, ks, EPS,
             )
         }
         None => {
+            rms_rstd::launch(dev, Grid::x(s.m as u32), x, &mut sc.rstd, m, k, EPS)?;
             let grid = |c: &linear_rstd::Config| {
                 Grid::x((s.m.div_ceil(c.BM as usize) * s.n.div_ceil(c.BN as usize)) as u32)
             };

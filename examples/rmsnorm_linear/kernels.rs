@@ -10,9 +10,10 @@
 //!
 //! - **Fused**: [`rms_rstd`] (one pass over `x`, `m` floats out), then [`linear_rstd`] (the
 //!   `gemm` example's tensor-descriptor GEMM, its accumulator scaled by `rstd` per row before it
-//!   is rounded); for at most 64 tokens [`linear_few`] instead (one 64-row tile, `k` split into
-//!   slices so that the weight streams from every SM, the slices summed and scaled by the
-//!   program that finishes a column block last).
+//!   is rounded); for at most 64 tokens one launch of [`linear_few`] instead (one 64-row tile,
+//!   `k` split into slices so that the weight streams from every SM, the row statistic from the
+//!   same `x` tiles on the tensor cores, and the slices summed and scaled by the program that
+//!   finishes a column block last).
 //! - **Unfused** (what `F.rms_norm` then a matmul computes): [`rmsnorm`] writes the normalized
 //!   `x` in the input type, then the `gemm` example's `matmul` with `Wᵀ`.
 
@@ -125,22 +126,25 @@ pub fn linear_rstd(
     ],
     key = [m, n, k, split],
 ))]
-/// The product for few tokens (`m ≤ BM`) in one launch, `k` split over the programs: program
-/// `(j, s)` computes columns `j·BN …` of every token over slice `s` of `k` (`kslice` long, a
-/// multiple of 128), writes the f32 partial product to slice `s` of `part` (`split × m × n`)
-/// and counts itself in `count[j]`; the program that arrives last at column block `j` adds the
-/// slices, scales the rows by `rstd`, writes `y`'s columns in `T` and sets `count[j]` back to
-/// 0 for the next launch. Both operands through tensor descriptors: on Hopper one `wgmma.m64`
-/// per 16 columns of `k` (the rows past `m` read as 0 and cost no memory traffic; the product
-/// is bound by the weight's bytes, not the tensor cores: the configurations differ in how many
-/// bytes of it each program has in flight, the ring's depth and width, timed per shape and
-/// split: a deeper ring leaves one program per SM instead of two).
+/// The whole fused form for few tokens (`m ≤ BM`) in one launch, `k` split over the programs:
+/// program `(j, s)` computes columns `j·BN …` of every token over slice `s` of `k` (`kslice`
+/// long, a multiple of 128) and, from the same `x` tiles, the slice's sum of squares of every
+/// row (the diagonal of `x xᵀ`: a second `dot` on tensor cores that the weight's bytes leave
+/// idle, reading the same ring stage transposed). It writes both to the workspace (`part`:
+/// `split × m × n`, `sq`: `blocks × split × BM`) and counts itself in `count[j]`; the program
+/// that arrives last at column block `j` adds the slices, takes `rstd` from the sums of
+/// squares, writes `y`'s columns in `T` and sets `count[j]` back to 0 for the next launch. Both
+/// operands through tensor descriptors: on Hopper one `wgmma.m64` per 16 columns of `k` (the
+/// rows past `m` read as 0 and cost no memory traffic). The product is bound by the weight's
+/// bytes: the configurations differ in how many of them each program has in flight (the
+/// ring's depth and width; a deep ring leaves one program per SM instead of two), timed per
+/// shape and split.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_few(
     x: Ptr<T, { m * k }>,
     wt: Ptr<T, { k * n }>,
-    rstd: Ptr<f32, m>,
     part: Ptr<f32, { split * m * n }>,
+    sq: Ptr<f32, { blocks * split * 64 }>,
     count: Ptr<i32, blocks>,
     y: Ptr<T, { m * n }>,
     m: i32,
@@ -149,6 +153,7 @@ pub fn linear_few(
     blocks: i32,
     split: i32,
     kslice: i32,
+    eps: f32,
     T: Type<{ [f16, bf16] }>,
     BM: Const<64>,
     BN: Const<128>,
@@ -161,24 +166,32 @@ pub fn linear_few(
     let lo = s * kslice;
     let hi = min(lo + kslice, k);
     let mut acc = zeros([BM, BN]);
+    let mut gram = zeros([BM, BM]);
     for k0 in (lo..hi).step_by(BK) {
-        acc = dot(x_desc.load([0, k0]), w_desc.load([k0, j * BN]), acc);
+        let xt = x_desc.load([0, k0]);
+        acc = dot(xt, w_desc.load([k0, j * BN]), acc);
+        gram = dot(xt, xt.trans(), gram);
     }
     let rows = arange(0, BM);
     let cols = j * BN + arange(0, BN);
     let ok = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
     let at = rows.expand_dims(1) * n + cols.expand_dims(0);
+    let diag = rows.expand_dims(1) == arange(0, BM).expand_dims(0);
+    let ss = select(diag, gram, 0.0).sum(1);
     store(part + s * m * n + at, acc, ok);
+    store(sq + (j * split + s) * BM + rows, ss);
     // Every thread's partial is written before one thread counts the program (a release at GPU
     // scope); the last to count sees every other program's (an acquire).
     debug_barrier();
     if atomic_add(count + j, 1) == split - 1 {
         let mut total = acc;
+        let mut sum_sq = ss;
         for t in 0..split {
             total = total + load(part + t * m * n + at, ok & (t != s), 0.0);
+            sum_sq = sum_sq + load(sq + (j * split + t) * BM + rows, t != s, 0.0);
         }
-        let r = load(rstd + rows, rows < m, 0.0).expand_dims(1);
-        store(y + at, (total * r) as T, ok);
+        let rstd = rsqrt(sum_sq / (k as f32) + eps);
+        store(y + at, (total * rstd.expand_dims(1)) as T, ok);
         store(count + j, 0);
     }
 }
