@@ -153,10 +153,22 @@ fn feeds_only_operands(
     ops: &[OpId],
     uses: &HashMap<ValueId, usize>,
 ) -> bool {
-    let is_operand_conv = |o: OpId| {
+    let is_operand_conv = |o: OpId, _: ValueId, _: bool| {
         matches!(f.op(o).kind, OpKind::ConvertLayout)
             && matches!(f.ty(f.op(o).results[0]).layout, Some(Layout::DotOperand(_)))
     };
+    used_only_by(f, x, ops, uses, is_operand_conv)
+}
+
+/// Whether every use of `x` is among `ops` and is one that `sink(op, value, transposed)`
+/// accepts, either of `x` itself or of a `trans` of it used once (`transposed` then true).
+fn used_only_by(
+    f: &Function,
+    x: ValueId,
+    ops: &[OpId],
+    uses: &HashMap<ValueId, usize>,
+    sink: impl Fn(OpId, ValueId, bool) -> bool,
+) -> bool {
     let users: Vec<OpId> = ops
         .iter()
         .copied()
@@ -168,7 +180,7 @@ fn feeds_only_operands(
         .sum();
     counted == uses.get(&x).copied().unwrap_or(0)
         && users.iter().all(|&o| {
-            if is_operand_conv(o) {
+            if sink(o, x, false) {
                 return true;
             }
             if !matches!(f.op(o).kind, OpKind::Trans) {
@@ -178,7 +190,7 @@ fn feeds_only_operands(
             uses.get(&t).copied() == Some(1)
                 && ops
                     .iter()
-                    .any(|&c| f.op(c).operands.contains(&t) && is_operand_conv(c))
+                    .any(|&c| f.op(c).operands.contains(&t) && sink(c, t, true))
         })
 }
 
@@ -407,36 +419,17 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
         // Whether every use of `x` is as a `dot` operand in the body, directly or (as `B`)
         // through a `trans` used once: one ring then serves them all (a tile read as `A` and,
         // transposed, as a K-major `B` has the same `wgmma` layout).
-        let dot_operands_only = |x: ValueId| {
-            let users: Vec<OpId> = ops
-                .iter()
-                .copied()
-                .filter(|&o| f.op(o).operands.contains(&x))
-                .collect();
-            let counted: usize = users
-                .iter()
-                .map(|&o| f.op(o).operands.iter().filter(|&&v| v == x).count())
-                .sum();
-            let as_operand = |o: OpId, v: ValueId, sides: usize| {
-                matches!(f.op(o).kind, OpKind::Dot { .. })
-                    && f.op(o).operands[..sides].contains(&v)
-                    && !f.op(o).operands[2..].contains(&v)
-            };
-            counted == uses.get(&x).copied().unwrap_or(0)
-                && users.iter().all(|&o| {
-                    if as_operand(o, x, 2) {
-                        return true;
-                    }
-                    let t = f.op(o).results.first().copied();
-                    matches!(f.op(o).kind, OpKind::Trans)
-                        && t.is_some_and(|t| {
-                            uses.get(&t).copied() == Some(1)
-                                && ops
-                                    .iter()
-                                    .any(|&d| as_operand(d, t, 2) && f.op(d).operands[1] == t)
-                        })
-                })
+        let as_operand = |o: OpId, v: ValueId, transposed: bool| {
+            let d = f.op(o);
+            matches!(d.kind, OpKind::Dot { .. })
+                && !d.operands[2..].contains(&v)
+                && if transposed {
+                    d.operands[1] == v
+                } else {
+                    d.operands[..2].contains(&v)
+                }
         };
+        let dot_operands_only = |x: ValueId| used_only_by(f, x, ops, &uses, as_operand);
         // The `desc_load` behind `v` (through a `trans` where `trans_ok`), if `v` is one's
         // result in the body, used only as `dot` operands.
         let source = |v: ValueId, trans_ok: bool| -> Option<OpId> {
