@@ -124,7 +124,7 @@ const PROGRAMS: usize = 66;
 
 /// Scratch buffers of both forms for a shape.
 pub struct Scratch<T: tile::Element> {
-    /// `rstd` per row.
+    /// `rstd` per row (more than [`FEW_TOKENS`] tokens).
     pub rstd: Buffer<f32>,
     /// Split-K's partial products (few tokens).
     pub part: Buffer<f32>,
@@ -187,11 +187,11 @@ const FEW_BN: usize = 128;
 /// The fused form's plan `(split, kslice)` for at most [`FEW_TOKENS`] tokens: [`linear_few`]
 /// with `k` cut in `split` slices of `kslice` (a multiple of 128, the widest `k` step it is
 /// compiled for), as few as give at least 66 programs (half an H100's SMs), each slice at
-/// least 256 long; `None` for more tokens. One program per column block runs with the deepest ring the tuner
-/// finds, where more programs share an SM's shared memory.
+/// least 256 long; `None` for more tokens. With one program per column block the tuner can
+/// give each the deepest ring, where two programs would share an SM's shared memory.
 /// (At 16 × 14336 × 4096 on an H200, `linear_few` alone in the tuner: 1 slice, 112 programs,
-/// 0.0371–0.0380 ms with a ring of 8 `BK = 64` or 4 `BK = 128` buffers; 2 slices 0.0400–0.0407
-/// with 4 buffers, their best; 4 and 8 slices 0.045–0.055.)
+/// 0.0382–0.0387 ms with a ring of 4 `BK = 128` or 8 `BK = 64` buffers; 2 slices 0.0384–0.0409
+/// with 4 buffers, their best; 4 and 8 slices 0.043–0.050.)
 pub fn few_tokens_plan(s: Shape) -> Option<(usize, usize)> {
     if s.m > FEW_TOKENS {
         return None;
@@ -203,8 +203,7 @@ pub fn few_tokens_plan(s: Shape) -> Option<(usize, usize)> {
 }
 
 /// Plans `(split, kslice)` for `s` that [`fused_with`] can run: [`linear_few`] with `k` cut in
-/// 1 to 8 slices (for `--sweep`; the configuration is the one the tuner chose for the shape
-/// first).
+/// 1 to 8 slices (for `--sweep`; each plan's ring timed by the tuner at its first launch).
 pub fn split_plans(s: Shape) -> Vec<(usize, usize)> {
     if few_tokens_plan(s).is_none() {
         return Vec::new();
