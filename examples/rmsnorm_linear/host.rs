@@ -198,8 +198,14 @@ pub fn few_tokens_plan(s: Shape) -> Option<(usize, usize)> {
     }
     let want = PROGRAMS.div_ceil(s.n.div_ceil(FEW_BN).max(1));
     let most = s.k.div_ceil(256).max(1);
-    let kslice = s.k.div_ceil(want.min(most)).next_multiple_of(128).max(128);
-    Some((s.k.div_ceil(kslice).max(1), kslice))
+    Some(slices(s.k, want.min(most)))
+}
+
+/// `k` cut in about `split` slices: `(split, kslice)` with `kslice` a multiple of 128 (the
+/// widest `k` step [`linear_few`] is compiled for), at least one slice.
+fn slices(k: usize, split: usize) -> (usize, usize) {
+    let kslice = k.div_ceil(split).next_multiple_of(128).max(128);
+    (k.div_ceil(kslice).max(1), kslice)
 }
 
 /// Plans `(split, kslice)` for `s` that [`fused_with`] can run: [`linear_few`] with `k` cut in
@@ -208,12 +214,9 @@ pub fn split_plans(s: Shape) -> Vec<(usize, usize)> {
     if few_tokens_plan(s).is_none() {
         return Vec::new();
     }
-    [1usize, 2, 4, 8]
+    [1, 2, 4, 8]
         .into_iter()
-        .map(|split| {
-            let kslice = s.k.div_ceil(split).next_multiple_of(128).max(128);
-            (s.k.div_ceil(kslice), kslice)
-        })
+        .map(|split| slices(s.k, split))
         .collect()
 }
 

@@ -386,7 +386,8 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
 /// keeps) whose tiles this pass will copy with the tensor memory accelerator on sm_90a: those of
 /// a loop whose every `dot` fits `wgmma` ([`wgmma_layout`]) and reads `B` from a `desc_load`
 /// (transposed or not) and `A` from a `desc_load` or from registers (a tile not loaded in the
-/// loop), where every such `desc_load` can be copied ([`tma_copyable`]), is used once, and
+/// loop), where every such `desc_load` can be copied ([`tma_copyable`]), is used only as `dot`
+/// operands (directly, or as a K-major `B` through a `trans`: one ring serves them all), and
 /// takes coordinates that depend on the induction variable and on values from before the loop
 /// only. A loop that mixes descriptor and pointer loads copies them all with `cp.async`, its
 /// descriptors expanded into pointer loads.
