@@ -1142,6 +1142,44 @@ pub unsafe fn gather_rows(src: Ptr<i64>, dst: Ptr<i64>, n: i32, BLOCK: Const<64>
     store(to + offs, v * 3.0, mask = offs < n);
 }
 
+#[tile_kernel(num_warps = 4, num_stages = 3)]
+/// `c = a @ b` written as the guide writes a GEMM: plain pointer arithmetic and masks, a 2-D grid
+/// of `128 × 128` blocks, `K` in slices of 32. Its operand loads read the boxes of `a` and `b`
+/// (implied descriptors): on Hopper with aligned arguments the copy engine fetches them.
+pub fn pointer_gemm(
+    a: Ptr<f16, { m * k }>,
+    b: Ptr<f16, { k * n }>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<128>,
+    BN: Const<128>,
+    BK: Const<32>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -1170,6 +1208,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &i64_axpy::KERNEL,
         &clamp::KERNEL,
         &accumulate_in_place::KERNEL,
+        &pointer_gemm::KERNEL,
         &small_tile::KERNEL,
         &sums_2d::KERNEL,
         &layernorm_rows::KERNEL,

@@ -178,14 +178,24 @@ fn dot_kernels_get_a_specialization_for_even_rows() {
         );
         let warps: Vec<u32> = v.iter().map(|v| v.num_warps).collect();
         assert_eq!(warps, want_warps, "{t} x {t} tiles");
-        let copies = |i: usize, bytes: &str| {
-            v[i].targets[0].gpu_ir.matches("async_copy").count() > 0
-                && v[i].targets[0]
+        let copies_on = |i: usize, t: usize, bytes: &str| {
+            v[i].targets[t].gpu_ir.matches("async_copy").count() > 0
+                && v[i].targets[t]
                     .artifacts
                     .ptx
                     .contains(&format!("], {bytes}, "))
         };
-        assert!(copies(0, "16"), "16-byte cp.async in the aligned variant");
+        let copies = |i: usize, bytes: &str| copies_on(i, 0, bytes);
+        // The aligned variant's loads are the boxes of `a` and `b`: on sm_90a the copy engine
+        // fetches them (implied descriptors), on sm_80 16-byte `cp.async`.
+        assert!(
+            v[0].targets[0].gpu_ir.contains("tma_load"),
+            "the copy engine on sm_90a"
+        );
+        assert!(
+            copies_on(0, 1, "16"),
+            "16-byte cp.async in the aligned variant on sm_80"
+        );
         assert!(copies(1, "4"), "4-byte cp.async in the even-rows variant");
         let ptx = &v[2].targets[0].artifacts.ptx;
         assert!(
@@ -364,4 +374,150 @@ fn wgmma_with_a_computed_in_the_loop_is_retired_before_the_next_a() {
     );
     let loaded = kernel("ta");
     assert!(loaded.contains("warp_group_wait {pending = 1}"), "{loaded}");
+}
+
+/// The guide's GEMM through plain pointer arithmetic, `A`'s strides arguments: its operand
+/// loads read exactly the box of an array (address and mask say the extents), so they are
+/// implied descriptors, one hidden slot each in every module. On sm_90a the first variant's
+/// loop is fed by the tensor memory accelerator as a descriptor loop is; sm_80 and the
+/// unaligned variant keep the loads the kernel wrote (`cp.async`).
+#[test]
+fn pointer_gemm_loads_are_implied_descriptors_on_hopper() {
+    let item: syn::ItemFn = syn::parse_str(
+        "fn mm(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, m: i32, n: i32, k: i32, sam: i32, sak: i32,
+               BM: Const<128>, BN: Const<128>, BK: Const<32>) {
+            let rows = program_id(0) * BM + arange(0, BM);
+            let cols = program_id(1) * BN + arange(0, BN);
+            let ks = arange(0, BK);
+            let mut acc = zeros([BM, BN]);
+            for k0 in (0..k).step_by(BK) {
+                let kk = k0 + ks;
+                let at = load(a + (rows * sam).expand_dims(1) + kk.expand_dims(0) * sak,
+                              (rows < m).expand_dims(1) & (kk < k).expand_dims(0));
+                let bt = load(b + kk.expand_dims(1) * n + cols.expand_dims(0),
+                              (kk.expand_dims(1) < k) & (cols.expand_dims(0) < n));
+                acc = dot(at, bt, acc);
+            }
+            store(c + rows.expand_dims(1) * n + cols.expand_dims(0), acc,
+                  (rows < m).expand_dims(1) & (cols < n).expand_dims(0));
+        }",
+    )
+    .unwrap();
+    let all = compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+    let c = &all[0];
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(c.kernel.ir.desc_slots, 0);
+    use tile_core::runtime::DescScalar::{Const, Param};
+    let described: Vec<_> = c
+        .implied
+        .iter()
+        .map(|h| (h.slot, h.ptr, h.dims.clone(), h.strides.clone(), h.implied))
+        .collect();
+    assert_eq!(
+        described,
+        [
+            (
+                0,
+                0,
+                vec![Param(3), Param(5)],
+                vec![Param(6), Param(7)],
+                true
+            ),
+            (
+                1,
+                1,
+                vec![Param(5), Param(4)],
+                vec![Param(4), Const(1)],
+                true
+            ),
+        ]
+    );
+    for v in &c.variants {
+        for t in &v.targets {
+            assert!(
+                t.gpu_ir.contains("descriptors = 2"),
+                "every module declares both slots"
+            );
+        }
+    }
+    // The first variant assumes `sak` = 1: on sm_90a both operands come by the copy engine.
+    let v0 = &c.variants[0];
+    assert_eq!(v0.divisibility[7], tile_core::runtime::EQUALS_ONE);
+    for t in &v0.targets {
+        let arch = t.target.arch();
+        match t.target {
+            tile_core::Target::Sm90a => {
+                assert!(
+                    t.gpu_ir.contains("tma_load {slot = 0}")
+                        && t.gpu_ir.contains("tma_load {slot = 1}")
+                        && !t.gpu_ir.contains("async_copy"),
+                    "{arch}:\n{}",
+                    t.gpu_ir
+                );
+                let slots: Vec<u32> = t.tma.iter().map(|x| x.slot).collect();
+                assert!(slots.contains(&0) && slots.contains(&1), "{slots:?}");
+            }
+            tile_core::Target::Sm80 => {
+                assert!(!t.gpu_ir.contains("tma_load") && t.gpu_ir.contains("async_copy"));
+                assert!(t.tma.is_empty());
+            }
+        }
+        assert!(!t.gpu_ir.contains("desc_"), "{arch}: left unexpanded");
+    }
+    let last = c.variants.last().unwrap();
+    assert!(last
+        .targets
+        .iter()
+        .all(|t| !t.gpu_ir.contains("tma_load") && t.gpu_ir.contains("async_copy")));
+}
+
+/// Loads that are not an array's box stay loads everywhere: a column that may be negative
+/// (`off` is any `i32`; through the pointer a column of -1 is the previous row's element, for a
+/// descriptor it is outside the array),
+/// a mask without the `k` bound, a tile used by arithmetic before the `dot`, `other` not 0.
+#[test]
+fn loads_that_are_not_an_arrays_box_are_not_implied() {
+    let body = |a_load: &str| {
+        format!(
+            "fn mm(a: Ptr<f16>, b: Ptr<f16>, c: Ptr<f32>, m: i32, n: i32, k: i32, off: i32,
+                   BM: Const<128>, BN: Const<128>, BK: Const<32>) {{
+                let rows = program_id(0) * BM + arange(0, BM);
+                let cols = program_id(1) * BN + arange(0, BN);
+                let ks = arange(0, BK);
+                let mut acc = zeros([BM, BN]);
+                for k0 in (0..k).step_by(BK) {{
+                    let kk = k0 + ks;
+                    let at = {a_load};
+                    let bt = load(b + kk.expand_dims(1) * n + cols.expand_dims(0),
+                                  (kk < k).expand_dims(1) & (cols < n).expand_dims(0));
+                    acc = dot(at, bt, acc);
+                }}
+                store(c + rows.expand_dims(1) * n + cols.expand_dims(0), acc,
+                      (rows < m).expand_dims(1) & (cols < n).expand_dims(0));
+            }}"
+        )
+    };
+    let cases = [
+        "load(a + rows.expand_dims(1) * k + ((k0 + off) + ks).expand_dims(0),
+              (rows < m).expand_dims(1) & (((k0 + off) + ks) < k).expand_dims(0))",
+        "load(a + rows.expand_dims(1) * k + kk.expand_dims(0), (rows < m).expand_dims(1))",
+        "(load(a + rows.expand_dims(1) * k + kk.expand_dims(0),
+               (rows < m).expand_dims(1) & (kk < k).expand_dims(0)) as f32 * 2.0) as f16",
+        "load(a + rows.expand_dims(1) * k + kk.expand_dims(0),
+              (rows < m).expand_dims(1) & (kk < k).expand_dims(0), 1.0)",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let item: syn::ItemFn = syn::parse_str(&body(case)).unwrap();
+        let all = compile(&item, &KernelOptions::default(), &DumpConfig::default()).unwrap();
+        let slots: Vec<_> = all[0].implied.iter().map(|h| (h.slot, h.ptr)).collect();
+        // `b`'s load is the array's box in every case; `a`'s never.
+        assert_eq!(slots, [(0, 1)], "case {i}");
+        // A loop that mixes a copied and a loaded operand copies neither by TMA (the scaled
+        // `A` is not loaded for the `dot`: `B` alone may be).
+        if i != 2 {
+            for t in all[0].variants.iter().flat_map(|v| &v.targets) {
+                assert!(!t.gpu_ir.contains("tma_load"), "case {i}");
+            }
+        }
+    }
 }

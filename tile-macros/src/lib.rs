@@ -268,8 +268,12 @@ fn param_spec_tokens(params: &[Param], written: &[bool], offsets32: &[bool]) -> 
     out
 }
 
-/// The `DescSpec`s of one instance: its descriptors that the launch can describe.
-fn descriptor_tokens(ir: &tile_core::ir::Function) -> Vec<Tokens> {
+/// The `DescSpec`s of one instance: its descriptors that the launch can describe, then those
+/// the compiler found in its pointer loads (`implied`).
+fn descriptor_tokens(
+    ir: &tile_core::ir::Function,
+    implied: &[tile_codegen::analysis::descriptors::HostDesc],
+) -> Vec<Tokens> {
     let scalar = |s: &tile_core::runtime::DescScalar| match *s {
         tile_core::runtime::DescScalar::Param(i) => quote!(::tile::DescScalar::Param(#i)),
         tile_core::runtime::DescScalar::Const(c) => quote!(::tile::DescScalar::Const(#c)),
@@ -287,11 +291,12 @@ fn descriptor_tokens(ir: &tile_core::ir::Function) -> Vec<Tokens> {
     };
     tile_codegen::analysis::descriptors::host_descriptors(ir)
         .iter()
+        .chain(implied)
         .map(|d| {
-            let (slot, ptr, dt) = (d.slot, d.ptr, dtype_path(d.dtype));
+            let (slot, ptr, dt, implied) = (d.slot, d.ptr, dtype_path(d.dtype), d.implied);
             let dims = d.dims.iter().map(scalar);
             let strides = d.strides.iter().map(scalar);
-            quote!(::tile::DescSpec { slot: #slot, ptr: #ptr, dtype: #dt, dims: &[#(#dims),*], strides: &[#(#strides),*] })
+            quote!(::tile::DescSpec { slot: #slot, ptr: #ptr, dtype: #dt, dims: &[#(#dims),*], strides: &[#(#strides),*], implied: #implied })
         })
         .collect()
 }
@@ -418,8 +423,8 @@ fn generate(item: &ItemFn, instances: &[CompiledKernel], tune: Option<&Autotune>
             let ir = &c.tile_ir;
             let variants = variant_tokens(c);
             let param_specs = param_spec_tokens(&c.kernel.params, &written, &c.kernel.offsets32);
-            let desc_slots = c.kernel.ir.desc_slots;
-            let descriptors = descriptor_tokens(&c.kernel.ir);
+            let desc_slots = c.kernel.ir.desc_slots + c.implied.len() as u32;
+            let descriptors = descriptor_tokens(&c.kernel.ir, &c.implied);
             quote!(::tile::KernelSpec {
                 name: #name,
                 rust_name: #rust_name,

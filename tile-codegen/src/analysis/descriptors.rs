@@ -21,6 +21,10 @@ pub struct HostDesc {
     pub dims: Vec<DescScalar>,
     /// Strides in elements, outermost first.
     pub strides: Vec<DescScalar>,
+    /// Whether the compiler found it in a pointer load ([`implied`](super::implied)) rather than
+    /// the kernel declaring it: the launch then never refuses the arguments for it, and a
+    /// variant that copies it gives way where its tensor map cannot be encoded.
+    pub implied: bool,
 }
 
 /// One slot a module copies with the tensor memory accelerator.
@@ -117,6 +121,7 @@ pub fn host_descriptors(f: &Function) -> Vec<HostDesc> {
                     dtype,
                     dims,
                     strides,
+                    implied: false,
                 })
             }
             _ => None,

@@ -9,12 +9,15 @@
 //!   at once share bytes), with the scratch bytes per op the back end gives it ([`ScratchBytes`]);
 //! - [`descriptors`]: the tensor descriptors the launch describes and the ones a module copies
 //!   with the tensor memory accelerator (for the kernel's static metadata);
+//! - [`implied`]: plain pointer loads of a `dot` loop that read exactly the box of a 2-D array,
+//!   which the Hopper copy path takes as descriptor accesses (on tile-level IR);
 //! - [`barriers`]: the ops that lack a `barrier` before them (`insert-barriers` inserts them; the
 //!   lowering refuses a kernel that still lacks one).
 
 pub mod axis_info;
 pub mod barriers;
 pub mod descriptors;
+pub mod implied;
 pub mod shared_alloc;
 
 pub use shared_alloc::ScratchBytes;

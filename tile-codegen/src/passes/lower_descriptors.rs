@@ -18,6 +18,10 @@
 //! of `arange` through the cast and the addition, so the access vectorizes, and a `dot` loop
 //! over such loads is the form `pipeline-dot` and `pipeline-loads` pipeline.
 //!
+//! Before the pass, [`imply`] turns the plain loads that read the box of an array (an implied
+//! descriptor, [`crate::analysis::implied`]) into `desc_load`s where the copy engine will take
+//! them, so that a user's pointer-arithmetic `dot` loop gets the same ring as a descriptor one.
+//!
 //! The ops a pass inserts take the location of the op they go before: here the descriptor
 //! access, so messages about them point at `d.load(..)`.
 
@@ -27,6 +31,7 @@ use tile_core::ir::{
 
 use super::edit::Builder;
 use crate::analysis::descriptors::{desc_operands, desc_rank};
+use crate::analysis::implied::{still_implied, ImpliedLoad};
 
 /// Expands every descriptor access of `f` but those the Hopper path keeps for the tensor memory
 /// accelerator: the loads of a `dot` loop that `pipeline-dot` will copy with TMA on sm_90a
@@ -46,6 +51,67 @@ pub fn run(f: &mut Function) {
     for op in accesses.into_iter().filter(|op| !kept.contains(op)) {
         expand(f, op);
     }
+}
+
+/// Rewrites into `desc_load`s the implied descriptor loads of `f` (found on the tile-level IR
+/// `f` was cloned from: [`implied_loads`](crate::analysis::implied::implied_loads)) that the
+/// Hopper copy path would take ([`tma_loads`](super::pipeline_dot::tma_loads) on a copy with
+/// every one rewritten), so that this pass keeps them for `pipeline-dot`; the others stay the
+/// loads the kernel wrote. Run before the GPU-level passes, with the target and the
+/// specialization's assumptions set, and `f.desc_slots` counting the implied slots.
+pub fn imply(f: &mut Function, implied: &[ImpliedLoad]) {
+    if f.target != Some(tile_core::Target::Sm90a) {
+        return;
+    }
+    let found = still_implied(f, implied);
+    if found.is_empty() {
+        return;
+    }
+    let mut trial = f.clone();
+    let rewritten: Vec<OpId> = found.iter().map(|l| rewrite(&mut trial, l)).collect();
+    let kept = super::pipeline_dot::tma_loads(&trial);
+    for (l, d) in found.iter().zip(rewritten) {
+        if kept.contains(&d) {
+            rewrite(f, l);
+        }
+    }
+}
+
+/// Replaces the load of `l` by its `desc_load` (operands in `i64`, coordinates `i32`, a left-out
+/// stride 1 and coordinate 0 made constants); returns the new op.
+fn rewrite(f: &mut Function, l: &ImpliedLoad) -> OpId {
+    let d = f.op(l.load).clone();
+    let at = f.blocks[d.block.index()]
+        .ops
+        .iter()
+        .position(|&o| o == l.load)
+        .unwrap_or(0);
+    let mut b = Builder { block: d.block, at };
+    let wide = |f: &mut Function, b: &mut Builder, v: Option<ValueId>, default: i64| match v {
+        Some(v) if f.ty(v) == &Type::scalar(DType::I64) => v,
+        Some(v) => b.val(f, OpKind::Cast, vec![v], Type::scalar(DType::I64)),
+        None => b.int(f, default, DType::I64),
+    };
+    let dims = l.dims.map(|v| wide(f, &mut b, Some(v), 0));
+    let strides = l.strides.map(|v| wide(f, &mut b, v, 1));
+    let coords = l
+        .coords
+        .map(|c| c.unwrap_or_else(|| b.int(f, 0, DType::I32)));
+    let mut operands = vec![l.ptr];
+    operands.extend(dims);
+    operands.extend(strides);
+    operands.extend(coords);
+    let ty = f.ty(d.results[0]).clone();
+    let op = b.op(
+        f,
+        OpKind::DescLoad { slot: l.host.slot },
+        operands,
+        vec![ty],
+    );
+    let v = f.op(op).results[0];
+    f.replace_all_uses(d.results[0], v);
+    f.detach(l.load);
+    op
 }
 
 /// Whether `v` is the integer 1 (a constant, possibly widened by a cast).

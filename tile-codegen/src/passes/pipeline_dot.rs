@@ -162,7 +162,7 @@ fn feeds_only_operands(
 
 /// Whether every use of `x` is among `ops` and is one that `sink(op, value, transposed)`
 /// accepts, either of `x` itself or of a `trans` of it used once (`transposed` then true).
-fn used_only_by(
+pub(crate) fn used_only_by(
     f: &Function,
     x: ValueId,
     ops: &[OpId],

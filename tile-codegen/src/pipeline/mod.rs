@@ -83,6 +83,10 @@ pub struct CompiledKernel {
     pub tile_ir: String,
     /// Specializations, most specialized first.
     pub variants: Vec<CompiledVariant>,
+    /// The implied descriptors ([`crate::analysis::implied`]) as the launch describes them:
+    /// slots after the kernel's own, which every module declares and those on the copy engine's
+    /// path copy.
+    pub implied: Vec<crate::analysis::descriptors::HostDesc>,
     /// What the user should hear although the kernel builds: each a place in the kernel's
     /// source and a message (a tensor-core `dot` loop left unpipelined, and why).
     pub warnings: Vec<(proc_macro2::Span, String)>,
@@ -293,6 +297,10 @@ pub fn compile_with(
                     Ok(CompiledKernel {
                         kernel,
                         tile_ir: t.text,
+                        implied: crate::analysis::implied::implied_loads(&t.ir)
+                            .into_iter()
+                            .map(|l| l.host)
+                            .collect(),
                         variants,
                         warnings,
                         stages_unused: stages_unused(&t.ir, rings || explained, opts, item),

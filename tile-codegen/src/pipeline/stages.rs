@@ -254,6 +254,13 @@ fn gpu_level_with(
         run_passes(&mut g, &[Pass::Canonicalize, Pass::Dce], skip)?;
     }
     g.target = Some(target);
+    // Plain loads that read an array's box: one hidden slot each in every module (so that all
+    // share one parameter list), taken as descriptor accesses where the copy engine fills a ring.
+    let implied = crate::analysis::implied::implied_loads(tile);
+    g.desc_slots = tile.desc_slots + implied.len() as u32;
+    if !skip.contains(&Pass::LowerDescriptors) {
+        crate::passes::lower_descriptors::imply(&mut g, &implied);
+    }
     run_passes(&mut g, passes, skip)?;
     Ok(g)
 }

@@ -648,9 +648,12 @@ fn run_cuda(
             .iter()
             .zip(args)
             .all(|(&d, a)| meets_divisibility(a, d))
-            // An empty array has no tensor map: a variant that would copy it with the
+            // An empty array has no tensor map, nor has an implied descriptor whose
+            // arguments the driver would refuse: a variant that would copy it with the
             // tensor memory accelerator gives way to one that reads it with loads.
-            && !v.targets.iter().any(|t| tma::copies_empty(spec, t.tma, args))
+            && !v.targets.iter().any(|t| {
+                tma::copies_empty(spec, t.tma, args) || tma::implied_unencodable(spec, t.tma, args)
+            })
     };
     // The first that accepts the arguments and has PTX for the device (an autotuning config
     // left out on a target has none there).
@@ -822,6 +825,7 @@ mod tests {
                 dtype: DType::F16,
                 dims: &[DescScalar::Param(2), DescScalar::Const(64)],
                 strides: &[DescScalar::Const(64), DescScalar::Const(1)],
+                implied: false,
             },
             DescSpec {
                 slot: 2,
@@ -829,6 +833,7 @@ mod tests {
                 dtype: DType::F16,
                 dims: &[DescScalar::Param(2), DescScalar::Const(64)],
                 strides: &[DescScalar::Const(64), DescScalar::Const(1)],
+                implied: false,
             },
         ],
         variants: &[],

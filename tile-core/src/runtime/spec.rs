@@ -168,6 +168,11 @@ pub struct DescSpec {
     pub dims: &'static [DescScalar],
     /// Strides in elements, outermost first.
     pub strides: &'static [DescScalar],
+    /// Found by the compiler in a plain pointer load rather than declared by the kernel
+    /// (`make_tensor_descriptor`): the launch never refuses arguments for it; a variant that
+    /// copies it with the tensor memory accelerator gives way to the next where its tensor map
+    /// cannot be encoded (an unaligned base, a row stride not a multiple of 16 bytes, ...).
+    pub implied: bool,
 }
 
 /// How one module copies the tiles of a descriptor with the tensor memory accelerator: the

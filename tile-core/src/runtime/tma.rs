@@ -330,7 +330,7 @@ pub(crate) fn check_bounds(
     spec: &KernelSpec,
     values: &(impl LaunchValues + ?Sized),
 ) -> Result<(), Error> {
-    for desc in spec.descriptors {
+    for desc in spec.descriptors.iter().filter(|d| !d.implied) {
         check_array(spec, desc, &resolve(spec, desc, values)?)?;
     }
     Ok(())
@@ -536,6 +536,21 @@ pub(crate) fn copies_empty(
     })
 }
 
+/// Whether some slot of `tma` is an implied descriptor ([`DescSpec::implied`]) whose tensor map
+/// these arguments cannot encode (or whose array leaves its buffer): the kernel promised
+/// nothing about them, so the launch takes a variant that reads the slot with the loads the
+/// kernel wrote.
+pub(crate) fn implied_unencodable(
+    spec: &KernelSpec,
+    tma: &[TmaSpec],
+    values: &(impl LaunchValues + ?Sized),
+) -> bool {
+    tma.iter().any(|t| {
+        described(spec, t)
+            .is_ok_and(|desc| desc.implied && encoding(spec, desc, t, values).is_err())
+    })
+}
+
 /// Checks, for a launch over an empty grid (which encodes nothing), what [`tensor_maps`] would
 /// check: that each slot of `tma` is described and its arguments can be encoded, skipping the
 /// slots whose array is empty (an extent of 0, which empties most grids, has no tensor map).
@@ -662,6 +677,7 @@ mod tests {
         dtype: DType::F16,
         dims: &[Param(4), Param(6)],
         strides: &[Param(6), Const(1)],
+        implied: false,
     };
     const B: DescSpec = DescSpec {
         slot: 1,
@@ -669,6 +685,7 @@ mod tests {
         dtype: DType::F16,
         dims: &[Param(6), Param(5)],
         strides: &[Param(5), Const(1)],
+        implied: false,
     };
     const BT: DescSpec = DescSpec {
         slot: 2,
@@ -676,6 +693,7 @@ mod tests {
         dtype: DType::BF16,
         dims: &[Param(5), Param(6)],
         strides: &[Param(7), Const(1)],
+        implied: false,
     };
     const C: DescSpec = DescSpec {
         slot: 3,
@@ -683,6 +701,7 @@ mod tests {
         dtype: DType::F32,
         dims: &[Param(4), Param(5)],
         strides: &[Param(5), Const(1)],
+        implied: false,
     };
     const X: DescSpec = DescSpec {
         slot: 4,
@@ -690,6 +709,7 @@ mod tests {
         dtype: DType::F32,
         dims: &[Param(9), Param(10)],
         strides: &[Param(11), Param(12)],
+        implied: false,
     };
 
     /// Six slots: five described, and slot 5, which the launch cannot describe.
@@ -911,6 +931,7 @@ mod tests {
             dtype: DType::F32,
             dims: &[Const(2), Param(9), Param(10)],
             strides: &[Const(256 * 128), Param(11), Param(12)],
+            implied: false,
         };
         let v = with(&[(8, V::Buf(0x7f40_0000_0000, 2 * 256 * 128))]);
         let e = encoding(&GEMM, &X3, &tma(4, &[1, 64, 32], 128), &v).unwrap();
@@ -1114,6 +1135,39 @@ mod tests {
                 .is_empty()
         );
         assert_eq!(calls.get(), 2);
+    }
+
+    /// An implied descriptor (found by the compiler in a pointer load) is never a reason to
+    /// refuse a launch: its bounds are not checked, and where its map cannot be encoded the
+    /// variant that copies it gives way.
+    #[test]
+    fn implied_descriptors_give_way_instead_of_refusing() {
+        const IMPLIED: KernelSpec = KernelSpec {
+            desc_slots: 2,
+            descriptors: &[
+                DescSpec { implied: true, ..A },
+                DescSpec { implied: true, ..B },
+            ],
+            ..GEMM
+        };
+        let copies = [tma(0, &[128, 64], 128), tma(1, &[64, 64], 128)];
+        let fine = values();
+        assert!(check_bounds(&IMPLIED, &fine).is_ok());
+        assert!(!implied_unencodable(&IMPLIED, &copies, &fine));
+        // `b` one element short: declared, the launch refuses it; implied, the variant gives way.
+        let short = with(&[(1, V::Buf(0x7f10_0000_0000, (K * N - 1) as usize))]);
+        assert!(check_bounds(&GEMM, &short).is_err());
+        assert!(check_bounds(&IMPLIED, &short).is_ok());
+        assert!(implied_unencodable(&IMPLIED, &copies, &short));
+        // Misaligned, or rows not a multiple of 16 bytes: the same.
+        let misaligned = with(&[(1, V::Buf(0x7f10_0000_0004, (K * N) as usize))]);
+        assert!(implied_unencodable(&IMPLIED, &copies, &misaligned));
+        let odd_rows = with(&[(5, V::Int(N - 1))]);
+        assert!(implied_unencodable(&IMPLIED, &copies, &odd_rows));
+        // A module that copies neither slot never gives way for them.
+        assert!(!implied_unencodable(&IMPLIED, &[], &short));
+        // Declared descriptors are refused by the encoding instead (the launch's `Err`).
+        assert!(!implied_unencodable(&GEMM, &copies, &misaligned));
     }
 
     #[test]

@@ -254,12 +254,14 @@ fn spec_of(c: &CompiledKernel) -> &'static KernelSpec {
     let descriptors: Vec<DescSpec> =
         tile_codegen::analysis::descriptors::host_descriptors(&c.kernel.ir)
             .iter()
+            .chain(&c.implied)
             .map(|d| DescSpec {
                 slot: d.slot,
                 ptr: d.ptr,
                 dtype: d.dtype,
                 dims: scalars(&d.dims),
                 strides: scalars(&d.strides),
+                implied: d.implied,
             })
             .collect();
     let entry = leak_str(&c.kernel.name);
@@ -299,7 +301,7 @@ fn spec_of(c: &CompiledKernel) -> &'static KernelSpec {
         instance: leak_str(&c.kernel.instance),
         ir: leak_str(&c.tile_ir),
         params: leak(params),
-        desc_slots: c.kernel.ir.desc_slots,
+        desc_slots: c.kernel.ir.desc_slots + c.implied.len() as u32,
         descriptors: leak(descriptors),
         variants: leak(variants),
     }))
