@@ -1195,6 +1195,36 @@ fn gpu_grouped_gemm_tutorial_matches_reference() {
     tile_tutorials::grouped_gemm::run_check(&gpu, &shapes, 7).unwrap();
 }
 
+/// The attention tutorial on the GPU, every configuration (on Hopper `K` and `V` come by the
+/// copy engine), causal and not, both head dimensions, several key blocks per program. Tuning
+/// keeps only the chosen configuration's output, so each is checked here.
+#[test]
+fn gpu_fused_attention_tutorial_every_configuration() {
+    use tile::f16;
+    let Some(gpu) = cuda() else { return };
+    let configs = tile_tutorials::fused_attention::_attn_fwd::CONFIGS.len();
+    let cases = [
+        ((1, 2, 512, 64), false),
+        ((2, 1, 384, 64), true),
+        ((1, 2, 512, 128), false),
+        ((1, 1, 640, 128), true),
+    ];
+    for (i, (shape, causal)) in cases.into_iter().enumerate() {
+        for c in 0..configs {
+            tile_tutorials::fused_attention::run_check(
+                &gpu,
+                Some(c),
+                shape,
+                causal,
+                900 + i as u64,
+                f16::from_f32,
+                2f64.powi(-10),
+            )
+            .unwrap_or_else(|e| panic!("{shape:?} causal {causal} config {c}: {e}"));
+        }
+    }
+}
+
 /// The softmax tutorial's row loop on the GPU, where `num_stages = 4` has the compiler load
 /// each program's next row ahead (`prefetch-rows`): rows not a multiple of the programs (the
 /// last prefetch of a program masked off), padded rows, and widths that take and that skip
