@@ -163,17 +163,9 @@ fn loop_bodies(f: &Function) -> HashMap<tile_core::ir::BlockId, OpId> {
 fn dot_operand_only(f: &Function, load: OpId, uses: &HashMap<ValueId, usize>) -> bool {
     let x = f.op(load).results[0];
     let ops = &f.blocks[f.op(load).block.index()].ops;
+    use crate::passes::pipeline_dot::{dot_operand, used_only_by};
     uses.get(&x).copied().unwrap_or(0) > 0
-        && crate::passes::pipeline_dot::used_only_by(f, x, ops, uses, |o, v, transposed| {
-            let d = f.op(o);
-            matches!(d.kind, OpKind::Dot { .. })
-                && !d.operands[2..].contains(&v)
-                && if transposed {
-                    d.operands[1] == v
-                } else {
-                    d.operands[..2].contains(&v)
-                }
-        })
+        && used_only_by(f, x, ops, uses, |o, v, t| dot_operand(f, o, v, t))
 }
 
 /// Whether `v` is a splat of the constant 0 (or the constant itself).

@@ -160,6 +160,19 @@ fn feeds_only_operands(
     used_only_by(f, x, ops, uses, is_operand_conv)
 }
 
+/// Whether op `o` is a `dot` that reads `v` as an operand (`B` only where `transposed`: a
+/// transposed tile serves as a K-major `B`), not as its accumulator.
+pub(crate) fn dot_operand(f: &Function, o: OpId, v: ValueId, transposed: bool) -> bool {
+    let d = f.op(o);
+    matches!(d.kind, OpKind::Dot { .. })
+        && !d.operands[2..].contains(&v)
+        && if transposed {
+            d.operands[1] == v
+        } else {
+            d.operands[..2].contains(&v)
+        }
+}
+
 /// Whether every use of `x` is among `ops` and is one that `sink(op, value, transposed)`
 /// accepts, either of `x` itself or of a `trans` of it used once (`transposed` then true).
 pub(crate) fn used_only_by(
@@ -420,16 +433,7 @@ pub fn tma_loads(f: &Function) -> std::collections::HashSet<OpId> {
         // Whether every use of `x` is as a `dot` operand in the body, directly or (as `B`)
         // through a `trans` used once: one ring then serves them all (a tile read as `A` and,
         // transposed, as a K-major `B` has the same `wgmma` layout).
-        let as_operand = |o: OpId, v: ValueId, transposed: bool| {
-            let d = f.op(o);
-            matches!(d.kind, OpKind::Dot { .. })
-                && !d.operands[2..].contains(&v)
-                && if transposed {
-                    d.operands[1] == v
-                } else {
-                    d.operands[..2].contains(&v)
-                }
-        };
+        let as_operand = |o: OpId, v: ValueId, transposed: bool| dot_operand(f, o, v, transposed);
         let dot_operands_only = |x: ValueId| used_only_by(f, x, ops, &uses, as_operand);
         // The `desc_load` behind `v` (through a `trans` where `trans_ok`), if `v` is one's
         // result in the body, used only as `dot` operands.
