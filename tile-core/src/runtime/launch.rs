@@ -651,9 +651,7 @@ fn run_cuda(
             // An empty array has no tensor map, nor has an implied descriptor whose
             // arguments the driver would refuse: a variant that would copy it with the
             // tensor memory accelerator gives way to one that reads it with loads.
-            && !v.targets.iter().any(|t| {
-                tma::copies_empty(spec, t.tma, args) || tma::implied_unencodable(spec, t.tma, args)
-            })
+            && !v.targets.iter().any(|t| tma::gives_way(spec, t.tma, args))
     };
     // The first that accepts the arguments and has PTX for the device (an autotuning config
     // left out on a target has none there).

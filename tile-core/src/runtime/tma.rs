@@ -520,34 +520,22 @@ fn described<'s>(spec: &'s KernelSpec, t: &TmaSpec) -> Result<&'s DescSpec, Erro
     })
 }
 
-/// Whether some slot of `tma` describes an empty array (an extent of 0 or less) for these
-/// arguments: no tensor map can be encoded for it, so the launch takes a variant that does not
-/// copy it with the tensor memory accelerator (a `K = 0` product reads nothing and writes
-/// zeros). Slots that cannot be resolved answer `false` (the encoding reports them).
-pub(crate) fn copies_empty(
+/// Whether a variant whose module copies the slots of `tma` gives way to the next for these
+/// arguments, which read the slots with loads instead: some slot describes an empty array (an
+/// extent of 0 or less: no tensor map can be encoded for it, and a `K = 0` product reads nothing
+/// and writes zeros), or is an implied descriptor ([`DescSpec::implied`]) whose tensor map they
+/// cannot encode or whose array leaves its buffer (the kernel promised nothing about them).
+/// Declared slots that cannot be resolved or encoded answer `false`: the encoding reports them.
+pub(crate) fn gives_way(
     spec: &KernelSpec,
     tma: &[TmaSpec],
     values: &(impl LaunchValues + ?Sized),
 ) -> bool {
     tma.iter().any(|t| {
-        described(spec, t)
-            .and_then(|desc| resolve(spec, desc, values))
-            .is_ok_and(|a| a.dims.iter().any(|&d| d <= 0))
-    })
-}
-
-/// Whether some slot of `tma` is an implied descriptor ([`DescSpec::implied`]) whose tensor map
-/// these arguments cannot encode (or whose array leaves its buffer): the kernel promised
-/// nothing about them, so the launch takes a variant that reads the slot with the loads the
-/// kernel wrote.
-pub(crate) fn implied_unencodable(
-    spec: &KernelSpec,
-    tma: &[TmaSpec],
-    values: &(impl LaunchValues + ?Sized),
-) -> bool {
-    tma.iter().any(|t| {
-        described(spec, t)
-            .is_ok_and(|desc| desc.implied && encoding(spec, desc, t, values).is_err())
+        described(spec, t).is_ok_and(|desc| match resolve(spec, desc, values) {
+            Ok(a) if a.dims.iter().any(|&d| d <= 0) => true,
+            _ => desc.implied && encoding(spec, desc, t, values).is_err(),
+        })
     })
 }
 
@@ -1141,7 +1129,7 @@ mod tests {
     /// refuse a launch: its bounds are not checked, and where its map cannot be encoded the
     /// variant that copies it gives way.
     #[test]
-    fn implied_descriptors_give_way_instead_of_refusing() {
+    fn empty_arrays_and_unencodable_implied_descriptors_give_way() {
         const IMPLIED: KernelSpec = KernelSpec {
             desc_slots: 2,
             descriptors: &[
@@ -1153,21 +1141,23 @@ mod tests {
         let copies = [tma(0, &[128, 64], 128), tma(1, &[64, 64], 128)];
         let fine = values();
         assert!(check_bounds(&IMPLIED, &fine).is_ok());
-        assert!(!implied_unencodable(&IMPLIED, &copies, &fine));
+        assert!(!gives_way(&IMPLIED, &copies, &fine));
         // `b` one element short: declared, the launch refuses it; implied, the variant gives way.
         let short = with(&[(1, V::Buf(0x7f10_0000_0000, (K * N - 1) as usize))]);
         assert!(check_bounds(&GEMM, &short).is_err());
         assert!(check_bounds(&IMPLIED, &short).is_ok());
-        assert!(implied_unencodable(&IMPLIED, &copies, &short));
+        assert!(gives_way(&IMPLIED, &copies, &short));
         // Misaligned, or rows not a multiple of 16 bytes: the same.
         let misaligned = with(&[(1, V::Buf(0x7f10_0000_0004, (K * N) as usize))]);
-        assert!(implied_unencodable(&IMPLIED, &copies, &misaligned));
+        assert!(gives_way(&IMPLIED, &copies, &misaligned));
         let odd_rows = with(&[(5, V::Int(N - 1))]);
-        assert!(implied_unencodable(&IMPLIED, &copies, &odd_rows));
+        assert!(gives_way(&IMPLIED, &copies, &odd_rows));
         // A module that copies neither slot never gives way for them.
-        assert!(!implied_unencodable(&IMPLIED, &[], &short));
-        // Declared descriptors are refused by the encoding instead (the launch's `Err`).
-        assert!(!implied_unencodable(&GEMM, &copies, &misaligned));
+        assert!(!gives_way(&IMPLIED, &[], &short));
+        // Declared descriptors are refused by the encoding instead (the launch's `Err`), except
+        // an empty array, which has no tensor map whoever declared it.
+        assert!(!gives_way(&GEMM, &copies, &misaligned));
+        assert!(gives_way(&GEMM, &copies, &with(&[(6, V::Int(0))])));
     }
 
     #[test]
