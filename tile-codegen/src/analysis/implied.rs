@@ -63,7 +63,7 @@ pub fn implied_loads(f: &Function) -> Vec<ImpliedLoad> {
         {
             continue;
         }
-        if let Some(mut l) = match_load(f, op) {
+        if let Some(mut l) = match_load(f, op, &bodies) {
             l.host.slot = f.desc_slots + out.len() as u32;
             out.push(l);
         }
@@ -72,8 +72,9 @@ pub fn implied_loads(f: &Function) -> Vec<ImpliedLoad> {
 }
 
 /// The implied descriptor access `load` is in `f`, if it is one (the slot left 0): the shape
-/// of its address and mask only, not where it is or how its result is used.
-pub fn match_load(f: &Function, load: OpId) -> Option<ImpliedLoad> {
+/// of its address and mask only, not where it is or how its result is used. `bodies`: the
+/// kernel's loop bodies ([`loop_bodies`]), for its loop counters.
+fn match_load(f: &Function, load: OpId, bodies: &Bodies) -> Option<ImpliedLoad> {
     let d = f.op(load);
     if !matches!(d.kind, OpKind::Load { .. }) || d.operands.len() != 3 {
         return None;
@@ -83,7 +84,8 @@ pub fn match_load(f: &Function, load: OpId) -> Option<ImpliedLoad> {
     if ty.shape.len() != 2 || !(matches!(dtype, DType::F16 | DType::BF16) || dtype.is_f8()) {
         return None;
     }
-    if !is_zero(f, d.operands[2]) {
+    // `other` 0, as the copies fill masked elements (`pipeline-dot`'s own test).
+    if !f.constant_of(d.operands[2]).is_some_and(|c| c.is_zero()) {
         return None;
     }
     let (ptr, terms) = pointer_terms(f, d.operands[0])?;
@@ -111,12 +113,11 @@ pub fn match_load(f: &Function, load: OpId) -> Option<ImpliedLoad> {
         if index != t.index || f.ty(index).shape != [ty.shape[dim]] {
             return None;
         }
-        coords[dim] = Some(start_of(f, index, ty.shape[dim])?);
+        coords[dim] = start_of(f, index, ty.shape[dim])?;
         dims[dim] = Some(extent);
         strides[dim] = t.scale;
     }
-    let coords = coords.map(Option::flatten);
-    if !coords.iter().flatten().all(|&c| nonneg(f, c, 0)) {
+    if !coords.iter().flatten().all(|&c| nonneg(f, bodies, c, 0)) {
         return None;
     }
     let dims = [dims[0]?, dims[1]?];
@@ -142,20 +143,18 @@ pub fn match_load(f: &Function, load: OpId) -> Option<ImpliedLoad> {
     })
 }
 
-/// Every `for` body block of `f`, with its loop.
-fn loop_bodies(f: &Function) -> HashMap<tile_core::ir::BlockId, OpId> {
-    let mut out = HashMap::new();
-    for op in f.walk() {
-        let d = f.op(op);
-        if matches!(d.kind, OpKind::For) {
-            if let Some(&r) = d.regions.first() {
-                if let Some(&b) = f.regions[r.index()].blocks.first() {
-                    out.insert(b, op);
-                }
-            }
-        }
-    }
-    out
+/// Every `for` body block of a kernel, with its loop.
+type Bodies = HashMap<tile_core::ir::BlockId, OpId>;
+
+/// The `for` body blocks of `f`, each with its loop.
+fn loop_bodies(f: &Function) -> Bodies {
+    crate::passes::pipeline_loads::for_loops(f)
+        .into_iter()
+        .filter_map(|l| {
+            let r = *f.op(l).regions.first()?;
+            Some((*f.regions[r.index()].blocks.first()?, l))
+        })
+        .collect()
 }
 
 /// Whether every use of `load`'s result is in its block and a `dot` operand (`A` or `B`), or
@@ -166,18 +165,6 @@ fn dot_operand_only(f: &Function, load: OpId, uses: &HashMap<ValueId, usize>) ->
     use crate::passes::pipeline_dot::{dot_operand, used_only_by};
     uses.get(&x).copied().unwrap_or(0) > 0
         && used_only_by(f, x, ops, uses, |o, v, t| dot_operand(f, o, v, t))
-}
-
-/// Whether `v` is a splat of the constant 0 (or the constant itself).
-fn is_zero(f: &Function, v: ValueId) -> bool {
-    match f.def_op(v).map(|o| f.op(o)) {
-        Some(d) if matches!(d.kind, OpKind::Splat | OpKind::Broadcast) => is_zero(f, d.operands[0]),
-        _ => match f.constant_of(v) {
-            Some(ConstValue::Int(0)) => true,
-            Some(ConstValue::Float(x)) => x == 0.0 && x.is_sign_positive(),
-            _ => false,
-        },
-    }
 }
 
 /// One term of an address: the 1-D indices `index` placed along `dim`, times `scale` (a
@@ -348,17 +335,18 @@ fn start_of(f: &Function, v: ValueId, n: u32) -> Option<Option<ValueId>> {
 }
 
 /// Whether the integer scalar `v` is provably 0 or more (depth-limited).
-fn nonneg(f: &Function, v: ValueId, depth: u32) -> bool {
+fn nonneg(f: &Function, bodies: &Bodies, v: ValueId, depth: u32) -> bool {
     if depth > 16 {
         return false;
     }
     match f.values[v.index()].def {
         ValueDef::BlockArg(b, 0) => {
             // A loop counter from a non-negative start by a non-negative step.
-            let l = loop_bodies(f).get(&b).copied();
+            let l = bodies.get(&b).copied();
             l.is_some_and(|l| {
                 let d = f.op(l);
-                nonneg(f, d.operands[0], depth + 1) && nonneg(f, d.operands[2], depth + 1)
+                nonneg(f, bodies, d.operands[0], depth + 1)
+                    && nonneg(f, bodies, d.operands[2], depth + 1)
             })
         }
         ValueDef::BlockArg(..) => false,
@@ -368,14 +356,16 @@ fn nonneg(f: &Function, v: ValueId, depth: u32) -> bool {
                 OpKind::Constant(ConstValue::Int(c)) => *c >= 0,
                 OpKind::ProgramId { .. } | OpKind::NumPrograms { .. } => true,
                 OpKind::Binary(BinOp::Add | BinOp::Mul | BinOp::Div | BinOp::Min) => {
-                    d.operands.iter().all(|&x| nonneg(f, x, depth + 1))
+                    d.operands.iter().all(|&x| nonneg(f, bodies, x, depth + 1))
                 }
                 // The remainder has the dividend's sign; the larger of two is at least either.
-                OpKind::Binary(BinOp::Rem) => nonneg(f, d.operands[0], depth + 1),
-                OpKind::Binary(BinOp::Max) => d.operands.iter().any(|&x| nonneg(f, x, depth + 1)),
+                OpKind::Binary(BinOp::Rem) => nonneg(f, bodies, d.operands[0], depth + 1),
+                OpKind::Binary(BinOp::Max) => {
+                    d.operands.iter().any(|&x| nonneg(f, bodies, x, depth + 1))
+                }
                 OpKind::Cast => {
                     f.ty(d.operands[0]).dtype().is_some_and(DType::is_int)
-                        && nonneg(f, d.operands[0], depth + 1)
+                        && nonneg(f, bodies, d.operands[0], depth + 1)
                 }
                 _ => false,
             }
@@ -387,11 +377,12 @@ fn nonneg(f: &Function, v: ValueId, depth: u32) -> bool {
 /// IR they were found on, perhaps specialized since), with the slots found there.
 pub fn still_implied(f: &Function, implied: &[ImpliedLoad]) -> Vec<ImpliedLoad> {
     let live: HashSet<OpId> = f.walk().into_iter().collect();
+    let bodies = loop_bodies(f);
     implied
         .iter()
         .filter(|l| live.contains(&l.load))
         .filter_map(|l| {
-            let mut m = match_load(f, l.load)?;
+            let mut m = match_load(f, l.load, &bodies)?;
             m.host.slot = l.host.slot;
             Some(m)
         })
