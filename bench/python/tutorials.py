@@ -14,7 +14,7 @@ tutorials` runs it with baseline.py's timing, L2 flush, checks, CLI and JSON) an
 | `05_layer_norm_fwd_fused` | 05-layer-norm | baseline.py's `k_layer_norm_fwd_tutorial` with the tutorial's BLOCK_SIZE and num_warps |
 | `05_layer_norm_bwd` | 05-layer-norm | `LayerNorm.backward`: locks and partial sums zeroed, `_layer_norm_bwd_dx_fused` (spin lock per partial-sum row), `_layer_norm_bwd_dwdb` |
 | `06_attn_fwd`, `06_attn_fwd_causal` | 06-fused-attention | attention.py's `tut_attn_fwd` (`_attention.forward` on Hopper: host descriptors, autotuned over the tutorial's configs); key [Z, H, N_CTX, HEAD_DIM], sm_scale 0.5 |
-| `08_grouped_matmul_kernel` | 08-grouped-gemm | `grouped_matmul_kernel`, autotuned over the tutorial's 4 configs (key group_size), on tables of the matrices' addresses built outside the timed call (as the tutorial's benchmark does); shape `[group_size, N]`: that many N x N x N products |
+| `08_grouped_matmul_kernel` | 08-grouped-gemm | `grouped_matmul_kernel`, autotuned over the tutorial's 4 configs (key group_size, tuned afresh at each size), on tables of the matrices' addresses built outside the timed call (as the tutorial's benchmark does); shape `[group_size, N]`: that many N x N x N products |
 | `09_matmul_kernel_persistent` | 09-persistent-matmul | `matmul_kernel_persistent`, autotuned over the tutorial's `matmul_get_configs()` (16 configs, key M, N, K), NUM_SMS = the SM count |
 
 Each host function takes its outputs (poisoned with NaN before each check) instead of allocating
@@ -293,6 +293,11 @@ def grouped_matmul_kernel(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_gemm_s
 def bench_grouped(B):
     small, big = GROUPED
     for (groups, n), timed in B.plan(small, big):
+        # The key, group_size, is the same at every N: without this the decision timed at the
+        # first size (4 x 128^3, launch-bound) would serve 4 x 4096^3, where it can run 3x
+        # slower than the best. Both sides tune each size afresh (tile-bench forgets its
+        # tuner's decision the same way), so each row compares the two tuners' best there.
+        grouped_matmul_kernel.cache.clear()
         g = _seeded(B, groups * 7919 + n)
         As = [torch.rand((n, n), device=B.DEV, dtype=torch.float16, generator=g)
               for _ in range(groups)]

@@ -469,6 +469,47 @@ impl Autotuner {
         }
     }
 
+    /// Forgets the decision for `key` on `dev`, in memory and in the disk cache the environment
+    /// names (see [`TuneOptions::from_env`]), so that the next launch with `key` times its
+    /// candidates again: for a benchmark that tunes every size afresh, or a caller whose key
+    /// leaves out what decides the speed (a grouped GEMM keyed on its group's size alone, whose
+    /// matrices' sizes live in device memory, decides once for every size). Other keys stay
+    /// decided, a key being tuned right now stays marked, and [`Autotuner::decisions`] keeps
+    /// its record. A cache entry that cannot be removed is an `Err`.
+    pub fn forget(&self, dev: &Device, key: &[i64]) -> Result<(), Error> {
+        self.forget_for(&DeviceIdentity::of(dev), key, env_options())
+    }
+
+    /// [`Autotuner::forget`] for a device given by its identity, with the options given rather
+    /// than read from the environment.
+    pub fn forget_for(
+        &self,
+        id: &DeviceIdentity,
+        key: &[i64],
+        options: &TuneOptions,
+    ) -> Result<(), Error> {
+        {
+            let mut st = self.lock();
+            let d = st.device(id);
+            if let Some(Slot::Done(_)) = d.timed.get(key) {
+                d.timed.remove(key);
+            }
+            d.untimed.remove(key);
+        }
+        let Some(dir) = options.cache_dir.as_deref() else {
+            return Ok(());
+        };
+        let path = self.cache_file(dir, id, key);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(self.error(format!(
+                "could not remove the autotuning cache file {}: {e}",
+                path.display()
+            ))),
+        }
+    }
+
     /// The configuration to launch on `dev` for `key`; `bench(i)` returns the device time (ms)
     /// of one launch of configuration `i`, and is called only when timing (see the module
     /// doc). Settings come from the environment (read once per process), the device and
@@ -1286,6 +1327,39 @@ mod tests {
 
     fn never(_: usize) -> Result<f64, Error> {
         panic!("bench called")
+    }
+
+    #[test]
+    fn a_forgotten_key_is_timed_again_and_its_disk_entry_removed() {
+        let dir = TempDir::new("forget");
+        let opts = dir.options();
+        let t = tuner();
+        let calls = Mutex::new(Vec::new());
+        let c = t
+            .choose_for(&gpu(), &[4], &opts, fixed(&[0.5, 0.2, 0.3, 0.4], &calls))
+            .unwrap();
+        assert_eq!(c, 1);
+        let other = t
+            .choose_for(&gpu(), &[8], &opts, fixed(&[0.1, 0.2, 0.3, 0.4], &calls))
+            .unwrap();
+        assert_eq!(other, 0);
+        assert!(t.cache_file(&dir.0, &gpu(), &[4]).exists());
+        t.forget_for(&gpu(), &[4], &opts).unwrap();
+        assert!(!t.cache_file(&dir.0, &gpu(), &[4]).exists());
+        assert!(t.cache_file(&dir.0, &gpu(), &[8]).exists(), "other keys stay on disk");
+        // The same key decides again, by timing (a second process would too: no entry on disk).
+        calls.lock().unwrap().clear();
+        let again = t
+            .choose_for(&gpu(), &[4], &opts, fixed(&[0.1, 0.2, 0.3, 0.4], &calls))
+            .unwrap();
+        assert_eq!(again, 0);
+        assert_eq!(*calls.lock().unwrap(), vec![0, 1, 2, 3]);
+        // The other key is still decided in memory: no timing.
+        assert_eq!(t.choose_for(&gpu(), &[8], &opts, never).unwrap(), 0);
+        assert_eq!(t.decisions().len(), 3, "the record keeps every decision");
+        // Forgetting what was never decided is not an error.
+        t.forget_for(&gpu(), &[99], &opts).unwrap();
+        t.forget_for(&gpu(), &[4], &memory_only()).unwrap();
     }
 
     #[test]
