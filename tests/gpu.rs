@@ -1156,6 +1156,27 @@ fn autotuning_times_on_copies_and_caches_on_disk() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `Device::hold` keeps the queue waiting: work queued behind a hold of 2 ms finishes no earlier
+/// than 2 ms after the event before it; inside a capture it is an `Err`, on the interpreter a
+/// no-op.
+#[test]
+fn gpu_hold_delays_the_queue() {
+    let Some(gpu) = cuda() else { return };
+    let hold = std::time::Duration::from_millis(2);
+    gpu.hold(hold).unwrap(); // loads the module
+    gpu.synchronize().unwrap();
+    let before = gpu.record_event().unwrap();
+    gpu.hold(hold).unwrap();
+    let after = gpu.record_event().unwrap();
+    let held = before.elapsed(&after).unwrap();
+    println!("a hold of {hold:?} took {held:?} of device time");
+    assert!(held >= hold.mul_f64(0.95), "{held:?}");
+    assert!(held < hold * 20, "{held:?}");
+    let e = gpu.capture(|d| d.hold(hold)).err().expect("a hold was captured");
+    assert!(e.to_string().contains("Device::hold"), "{e}");
+    Device::interpreter().hold(hold).unwrap();
+}
+
 #[test]
 fn gpu_pointer_tables_reach_their_buffers() {
     let Some(gpu) = cuda() else { return };

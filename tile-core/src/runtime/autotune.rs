@@ -83,7 +83,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::ThreadId;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::device::{CudaDevice, Device};
 use super::error::Error;
@@ -1180,18 +1180,23 @@ pub const fn source_hash(text: &str) -> u64 {
 ///
 /// The method: one launch then a synchronization (a first launch loads the module, and is not
 /// timed); if nothing was timed for [`IDLE`], launches for [`WARMUP`] (so the first
-/// configuration of a decision is not timed at idle clocks); one launch between two events gives an estimate `e`; then up to 5 samples, each a
-/// batch of back-to-back launches (as many as make 1 ms of device time, 1 to 100) between two
-/// events, with no synchronization between samples; the result is the median sample divided by
-/// its batch. Launches longer than 5 ms get fewer samples (as many as fit 25 ms, at least one,
-/// an odd count), so a slow configuration costs a few of its launches. A configuration of short
-/// launches thus costs about 5 ms of device time, one of 5 ms launches 35 ms, a longer one three
-/// of its launches: tens of ms per configuration at most, as a first launch can afford, where
-/// Triton's `do_bench` spends 25 ms warming up and 100 ms repeating by default.
-/// Batches keep the host's launch cost out of short kernels' times once the queue is ahead of
-/// the GPU; the L2 cache is not flushed between samples (the inputs of small problems stay
-/// warm, as they often are when the kernel runs in a program), a difference that moves every
-/// configuration's time alike far more than it reorders them.
+/// configuration of a decision is not timed at idle clocks); three launches timed on the host
+/// give the host's cost `h` of queueing one; one launch between two events gives an estimate
+/// `e`; then up to 5 samples, each a batch of back-to-back launches (as many as make 1 ms of
+/// device time, 1 to 100) between two events, with no synchronization between samples; the
+/// result is the median sample divided by its batch. Every timed launch or batch is queued
+/// behind a [`Device::hold`] of twice the host's time to queue it (plus 50 µs), so the whole
+/// batch is queued before its first launch runs and the events bracket device time only: a
+/// kernel shorter than its launch (a few microseconds) is timed as it runs, not at the rate the
+/// host launches it, which would make every configuration look alike. Launches longer than 5
+/// ms get fewer samples (as many as fit 25 ms, at least one, an odd count), so a slow
+/// configuration costs a few of its launches. A configuration of short launches thus costs
+/// about 5 ms of device time (plus the holds: about twice the host's time to queue its
+/// batches), one of 5 ms launches 35 ms, a longer one three of its launches: tens of ms per
+/// configuration at most, as a first launch can afford, where Triton's `do_bench` spends 25 ms
+/// warming up and 100 ms repeating by default. The L2 cache is not flushed between samples (the
+/// inputs of small problems stay warm, as they often are when the kernel runs in a program), a
+/// difference that moves every configuration's time alike far more than it reorders them.
 pub fn time_ms(dev: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
     let ms = |a: &super::event::Event, b: &super::event::Event| -> Result<f64, Error> {
         Ok(a.elapsed(b)?.as_secs_f64() * 1e3)
@@ -1213,6 +1218,18 @@ pub fn time_ms(dev: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Resu
             dev.synchronize()?;
         }
     }
+    // The host's cost of queueing one launch, the device busy with the ones before.
+    let queued = Instant::now();
+    for _ in 0..3 {
+        run()?;
+    }
+    let host_ms = queued.elapsed().as_secs_f64() * 1e3 / 3.0;
+    let hold = |launches: usize| {
+        dev.hold(Duration::from_secs_f64(
+            (2.0 * host_ms * launches as f64 + 0.05) / 1e3,
+        ))
+    };
+    hold(1)?;
     let start = dev.record_event()?;
     run()?;
     let end = dev.record_event()?;
@@ -1223,6 +1240,7 @@ pub fn time_ms(dev: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Resu
     let samples = samples - (1 - samples % 2);
     let mut events = Vec::with_capacity(samples);
     for _ in 0..samples {
+        hold(batch)?;
         let start = dev.record_event()?;
         for _ in 0..batch {
             run()?;

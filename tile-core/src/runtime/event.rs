@@ -3,11 +3,15 @@
 //!
 //! On a CUDA device an event is a CUDA event recorded on the device's stream (timing enabled);
 //! on the interpreter, whose launches have finished when they return, it is the host clock.
+//! [`Device::hold`] keeps a device's queue waiting for a while, so that a batch of launches is
+//! queued before its first one runs and events around the batch time the device alone.
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::CudaEvent;
+use cudarc::driver::{CudaEvent, CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
 
 use super::device::Device;
 use super::error::{driver, Error};
@@ -39,6 +43,77 @@ impl Device {
     pub fn timer(&self) -> Result<Timer, Error> {
         Timer::start(self)
     }
+
+    /// Queues a wait of `d` on this device: one thread that watches the GPU's global timer, so
+    /// the work queued after it starts `d` after the hold does (at the timer's resolution, about
+    /// a microsecond). Timing uses it: launches queued behind a hold longer than the host takes
+    /// to queue them run back to back, and events around them measure the device's time rather
+    /// than the host's launch rate ([`crate::runtime::autotune::time_ms`] does so). The first
+    /// hold in a context loads a small module. On the interpreter, a no-op; inside
+    /// [`Device::capture`], an `Err`.
+    pub fn hold(&self, d: Duration) -> Result<(), Error> {
+        let Device::Cuda(c) = self else {
+            return Ok(());
+        };
+        c.refuse_while_recording("Device::hold")?;
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let func = hold_function(c)?;
+        let mut builder = c.stream.launch_builder(&func);
+        builder.arg(&ns);
+        let cfg = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `tile_hold` (HOLD_PTX) takes one `.u64` parameter, given here as a `u64`; it
+        // reads no memory and writes none, and runs one thread in one block.
+        let launched = unsafe { builder.launch(cfg) };
+        driver("launching the hold kernel", launched.map(|_| ()))
+    }
+}
+
+/// A one-thread kernel that returns once `ns` nanoseconds of `%globaltimer` have passed,
+/// sleeping a microsecond between reads (`nanosleep`: sm_70 and PTX 6.3).
+const HOLD_PTX: &str = "\
+.version 6.3
+.target sm_70
+.address_size 64
+
+.visible .entry tile_hold(.param .u64 ns)
+{
+    .reg .pred %p;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [ns];
+    mov.u64 %rd2, %globaltimer;
+WAIT:
+    nanosleep.u32 1000;
+    mov.u64 %rd3, %globaltimer;
+    sub.u64 %rd4, %rd3, %rd2;
+    setp.lt.u64 %p, %rd4, %rd1;
+    @%p bra WAIT;
+    ret;
+}
+";
+
+/// `tile_hold` in the stream's context: loaded from [`HOLD_PTX`] once per context.
+fn hold_function(c: &super::device::CudaDevice) -> Result<CudaFunction, Error> {
+    static LOADED: Mutex<Vec<(usize, CudaFunction)>> = Mutex::new(Vec::new());
+    let ctx = c.stream.context();
+    let key = ctx.cu_ctx() as usize;
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, f)) = loaded.iter().find(|(k, _)| *k == key) {
+        return Ok(f.clone());
+    }
+    let module = driver(
+        "loading the hold kernel's PTX",
+        ctx.load_module(Ptx::from_src(HOLD_PTX)),
+    )?;
+    let f = driver(
+        "finding entry `tile_hold`",
+        module.load_function("tile_hold"),
+    )?;
+    loaded.push((key, f.clone()));
+    Ok(f)
 }
 
 /// A point in a device's queue of work: everything queued on the device before
@@ -149,5 +224,26 @@ impl Timer {
     pub fn elapsed(&self) -> Result<Duration, Error> {
         let end = Event::record(&self.dev)?;
         self.start.elapsed(&end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hold_on_the_interpreter_returns_at_once() {
+        let dev = Device::interpreter();
+        let t = Instant::now();
+        dev.hold(Duration::from_secs(5)).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(1));
+    }
+
+    #[test]
+    fn the_hold_kernel_is_one_entry_with_one_u64_parameter() {
+        // What the launch in `Device::hold` passes, and the PTX ISA/target `nanosleep` needs.
+        assert!(HOLD_PTX.contains(".visible .entry tile_hold(.param .u64 ns)"));
+        assert_eq!(HOLD_PTX.matches(".entry").count(), 1);
+        assert!(HOLD_PTX.starts_with(".version 6.3\n.target sm_70\n"));
     }
 }

@@ -20,7 +20,7 @@
 //! buffer.rs     Buffer, Element, TensorRef/TensorMut,        uses device, error
 //!               BufArg; Device::upload/zeros/download
 //! event.rs      Event, Timer; Device::record_event,          uses device, error
-//!               wait_event, timer
+//!               wait_event, timer, hold
 //! graph.rs      Graph; Device::capture                       uses device, recording, tma, error
 //! device.rs     Device, CudaDevice, the PTX target           uses recording, error
 //! recording.rs  the launches a capturing device collects     uses tma
