@@ -1364,7 +1364,10 @@ mod tests {
         assert!(t.cache_file(&dir.0, &gpu(), &[4]).exists());
         t.forget_for(&gpu(), &[4], &opts).unwrap();
         assert!(!t.cache_file(&dir.0, &gpu(), &[4]).exists());
-        assert!(t.cache_file(&dir.0, &gpu(), &[8]).exists(), "other keys stay on disk");
+        assert!(
+            t.cache_file(&dir.0, &gpu(), &[8]).exists(),
+            "other keys stay on disk"
+        );
         // The same key decides again, by timing (a second process would too: no entry on disk).
         calls.lock().unwrap().clear();
         let again = t
