@@ -1172,10 +1172,9 @@ fn gpu_hold_delays_the_queue() {
     println!("a hold of {hold:?} took {held:?} of device time");
     assert!(held >= hold.mul_f64(0.95), "{held:?}");
     assert!(held < hold * 20, "{held:?}");
-    let e = gpu
-        .capture(|d| d.hold(hold))
-        .err()
-        .expect("a hold was captured");
+    let Err(e) = gpu.capture(|d| d.hold(hold)) else {
+        panic!("a hold was captured");
+    };
     assert!(e.to_string().contains("Device::hold"), "{e}");
     Device::interpreter().hold(hold).unwrap();
 }
