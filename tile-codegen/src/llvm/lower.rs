@@ -160,6 +160,7 @@ pub(super) fn lower_kernel<'a, 'ctx>(
         builder,
         values: vec![None; f.values.len()],
         tid: None,
+        tma_leader: None,
         current_op: None,
         addressing: addressing_values(f),
         alloc: &shared.alloc,
@@ -181,6 +182,9 @@ pub(super) fn lower_kernel<'a, 'ctx>(
     }
     // Read in the entry block, so that every later use (also after a loop) is dominated by it.
     l.tid()?;
+    if uses_copy_engine(f) {
+        l.tma_leader = Some(l.elect_leader()?);
+    }
     for &op in &f.blocks[f.entry().index()].ops {
         // A `bug` (or any other panic) while lowering an op is tile's fault: an internal error
         // at the innermost op being lowered, not a crash of the caller.
@@ -458,6 +462,20 @@ pub(super) fn pointee(ty: &Type) -> DType {
     }
 }
 
+/// Whether `f` has ops that one thread issues for the program (barrier setup, expected bytes,
+/// copy-engine loads): those need [`Lowerer::tma_leader`].
+fn uses_copy_engine(f: &Function) -> bool {
+    f.ops.iter().any(|op| {
+        matches!(
+            op.kind,
+            OpKind::MbarrierInit
+                | OpKind::MbarrierExpect { .. }
+                | OpKind::TmaLoad { .. }
+                | OpKind::MbarrierInval
+        )
+    })
+}
+
 /// The state of one kernel's lowering.
 pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) f: &'a Function,
@@ -468,6 +486,9 @@ pub(super) struct Lowerer<'a, 'ctx> {
     pub(super) values: Vec<Option<Vec<BasicValueEnum<'ctx>>>>,
     /// `tid.x`, read once.
     tid: Option<IntValue<'ctx>>,
+    /// Whether this is the one thread that issues the copy engine's work (`tma.rs`), an `i1`: computed in
+    /// the entry block of a kernel that has such ops.
+    pub(super) tma_leader: Option<IntValue<'ctx>>,
     /// The op being lowered (names per-op globals such as a reduction's shared memory).
     pub(super) current_op: Option<OpId>,
     /// Integer values that only exist to compute pointer offsets (see [`addressing_values`]).

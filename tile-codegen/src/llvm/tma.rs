@@ -1,11 +1,12 @@
 //! Hopper's tensor memory accelerator and its barrier objects, all inline PTX (LLVM 19 has
 //! intrinsics for none of the forms used here):
 //!
-//! - `mbarrier_init %bars`: thread 0 initializes each stage's barrier for one arrival
+//! - `mbarrier_init %bars`: the issuing thread (one lane of warp 0, `elect.sync`) initializes
+//!   each stage's barrier for one arrival
 //!   (`mbarrier.init.shared::cta.b64`).
-//! - `mbarrier_expect {bytes} %bars, %stage, %pred`: thread 0, where `pred` holds, arrives at
+//! - `mbarrier_expect {bytes} %bars, %stage, %pred`: the issuing thread, where `pred` holds, arrives at
 //!   the stage's barrier announcing the bytes its copies bring (`mbarrier.arrive.expect_tx`).
-//! - `tma_load {slot} %buf, %stage, %bars, %pred, %row, %col`: thread 0, where `pred` holds,
+//! - `tma_load {slot} %buf, %stage, %bars, %pred, %row, %col`: the issuing thread, where `pred` holds,
 //!   issues one `cp.async.bulk.tensor.2d` per column block of the stage (the [`SharedLayout`]
 //!   blocks `wgmma` reads: `R` rows of 32, 64 or 128 bytes, which the tensor map's swizzle of
 //!   the same width writes exactly), each completing on the stage's barrier. The tensor map is
@@ -13,7 +14,7 @@
 //!   address, which LLVM takes with `cvta.param`).
 //! - `mbarrier_wait %bars, %stage, %phase`: every thread spins on `mbarrier.try_wait.parity`
 //!   until the phase of that parity has completed.
-//! - `mbarrier_inval %bars`: thread 0 ends each stage's barrier.
+//! - `mbarrier_inval %bars`: the issuing thread ends each stage's barrier.
 //!
 //! Coordinates go to the copy innermost first (`{col, row}`), as the tensor map lists its
 //! dimensions.
@@ -21,7 +22,7 @@
 //! [`SharedLayout`]: tile_core::ir::SharedLayout
 
 use inkwell::types::BasicMetadataTypeEnum;
-use inkwell::values::{BasicMetadataValueEnum, IntValue};
+use inkwell::values::{BasicMetadataValueEnum, IntValue, ValueKind};
 use inkwell::IntPredicate;
 use tile_core::ir::{Layout, OpData};
 
@@ -59,19 +60,49 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(())
     }
 
-    /// 1 in thread 0 of the program where `pred` (an `i1`) holds, else 0, as an `i32`.
-    fn leader(&mut self, pred: Option<IntValue<'ctx>>) -> Result<IntValue<'ctx>> {
+    /// The program's issuing thread, as an `i32` 1 (else 0): one lane of warp 0 chosen by
+    /// `elect.sync`, read once in the entry block where every thread of the program runs. ptxas
+    /// then knows a single lane issues each copy and emits it straight; with `tid == 0` it
+    /// cannot tell, and wraps every `cp.async.bulk.tensor` in a loop over the lanes' distinct
+    /// operands (four such loops an iteration in tutorial 06's attention loop).
+    pub(super) fn elect_leader(&mut self) -> Result<IntValue<'ctx>> {
         let i32_ty = self.context.i32_type();
+        let bool_ty = self.context.bool_type();
         let tid = self.tid()?;
+        let fn_ty = bool_ty.fn_type(&[], false);
+        // A predicate output (`b`), so the elected lane reaches each copy's guard through
+        // predicate logic ptxas can follow.
+        let asm = self.context.create_inline_asm(
+            fn_ty,
+            "elect.sync _|$0, -1;".to_string(),
+            "=b".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
         let b = &self.builder;
-        let first = b
-            .build_int_compare(IntPredicate::EQ, tid, i32_ty.const_zero(), "")
-            .llvm()?;
-        let both = match pred {
-            Some(p) => b.build_and(first, p, "").llvm()?,
-            None => first,
+        let ValueKind::Basic(elected) = b
+            .build_indirect_call(fn_ty, asm, &[], "")
+            .llvm()?
+            .try_as_basic_value()
+        else {
+            bug("the elected lane's asm to return a value");
         };
-        b.build_int_z_extend(both, i32_ty, "").llvm()
+        let warp0 = b
+            .build_int_compare(IntPredicate::ULT, tid, i32_ty.const_int(32, false), "")
+            .llvm()?;
+        b.build_and(warp0, int(elected), "").llvm()
+    }
+
+    /// The program's issuing thread ([`Self::elect_leader`]) where `pred` (an `i1`) holds, as
+    /// an `i1` (an inline-asm operand of constraint `b`: a predicate register).
+    fn leader(&mut self, pred: Option<IntValue<'ctx>>) -> Result<IntValue<'ctx>> {
+        let lead = self.tma_leader.or_bug("the issuing thread, chosen in the entry block");
+        match pred {
+            Some(p) => self.builder.build_and(lead, p, "").llvm(),
+            None => Ok(lead),
+        }
     }
 
     /// Bytes between barrier objects in the buffer that is operand `i` (one per stage, at its
@@ -103,7 +134,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// `instr` (`mbarrier.init…` or `mbarrier.inval…` with its operands after the address) on
-    /// every barrier of the buffer that is operand 0, from thread 0.
+    /// every barrier of the buffer that is operand 0, from the issuing thread.
     fn each_barrier(&mut self, data: &OpData, instr: &str, rest: &str) -> Result<()> {
         let lead = self.leader(None)?;
         let base = self.barrier_address(data, 0, None)?;
@@ -111,10 +142,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         for s in 0..self.barrier_count(data, 0) {
             self.tma_asm(
                 &format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; @p {instr} [$0+{}]{rest}; }}",
+                    "@$1 {instr} [$0+{}]{rest};",
                     s * stride
                 ),
-                "r,r",
+                "r,b",
                 &[base.into(), lead.into()],
             )?;
         }
@@ -139,10 +170,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let bar = self.barrier_address(data, 0, Some(stage))?;
         self.tma_asm(
             &format!(
-                "{{ .reg .pred p; .reg .b64 state; setp.ne.b32 p, $1, 0; \
-                 @p mbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], {bytes}; }}"
+                "{{ .reg .b64 state; \
+                 @$1 mbarrier.arrive.expect_tx.shared::cta.b64 state, [$0], {bytes}; }}"
             ),
-            "r,r",
+            "r,b",
             &[bar.into(), lead.into()],
         )
     }
@@ -205,12 +236,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
                 .llvm()?;
             self.tma_asm(
                 &format!(
-                    "{{ .reg .pred p; setp.ne.b32 p, $1, 0; \
-                     @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
-                     [$0+{}], [$2, {{$3, $4}}], [$5]; }}",
+                    "@$1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+                     [$0+{}], [$2, {{$3, $4}}], [$5];",
                     j * block_bytes
                 ),
-                "r,r,l,r,r,r",
+                "r,b,l,r,r,r",
                 &[
                     dst.into(),
                     lead.into(),
