@@ -132,14 +132,9 @@ enum AIn<'ctx> {
     Words(Vec<BasicValueEnum<'ctx>>),
 }
 
-/// A shared-memory matrix descriptor as two 32-bit halves (see [`Lowerer::descriptor`]).
+/// A shared-memory matrix descriptor, one 64-bit value (see [`Lowerer::descriptor`]).
 #[derive(Clone, Copy)]
-struct Desc<'ctx> {
-    /// Bits 0–31: the address and leading-offset fields.
-    lo: IntValue<'ctx>,
-    /// Bits 32–63: the stride offset and swizzle fields, a constant.
-    hi: IntValue<'ctx>,
-}
+struct Desc<'ctx>(IntValue<'ctx>);
 
 impl<'ctx> Lowerer<'_, 'ctx> {
     /// `fence_async_shared`.
@@ -155,13 +150,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     }
 
     /// A descriptor: `fixed` with the address field of shared address `addr` (which is below
-    /// 2^18, as shared memory is), as its two 32-bit halves. The low half holds the address and
-    /// leading-offset fields, the high half is constant: stepping along `K` is one 32-bit add to
-    /// the low half (the address field never carries out: shared addresses / 16 stay below 2^14)
-    /// instead of a 64-bit add with carry. ptxas still builds the `B` descriptors in vector
-    /// registers and moves them to uniform ones (`R2UR`) before each `wgmma`.
+    /// 2^18, as shared memory is), one 64-bit value: the address field, zero-extended, or-ed
+    /// into the constant fields. Stepping along `K` adds to it (the address field never carries
+    /// out: shared addresses / 16 stay below 2^14). As one 64-bit value ptxas keeps each
+    /// descriptor in a uniform register pair and steps it there; built from two 32-bit halves
+    /// in the instruction's text, it rebuilt every descriptor from a vector register (`R2UR`,
+    /// and a `UMOV` of the constant half) before each `wgmma`.
     fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<Desc<'ctx>> {
         let i32_ty = self.context.i32_type();
+        let i64_ty = self.context.i64_type();
         let b = &self.builder;
         let field = b
             .build_right_shift(addr, i32_ty.const_int(4, false), false, "")
@@ -169,13 +166,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let field = b
             .build_and(field, i32_ty.const_int(0x3fff, false), "")
             .llvm()?;
-        let lo = b
-            .build_or(field, i32_ty.const_int(fixed & 0xffff_ffff, false), "")
-            .llvm()?;
-        Ok(Desc {
-            lo,
-            hi: i32_ty.const_int(fixed >> 32, false),
-        })
+        let field = b.build_int_z_extend(field, i64_ty, "").llvm()?;
+        Ok(Desc(
+            b.build_or(field, i64_ty.const_int(fixed, false), "")
+                .llvm()?,
+        ))
     }
 
     /// `warp_group_dot %a, %a_stage, %b, %b_stage, %acc`, or `warp_group_dot %a, %b, %b_stage,
@@ -376,12 +371,12 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         if bytes == 0 {
             return Ok(desc);
         }
-        let i32_ty = self.context.i32_type();
-        let lo = self
+        let i64_ty = self.context.i64_type();
+        let v = self
             .builder
-            .build_int_nuw_add(desc.lo, i32_ty.const_int(bytes >> 4, false), "")
+            .build_int_nuw_add(desc.0, i64_ty.const_int(bytes >> 4, false), "")
             .llvm()?;
-        Ok(Desc { lo, ..desc })
+        Ok(Desc(v))
     }
 
     /// One `wgmma.mma_async.sync.aligned.m64n{n}k16.f32.T.T` with `B` from shared memory
@@ -408,19 +403,15 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             .join(", ");
         let ctx = self.context;
         let i32_ty = ctx.i32_type();
-        // Inputs after the accumulator outputs: `A` (two descriptor halves or four words), `B`'s
-        // two halves, `scale-d`, then the tied accumulator inputs.
+        // Inputs after the accumulator outputs: `A` (a descriptor or four words), `B`'s
+        // descriptor, `scale-d`, then the tied accumulator inputs.
         let mut args: Vec<BasicMetadataValueEnum> = match a {
-            AIn::Desc(d) => vec![d.lo.into(), d.hi.into()],
+            AIn::Desc(d) => vec![d.0.into()],
             AIn::Words(w) => w.iter().map(|&x| BasicMetadataValueEnum::from(x)).collect(),
         };
         let a_len = args.len();
-        args.extend([
-            BasicMetadataValueEnum::from(b_desc.lo),
-            b_desc.hi.into(),
-            scale_d.into(),
-        ]);
-        let (pb, ps) = (regs + a_len, regs + a_len + 2);
+        args.extend([BasicMetadataValueEnum::from(b_desc.0), scale_d.into()]);
+        let (pb, ps) = (regs + a_len, regs + a_len + 1);
         // The 16-bit forms name both operands' majorness; the 8-bit forms have none (both
         // K-major, the verifier's rule 28), and the integer form no operand scales either.
         let sixteen = k_step == 16;
@@ -436,14 +427,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let dtype = if int { "s32" } else { "f32" };
         let text = match a {
             AIn::Desc(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 da, {{${}, ${}}};\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, da, db, p{trans_ab};\n}}",
-                regs,
-                regs + 1,
-                pb + 1,
+                "{{\n.reg .pred p;\nsetp.ne.b32 p, ${ps}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, ${regs}, ${pb}, p{trans_ab};\n}}",
             ),
             AIn::Words(_) => format!(
-                "{{\n.reg .pred p;\n.reg .b64 db;\nsetp.ne.b32 p, ${ps}, 0;\nmov.b64 db, {{${pb}, ${}}};\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, db, p{trans_b};\n}}",
-                pb + 1,
+                "{{\n.reg .pred p;\nsetp.ne.b32 p, ${ps}, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k_step}.{dtype}.{ta_ty}.{tb_ty} {{{list}}}, {{${}, ${}, ${}, ${}}}, ${pb}, p{trans_b};\n}}",
                 regs,
                 regs + 1,
                 regs + 2,
@@ -454,9 +441,20 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let acc_ty = c.first().or_bug("accumulators").get_type();
         let out = if int { "=r" } else { "=f" };
         let mut constraints: Vec<String> = (0..regs).map(|_| out.to_string()).collect();
-        constraints.extend((0..inputs).map(|_| "r".to_string()));
+        // The descriptors are 64-bit (`l`); words and `scale-d` 32-bit (`r`).
+        let wide = |i: usize| matches!(a, AIn::Desc(_)) && i == 0 || i == a_len;
+        constraints.extend((0..inputs).map(|i| if wide(i) { "l" } else { "r" }.to_string()));
         constraints.extend((0..regs).map(|i| i.to_string()));
-        let mut params: Vec<BasicMetadataTypeEnum> = vec![i32_ty.into(); inputs];
+        let i64_ty = ctx.i64_type();
+        let mut params: Vec<BasicMetadataTypeEnum> = (0..inputs)
+            .map(|i| {
+                if wide(i) {
+                    i64_ty.into()
+                } else {
+                    i32_ty.into()
+                }
+            })
+            .collect();
         params.extend(std::iter::repeat_n(
             BasicMetadataTypeEnum::from(acc_ty),
             regs,
