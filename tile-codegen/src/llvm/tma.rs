@@ -98,7 +98,9 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// The program's issuing thread ([`Self::elect_leader`]) where `pred` (an `i1`) holds, as
     /// an `i1` (an inline-asm operand of constraint `b`: a predicate register).
     fn leader(&mut self, pred: Option<IntValue<'ctx>>) -> Result<IntValue<'ctx>> {
-        let lead = self.tma_leader.or_bug("the issuing thread, chosen in the entry block");
+        let lead = self
+            .tma_leader
+            .or_bug("the issuing thread, chosen in the entry block");
         match pred {
             Some(p) => self.builder.build_and(lead, p, "").llvm(),
             None => Ok(lead),
@@ -141,10 +143,7 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         let stride = self.barrier_stride(data, 0);
         for s in 0..self.barrier_count(data, 0) {
             self.tma_asm(
-                &format!(
-                    "@$1 {instr} [$0+{}]{rest};",
-                    s * stride
-                ),
+                &format!("@$1 {instr} [$0+{}]{rest};", s * stride),
                 "r,b",
                 &[base.into(), lead.into()],
             )?;

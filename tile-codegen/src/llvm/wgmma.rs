@@ -152,10 +152,10 @@ impl<'ctx> Lowerer<'_, 'ctx> {
     /// A descriptor: `fixed` with the address field of shared address `addr` (which is below
     /// 2^18, as shared memory is), one 64-bit value: the address field, zero-extended, or-ed
     /// into the constant fields. Stepping along `K` adds to it (the address field never carries
-    /// out: shared addresses / 16 stay below 2^14). As one 64-bit value ptxas keeps each
-    /// descriptor in a uniform register pair and steps it there; built from two 32-bit halves
-    /// in the instruction's text, it rebuilt every descriptor from a vector register (`R2UR`,
-    /// and a `UMOV` of the constant half) before each `wgmma`.
+    /// out: shared addresses / 16 stay below 2^14). As one 64-bit value ptxas steps the `K`
+    /// offsets with 64-bit adds on the uniform datapath (`UIADD3.64`); built from two 32-bit
+    /// halves in the instruction's text, each step's descriptor was rebuilt from a vector
+    /// register (`R2UR`, and a `UMOV` of the constant half) before its `wgmma`.
     fn descriptor(&self, addr: IntValue<'ctx>, fixed: u64) -> Result<Desc<'ctx>> {
         let i32_ty = self.context.i32_type();
         let i64_ty = self.context.i64_type();
