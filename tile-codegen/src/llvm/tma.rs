@@ -4,10 +4,11 @@
 //! - `mbarrier_init %bars`: the issuing thread (one lane of warp 0, `elect.sync`) initializes
 //!   each stage's barrier for one arrival
 //!   (`mbarrier.init.shared::cta.b64`).
-//! - `mbarrier_expect {bytes} %bars, %stage, %pred`: the issuing thread, where `pred` holds, arrives at
-//!   the stage's barrier announcing the bytes its copies bring (`mbarrier.arrive.expect_tx`).
-//! - `tma_load {slot} %buf, %stage, %bars, %pred, %row, %col`: the issuing thread, where `pred` holds,
-//!   issues one `cp.async.bulk.tensor.2d` per column block of the stage (the [`SharedLayout`]
+//! - `mbarrier_expect {bytes} %bars, %stage, %pred`: the issuing thread, where `pred` holds,
+//!   arrives at the stage's barrier announcing the bytes its copies bring
+//!   (`mbarrier.arrive.expect_tx`).
+//! - `tma_load {slot} %buf, %stage, %bars, %pred, %row, %col`: the issuing thread, where `pred`
+//!   holds, issues one `cp.async.bulk.tensor.2d` per column block of the stage (the [`SharedLayout`]
 //!   blocks `wgmma` reads: `R` rows of 32, 64 or 128 bytes, which the tensor map's swizzle of
 //!   the same width writes exactly), each completing on the stage's barrier. The tensor map is
 //!   the kernel's hidden parameter for `slot` (a `__grid_constant__` `CUtensorMap`: its generic
@@ -60,8 +61,8 @@ impl<'ctx> Lowerer<'_, 'ctx> {
         Ok(())
     }
 
-    /// The program's issuing thread, as an `i32` 1 (else 0): one lane of warp 0 chosen by
-    /// `elect.sync`, read once in the entry block where every thread of the program runs. ptxas
+    /// Whether this thread is the program's issuing thread, an `i1`: one lane of warp 0 chosen
+    /// by `elect.sync`, read once in the entry block where every thread of the program runs. ptxas
     /// then knows a single lane issues each copy and emits it straight; with `tid == 0` it
     /// cannot tell, and wraps every `cp.async.bulk.tensor` in a loop over the lanes' distinct
     /// operands (four such loops an iteration in tutorial 06's attention loop).
