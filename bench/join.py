@@ -30,7 +30,7 @@ import os
 import sys
 
 # Order of the columns; an impl not listed here is appended after these.
-IMPLS = ["tile_fused", "tile_tuned", "tile_desc", "tile_unfused", "tile_split_rows", "tile_words4", "tile_user",
+IMPLS = ["tile_fused", "tile_tuned", "tile_rule", "tile_desc", "tile_unfused", "tile_split_rows", "tile_words4", "tile_user",
          "tile_tutorial", "torch_unfused",
          "torch_native", "cublas", "triton", "triton_words4"]
 BASE = "tile_fused"

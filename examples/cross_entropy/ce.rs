@@ -55,18 +55,27 @@ pub enum Form {
     Row,
     /// `ce_row16`: the same on 16 warps, two programs per SM.
     Row16,
+    /// `ce_loop_any32`: two passes, 32 warps, 16384-wide tiles, rows of any length.
+    Any32,
+    /// `ce_rows` with 4 rows per program (rows of at most [`ROWS_MAX`] logits).
+    Rows4,
+    /// `ce_rows` with 8 rows per program.
+    Rows8,
     /// `ce_forward` then `ce_backward`.
     Unfused,
 }
 
 impl Form {
     /// Every form, in the order the tables list them.
-    pub const ALL: [Form; 6] = [
+    pub const ALL: [Form; 9] = [
         Form::Loop,
         Form::Wide,
         Form::Full,
         Form::Row,
         Form::Row16,
+        Form::Any32,
+        Form::Rows4,
+        Form::Rows8,
         Form::Unfused,
     ];
 
@@ -75,10 +84,12 @@ impl Form {
         match self {
             Form::Row | Form::Row16 => v <= ROW_MAX && v % 8 == 0,
             Form::Full => v % 8 == 0,
+            Form::Rows4 | Form::Rows8 => v <= ROWS_MAX,
             _ => true,
         }
     }
-    /// The fused form measured fastest for rows of `v` logits of type `T` on the H100
+    /// The hand-written rule [`launch_tuned`] replaced (kept for the benchmark's comparison):
+    /// the fused form measured fastest for rows of `v` logits of type `T` on the H100
     /// (docs/DECISIONS.md, "Cross-entropy"): in f32 the one-read kernel on 16 warps where it fits
     /// (1% ahead of 32 warps), in bf16 the 8-warp two-pass kernel for rows the one-read kernel
     /// would fit (93% of copy against 77%), the 32-warp two-pass one for longer aligned rows,
@@ -106,6 +117,9 @@ impl Form {
             Form::Full => "fused (1 kernel, 32 warps)",
             Form::Row => "fused (1 kernel, one read, 32 warps)",
             Form::Row16 => "fused (1 kernel, one read, 16 warps)",
+            Form::Any32 => "fused (1 kernel, 32 warps, any row)",
+            Form::Rows4 => "fused (1 kernel, one read, 4 rows)",
+            Form::Rows8 => "fused (1 kernel, one read, 8 rows)",
             Form::Unfused => "unfused (forward, backward)",
         }
     }
@@ -123,6 +137,9 @@ pub fn tolerance<T: Logit>() -> f64 {
 
 /// The widest row `ce_row` holds.
 pub const ROW_MAX: usize = 32768;
+
+/// The widest row `ce_rows` holds (its `BLOCK`).
+pub const ROWS_MAX: usize = 1024;
 
 /// The column tile for rows of `v`: 1024 for short rows, else 8192.
 fn block(v: usize) -> i32 {
@@ -201,14 +218,26 @@ pub fn case<T: Logit>(
 }
 
 /// The fused forms [`launch_tuned`] times, in order.
-pub const FUSED: [Form; 5] = [Form::Loop, Form::Wide, Form::Full, Form::Row, Form::Row16];
+pub const FUSED: [Form; 8] = {
+    // Every form but the last, `Unfused`.
+    let mut fused = [Form::Loop; 8];
+    let mut i = 0;
+    while i < fused.len() {
+        fused[i] = Form::ALL[i];
+        i += 1;
+    }
+    fused
+};
 
-static FUSED_CONFIGS: [tile::autotune::ConfigDesc; 5] = [
+static FUSED_CONFIGS: [tile::autotune::ConfigDesc; 8] = [
     tile::autotune::ConfigDesc::new("two passes, 8 warps"),
     tile::autotune::ConfigDesc::new("two passes, 16 warps"),
     tile::autotune::ConfigDesc::new("two passes, 32 warps"),
     tile::autotune::ConfigDesc::new("one read, 32 warps"),
     tile::autotune::ConfigDesc::new("one read, 16 warps"),
+    tile::autotune::ConfigDesc::new("two passes, 32 warps, any row"),
+    tile::autotune::ConfigDesc::new("one read, 4 rows a program"),
+    tile::autotune::ConfigDesc::new("one read, 8 rows a program"),
 ];
 
 /// The fused forms that take rows of `v` logits (key `[rows, v, dtype]`).
@@ -228,8 +257,9 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 .with_prune(forms_that_fit);
 
 /// The fused form timed fastest for this case's shape on this device (at the first call with
-/// the shape; later calls and processes reuse the choice) instead of [`Form::best`]'s rule,
-/// launched on `c`. The kernels overwrite the logits with the gradient, so each form is timed on
+/// the shape; later calls and processes reuse the choice; the interpreter takes the first form
+/// that fits), launched on `c`: what the benchmark times as the fused form. It matches or beats
+/// [`Form::best`]'s rule, which it replaced, at every shape measured. The kernels overwrite the logits with the gradient, so each form is timed on
 /// a copy of the case (`Device::scratch_copy`), and `c` is computed on once.
 pub fn launch_tuned<T: Logit>(dev: &Device, c: &mut Case<T>) -> Result<Form, Error> {
     let key = [c.rows as i64, c.v as i64, T::DTYPE as i64];
@@ -280,10 +310,25 @@ pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(),
             s,
             b,
         ),
+        Form::Rows4 | Form::Rows8 => kernels::ce_rows::launch(
+            dev,
+            Grid::x(cdiv(c.rows, if form == Form::Rows4 { 4 } else { 8 })),
+            &mut c.logits,
+            &c.labels,
+            &c.valid,
+            &mut c.loss,
+            &mut c.mean,
+            rows,
+            v,
+            IGNORE,
+            s,
+            if form == Form::Rows4 { 4 } else { 8 },
+        ),
         // The kernels of one tile width take the same arguments.
-        Form::Wide | Form::Full | Form::Row | Form::Row16 => {
+        Form::Wide | Form::Full | Form::Row | Form::Row16 | Form::Any32 => {
             let launch = match form {
                 Form::Wide => kernels::ce_loop_wide::launch::<T>,
+                Form::Any32 => kernels::ce_loop_any32::launch::<T>,
                 Form::Full if T::NAME == "f32" => kernels::ce_loop_full_keep::launch::<T>,
                 Form::Full => kernels::ce_loop_full::launch::<T>,
                 Form::Row16 => kernels::ce_row16::launch::<T>,

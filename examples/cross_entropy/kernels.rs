@@ -23,6 +23,9 @@
 //!   pass's loads `evict = last`.
 //! - `ce_row`: rows of at most 32768 logits in one tile on 32 warps: one read, one write;
 //!   `ce_row16` the same on 16 warps (two programs per SM).
+//! - `ce_loop_any32`: the two passes on 32 warps and 16384-wide tiles, rows of any length.
+//! - `ce_rows`: rows of at most 1024 logits, `R` of them per program in one `R × 1024` tile, one
+//!   read and one write, one atomic add per program.
 //! - unfused: `ce_forward` (the first pass and the loss, the row's logsumexp saved) and
 //!   `ce_backward` (the gradient from the saved logsumexp), as a framework's separate forward and
 //!   backward are.
@@ -334,6 +337,89 @@ pub fn ce_row16(
     );
 }
 
+/// `ce_loop` on 32 warps with 16384-wide tiles for rows of any length: one program per SM, so
+/// the rows in flight (132 on the H100: 26 MB at 50257 f32 logits) stay in the L2 for the
+/// second pass, as `ce_loop_full`'s do, where `ce_loop`'s eight programs per SM (1056 rows, 212
+/// MB) read every row twice from memory. Half `ce_loop_full`'s tile, so that unaligned rows'
+/// 64-bit addresses (16 per thread) fit beside it.
+#[tile_kernel(num_warps = 32)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_loop_any32(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    BLOCK: Const<16384>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    two_pass(
+        logits, labels, valid, loss, mean, v, ignore, smoothing, BLOCK, T, 0,
+    );
+}
+
+/// The one-read form for short rows (at most `BLOCK` logits), `R` rows per program: a
+/// `R × BLOCK` tile, each row's reductions along axis 1, and one `atomic_add` of the `R` rows'
+/// losses. With one row per program, 65536 rows of 1024 logits ran at a third of copy on the
+/// H200 whatever the form: each program's work is short, and every one of them adds to the same
+/// `mean`.
+#[tile_kernel(num_warps = 8)]
+#[allow(clippy::too_many_arguments)]
+pub fn ce_rows(
+    logits: Ptr<T, { rows * v }>,
+    labels: Ptr<i32, rows>,
+    valid: Ptr<i32, 1>,
+    loss: Ptr<f32, rows>,
+    mean: Ptr<f32, 1>,
+    rows: i32,
+    v: i32,
+    ignore: i32,
+    smoothing: f32,
+    R: Const<{ [4, 8] }>,
+    BLOCK: Const<1024>,
+    T: Type<{ [f32, bf16] }>,
+) {
+    let r = program_id(0) * R + arange(0, R);
+    let live = r < rows;
+    let y = load(labels + r, live, ignore);
+    let ok = live & (y != ignore);
+    let cols = arange(0, BLOCK);
+    let mk = (cols < v).expand_dims(0);
+    let at = logits + (r * v).expand_dims(1) + cols.expand_dims(0);
+    // Ignored rows are not read (their loads masked off, as Liger skips them).
+    let x = select(
+        mk,
+        load(at, mk & ok.expand_dims(1)) as f32,
+        f32::NEG_INFINITY,
+    );
+    // The labels' logits before the rows' reductions, whose barriers order these loads before
+    // any thread's store of the gradient (as `one_read`).
+    let xy = load(logits + r * v + y, ok) as f32;
+    let sx = select(mk, x, 0.0).sum(1);
+    let m = x.max(1);
+    let e = ((x - m.expand_dims(1)) * 1.4426950408889634).exp2();
+    let d = e.sum(1);
+    let lse = m + d.log();
+    let n = load(valid) as f32;
+    let l = (lse - xy) * (1.0 - smoothing) + smoothing * (lse - sx / v as f32);
+    let l = select(ok, l / n, 0.0);
+    let scale = 1.0 / (d * n);
+    let shift = smoothing / (v as f32 * n);
+    let hot = cols.expand_dims(0) == y.expand_dims(1);
+    let g = e * scale.expand_dims(1) - shift - select(hot, (1.0 - smoothing) / n, 0.0);
+    store(
+        at,
+        select(ok.expand_dims(1), g, 0.0) as T,
+        mk & live.expand_dims(1),
+    );
+    store(loss + r, l, live);
+    atomic_add(mean, l.sum());
+}
+
 /// Unfused forward: the row's logsumexp (saved for the backward) and loss.
 #[tile_kernel(num_warps = 8)]
 pub fn ce_forward(
@@ -420,6 +506,8 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &ce_loop_full_keep::KERNELS[..],
         &ce_row::KERNELS[..],
         &ce_row16::KERNELS[..],
+        &ce_loop_any32::KERNELS[..],
+        &ce_rows::KERNELS[..],
         &ce_forward::KERNELS[..],
         &ce_backward::KERNELS[..],
     ] {

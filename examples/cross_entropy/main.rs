@@ -49,14 +49,7 @@ fn bench<T: Logit>(dev: &Device, copy: f64, rows: usize, v: usize) -> Res<bool> 
     let bytes = (2 * rows * v * std::mem::size_of::<T>()) as f64;
     let mut table = Vec::new();
     // The unfused form first: the table's speedups are against it.
-    for form in [
-        Form::Unfused,
-        Form::Loop,
-        Form::Wide,
-        Form::Full,
-        Form::Row,
-        Form::Row16,
-    ] {
+    for form in std::iter::once(Form::Unfused).chain(ce::FUSED) {
         if !form.fits::<T>(v) {
             continue;
         }

@@ -198,8 +198,7 @@ pub fn gemm_tma(
     key = [m, n, k],
 ))]
 /// `c = a @ b` in the input type, autotuned: the tiles of [`gemm_wide`] (config 0) and of
-/// [`gemm`] with `BN = 64` (config 3) among four configurations (as many as the compile
-/// budget takes for these tiles in two element types), the fastest timed per
+/// [`gemm`] with `BN = 64` (config 3) among four configurations, the fastest timed per
 /// `(m, n, k)` at its first launch ([`matmul_tuned`]). Written with tensor descriptors, as
 /// [`gemm_tma`]: on Hopper with aligned arguments the tensor memory accelerator copies the
 /// tiles.

@@ -16,11 +16,12 @@
 //!   give 4–8 programs per row block: a one-program-per-row-block online softmax would leave most
 //!   SMs idle at these batch sizes.
 //!
-//! The block ([`Tile`]) is chosen at launch, the largest that still gives every SM of an H100 a
-//! program: `128 × 256` on 8 warps (`softmax_regression_wide`, the `gemm_wide` shape), else
-//! `128 × 128` or `16 × 128` on 4 warps (the document's sizes); `16 × 16` for at most 16
-//! classes and `16 × 64` for at most 64 (`softmax_regression_narrow`). Programs run in grouped
-//! order, as the `gemm` example's.
+//! The block ([`Tile`]) is autotuned per shape ([`fused`]) among seven: `128 × 256` on 8 warps
+//! (`softmax_regression_wide`, the `gemm_wide` shape), `128 × 128` or `16 × 128` on 4 warps
+//! (the document's sizes), and `16 × 16`, `16 × 64`, `64 × 16`, `64 × 64` for few classes
+//! (`softmax_regression_narrow`). [`Tile::for_shape`] is the rule it replaced (the largest tile
+//! that still gives every SM of an H100 a program). Programs run in grouped order, as the `gemm`
+//! example's.
 //!
 //! Row `k` of `w` starts `ldw` elements after row `k − 1` (`ldw ≥ classes`). Where `classes`
 //! puts the rows 16 bytes into a 32-byte sector (1000 f16 classes: 2000-byte rows) and `w` is read
@@ -115,10 +116,12 @@ pub fn softmax_regression(
 }
 
 #[tile_kernel(num_warps = 4)]
-/// [`softmax_regression`] on `16 × BN` blocks, `BN` = 16 or 64 classes, `k` in 64-wide
-/// slices, 4 warps: for few classes (the document's 10 and 50), where a 128-class tile would
-/// multiply and fetch up to 8 times the columns there are (Triton's autotuned fused kernel
-/// picks `16 × 16` at 64 × 128 × 10).
+/// [`softmax_regression`] on `BM × BN` blocks, `BM` = 16 or 64 rows, `BN` = 16 or 64 classes,
+/// `k` in 64-wide slices, 4 warps: for few classes (the document's 10 and 50), where a
+/// 128-class tile would multiply and fetch up to 8 times the columns there are (Triton's
+/// autotuned fused kernel picks `16 × 16` at 64 × 128 × 10). With 64 rows each `k` step copies
+/// four times the bytes of `x` per program (and on sm_90a the product is one warpgroup's
+/// `wgmma`).
 #[allow(clippy::too_many_arguments)]
 pub fn softmax_regression_narrow(
     x: Ptr<T, { batch * dim }>,
@@ -133,7 +136,7 @@ pub fn softmax_regression_narrow(
     tiles: i32,
     T: Type<{ [f16, bf16] }>,
     SPLIT: Const<{ [0, 1] }>,
-    BM: Const<16>,
+    BM: Const<{ [16, 64] }>,
     BN: Const<{ [16, 64] }>,
     BK: Const<64>,
     GM: Const<8>,
@@ -267,6 +270,10 @@ pub enum Tile {
     Narrow,
     /// [`softmax_regression_narrow`] with `BN = 64`: `16 × 64`.
     Narrow64,
+    /// [`softmax_regression_narrow`] with `BM = 64`, `BN = 16`: `64 × 16`.
+    Tall,
+    /// [`softmax_regression_narrow`] with `BM = 64`, `BN = 64`: `64 × 64`.
+    Tall64,
     /// [`softmax_regression`] with `BM = 16`: `16 × 128`.
     Rows16,
     /// [`softmax_regression`] with `BM = 128`: `128 × 128`.
@@ -278,12 +285,14 @@ pub enum Tile {
 impl Tile {
     /// Every tile (the tests run each).
     #[allow(dead_code)]
-    pub const ALL: [Tile; 5] = [
+    pub const ALL: [Tile; 7] = [
         Tile::Narrow,
         Tile::Narrow64,
         Tile::Rows16,
         Tile::Rows128,
         Tile::Wide,
+        Tile::Tall,
+        Tile::Tall64,
     ];
 
     /// `(rows, classes)` of the block.
@@ -291,6 +300,8 @@ impl Tile {
         match self {
             Tile::Narrow => (16, NARROW_TILE),
             Tile::Narrow64 => (16, 64),
+            Tile::Tall => (64, NARROW_TILE),
+            Tile::Tall64 => (64, 64),
             Tile::Rows16 => (16, CLASS_TILE),
             Tile::Rows128 => (128, CLASS_TILE),
             Tile::Wide => (128, 2 * CLASS_TILE),
@@ -407,10 +418,10 @@ impl<T: tile::Element> Workspace<T> {
     }
 }
 
-/// `probs = softmax(x @ w)`: one launch when one class tile holds every class, else two (tiles,
-/// then `rescale`), after [`pad_rows`] where the workspace pads `w`. The tile is
-/// [`Tile::for_shape`]'s.
-pub fn fused<T: tile::Element>(
+/// [`fused`] on [`Tile::for_shape`]'s tile: the hand-written rule the tuner replaced, kept for
+/// the benchmark's comparison (docs/perf/RESULTS.md, "Autotuning against the examples' shape
+/// rules").
+pub fn fused_rule<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
     w: &Buffer<T>,
@@ -421,13 +432,15 @@ pub fn fused<T: tile::Element>(
     fused_with(dev, x, w, probs, ws, s, Tile::for_shape(s.0, s.2))
 }
 
-/// The tiles [`fused_tuned`] times, in [`Tile::ALL`]'s order.
-static TILE_CONFIGS: [tile::autotune::ConfigDesc; 5] = [
+/// The tiles [`fused`] times, in [`Tile::ALL`]'s order.
+static TILE_CONFIGS: [tile::autotune::ConfigDesc; 7] = [
     tile::autotune::ConfigDesc::new("16 x 16"),
     tile::autotune::ConfigDesc::new("16 x 64"),
     tile::autotune::ConfigDesc::new("16 x 128"),
     tile::autotune::ConfigDesc::new("128 x 128"),
     tile::autotune::ConfigDesc::new("128 x 256, 8 warps"),
+    tile::autotune::ConfigDesc::new("64 x 16"),
+    tile::autotune::ConfigDesc::new("64 x 64"),
 ];
 
 /// The tiles that take `classes` (key `[batch, dim, classes, dtype]`).
@@ -443,7 +456,7 @@ fn tune_key<T: tile::Element>((b, d, c): (usize, usize, usize)) -> [i64; 4] {
     [b as i64, d as i64, c as i64, T::DTYPE as i64]
 }
 
-/// [`fused_tuned`]'s tuner: one decision per shape, element type and device.
+/// [`fused`]'s tuner: one decision per shape, element type and device.
 pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
     "softmax_regression",
     tile::autotune::source_hash(include_str!("kernels.rs")),
@@ -451,11 +464,14 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 )
 .with_prune(tiles_that_run);
 
-/// [`fused`] on the tile timed fastest for this shape on this device (at the first call with
-/// the shape; later calls, and later processes through the disk cache, reuse the choice)
-/// instead of [`Tile::for_shape`]'s rule. `probs` and the workspace are written by every timed
-/// run and by the last one, so no copy is needed.
-pub fn fused_tuned<T: tile::Element>(
+/// `probs = softmax(x @ w)`: one launch when one class tile holds every class, else two (tiles,
+/// then `rescale`), after [`pad_rows`] where the workspace pads `w`, on the tile timed fastest
+/// for this shape on this device (at the first call with the shape; later calls, and later
+/// processes through the disk cache, reuse the choice; the interpreter takes the first tile that
+/// runs the shape). It matches or beats [`Tile::for_shape`]'s rule ([`fused_rule`]) at every
+/// shape measured. `probs` and the workspace are written by every timed run and by the last
+/// one, so no copy is needed.
+pub fn fused<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
     w: &Buffer<T>,
@@ -469,7 +485,7 @@ pub fn fused_tuned<T: tile::Element>(
     fused_with(dev, x, w, probs, ws, s, Tile::ALL[i])
 }
 
-/// The tile [`fused_tuned`] chose for a shape in this process, if it has met the shape.
+/// The tile [`fused`] chose for a shape in this process, if it has met the shape.
 pub fn tuned_tile<T: tile::Element>(s: (usize, usize, usize)) -> Option<Tile> {
     let key = tune_key::<T>(s);
     TUNER
@@ -479,7 +495,7 @@ pub fn tuned_tile<T: tile::Element>(s: (usize, usize, usize)) -> Option<Tile> {
         .map(|d| Tile::ALL[d.config])
 }
 
-/// [`fused`] with the given tile.
+/// [`fused`] on the given tile.
 pub fn fused_with<T: tile::Element>(
     dev: &Device,
     x: &Buffer<T>,
@@ -518,10 +534,13 @@ pub fn fused_with<T: tile::Element>(
     let (max, sum) = (&mut ws.stats.max, &mut ws.stats.sum);
     if tile == Tile::Wide {
         softmax_regression_wide::launch(dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split)?;
-    } else if matches!(tile, Tile::Narrow | Tile::Narrow64) {
-        let bn = bn as i32;
+    } else if matches!(
+        tile,
+        Tile::Narrow | Tile::Narrow64 | Tile::Tall | Tile::Tall64
+    ) {
+        let (bm, bn) = (bm as i32, bn as i32);
         softmax_regression_narrow::launch(
-            dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split, bn,
+            dev, grid, x, w, probs, max, sum, b, d, c, ld, t, split, bm, bn,
         )?;
     } else {
         let bm = bm as i32;

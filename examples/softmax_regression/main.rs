@@ -1,5 +1,6 @@
 //! Softmax regression on tensor cores, `probs = softmax(x @ w)` (f16 or bf16 `x` and `w`, f32
-//! logits and softmax, f32 `probs`): the fused kernel (kernels.rs) against the unfused form (the
+//! logits and softmax, f32 `probs`): the fused kernel (kernels.rs, its tile autotuned at each
+//! shape's first call) against the unfused form (the
 //! `gemm` example's kernel writing f32 logits, then the `fused_softmax` example's row softmax
 //! reading them back) and an f64 reference.
 //!

@@ -37,6 +37,9 @@ pub enum Form {
     /// The family's kernel written with tensor descriptors (`make_tensor_descriptor`), whose
     /// tiles the tensor memory accelerator copies on Hopper.
     Descriptor,
+    /// The fused kernel on the configuration a hand-written shape rule picks, where the
+    /// family's fused form is autotuned (the rule it replaced, kept for the comparison).
+    Rule,
 }
 
 impl Form {
@@ -54,6 +57,7 @@ impl Form {
             Form::Tutorial => "tile_tutorial",
             Form::Tuned => "tile_tuned",
             Form::Descriptor => "tile_desc",
+            Form::Rule => "tile_rule",
         }
     }
 }

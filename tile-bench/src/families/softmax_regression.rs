@@ -1,8 +1,9 @@
 //! Softmax regression on tensor cores, `probs = softmax(x @ w)` (examples/softmax_regression):
 //! f16 and bf16 `x` (in [-1, 1)) and `w` (in [-0.5, 0.5)), f32 logits, softmax and `probs`.
-//! Fused: the example's kernel at the tile [`Tile::for_shape`] picks (128 × 256 on 8 warps at the
-//! large sizes, with `rescale` past one class tile; after `pad_rows` where the example's
-//! `Workspace` pads `w`'s rows to 32 bytes, which the time includes). Unfused: the `gemm`
+//! Fused: the example's `fused`, on the tile its tuner timed fastest at the shape's first call
+//! (with `rescale` past one class tile; after `pad_rows` where the example's `Workspace` pads
+//! `w`'s rows to 32 bytes, which the time includes). Rule (`tile_rule`): the same on the tile
+//! [`Tile::for_shape`]'s rule picks, which the tuner replaced. Unfused: the `gemm`
 //! example's kernel writing f32 logits (`gemm_wide` where the fused kernel is wide), then the
 //! `fused_softmax` row softmax.
 //! Shapes `[batch, dim, classes]` as `bench/python/baseline.py`'s softmax_regression rows;
@@ -16,7 +17,7 @@ use crate::common::{sampled_rows, softmax_rows_ref, Half, Rng};
 use crate::fused_softmax;
 use crate::gemm_kernels::{gemm, gemm_wide};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
-use crate::softmax_regression::{fused, fused_tuned, tuned_tile, Tile, Workspace};
+use crate::softmax_regression::{fused, fused_rule, tuned_tile, Tile, Workspace};
 
 const NAME: &str = "softmax_regression";
 
@@ -131,7 +132,7 @@ impl<T: Half> Case for RegCase<T> {
         let (b, d, c) = self.s;
         match form {
             Form::Fused => fused(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
-            Form::Tuned => fused_tuned(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
+            Form::Rule => fused_rule(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
             Form::Unfused => {
                 let (bi, di, ci) = (b as i32, d as i32, c as i32);
                 let (x, w, logits) = (&s.x, &s.w, &mut s.logits);
@@ -171,19 +172,22 @@ impl<T: Half> Case for RegCase<T> {
 
     fn ops(&self, form: Form) -> String {
         match form {
-            Form::Fused => "1–2 kernels: dot on tensor cores with the softmax on the logits in \
-                            registers (per class tile, then rescale past one tile)"
-                .into(),
-            Form::Unfused => "2 kernels: gemm (f32 logits in memory), row softmax".into(),
-            Form::Tuned => format!(
-                "the fused kernels on the tile timed fastest at the first call ({})",
+            Form::Fused => format!(
+                "1–2 kernels: dot on tensor cores with the softmax on the logits in registers \
+                 (per class tile, then rescale past one tile), on the tile timed fastest at the \
+                 first call ({})",
                 tuned_tile::<T>(self.s).map_or("not yet tuned".into(), |t| format!("{t:?}"))
+            ),
+            Form::Unfused => "2 kernels: gemm (f32 logits in memory), row softmax".into(),
+            Form::Rule => format!(
+                "the fused kernels on the tile of the hand-written rule ({:?})",
+                Tile::for_shape(self.s.0, self.s.2)
             ),
             other => not_a_form(other).to_string(),
         }
     }
 
     fn forms(&self) -> Vec<Form> {
-        vec![Form::Fused, Form::Tuned, Form::Unfused]
+        vec![Form::Fused, Form::Rule, Form::Unfused]
     }
 }
