@@ -259,8 +259,9 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 /// The fused form timed fastest for this case's shape on this device (at the first call with
 /// the shape; later calls and processes reuse the choice; the interpreter takes the first form
 /// that fits), launched on `c`: what the benchmark times as the fused form. It matches or beats
-/// [`Form::best`]'s rule, which it replaced, at every shape measured. The kernels overwrite the logits with the gradient, so each form is timed on
-/// a copy of the case (`Device::scratch_copy`), and `c` is computed on once.
+/// [`Form::best`]'s rule, which it replaced, at every shape measured. The kernels overwrite the
+/// logits with the gradient, so each form is timed on a copy of the case
+/// (`Device::scratch_copy`), and `c` is computed on once.
 pub fn launch_tuned<T: Logit>(dev: &Device, c: &mut Case<T>) -> Result<Form, Error> {
     let key = [c.rows as i64, c.v as i64, T::DTYPE as i64];
     let i = TUNER.choose(dev, &key, |i| {
@@ -310,20 +311,23 @@ pub fn launch<T: Logit>(dev: &Device, c: &mut Case<T>, form: Form) -> Result<(),
             s,
             b,
         ),
-        Form::Rows4 | Form::Rows8 => kernels::ce_rows::launch(
-            dev,
-            Grid::x(cdiv(c.rows, if form == Form::Rows4 { 4 } else { 8 })),
-            &mut c.logits,
-            &c.labels,
-            &c.valid,
-            &mut c.loss,
-            &mut c.mean,
-            rows,
-            v,
-            IGNORE,
-            s,
-            if form == Form::Rows4 { 4 } else { 8 },
-        ),
+        Form::Rows4 | Form::Rows8 => {
+            let per: i32 = if form == Form::Rows4 { 4 } else { 8 };
+            kernels::ce_rows::launch(
+                dev,
+                Grid::x(cdiv(c.rows, per)),
+                &mut c.logits,
+                &c.labels,
+                &c.valid,
+                &mut c.loss,
+                &mut c.mean,
+                rows,
+                v,
+                IGNORE,
+                s,
+                per,
+            )
+        }
         // The kernels of one tile width take the same arguments.
         Form::Wide | Form::Full | Form::Row | Form::Row16 | Form::Any32 => {
             let launch = match form {
