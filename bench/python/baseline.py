@@ -1307,15 +1307,16 @@ def k_smr_tile_softmax(x, w, out, tile_max, tile_sum, B, D, C, sx, sw, so, st,
 @triton.jit
 def k_smr_rescale(out, tile_max, tile_sum, C, so, st, tiles, tile_n, BLOCK_T: tl.constexpr,
                   BLOCK_C: tl.constexpr):
-    # Split form, kernel 2: program (column block, row): the row's max M and sum S from its
-    # tiles' (m_t, s_t), then out *= exp(m_t - M) / S in place.
-    row = tl.program_id(1)
+    # Split form, kernel 2: program (row, column block): the row's max M and sum S from its
+    # tiles' (m_t, s_t), then out *= exp(m_t - M) / S in place. Rows on the grid's first axis,
+    # which takes 2^31 - 1 programs (the second takes 65535: 65536 rows did not launch).
+    row = tl.program_id(0)
     t = tl.arange(0, BLOCK_T)
     mts = tl.load(tile_max + row * st + t, mask=t < tiles, other=-float("inf"))
     sts = tl.load(tile_sum + row * st + t, mask=t < tiles, other=0.0)
     mx = tl.max(mts, axis=0)
     total = tl.sum(sts * tl.exp(mts - mx), axis=0)
-    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     ok = cols < C
     scale = tl.exp(tl.load(tile_max + row * st + cols // tile_n, mask=ok, other=0.0) - mx) / total
     p = out + row * so + cols
@@ -1337,7 +1338,7 @@ def smr_split(x, w, out, tile_max, tile_sum):
     tile_n = k_smr_tile_softmax.best_config.kwargs["BLOCK_SIZE_N"]
     tiles = triton.cdiv(c, tile_n)
     block_c = min(4096, triton.next_power_of_2(c))
-    k_smr_rescale[(triton.cdiv(c, block_c), b)](out, tile_max, tile_sum, c, out.stride(0), st,
+    k_smr_rescale[(b, triton.cdiv(c, block_c))](out, tile_max, tile_sum, c, out.stride(0), st,
                                                 tiles, tile_n,
                                                 BLOCK_T=max(2, triton.next_power_of_2(tiles)),
                                                 BLOCK_C=block_c,
