@@ -37,6 +37,9 @@
 use tile::prelude::*;
 use tile::stdlib::{grouped_order, matmul_acc};
 
+use crate::fused_softmax::kernels as softmax_kernels;
+use crate::gemm::kernels::{gemm, gemm_wide, grid};
+
 /// The body of the fused kernels: the logits of the `BM × BN` block that program
 /// `program_id(0)` computes and their softmax (see [`softmax_regression`]).
 #[tile_fn]
@@ -577,4 +580,45 @@ pub fn rescale_with(
         )?;
     }
     Ok(())
+}
+
+/// The unfused form's product: `x @ w` as f32 `logits` on the `gemm` example's kernels, on the
+/// fused kernel's tile where the `gemm` example has it (`gemm_wide` where [`Tile::for_shape`]
+/// takes `128 × 256`), else on 64-class tiles where the rule takes 16-row blocks (128-class ones
+/// would leave SMs idle) and 128-class ones otherwise.
+pub fn logits_gemm<T: tile::Element>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &Buffer<T>,
+    logits: &mut Buffer<f32>,
+    (batch, dim, classes): (usize, usize, usize),
+) -> Result<(), Error> {
+    let (b, d, c) = (batch as i32, dim as i32, classes as i32);
+    match Tile::for_shape(batch, classes) {
+        Tile::Wide => gemm_wide::launch(dev, grid(batch, classes, 256), x, w, logits, b, c, d),
+        tile => {
+            let bn = if matches!(tile, Tile::Narrow | Tile::Narrow64 | Tile::Rows16) {
+                64
+            } else {
+                128
+            };
+            gemm::launch(dev, grid(batch, classes, bn), x, w, logits, b, c, d, bn)
+        }
+    }
+}
+
+/// The unfused form: [`logits_gemm`], then the `fused_softmax` example's row softmax of the f32
+/// logits into `probs`.
+pub fn unfused<T: tile::Element>(
+    dev: &Device,
+    x: &Buffer<T>,
+    w: &Buffer<T>,
+    logits: &mut Buffer<f32>,
+    probs: &mut Buffer<f32>,
+    s: (usize, usize, usize),
+) -> Result<(), Error> {
+    logits_gemm(dev, x, w, logits, s)?;
+    let (b, c) = (s.0 as i32, s.2 as i32);
+    let width = softmax_kernels::width_for(c);
+    softmax_kernels::softmax::launch(dev, Grid::x(s.0 as u32), logits, probs, b, c, width)
 }

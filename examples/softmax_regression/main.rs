@@ -19,15 +19,11 @@
 //! (f32 accumulation of exact products in the tensor cores' order, `ex2.approx`).
 
 use std::process::ExitCode;
-use tile_examples::{
-    common, fused_softmax::kernels as softmax_kernels, gemm::kernels as gemm_kernels,
-    softmax_regression::kernels,
-};
+use tile_examples::{common, softmax_regression::kernels};
 
 use common::{check_close, check_forms, graph_time_ms, print_table, time_ms, Half, Rng};
-use gemm_kernels::{gemm, gemm_wide};
 use half::{bf16, f16};
-use kernels::{fused, fused_with, rescale_with, Tile, Workspace};
+use kernels::{fused, fused_with, logits_gemm, rescale_with, unfused, Tile, Workspace};
 use tile::prelude::*;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
@@ -72,35 +68,13 @@ impl<T: Half> Bufs<T> {
     }
 
     /// The GEMM alone: f32 logits.
-    fn gemm(&mut self, dev: &Device, (b, d, c): Shape) -> Result<(), tile::Error> {
-        // The fused kernel's tile where the `gemm` example has it; 64-class tiles where the fused
-        // kernel takes 16-row blocks (128-class ones would leave SMs idle).
-        let (bi, di, ci) = (b as i32, d as i32, c as i32);
-        let (x, w, logits) = (&self.x, &self.w, &mut self.logits);
-        match Tile::for_shape(b, c) {
-            Tile::Wide => {
-                let g = gemm_kernels::grid(b, c, 256);
-                gemm_wide::launch(dev, g, x, w, logits, bi, ci, di)
-            }
-            tile => {
-                let bn = if matches!(tile, Tile::Narrow | Tile::Narrow64 | Tile::Rows16) {
-                    64
-                } else {
-                    128
-                };
-                let g = gemm_kernels::grid(b, c, bn);
-                gemm::launch(dev, g, x, w, logits, bi, ci, di, bn)
-            }
-        }
+    fn gemm(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
+        logits_gemm(dev, &self.x, &self.w, &mut self.logits, s)
     }
 
     /// Unfused: f32 logits, then the row softmax.
     fn unfused(&mut self, dev: &Device, s: Shape) -> Result<(), tile::Error> {
-        self.gemm(dev, s)?;
-        let (b, c) = (s.0 as i32, s.2 as i32);
-        let width = softmax_kernels::width_for(c);
-        let g = Grid::x(s.0 as u32);
-        softmax_kernels::softmax::launch(dev, g, &self.logits, &mut self.probs2, b, c, width)
+        unfused(dev, &self.x, &self.w, &mut self.logits, &mut self.probs2, s)
     }
 }
 

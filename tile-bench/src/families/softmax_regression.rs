@@ -10,14 +10,12 @@
 //! checked against the softmax of f64 logits on every row of small shapes and on 8 sampled rows
 //! of large ones; rows carry TFLOP/s of the matmul.
 
-use tile::{Buffer, Device, Grid};
+use tile::{Buffer, Device};
 
 use super::{i32_of, Job, Plan};
 use crate::common::{sampled_rows, softmax_rows_ref, Half, Rng};
-use crate::fused_softmax;
-use crate::gemm_kernels::{gemm, gemm_wide};
 use crate::measure::{compare, not_a_form, Case, Ctx, Form, Meta, OutErr, Res};
-use crate::softmax_regression::{fused, fused_rule, tuned_tile, Tile, Workspace};
+use crate::softmax_regression::{fused, fused_rule, tuned_tile, unfused, Tile, Workspace};
 
 const NAME: &str = "softmax_regression";
 
@@ -129,32 +127,10 @@ impl<T: Half> Case for RegCase<T> {
     }
 
     fn run(&self, dev: &Device, s: &mut State<T>, form: Form) -> Result<(), tile::Error> {
-        let (b, d, c) = self.s;
         match form {
             Form::Fused => fused(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
             Form::Rule => fused_rule(dev, &s.x, &s.w, &mut s.probs, &mut s.ws, self.s),
-            Form::Unfused => {
-                let (bi, di, ci) = (b as i32, d as i32, c as i32);
-                let (x, w, logits) = (&s.x, &s.w, &mut s.logits);
-                match Tile::for_shape(b, c) {
-                    Tile::Wide => {
-                        let g = crate::gemm_kernels::grid(b, c, 256);
-                        gemm_wide::launch(dev, g, x, w, logits, bi, ci, di)?;
-                    }
-                    tile => {
-                        let bn = if matches!(tile, Tile::Narrow | Tile::Narrow64 | Tile::Rows16) {
-                            64
-                        } else {
-                            128
-                        };
-                        let g = crate::gemm_kernels::grid(b, c, bn);
-                        gemm::launch(dev, g, x, w, logits, bi, ci, di, bn)?;
-                    }
-                }
-                let width = fused_softmax::width_for(ci);
-                let g = Grid::x(b as u32);
-                fused_softmax::softmax::launch(dev, g, &s.logits, &mut s.probs, bi, ci, width)
-            }
+            Form::Unfused => unfused(dev, &s.x, &s.w, &mut s.logits, &mut s.probs, self.s),
             other => Err(not_a_form(other)),
         }
     }
