@@ -256,6 +256,22 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 )
 .with_prune(forms_that_fit);
 
+/// [`TUNER`]'s key: `[rows, v, dtype]`.
+fn tune_key<T: Logit>(rows: usize, v: usize) -> [i64; 3] {
+    [rows as i64, v as i64, T::DTYPE as i64]
+}
+
+/// The fused form [`launch_tuned`] chose for `rows × v` logits of type `T` in this process, if
+/// it has met the shape.
+pub fn tuned_form<T: Logit>(rows: usize, v: usize) -> Option<Form> {
+    let key = tune_key::<T>(rows, v);
+    TUNER
+        .decisions()
+        .into_iter()
+        .find(|d| d.key == key)
+        .map(|d| FUSED[d.config])
+}
+
 /// The fused form timed fastest for this case's shape on this device (at the first call with
 /// the shape; later calls and processes reuse the choice; the interpreter takes the first form
 /// that fits), launched on `c`: what the benchmark times as the fused form. It matches or beats
@@ -263,8 +279,7 @@ pub static TUNER: tile::autotune::Autotuner = tile::autotune::Autotuner::new(
 /// logits with the gradient, so each form is timed on a copy of the case
 /// (`Device::scratch_copy`), and `c` is computed on once.
 pub fn launch_tuned<T: Logit>(dev: &Device, c: &mut Case<T>) -> Result<Form, Error> {
-    let key = [c.rows as i64, c.v as i64, T::DTYPE as i64];
-    let i = TUNER.choose(dev, &key, |i| {
+    let i = TUNER.choose(dev, &tune_key::<T>(c.rows, c.v), |i| {
         let mut scratch = Case {
             logits: dev.scratch_copy(&mut c.logits)?,
             labels: dev.scratch_copy(&mut c.labels)?,

@@ -105,12 +105,8 @@ impl<T: Elem + Logit> Case for CeCase<T> {
 
     fn ops(&self, form: Form) -> String {
         if form == Form::Fused {
-            let key = [self.labels.len() as i64, self.v as i64, T::DTYPE as i64];
-            let chosen = ce::TUNER
-                .decisions()
-                .into_iter()
-                .find(|d| d.key == key)
-                .map_or("not yet tuned", |d| d.label);
+            let chosen = ce::tuned_form::<T>(self.labels.len(), self.v)
+                .map_or("not yet tuned", |f| f.name());
             return format!(
                 "the fused form timed fastest at the first launch ({chosen}); the mean by an \
                  atomic add"
