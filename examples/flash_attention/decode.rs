@@ -33,11 +33,22 @@ const TARGET_PROGRAMS: usize = 2048;
 /// Fewest tokens a split holds (below this the combine's reads weigh more than the split saves).
 const MIN_SPLIT: usize = 256;
 
-// `num_stages = 1`: the keys' addresses come from the block table loaded in the same iteration,
-// which the `cp.async` pipeline does not prefetch; three programs per SM overlap instead (blocks
-// of 32 keys keep a thread under 170 registers; 64-key blocks and a prefetch of the next block
-// into registers measured slower: DECISIONS, "Decoding").
-#[tile_kernel(num_warps = 4, num_stages = 1, specialize = aligned)]
+// The keys' addresses come from the block table loaded in the same iteration: with a ring
+// (`num_stages` 2 or 3) each copy ahead loads its page numbers first; with none (1), three
+// programs per SM overlap instead (blocks of 32 keys keep a thread under 170 registers; 64-key
+// blocks and a prefetch of the next block into registers measured slower: DECISIONS,
+// "Decoding"). Autotuned per shape.
+#[tile_kernel(
+    specialize = aligned,
+    autotune(
+        configs = [
+            { num_warps = 4, num_stages = 1 },
+            { num_warps = 4, num_stages = 2 },
+            { num_warps = 4, num_stages = 3 },
+        ],
+        key = [hq, hkv, max_pages, split_len, n_splits],
+    )
+)]
 /// One split of one sequence for the query heads of one key/value head. Program
 /// `(split, (b · hkv + kvh) · head_blocks + hb)`: query heads `kvh · group + hb · 16 + r`
 /// (`r < 16`, `hb · 16 + r < group`, `group = hq / hkv`), keys `split · split_len ..
@@ -363,7 +374,7 @@ pub fn decode<T: Half>(
     let grid = Grid::xy(splits as u32, (s.batch() * s.hkv * head_blocks) as u32);
     attn_decode_split::launch(
         dev,
-        grid,
+        |_: &_| grid,
         &x.q,
         &x.k,
         &x.v,

@@ -306,6 +306,7 @@ fn print_tuning() {
         &tile_tutorials::matrix_multiplication::matmul_kernel_autotuned::TUNER,
         &tile_tutorials::fused_attention::_attn_fwd::TUNER,
         &tile_tutorials::grouped_gemm::grouped_matmul_kernel::TUNER,
+        &tile_examples::flash_attention::decode::attn_decode_split::TUNER,
     ];
     for t in tuners {
         for d in t.decisions() {

@@ -5,7 +5,10 @@
 //! `convert_layout(load(ptr, mask[, 0]))` in the loop body, every use of the load is such a
 //! conversion (directly or through a `trans`), its elements are f16 or bf16 (or f32 for a tf32 `dot`), and its address and mask depend only on the
 //! induction variable and on values from outside the loop (the body stores nothing and holds no
-//! nested loop or branch). One ring holds each loaded tile: a tile that feeds several `dot`s
+//! nested loop or branch), possibly through other loads of the body that do too: a paged cache's
+//! block table, whose page numbers each copy ahead loads for its own iteration first (masked off
+//! in a prologue stage past the loop's end), as Triton's pipeliner loads an index one stage
+//! before the tile it addresses. One ring holds each loaded tile: a tile that feeds several `dot`s
 //! (attention's backward reads `Q` as `Qᵀ` in `K Qᵀ` and as loaded in `dSᵀ Q`) is copied once
 //! and each reads the same stage its own way. For the qualifying tiles (`R × C` each):
 //!
@@ -72,8 +75,8 @@ use tile_core::ir::{
 };
 use tile_core::Target;
 
-use super::edit::{clone_into, renamed, use_counts, Builder};
-use super::pipeline_loads::{backward_slice, for_loops};
+use super::edit::{clone_into, masked_load, renamed, use_counts, Builder};
+use super::pipeline_loads::{backward_slice, backward_slice_with, for_loops};
 
 /// Stages when the kernel does not say.
 pub const DEFAULT_STAGES: u32 = 3;
@@ -111,6 +114,12 @@ pub fn run(f: &mut Function) {
         }
     }
 }
+
+/// Why an operand is not in a ring: the loop does not load it.
+const NOT_LOADED: &str = "is not loaded in the loop";
+
+/// Why an operand is not in a ring: the loop computes it from a loaded tile.
+const COMPUTED: &str = "is computed from its load, not the loaded tile itself";
 
 /// One `dot` operand to pipeline.
 #[derive(Clone)]
@@ -286,19 +295,16 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
             let side = ["A", "B"][i];
             let why = |r: &str| Err(format!("operand {side} {r}"));
             let Some(conv) = f.def_op(v).filter(|o| in_body.contains(o)) else {
-                out.push((dot, why("is not loaded in the loop")));
+                out.push((dot, why(NOT_LOADED)));
                 continue;
             };
             if !matches!(f.op(conv).kind, OpKind::ConvertLayout) {
-                out.push((
-                    dot,
-                    why("is computed from its load, not the loaded tile itself"),
-                ));
+                out.push((dot, why(COMPUTED)));
                 continue;
             }
             let mut x = f.op(conv).operands[0];
             let Some(mut load) = f.def_op(x).filter(|o| in_body.contains(o)) else {
-                out.push((dot, why("is not loaded in the loop")));
+                out.push((dot, why(NOT_LOADED)));
                 continue;
             };
             // `trans(load(…))`: the tile as loaded goes through the ring, and `wgmma` reads it
@@ -373,10 +379,10 @@ fn survey(f: &Function, l: OpId) -> Option<(BlockId, Vec<(OpId, Result<Operand, 
                 out.push((dot, why(r)));
                 continue;
             }
-            let Some(slice) = backward_slice(f, load, &in_body, iv, body) else {
+            let Some(slice) = backward_slice_with(f, load, &in_body, iv, body, true) else {
                 out.push((
                     dot,
-                    why("has an address or mask that depends on a value the loop carries (not advanced by a loop-invariant step) or on another load"),
+                    why("has an address or mask that depends on a value the loop carries (not advanced by a loop-invariant step)"),
                 ));
                 continue;
             };
@@ -566,8 +572,18 @@ pub fn explain(f: &Function) -> Vec<(OpId, Vec<String>)> {
         let Some((_, found)) = survey(f, l) else {
             continue;
         };
+        // A `dot` with an operand in a ring is pipelined; an operand of it the loop does not
+        // load (attention's `P`, a `Q` from before the loop) was never the ring's to take.
+        let ringed: Vec<OpId> = found
+            .iter()
+            .filter(|(_, r)| r.is_ok())
+            .map(|&(d, _)| d)
+            .collect();
         for (dot, r) in found {
             if let Err(why) = r {
+                if ringed.contains(&dot) && (why.ends_with(NOT_LOADED) || why.ends_with(COMPUTED)) {
+                    continue;
+                }
                 match out.iter_mut().find(|(d, _)| *d == dot) {
                     Some((_, v)) => v.push(why),
                     None => out.push((dot, vec![why])),
@@ -675,19 +691,32 @@ impl Builder {
     }
 
     /// The slice of `o` before its load cloned with `iv` replaced by `new_iv`: the load's kind
-    /// and its operands as the clone computes them.
+    /// and its operands as the clone computes them. Loads in the slice (the page numbers of a
+    /// block table that address the tile) are cloned too, masked off where `inside` is false (a
+    /// prologue stage past the loop's end).
     fn clone_slice(
         &mut self,
         f: &mut Function,
         o: &Operand,
         iv: ValueId,
         new_iv: ValueId,
+        inside: Option<ValueId>,
     ) -> (OpKind, Vec<ValueId>) {
         let mut map: HashMap<ValueId, ValueId> = HashMap::new();
         map.insert(iv, new_iv);
         // The slice ends with the load.
         let before = &o.slice[..o.slice.len().saturating_sub(1)];
-        clone_into(f, before, &mut map, self.block, &mut self.at);
+        for &op in before {
+            match inside {
+                Some(c) if matches!(f.op(op).kind, OpKind::Load { .. }) => {
+                    let old = f.op(op).results[0];
+                    let new =
+                        masked_load(f, &[op], op, &mut map, |_, _| c, self.block, &mut self.at);
+                    map.insert(old, new);
+                }
+                _ => clone_into(f, &[op], &mut map, self.block, &mut self.at),
+            }
+        }
         let d = f.op(o.load);
         (d.kind.clone(), renamed(&map, &d.operands))
     }
@@ -705,7 +734,7 @@ impl Builder {
         buf: ValueId,
         stage: ValueId,
     ) {
-        let (kind, operands) = self.clone_slice(f, o, iv, new_iv);
+        let (kind, operands) = self.clone_slice(f, o, iv, new_iv, inside);
         let OpKind::Load { vec, .. } = kind else {
             return;
         };
@@ -768,7 +797,7 @@ impl Builder {
             vec![],
         );
         for (o, &buf) in operands.iter().zip(bufs) {
-            let (kind, ops) = self.clone_slice(f, o, iv, new_iv);
+            let (kind, ops) = self.clone_slice(f, o, iv, new_iv, None);
             let OpKind::DescLoad { slot } = kind else {
                 continue;
             };

@@ -133,6 +133,20 @@ pub(crate) fn backward_slice(
     iv: ValueId,
     body: tile_core::ir::BlockId,
 ) -> Option<Vec<OpId>> {
+    backward_slice_with(f, load, in_body, iv, body, false)
+}
+
+/// [`backward_slice`], where `through_loads` lets the slice hold other loads (the page numbers
+/// of a block table that address the tile) under the same rule: none of them depends on a value
+/// the loop carries either.
+pub(crate) fn backward_slice_with(
+    f: &Function,
+    load: OpId,
+    in_body: &HashSet<OpId>,
+    iv: ValueId,
+    body: tile_core::ir::BlockId,
+    through_loads: bool,
+) -> Option<Vec<OpId>> {
     let mut need: HashSet<OpId> = HashSet::new();
     let mut stack = vec![load];
     while let Some(op) = stack.pop() {
@@ -145,7 +159,10 @@ pub(crate) fn backward_slice(
                 ValueDef::BlockArg(..) => {}
                 ValueDef::OpResult(d, _) => {
                     if in_body.contains(&d) {
-                        if d != load && matches!(f.op(d).kind, OpKind::Load { .. }) {
+                        if d != load
+                            && !through_loads
+                            && matches!(f.op(d).kind, OpKind::Load { .. })
+                        {
                             return None;
                         }
                         stack.push(d);
