@@ -10,8 +10,8 @@
 //!   transposed), reductions and scans along either axis (linear recurrences of pairs by
 //!   `associative_scan` among them), transposes of square tiles;
 //! - **dot**: a `K` loop of `dot`s (f16, bf16, f32 exact or tf32) whose operands come from
-//!   pointer tiles (affine or advanced in the loop), tensor descriptors or a computed tile, with
-//!   an element-wise epilogue.
+//!   pointer tiles (affine or advanced in the loop, or gathered along `K` through a table the
+//!   loop loads), tensor descriptors or a computed tile, with an element-wise epilogue.
 //!
 //! Every access is masked to its buffer, every output element has one writer (a program's own
 //! tile, or one slot per program for its reductions), and the only shared outputs are atomics
@@ -1229,8 +1229,9 @@ fn dot(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
     };
     let grid = [m.div_ceil(bm), n.div_ceil(bn), 1];
     let attr = attribute(r, true);
-    // How the operands are addressed: affine in the loop, advanced pointer tiles, descriptors.
-    let form = r.below(3);
+    // How the operands are addressed: affine in the loop, advanced pointer tiles, descriptors,
+    // or gathered along `K` through a table the loop loads (a paged cache's block table).
+    let form = r.below(4);
     // B stored as N × K and transposed in the kernel.
     let bt = r.below(3) == 0;
     let tn = dtype_name(dt);
@@ -1310,6 +1311,23 @@ fn dot(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
             } else {
                 g.line(&format!("    pb += {bk} * n;"));
             }
+            g.line("}");
+        }
+        3 => {
+            // Any `i32`, taken into `0 .. k`: rows of `A`'s columns and `B`'s rows.
+            g.add_buf("perm", DType::I32, k.max(1) as usize, Role::Input, Tol::Exact);
+            g.line(&format!("for k0 in (0..k).step_by({bk}) {{"));
+            g.line("    let kk = k0 + rk;");
+            g.line("    let kin = kk < k;");
+            g.line("    let kc = ((load(perm + kk, kin, 0) % k) + k) % k;");
+            g.line("    let ta = load(a + rm.expand_dims(1) * k + kc.expand_dims(0), (rm.expand_dims(1) < m) & kin.expand_dims(0), 0.0);");
+            if bt {
+                g.line("    let tb = load(b + rn.expand_dims(1) * k + kc.expand_dims(0), (rn.expand_dims(1) < n) & kin.expand_dims(0), 0.0);");
+            } else {
+                g.line("    let tb = load(b + kc.expand_dims(1) * n + rn.expand_dims(0), kin.expand_dims(1) & (rn.expand_dims(0) < n), 0.0);");
+            }
+            let p = product("ta", "tb");
+            g.line(&format!("    {p}"));
             g.line("}");
         }
         _ => {
