@@ -1314,8 +1314,14 @@ fn dot(r: &mut Rng) -> (String, Vec<Param>, [u32; 3]) {
             g.line("}");
         }
         3 => {
-            // Any `i32`, taken into `0 .. k`: rows of `A`'s columns and `B`'s rows.
-            g.add_buf("perm", DType::I32, k.max(1) as usize, Role::Input, Tol::Exact);
+            // Any `i32`, taken into `0 .. k`: the index of `A`'s column and `B`'s row.
+            g.add_buf(
+                "perm",
+                DType::I32,
+                k.max(1) as usize,
+                Role::Input,
+                Tol::Exact,
+            );
             g.line(&format!("for k0 in (0..k).step_by({bk}) {{"));
             g.line("    let kk = k0 + rk;");
             g.line("    let kin = kk < k;");
