@@ -105,6 +105,21 @@ fn every_variant_assembles_without_spills() {
     assert!(spills.is_empty(), "{}", spills.join("\n"));
 }
 
+/// A `dot` loop whose operands are addressed through a table loaded in the loop (`paged_gemm`)
+/// still reads them through the `cp.async` ring, on both targets (a warning that it does not
+/// would fail the build: the crate denies warnings in CI's clippy).
+#[test]
+fn operands_addressed_through_a_loaded_table_are_pipelined() {
+    let k = &common::paged_gemm::KERNEL;
+    for v in k.variants {
+        for t in v.targets {
+            let arch = t.target.arch();
+            assert!(t.ptx.contains("cp.async.commit_group"), "{arch}: no ring");
+            assert!(t.ptx.contains("cp.async.wait_group"), "{arch}: no ring");
+        }
+    }
+}
+
 #[test]
 fn vectorized_variant_uses_16_byte_accesses() {
     let k = &common::fused_add_mul::add_mul::KERNEL;

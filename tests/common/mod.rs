@@ -1180,6 +1180,45 @@ pub fn pointer_gemm(
     );
 }
 
+#[tile_kernel(num_warps = 4, num_stages = 3)]
+/// `c = a @ b` with `K` read in blocks of 32 in the order the table `pages` lists them (step `j`
+/// reads block `pages[j]`; every block once): the operands' addresses come from a load in the
+/// loop, as a paged cache's keys do. Each copy of the ring loads its own step's entry first.
+pub fn paged_gemm(
+    a: Ptr<f16, { m * k }>,
+    b: Ptr<f16, { k * n }>,
+    pages: Ptr<i32>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    BM: Const<64>,
+    BN: Const<64>,
+    BK: Const<32>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = load(pages + k0 / BK) * BK + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        acc = dot(at, bt, acc);
+    }
+    store(
+        c + rows.expand_dims(1) * n + cols.expand_dims(0),
+        acc,
+        (rows < m).expand_dims(1) & (cols < n).expand_dims(0),
+    );
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -1209,6 +1248,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &clamp::KERNEL,
         &accumulate_in_place::KERNEL,
         &pointer_gemm::KERNEL,
+        &paged_gemm::KERNEL,
         &small_tile::KERNEL,
         &sums_2d::KERNEL,
         &layernorm_rows::KERNEL,

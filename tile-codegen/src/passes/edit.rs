@@ -116,7 +116,13 @@ pub(crate) fn masked_load(
         *at += 1;
         f.op(op).results[0]
     };
-    let inside = emit(f, OpKind::Splat, vec![ok], mask_ty.clone());
+    // A scalar load (a page number) takes the condition itself as its mask.
+    let tensor = ty.is_tensor();
+    let inside = if tensor {
+        emit(f, OpKind::Splat, vec![ok], mask_ty.clone())
+    } else {
+        ok
+    };
     let (mask, other) = if operands.len() == 3 {
         let m = emit(
             f,
@@ -133,7 +139,11 @@ pub(crate) fn masked_load(
             ConstValue::Int(0)
         };
         let z = emit(f, OpKind::Constant(zero), vec![], Type::scalar(dt));
-        let z = emit(f, OpKind::Splat, vec![z], ty.clone());
+        let z = if tensor {
+            emit(f, OpKind::Splat, vec![z], ty.clone())
+        } else {
+            z
+        };
         (inside, z)
     };
     emit(f, d.kind.clone(), vec![operands[0], mask, other], ty)
