@@ -1038,29 +1038,37 @@ fn gpu_pointer_gemm_through_implied_descriptors() {
         (128, 256, 0),
     ] {
         let mut r = Rng((m * 131 + n * 17 + k) as u64);
-        let a: Vec<f16> = (0..(m * k).max(1))
-            .map(|_| f16::from_f32(r.f32()))
-            .collect();
-        let b: Vec<f16> = (0..(k * n).max(1))
-            .map(|_| f16::from_f32(r.f32()))
-            .collect();
+        let (a, b) = f16_operands(&mut r, m, n, k);
         let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
         let mut dc = dev.upload(&vec![f32::NAN; m * n]).unwrap();
         let grid = Grid::xy(m.div_ceil(128) as u32, n.div_ceil(128) as u32);
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         pointer_gemm::launch(&dev, grid, &da, &db, &mut dc, mi, ni, ki).unwrap();
         let got = dev.download(&dc).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                let want: f64 = (0..k)
-                    .map(|l| f64::from(a[i * k + l].to_f32()) * f64::from(b[l * n + j].to_f32()))
-                    .sum();
-                let g = f64::from(got[i * n + j]);
-                assert!(
-                    (g - want).abs() <= 1e-4 * (k as f64 + 1.0),
-                    "{m}x{n}x{k}: c[{i}][{j}] = {g}, want {want}"
-                );
-            }
+        assert_f16_product(&a, &b, &got, m, n, k);
+    }
+}
+
+/// Random `m × k` and `k × n` f16 operands (at least one element each, for the upload).
+fn f16_operands(r: &mut Rng, m: usize, n: usize, k: usize) -> (Vec<f16>, Vec<f16>) {
+    let mut draw =
+        |len: usize| -> Vec<f16> { (0..len.max(1)).map(|_| f16::from_f32(r.f32())).collect() };
+    let a = draw(m * k);
+    (a, draw(k * n))
+}
+
+/// `got` (`m × n`, f32) is `a · b` within the f32 accumulation's error of float64.
+fn assert_f16_product(a: &[f16], b: &[f16], got: &[f32], m: usize, n: usize, k: usize) {
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k)
+                .map(|l| f64::from(a[i * k + l].to_f32()) * f64::from(b[l * n + j].to_f32()))
+                .sum();
+            let g = f64::from(got[i * n + j]);
+            assert!(
+                (g - want).abs() <= 1e-4 * (k as f64 + 1.0),
+                "{m}x{n}x{k}: c[{i}][{j}] = {g}, want {want}"
+            );
         }
     }
 }
@@ -1080,12 +1088,7 @@ fn gpu_paged_gemm_through_the_ring() {
         (64, 64, 0),
     ] {
         let mut r = Rng((m * 7 + n * 3 + k) as u64);
-        let a: Vec<f16> = (0..(m * k).max(1))
-            .map(|_| f16::from_f32(r.f32()))
-            .collect();
-        let b: Vec<f16> = (0..(k * n).max(1))
-            .map(|_| f16::from_f32(r.f32()))
-            .collect();
+        let (a, b) = f16_operands(&mut r, m, n, k);
         // Blocks of 32 in a shuffled order (Fisher–Yates).
         let blocks = k.div_ceil(32);
         let mut pages: Vec<i32> = (0..blocks as i32).collect();
@@ -1101,18 +1104,7 @@ fn gpu_paged_gemm_through_the_ring() {
         let (mi, ni, ki) = (m as i32, n as i32, k as i32);
         paged_gemm::launch(&dev, grid, &da, &db, &dp, &mut dc, mi, ni, ki).unwrap();
         let got = dev.download(&dc).unwrap();
-        for i in 0..m {
-            for j in 0..n {
-                let want: f64 = (0..k)
-                    .map(|l| f64::from(a[i * k + l].to_f32()) * f64::from(b[l * n + j].to_f32()))
-                    .sum();
-                let g = f64::from(got[i * n + j]);
-                assert!(
-                    (g - want).abs() <= 1e-4 * (k as f64 + 1.0),
-                    "{m}x{n}x{k}: c[{i}][{j}] = {g}, want {want}"
-                );
-            }
-        }
+        assert_f16_product(&a, &b, &got, m, n, k);
     }
 }
 
