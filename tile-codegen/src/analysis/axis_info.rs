@@ -253,10 +253,19 @@ pub fn analyze(f: &Function) -> Vec<AxisInfo> {
                         divisibility: gcd(x.divisibility, y.divisibility),
                         constancy,
                     },
+                    // Each element is one of its operands' elements: what divides every
+                    // element of both divides it (a run's first value says nothing of the
+                    // rest), and the runs break where the other operand wins.
+                    BinOp::Min | BinOp::Max => {
+                        let each = |v: AxisInfo| if v.contiguity > 1 { 1 } else { v.divisibility };
+                        AxisInfo {
+                            contiguity: 1,
+                            divisibility: gcd(each(x), each(y)),
+                            constancy,
+                        }
+                    }
                     BinOp::Div
                     | BinOp::Rem
-                    | BinOp::Min
-                    | BinOp::Max
                     | BinOp::And
                     | BinOp::Or
                     | BinOp::Xor
