@@ -1059,11 +1059,25 @@ fn f16_operands(r: &mut Rng, m: usize, n: usize, k: usize) -> (Vec<f16>, Vec<f16
 
 /// `got` (`m × n`, f32) is `a · b` within the f32 accumulation's error of float64.
 fn assert_f16_product(a: &[f16], b: &[f16], got: &[f32], m: usize, n: usize, k: usize) {
+    assert_f16_product_plus(a, b, got, m, n, k, |_, _| 0.0);
+}
+
+/// `got` (`m × n`, f32) is `a · b + plus(i, j)` within the f32 accumulation's error of float64.
+fn assert_f16_product_plus(
+    a: &[f16],
+    b: &[f16],
+    got: &[f32],
+    m: usize,
+    n: usize,
+    k: usize,
+    plus: impl Fn(usize, usize) -> f64,
+) {
     for i in 0..m {
         for j in 0..n {
             let want: f64 = (0..k)
                 .map(|l| f64::from(a[i * k + l].to_f32()) * f64::from(b[l * n + j].to_f32()))
-                .sum();
+                .sum::<f64>()
+                + plus(i, j);
             let g = f64::from(got[i * n + j]);
             assert!(
                 (g - want).abs() <= 1e-4 * (k as f64 + 1.0),
@@ -1105,6 +1119,43 @@ fn gpu_paged_gemm_through_the_ring() {
         paged_gemm::launch(&dev, grid, &da, &db, &dp, &mut dc, mi, ni, ki).unwrap();
         let got = dev.download(&dc).unwrap();
         assert_f16_product(&a, &b, &got, m, n, k);
+    }
+}
+
+/// `stepped_bias_gemm`: a tile no `dot` reads, added to the product at each step, read through
+/// a ring of its own (on sm_90a beside the copy engine's operand rings), against float64 on
+/// ragged row and column edges, `K = 0` and, in the unaligned variant (`n`, `k` not multiples of
+/// 16, where the tile is loaded in the loop), short `K`; the row stride wider than the tiles.
+#[test]
+fn gpu_stepped_bias_through_its_own_ring() {
+    use common::stepped_bias_gemm;
+    let Some(dev) = cuda() else { return };
+    for (m, n, k) in [
+        (200usize, 144usize, 192usize),
+        (64, 64, 32),
+        (130, 80, 1024),
+        (17, 34, 65),
+        (64, 64, 0),
+    ] {
+        let mut r = Rng((m * 5 + n * 11 + k) as u64);
+        let (a, b) = f16_operands(&mut r, m, n, k);
+        let steps = k.div_ceil(32);
+        let ld = (steps * n).next_multiple_of(16) + 16;
+        let bias: Vec<f16> = (0..(m * ld).max(1))
+            .map(|_| f16::from_f32(r.f32()))
+            .collect();
+        let (da, db) = (dev.upload(&a).unwrap(), dev.upload(&b).unwrap());
+        let dbias = dev.upload(&bias).unwrap();
+        let mut dc = dev.upload(&vec![f32::NAN; m * n]).unwrap();
+        let grid = Grid::xy(m.div_ceil(64) as u32, n.div_ceil(64) as u32);
+        let (mi, ni, ki, ldi) = (m as i32, n as i32, k as i32, ld as i32);
+        stepped_bias_gemm::launch(&dev, grid, &da, &db, &dbias, &mut dc, mi, ni, ki, ldi).unwrap();
+        let got = dev.download(&dc).unwrap();
+        assert_f16_product_plus(&a, &b, &got, m, n, k, |i, j| {
+            (0..steps)
+                .map(|s| f64::from(bias[i * ld + s * n + j].to_f32()))
+                .sum()
+        });
     }
 }
 

@@ -120,6 +120,36 @@ fn operands_addressed_through_a_loaded_table_are_pipelined() {
     }
 }
 
+/// A `dot` loop that also loads a tile no `dot` reads (`stepped_bias_gemm`, a tile added to the
+/// product each step): on both targets that tile is copied ahead into a ring of its own by
+/// 16-byte `cp.async`s (in a blocked layout, not the accumulator's 4-byte column pairs), and read
+/// back from shared memory in the accumulator's layout, a column pair per `ld.shared.b32`; it is
+/// not loaded from global memory in the loop.
+#[test]
+fn a_tile_added_to_the_product_is_copied_through_its_own_ring() {
+    let k = &common::stepped_bias_gemm::KERNEL;
+    let aligned = &k.variants[0];
+    for t in aligned.targets {
+        let arch = t.target.arch();
+        assert!(
+            !t.ptx.contains("cp.async.ca.shared.global"),
+            "{arch}: copies narrower than 16 bytes"
+        );
+        assert!(
+            t.ptx.contains("cp.async.cg.shared.global"),
+            "{arch}: no 16-byte copies"
+        );
+        assert!(
+            t.ptx.contains("ld.shared.b32") || t.ptx.contains("ld.shared.u32"),
+            "{arch}: the side tile is not read back from shared memory"
+        );
+        assert!(
+            !t.ptx.contains("ld.global"),
+            "{arch}: a tile is still loaded from global memory synchronously"
+        );
+    }
+}
+
 #[test]
 fn vectorized_variant_uses_16_byte_accesses() {
     let k = &common::fused_add_mul::add_mul::KERNEL;

@@ -1219,6 +1219,49 @@ pub fn paged_gemm(
     );
 }
 
+#[tile_kernel(num_warps = 4, num_stages = 3)]
+/// `c = a @ b + Σ_j bias[:, j·n ..][rows, cols]`: step `j` of the `K` loop (blocks of 32) adds
+/// the `m × n` tile at column `j · n` of `bias` (`m × steps·n`, row stride `ld`) to the product
+/// so far, a tile no `dot` reads, in the accumulator's layout: it is copied through a ring of
+/// its own beside the operands', as an attention bias is.
+#[allow(clippy::too_many_arguments)]
+pub fn stepped_bias_gemm(
+    a: Ptr<f16, { m * k }>,
+    b: Ptr<f16, { k * n }>,
+    bias: Ptr<f16>,
+    c: Ptr<f32, { m * n }>,
+    m: i32,
+    n: i32,
+    k: i32,
+    ld: i32,
+    BM: Const<64>,
+    BN: Const<64>,
+    BK: Const<32>,
+) {
+    let rows = program_id(0) * BM + arange(0, BM);
+    let cols = program_id(1) * BN + arange(0, BN);
+    let ks = arange(0, BK);
+    let in_c = (rows < m).expand_dims(1) & (cols < n).expand_dims(0);
+    let mut acc = zeros([BM, BN]);
+    for k0 in (0..k).step_by(BK) {
+        let kk = k0 + ks;
+        let at = load(
+            a + rows.expand_dims(1) * k + kk.expand_dims(0),
+            (rows < m).expand_dims(1) & (kk < k).expand_dims(0),
+        );
+        let bt = load(
+            b + kk.expand_dims(1) * n + cols.expand_dims(0),
+            (kk < k).expand_dims(1) & (cols < n).expand_dims(0),
+        );
+        let step = load(
+            bias + rows.expand_dims(1) * ld + (k0 / BK * n + cols).expand_dims(0),
+            in_c,
+        );
+        acc = dot(at, bt, acc) + step as f32;
+    }
+    store(c + rows.expand_dims(1) * n + cols.expand_dims(0), acc, in_c);
+}
+
 /// Every kernel the project compiles (examples, tutorials and tests).
 pub fn all() -> Vec<&'static tile::KernelSpec> {
     let mut v = fused_add_mul::all();
@@ -1249,6 +1292,7 @@ pub fn all() -> Vec<&'static tile::KernelSpec> {
         &accumulate_in_place::KERNEL,
         &pointer_gemm::KERNEL,
         &paged_gemm::KERNEL,
+        &stepped_bias_gemm::KERNEL,
         &small_tile::KERNEL,
         &sums_2d::KERNEL,
         &layernorm_rows::KERNEL,

@@ -929,10 +929,26 @@ fn shared_memory_ops() {
         "async_copy {vec = 16}",
         "vec = 16 does not divide",
     );
-    // local_load reads into an operand layout.
+    // local_load reads into an operand layout, or a whole stage as stored into a distributed
+    // layout (a side ring read back where its load was).
+    let operand = format!("tensor<64x32xf16, #dot_op<idx = 0, parent = {mma}, k_width = 2>>");
+    for layout in [blocked, mma] {
+        let whole = ok.replace(&operand, &format!("tensor<64x32xf16, {layout}>"));
+        verify(&parse(&whole).unwrap()).unwrap_or_else(|e| panic!("{e}\n{whole}"));
+    }
     reject(
-        &format!("tensor<64x32xf16, #dot_op<idx = 0, parent = {mma}, k_width = 2>>"),
-        &format!("tensor<64x32xf16, {blocked}>"),
+        &operand,
+        &format!("tensor<32x32xf16, {blocked}>"),
+        "`local_load` into a distributed layout reads a whole stage",
+    );
+    reject(
+        &format!("local_load %0, %1 : {operand}"),
+        &format!("local_load {{trans = true}} %0, %1 : tensor<32x64xf16, {mma}>"),
+        "`local_load` into a distributed layout reads a whole stage",
+    );
+    reject(
+        &operand,
+        &format!("tensor<64x32xf16, #slice<dim = 0, parent = {blocked}>>"),
         "`local_load` reads a window of one stage",
     );
     // A window: one of the tiles of its shape (offset a multiple of its extent, inside the stage).

@@ -342,6 +342,11 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             d.size_bytes(),
         );
         let operand_a = matches!(&to.layout, Some(Layout::DotOperand(o)) if o.op_idx == 0);
+        if matches!(to.layout, Some(Layout::Blocked(_) | Layout::Mma(_))) {
+            // A whole stage into a distributed layout (the verifier's rule 25).
+            let base = self.stage_pointer(data, ty)?;
+            return self.shared_read_runs(base, sw, to);
+        }
         if trans || d.size_bytes() <= 2 {
             // 16-bit operands, and `i8`'s `A` (the verifier's rule 25).
             let form = match (trans, operand_a) {
@@ -361,21 +366,91 @@ impl<'ctx> Lowerer<'_, 'ctx> {
             let base = self.stage_base(data, ty)?;
             self.ldmatrix_tf32_a(base, sw, offset, to)
         } else {
-            let buf = pointer(self.scalar_operand(data, 0));
-            let stage = int(self.scalar_operand(data, 1));
-            let stage_bytes =
-                u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(d.size_bytes());
-            let i32_ty = self.context.i32_type();
-            let b = &self.builder;
-            let off = b
-                .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
-                .llvm()?;
-            // SAFETY: a GEP to the start of stage `stage` (< S, the verifier's stage rule) of
-            // the buffer's S stages.
-            let base =
-                unsafe { b.build_in_bounds_gep(self.context.i8_type(), buf, &[off], "") }.llvm()?;
+            let base = self.stage_pointer(data, ty)?;
             self.shared_read_each(base, sw, offset, to)
         }
+    }
+
+    /// A pointer to the start of stage `stage` of the buffer operand (operand 0, its stage
+    /// operand 1, of type `ty`).
+    fn stage_pointer(
+        &self,
+        data: &OpData,
+        ty: &Type,
+    ) -> Result<inkwell::values::PointerValue<'ctx>> {
+        let buf = pointer(self.scalar_operand(data, 0));
+        let stage = int(self.scalar_operand(data, 1));
+        let stage_bytes =
+            u64::from(ty.shape[1]) * u64::from(ty.shape[2]) * u64::from(dtype(ty).size_bytes());
+        let i32_ty = self.context.i32_type();
+        let b = &self.builder;
+        let off = b
+            .build_int_nuw_mul(stage, i32_ty.const_int(stage_bytes, false), "")
+            .llvm()?;
+        // SAFETY: a GEP to the start of stage `stage` (< S, the verifier's stage rule) of the
+        // buffer's S stages.
+        unsafe { b.build_in_bounds_gep(self.context.i8_type(), buf, &[off], "") }.llvm()
+    }
+
+    /// Reads the whole swizzled stage at `base` into the
+    /// distributed layout of `to`: each thread its own elements, one `ld.shared` per run of
+    /// consecutive columns it holds (at most 16 bytes, within one swizzle chunk). A ring that
+    /// copies a tile in the layout its consumer uses reads it back so: an attention bias in the
+    /// accumulator's layout is a 4-byte read per pair of columns, and the 128-byte swizzle puts
+    /// the eight rows of a warp's read on different banks.
+    fn shared_read_runs(
+        &mut self,
+        base: inkwell::values::PointerValue<'ctx>,
+        sw: Swizzle,
+        to: &Type,
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        let dst = self.tensor_distribution(to);
+        let t = self.thread_coords(&dst)?;
+        let elem_ty = super::lower::register_type(self.context, to.elem);
+        let n = dst.elems_per_thread();
+        let (run_dim, run) = dst.contiguous_run();
+        let elem = sw.elem_bytes;
+        let mut v = if run_dim == 1 { run } else { 1 };
+        while v > 1 && (v * elem > 16 || v * elem > sw.chunk_bytes || !(n as u64).is_multiple_of(v))
+        {
+            v /= 2;
+        }
+        let ctx = self.context;
+        let mut out = Vec::with_capacity(n);
+        for k in (0..n).step_by(v as usize) {
+            let row = self.index_along(&dst, &t, 0, k)?;
+            let col = self.index_along(&dst, &t, 1, k)?;
+            let off = self.swizzled_byte_offset(sw, row, col)?;
+            let b = &self.builder;
+            // SAFETY: `off` is the swizzled byte offset of an element of this stage, the first
+            // of a run inside one swizzle chunk.
+            let p = unsafe { b.build_in_bounds_gep(ctx.i8_type(), base, &[off], "") }.llvm()?;
+            if v == 1 {
+                let x = b.build_load(elem_ty, p, "").llvm()?;
+                if let Some(i) = x.as_instruction_value() {
+                    i.set_alignment(elem as u32).llvm()?;
+                }
+                out.push(x);
+                continue;
+            }
+            let vty = match elem_ty {
+                inkwell::types::BasicTypeEnum::FloatType(x) => x.vec_type(v as u32),
+                inkwell::types::BasicTypeEnum::IntType(x) => x.vec_type(v as u32),
+                _ => bug("a shared read of numbers"),
+            };
+            let x = b.build_load(vty, p, "").llvm()?;
+            if let Some(i) = x.as_instruction_value() {
+                i.set_alignment((v * elem) as u32).llvm()?;
+            }
+            let x = x.into_vector_value();
+            for j in 0..v {
+                let e = b
+                    .build_extract_element(x, ctx.i32_type().const_int(j, false), "")
+                    .llvm()?;
+                out.push(e);
+            }
+        }
+        Ok(out)
     }
 
     /// Reads the window at `offset` of the swizzled tile at shared address `base` into the layout

@@ -666,7 +666,12 @@ fn computed_only(f: &Function, classes: &mut Classes) -> Vec<bool> {
 /// The layout for a tensor of `shape` (row-major order): `spt` consecutive elements along the last
 /// dimension (the widest access, no more than the tile's share per thread), then lanes and warps
 /// along the last dimension as far as it reaches, the rest along the one before.
-fn default_layout(shape: &[u32], widest: u32, threads: u32, num_warps: u32) -> BlockedLayout {
+pub(crate) fn default_layout(
+    shape: &[u32],
+    widest: u32,
+    threads: u32,
+    num_warps: u32,
+) -> BlockedLayout {
     let rank = shape.len();
     let n: u32 = shape.iter().product();
     let last = rank - 1;

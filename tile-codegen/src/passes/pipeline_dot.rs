@@ -39,6 +39,21 @@
 //! 180 instructions of a `128 × 256 × 64` `wgmma` iteration, which issue-bound the loop. One barrier per
 //! iteration replaces the two that each operand's `convert_layout` placed around its shared array.
 //!
+//! **Side rings.** A load of the body that no `dot` reads but whose tile joins a product's
+//! result (loaded in the accumulator's layout: an attention bias added to the scores) gets a
+//! ring of its own when its address and mask qualify as an operand's do and it copies at least 4
+//! bytes per instruction: the same groups fill it, the same stages, and a `local_load` into the
+//! accumulator's layout reads the current stage where the load was. Its copies run in the
+//! blocked layout `assign-layouts` gives a tile of its shape where that copies more bytes at once
+//! (16 where the accumulator's layout gives a thread two columns, 4): the cloned address slice
+//! computes in that layout, the values from before the loop it needs converted once before the
+//! loop, and the head's barrier makes every thread's copies visible to the readers. Within 192
+//! KiB of rings on sm_90a (96 KiB on sm_80), and not in a loop of several `dot`s on `mma.sync`
+//! (attention's bias kernel spilled there). Loads transformed into an operand (int4 weights
+//! before they are unpacked, in a blocked layout) keep their place: with a ring they ran 10–19%
+//! slower. Where the copy engine fills the operands' rings, each thread waits for its own
+//! `cp.async` group before the head's barrier.
+//!
 //! `S` is the kernel's `num_stages` (1: no ring, the pass leaves the kernel alone; a `wgmma`
 //! loop that keeps a group in flight gets one stage more where it fits, as Triton's pipeliner
 //! gives it, so that `num_stages` means the same distance ahead in both), or else 3, lowered (to 2 at least) while the stages of one
@@ -71,7 +86,7 @@ use std::collections::HashMap;
 
 use tile_core::ir::{
     BinOp, BlockId, CmpPred, DType, Elem, Function, Layout, OpId, OpKind, Precision, SharedLayout,
-    Type, ValueId,
+    SliceLayout, Type, ValueId,
 };
 use tile_core::Target;
 
@@ -137,6 +152,232 @@ struct Operand {
     /// The descriptor slot, where the load is a `desc_load` that [`tma_loads`] chose: its ring
     /// is filled by the tensor memory accelerator.
     tma: Option<u32>,
+}
+
+/// A load to copy ahead and the body ops its address and mask depend on (itself last).
+#[derive(Clone, Copy)]
+struct Fetch<'a> {
+    load: OpId,
+    slice: &'a [OpId],
+    /// Where the copies run in another layout than the load: see [`Relayout`].
+    relayout: Option<&'a Relayout>,
+}
+
+impl Operand {
+    fn fetch(&self) -> Fetch<'_> {
+        Fetch {
+            load: self.load,
+            slice: &self.slice,
+            relayout: None,
+        }
+    }
+}
+
+/// A side load's copies made in a coalesced blocked layout rather than the one it is used in
+/// (the accumulator's holds a thread's elements two columns at a time, eight rows apart: 4-byte
+/// copies): the slice's values in the load's layout (or a slice of it) take `to` (or that slice
+/// of it) in the clones, values from before the loop in that layout enter through conversions
+/// made once before the loop (`seed`), and each copy moves `vec` elements.
+struct Relayout {
+    from: Layout,
+    to: Layout,
+    vec: u32,
+    seed: HashMap<ValueId, ValueId>,
+}
+
+impl Relayout {
+    /// `l` in the copies' layout, where it is the load's layout or a slice of it.
+    fn map(&self, l: &Layout) -> Option<Layout> {
+        if *l == self.from {
+            return Some(self.to.clone());
+        }
+        match l {
+            Layout::Slice(s) if *s.parent == self.from => Some(Layout::Slice(SliceLayout {
+                dim: s.dim,
+                parent: Box::new(self.to.clone()),
+            })),
+            _ => None,
+        }
+    }
+}
+
+/// A load of a pipelined loop that no `dot` reads (an attention bias added to the scores), copied
+/// through a ring of its own beside the operands' and read back from it in its own layout.
+struct Side {
+    /// The load.
+    load: OpId,
+    /// The body ops the load depends on (itself last), in body order.
+    slice: Vec<OpId>,
+    /// The copies' own layout, where a blocked one copies more bytes at once.
+    relayout: Option<Relayout>,
+}
+
+impl Side {
+    fn fetch(&self) -> Fetch<'_> {
+        Fetch {
+            load: self.load,
+            slice: &self.slice,
+            relayout: self.relayout.as_ref(),
+        }
+    }
+}
+
+/// The coalesced layout for the copies of side load `side` (`R × C`, in an mma layout), where
+/// it copies more bytes per instruction than the load's own layout would (the widest access axis
+/// analysis proves for its addresses, at most 16 bytes): the blocked layout `assign-layouts`
+/// gives a tile of its shape, the conversions of the values from before the loop that its slice
+/// reads in the load's layout made by `pre`.
+fn side_relayout(
+    f: &mut Function,
+    side: &Side,
+    info: &[crate::analysis::axis_info::AxisInfo],
+    pre: &mut Builder,
+) -> Option<Relayout> {
+    let ld = f.op(side.load);
+    let OpKind::Load { vec, .. } = ld.kind else {
+        return None;
+    };
+    // Loads in the slice (a table's entries) keep their own layouts and widths.
+    let before = &side.slice[..side.slice.len().saturating_sub(1)];
+    if before
+        .iter()
+        .any(|&o| matches!(f.op(o).kind, OpKind::Load { .. }))
+    {
+        return None;
+    }
+    let ty = f.ty(ld.results[0]).clone();
+    let from = ty.layout.clone()?;
+    let widest = super::vectorize::access_width(f, info, side.load);
+    let blocked = super::assign_layouts::default_layout(&ty.shape, widest, 32, f.num_warps);
+    let to = Layout::Blocked(blocked.clone());
+    let wide = widest.min(blocked.size_per_thread[1]);
+    if wide <= vec {
+        return None;
+    }
+    let mut r = Relayout {
+        from,
+        to,
+        vec: wide,
+        seed: HashMap::new(),
+    };
+    let made: std::collections::HashSet<ValueId> = side
+        .slice
+        .iter()
+        .flat_map(|&o| f.op(o).results.clone())
+        .collect();
+    // The load's `other` is not copied (masked elements are zero-filled).
+    let outside: Vec<ValueId> = side
+        .slice
+        .iter()
+        .flat_map(|&o| {
+            let d = f.op(o);
+            let n = if o == side.load { 2 } else { d.operands.len() };
+            d.operands[..n.min(d.operands.len())].to_vec()
+        })
+        .filter(|v| !made.contains(v))
+        .collect();
+    for v in outside {
+        if r.seed.contains_key(&v) {
+            continue;
+        }
+        let vt = f.ty(v).clone();
+        let Some(l) = vt.layout.as_ref().and_then(|l| r.map(l)) else {
+            continue;
+        };
+        let to = Type {
+            layout: Some(l),
+            ..vt
+        };
+        let c = pre.val(f, OpKind::ConvertLayout, vec![v], to);
+        r.seed.insert(v, c);
+    }
+    Some(r)
+}
+
+/// The loads of the loop body `body` that go through rings of their own beside `operands`'
+/// (which take `operand_bytes` of shared memory per stage, `s` stages), within `budget` bytes
+/// for all the rings: 2-D tiles in a distributed layout (the accumulator's, or a blocked one)
+/// whose address and mask qualify as an operand's do, copied at least 4 bytes per instruction
+/// (`cp.async`'s smallest) along the columns, masked elements 0 (or no mask); not the operands'
+/// own loads, loads their addresses go through, or a tile converted into a `dot` operand (one
+/// refused a ring). In body order, as many as fit.
+fn side_loads(
+    f: &Function,
+    body: BlockId,
+    operands: &[Operand],
+    s: u32,
+    operand_bytes: u64,
+    budget: u64,
+) -> Vec<Side> {
+    let ops = &f.blocks[body.index()].ops;
+    let in_body: std::collections::HashSet<OpId> = ops.iter().copied().collect();
+    let iv = f.blocks[body.index()].args[0];
+    let mut total = u64::from(s) * operand_bytes;
+    let mut out = Vec::new();
+    for &op in ops {
+        let OpKind::Load { vec, .. } = f.op(op).kind else {
+            continue;
+        };
+        if operands
+            .iter()
+            .any(|o| o.load == op || o.slice.contains(&op))
+        {
+            continue;
+        }
+        let ld = f.op(op);
+        let x = ld.results[0];
+        let ty = f.ty(x);
+        // A tile that joins a product's result (in the accumulator's layout); one transformed
+        // into an operand (int4 GEMM's packed weights, in a blocked layout) ran 10–19% slower
+        // with a ring (the copies ahead delay the short split loops' first products).
+        let distributed = matches!(ty.layout, Some(Layout::Mma(_)));
+        let Some(d) = ty.dtype() else { continue };
+        if !distributed || ty.shape.len() != 2 || vec * d.size_bytes() < 4 {
+            continue;
+        }
+        // The copies fill masked elements with 0; runs of `vec` go along the columns.
+        let zero_other =
+            ld.operands.len() != 3 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero());
+        let along_columns = vec == 1
+            || ty
+                .layout
+                .as_ref()
+                .and_then(|l| l.linear(&ty.shape).ok())
+                .is_some_and(|ll| ll.contiguous_run().0 == 1);
+        // A tile converted into a `dot` operand was refused a ring of its own for a reason.
+        let feeds_dot = ops.iter().any(|&u| {
+            f.op(u).operands.contains(&x)
+                && matches!(f.op(u).kind, OpKind::ConvertLayout)
+                && matches!(f.ty(f.op(u).results[0]).layout, Some(Layout::DotOperand(_)))
+        });
+        if !zero_other || !along_columns || feeds_dot {
+            continue;
+        }
+        let bytes = ty.numel() * u64::from(d.size_bytes());
+        if total + u64::from(s) * bytes > budget {
+            continue;
+        }
+        let Some(slice) = backward_slice_with(f, op, &in_body, iv, body, true) else {
+            continue;
+        };
+        total += u64::from(s) * bytes;
+        out.push(Side {
+            load: op,
+            slice,
+            relayout: None,
+        });
+    }
+    out
+}
+
+/// The most bytes a loop's rings may take with the side loads' rings added ([`side_loads`]):
+/// what the automatic stage choice allows a `wgmma` loop on sm_90a; on sm_80, 96 KiB, which
+/// Ada's and the smaller Ampere parts' 100 KiB per SM still hold.
+fn side_budget(target: Option<Target>) -> u64 {
+    match target {
+        Some(Target::Sm80) => 96 * 1024,
+        Some(Target::Sm90a) | None => WGMMA_STAGE_BUDGET,
+    }
 }
 
 /// The first of `ops` that writes memory (a store, an atomic, a nested loop or branch that may)
@@ -697,12 +938,13 @@ impl Builder {
     fn clone_slice(
         &mut self,
         f: &mut Function,
-        o: &Operand,
+        o: Fetch<'_>,
         iv: ValueId,
         new_iv: ValueId,
         inside: Option<ValueId>,
     ) -> (OpKind, Vec<ValueId>) {
-        let mut map: HashMap<ValueId, ValueId> = HashMap::new();
+        let mut map: HashMap<ValueId, ValueId> =
+            o.relayout.map(|r| r.seed.clone()).unwrap_or_default();
         map.insert(iv, new_iv);
         // The slice ends with the load.
         let before = &o.slice[..o.slice.len().saturating_sub(1)];
@@ -727,13 +969,14 @@ impl Builder {
     fn copy(
         &mut self,
         f: &mut Function,
-        o: &Operand,
+        o: Fetch<'_>,
         iv: ValueId,
         new_iv: ValueId,
         inside: Option<ValueId>,
         buf: ValueId,
         stage: ValueId,
     ) {
+        let start = self.at;
         let (kind, operands) = self.clone_slice(f, o, iv, new_iv, inside);
         let OpKind::Load { vec, .. } = kind else {
             return;
@@ -747,6 +990,22 @@ impl Builder {
             }
             (Some(&m), None) => Some(m),
             (None, c) => c,
+        };
+        let vec = match o.relayout {
+            // The clones compute in the copies' layout: the same values, other threads.
+            Some(r) => {
+                let made: Vec<OpId> = f.blocks[self.block.index()].ops[start..self.at].to_vec();
+                for op in made {
+                    for res in f.op(op).results.clone() {
+                        let t = &mut f.values[res.index()].ty;
+                        if let Some(l) = t.layout.as_ref().and_then(|l| r.map(l)) {
+                            t.layout = Some(l);
+                        }
+                    }
+                }
+                r.vec
+            }
+            None => vec,
         };
         self.async_copy(f, vec, ptr, mask, buf, stage);
     }
@@ -797,7 +1056,7 @@ impl Builder {
             vec![],
         );
         for (o, &buf) in operands.iter().zip(bufs) {
-            let (kind, ops) = self.clone_slice(f, o, iv, new_iv, None);
+            let (kind, ops) = self.clone_slice(f, o.fetch(), iv, new_iv, None);
             let OpKind::DescLoad { slot } = kind else {
                 continue;
             };
@@ -1230,6 +1489,42 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             pre.val(f, OpKind::LocalAlloc, vec![], ty)
         })
         .collect();
+    // Loads no `dot` reads, each through a ring of its own read back in the layout it was
+    // loaded in, filled by `cp.async` (also where the copy engine fills the operands' rings).
+    // Not in a loop of several `dot`s on `mma.sync`, which holds their accumulators and operand
+    // fragments in registers: attention's bias kernel spilled 12–16 bytes on sm_80 with the
+    // ring's addresses added, where on `wgmma` (operands read from shared memory) it fits.
+    let operand_bytes = ring_ops
+        .iter()
+        .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
+        .sum();
+    let sides = if wgmma.is_some() || dots == 1 {
+        side_loads(f, body, &ring_ops, s, operand_bytes, side_budget(f.target))
+    } else {
+        Vec::new()
+    };
+    // Copies in a coalesced layout where that moves more bytes per instruction (axis facts of
+    // the kernel as it stands, before this loop's rewrite).
+    let mut sides = sides;
+    if !sides.is_empty() {
+        let info = crate::analysis::axis_info::analyze(f);
+        for side in &mut sides {
+            side.relayout = side_relayout(f, side, &info, &mut pre);
+        }
+    }
+    let side_bufs: Vec<ValueId> = sides
+        .iter()
+        .map(|o| {
+            let t = f.ty(f.op(o.load).results[0]).clone();
+            let bytes = t.dtype().map_or(2, |d| d.size_bytes());
+            let ty = Type {
+                elem: t.elem,
+                shape: vec![s, t.shape[0], t.shape[1]],
+                layout: Some(Layout::Shared(SharedLayout::swizzled(t.shape[1], bytes))),
+            };
+            pre.val(f, OpKind::LocalAlloc, vec![], ty)
+        })
+        .collect();
     let iv = f.blocks[body.index()].args[0];
     // With the copy engine: one barrier object per stage, which the stage's copies complete.
     let stage_bytes: u64 = ring_ops
@@ -1305,10 +1600,19 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
                 bytes: stage_bytes as u32,
             };
             pre.tma_fill(f, &ring_ops, &bufs, iv, iv_k, fill);
+            if !sides.is_empty() {
+                for (o, &buf) in sides.iter().zip(&side_bufs) {
+                    pre.copy(f, o.fetch(), iv, iv_k, Some(inside), buf, stage);
+                }
+                pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
+            }
             continue;
         }
         for (o, &buf) in ring_ops.iter().zip(&bufs) {
-            pre.copy(f, o, iv, iv_k, Some(inside), buf, stage);
+            pre.copy(f, o.fetch(), iv, iv_k, Some(inside), buf, stage);
+        }
+        for (o, &buf) in sides.iter().zip(&side_bufs) {
+            pre.copy(f, o.fetch(), iv, iv_k, Some(inside), buf, stage);
         }
         pre.op(f, OpKind::AsyncCommit, vec![], vec![]);
     }
@@ -1348,7 +1652,12 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         // Everyone is done with the stage written next (read by the group waited for last
         // iteration); one thread issues its copies, predicated on there being an iteration to
         // fetch (a scalar test, unlike `cp.async`'s per-element masks); then every thread waits
-        // for the stage it reads.
+        // for the stage it reads. The side rings' `cp.async` groups count as without the copy
+        // engine: this iteration's is complete before the barrier that makes it visible.
+        if !sides.is_empty() {
+            let pending = ahead_by - 1;
+            head.op(f, OpKind::AsyncWait { pending }, vec![], vec![]);
+        }
         head.op(f, OpKind::Barrier, vec![], vec![]);
         let ahead_iv = head.i32_op(f, BinOp::Add, iv, ahead);
         let inside = head.in_range(f, iv, ahead, ub);
@@ -1359,6 +1668,18 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             bytes: stage_bytes as u32,
         };
         head.tma_fill(f, &ring_ops, &bufs, iv, ahead_iv, fill);
+        if !sides.is_empty() {
+            let next_iv = head.val(
+                f,
+                OpKind::Select,
+                vec![inside, ahead_iv, iv],
+                Type::scalar(DType::I32),
+            );
+            for (o, &buf) in sides.iter().zip(&side_bufs) {
+                head.copy(f, o.fetch(), iv, next_iv, None, buf, write);
+            }
+            head.op(f, OpKind::AsyncCommit, vec![], vec![]);
+        }
         head.op(f, OpKind::MbarrierWait, vec![bars, read, phase], vec![]);
     } else {
         head.op(
@@ -1382,7 +1703,10 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
             Type::scalar(DType::I32),
         );
         for (o, &buf) in ring_ops.iter().zip(&bufs) {
-            head.copy(f, o, iv, next_iv, None, buf, write);
+            head.copy(f, o.fetch(), iv, next_iv, None, buf, write);
+        }
+        for (o, &buf) in sides.iter().zip(&side_bufs) {
+            head.copy(f, o.fetch(), iv, next_iv, None, buf, write);
         }
         head.op(f, OpKind::AsyncCommit, vec![], vec![]);
     }
@@ -1496,6 +1820,26 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         }
     }
 
+    // Each side load becomes a read of the current stage of its ring, in its own layout.
+    for (o, &buf) in sides.iter().zip(&side_bufs) {
+        let old = f.op(o.load).results[0];
+        let ty = f.ty(old).clone();
+        let Some(pos) = f.blocks[body.index()].ops.iter().position(|&x| x == o.load) else {
+            continue;
+        };
+        let mut b = Builder {
+            block: body,
+            at: pos,
+        };
+        let kind = OpKind::LocalLoad {
+            offset: [0, 0],
+            trans: false,
+        };
+        let t = b.val(f, kind, vec![buf, read], ty);
+        f.replace_all_uses(old, t);
+        f.detach(o.load);
+    }
+
     // The next stages, yielded.
     let Some(&y) = f.blocks[body.index()].ops.last() else {
         return;
@@ -1563,6 +1907,9 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
         // Every copy issued was waited for in the loop; once every thread is past its last
         // wait, the barrier objects end, and their bytes may serve other data after a barrier.
         Some(bars) => {
+            if !sides.is_empty() {
+                post.op(f, OpKind::AsyncWait { pending: 0 }, vec![], vec![]);
+            }
             post.op(f, OpKind::Barrier, vec![], vec![]);
             post.op(f, OpKind::MbarrierInval, vec![bars], vec![]);
             post.op(f, OpKind::Barrier, vec![], vec![]);

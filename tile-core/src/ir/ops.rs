@@ -1000,7 +1000,8 @@ declare_ops! {
     Barrier "barrier" => 0, Sync, Gpu;
     /// GPU level: `local_load {offset = [r0, c0]} %buf, %stage` reads the window of stage `stage`
     /// of `buf` that starts at row `r0`, column `c0` and has the result's shape into registers in
-    /// the result's layout (an mma operand layout: `ldmatrix`). The window is one of the tiles of
+    /// the result's layout (an mma operand layout: `ldmatrix`; or a blocked or mma accumulator
+    /// layout, the whole stage, each thread its own elements). The window is one of the tiles of
     /// its shape that partition the stage (each offset a multiple of the result's extent); without
     /// an offset it is the whole stage. With `trans` the stage holds the operand transposed (a
     /// `B` loaded `N × K` for `dot(a, b.trans())`, an `A` loaded `K × M` for

@@ -110,7 +110,8 @@
 //!     power of two dividing the pointer's contiguous run with `vec · size(T)` of 4, 8 or 16 bytes
 //!     (or `vec` = 1). `local_load %buf, %stage` yields an `R × C` tensor of `T` in an mma operand
 //!     layout: `T` f16 or bf16 with `k_width` 2, i8 with `k_width` 4 (`A` as stored, `B` only
-//!     `{trans = true}`), or f32 (tf32) with `k_width` 1. `async_commit`,
+//!     `{trans = true}`), or f32 (tf32) with `k_width` 1; or the whole stage, as stored, in a
+//!     blocked or mma layout (a side ring read back where its load was). `async_commit`,
 //!     `async_wait`, `barrier` and `fence_async_shared` take no operands.
 //!     → `types.rs`: `check_shared_type`; `shared.rs`.
 //! 26. **atomics** — `atomic_rmw %ptr, %value[, %mask]` and `atomic_cas %ptr, %cmp, %value[,

@@ -67,6 +67,22 @@ impl Verifier<'_> {
         let (buf, stage) = (self.ty(ops[0]).clone(), self.ty(ops[1]).clone());
         self.stage_operands(o.id, &buf, &stage, "local_load");
         let Some(ty) = o.res.clone() else { return };
+        // A whole stage read back into a distributed layout, each thread the elements it holds
+        // there (a ring that copies a tile in the layout its consumer uses: no operand form).
+        if matches!(ty.layout, Some(Layout::Blocked(_) | Layout::Mma(_))) {
+            let whole = buf.is_shared()
+                && ty.elem == buf.elem
+                && buf.shape.len() == 3
+                && ty.shape[..] == buf.shape[1..]
+                && *offset == [0, 0]
+                && !trans;
+            if !whole {
+                self.err(o.id,
+                    format!("`local_load` into a distributed layout reads a whole stage of `{buf}`, as stored, into a tile of its type, not `{ty}`"),
+                );
+            }
+            return;
+        }
         let ok = buf.is_shared()
             && ty.elem == buf.elem
             && ty.shape.len() == 2
