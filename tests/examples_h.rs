@@ -524,7 +524,8 @@ fn score_modifiers_refuse_what_they_cannot_run() {
             "{m:?}"
         );
     }
-    // A bias of fewer than n_ctx² values.
+    // A bias of fewer than n_ctx × bias_stride(n_ctx) values: a few, or n_ctx² (rows not
+    // padded to the key block, which the kernel would read past).
     let m = ModShape {
         shape: base,
         window: None,
@@ -535,6 +536,10 @@ fn score_modifiers_refuse_what_they_cannot_run() {
     let (q, k, v) = (up(&x.x.q), up(&x.x.k), up(&x.x.v));
     let slopes = dev.upload(&x.slopes).unwrap();
     let (mut o, mut lse) = (up(&x.x.q), dev.zeros::<f32>(16).unwrap());
-    let short = up(&x.bias[..10]);
-    assert!(mod_forward(&dev, &m, [&q, &k, &v], &slopes, &short, &mut o, &mut lse).is_err());
+    for len in [10, 64] {
+        let short = up(&x.bias[..len]);
+        assert!(mod_forward(&dev, &m, [&q, &k, &v], &slopes, &short, &mut o, &mut lse).is_err());
+    }
+    let whole = up(&x.bias);
+    assert!(mod_forward(&dev, &m, [&q, &k, &v], &slopes, &whole, &mut o, &mut lse).is_ok());
 }

@@ -41,7 +41,8 @@ use tile::prelude::*;
 /// mask (key ≤ query) and the sequence end; `2`: the sequence end only; `3`: the sliding window
 /// (query − `left` ≤ key ≤ query + `right`) and the sequence end. `MOD = 1`: the scaled scores
 /// go through `SCORE(s, b, h, q_idx, kv_idx, mod_ptr, mod_f, mod_i)` (FlexAttention's
-/// `score_mod`, with what the rule reads passed in) before the mask.
+/// `score_mod`, with what the rule reads passed in) before the mask; rows past the sequence's
+/// end are given the last row's index.
 fn attn_blocks(
     acc: Tile,
     m_i: Tile,
@@ -93,11 +94,13 @@ fn attn_blocks(
         let mut s = dot(q, load(k_base + kv, in_seq, 0.0).trans());
         let mut scale2 = qk_scale;
         if MOD == 1 {
+            // Rows past the sequence's end (computed, never stored) take the last row's
+            // index, so that a rule reading memory by query index stays in bounds.
             s = SCORE(
                 s * sm_scale,
                 b,
                 h,
-                offs_m.expand_dims(1),
+                min(offs_m, n_ctx - 1).expand_dims(1),
                 cols.expand_dims(0),
                 mod_ptr,
                 mod_f,
@@ -371,9 +374,14 @@ fn attn_rows(
     if WINDOW == 1 {
         // Keys seen by some row: `diag − wl .. diag + BM + wr`; by every row: `diag + BM − 1 −
         // wl ..= diag + wr`. Masked blocks before and after the unmasked ones.
+        // Every loop starts at a multiple of `BN` (the first may end past `hi`, in keys its
+        // mask hides), so that the key columns of a block are known aligned.
         lo = (max(diag - wl, 0) / BN) * BN;
         hi = min(n_ctx, diag + BM + wr);
-        mid = min(max(lo, cdiv(max(diag + BM - 1 - wl, 0), BN) * BN), hi);
+        mid = min(
+            max(lo, cdiv(max(diag + BM - 1 - wl, 0), BN) * BN),
+            cdiv(hi, BN) * BN,
+        );
         mid_end = max(mid, (min(diag + wr + 1, n_ctx) / BN) * BN);
         (acc, m_i, l_i) = attn_blocks(
             acc,
@@ -727,9 +735,10 @@ pub fn softcap(
 }
 
 #[tile_fn]
-/// An additive bias read from memory: `s + bias[query, key]`, `bias` an `n × n` array (the same
-/// for every batch and head; rows `n` apart). For the attention loop only, which masks keys past
-/// `n` after the rule.
+/// An additive bias read from memory: `s + bias[query, key]`, `bias` an `n × ld` array (the
+/// same for every batch and head; rows `ld` apart, `ld` at least `n` rounded up to the key
+/// block, the columns past `n` never used). For the attention loop only, which gives rows past
+/// `n` the last row's index and masks keys past `n` after the rule.
 pub fn additive_bias(
     s: Tile,
     b: i32,
@@ -738,11 +747,12 @@ pub fn additive_bias(
     kv_idx: Tile,
     bias: Tile,
     mod_f: f32,
-    n: i32,
+    ld: i32,
 ) -> Tile {
-    // Indices past the end read the last row or column instead of being masked: those rows
-    // are never stored and those columns are masked after the rule.
-    s + load(bias + min(q_idx, n - 1) * n + min(kv_idx, n - 1)) as f32
+    // Neither clamped nor masked: a key past `n` reads a padding column of its row (masked
+    // after the rule), so a thread's two neighbouring keys are one 4-byte copy, which the loop's
+    // ring issues iterations ahead without a predicate.
+    s + load(bias + q_idx * ld + kv_idx) as f32
 }
 
 // The score modifiers of FlexAttention's examples, on the `head_dim = 128` forward; every one
@@ -887,7 +897,8 @@ pub fn attn_fwd_mod(
 
 #[tile_kernel(num_warps = 8, num_stages = 2, specialize = aligned, math = fast)]
 /// [`attn_fwd_mod`] with the rule [`additive_bias`]: `s + bias[query, key]`, `bias` an
-/// `n_ctx × n_ctx` array of the input type shared by every batch and head.
+/// `n_ctx × bias_stride` array of the input type shared by every batch and head
+/// (`bias_stride`: `n_ctx` rounded up to a multiple of 64, the key block).
 #[allow(clippy::too_many_arguments)]
 pub fn attn_fwd_bias(
     q: Ptr<T>,
@@ -908,6 +919,7 @@ pub fn attn_fwd_bias(
     n_ctx: i32,
     left: i32,
     right: i32,
+    bias_stride: i32,
     T: Type<{ [f16, bf16] }>,
 ) {
     attn_forward(
@@ -930,7 +942,7 @@ pub fn attn_fwd_bias(
         right,
         bias,
         0.0,
-        n_ctx,
+        bias_stride,
         0,
         0,
         T,

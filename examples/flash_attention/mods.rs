@@ -18,7 +18,7 @@ pub enum Rule {
     Alibi,
     /// `cap · tanh(s / cap)`.
     Softcap(f32),
-    /// `s + bias[i, j]`, `bias` an `n_ctx × n_ctx` array in the input type.
+    /// `s + bias[i, j]`, `bias` an `n_ctx × bias_stride(n_ctx)` array in the input type.
     Bias,
 }
 
@@ -131,7 +131,7 @@ pub struct ModInputs<T> {
     pub x: Inputs<T>,
     /// ALiBi's slopes, one per query head.
     pub slopes: Vec<f32>,
-    /// The additive bias, `n_ctx × n_ctx`.
+    /// The additive bias, `n_ctx × bias_stride(n_ctx)` (the columns past `n_ctx` unused).
     pub bias: Vec<T>,
 }
 
@@ -142,7 +142,7 @@ impl<T: Half> ModInputs<T> {
         let bias = if s.rule == Rule::Bias {
             let n = s.shape.n_ctx;
             Rng::new(seed ^ 0xB1A5)
-                .vec(n * n, -1.0, 1.0)
+                .vec(n * bias_stride(n), -1.0, 1.0)
                 .into_iter()
                 .map(T::from_f32)
                 .collect()
@@ -157,8 +157,18 @@ impl<T: Half> ModInputs<T> {
     }
 }
 
+/// The row stride of an additive bias for `n` tokens: `n` rounded up to a multiple of 64, the
+/// kernel's key block (PyTorch's memory-efficient attention pads its mask likewise, to 16).
+/// The kernel reads whole key blocks of a row, the padding columns of keys past `n` included
+/// (and not used), so that its copies need neither a clamp nor a mask and take a thread's two
+/// neighbouring keys at once.
+pub fn bias_stride(n: usize) -> usize {
+    n.next_multiple_of(64)
+}
+
 /// The modified forward: `o`, `lse` as [`super::attn::forward`] writes them. `slopes` holds
-/// `hq` values, `bias` `n_ctx²` (either may be any buffer when the rule does not read it).
+/// `hq` values, `bias` `n_ctx × bias_stride(n_ctx)` (either may be any buffer when the rule does
+/// not read it).
 #[allow(clippy::too_many_arguments)]
 pub fn mod_forward<T: Half>(
     dev: &Device,
@@ -179,15 +189,18 @@ pub fn mod_forward<T: Half>(
     let sm = scale(s);
     match m.rule {
         Rule::Bias => {
-            if bias.len() < s.n_ctx * s.n_ctx {
+            let ld = bias_stride(s.n_ctx);
+            if bias.len() < s.n_ctx * ld {
                 return Err(tile::Error::Args(format!(
-                    "bias of {} values for {} tokens: it takes n_ctx² values",
+                    "bias of {} values for {} tokens: it takes n_ctx × {ld} values",
                     bias.len(),
                     s.n_ctx
                 )));
             }
+            let ld = ld as i32;
             attn_fwd_bias::launch(
                 dev, g, q, k, v, o, lse, bias, sm, sb, sh, ss, kb, kh, ss, hq, hkv, n, left, right,
+                ld,
             )
         }
         rule => {
@@ -235,7 +248,7 @@ pub fn mod_reference_row<T: Half>(
             Rule::None => z,
             Rule::Alibi => z + slope * (j as f64 - row as f64),
             Rule::Softcap(c) => f64::from(c) * (z / f64::from(c)).tanh(),
-            Rule::Bias => z + f64::from(x.bias[row * n + j].to_f32()),
+            Rule::Bias => z + f64::from(x.bias[row * bias_stride(n) + j].to_f32()),
         }
     };
     attend_row_with(
