@@ -237,12 +237,26 @@ fn side_relayout(
     let OpKind::Load { vec, .. } = ld.kind else {
         return None;
     };
-    // Loads in the slice (a table's entries) keep their own layouts and widths.
+    // Only a slice of element-wise and shape ops is retyped (whose meaning does not depend on
+    // the layout); loads in it (a table's entries) keep their own layouts and widths.
     let before = &side.slice[..side.slice.len().saturating_sub(1)];
-    if before
-        .iter()
-        .any(|&o| matches!(f.op(o).kind, OpKind::Load { .. }))
-    {
+    let retypable = |k: &OpKind| {
+        matches!(
+            k,
+            OpKind::Constant(_)
+                | OpKind::Arange { .. }
+                | OpKind::Splat
+                | OpKind::ExpandDims { .. }
+                | OpKind::Broadcast
+                | OpKind::Binary(_)
+                | OpKind::Cmp(_)
+                | OpKind::Unary(_)
+                | OpKind::Select
+                | OpKind::AddPtr
+                | OpKind::Cast
+        )
+    };
+    if !before.iter().all(|&o| retypable(&f.op(o).kind)) {
         return None;
     }
     let ty = f.ty(ld.results[0]).clone();
@@ -296,8 +310,8 @@ fn side_relayout(
 
 /// The loads of the loop body `body` that go through rings of their own beside `operands`'
 /// (which take `operand_bytes` of shared memory per stage, `s` stages), within `budget` bytes
-/// for all the rings: 2-D tiles in a distributed layout (the accumulator's, or a blocked one)
-/// whose address and mask qualify as an operand's do, copied at least 4 bytes per instruction
+/// for all the rings: 2-D tiles in the accumulator's (mma) layout whose address and mask
+/// qualify as an operand's do, copied at least 4 bytes per instruction
 /// (`cp.async`'s smallest) along the columns, masked elements 0 (or no mask); not the operands'
 /// own loads, loads their addresses go through, or a tile converted into a `dot` operand (one
 /// refused a ring). In body order, as many as fit.
