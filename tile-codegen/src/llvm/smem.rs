@@ -1,6 +1,7 @@
 //! Explicit shared memory: `local_alloc`, `async_copy` (`cp.async`), `async_commit`,
 //! `async_wait`, and `local_load` (`ldmatrix` into a 16-bit mma operand layout or a tf32 `A`
-//! operand; one 4-byte `ld.shared` per register for a tf32 `B` operand).
+//! operand; one 4-byte `ld.shared` per register for a tf32 `B` operand; a whole stage into a
+//! blocked or accumulator layout, one `ld.shared` per run of columns a thread holds).
 //!
 //! **Buffers.** A `local_alloc` buffer (`smem<S x R x C x T, #shared…>`) is one array of
 //! `S · R · C` elements; stage `s` starts `s · R · C · size(T)` bytes in, and element `(r, c)` of
