@@ -350,14 +350,8 @@ fn side_loads(
             continue;
         }
         // The copies fill masked elements with 0; runs of `vec` go along the columns.
-        let zero_other =
-            ld.operands.len() != 3 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero());
-        let along_columns = vec == 1
-            || ty
-                .layout
-                .as_ref()
-                .and_then(|l| l.linear(&ty.shape).ok())
-                .is_some_and(|ll| ll.contiguous_run().0 == 1);
+        let zero_other = zero_filled(f, ld);
+        let along_columns = runs_along_columns(f, ld, vec);
         // A tile converted into a `dot` operand was refused a ring of its own for a reason.
         let feeds_dot = ops.iter().any(|&u| {
             f.op(u).operands.contains(&x)
@@ -392,6 +386,32 @@ fn side_budget(target: Option<Target>) -> u64 {
         Some(Target::Sm80) => 96 * 1024,
         Some(Target::Sm90a) | None => WGMMA_STAGE_BUDGET,
     }
+}
+
+/// Whether the load `ld`'s masked-off elements read as 0 (no `other`, or a zero one), as the
+/// ring's copies fill them.
+fn zero_filled(f: &Function, ld: &tile_core::ir::OpData) -> bool {
+    ld.operands.len() != 3 || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero())
+}
+
+/// Whether the load `ld`, `vec` elements per access, takes its runs along the columns, as the
+/// copies of a stage's rows do (one element at a time always does).
+fn runs_along_columns(f: &Function, ld: &tile_core::ir::OpData, vec: u32) -> bool {
+    let shape = &f.ty(ld.results[0]).shape;
+    vec == 1
+        || f.ty(ld.operands[0])
+            .layout
+            .as_ref()
+            .and_then(|l| l.linear(shape).ok())
+            .is_some_and(|ll| ll.contiguous_run().0 == 1)
+}
+
+/// The bytes one stage of `operands`' rings takes.
+fn ring_stage_bytes(f: &Function, operands: &[Operand]) -> u64 {
+    operands
+        .iter()
+        .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
+        .sum()
 }
 
 /// The first of `ops` that writes memory (a store, an atomic, a nested loop or branch that may)
@@ -882,10 +902,7 @@ pub fn explain(f: &Function) -> Vec<(OpId, Vec<String>)> {
 /// fits, so that the copies run `num_stages − 1` iterations ahead as Triton's do (Triton's
 /// pipeliner gives such a loop `num_stages + 1` buffers too).
 fn stages(f: &Function, operands: &[Operand], wgmma: bool, in_flight: bool) -> u32 {
-    let per_stage: u64 = operands
-        .iter()
-        .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
-        .sum();
+    let per_stage = ring_stage_bytes(f, operands);
     if f.num_stages > 0 {
         let s = f.num_stages;
         let more = in_flight && u64::from(s + 1) * per_stage <= WGMMA_STAGE_BUDGET;
@@ -1168,21 +1185,13 @@ fn copy_refusal(f: &Function, dot: OpId, load: OpId, kn_b: bool) -> Option<&'sta
         || (ty.dtype() == Some(DType::F32) && tf32);
     if !tensor_elem {
         Some("has elements the tensor cores do not read from shared memory")
-    } else if !(ld.operands.len() != 3
-        || f.constant_of(ld.operands[2]).is_some_and(|c| c.is_zero()))
-    {
+    } else if !zero_filled(f, ld) {
         Some("is loaded with a non-zero `other` (the copies fill masked elements with 0)")
     } else if ty.dtype().is_some_and(DType::is_byte_operand) && kn_b {
         Some("is an 8-bit tile stored `K × N`: 8-bit operands reach the tensor cores K-major only (load `B` as `N × K` and use `.trans()`)")
     } else if !(ty.shape.len() == 2 && ty.shape[1] >= 8) {
         Some("has fewer than 8 columns")
-    } else if !(vec == 1
-        || f.ty(ld.operands[0])
-            .layout
-            .as_ref()
-            .and_then(|l| l.linear(&ty.shape).ok())
-            .is_some_and(|ll| ll.contiguous_run().0 == 1))
-    {
+    } else if !runs_along_columns(f, ld, vec) {
         Some("is contiguous along its rows, not its columns")
     } else {
         None
@@ -1508,18 +1517,14 @@ fn pipeline(f: &mut Function, l: OpId, body: BlockId, operands: &[Operand]) {
     // Not in a loop of several `dot`s on `mma.sync`, which holds their accumulators and operand
     // fragments in registers: attention's bias kernel spilled 12–16 bytes on sm_80 with the
     // ring's addresses added, where on `wgmma` (operands read from shared memory) it fits.
-    let operand_bytes = ring_ops
-        .iter()
-        .map(|o| crate::staging::operand_bytes(f.ty(f.op(o.load).results[0]), true))
-        .sum();
-    let sides = if wgmma.is_some() || dots == 1 {
+    let operand_bytes = ring_stage_bytes(f, &ring_ops);
+    let mut sides = if wgmma.is_some() || dots == 1 {
         side_loads(f, body, &ring_ops, s, operand_bytes, side_budget(f.target))
     } else {
         Vec::new()
     };
     // Copies in a coalesced layout where that moves more bytes per instruction (axis facts of
     // the kernel as it stands, before this loop's rewrite).
-    let mut sides = sides;
     if !sides.is_empty() {
         let info = crate::analysis::axis_info::analyze(f);
         for side in &mut sides {
